@@ -1,0 +1,5 @@
+"""Format codecs, the fixed-point accumulator engine and named GPU profiles.
+
+Installed as ``tcprobe.models``. Everything here is integer and bit
+arithmetic on raw words; floats appear only when printing.
+"""

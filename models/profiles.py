@@ -1,0 +1,162 @@
+"""Named GPU profiles of the mma.sync (HMMA) datapath, and baseline models.
+
+A profile is data: per input class, the block size L and window F; the zero
+floors for f32 and f16 outputs; the roundings. Each names its evidence. A
+profile derives from another with :meth:`GpuProfile.derive` rather than by
+copying numbers.
+
+Evidence for the numbers below: the Khattak-Mikaitis captures in
+``../shared/hwdata`` (5,000 cases per file; the table in its README), which
+these profiles reproduce with 0 mismatches on 40 of the 48 outputs
+(``tests/test_published_captures.py``); the zero floors -133/-21 are pinned
+also by the H200/B200 vectors of the MMA-Sim pull request in
+``../shared/seeds`` (an exact zero result is +0; an f16 accumulator of zero
+anchors at 2**-21).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from tcprobe.datapath import Datapath
+
+from .engine import EngineParams
+from .formats import get_format
+from .model import FixedPointModel, IntegerModel, Model, ModelError
+
+FP8 = ("e4m3", "e5m2")
+
+
+def input_class(fmt: str) -> str:
+    """The profile key of an input format: f16 (f16, bf16), tf32, fp8 or int."""
+    f = get_format(fmt).name
+    if f in ("f16", "bf16"):
+        return "f16"
+    if f in FP8:
+        return "fp8"
+    if f in ("s8", "u8"):
+        return "int"
+    return f
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    """The HMMA datapath of one GPU generation, as published parameters."""
+
+    name: str
+    gpus: tuple[str, ...]
+    arch: str
+    evidence: str
+    block: dict = field(default_factory=dict)  # input class -> L
+    window: dict = field(default_factory=dict)  # input class -> F
+    keep: dict = field(default_factory=dict)  # input class -> fraction bits kept in an f32 result
+    floor_f32: int = -133
+    floor_f16: int = -21
+    zero_sign: str = "positive"
+    overflow: str = "inf"
+
+    def derive(self, name: str, **changes) -> GpuProfile:
+        """A new profile that differs from this one only in ``changes``."""
+        merged = {}
+        for key in ("block", "window", "keep"):
+            if key in changes:
+                merged[key] = {**getattr(self, key), **changes.pop(key)}
+        return replace(self, name=name, **merged, **changes)
+
+    def supports(self, dp: Datapath) -> bool:
+        return input_class(dp.a_type) in self.block or input_class(dp.a_type) == "int"
+
+    def params(self, dp: Datapath) -> EngineParams:
+        """Engine parameters for datapath ``dp`` under this profile."""
+        cls = input_class(dp.a_type)
+        if cls not in self.block:
+            raise ModelError(f"profile {self.name} has no {dp.a_type} datapath")
+        f16_out = get_format(dp.d_type).name == "f16"
+        return EngineParams(
+            window_bits=self.window[cls],
+            block_size=self.block[cls],
+            zero_floor=self.floor_f16 if f16_out else self.floor_f32,
+            output_rounding="rne" if f16_out else "rz",
+            output_frac_bits=None if f16_out else self.keep.get(cls),
+            zero_sign=self.zero_sign,
+            overflow=self.overflow,
+        )
+
+    def model(self, dp: Datapath) -> Model:
+        if dp.is_integer:
+            return IntegerModel(f"{self.name}", dp, "exact integer sum (PTX semantics)",
+                                saturate=dp.saturate)
+        return FixedPointModel(self.name, dp, self.evidence, self.params(dp))
+
+
+_KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004) captures in ../shared/hwdata"
+
+V100 = GpuProfile(
+    "v100", ("V100",), "sm_70",
+    f"{_KM}: V100 fp16, 5,000 cases each to f32 and f16",
+    block={"f16": 4}, window={"f16": 23}, floor_f32=-131, floor_f16=-19,
+)
+A100 = GpuProfile(
+    "a100", ("A100", "A2", "A30"), "sm_80",
+    f"{_KM}: A100 and A2 fp16, bf16, tf32",
+    block={"f16": 8, "tf32": 4}, window={"f16": 24, "tf32": 24}, floor_f32=-132, floor_f16=-20,
+)
+ADA = A100.derive(
+    "ada", gpus=("Ada", "L40S", "RTX4090"), arch="sm_89",
+    evidence=f"{_KM}: Ada and L40S fp16, bf16, tf32, e4m3, e5m2",
+    block={"fp8": 16}, window={"fp8": 13}, keep={"fp8": 13},
+)
+H100 = ADA.derive(
+    "h100", gpus=("H100", "H200"), arch="sm_90",
+    evidence=f"{_KM}: H100 and H200 fp16, bf16, tf32, and fp8 to f32; MMA-Sim PR vectors (H200)",
+    block={"f16": 16, "tf32": 8, "fp8": 32}, window={"f16": 25, "tf32": 25},
+    floor_f32=-133, floor_f16=-21,
+)
+B200_HMMA = H100.derive(
+    "b200-hmma", gpus=("B200", "B300"), arch="sm_100a",
+    evidence=f"{_KM}: B200 fp16, bf16, tf32 (legacy HMMA path); MMA-Sim PR vectors (B200, B300)",
+    window={"fp8": 25}, keep={"fp8": None},
+)
+
+PROFILES: dict[str, GpuProfile] = {p.name: p for p in (V100, A100, ADA, H100, B200_HMMA)}
+
+
+def profile_for_gpu(gpu: str) -> GpuProfile:
+    """The HMMA profile that covers the GPU called ``gpu`` (e.g. 'H200')."""
+    g = gpu.strip().upper()
+    for p in PROFILES.values():
+        if g in (x.upper() for x in p.gpus):
+            return p
+    raise ModelError(f"no profile for GPU {gpu!r} (known: "
+                     f"{', '.join(x for p in PROFILES.values() for x in p.gpus)})")
+
+
+# ---------------------------------------------------------------------------
+# Baselines: the candidates a user compares the measured datapath against.
+
+
+def ieee_model(dp: Datapath) -> Model:
+    """The obvious model: the exact sum of every product and C, rounded once
+    to nearest even (what the tcgen05 write-up tried first)."""
+    p = EngineParams(window_bits=None, block_size=dp.k, zero_floor=None,
+                     output_rounding="rne", zero_sign="ieee", overflow="ieee")
+    return FixedPointModel("ieee", dp, "IEEE 754 exact dot product, one RNE rounding", p)
+
+
+def fma_chain_model(dp: Datapath) -> Model:
+    """A chain of FMAs in the output format: d = fma(a_k, b_k, d), RNE each."""
+    p = EngineParams(window_bits=None, block_size=1, zero_floor=None,
+                     output_rounding="rne", zero_sign="ieee", overflow="ieee")
+    return FixedPointModel("fma-chain", dp, "sequential IEEE FMAs, RNE each", p)
+
+
+def two_stage_model(dp: Datapath) -> Model:
+    """Products fused exactly and rounded (RNE) to the output format, then C
+    merged by an ordinary RNE add (the write-up's second candidate)."""
+    p = EngineParams(window_bits=None, block_size=dp.k, zero_floor=None,
+                     output_rounding="rne", zero_sign="ieee", overflow="ieee",
+                     c_join="last", c_add_rounding="rne")
+    return FixedPointModel("two-stage", dp, "exact product sum rounded, then + C rounded", p)
+
+
+BASELINES = {"ieee": ieee_model, "fma-chain": fma_chain_model, "two-stage": two_stage_model}

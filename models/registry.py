@@ -1,0 +1,45 @@
+"""Model names a user can pass to ``--model``, and how ``auto`` picks one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tcprobe.datapath import Datapath
+
+from .model import Model, ModelError
+from .profiles import BASELINES, PROFILES, profile_for_gpu
+
+# Extra resolvers register here: name -> builder(datapath) (tcgen05 models,
+# fitted profiles). Each builder raises ModelError for datapaths it lacks.
+EXTRA: dict[str, Callable[[Datapath], Model]] = {}
+# Resolvers for 'auto' by family, tried before the HMMA GPU profiles.
+AUTO_BY_FAMILY: dict[str, Callable[[Datapath, str | None], Model]] = {}
+
+
+def names() -> list[str]:
+    return ["auto", *PROFILES, *EXTRA, *BASELINES]
+
+
+def auto(dp: Datapath, gpu: str | None) -> Model:
+    """The profile that the GPU and the datapath's family name."""
+    if dp.family in AUTO_BY_FAMILY:
+        return AUTO_BY_FAMILY[dp.family](dp, gpu)
+    if not gpu:
+        raise ModelError(f"--model auto needs the GPU of the capture ({dp.id} has none)")
+    return profile_for_gpu(gpu).model(dp)
+
+
+def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
+    """The model called ``name`` for datapath ``dp``."""
+    key = name.strip().lower()
+    if key == "auto":
+        return auto(dp, gpu)
+    if key in PROFILES:
+        return PROFILES[key].model(dp)
+    if key in EXTRA:
+        return EXTRA[key](dp)
+    if key in BASELINES:
+        if dp.is_integer:
+            raise ModelError(f"baseline {key} is for floating-point datapaths")
+        return BASELINES[key](dp)
+    raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")

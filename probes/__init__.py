@@ -1,0 +1,1 @@
+"""The probe ladder: one module per step. Installed as ``tcprobe.probes``."""

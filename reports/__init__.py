@@ -1,0 +1,1 @@
+"""Rendering of findings and scores: JSON, Markdown, HTML. Installed as ``tcprobe.reports``."""

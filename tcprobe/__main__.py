@@ -1,0 +1,3 @@
+from tcprobe.cli import main
+
+main()

@@ -1,0 +1,63 @@
+"""The Capture noun: cases plus the words a device returned, plus metadata.
+
+Readers for each on-disk layout live beside this file; :func:`load` picks
+the reader from what the path holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
+
+
+class CaptureError(ValueError):
+    """A capture that cannot be read: missing, malformed or truncated."""
+
+
+@dataclass
+class Capture:
+    source: str
+    datapath: Datapath
+    cases: Cases
+    words: np.ndarray  # (N,) uint32 output words recorded from the device
+    gpu: str | None = None
+    label: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.words = np.asarray(self.words, dtype=np.uint32)
+        if len(self.words) != len(self.cases):
+            raise CaptureError(f"{self.source}: {len(self.cases)} cases but {len(self.words)} words")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def load(path: str | Path) -> list[Capture]:
+    """Every capture found at ``path``: a folder of published a/b/c/d text
+    files (any depth), a ``.jsonl`` file of recorded vectors, or a capture
+    file in the project's own binary format."""
+    from . import jsonl, km
+
+    p = Path(path)
+    if not p.exists():
+        raise CaptureError(f"{path}: no such file or folder")
+    if p.is_dir():
+        found = km.read_tree(p)
+        if not found:
+            raise CaptureError(f"{path}: no captures found (expected GPU/FORMAT/d_*.txt files)")
+        return found
+    if p.suffix == ".jsonl":
+        return jsonl.read(p)
+    try:
+        from . import binary
+    except ImportError:  # pragma: no cover - the binary format may be absent
+        binary = None
+    if binary is not None and binary.sniff(p):
+        return [binary.read(p)]
+    raise CaptureError(f"{path}: not a capture (a folder, a .jsonl file or a tcprobe capture file)")

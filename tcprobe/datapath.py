@@ -1,0 +1,160 @@
+"""The Datapath noun: one instruction datapath, immutable and hashable.
+
+A datapath is what a model computes and what a device executes: the
+instruction family, the PTX kind, operand types, K, block scaling, sparsity
+and saturation. It prints to and parses from one short id, for example::
+
+    mma.bf16.f32.k16
+    wgmma.e4m3xe5m2.f16.k32
+    tcgen05.f16.bf16.f32.k16
+    tcgen05.f8f6f4.e4m3xe2m1.f32.k32
+    tcgen05.i8.s8xu8.s32.k32.sat
+    tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4.sparse
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from tcprobe.models.formats import get_format
+
+FAMILIES = ("mma", "wgmma", "tcgen05")
+TCGEN05_KINDS = ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
+F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
+BLOCK_SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+
+
+class DatapathError(ValueError):
+    """A datapath id or combination that does not exist."""
+
+
+@dataclass(frozen=True)
+class Datapath:
+    family: str
+    kind: str
+    a_type: str
+    b_type: str
+    d_type: str
+    k: int
+    c_type: str | None = None  # None: the same as d_type
+    scale_type: str | None = None  # ue8m0 or ue4m3 for block-scaled kinds
+    scale_vec: int | None = None  # scale_vec::1X, 2X or 4X
+    sparse: bool = False
+    saturate: bool = False
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise DatapathError(f"unknown family {self.family!r} (known: {', '.join(FAMILIES)})")
+        for t in (self.a_type, self.b_type, self.d_type, self.c_type or self.d_type):
+            get_format(t)
+        if self.scale_type is not None:
+            get_format(self.scale_type)
+        if self.k <= 0:
+            raise DatapathError(f"K must be positive, not {self.k}")
+
+    # -- derived facts ---------------------------------------------------
+    @property
+    def c(self) -> str:
+        return self.c_type or self.d_type
+
+    @property
+    def is_integer(self) -> bool:
+        return get_format(self.a_type).kind.name == "INT"
+
+    @property
+    def block_scaled(self) -> bool:
+        return self.scale_type is not None
+
+    @property
+    def scale_block(self) -> int | None:
+        """K positions that share one scale factor."""
+        if not self.block_scaled:
+            return None
+        return 16 if self.scale_vec == 4 else 32
+
+    @property
+    def n_scales(self) -> int:
+        return 0 if not self.block_scaled else max(1, self.k // self.scale_block)
+
+    @property
+    def stored_k(self) -> int:
+        """A values stored per row: K, or K/2 for sparse A."""
+        return self.k // 2 if self.sparse else self.k
+
+    # -- the id ------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        parts = [self.family, self.kind]
+        if not (self.a_type == self.b_type == self.kind):
+            parts.append(self.a_type if self.a_type == self.b_type else f"{self.a_type}x{self.b_type}")
+        parts.append(self.d_type if self.c_type in (None, self.d_type) else f"{self.c_type}to{self.d_type}")
+        parts.append(f"k{self.k}")
+        if self.scale_type:
+            parts.append(f"{self.scale_type}x{self.scale_vec or 1}")
+        if self.sparse:
+            parts.append("sparse")
+        if self.saturate:
+            parts.append("sat")
+        return ".".join(parts)
+
+    def __str__(self) -> str:
+        return self.id
+
+    def with_k(self, k: int) -> Datapath:
+        return replace(self, k=k)
+
+    @classmethod
+    def parse(cls, text: str) -> Datapath:
+        """Parse an id written by :attr:`id`."""
+        parts = text.strip().split(".")
+        if len(parts) < 4:
+            raise DatapathError(f"not a datapath id: {text!r} (e.g. mma.bf16.f32.k16)")
+        family, kind, *rest = parts
+        kpos = next((i for i, p in enumerate(rest) if re.fullmatch(r"k\d+", p)), None)
+        if kpos is None or kpos == 0:
+            raise DatapathError(f"datapath id {text!r} has no K (e.g. .k16)")
+        types, k, flags = rest[:kpos], int(rest[kpos][1:]), rest[kpos + 1 :]
+        if len(types) == 1:
+            ab, dt = kind, types[0]
+        elif len(types) == 2:
+            ab, dt = types
+        else:
+            raise DatapathError(f"cannot read the types of {text!r}")
+        a, _, b = ab.partition("x")
+        b = b or a
+        ct = None
+        if "to" in dt:
+            ct, dt = dt.split("to")
+        scale_type = scale_vec = None
+        sparse = saturate = False
+        for f in flags:
+            m = re.fullmatch(r"(ue8m0|ue4m3)x(\d)", f)
+            if m:
+                scale_type, scale_vec = m.group(1), int(m.group(2))
+            elif f in ("sparse", "sp"):
+                sparse = True
+            elif f in ("sat", "satfinite"):
+                saturate = True
+            else:
+                raise DatapathError(f"unknown flag {f!r} in datapath id {text!r}")
+        return cls(family, kind, a, b, dt, k, ct, scale_type, scale_vec, sparse, saturate)
+
+
+def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapath:
+    """The usual datapath of ``family`` for input format ``fmt``: the largest
+    K of one instruction, f32 output (s32 for integers)."""
+    f = get_format(fmt).name
+    if family not in FAMILIES:
+        raise DatapathError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
+    k_of = {"tf32": 8, "bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32, "e2m3": 32,
+            "e3m2": 32, "e2m1": 32, "s8": 32, "u8": 32}
+    if f not in k_of:
+        raise DatapathError(f"{f} is not an input format of {family}")
+    if family in ("mma", "wgmma") and f in ("e2m3", "e3m2", "e2m1"):
+        raise DatapathError(f"{f} inputs need tcgen05 (or mma kind::f8f6f4 on sm_120a)")
+    out = d_type or ("s32" if f in ("s8", "u8") else "f32")
+    if family == "tcgen05":
+        kind = {"tf32": "tf32", "bf16": "f16", "f16": "f16", "s8": "i8", "u8": "i8"}.get(f, "f8f6f4")
+        return Datapath("tcgen05", kind, f, f, out, k_of[f])
+    return Datapath(family, f, f, f, out, k_of[f])

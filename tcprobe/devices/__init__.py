@@ -1,0 +1,1 @@
+"""Devices that execute cases: simulated silicon, MMA-Sim, replays, CUDA."""

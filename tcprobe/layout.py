@@ -1,0 +1,147 @@
+"""Layouts: maps from logical operand coordinates to physical slots.
+
+A Layout is written the CuTe way, as (shape, stride) per logical mode: a
+coordinate of a mode is split colexicographically over that mode's shape
+(first sub-mode fastest) and dotted with its strides. Operand layouts are
+over (row of A or column of B, k); output layouts over (row, col) of D.
+
+A physical slot is one element position the harness fills or reads: a
+shared-memory element offset, or ``thread * E + e`` for the e-th element of
+a thread's register fragment. The sim device, the CUDA harnesses and the
+ladder's ``layout`` step all speak of these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+
+def _flat(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: tuple  # per mode: an int or a tuple of ints
+    stride: tuple  # the same nesting as shape
+
+    def __post_init__(self):
+        if len(self.shape) != len(self.stride):
+            raise ValueError("shape and stride need one entry per mode")
+        for s, d in zip(self.shape, self.stride, strict=True):
+            if len(_flat(s)) != len(_flat(d)):
+                raise ValueError(f"mode {s} and stride {d} do not match")
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """Extent of each logical mode."""
+        return tuple(int(np.prod(_flat(s))) for s in self.shape)
+
+    def offset(self, *coords):
+        """Physical slot of logical coordinates (ints or numpy arrays)."""
+        total = 0
+        for c, s, d in zip(coords, self.shape, self.stride, strict=True):
+            c = np.asarray(c)
+            for sub, st in zip(_flat(s), _flat(d), strict=True):
+                total = total + (c % sub) * st
+                c = c // sub
+        return total
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """The slot of every logical coordinate, as an array of shape ``dims``."""
+        grids = np.meshgrid(*[np.arange(n) for n in self.dims], indexing="ij")
+        return np.asarray(self.offset(*grids), dtype=np.int64)
+
+    @property
+    def cosize(self) -> int:
+        """Slots a buffer needs to hold every coordinate."""
+        return int(self.table.max()) + 1
+
+    def __str__(self) -> str:
+        def fmt(x):
+            x = _flat(x)
+            return str(x[0]) if len(x) == 1 else "(" + ",".join(map(str, x)) + ")"
+        return f"({','.join(fmt(s) for s in self.shape)}):({','.join(fmt(d) for d in self.stride)})"
+
+    @classmethod
+    def from_table(cls, table: np.ndarray) -> Layout | None:
+        """The Layout whose table equals ``table``, found by splitting each mode
+        at powers of two; None when no (shape, stride) form reproduces it."""
+        table = np.asarray(table)
+        shapes, strides = [], []
+        for axis, n in enumerate(table.shape):
+            idx = [0] * table.ndim
+            subs, sts, size = [], [], 1
+            while size < n:
+                idx[axis] = size
+                st = int(table[tuple(idx)] - table[(0,) * table.ndim])
+                # grow this sub-mode while the stride pattern holds
+                ext = 2
+                while size * ext <= n and n % (size * ext) == 0:
+                    idx[axis] = size * (ext - 1)
+                    if int(table[tuple(idx)] - table[(0,) * table.ndim]) != st * (ext - 1):
+                        break
+                    ext *= 2
+                ext //= 2
+                if ext < 2:
+                    ext = 2
+                subs.append(ext)
+                sts.append(st)
+                size *= ext
+            shapes.append(tuple(subs) if len(subs) != 1 else subs[0])
+            strides.append(tuple(sts) if len(sts) != 1 else sts[0])
+        cand = cls(tuple(shapes), tuple(strides))
+        try:
+            ok = cand.dims == table.shape and np.array_equal(cand.table, table - table.flat[0])
+        except ValueError:
+            ok = False
+        return cand if ok else None
+
+
+# ---------------------------------------------------------------------------
+# Documented layouts (PTX ISA fragment tables; tcgen05 write-up and notes).
+# Register fragments: slot = lane * E + element, with groupID = lane >> 2 and
+# threadID_in_group = lane & 3 as the PTX ISA names them.
+
+MMA_FRAGMENTS = {
+    # (shape, A bits) -> (A over (row, k), B over (col, k), D over (row, col))
+    ("m16n8k16", 16): (Layout(((8, 2), (2, 4, 2)), ((32, 2), (1, 8, 4))),
+                       Layout((8, (2, 4, 2)), (16, (1, 4, 2))),
+                       Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))),
+    ("m16n8k8", 16): (Layout(((8, 2), (2, 4)), ((16, 2), (1, 4))),
+                      Layout((8, (2, 4)), (8, (1, 2))),
+                      Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))),
+    ("m16n8k8", 32): (Layout(((8, 2), (4, 2)), ((16, 1), (4, 2))),
+                      Layout((8, (4, 2)), (8, (2, 1))),
+                      Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))),
+    ("m16n8k4", 32): (Layout(((8, 2), 4), ((8, 1), 2)),
+                      Layout((8, 4), (4, 1)),
+                      Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))),
+    ("m16n8k32", 8): (Layout(((8, 2), (4, 4, 2)), ((64, 4), (1, 16, 8))),
+                      Layout((8, (4, 4, 2)), (32, (1, 8, 4))),
+                      Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))),
+    ("m16n8k16", 8): (Layout(((8, 2), (4, 4)), ((32, 4), (1, 8))),
+                      Layout((8, (4, 4)), (16, (1, 4))),
+                      Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))),
+}
+
+
+def core_matrix_layout(rows: int, k: int, elems_per_16b: int, lbo: int, sbo: int) -> Layout:
+    """K-major, unswizzled shared-memory layout of wgmma/tcgen05 operands:
+    core matrices of 8 rows x 16 bytes, LBO (elements) between core matrices
+    along K, SBO (elements) between them along rows."""
+    t = elems_per_16b
+    return Layout(((8, max(rows // 8, 1)), (t, max(k // t, 1))),
+                  ((t, sbo), (1, lbo)))
+
+
+# wgmma m64nNk: D fragment of a warpgroup, slot = thread * (N/2) + element.
+def wgmma_d_layout(n: int) -> Layout:
+    """wgmma accumulator fragment: row = 16*warp + groupID (+8), col =
+    8*(i>>2) + 2*threadID_in_group + (i&1); slot = thread*(n/2) + i."""
+    e = n // 2
+    return Layout(((8, 2, 4), (2, 4, n // 8)), ((4 * e, 2, 32 * e), (1, e, 4)))
