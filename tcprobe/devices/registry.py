@@ -1,6 +1,14 @@
-"""Open a device from its ``--device`` spelling, or pick the default."""
+"""Open a device from its ``--device`` spelling, or pick the default.
+
+Spellings: ``sim:NAME`` (a built-in profile: v100, a100, ada, h100, h200,
+b200), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
+``mmasim:ARCH:INSTRUCTION`` (MMA-Sim as a black box), and whatever the CUDA
+device module accepts (``cuda``, ``cuda:N``) where it is installed.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 from tcprobe.console import note
 
@@ -10,19 +18,61 @@ from .base import Device, DeviceError
 DEFAULT_SIM = {"mma": "b200", "wgmma": "h200", "tcgen05": "b200"}
 
 
-def open_device(spec: str | None, family: str = "mma") -> Device:
-    """``sim:NAME``, or None for the default: the GPU where one is present,
-    else (with a one-line note) the sim device of the newest modeled GPU
-    that runs ``family``."""
-    if spec is None:
-        name = DEFAULT_SIM.get(family, "b200")
-        note(f"no GPU device found; running on the simulated device sim:{name} "
-             "(results are labelled simulated)")
-        return open_device(f"sim:{name}", family)
-    kind, _, rest = spec.partition(":")
+def _cuda_module():
+    """tcprobe.devices.cuda where it exists and imports, else None."""
+    try:
+        return importlib.import_module("tcprobe.devices.cuda")
+    except ImportError:
+        return None
+
+
+def probe_gpu():
+    """A CUDA device for the GPU of this machine, or None (no module, no GPU)."""
+    mod = _cuda_module()
+    probe = getattr(mod, "probe_gpu", None) if mod else None
+    if probe is None:
+        return None
+    try:
+        return probe()
+    except Exception:  # a broken driver means no GPU here, not a crash
+        return None
+
+
+def default_device(family: str | None = None) -> Device:
+    """The GPU where one is present; else, with a one-line note, the sim
+    device of the newest modeled GPU that runs ``family``."""
+    gpu = probe_gpu()
+    if gpu is not None:
+        return gpu
+    name = DEFAULT_SIM.get(family or "tcgen05", "b200")
+    note(f"no GPU found; running on the simulated device sim:{name} "
+         "(results are labelled simulated)")
+    from .sim import SimDevice
+
+    return SimDevice.builtin(name)
+
+
+def open_device(spec: str | None, family: str | None = None) -> Device:
+    """The device ``spec`` names, or the default (see :func:`default_device`)."""
+    if spec is None or spec.strip() == "":
+        return default_device(family)
+    kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
     if kind == "sim":
         from .sim import SimDevice
 
-        return SimDevice(rest)
-    raise DeviceError(f"unknown device {spec!r} (sim:NAME)")
+        if not rest:
+            raise DeviceError("sim needs a profile: sim:NAME or sim:PATH.toml")
+        return SimDevice.open(rest)
+    if kind == "mmasim":
+        from .mmasim import MmaSimDevice
+
+        return MmaSimDevice(rest)
+    if kind == "cuda":
+        mod = _cuda_module()
+        opener = getattr(mod, "open_device", None) if mod else None
+        if opener is None:
+            raise DeviceError("no CUDA device support in this install (tcprobe.devices.cuda)")
+        return opener(spec)
+    raise DeviceError(f"unknown device {spec!r} (sim:NAME, sim:PATH.toml, "
+                      "mmasim:ARCH:INSTRUCTION, cuda)")

@@ -1,19 +1,37 @@
-"""Simulated silicon: ``--device sim:NAME``.
+"""Simulated silicon: ``--device sim:NAME`` and ``--device sim:PATH.toml``.
 
-A sim device executes cases with the model of a GPU profile. (Raw mode, the
-physical harness layouts and custom TOML profiles build on this.)
+A sim device behaves like the hardware harness, not like a model call. In
+raw mode (:meth:`SimDevice.launch`) it takes the physical buffers of each
+tile, reads every operand through the device's own layout (register
+fragments or shared-memory core matrices, see :mod:`tcprobe.harness`),
+computes D for every slice word with its datapath model, and returns the
+raw dump: the slice words carry D, every other word is garbage that differs
+from launch to launch (like stale tensor memory). Result mode
+(:meth:`SimDevice.run`) is a validated harness on top: pack, launch, unpack.
+
+Built-in profiles run the named GPU profiles (``models/profiles.py``; tcgen05
+through ``registry.auto``, so the tcgen05 models plug in where registered).
+A TOML profile sets the datapath parameters and may move the operand layout
+and permute the dump; the schema is in ``docs/sim-profiles.md``.
 """
 
 from __future__ import annotations
 
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
 import numpy as np
 
 from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.datapath import Datapath, DatapathError, default_datapath
+from tcprobe.devices.base import Device, DeviceError, PhysicalBatch, TileSpec
+from tcprobe.layout import core_matrix_layout
 from tcprobe.models import registry
-from tcprobe.models.model import ModelError
-
-from .base import Device, DeviceError
+from tcprobe.models.engine import EngineParams, ParamError
+from tcprobe.models.formats import FormatError, get_format
+from tcprobe.models.model import FixedPointModel, Model, ModelError
 
 # Built-in sim profiles: name -> (GPU whose profile it runs, families it runs).
 BUILTIN = {
@@ -24,36 +42,351 @@ BUILTIN = {
     "h200": ("H200", ("mma", "wgmma")),
     "b200": ("B200", ("mma", "tcgen05")),
 }
+FAMILIES = ("mma", "wgmma", "tcgen05")
+REQUIRED_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
+                 "output_rounding", "zero_sign", "nan")
+LAYOUT_KEYS = {"a_k_order", "b_k_order", "a_lbo", "a_sbo", "b_lbo", "b_sbo",
+               "dump_permutation", "dump_seed"}
+CHUNK = 128  # tiles evaluated together in launch
+
+
+def tcgen05_plain_params(dp: Datapath) -> EngineParams:
+    """Unscaled tcgen05 kinds where no tcgen05 model is registered: one block
+    of K products, the 25-bit window, floors -133 (f32 D) / -21 (f16 D), inputs
+    truncated, RZ into f32 or RNE into f16, +0 (notes: published parameters;
+    MMA-Sim PR for the floors and the zero sign)."""
+    f16_out = get_format(dp.d_type).name == "f16"
+    return EngineParams(window_bits=25, block_size=dp.k, zero_floor=-21 if f16_out else -133,
+                        input_conversion="truncate", output_rounding="rne" if f16_out else "rz",
+                        zero_sign="positive")
+
+
+@dataclass
+class SimProfile:
+    """What a sim device runs: per datapath a model, and its harness changes."""
+
+    name: str
+    gpu: str | None
+    families: tuple[str, ...]
+    params: dict | None = None  # custom profiles: EngineParams fields
+    per_format: dict = field(default_factory=dict)  # input format -> overriding fields
+    per_output: dict = field(default_factory=dict)  # output type -> overriding fields
+    layout: dict = field(default_factory=dict)
+    seed: int = 0
+    source: str = "built-in"
+
+    def model(self, dp: Datapath) -> Model:
+        if dp.family not in self.families:
+            raise ModelError(f"sim:{self.name} does not run {dp.family} "
+                             f"(it runs {', '.join(self.families)})")
+        if self.params is None:
+            if dp.family == "tcgen05" and "tcgen05" not in registry.AUTO_BY_FAMILY:
+                if dp.block_scaled or dp.is_integer:
+                    raise ModelError(f"no tcgen05 model registered for {dp.id}")
+                return FixedPointModel(f"sim:{self.name}", dp, "tcgen05 published parameters",
+                                       tcgen05_plain_params(dp))
+            return registry.auto(dp, self.gpu)
+        if dp.is_integer or dp.block_scaled:
+            raise ModelError(f"sim:{self.name} (a TOML profile) runs unscaled float datapaths")
+        fields_ = dict(self.params)
+        fields_.update(self.per_format.get(get_format(dp.a_type).name, {}))
+        fields_.update(self.per_output.get(get_format(dp.d_type).name, {}))
+        try:
+            p = EngineParams.from_dict(fields_)
+            p.check()
+        except (ParamError, TypeError) as e:
+            raise DeviceError(f"sim:{self.name}: {e}") from None
+        return FixedPointModel(f"sim:{self.name}", dp, self.source, p)
+
+
+def _order(spec, k: int, what: str, seed: int) -> np.ndarray | None:
+    """A K permutation from a list, 'reverse', 'shuffle' or 'rotate:N'."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        word, _, arg = spec.partition(":")
+        if word == "reverse":
+            return np.arange(k)[::-1].copy()
+        if word == "shuffle":
+            return np.random.default_rng(int(arg or seed)).permutation(k)
+        if word == "rotate":
+            return np.roll(np.arange(k), -int(arg or 1))
+        raise DeviceError(f"{what}: unknown order {spec!r} (a list, reverse, shuffle[:SEED], "
+                          "rotate[:N])")
+    order = np.asarray(spec, np.int64)
+    if sorted(order.tolist()) != list(range(k)):
+        raise DeviceError(f"{what} must be a permutation of 0..{k - 1} here ({len(order)} entries)")
+    return order
 
 
 class SimDevice(Device):
+    """A simulated GPU (see the module doc)."""
+
     simulated = True
 
-    def __init__(self, name: str):
+    def __init__(self, profile: SimProfile):
+        self.profile = profile
+        self.name = f"sim:{profile.name}" if profile.source == "built-in" else \
+            f"sim:{profile.source}"
+        self.gpu = profile.gpu
+        self.families = profile.families
+        self._rng = np.random.default_rng(profile.seed + 0x5EED)
+        self._harness: dict = {}
+
+    # -- opening ------------------------------------------------------------
+    @classmethod
+    def builtin(cls, name: str) -> SimDevice:
         key = name.lower()
         if key not in BUILTIN:
-            raise DeviceError(f"unknown sim profile {name!r} (known: {', '.join(BUILTIN)})")
-        self.key = key
-        self.gpu, self.families = BUILTIN[key]
-        self.name = f"sim:{key}"
+            raise DeviceError(f"unknown sim profile {name!r} (known: {', '.join(BUILTIN)}, "
+                              "or a .toml file)")
+        gpu, families = BUILTIN[key]
+        return cls(SimProfile(key, gpu, families))
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> SimDevice:
+        return cls(load_profile(path))
+
+    @classmethod
+    def open(cls, rest: str) -> SimDevice:
+        if rest.lower().endswith(".toml") or Path(rest).suffix == ".toml":
+            return cls.from_toml(rest)
+        return cls.builtin(rest)
+
+    # -- what it runs ---------------------------------------------------------
+    def model(self, dp: Datapath) -> Model:
+        return self.profile.model(dp)
 
     def supports(self, dp: Datapath) -> bool:
-        if dp.family not in self.families:
-            return False
         try:
-            registry.auto(dp, self.gpu)
-        except ModelError:
+            self.model(dp)
+            self.harness(dp)
+        except (ModelError, DeviceError, ValueError):
             return False
         return True
 
-    def model(self, dp: Datapath):
-        if dp.family not in self.families:
-            raise DeviceError(f"{self.name} does not run {dp.family} "
-                              f"(it runs {', '.join(self.families)})")
-        return registry.auto(dp, self.gpu)
+    def datapath(self, family: str, fmt: str, d_type: str | None = None) -> Datapath:
+        """The datapath this device runs for an input format (V100's mma is m8n8k4)."""
+        dp = default_datapath(family, fmt, d_type)
+        if self.gpu == "V100" and family == "mma" and dp.a_type == "f16":
+            dp = dp.with_k(4)
+        return dp
 
+    def preferred_family(self, fmt: str) -> str:
+        """The newest family this device runs for ``fmt``."""
+        for fam in reversed(self.families):
+            try:
+                if self.supports(self.datapath(fam, fmt)):
+                    return fam
+            except (DatapathError, FormatError):
+                continue
+        return self.families[0]
+
+    # -- raw mode -------------------------------------------------------------
+    def harness(self, dp: Datapath):
+        """The device's own harness: the documented one, moved as the profile says."""
+        if dp not in self._harness:
+            self._harness[dp] = device_harness(dp, self.profile.layout, self.profile.seed)
+        return self._harness[dp]
+
+    def tile(self, dp: Datapath) -> TileSpec:
+        self.model(dp)
+        return self.harness(dp).tile
+
+    def launch(self, dp: Datapath, batch: PhysicalBatch) -> np.ndarray:
+        model = self.model(dp)
+        h = self.harness(dp)
+        t = h.tile
+        n = len(batch)
+        for name, arr, size in (("a", batch.a, t.a_slots), ("b", batch.b, t.b_slots),
+                                ("c", batch.c, t.c_slots)):
+            if arr.ndim != 2 or arr.shape != (n, size):
+                raise DeviceError(f"launch: {name} buffers must be ({n}, {size}), not {arr.shape}")
+        dump = self._rng.integers(0, 1 << 32, (n, t.dump_words), dtype=np.uint64).astype(np.uint32)
+        for lo in range(0, n, CHUNK):
+            hi = min(n, lo + CHUNK)
+            dump[lo:hi, h.slice] = self._tile_results(dp, model, h, batch, lo, hi)
+        return dump
+
+    def _tile_results(self, dp, model, h, batch, lo, hi) -> np.ndarray:
+        """D of every slice word of tiles lo..hi, each distinct operand set once."""
+        a = batch.a[lo:hi][:, h.a_read]  # (t, W, K)
+        b = batch.b[lo:hi][:, h.b_read]
+        c = batch.c[lo:hi][:, h.c_read]  # (t, W)
+        t, w, k = a.shape
+        parts = [a.reshape(-1, k), b.reshape(-1, k), c.reshape(-1, 1)]
+        sa = sb = None
+        if dp.block_scaled:
+            sa = batch.scale_a[lo:hi][:, h.sa_read].reshape(t * w, -1)
+            sb = batch.scale_b[lo:hi][:, h.sb_read].reshape(t * w, -1)
+            parts += [sa, sb]
+        rows = np.ascontiguousarray(np.concatenate(parts, axis=1).astype(np.uint32))
+        keys = rows.view(np.dtype((np.void, 4 * rows.shape[1]))).ravel()
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        pick = lambda x: None if x is None else x[first]  # noqa: E731
+        cases = Cases(parts[0][first], parts[1][first], parts[2][first, 0], pick(sa), pick(sb))
+        words = model.evaluate(cases)
+        return words[inverse.ravel()].reshape(t, w)
+
+    # -- result mode ----------------------------------------------------------
     def run(self, dp: Datapath, cases: Cases) -> np.ndarray:
-        return self.model(dp).evaluate(cases)
+        """One word a case: pack each case into a tile, launch, read the slice."""
+        self.model(dp)
+        h = self.harness(dp)
+        out = np.empty(len(cases), np.uint32)
+        step = 2048
+        for lo in range(0, len(cases), step):
+            part = cases.take(slice(lo, lo + step))
+            out[lo:lo + len(part)] = h.unpack(self.launch(dp, h.pack(part)))
+        return out
 
     def info(self) -> dict:
-        return {**super().info(), "gpu": self.gpu, "profile": self.key}
+        p = self.profile
+        out = {**super().info(), "profile": p.name, "gpu": p.gpu, "families": list(p.families),
+               "source": p.source}
+        if p.params is not None:
+            out["params"] = p.params
+        if p.layout:
+            out["layout"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                             for k, v in p.layout.items()}
+        return out
+
+
+# ---------------------------------------------------------------------------
+# The device's own harness.
+
+
+def device_harness(dp: Datapath, layout: dict, seed: int = 0):
+    """The documented harness of ``dp`` with the profile's layout changes:
+    ``a_k_order``/``b_k_order`` (device lane k reads the slots the documented
+    layout gives lane order[k]), ``a_lbo``/``a_sbo``/``b_lbo``/``b_sbo``
+    (shared-memory families: other core-matrix strides), ``dump_permutation``
+    (word j of the dump is documented word perm[j])."""
+    from tcprobe.harness import Harness, HarnessError, harness_for
+
+    h = harness_for(dp)
+    if not layout:
+        return h
+    a_read, b_read, c_read = h.a_read.copy(), h.b_read.copy(), h.c_read.copy()
+    k = h.k
+    for op, read_name in (("a", "a_read"), ("b", "b_read")):
+        lbo, sbo = layout.get(f"{op}_lbo"), layout.get(f"{op}_sbo")
+        if lbo is not None or sbo is not None:
+            if dp.family == "mma":
+                raise DeviceError("a_lbo/a_sbo/b_lbo/b_sbo move shared-memory operands "
+                                  "(wgmma, tcgen05); mma.sync reads registers")
+            lay = h.a_layout if op == "a" else h.b_layout
+            (_, _), (t, _) = lay.shape
+            (_, sbo0), (_, lbo0) = lay.stride
+            rows = h.tile.m if op == "a" else h.tile.n
+            new = core_matrix_layout(rows, k, t, int(lbo if lbo is not None else lbo0),
+                                     int(sbo if sbo is not None else sbo0))
+            idx = h.word_rows if op == "a" else h.word_cols
+            table = new.table[idx]
+            size = h.tile.a_slots if op == "a" else h.tile.b_slots
+            if table.max() >= size:
+                raise DeviceError(f"{op}_lbo/{op}_sbo put {op.upper()} past its "
+                                  f"{size}-slot buffer")
+            if op == "a":
+                a_read = table
+            else:
+                b_read = table
+    for op in ("a", "b"):
+        order = _order(layout.get(f"{op}_k_order"), k, f"{op}_k_order", seed)
+        if order is not None:
+            if op == "a":
+                a_read = a_read[:, order]
+            else:
+                b_read = b_read[:, order]
+    slice_ = h.slice
+    spec = layout.get("dump_permutation")
+    if spec is not None:
+        n = h.tile.dump_words
+        if isinstance(spec, str):
+            if spec == "reverse":
+                perm = np.arange(n)[::-1].copy()
+            elif spec.startswith("shuffle"):
+                arg = spec.partition(":")[2]
+                perm = np.random.default_rng(int(arg or layout.get("dump_seed", seed))).permutation(n)
+            else:
+                raise DeviceError(f"dump_permutation: unknown {spec!r} (reverse, shuffle[:SEED], "
+                                  "or a list)")
+        else:
+            perm = np.asarray(spec, np.int64)
+            if sorted(perm.tolist()) != list(range(n)):
+                raise DeviceError(f"dump_permutation must be a permutation of 0..{n - 1} "
+                                  f"for {dp.id}")
+        inv = np.argsort(perm)
+        slice_ = inv[slice_]
+    try:
+        return Harness.from_reads(dp, h.tile, slice_, a_read, b_read, c_read, c_slots=h.c_slots,
+                                  sa_read=h.sa_read, sb_read=h.sb_read, a_layout=None,
+                                  b_layout=None, c_layout=h.c_layout, d_layout=None,
+                                  word_rows=h.word_rows, word_cols=h.word_cols,
+                                  a_packing=h.a_packing, b_packing=h.b_packing,
+                                  source="device truth")
+    except HarnessError as e:
+        raise DeviceError(f"the profile's layout is not a usable harness for {dp.id}: {e}") from None
+
+
+# ---------------------------------------------------------------------------
+# TOML profiles.
+
+
+def _engine_fields(table: dict, where: str) -> dict:
+    known = set(EngineParams.__dataclass_fields__)
+    out = {}
+    for key, value in table.items():
+        if key not in known:
+            raise DeviceError(f"{where}: unknown key {key!r}")
+        out[key] = value
+    return out
+
+
+@cache
+def _load(path: str, mtime: float) -> SimProfile:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise DeviceError(f"{p}: not a TOML profile ({e})") from None
+    top = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    meta = {k: top.pop(k) for k in ("name", "gpu", "families", "seed") if k in top}
+    missing = [k for k in REQUIRED_KEYS if k not in top]
+    if missing:
+        raise DeviceError(f"{p}: missing key(s) {', '.join(missing)} (see docs/sim-profiles.md)")
+    params = _engine_fields(top, str(p))
+    try:
+        EngineParams.from_dict(params).check()
+    except (ParamError, TypeError) as e:
+        raise DeviceError(f"{p}: {e}") from None
+    families = meta.get("families", list(FAMILIES))
+    if isinstance(families, str):
+        families = [families]
+    bad = [f for f in families if f not in FAMILIES]
+    if bad or not families:
+        raise DeviceError(f"{p}: families must be among {', '.join(FAMILIES)}")
+    per_format, per_output = {}, {}
+    for name, table in data.get("format", {}).items():
+        per_format[get_format(name).name] = _engine_fields(table, f"{p} [format.{name}]")
+    for name, table in data.get("output", {}).items():
+        per_output[get_format(name).name] = _engine_fields(table, f"{p} [output.{name}]")
+    layout = dict(data.get("layout", {}))
+    extra = set(layout) - LAYOUT_KEYS
+    if extra:
+        raise DeviceError(f"{p} [layout]: unknown key(s) {', '.join(sorted(extra))}")
+    unknown_tables = set(k for k, v in data.items() if isinstance(v, dict)) - {
+        "format", "output", "layout"}
+    if unknown_tables:
+        raise DeviceError(f"{p}: unknown table(s) {', '.join(sorted(unknown_tables))}")
+    return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"), tuple(families), params,
+                      per_format, per_output, layout, int(meta.get("seed", 0)), str(p))
+
+
+def load_profile(path: str | Path) -> SimProfile:
+    """Read a TOML sim profile (schema: docs/sim-profiles.md)."""
+    p = Path(path)
+    if not p.is_file():
+        raise DeviceError(f"no sim profile at {p}")
+    return _load(str(p.resolve()), p.stat().st_mtime)
+

@@ -1,0 +1,157 @@
+"""MMA-Sim as a black box: ``--device mmasim:ARCH:INSTRUCTION``.
+
+For example ``mmasim:Hopper:wgmma.m64n8k16.f32.bf16.bf16`` or
+``mmasim:Blackwell:tcgen05.m64n8k16.kind::f16.f32.f16.f16`` (MMA-Sim's own
+spelling of shape and types after the family). MMA-Sim 2.1.1 is an optional
+extra (``pip install 'tcprobe[peer]'``): an implementation nobody here wrote.
+
+Result mode only (MMA-Sim computes dot products, it has no tile or dump):
+raw words become torch tensors by reinterpreting their bits (no float
+rounding of an input), go through the simulator's ``dpa``, and come back
+as words the same way. fp6 and fp4 codes sit one per byte as MMA-Sim wants
+them: fp6 in bits 5:0, e2m1 in bits 5:2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
+from tcprobe.models.formats import get_format
+
+from .base import Device, DeviceError
+
+FAMILY_CLASS = {"mma": "MMA", "wgmma": "WGMMA", "tcgen05": "TCGen05MMA"}
+ARCHS = ("Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "RTX Blackwell")
+
+
+def _import():
+    try:
+        import torch
+        from mmasim import nv_ptx
+    except ImportError:
+        raise DeviceError("MMA-Sim is not installed (pip install 'tcprobe[peer]', which brings "
+                          "mmasim 2.1.1 and torch)") from None
+    return torch, nv_ptx
+
+
+def parse_instruction(text: str) -> tuple[str, str, Datapath]:
+    """``FAMILY.SHAPE.TYPES`` -> (family, MMA-Sim shape_and_type, Datapath)."""
+    family, _, shape_and_type = text.partition(".")
+    family = family.lower()
+    if family not in FAMILY_CLASS or not shape_and_type:
+        raise DeviceError(f"not an MMA-Sim instruction: {text!r} (e.g. "
+                          "wgmma.m64n8k16.f32.bf16.bf16, tcgen05.m64n8k16.kind::f16.f32.f16.f16)")
+    parts = shape_and_type.split(".")
+    try:
+        k = int(parts[0].split("k")[-1])
+        if family == "tcgen05":
+            kind, d, a, b = parts[1].removeprefix("kind::"), parts[2], parts[3], parts[4]
+            c = d
+        elif family == "wgmma":
+            d, a, b = parts[1], parts[2], parts[3]
+            kind, c = a, d
+        else:
+            if parts[1].startswith("kind::"):
+                parts = [parts[0], *parts[2:]]
+            d, a, b, c = parts[1], parts[2], parts[3], parts[4]
+            kind = a
+    except (IndexError, ValueError):
+        raise DeviceError(f"cannot read the shape and types of {text!r}") from None
+    if family == "tcgen05" and kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
+        raise DeviceError("block-scaled MMA-Sim instructions are not wired up yet")
+    try:
+        dp = Datapath(family, kind, a, b, d, k, None if c == d else c)
+    except ValueError as e:
+        raise DeviceError(f"{text!r}: {e}") from None
+    return family, shape_and_type, dp
+
+
+class MmaSimDevice(Device):
+    """One MMA-Sim instruction, run in result mode."""
+
+    simulated = True
+
+    def __init__(self, spec: str):
+        arch, _, instr = spec.partition(":")
+        arch = next((a for a in ARCHS if a.lower() == arch.strip().lower()), arch.strip())
+        if not instr:
+            raise DeviceError("mmasim needs ARCH:INSTRUCTION, e.g. "
+                              "mmasim:Hopper:wgmma.m64n8k16.f32.bf16.bf16")
+        self.family, self.shape_and_type, self.dp = parse_instruction(instr.strip())
+        self.arch = arch
+        self.name = f"mmasim:{arch}:{instr.strip()}"
+        self.torch, nv_ptx = _import()
+        cls = getattr(nv_ptx, FAMILY_CLASS[self.family])
+        try:
+            self.op = cls(arch, self.shape_and_type)
+        except AssertionError as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else "unsupported"
+            raise DeviceError(f"MMA-Sim refuses {self.name}: {first}") from None
+
+    def supports(self, dp: Datapath) -> bool:
+        return dp == self.dp
+
+    def datapath(self, family: str, fmt: str, d_type: str | None = None) -> Datapath:
+        """The one datapath this device runs (checked against what was asked)."""
+        if family != self.family or get_format(fmt).name != get_format(self.dp.a_type).name:
+            raise DeviceError(f"{self.name} runs {self.dp.id}, not {family} {fmt}")
+        if d_type and get_format(d_type).name != get_format(self.dp.d_type).name:
+            raise DeviceError(f"{self.name} writes {self.dp.d_type}, not {d_type}")
+        return self.dp
+
+    def preferred_family(self, fmt: str) -> str:
+        return self.family
+
+    # -- bit-exact conversions ------------------------------------------------
+    def _tensor(self, words: np.ndarray, fmt_name: str, ptx_type: str):
+        torch = self.torch
+        f = get_format(fmt_name)
+        w = np.ascontiguousarray(np.asarray(words, np.uint32))
+        if f.width == 32:
+            return torch.from_numpy(w.view(np.int32).copy()).view(torch.float32)
+        if f.width == 16:
+            t = torch.from_numpy(w.astype(np.uint16).view(np.int16).copy())
+            return t.view(torch.bfloat16 if f.name == "bf16" else torch.float16)
+        if f.name in ("e4m3", "e5m2"):
+            t = torch.from_numpy(w.astype(np.uint8).copy())
+            return t.view(torch.float8_e4m3fn if f.name == "e4m3" else torch.float8_e5m2)
+        if f.name in ("e2m3", "e3m2"):
+            return torch.from_numpy((w & 0x3F).astype(np.uint8))
+        if f.name == "e2m1":
+            return torch.from_numpy(((w & 0xF) << 2).astype(np.uint8))
+        raise DeviceError(f"no MMA-Sim encoding for {fmt_name}")
+
+    def _words(self, d) -> np.ndarray:
+        torch = self.torch
+        if d.dtype == torch.float32:
+            return d.contiguous().view(torch.int32).numpy().view(np.uint32).copy()
+        if d.dtype == torch.float16:
+            return d.contiguous().view(torch.int16).numpy().view(np.uint16).astype(np.uint32)
+        raise DeviceError(f"unexpected MMA-Sim output type {d.dtype}")
+
+    def run(self, dp: Datapath, cases: Cases) -> np.ndarray:
+        if dp != self.dp:
+            raise DeviceError(f"{self.name} runs {self.dp.id}, not {dp.id}")
+        cases.check(dp)
+        out = np.empty(len(cases), np.uint32)
+        step = 65536
+        for lo in range(0, len(cases), step):
+            part = cases.take(slice(lo, lo + step))
+            a = self._tensor(part.a, dp.a_type, dp.a_type)
+            b = self._tensor(part.b, dp.b_type, dp.b_type)
+            c = self._tensor(part.c, dp.c, dp.c)
+            d = self.op.dpa(a, b, c)
+            out[lo:lo + len(part)] = self._words(d)
+        return out
+
+    def info(self) -> dict:
+        import importlib.metadata as md
+
+        try:
+            version = md.version("mmasim")
+        except md.PackageNotFoundError:
+            version = "unknown"
+        return {**super().info(), "arch": self.arch, "instruction": self.shape_and_type,
+                "family": self.family, "mmasim": version}

@@ -1,0 +1,460 @@
+"""Harness descriptions: how one logical case travels through a real tile.
+
+A hardware harness does not run one dot product; it runs one instruction on a
+whole tile. To measure a scalar datapath it replicates one K-vector across
+every row of A and every column of B, writes C into every accumulator slot,
+and reads back a raw dump of which only a *slice* carries the result (all of
+those words must agree). This module says, per family, what that means in
+physical slots, so that the sim device, the CUDA device and the ladder agree.
+
+API (plain on purpose; the CUDA device imports it)::
+
+    h = harness_for(dp)            # Harness of a datapath (HarnessError if none)
+    h.tile                         # TileSpec: buffer sizes of one tile
+    h.a_layout, h.b_layout         # Layout over (row of A | column of B, k) -> slot
+    h.c_layout, h.d_layout         # Layout over (row, col) -> C slot / dump index
+    h.slice                        # dump indices that carry D (all must agree)
+    h.pack(cases) -> PhysicalBatch # one tile per case, the case replicated
+    h.unpack(dump) -> words        # (T, dump_words) -> (T,), checks the slice agrees
+    h.smem_bytes(slots, "a")       # element codes -> shared-memory bytes (fp6/fp4 packing)
+
+Slots are element positions: a shared-memory element offset (wgmma,
+tcgen05), or ``thread * E + e`` for the e-th element of a thread's fragment
+(mma.sync). Dump words are one accumulator element each (an f16 element in
+the low 16 bits); for tcgen05 ``thread * 4 + register`` of a
+``tcgen05.ld.sync.aligned.16x256b.x1`` by 128 threads.
+
+Besides the documented layouts, a Harness holds per slice word the slots it
+reads (``a_read``, ``b_read``: (W, K); ``c_read``: (W,)); packing writes
+lane k's value into every A slot any slice word reads for k (``a_lanes``).
+The ladder's ``layout`` step builds a Harness from what it measured with
+:meth:`Harness.from_reads`.
+
+Evidence for the layouts: PTX ISA fragment tables (mma.sync, wgmma D);
+CUTLASS's SM70 quad-pair traits (mma.m8n8k4 on V100); the tcgen05 write-up
+and its release for tcgen05 (``../shared/notes/tcgen05-published-parameters.md``:
+shared-memory offsets, the 16x256b read, the stable slices per format).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
+from tcprobe.devices.base import PhysicalBatch, TileSpec
+from tcprobe.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
+from tcprobe.models.formats import get_format
+
+
+class HarnessError(ValueError):
+    """No harness for a datapath, or a dump whose slice words disagree."""
+
+
+# Shared-memory packing of one element kind (names as PTX spells them).
+PACKINGS = {32: "b32", 16: "b16", 8: "b8", 6: "b6x16_p32", 4: "b4x16_p64"}
+
+
+@dataclass(frozen=True, eq=False)
+class Harness:
+    """One family's harness for one datapath (see the module doc)."""
+
+    datapath: Datapath
+    tile: TileSpec
+    slice: np.ndarray  # (W,) dump indices carrying D
+    a_lanes: tuple  # per k: int array of A slots holding a[k]
+    b_lanes: tuple
+    c_slots: np.ndarray  # C slots the harness fills (all accumulator slots)
+    a_read: np.ndarray | None = None  # (W, K) A slot each slice word reads per lane
+    b_read: np.ndarray | None = None
+    c_read: np.ndarray | None = None  # (W,)
+    sa_read: np.ndarray | None = None  # (W, n_scales) scale slots (block-scaled)
+    sb_read: np.ndarray | None = None
+    word_rows: np.ndarray | None = None  # (W,) row of A each slice word reads (documented)
+    word_cols: np.ndarray | None = None  # (W,) column of B
+    a_layout: Layout | None = None
+    b_layout: Layout | None = None
+    c_layout: Layout | None = None
+    d_layout: Layout | None = None
+    a_packing: str = "b32"
+    b_packing: str = "b32"
+    source: str = "documented"  # documented | measured | device truth
+    notes: tuple[str, ...] = field(default=())
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_reads(cls, dp: Datapath, tile: TileSpec, slice_: np.ndarray, a_read, b_read,
+                   c_read, *, c_slots=None, sa_read=None, sb_read=None, **kw) -> Harness:
+        """A harness from what each slice word reads (per lane); the lane
+        slot sets are the unions over the slice words."""
+        slice_ = np.asarray(slice_, np.int64)
+        a_read = np.asarray(a_read, np.int64)
+        b_read = np.asarray(b_read, np.int64)
+        c_read = np.asarray(c_read, np.int64)
+        w, k = a_read.shape
+        if b_read.shape != (w, k) or c_read.shape != (w,) or len(slice_) != w:
+            raise HarnessError("slice, A, B and C read tables do not match")
+        a_lanes = tuple(np.unique(a_read[:, j]) for j in range(k))
+        b_lanes = tuple(np.unique(b_read[:, j]) for j in range(k))
+        for name, lanes, size in (("A", a_lanes, tile.a_slots), ("B", b_lanes, tile.b_slots)):
+            flat = np.concatenate(lanes)
+            if len(flat) != len(np.unique(flat)):
+                raise HarnessError(f"two lanes of {name} share a slot in the slice words: "
+                                   "a replicated case cannot be placed")
+            if flat.size and (flat.min() < 0 or flat.max() >= size):
+                raise HarnessError(f"an {name} slot lies outside the {size}-slot buffer")
+        if c_slots is None:
+            c_slots = np.arange(tile.c_slots)
+        return cls(dp, tile, slice_, a_lanes, b_lanes, np.asarray(c_slots, np.int64),
+                   a_read, b_read, c_read,
+                   None if sa_read is None else np.asarray(sa_read, np.int64),
+                   None if sb_read is None else np.asarray(sb_read, np.int64), **kw)
+
+    def with_slice(self, slice_) -> Harness:
+        """The same operand placement, reading the result from other words
+        (per-word tables are dropped: they belong to the old slice)."""
+        return replace(self, slice=np.asarray(slice_, np.int64), a_read=None, b_read=None,
+                       c_read=None, sa_read=None, sb_read=None, word_rows=None, word_cols=None)
+
+    # -- facts --------------------------------------------------------------
+    @property
+    def k(self) -> int:
+        return len(self.a_lanes)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.tile.dump_labels
+
+    def label(self, index: int) -> str:
+        return self.labels[index] if self.labels else f"w{index}"
+
+    def slice_labels(self) -> list[str]:
+        return [self.label(int(i)) for i in self.slice]
+
+    # -- packing ------------------------------------------------------------
+    def pack(self, cases: Cases) -> PhysicalBatch:
+        """One tile per case: the case's K-vector in every row of A and column
+        of B (every slot of lane k), C in every accumulator slot."""
+        dp = self.datapath
+        if cases.k != self.k:
+            raise HarnessError(f"cases have K={cases.k}; the {dp.id} harness has K={self.k}")
+        n = len(cases)
+        t = self.tile
+        a_words, b_words = cases.a, cases.b
+        if dp.sparse and cases.active is not None:
+            a_words, b_words = cases.masked()
+        a = np.zeros((n, t.a_slots), np.uint32)
+        b = np.zeros((n, t.b_slots), np.uint32)
+        for j in range(self.k):
+            a[:, self.a_lanes[j]] = a_words[:, j:j + 1]
+            b[:, self.b_lanes[j]] = b_words[:, j:j + 1]
+        c = np.zeros((n, t.c_slots), np.uint32)
+        c[:, self.c_slots] = cases.c[:, None]
+        sa = sb = None
+        if dp.block_scaled:
+            if cases.scale_a is None or cases.scale_b is None:
+                raise HarnessError(f"{dp.id} needs scale_a and scale_b")
+            sa = np.zeros((n, t.scale_slots), np.uint32)
+            sb = np.zeros((n, t.scale_slots), np.uint32)
+            if self.sa_read is not None:
+                for s in range(self.sa_read.shape[1]):
+                    sa[:, np.unique(self.sa_read[:, s])] = cases.scale_a[:, s:s + 1]
+                    sb[:, np.unique(self.sb_read[:, s])] = cases.scale_b[:, s:s + 1]
+        return PhysicalBatch(a, b, c, sa, sb)
+
+    def unpack(self, dump: np.ndarray) -> np.ndarray:
+        """The result word of each tile: its slice words, which must agree."""
+        dump = np.atleast_2d(np.asarray(dump, np.uint32))
+        if dump.shape[1] != self.tile.dump_words:
+            raise HarnessError(f"a dump of {dump.shape[1]} words; the harness reads "
+                               f"{self.tile.dump_words}")
+        words = dump[:, self.slice]
+        bad = (words != words[:, :1]).any(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            j = int(np.flatnonzero(words[i] != words[i, 0])[0])
+            raise HarnessError(
+                f"slice words disagree in {int(bad.sum())} of {len(dump)} tiles (tile {i}: "
+                f"{self.label(int(self.slice[0]))}={int(words[i, 0]):#x}, "
+                f"{self.label(int(self.slice[j]))}={int(words[i, j]):#x})")
+        return words[:, 0].copy()
+
+    def smem_bytes(self, slots: np.ndarray, operand: str = "a") -> np.ndarray:
+        """Element codes (T, slots) as the shared-memory bytes the instruction
+        reads: little-endian elements; b6x16_p32 packs 16 six-bit codes into
+        12 bytes plus 4 zero bytes, b4x16_p64 16 four-bit codes (low nibble
+        first) into 8 bytes plus 8 zero bytes (PTX ISA; MMA-Sim PR: B300)."""
+        return pack_elements(slots, self.a_packing if operand == "a" else self.b_packing)
+
+    def describe(self) -> dict:
+        """A JSON-able account of the harness."""
+        out = {
+            "instruction": self.tile.instruction,
+            "source": self.source,
+            "tile": {"m": self.tile.m, "n": self.tile.n, "k": self.tile.k,
+                     "a_slots": self.tile.a_slots, "b_slots": self.tile.b_slots,
+                     "c_slots": self.tile.c_slots, "dump_words": self.tile.dump_words},
+            "slice": [int(i) for i in self.slice],
+            "slice_labels": self.slice_labels(),
+            "a_lanes": [[int(s) for s in lane] for lane in self.a_lanes],
+            "b_lanes": [[int(s) for s in lane] for lane in self.b_lanes],
+        }
+        for name in ("a_layout", "b_layout", "c_layout", "d_layout"):
+            lay = getattr(self, name)
+            if lay is not None:
+                out[name] = str(lay)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+    def same_placement(self, other: Harness) -> bool:
+        """Whether two harnesses place every lane and read the same words."""
+        same = lambda x, y: len(x) == len(y) and all(  # noqa: E731
+            np.array_equal(np.sort(p), np.sort(q)) for p, q in zip(x, y, strict=True))
+        return (same(self.a_lanes, other.a_lanes) and same(self.b_lanes, other.b_lanes)
+                and np.array_equal(np.sort(self.slice), np.sort(other.slice)))
+
+
+def pack_elements(slots: np.ndarray, packing: str) -> np.ndarray:
+    """Element codes -> bytes (see :meth:`Harness.smem_bytes`)."""
+    x = np.atleast_2d(np.asarray(slots, np.uint64))
+    t, n = x.shape
+    if packing in ("b32", "b16", "b8"):
+        width = {"b32": 4, "b16": 2, "b8": 1}[packing]
+        return np.ascontiguousarray(x.astype({4: "<u4", 2: "<u2", 1: "u1"}[width])).view(
+            np.uint8).reshape(t, n * width)
+    bits = {"b6x16_p32": 6, "b4x16_p64": 4}.get(packing)
+    if bits is None:
+        raise HarnessError(f"unknown packing {packing!r}")
+    if n % 16:
+        raise HarnessError(f"{packing} needs a multiple of 16 elements, not {n}")
+    groups = x.reshape(t, n // 16, 16) & np.uint64((1 << bits) - 1)
+    shifts = np.arange(16, dtype=np.uint64) * np.uint64(bits)
+    lo = (groups[..., :8] << shifts[:8]).sum(axis=-1, dtype=np.uint64)  # bits 0..8*bits-1
+    hi = (groups[..., 8:] << (shifts[8:] - shifts[8])).sum(axis=-1, dtype=np.uint64)
+    out = np.zeros((t, n // 16, 16), np.uint8)
+    nbytes = 2 * bits  # 12 or 8 data bytes per 16 elements
+    half = 8 * bits  # bits in the low group
+    for byte in range(nbytes):
+        bit = 8 * byte
+        if bit + 8 <= half:
+            v = lo >> np.uint64(bit)
+        elif bit >= half:
+            v = hi >> np.uint64(bit - half)
+        else:
+            v = (lo >> np.uint64(bit)) | (hi << np.uint64(half - bit))
+        out[..., byte] = (v & np.uint64(0xFF)).astype(np.uint8)
+    return out.reshape(t, n)
+
+
+# ---------------------------------------------------------------------------
+# Builders, one per family.
+
+
+def _labels(threads: int, per: int) -> tuple[str, ...]:
+    return tuple(f"t{t}.r{r}" for t in range(threads) for r in range(per))
+
+
+def _words_from_layouts(d_table, a_table, b_table, c_table, slice_):
+    """Per slice word: (row, col) from the D table, then the A/B/C slots."""
+    inv = {int(v): (r, c) for (r, c), v in np.ndenumerate(d_table) if v >= 0}
+    rows = np.array([inv[int(s)][0] for s in slice_])
+    cols = np.array([inv[int(s)][1] for s in slice_])
+    return a_table[rows], b_table[cols], c_table[rows, cols], rows, cols
+
+
+_MMA_SHAPE = {  # input format -> (m16n8k shape key, element bits)
+    "tf32": 32, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+}
+
+
+def mma_harness(dp: Datapath) -> Harness:
+    """mma.sync.aligned.m16n8kK: register fragments of one warp (PTX ISA),
+    or m8n8k4 (V100's quad pairs) for f16 with K=4."""
+    a = get_format(dp.a_type).name
+    if a == "f16" and dp.k == 4 and get_format(dp.b_type).name == "f16":
+        return _m8n8k4_harness(dp)
+    bits = _MMA_SHAPE.get(a)
+    key = (f"m16n8k{dp.k}", bits)
+    if bits is None or key not in MMA_FRAGMENTS or _MMA_SHAPE.get(get_format(dp.b_type).name) != bits:
+        raise HarnessError(f"no mma.sync harness for {dp.id} "
+                           f"(shapes: {', '.join(f'{s}/{b}-bit' for s, b in MMA_FRAGMENTS)})")
+    la, lb, ld = MMA_FRAGMENTS[key]
+    d_out = get_format(dp.d_type).name
+    c_in = get_format(dp.c).name
+    ptx = (f"mma.sync.aligned.m16n8k{dp.k}.row.col.{d_out}.{dp.a_type}.{dp.b_type}.{c_in}")
+    tile = TileSpec(16, 8, dp.k, la.cosize, lb.cosize, 128, 128, _labels(32, 4), instruction=ptx)
+    slice_ = np.arange(128)
+    a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
+                                                             ld.table, slice_)
+    return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
+                              c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
+                              a_packing=PACKINGS[bits],
+                              b_packing=PACKINGS[bits])
+
+
+def _m8n8k4_harness(dp: Datapath) -> Harness:
+    """mma.sync.aligned.m8n8k4.row.col (sm_70): four 8x8x4 MMAs per warp,
+    one per quad pair (lanes 4q..4q+3 and 4q+16..4q+19). Logical thread t of
+    a quad pair holds row t of A and column t of B (k = element); an f32
+    accumulator element v of thread t is row t0 + 2 v1 + 4 t2, column
+    v0 + 2 t1 + 4 v2 (bits of t and v), an f16 one row t, column v (CUTLASS
+    SM70 traits). Rows and B columns here are 8 q + row."""
+    f16_out = get_format(dp.d_type).name == "f16"
+    # (quad pair q, row m) -> lane; A/B slot = 4 lane + k; D slot = 8 lane + v.
+    a_lay = Layout(((4, 2, 4), 4), ((4, 64, 16), 1))
+    if f16_out:
+        d_lay = Layout(((4, 2, 4), 8), ((8, 128, 32), 1))
+    else:
+        d_lay = Layout(((2, 2, 2, 4), (2, 2, 2)), ((8, 2, 128, 32), (1, 16, 4)))
+    rows = np.arange(32).repeat(8)
+    cols = np.tile(np.arange(8), 32)
+    quad = rows // 8
+    d_table = d_lay.table
+    slice_ = d_table[rows, cols]
+    a_read = a_lay.table[rows]
+    b_read = a_lay.table[quad * 8 + cols]
+    ptx = f"mma.sync.aligned.m8n8k4.row.col.{dp.d_type}.f16.f16.{dp.c}"
+    tile = TileSpec(32, 8, 4, 128, 128, 256, 256, _labels(32, 8), instruction=ptx)
+    return Harness.from_reads(dp, tile, slice_, a_read, b_read, slice_, a_layout=a_lay,
+                              b_layout=a_lay, word_rows=rows, word_cols=quad * 8 + cols, c_layout=d_lay, d_layout=d_lay, a_packing="b16",
+                              b_packing="b16",
+                              notes=("four independent 8x8x4 MMAs, one per quad pair; "
+                                     "rows and B columns are 8 * quad pair + index",))
+
+
+def _elem_bits(fmt: str) -> int:
+    f = get_format(fmt)
+    if f.name == "tf32":
+        return 32
+    return f.width  # 16, 8, or the sub-byte 6 and 4
+
+
+def _smem_t(fmt: str) -> int:
+    """Elements per 16-byte core-matrix row (fp6/fp4 are packed 16 a row)."""
+    bits = _elem_bits(fmt)
+    return {32: 4, 16: 8, 8: 16, 6: 16, 4: 16}[bits]
+
+
+WGMMA_N = 8
+
+
+def wgmma_harness(dp: Datapath, n: int = WGMMA_N) -> Harness:
+    """wgmma.mma_async.sync.aligned.m64nNkK with A and B in shared memory,
+    K-major and unswizzled: core matrices of 8 rows x 16 bytes, the K core
+    matrices of a row group adjacent (LBO = one core matrix), row groups SBO
+    apart. D: the warpgroup accumulator fragment (PTX ISA)."""
+    a, b = get_format(dp.a_type).name, get_format(dp.b_type).name
+    want = {"tf32": 8, "bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
+    if want.get(a) != dp.k or want.get(b) != dp.k:
+        raise HarnessError(f"no wgmma harness for {dp.id} (K: tf32 8, f16/bf16 16, 8-bit 32)")
+    ta, tb = _smem_t(a), _smem_t(b)
+    la = core_matrix_layout(64, dp.k, ta, 8 * ta, 8 * dp.k)
+    lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
+    ld = wgmma_d_layout(n)
+    words = 64 * n
+    ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{dp.k}.{dp.d_type}.{dp.a_type}.{dp.b_type}"
+    tile = TileSpec(64, n, dp.k, 64 * dp.k, n * dp.k, words, words, _labels(128, n // 2),
+                    instruction=ptx)
+    slice_ = np.arange(words)
+    a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
+                                                             ld.table, slice_)
+    return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
+                              c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
+                              a_packing=PACKINGS[_elem_bits(a)],
+                              b_packing=PACKINGS[_elem_bits(b)])
+
+
+# tcgen05: shared-memory operand layouts (elements) and the stable slices
+# of the write-up's release (../shared/notes/tcgen05-published-parameters.md).
+TCGEN05_SMEM = {  # elements per 16 B -> (T, SBO, LBO) in elements
+    4: (4, 32, 64),  # tf32: (r&7)*4 + (r>>3)*32 + (k&3) + (k>>2)*64
+    8: (8, 32, 64),  # bf16/f16: (r&7)*8 + (r>>3)*32 + (k&7) + (k>>3)*64
+    16: (16, 64, 128),  # 8-bit (and packed fp6/fp4): 16-byte groups, the same byte pattern
+}
+
+
+def tcgen05_slice(dp: Datapath) -> np.ndarray:
+    """Dump indices (4 * thread + register) that carry D, per the release."""
+    if dp.block_scaled:
+        return np.array([0])  # M128N8 block-scaled runners: thread 0, register 0
+    t = _smem_t(dp.a_type)
+    if t == 4:  # tf32: threads 0-31 x registers 0-3
+        return np.arange(128)
+    if t == 8:  # bf16/f16: threads 0-15 x 0-3, threads 16-31 x 0-1
+        return np.array([4 * th + r for th in range(16) for r in range(4)]
+                        + [4 * th + r for th in range(16, 32) for r in range(2)])
+    # 8-bit: threads {0,1,4,5} x 4 registers and {8,9,12,13} x 2
+    return np.array([4 * th + r for th in (0, 1, 4, 5) for r in range(4)]
+                    + [4 * th + r for th in (8, 9, 12, 13) for r in range(2)])
+
+
+def tcgen05_d_layout(m: int) -> Layout:
+    """16x256b.x1 read by 4 warps: thread 32w + t, register j holds row
+    (M64: 16w, M128: 32w) + t//4 + 8 (j//2), column 2 (t%4) + j%2."""
+    if m == 64:
+        return Layout(((8, 2, 4), (2, 4)), ((16, 2, 128), (1, 4)))
+    # M128: rows 32w + 0..15 are read (16 of the 32 lanes of each warp's quarter)
+    return Layout(((8, 2, 2, 4), (2, 4)), ((16, 2, 0, 128), (1, 4)))
+
+
+def tcgen05_harness(dp: Datapath) -> Harness:
+    """tcgen05.mma.cta_group::1 M64N8 (M128N8 block-scaled), A and B in
+    shared memory (K-major, no swizzle), C written and D read with
+    tcgen05.{st,ld}.sync.aligned.16x256b.x1 by 128 threads."""
+    if dp.sparse:
+        raise HarnessError(f"no raw tcgen05 harness for sparse {dp.id} yet (result mode only)")
+    m = 128 if dp.block_scaled else 64
+    n = 8
+    ta, tb = _smem_t(dp.a_type), _smem_t(dp.b_type)
+    if ta != tb and not dp.block_scaled and dp.kind != "f8f6f4":
+        raise HarnessError(f"mixed A/B element sizes need kind::f8f6f4 ({dp.id})")
+    la = core_matrix_layout(m, dp.k, *_t_sbo_lbo(ta))
+    lb = core_matrix_layout(n, dp.k, *_t_sbo_lbo(tb))
+    ld = tcgen05_d_layout(m)
+    slice_ = tcgen05_slice(dp)
+    d_table = ld.table
+    if m == 128:  # the rows the 16x256b read does not reach map nowhere
+        d_table = np.where((np.arange(m)[:, None] % 32) < 16, d_table, -1)
+    a_read, b_read, c_read, rows, cols = _words_from_layouts(d_table, la.table, lb.table,
+                                                             d_table, slice_)
+    sa_read = sb_read = None
+    scale_slots = 0
+    if dp.block_scaled:
+        ns = dp.n_scales
+        scale_slots = m * ns
+        sa_read = rows[:, None] * ns + np.arange(ns)
+        sb_read = cols[:, None] * ns + np.arange(ns)
+    kind = f"kind::{dp.kind}"
+    ptx = (f"tcgen05.mma.cta_group::1.{kind}"
+           + (f".block_scale.scale_vec::{dp.scale_vec or 1}X" if dp.block_scaled else "")
+           + f" (M{m} N{n} K{dp.k}, {dp.a_type} x {dp.b_type} -> {dp.d_type})")
+    # buffers span the layout (the documented offsets overlap rows and leave gaps)
+    a_slots, b_slots = max(m * dp.k, la.cosize), max(n * dp.k, lb.cosize)
+    tile = TileSpec(m, n, dp.k, _round16(a_slots), _round16(b_slots), 512, 512, _labels(128, 4),
+                    scale_slots=scale_slots, instruction=ptx)
+    c_slots = np.unique(d_table[d_table >= 0])
+    return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, c_slots=c_slots,
+                              sa_read=sa_read, sb_read=sb_read, a_layout=la, b_layout=lb,
+                              c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
+                              a_packing=PACKINGS[_elem_bits(dp.a_type)],
+                              b_packing=PACKINGS[_elem_bits(dp.b_type)])
+
+
+def _round16(x: int) -> int:
+    return (x + 15) // 16 * 16
+
+
+def _t_sbo_lbo(t: int) -> tuple[int, int, int]:
+    tt, sbo, lbo = TCGEN05_SMEM[t]
+    return tt, lbo, sbo
+
+
+BUILDERS = {"mma": mma_harness, "wgmma": wgmma_harness, "tcgen05": tcgen05_harness}
+
+
+def harness_for(dp: Datapath) -> Harness:
+    """The documented harness of datapath ``dp`` (HarnessError if none)."""
+    return BUILDERS[dp.family](dp)
