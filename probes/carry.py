@@ -1,0 +1,57 @@
+"""carry: K products at the largest significand, a targeted test for what
+random inputs never reach.
+
+Every lane holds the largest finite significand at one exponent (all
+positive, all negative, and with C of the same size), so the block sum
+carries log2(K) + 2 bits above the anchor. The model of the findings so
+far must reproduce these words; models whose accumulator keeps only a few
+integer bits above the anchor (and wraps) are the alternatives.
+"""
+
+from __future__ import annotations
+
+from .common import Batch, Finding, exp_range, home_exponent, max_sig, product, word
+
+
+def run(ctx) -> Finding:
+    ctx.require("zero")
+    dp = ctx.dp
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    E = home_exponent(fa, fb, 4)
+    ma, mb = max_sig(fa), max_sig(fb)
+    bt = Batch(dp)
+    for sign in (0, 1):
+        p = product(fa, fb, E, sign, (ma, mb), (fa.frac_bits, fb.frac_bits))
+        if p is None:
+            continue
+        lanes = {k: p[:2] for k in range(dp.k)}
+        bt.add(f"every lane {'-' if sign else '+'}max*max at 2^{E}, C = 0", lanes)
+        _, _, xc = exp_range(fc)
+        for ce in (E, E + 2, E + max(1, dp.k.bit_length())):
+            c = word(fc, sign, max_sig(fc), ce - fc.frac_bits)
+            if c is not None:
+                bt.add(f"every lane {'-' if sign else '+'}max*max, C = "
+                       f"{'-' if sign else '+'}max at 2^{ce}", lanes, c)
+        half = {k: p[:2] for k in range(0, dp.k, 2)}
+        bt.add(f"every other lane {'-' if sign else '+'}max*max", half)
+    if not len(bt):
+        return Finding("carry", "skipped", "no largest-significand product in these formats")
+    cs = bt.cases()
+    w = ctx.run(cs)
+    cands = {"no wrap": {}}
+    for bits in range(0, 9):
+        cands[f"{bits} carry bits"] = {"carry_bits": bits}
+    ok = ctx.consistent(cs, w, cands)
+    ev = [bt.evidence(i, [w[i]]) for i in range(min(4, len(bt)))]
+    if "no wrap" in ok:
+        wrap = [x for x in ok if x != "no wrap"]
+        need = min(int(x.split()[0]) for x in wrap) if wrap else None
+        text = (f"{dp.k} products at the largest significand carry into the top without wrapping"
+                + ("" if need is None else f" (any accumulator with {need}+ carry bits agrees)"))
+        return Finding("carry", "found", text, {"carry_bits": None, "carries_ok": True}, ev)
+    if ok:
+        bits = min(int(x.split()[0]) for x in ok)
+        return Finding("carry", "found", f"the accumulator wraps above {bits} carry bits",
+                       {"carry_bits": bits}, ev)
+    return Finding("carry", "failed", "the model of the findings does not reproduce the "
+                   "largest-significand sums", {}, ev)

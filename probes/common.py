@@ -1,0 +1,226 @@
+"""What every ladder step shares: the Finding it returns, its evidence rows,
+and exact word builders for the values probes feed a device.
+
+Probes build inputs (powers of two, fractions of an ulp, maximal
+significands) as raw words with the integer codecs of ``models.formats``;
+they never compute an expected output word. A step either compares device
+words with each other or asks a Model (``ctx.model(...)``) which parameter
+values agree with what the device returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.models.formats import Specials, decode_scalar, describe, encode, get_format
+
+
+# ---------------------------------------------------------------------------
+# Findings and their evidence.
+
+
+@dataclass
+class Evidence:
+    """One proving case: its nonzero inputs and the raw words that came back."""
+
+    label: str
+    a: dict = field(default_factory=dict)  # lane -> word (nonzero lanes)
+    b: dict = field(default_factory=dict)
+    c: int | None = None
+    words: list = field(default_factory=list)  # device words (result, or dump words)
+    note: str = ""
+    scale_a: list | None = None
+    scale_b: list | None = None
+
+    def as_dict(self) -> dict:
+        out = {"label": self.label,
+               "a": {str(k): f"{v:#x}" for k, v in self.a.items()},
+               "b": {str(k): f"{v:#x}" for k, v in self.b.items()},
+               "c": None if self.c is None else f"{self.c:#x}",
+               "words": [f"{int(w):#x}" for w in self.words]}
+        if self.note:
+            out["note"] = self.note
+        if self.scale_a is not None:
+            out["scale_a"] = [f"{int(w):#x}" for w in self.scale_a]
+            out["scale_b"] = [f"{int(w):#x}" for w in self.scale_b]
+        return out
+
+
+@dataclass
+class Finding:
+    """What one step concluded, with the cases that prove it."""
+
+    step: str
+    status: str  # found | partial | skipped | failed
+    summary: str
+    values: dict = field(default_factory=dict)
+    evidence: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    cases: int = 0  # logical cases (result mode) or tiles (raw mode) spent
+    seconds: float = 0.0
+    prerequisite: bool = False  # run because a later step needed it
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("found", "partial")
+
+    def as_dict(self) -> dict:
+        vals = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.values.items()}
+        return {"step": self.step, "status": self.status, "summary": self.summary,
+                "values": vals, "notes": list(self.notes), "cases": self.cases,
+                "seconds": round(self.seconds, 4), "prerequisite": self.prerequisite,
+                "evidence": [e.as_dict() for e in self.evidence]}
+
+
+# ---------------------------------------------------------------------------
+# Exact words.
+
+
+def exp_range(fmt) -> tuple[int, int, int]:
+    """(smallest subnormal exponent, smallest normal exponent, largest
+    exponent) of a float format: the values 2**e it holds."""
+    f = get_format(fmt)
+    emin = 1 - f.bias
+    top = (1 << f.exp_bits) - 1
+    emax = top - f.bias - (1 if f.specials == Specials.IEEE else 0)
+    return emin - f.frac_bits, emin, emax
+
+
+def word(fmt, sign: int, mag: int, q: int) -> int | None:
+    """The word of (-1)**sign * mag * 2**q in ``fmt``, or None if inexact."""
+    return _word(get_format(fmt).name, int(sign), int(mag), int(q))
+
+
+@lru_cache(maxsize=65536)
+def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
+    f = get_format(fmt)
+    if mag == 0:
+        return (sign << (f.width - 1)) if f.signed else 0
+    w = int(encode(f, sign, mag, q)[()])
+    cls, s, sig, lsb, _ = decode_scalar(w, f.spec)
+    if cls != 1 or s != sign:
+        return None
+    # exact iff sig * 2**lsb == mag * 2**q
+    a, b = (sig, lsb), (mag, q)
+    lo = min(a[1], b[1])
+    return w if (a[0] << (a[1] - lo)) == (b[0] << (b[1] - lo)) else None
+
+
+def pow2(fmt, e: int, sign: int = 0) -> int | None:
+    return word(fmt, sign, 1, e)
+
+
+def zero(fmt, sign: int = 0) -> int:
+    return word(fmt, sign, 0, 0)
+
+
+def raw_exp(fmt, w: int) -> int:
+    return int(decode_scalar(int(w), get_format(fmt).spec)[4])
+
+
+def max_sig(fmt) -> int:
+    """The largest finite significand (e4m3's all-ones is NaN)."""
+    f = get_format(fmt)
+    m = (1 << (f.frac_bits + 1)) - 1
+    return m - 1 if f.specials == Specials.FN else m
+
+
+def product(fa, fb, e: int, sign: int = 0, mant: tuple[int, int] = (1, 1),
+            frac: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:
+    return _product(get_format(fa).name, get_format(fb).name, int(e), int(sign),
+                    tuple(mant), tuple(frac))
+
+
+@lru_cache(maxsize=65536)
+def _product(fa, fb, e, sign, mant, frac):
+    """Words (a, b) with a * b = (-1)**sign * mant_a*2**-frac_a * mant_b*2**-frac_b * 2**e,
+    normal numbers preferred and the exponent split evenly; also returns the
+    raw exponent sum (what the datapath aligns on). None if impossible."""
+    sa, na, xa = exp_range(fa)
+    sb, nb, xb = exp_range(fb)
+    best = None
+    for ea in range(sa - 2, xa + 1):
+        eb = e - ea
+        wa = word(fa, sign, mant[0], ea - frac[0])
+        wb = word(fb, 0, mant[1], eb - frac[1])
+        if wa is None or wb is None:
+            continue
+        normal = (ea >= na) + (eb >= nb)
+        key = (normal, -abs(ea - eb))
+        if best is None or key > best[0]:
+            best = (key, wa, wb)
+    if best is None:
+        return None
+    _, wa, wb = best
+    return wa, wb, raw_exp(fa, wa) + raw_exp(fb, wb)
+
+
+def product_range(fa, fb) -> tuple[int, int]:
+    """Exponents e for which a product of two powers of two equals 2**e."""
+    sa, _, xa = exp_range(fa)
+    sb, _, xb = exp_range(fb)
+    return sa + sb, xa + xb
+
+
+def home_exponent(fa, fb, prefer: int = 10) -> int:
+    """An exponent E with +-2**E products, near ``prefer`` and away from the
+    ends of the range (probes stay clear of floors and overflow)."""
+    lo, hi = product_range(fa, fb)
+    _, na, xa = exp_range(fa)
+    _, nb, xb = exp_range(fb)
+    top = xa + xb - 1
+    return max(min(prefer, top), na + nb)
+
+
+def show(fmt, w) -> str:
+    return describe(get_format(fmt), int(w))
+
+
+# ---------------------------------------------------------------------------
+# Building batches of logical cases.
+
+
+class Batch:
+    """Logical cases for one step, built row by row, with labels."""
+
+    def __init__(self, dp, lanes: int | None = None):
+        self.dp = dp
+        self.k = lanes or dp.k
+        self.rows: list[tuple[str, dict, dict, int]] = []
+        self.zero_a = zero(dp.a_type)
+        self.zero_b = zero(dp.b_type)
+
+    def add(self, label: str, lanes: dict | None = None, c: int | None = None) -> int:
+        """lanes: {k: (a_word, b_word)}; c: C word (None: +0). Returns the row."""
+        lanes = lanes or {}
+        a = {k: v[0] for k, v in lanes.items()}
+        b = {k: v[1] for k, v in lanes.items()}
+        self.rows.append((label, a, b, zero(self.dp.c) if c is None else int(c)))
+        return len(self.rows) - 1
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def cases(self) -> Cases:
+        n = len(self.rows)
+        a = np.full((n, self.k), self.zero_a, np.uint32)
+        b = np.full((n, self.k), self.zero_b, np.uint32)
+        c = np.zeros(n, np.uint32)
+        for i, (_, ra, rb, rc) in enumerate(self.rows):
+            for k, v in ra.items():
+                a[i, k] = v
+            for k, v in rb.items():
+                b[i, k] = v
+            c[i] = rc
+        return Cases(a, b, c, names=[r[0] for r in self.rows])
+
+    def evidence(self, i: int, words, note: str = "") -> Evidence:
+        label, a, b, c = self.rows[i]
+        za, zb = self.zero_a, self.zero_b
+        return Evidence(label, {k: v for k, v in a.items() if v != za},
+                        {k: v for k, v in b.items() if v != zb}, c,
+                        [int(w) for w in np.atleast_1d(words)], note)

@@ -1,0 +1,102 @@
+"""internal: the window, -1 + 1 + 2**-e.
+
+Products +2**E and -2**E in lanes i and j cancel; C = 2**(E-e) survives only
+while it lies inside the window of F fraction bits below the block's anchor
+E. D is compared with the D of C alone: F is the largest e for which every
+e' <= e survives. If i and j sit in different blocks, the first block rounds
+2**E + C into the output format and the survivor is lost beyond the output's
+precision, so a pair is tried in every candidate position (adjacent pairs
+first; every pair once, at e = F + 1, when the best so far does not exceed
+the visible precision).
+"""
+
+from __future__ import annotations
+
+from .common import Batch, Finding, exp_range, home_exponent, pow2, product
+
+
+def sweep(ctx, pairs, E, emax):
+    """(per pair: the survival run length, rows for evidence)."""
+    bt = Batch(ctx.dp)
+    plus = product(ctx.a_fmt, ctx.b_fmt, E, 0)
+    minus = product(ctx.a_fmt, ctx.b_fmt, E, 1)
+    refs = {}
+    for e in range(1, emax + 1):
+        refs[e] = bt.add(f"C = 2^{E - e} alone", {}, pow2(ctx.c_fmt, E - e))
+    rows = {}
+    for i, j in pairs:
+        for e in range(1, emax + 1):
+            rows[(i, j, e)] = bt.add(f"lane {i}: +2^{E}, lane {j}: -2^{E}, C = 2^{E - e}",
+                                     {i: plus[:2], j: minus[:2]}, pow2(ctx.c_fmt, E - e))
+    w = ctx.run(bt.cases())
+    runs = {}
+    for i, j in pairs:
+        n = 0
+        for e in range(1, emax + 1):
+            if w[rows[(i, j, e)]] != w[refs[e]]:
+                break
+            n = e
+        runs[(i, j)] = n
+    return runs, bt, w, rows, refs
+
+
+def at(ctx, pairs, E, e):
+    """Which pairs keep C = 2**(E-e) (one case per pair)."""
+    bt = Batch(ctx.dp)
+    plus = product(ctx.a_fmt, ctx.b_fmt, E, 0)
+    minus = product(ctx.a_fmt, ctx.b_fmt, E, 1)
+    ref = bt.add(f"C = 2^{E - e} alone", {}, pow2(ctx.c_fmt, E - e))
+    rows = {p: bt.add("", {p[0]: plus[:2], p[1]: minus[:2]}, pow2(ctx.c_fmt, E - e)) for p in pairs}
+    w = ctx.run(bt.cases())
+    return [p for p, r in rows.items() if w[r] == w[ref]]
+
+
+def setup(ctx):
+    E = home_exponent(ctx.a_fmt, ctx.b_fmt)
+    _, cmin, _ = exp_range(ctx.c_fmt)
+    csub, _, _ = exp_range(ctx.c_fmt)
+    emax = min(60, E - csub)
+    return E, emax
+
+
+def run(ctx) -> Finding:
+    dp = ctx.dp
+    k = dp.k
+    vis = ctx.require("visible").values.get("visible_bits", 0)
+    E, emax = setup(ctx)
+    if k < 2:
+        return Finding("internal", "skipped", "K = 1: no two products to cancel")
+    pairs = [(i, i + 1) for i in range(0, min(k - 1, 8), 2)]
+    pairs += [(0, k - 1), (k // 2 - 1, k // 2)]
+    pairs = list(dict.fromkeys(p for p in pairs if p[0] != p[1]))
+    runs, bt, w, rows, refs = sweep(ctx, pairs, E, emax)
+    best = max(runs.values())
+    notes = []
+    if best <= vis:
+        every = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        more = at(ctx, every, E, best + 1)
+        if more:
+            r2, bt, w, rows, refs = sweep(ctx, more[:4], E, emax)
+            runs.update(r2)
+            best = max(runs.values())
+            notes.append(f"adjacent pairs straddle blocks; pairs {more[:4]} share one")
+    same = sorted(p for p, n in runs.items() if n == best)
+    i, j = same[0]
+    ev = []
+    for e in (best, best + 1):
+        if (i, j, e) in rows:
+            ev.append(bt.evidence(rows[(i, j, e)], [w[rows[(i, j, e)]], w[refs[e]]],
+                                  "C survives (D = C alone)" if w[rows[(i, j, e)]] == w[refs[e]]
+                                  else "C is cut (D differs from C alone)"))
+    values = {"window_bits": best, "same_block_pairs": [list(p) for p in same],
+              "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}}
+    if best >= emax:
+        values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
+        values["window_bits"] = None
+        return Finding("internal", "partial",
+                       f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}: "
+                       f"the window is at least {emax} bits", values, ev, notes)
+    summary = (f"-2^{E} + 2^{E} + 2^({E}-e) keeps C for e <= {best}: the accumulator keeps "
+               f"F = {best} fraction bits below the largest exponent"
+               + (f" ({best - vis} more than the output shows)" if best > vis else ""))
+    return Finding("internal", "found", summary, values, ev, notes)

@@ -1,0 +1,335 @@
+"""layout: the operand layout the device really reads, from signatures.
+
+Wrong layouts still execute and even return K for all-ones inputs; only
+isolated-lane signatures tell. On the raw dump:
+
+1. references: C = n alone gives the word of the count n;
+2. each A slot alone (1.0, every B slot 1.0, C = 0): which slice words read
+   it, and how often; the same for each B slot, and for each C slot (C = 1
+   alone) which word it feeds;
+3. pairing: A slots read by no common word are lit together, and B is lit
+   with bit i of each B slot's index, so each word spells, bit by bit, the
+   B slot its A slot is multiplied with;
+4. lanes: pairs sharing an A or a B slot are one lane; each lane takes the
+   name of the documented lane its A slots hold (else B's, else its order);
+5. proof: with the measured harness every lane alone contributes exactly its
+   product (the lanes step's test).
+
+Its harness replaces the documented one for every later step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.devices.base import PhysicalBatch
+from tcprobe.harness import Harness, HarnessError
+from tcprobe.layout import core_matrix_layout
+
+from .common import Batch, Evidence, Finding, pow2, product, word, zero
+
+
+def _physical(ctx, a, b, c) -> PhysicalBatch:
+    sa = sb = None
+    if ctx.dp.block_scaled:
+        t = ctx.tile()
+        unit = pow2(ctx.dp.scale_type, 0)
+        sa = np.full((len(a), t.scale_slots), unit, np.uint32)
+        sb = sa.copy()
+    return PhysicalBatch(np.asarray(a, np.uint32), np.asarray(b, np.uint32),
+                         np.asarray(c, np.uint32), sa, sb)
+
+
+def _counts(dump_slice, table: dict) -> np.ndarray:
+    out = np.full(dump_slice.shape, -1, np.int64)
+    for w, n in table.items():
+        out[dump_slice == w] = n
+    return out
+
+
+def _color(reads_of_slot: dict, slots_of_word: list) -> dict:
+    """Greedy colouring: slots read by a common word get different colours."""
+    color = {}
+    for s, words in reads_of_slot.items():
+        used = {color[o] for w in words for o in slots_of_word[w] if o in color}
+        c = 0
+        while c in used:
+            c += 1
+        color[s] = c
+    return color
+
+
+class _Union:
+    def __init__(self):
+        self.parent = {}
+
+    def find(self, x):
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, x, y):
+        self.parent[self.find(x)] = self.find(y)
+
+
+def run(ctx) -> Finding:
+    if not ctx.raw:
+        return Finding("layout", "skipped",
+                       f"{ctx.device.name} has no raw mode: operands go in as logical cases, "
+                       "there is no physical layout to find")
+    ctx.require("slice")
+    dp, t = ctx.dp, ctx.tile()
+    S = np.asarray(ctx.harness.slice)
+    W, K = len(S), dp.k
+    one_a, one_b, one_c = pow2(ctx.a_fmt, 0), pow2(ctx.b_fmt, 0), pow2(ctx.c_fmt, 0)
+    za, zb, zc = zero(ctx.a_fmt), zero(ctx.b_fmt), zero(ctx.c_fmt)
+    ev, notes = [], []
+
+    # 1. count references
+    refs = [word(ctx.c_fmt, 0, n, 0) for n in range(K + 2)]
+    d = ctx.launch(_physical(ctx, np.full((K + 2, t.a_slots), za), np.full((K + 2, t.b_slots), zb),
+                             np.array(refs, np.uint32)[:, None].repeat(t.c_slots, 1)))
+    table = {int(d[n, S[0]]): n for n in range(K + 2)}
+    if len(table) != K + 2:
+        return Finding("layout", "failed", "C = 0, 1, 2, ... alone do not give distinct words")
+
+    # 2. one-hot A, B and C slots
+    eye_a = np.where(np.eye(t.a_slots, dtype=bool), one_a, za)
+    dA = ctx.launch(_physical(ctx, eye_a, np.full((t.a_slots, t.b_slots), one_b),
+                              np.full((t.a_slots, t.c_slots), zc)))[:, S]
+    CA = _counts(dA, table)
+    eye_b = np.where(np.eye(t.b_slots, dtype=bool), one_b, zb)
+    dB = ctx.launch(_physical(ctx, np.full((t.b_slots, t.a_slots), one_a), eye_b,
+                              np.full((t.b_slots, t.c_slots), zc)))[:, S]
+    CB = _counts(dB, table)
+    eye_c = np.where(np.eye(t.c_slots, dtype=bool), one_c, zc)
+    dC = ctx.launch(_physical(ctx, np.full((t.c_slots, t.a_slots), za),
+                              np.full((t.c_slots, t.b_slots), zb), eye_c))[:, S]
+    CC = _counts(dC, table)
+    for name, cnt in (("A", CA), ("B", CB), ("C", CC)):
+        if (cnt < 0).any():
+            s, w = map(int, np.argwhere(cnt < 0)[0])
+            return Finding("layout", "failed",
+                           f"{name} slot {s} alone gives word {int((dA, dB, dC)['ABC'.index(name)][s, w]):#x} "
+                           f"at {ctx.harness.label(int(S[w]))}, which is no small count")
+    if (CA > 1).any() or (CB > 1).any():
+        return Finding("layout", "failed", "a slot feeds one word twice: no replicable layout")
+    per_word_a = CA.sum(axis=0)
+    per_word_b = CB.sum(axis=0)
+    if not ((per_word_a == K) & (per_word_b == K)).all():
+        w = int(np.flatnonzero((per_word_a != K) | (per_word_b != K))[0])
+        return Finding("layout", "failed",
+                       f"{ctx.harness.label(int(S[w]))} reads {per_word_a[w]} A and {per_word_b[w]} "
+                       f"B slots, not K={K}")
+    c_read = np.full(W, -1)
+    hits = np.argwhere(CC == 1)
+    for s, w in hits:
+        c_read[w] = s
+    if (CC.sum(axis=0) != 1).any():
+        return Finding("layout", "failed", "a slice word is fed by no C slot, or by several")
+    a_slots_of_word = [np.flatnonzero(CA[:, w]).tolist() for w in range(W)]
+    b_slots_of_word = [set(np.flatnonzero(CB[:, w]).tolist()) for w in range(W)]
+    s0 = a_slots_of_word[0][0]
+    ev.append(Evidence(f"A slot {s0} alone", {f"slot {s0}": one_a}, {"all": one_b}, zc,
+                       [int(dA[s0, w]) for w in np.flatnonzero(CA[s0])[:3]],
+                       f"read by {int(CA[s0].sum())} of {W} slice words "
+                       f"({', '.join(ctx.harness.label(int(S[w])) for w in np.flatnonzero(CA[s0])[:3])}...)"))
+
+    # 3. pairing
+    reads_of_slot = {}
+    for w, slots in enumerate(a_slots_of_word):
+        for s in slots:
+            reads_of_slot.setdefault(s, []).append(w)
+    color = _color(reads_of_slot, a_slots_of_word)
+    ncol = max(color.values()) + 1
+    nbits = max(1, int(np.ceil(np.log2(t.b_slots))))
+    bits_b = (np.arange(t.b_slots)[None, :] >> np.arange(nbits)[:, None]) & 1  # (nbits, b_slots)
+    rows_a, rows_b = [], []
+    for c in range(ncol):
+        lit = [s for s, col in color.items() if col == c]
+        a_row = np.full(t.a_slots, za, np.uint32)
+        a_row[lit] = one_a
+        for i in range(nbits):
+            rows_a.append(a_row)
+            rows_b.append(np.where(bits_b[i] == 1, one_b, zb).astype(np.uint32))
+    n = len(rows_a)
+    dP = ctx.launch(_physical(ctx, np.array(rows_a), np.array(rows_b),
+                              np.full((n, t.c_slots), zc)))[:, S]
+    P = _counts(dP, table).reshape(ncol, nbits, W)
+    if (P < 0).any() or (P > 1).any():
+        return Finding("layout", "failed", "a pairing probe gave no 0/1 count")
+    weights = (1 << np.arange(nbits))[None, :, None]
+    partner = (P * weights).sum(axis=1)  # (ncol, W): B slot paired with the lit A slot
+    uf = _Union()
+    triples = []
+    for w, slots in enumerate(a_slots_of_word):
+        for s in slots:
+            tb = int(partner[color[s], w])
+            if tb not in b_slots_of_word[w]:
+                return Finding("layout", "failed",
+                               f"A slot {s} pairs with B slot {tb}, which "
+                               f"{ctx.harness.label(int(S[w]))} does not read")
+            triples.append((w, s, tb))
+            uf.union(("a", s), ("b", tb))
+    comps = {}
+    for w, s, tb in triples:
+        comps.setdefault(uf.find(("a", s)), []).append((w, s, tb))
+    for members in comps.values():
+        if len({w for w, _, _ in members}) != len(members):
+            return Finding("layout", "failed", "a lane reaches one word twice")
+    s_ex = a_slots_of_word[0][0]
+    ev.append(Evidence(f"pairing: A slot {s_ex} and B bit patterns", {f"slot {s_ex}": one_a},
+                       {"bit i of the B slot": one_b}, zc,
+                       [int(P[color[s_ex], i, 0]) for i in range(nbits)],
+                       f"bits spell B slot {int(partner[color[s_ex], 0])}"))
+
+    # 4. lane names: by A's documented lanes (else B's, else order); components with
+    # one name but disjoint words are the same lane of independent MMAs (V100's quad pairs)
+    nominal = ctx.nominal
+    comp_list = list(comps.values())
+
+    def name_by(lanes_of, pos):
+        slot_lane = {int(s): k for k, lane in enumerate(lanes_of) for s in lane}
+        names = []
+        for members in comp_list:
+            ks = {slot_lane.get(m[pos]) for m in members}
+            if len(ks) != 1 or None in ks:
+                return None
+            names.append(ks.pop())
+        return names if sorted(set(names)) == list(range(K)) else None
+
+    names = name_by(nominal.a_lanes, 1) if nominal else None
+    named_by = "A's documented lanes"
+    if names is None and nominal:
+        names = name_by(nominal.b_lanes, 2)
+        named_by = "B's documented lanes"
+    if names is None:
+        if len(comp_list) != K:
+            return Finding("layout", "failed",
+                           f"the slots form {len(comp_list)} lanes, not K={K}, and no documented "
+                           "lane names them")
+        order = np.argsort([min(m[1] for m in members) for members in comp_list])
+        names = list(np.argsort(order))
+        named_by = "the order of their first A slot"
+    a_read = np.full((W, K), -1, np.int64)
+    b_read = np.full((W, K), -1, np.int64)
+    for k, members in zip(names, comp_list, strict=True):
+        for w, s, tb in members:
+            if a_read[w, k] >= 0:
+                return Finding("layout", "failed", f"lane {k} reaches one word twice")
+            a_read[w, k] = s
+            b_read[w, k] = tb
+    if (a_read < 0).any():
+        return Finding("layout", "failed", "a lane misses a slice word")
+    try:
+        sa_read, sb_read = _scales(nominal, S)
+        found = Harness.from_reads(dp, t, S, a_read, b_read, c_read, c_slots=np.arange(t.c_slots),
+                                   sa_read=sa_read, sb_read=sb_read,
+                                   a_packing=nominal.a_packing if nominal else "b32",
+                                   b_packing=nominal.b_packing if nominal else "b32",
+                                   source="measured")
+    except HarnessError as e:
+        return Finding("layout", "failed", f"the measured layout cannot replicate a case: {e}")
+
+    # 5. proof with the measured harness: every lane alone = its product
+    old = ctx.harness
+    ctx.harness = found
+    bt = Batch(dp)
+    p = product(ctx.a_fmt, ctx.b_fmt, 1, 1, (3, 1), (1, 0))
+    rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
+    ref = bt.add("C alone", {}, word(ctx.c_fmt, 1, 3, 0))
+    words = ctx.run(bt.cases())
+    bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
+    ev.append(bt.evidence(ref, [words[ref]]))
+    for r in rows[:2] + rows[-1:]:
+        ev.append(bt.evidence(r, [words[r]], "= C alone" if words[r] == words[ref] else "differs"))
+    if bad:
+        ctx.harness = old
+        return Finding("layout", "failed", f"with the measured layout lanes {bad[:8]} still do "
+                       "not contribute their product", {}, ev)
+
+    same = nominal is not None and found.same_placement(nominal)
+    desc = {}
+    if nominal is not None and not same:
+        desc = _describe(nominal, found, dp)
+        notes += [f"{k}: {v}" for k, v in desc.items()]
+    if same:
+        ctx.harness = nominal  # keep the documented tables (per-word rows and columns)
+        summary = (f"as documented: every one of the {K} A and B lanes feeds exactly its own "
+                   f"product in all {W} slice words ({nominal.a_layout} / {nominal.b_layout})")
+    else:
+        summary = (f"measured layout differs from the documented one "
+                   f"({'; '.join(f'{k}: {v}' for k, v in desc.items())}); "
+                   f"lanes named by {named_by}")
+    values = {"layout_documented": bool(same), "a_lanes": [lane.tolist() for lane in found.a_lanes],
+              "b_lanes": [lane.tolist() for lane in found.b_lanes],
+              "c_read": c_read.tolist()}
+    values.update({f"layout_{k}": v for k, v in desc.items()})
+    return Finding("layout", "found", summary, values, ev, notes)
+
+
+def _scales(nominal, S):
+    """The documented scale slots of the slice words (block-scaled kinds; not measured)."""
+    if nominal is None or nominal.sa_read is None:
+        return None, None
+    pos = {int(s): i for i, s in enumerate(nominal.slice)}
+    if any(int(s) not in pos for s in S):
+        return None, None
+    i = [pos[int(s)] for s in S]
+    return nominal.sa_read[i], nominal.sb_read[i]
+
+
+def _describe(nominal: Harness, found: Harness, dp) -> dict:
+    """What moved, in documented terms where possible."""
+    out = {}
+    for op, nl, fl in (("A", nominal.a_lanes, found.a_lanes), ("B", nominal.b_lanes, found.b_lanes)):
+        sets = [frozenset(x.tolist()) for x in nl]
+        fsets = [frozenset(x.tolist()) for x in fl]
+        if sets == fsets:
+            out[op] = "documented"
+            continue
+        perm = [sets.index(f) if f in sets else None for f in fsets]
+        if None not in perm:
+            out[op] = f"documented slots, lane k holds documented lane order[k] = {perm}"
+            continue
+        fit = _fit_core_matrix(nominal, found, op, dp)
+        out[op] = fit or "slots outside the documented lane sets"
+    if not np.array_equal(np.sort(nominal.slice), np.sort(found.slice)):
+        out["dump"] = "the slice sits at other dump indices"
+    return out
+
+
+def _fit_core_matrix(nominal, found, op, dp) -> str | None:
+    """Other core-matrix strides (and a K order) that explain the measured
+    slots: SBO from the first slots of rows 0 and 8, LBO from a row's first
+    slot at or past one core-matrix row (T elements), then checked on every word."""
+    lay = nominal.a_layout if op == "A" else nominal.b_layout
+    if lay is None or nominal.c_layout is None or dp.family == "mma":
+        return None
+    # the row and column of each measured word, from the C slot that feeds it
+    where = {int(v): rc for rc, v in np.ndenumerate(nominal.c_layout.table)}
+    if any(int(c) not in where for c in found.c_read):
+        return None
+    rows = np.array([where[int(c)][0 if op == "A" else 1] for c in found.c_read])
+    read = found.a_read if op == "A" else found.b_read
+    (_, _), (t, _) = lay.shape
+    base = {}
+    for w, r in enumerate(rows):
+        base.setdefault(int(r), int(read[w].min()))
+    offs = np.sort(read[0] - read[0].min())
+    lbo_c = [int(o) for o in offs if o >= t][:1] or [t * 8]
+    sbo_c = [base[8] - base[0]] if 0 in base and 8 in base else [t * 8]
+    nrows = nominal.tile.m if op == "A" else nominal.tile.n
+    for lbo in lbo_c:
+        for sbo in sbo_c:
+            if lbo <= 0 or sbo <= 0:
+                continue
+            table = core_matrix_layout(nrows, dp.k, t, lbo, sbo).table[rows]
+            cols = {tuple(table[:, j]): j for j in range(dp.k)}
+            order = [cols.get(tuple(read[:, k])) for k in range(dp.k)]
+            if None not in order:
+                tail = "" if order == list(range(dp.k)) else f", K order {order}"
+                return f"core matrices with LBO={lbo}, SBO={sbo} elements{tail}"
+    return None

@@ -1,0 +1,137 @@
+"""specials: the NaN word, Inf*0, Inf-Inf, payloads, overflow.
+
+NaN inputs in A, B and C (several payloads and signs), Inf*0 and 0*Inf,
++Inf and -Inf products in two lanes and against C, an infinity with finite
+terms, a NaN whose payload lies only in bits the input conversion drops
+(tf32), and products past the largest finite output. The NaN word is read
+from the device; a model with that word (and overflow to Inf, or
+saturation) must then reproduce every case.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models.formats import Specials
+
+from .common import Batch, Finding, exp_range, max_sig, pow2, product, word
+
+
+def _nans(f):
+    """A few NaN words of format f (none for formats without NaN)."""
+    if f.specials == Specials.FINITE or f.kind.name == "INT":
+        return []
+    top = ((1 << f.exp_bits) - 1) << (f.frac_bits + f.drop_bits)
+    sign = 1 << (f.width - 1)
+    if f.specials == Specials.FN:
+        full = top | (((1 << f.frac_bits) - 1) << f.drop_bits)
+        return [full, full | sign]
+    quiet = 1 << (f.frac_bits - 1 + f.drop_bits)
+    return [top | quiet, top | quiet | sign, top | (1 << f.drop_bits), top | quiet | (3 << f.drop_bits)]
+
+
+def _inf(f, sign=0):
+    if f.specials != Specials.IEEE:
+        return None
+    return (sign << (f.width - 1)) | (((1 << f.exp_bits) - 1) << (f.frac_bits + f.drop_bits))
+
+
+def run(ctx) -> Finding:
+    ctx.require("rounding")  # the model check needs the window and the output rounding
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    one_a, one_b, one_c = pow2(fa, 0), pow2(fb, 0), pow2(fc, 0)
+    za, zb = pow2(fa, 0) * 0, pow2(fb, 0) * 0
+    bt = Batch(ctx.dp)
+    nan_rows = []
+    for w in _nans(fa):
+        nan_rows.append(bt.add(f"A = NaN {w:#x}", {0: (w, one_b)}, one_c))
+    for w in _nans(fb):
+        nan_rows.append(bt.add(f"B = NaN {w:#x}", {1: (one_a, w)}, one_c))
+    for w in _nans(fc):
+        nan_rows.append(bt.add(f"C = NaN {w:#x}", {0: (one_a, one_b)}, w))
+    inf_a, inf_b, inf_c = _inf(fa), _inf(fb), _inf(fc)
+    ninf_a, ninf_c = _inf(fa, 1), _inf(fc, 1)
+    special_rows = {}
+    if inf_a is not None:
+        special_rows["Inf*0"] = bt.add("Inf * 0", {0: (inf_a, zb)}, one_c)
+        special_rows["Inf-Inf (lanes)"] = bt.add("+Inf*1 and -Inf*1 in two lanes",
+                                                 {0: (inf_a, one_b), 1: (ninf_a, one_b)})
+        special_rows["Inf+finite"] = bt.add("+Inf*1 + finite", {0: (inf_a, one_b)}, one_c)
+        special_rows["-Inf+finite"] = bt.add("-Inf*1 + finite", {0: (ninf_a, one_b)}, one_c)
+    if inf_b is not None:
+        special_rows["0*Inf"] = bt.add("0 * Inf", {0: (za, inf_b)}, one_c)
+    if inf_c is not None:
+        special_rows["Inf+finite (C)"] = bt.add("C = +Inf, product 1", {0: (one_a, one_b)}, inf_c)
+        if inf_a is not None:
+            special_rows["Inf-Inf (C)"] = bt.add("+Inf*1 + (C = -Inf)", {0: (inf_a, one_b)}, ninf_c)
+    dropped = None
+    if fa.drop_bits and fa.specials == Specials.IEEE:
+        top = ((1 << fa.exp_bits) - 1) << (fa.frac_bits + fa.drop_bits)
+        dropped = bt.add(f"A = {top | 1:#x}: NaN payload only in dropped bits", {0: (top | 1, one_b)})
+        dropped_ref = bt.add("A = +Inf", {0: (top, one_b)})
+    # overflow: the largest products of every lane
+    _, _, xa = exp_range(fa)
+    _, _, xb = exp_range(fb)
+    big = product(fa, fb, xa + xb, 0, (max_sig(fa), max_sig(fb)), (fa.frac_bits, fb.frac_bits))
+    over_rows = []
+    if big:
+        lanes = {k: big[:2] for k in range(ctx.dp.k)}
+        _, _, xc = exp_range(fc)
+        cmax = word(fc, 0, max_sig(fc), xc - fc.frac_bits)
+        over_rows.append(bt.add("every lane the largest product, C = max", lanes, cmax))
+        neg = product(fa, fb, xa + xb, 1, (max_sig(fa), max_sig(fb)), (fa.frac_bits, fb.frac_bits))
+        over_rows.append(bt.add("every lane minus the largest product, C = -max",
+                                {k: neg[:2] for k in range(ctx.dp.k)},
+                                word(fc, 1, max_sig(fc), xc - fc.frac_bits)))
+    cs = bt.cases()
+    w = ctx.run(cs)
+    ev, notes, values = [], [], {"undetermined": {}}
+    nan_words = sorted({int(w[r]) for r in nan_rows})
+    expect_nan = nan_rows + [special_rows[k] for k in special_rows if "Inf-Inf" in k or "*" in k]
+    all_nan = [int(w[r]) for r in expect_nan]
+    for r in nan_rows[:3]:
+        ev.append(bt.evidence(r, [w[r]]))
+    for name, r in special_rows.items():
+        ev.append(bt.evidence(r, [w[r]], name))
+    canonical = None
+    if all_nan:
+        words_seen = sorted(set(all_nan))
+        if len(words_seen) == 1 and ctx.is_nan(words_seen)[0]:
+            canonical = words_seen[0]
+            values["nan"] = canonical
+        else:
+            notes.append(f"NaN-producing cases return {len(words_seen)} different words: "
+                         + ", ".join(f"{x:#x}" for x in words_seen[:6]))
+    else:
+        values["undetermined"]["nan"] = (f"{fa.name} x {fb.name} with a {fc.name} C has no NaN "
+                                        "input and no Inf to make one")
+    if dropped is not None:
+        kind = ("Inf (classified after the conversion)" if w[dropped] == w[dropped_ref]
+                else f"{int(w[dropped]):#x}")
+        values["dropped_payload"] = "inf" if w[dropped] == w[dropped_ref] else "nan"
+        ev.append(bt.evidence(dropped, [w[dropped]], f"behaves like {kind}"))
+    for r in over_rows:
+        ev.append(bt.evidence(r, [w[r]], "overflow"))
+    # which model explains every case: the NaN word, and overflow to Inf or saturation
+    cands = {ov: {"nan": canonical, "overflow": ov} for ov in ("inf", "saturate")}
+    ok = ctx.consistent(cs, w, cands)
+    if len(ok) == 1:
+        values["overflow"] = ok[0]
+    elif not ok:
+        notes.append("no model with one canonical NaN reproduces every special case")
+    parts = []
+    if canonical is not None:
+        which = [x for x, on in (("A", _nans(fa)), ("B", _nans(fb)), ("C", _nans(fc))) if on]
+        made = [k for k in ("Inf*0", "0*Inf", "Inf-Inf (lanes)", "Inf-Inf (C)") if k in special_rows]
+        parts.append(f"every NaN result is {canonical:#x} (NaN in {', '.join(which)} of any "
+                     f"payload{''.join(', ' + m for m in made)})")
+    if "dropped_payload" in values:
+        parts.append("a NaN whose payload is only in dropped bits becomes "
+                     + ("Inf: specials are classified after the input conversion"
+                        if values["dropped_payload"] == "inf" else "NaN"))
+    if "overflow" in values:
+        parts.append("overflow gives " + ("Inf" if values["overflow"] == "inf"
+                                          else "the largest finite value"))
+    status = "found" if ok else "partial"
+    return Finding("specials", status, "; ".join(parts) or "no special inputs in these formats",
+                   values, ev, notes)

@@ -1,0 +1,114 @@
+"""truncation: flip each input bit; which low bits does the datapath ignore,
+and are they cut (truncation) or rounded away?
+
+A = 1.0 with bit j flipped, B = 1.0 (and the same for B): a bit whose flip
+leaves D unchanged is ignored. Where the word is wider than the format
+(tf32 in an f32 word) the ignored low bits are then set to just below,
+exactly at and just above half of the kept LSB, from an even and an odd
+kept value, and each D is compared with the D of the exact neighbours: the
+same as the lower neighbour everywhere is truncation; ties to the even one
+is round-to-nearest-even; ties up is round-to-nearest-away.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import Batch, Finding, pow2, word
+
+
+def _flips(ctx, bt, fmt, other_one, op):
+    base = pow2(fmt, 0)
+    rows = {}
+    for j in range(fmt.width):
+        w = base ^ (1 << j)
+        lanes = {0: (w, other_one) if op == "a" else (other_one, w)}
+        rows[j] = bt.add(f"{op.upper()} = 1.0 with bit {j} flipped", lanes)
+    ref = bt.add(f"{op.upper()} = 1.0", {0: (base, other_one)})
+    return rows, ref
+
+
+def run(ctx) -> Finding:
+    dp = ctx.dp
+    one_a, one_b = pow2(ctx.a_fmt, 0), pow2(ctx.b_fmt, 0)
+    bt = Batch(dp)
+    ra, ref_a = _flips(ctx, bt, ctx.a_fmt, one_b, "a")
+    rb, ref_b = _flips(ctx, bt, ctx.b_fmt, one_a, "b")
+    words = ctx.run(bt.cases())
+    ign_a = [j for j, r in ra.items() if words[r] == words[ref_a]]
+    ign_b = [j for j, r in rb.items() if words[r] == words[ref_b]]
+    ev = [bt.evidence(ref_a, [words[ref_a]])]
+    for j in (ign_a[-1:] if ign_a else []) + [max(ign_a, default=-1) + 1]:
+        if j in ra:
+            ev.append(bt.evidence(ra[j], [words[ra[j]]],
+                                  "ignored" if j in ign_a else "moves D"))
+    values = {"ignored_bits_a": ign_a, "ignored_bits_b": ign_b}
+    drop = ctx.a_fmt.drop_bits
+    if not ign_a and not ign_b:
+        values["undetermined"] = {"input_conversion": (
+            f"every bit of the {ctx.a_fmt.width}-bit {dp.a_type} word moves D: the word is the "
+            "format, there are no dropped bits to cut or round")}
+        return Finding("truncation", "found",
+                       f"no input bit is ignored: the {dp.a_type} word carries nothing below the "
+                       "format, so input conversion does not apply", values, ev)
+    low = lambda ign: ign == list(range(len(ign)))  # noqa: E731
+    if not (low(ign_a) and low(ign_b)) or len(ign_a) != len(ign_b):
+        return Finding("truncation", "failed",
+                       f"ignored bits are not the same low bits of A and B (A {ign_a}, B {ign_b})",
+                       values, ev)
+    values["undetermined"] = {}
+    # rounding away from zero moves D at the half bit too, so try one more bit
+    for d in (len(ign_a), len(ign_a) + 1):
+        found, ev2, like = _conversion(ctx, d, one_b)
+        if len(found) == 1:
+            break
+    ev += ev2
+    if len(found) != 1:
+        return Finding("truncation", "failed", f"{len(ign_a)} low bits are ignored, but their "
+                       f"effect fits no conversion ({like})", values, ev)
+    values["dropped_bits"] = d
+    f = ctx.a_fmt
+    mode = found[0]
+    values["input_conversion"] = mode
+    text = {"truncate": "cut (truncated toward zero)", "rne": "rounded to nearest even",
+            "rna": "rounded to nearest, ties away"}[mode]
+    note = []
+    return Finding("truncation", "found",
+                   f"bits 0-{d - 1} of each {dp.a_type} word are ignored: the input is {text} to "
+                   f"the {f.name} container (sign, exponent, top {f.frac_bits} fraction bits)",
+                   values, ev, note)
+
+
+def _conversion(ctx, d, one_b):
+    """Which conversions explain D for dropped-bit patterns of a d-bit field."""
+    dp, f = ctx.dp, ctx.a_fmt
+    ulp = 1 << d
+    even, odd = pow2(f, 0), pow2(f, 0) + ulp
+    half = 1 << (d - 1)
+    bt = Batch(dp)
+    refs = {name: bt.add(f"A = {name}", {0: (w, one_b)})
+            for name, w in (("1", even), ("1+ulp", odd), ("1+2ulp", odd + ulp))}
+    probes = {  # name: (word, truncate, rne, rna)
+        "below half, even": (even | (half - 1), "1", "1", "1"),
+        "half, even (tie)": (even | half, "1", "1", "1+ulp"),
+        "above half, even": (even | half | 1, "1", "1+ulp", "1+ulp"),
+        "half, odd (tie)": (odd | half, "1+ulp", "1+2ulp", "1+2ulp"),
+    }
+    sign = 1 << (f.width - 1)
+    rows = {name: bt.add(f"A = 1.0 + {name} of the kept LSB (bit {d})", {0: (w, one_b)})
+            for name, (w, *_) in probes.items()}
+    neg = {name: bt.add(f"A = -(1.0 + {name})", {0: (w | sign, one_b)})
+           for name, (w, *_) in probes.items()}
+    neg_refs = {name: bt.add(f"A = -{name}", {0: (w | sign, one_b)})
+                for name, w in (("1", even), ("1+ulp", odd), ("1+2ulp", odd + ulp))}
+    w = ctx.run(bt.cases())
+    like, ev = {}, []
+    for name, r in rows.items():
+        match = [ref for ref, rr in refs.items() if w[rr] == w[r]]
+        like[name] = match[0] if match else None
+        ev.append(bt.evidence(r, [w[r]], f"behaves like A = {like[name]}"))
+    mirrored = all(like[n] is not None and w[neg[n]] == w[neg_refs[like[n]]] for n in rows)
+    modes = {"truncate": 1, "rne": 2, "rna": 3}
+    found = [m for m, col in modes.items()
+             if mirrored and all(like[n] == spec[col] for n, spec in probes.items())]
+    return found, ev, like

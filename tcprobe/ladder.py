@@ -1,0 +1,446 @@
+"""The probe ladder: named steps that make a device confess its datapath.
+
+Each step is a module in ``probes/`` with ``run(ctx) -> Finding``. Steps run
+in ladder order; a step that needs an earlier finding asks for it with
+:meth:`Context.require`, which runs that step first (marked a
+prerequisite). The findings reduce to a :class:`Fingerprint` (the sim-profile
+keys: window_bits, block_size, zero_floor, input_conversion,
+output_rounding, zero_sign, nan, plus the output precision, K order, slice
+and layout); the fingerprint builds a Model, which is checked on 10,000
+random cases against the same device.
+
+A probe never computes an expected word: it compares device words with each
+other, or asks a Model (:meth:`Context.model`) which parameter values agree
+with the device.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
+from tcprobe.devices.base import Device, PhysicalBatch, RawModeUnsupported
+from tcprobe.harness import Harness, HarnessError, harness_for
+from tcprobe.models.engine import EngineParams
+from tcprobe.models.formats import Class, decode, get_format
+from tcprobe.models.model import FixedPointModel
+from tcprobe.probes.common import Finding
+
+STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
+         "specials", "block", "zero", "carry", "scale", "sparsity")
+TITLES = {
+    "sass": "SASS check: the real tensor-core opcode",
+    "slice": "output slice: which dump words carry D",
+    "lanes": "lane isolation: every lane and C alone, position independence",
+    "layout": "operand layout: what each slot feeds",
+    "truncation": "input truncation: which input bits are ignored",
+    "visible": "visible precision: C + a product below C's ulp",
+    "internal": "internal precision: the window F below the largest exponent",
+    "rounding": "rounding: fractions of an ulp, carries",
+    "specials": "special values: NaN word, Inf*0, Inf-Inf, payloads",
+    "block": "block size: products fused before a rounding",
+    "zero": "zero: the sign of an exact zero, the zero floor",
+    "carry": "carries into the top of the accumulator",
+    "scale": "block scales",
+    "sparsity": "sparsity metadata",
+}
+FINGERPRINT_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
+                    "output_rounding", "zero_sign", "nan")
+VALIDATION_CASES = 10_000
+
+
+class LadderError(ValueError):
+    """A step name that does not exist, or a datapath the device cannot run."""
+
+
+def parse_steps(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return STEPS
+    steps = tuple(s.strip().lower() for s in text.split(",") if s.strip())
+    bad = [s for s in steps if s not in STEPS]
+    if bad:
+        raise LadderError(f"unknown step(s) {', '.join(bad)} (steps: {', '.join(STEPS)})")
+    return tuple(s for s in STEPS if s in steps)
+
+
+class Context:
+    """What the steps share: the device, the datapath, the harness in use,
+    the findings so far and the cases each step spends."""
+
+    def __init__(self, device: Device, dp: Datapath, seed: int = 0):
+        self.device = device
+        self.dp = dp
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.findings: dict[str, Finding] = {}
+        self.order: list[str] = []
+        self.spent: dict[str, int] = {}
+        self._stack: list[str] = []
+        self.a_fmt = get_format(dp.a_type)
+        self.b_fmt = get_format(dp.b_type)
+        self.c_fmt = get_format(dp.c)
+        self.d_fmt = get_format(dp.d_type)
+        self.raw = False
+        self.nominal: Harness | None = None
+        try:
+            device.tile(dp)
+            self.nominal = harness_for(dp)
+            self.raw = True
+        except RawModeUnsupported:
+            pass
+        except HarnessError:
+            pass
+        self.harness: Harness | None = self.nominal
+
+    # -- running cases ----------------------------------------------------------
+    @property
+    def step(self) -> str:
+        return self._stack[-1] if self._stack else "ladder"
+
+    def _count(self, n: int) -> None:
+        self.spent[self.step] = self.spent.get(self.step, 0) + int(n)
+
+    def run(self, cases: Cases) -> np.ndarray:
+        """Result words of logical cases: through the harness in use (raw
+        devices) or the device's result mode."""
+        self._count(len(cases))
+        if self.raw and self.harness is not None:
+            out = np.empty(len(cases), np.uint32)
+            step = 2048
+            for lo in range(0, len(cases), step):
+                part = cases.take(slice(lo, lo + step))
+                dump = self.device.launch(self.dp, self.harness.pack(part))
+                out[lo:lo + len(part)] = self.harness.unpack(dump)
+            return out
+        return np.asarray(self.device.run(self.dp, cases), np.uint32)
+
+    def run_checked(self, cases: Cases) -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`run`, without insisting that the slice agrees: (the
+        first slice word of each case, whether all slice words agreed)."""
+        if not (self.raw and self.harness is not None):
+            return self.run(cases), np.ones(len(cases), bool)
+        self._count(len(cases))
+        dump = self.device.launch(self.dp, self.harness.pack(cases))[:, self.harness.slice]
+        return dump[:, 0].copy(), (dump == dump[:, :1]).all(axis=1)
+
+    def launch(self, batch: PhysicalBatch) -> np.ndarray:
+        """Raw dumps of physical tiles (counted as cases of the step)."""
+        self._count(len(batch))
+        return np.asarray(self.device.launch(self.dp, batch), np.uint32)
+
+    def tile(self):
+        return self.device.tile(self.dp)
+
+    # -- what is known ----------------------------------------------------------
+    def value(self, key: str, default=None):
+        """The latest finding's value for ``key`` (later steps win)."""
+        for step in reversed(self.order):
+            f = self.findings[step]
+            if key in f.values and f.values[key] is not None:
+                return f.values[key]
+        return default
+
+    def params(self, **override) -> EngineParams:
+        """Engine parameters from the findings so far (defaults elsewhere)."""
+        d_f16 = self.d_fmt.name == "f16"
+        p = {
+            "window_bits": self.value("window_bits", 25),
+            "block_size": self.value("block_size", self.dp.k),
+            "k_order": self.value("k_order"),
+            "zero_floor": self.value("zero_floor"),
+            "input_conversion": self.value("input_conversion", "truncate"),
+            "output_rounding": self.value("output_rounding", "rne" if d_f16 else "rz"),
+            "output_frac_bits": self.value("output_frac_bits"),
+            "zero_sign": self.value("zero_sign", "positive"),
+            "nan": self.value("nan"),
+            "overflow": self.value("overflow", "inf"),
+            "carry_bits": self.value("carry_bits"),
+        }
+        if p["k_order"] is not None:
+            p["k_order"] = tuple(int(x) for x in p["k_order"])
+        p.update(override)
+        return EngineParams(**p)
+
+    def model(self, **override) -> FixedPointModel:
+        return FixedPointModel("ladder", self.dp, "ladder findings", self.params(**override))
+
+    def consistent(self, cases: Cases, words: np.ndarray, candidates: dict) -> list:
+        """The candidate names whose model reproduces ``words`` on ``cases``."""
+        ok = []
+        for name, over in candidates.items():
+            try:
+                got = self.model(**over).evaluate(cases)
+            except ValueError:
+                continue
+            if np.array_equal(got, words):
+                ok.append(name)
+        return ok
+
+    def require(self, step: str) -> Finding:
+        """The finding of ``step``, running it first if it has not run."""
+        if step not in self.findings:
+            run_step(self, step, prerequisite=True)
+        return self.findings[step]
+
+    # -- reading words -----------------------------------------------------------
+    def is_nan(self, words) -> np.ndarray:
+        return decode(self.d_fmt, np.asarray(words)).cls == Class.NAN
+
+    def is_neg_zero(self, words) -> np.ndarray:
+        d = decode(self.d_fmt, np.asarray(words))
+        return (d.cls == Class.ZERO) & (d.sign == 1)
+
+
+# Steps that run logical cases through the harness: on a raw device they need
+# the measured slice and layout first.
+NEEDS_LAYOUT = ("truncation", "visible", "internal", "rounding", "specials", "block", "zero",
+                "carry", "scale", "sparsity")
+
+
+def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
+    """Run one step (its module in probes/) and record its finding."""
+    if step not in STEPS:
+        raise LadderError(f"unknown step {step!r}")
+    if step in NEEDS_LAYOUT and ctx.raw and "layout" not in ctx.findings:
+        ctx.require("layout")
+    mod = importlib.import_module(f"tcprobe.probes.{step}")
+    ctx._stack.append(step)
+    t0 = time.perf_counter()
+    try:
+        finding = mod.run(ctx)
+    finally:
+        ctx._stack.pop()
+    finding.seconds = time.perf_counter() - t0
+    finding.cases = ctx.spent.get(step, 0)
+    finding.prerequisite = prerequisite
+    ctx.findings[step] = finding
+    if step in ctx.order:
+        ctx.order.remove(step)
+    ctx.order.append(step)
+    return finding
+
+
+# ---------------------------------------------------------------------------
+# The fingerprint and its model.
+
+
+@dataclass
+class Fingerprint:
+    """The findings reduced to the sim-profile keys (None: not determined
+    on this datapath, with the reason in ``undetermined``)."""
+
+    datapath: str
+    window_bits: int | None = None
+    block_size: int | None = None
+    zero_floor: int | None = None
+    input_conversion: str | None = None
+    output_rounding: str | None = None
+    zero_sign: str | None = None
+    nan: int | None = None
+    output_frac_bits: int | None = None  # None: the output format's own
+    k_order: list | None = None  # None: K in order
+    overflow: str | None = None
+    carry_bits: int | None = None
+    slice: list | None = None
+    layout: dict | None = None
+    undetermined: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_context(cls, ctx: Context) -> Fingerprint:
+        fp = cls(ctx.dp.id)
+        for key in ("window_bits", "block_size", "zero_floor", "input_conversion",
+                    "output_rounding", "zero_sign", "nan", "output_frac_bits", "k_order",
+                    "overflow", "carry_bits"):
+            setattr(fp, key, ctx.value(key))
+        for f in ctx.findings.values():
+            for key, why in f.values.get("undetermined", {}).items():
+                if getattr(fp, key, None) is None:
+                    fp.undetermined[key] = why
+        for key in FINGERPRINT_KEYS:
+            if getattr(fp, key) is None and key not in fp.undetermined:
+                fp.undetermined[key] = "its step did not run or found nothing"
+        if ctx.harness is not None and ctx.raw:
+            fp.slice = [int(i) for i in ctx.harness.slice]
+            fp.layout = ctx.harness.describe()
+        return fp
+
+    def params(self, dp: Datapath) -> EngineParams:
+        """Engine parameters; undetermined keys take values that make no
+        difference on this datapath (that is why they are undetermined)."""
+        f16_out = get_format(dp.d_type).name == "f16"
+        return EngineParams(
+            window_bits=25 if self.window_bits is None else self.window_bits,
+            block_size=dp.k if self.block_size is None else self.block_size,
+            zero_floor=self.zero_floor,
+            input_conversion=self.input_conversion or "truncate",
+            output_rounding=self.output_rounding or ("rne" if f16_out else "rz"),
+            output_frac_bits=self.output_frac_bits,
+            zero_sign=self.zero_sign or "positive",
+            nan=self.nan,
+            k_order=None if self.k_order is None else tuple(self.k_order),
+            overflow=self.overflow or "inf",
+            carry_bits=self.carry_bits,
+        )
+
+    def model(self, dp: Datapath) -> FixedPointModel:
+        return FixedPointModel("fingerprint", dp, "tcprobe ladder", self.params(dp))
+
+    def as_dict(self) -> dict:
+        out = {"datapath": self.datapath}
+        for key in (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits"):
+            out[key] = getattr(self, key)
+        if self.nan is not None:
+            out["nan_hex"] = f"{self.nan:#x}"
+        out["undetermined"] = dict(self.undetermined)
+        if self.slice is not None:
+            out["slice"] = self.slice
+        if self.layout is not None:
+            out["layout"] = self.layout
+        return out
+
+
+@dataclass
+class Validation:
+    cases: int
+    mismatches: int
+    examples: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {"cases": self.cases, "mismatches": self.mismatches,
+                "examples": self.examples, "seconds": round(self.seconds, 4)}
+
+
+@dataclass
+class LadderResult:
+    device: dict
+    datapath: str
+    simulated: bool
+    findings: list
+    fingerprint: Fingerprint | None
+    validation: Validation | None
+    seconds: float = 0.0
+
+    def finding(self, step: str) -> Finding | None:
+        return next((f for f in self.findings if f.step == step), None)
+
+    def as_dict(self) -> dict:
+        return {
+            "tool": "tcprobe ladder",
+            "simulated": self.simulated,
+            "device": self.device,
+            "datapath": self.datapath,
+            "steps": [f.as_dict() for f in self.findings],
+            "cases_per_step": {f.step: f.cases for f in self.findings},
+            "fingerprint": None if self.fingerprint is None else self.fingerprint.as_dict(),
+            "validation": None if self.validation is None else self.validation.as_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
+    """A validation mix, built from random bit fields: a quarter raw random
+    words (NaN, Inf, subnormals), a quarter finite values near 1, a quarter
+    near cancellation (every odd lane the negated even one, C small), a
+    quarter with small exponents (subnormal sums, floors)."""
+    k = dp.k
+    fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+
+    def raw_words(f, shape):
+        return rng.integers(0, f.word_mask + 1, shape, dtype=np.uint64).astype(np.uint32) & \
+            np.uint32(f.word_mask & ~((1 << f.drop_bits) - 1))
+
+    def finite(f, shape, lo, hi):
+        bias = f.bias
+        top = (1 << f.exp_bits) - 1 - (1 if f.specials == 0 else 0)
+        e = np.clip(rng.integers(lo, hi + 1, shape) + bias, 0, top)
+        frac = rng.integers(0, 1 << f.frac_bits, shape)
+        if f.specials == 1:  # e4m3: all-ones exponent and fraction is NaN
+            frac = np.where((e == (1 << f.exp_bits) - 1) & (frac == (1 << f.frac_bits) - 1),
+                            frac - 1, frac)
+        sign = rng.integers(0, 2, shape) if f.signed else np.zeros(shape, np.int64)
+        w = (sign << (f.width - 1)) | (e << f.frac_bits + f.drop_bits) | (frac << f.drop_bits)
+        return w.astype(np.uint32)
+
+    q = n // 4
+    parts = []
+    parts.append(Cases(raw_words(fa, (q, k)), raw_words(fb, (q, k)), raw_words(fc, (q,))))
+    parts.append(Cases(finite(fa, (q, k), -4, 4), finite(fb, (q, k), -4, 4),
+                       finite(fc, (q,), -2, 10)))
+    a = finite(fa, (q, k), -3, 3)
+    b = finite(fb, (q, k), -3, 3)
+    if k > 1:
+        a[:, 1::2] = a[:, 0:k - k % 2:2]
+        sign_b = np.uint32(1 << (fb.width - 1))
+        b[:, 1::2] = b[:, 0:k - k % 2:2] ^ sign_b
+        # nudge one lane so the cancellation is not always exact
+        b[:, 1] ^= rng.integers(0, 4, q).astype(np.uint32) << np.uint32(fb.drop_bits)
+    parts.append(Cases(a, b, finite(fc, (q,), -30, 0)))
+    r = n - 3 * q
+    _, na, _ = (1 - fa.bias - fa.frac_bits, 1 - fa.bias, 0)
+    parts.append(Cases(finite(fa, (r, k), 1 - fa.bias - 1, 1 - fa.bias + 6),
+                       finite(fb, (r, k), 1 - fb.bias - 1, 1 - fb.bias + 6),
+                       np.where(rng.integers(0, 2, r) == 0, 0,
+                                finite(fc, (r,), 1 - fc.bias - 1, 1 - fc.bias + 6)).astype(np.uint32)))
+    return Cases.concat(parts)
+
+
+def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
+    """Run ``n`` random cases on the device and the model; count mismatches."""
+    from tcprobe.models.formats import describe
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(ctx.seed + 1)
+    cases = random_cases(ctx.dp, n, rng)
+    ctx._stack.append("validation")
+    try:
+        got = ctx.run(cases)
+    finally:
+        ctx._stack.pop()
+    want = model.evaluate(cases)
+    bad = np.flatnonzero(got != want)
+    examples = []
+    for i in bad[:5]:
+        examples.append({
+            "a": [f"{int(w):#x}" for w in cases.a[i]], "b": [f"{int(w):#x}" for w in cases.b[i]],
+            "c": f"{int(cases.c[i]):#x}", "device": describe(ctx.d_fmt, int(got[i])),
+            "model": describe(ctx.d_fmt, int(want[i]))})
+    return Validation(len(cases), int(len(bad)), examples, time.perf_counter() - t0)
+
+
+def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int = VALIDATION_CASES,
+               seed: int = 0, on_finding=None) -> LadderResult:
+    """Run the ladder (all steps, or ``steps``) on ``device`` for ``dp``."""
+    if not device.supports(dp):
+        reason = ""
+        try:
+            device.tile(dp)
+        except Exception as e:  # the device's own words say why
+            reason = f": {e}"
+        raise LadderError(f"{device.name} does not run {dp.id}{reason}")
+    t0 = time.perf_counter()
+    ctx = Context(device, dp, seed)
+    wanted = tuple(steps) if steps else STEPS
+    for step in wanted:
+        if step in ctx.findings:  # already run as a prerequisite
+            continue
+        f = run_step(ctx, step)
+        if on_finding:
+            on_finding(f)
+    findings = [ctx.findings[s] for s in ctx.order]
+    fp = None
+    val = None
+    numeric = set(wanted) & {"truncation", "visible", "internal", "rounding", "specials",
+                             "block", "zero", "carry"}
+    if numeric and not dp.is_integer:
+        fp = Fingerprint.from_context(ctx)
+        if validate_cases:
+            val = validate(ctx, fp.model(dp), validate_cases)
+    info = device.info()
+    return LadderResult(info, dp.id, bool(getattr(device, "simulated", True)), findings, fp, val,
+                        time.perf_counter() - t0)
