@@ -38,8 +38,8 @@ def cases(ctx, kappas, F, lane):
                     continue
                 for (name, s), p in prods.items():
                     frac = {"1": "1/4", "1/2": "1/8", "3/2": "3/8", "3/4": "3/16"}[name]
-                    bt.add(f"C = {'-' if cs else ''}(1+{m}ulp) at 2^{kap + 2}, "
-                           f"product {'-' if s else '+'}{frac} ulp", {lane: p[:2]}, c)
+                    bt.add(f"C = {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}), "
+                           f"product {'-' if s else '+'}{frac} of its ulp", {lane: p[:2]}, c)
     # carries: C with j fraction bits all ones (value just below 2), products around 1
     for j in range(1, min(cf, F, max(kappas)) + 1):
         for cs in (0, 1):

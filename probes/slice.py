@@ -64,10 +64,11 @@ def run(ctx) -> Finding:
     for i, (x, y, c) in enumerate(rows):
         out = [int(first[i, s]) for s in slice_[:3]]
         junk = [j for j in range(t.dump_words) if j not in set(slice_.tolist())][:2]
-        note = (f"fill A={x:#x} B={y:#x} C={c:#x}; slice {', '.join(label(int(s)) for s in slice_[:3])}"
-                + (f"; stale {', '.join(f'{label(j)}={int(first[i, j]):#x}/{int(second[i, j]):#x}' for j in junk)}"
-                   if junk else ""))
-        ev.append(Evidence(f"constant fill {i + 1}", {}, {}, c, out, note))
+        note = (f"slice words ({', '.join(label(int(s)) for s in slice_[:3])}, ...) agree"
+                + ("".join(f"; stale {label(j)}: {int(first[i, j]):#x} then {int(second[i, j]):#x}"
+                           for j in junk[:1])))
+        ev.append(Evidence(f"every slot filled, launched twice", {"all": x}, {"all": y}, c, out,
+                           note))
     notes = []
     status = "found" if varies else "failed"
     documented = ctx.nominal is not None and np.array_equal(np.sort(slice_),

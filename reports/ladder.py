@@ -1,0 +1,101 @@
+"""Rendering of a ladder run: one rich table per step (its finding and the
+cases that prove it), the fingerprint, the validation, and the cases each
+step spent. Every title says when the device is simulated."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from tcprobe.models.formats import describe, get_format
+
+STATUS_STYLE = {"found": "green", "partial": "yellow", "skipped": "dim", "failed": "red"}
+
+
+def _words(fmt, d: dict, limit: int = 4) -> str:
+    if not d:
+        return "0"
+    items = list(d.items())
+    parts = []
+    for k, v in items[:limit]:
+        text = describe(fmt, v) if isinstance(v, int) else str(v)
+        parts.append(f"{k}: {text}" if isinstance(k, int) else f"{k}={text}")
+    if len(items) > limit:
+        parts.append(f"(+{len(items) - limit} lanes)")
+    return ", ".join(parts)
+
+
+def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int = 6) -> Table:
+    """A step's finding with its proving cases (inputs and raw output words)."""
+    from tcprobe.ladder import TITLES
+
+    sim = " [dim](simulated)[/]" if simulated else ""
+    style = STATUS_STYLE.get(finding.status, "")
+    pre = " [dim](prerequisite)[/]" if finding.prerequisite else ""
+    title = (f"{index}/{total} {finding.step}: {TITLES.get(finding.step, '')}{pre}{sim}\n"
+             f"[{style}]{finding.status}[/]: {finding.summary}")
+    t = Table(title=title, title_justify="left", show_edge=True, min_width=100)
+    fa, fb, fc, fd = (get_format(x) for x in (dp.a_type, dp.b_type, dp.c, dp.d_type))
+    if not finding.evidence:
+        t.add_column("note")
+        for n in finding.notes or ["(no cases)" if not finding.cases else
+                                   f"{finding.cases} cases"]:
+            t.add_row(n)
+        return t
+    for col in ("case", "A", "B", "C", "device words", "meaning"):
+        t.add_column(col, overflow="fold")
+    for e in finding.evidence[:limit]:
+        c = "0" if e.c is None else describe(fc, e.c)
+        seen = {}
+        for w in e.words:
+            seen[w] = seen.get(w, 0) + 1
+        words = ", ".join((describe(fd, w) if w <= fd.word_mask else f"{w:#010x}")
+                          + (f" x{n}" if n > 1 else "") for w, n in list(seen.items())[:3])
+        t.add_row(e.label, _words(fa, e.a), _words(fb, e.b), c, words, e.note)
+    if len(finding.evidence) > limit:
+        t.add_row(f"... {len(finding.evidence) - limit} more in --json", "", "", "", "", "")
+    for n in finding.notes:
+        t.add_row("[dim]note[/]", "", "", "", "", n)
+    return t
+
+
+def fingerprint_table(fp, simulated: bool) -> Table:
+    sim = " [dim](simulated)[/]" if simulated else ""
+    t = Table(title=f"fingerprint of {fp.datapath}{sim}", title_justify="left")
+    t.add_column("key")
+    t.add_column("value")
+    t.add_column("note", overflow="fold")
+    for key in ("window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
+                "zero_sign", "nan", "output_frac_bits", "k_order", "overflow", "carry_bits"):
+        v = getattr(fp, key)
+        if key == "nan" and v is not None:
+            v = f"{v:#x}"
+        note = fp.undetermined.get(key, "")
+        if v is None and not note:
+            note = {"output_frac_bits": "the output format's own",
+                    "k_order": "K in order", "carry_bits": "no wrap",
+                    "zero_floor": ""}.get(key, "")
+        t.add_row(key, "-" if v is None else str(v), note)
+    if fp.slice is not None:
+        t.add_row("slice", f"{len(fp.slice)} words", "")
+    return t
+
+
+def summary_table(result) -> Table:
+    sim = " [dim](simulated)[/]" if result.simulated else ""
+    t = Table(title=f"ladder on {result.device.get('device')} for {result.datapath}{sim}",
+              title_justify="left")
+    for col, just in (("step", "left"), ("status", "left"), ("cases", "right"),
+                      ("seconds", "right")):
+        t.add_column(col, justify=just)
+    for f in result.findings:
+        style = STATUS_STYLE.get(f.status, "")
+        t.add_row(f.step + (" (pre)" if f.prerequisite else ""), f"[{style}]{f.status}[/]",
+                  f"{f.cases:,}", f"{f.seconds:.2f}")
+    if result.validation is not None:
+        v = result.validation
+        style = "green" if v.mismatches == 0 else "red"
+        t.add_row("validation", f"[{style}]{v.mismatches} mismatches[/]", f"{v.cases:,}",
+                  f"{v.seconds:.2f}")
+    t.add_row("total", "", f"{sum(f.cases for f in result.findings) + (result.validation.cases if result.validation else 0):,}",
+              f"{result.seconds:.2f}")
+    return t
