@@ -104,12 +104,22 @@ def run(ctx) -> Finding:
         if p is not None:
             bt2.add(f"C = 0, one product near 2^{t}", {lane0: p[:2]})
     if not len(bt2):
-        values["undetermined"]["zero_floor"] = "no product reaches the output's smallest steps"
-        return Finding("zero", "partial", f"{sign_text}; floor not observable", values, ev, notes)
+        values["undetermined"]["zero_floor"] = (
+            f"{fa.name} x {fb.name} products never anchor below 2^{lowest_raw} and none reaches "
+            f"the output's smallest steps (2^{osub}): any floor at or below {lowest_raw} gives "
+            "the same words")
+        return Finding("zero", "found" if values.get("zero_sign") else "partial",
+                       f"{sign_text}; zero floor not observable (<= {lowest_raw})", values, ev, notes)
     cs2 = bt2.cases()
     w2 = ctx.run(cs2)
     zs = values.get("zero_sign", "positive")
-    floors = [None] + list(range(lowest_raw - 2, 21))
+    # floors below every anchor in these cases act like no floor: try them once (None)
+    from tcprobe.models.formats import decode
+
+    da, db = decode(fa, cs2.a), decode(fb, cs2.b)
+    nonzero = (da.cls == 1) & (db.cls == 1)
+    low = int((da.raw + db.raw)[nonzero].min()) if nonzero.any() else lowest_raw
+    floors = [None] + list(range(max(low, lowest_raw - 2), 21))
     roundings = [ctx.value("output_rounding")] if rnd_known else ["rz", "rne", "rna"]
     cands = {(f, r): {"zero_floor": f, "output_rounding": r, "zero_sign": zs}
              for f in floors for r in roundings}
@@ -134,8 +144,8 @@ def run(ctx) -> Finding:
                 break
             prev = r
     numeric = [f for f in ok_floors if f is not None]
-    if None in ok_floors or (numeric and numeric[0] <= lowest_raw - 2):
-        bound = max(numeric) if numeric else lowest_raw
+    if None in ok_floors:
+        bound = max(numeric) if numeric else low
         values["undetermined"]["zero_floor"] = (
             f"any floor at or below {bound} fits: {fa.name} x {fb.name} products never anchor "
             f"below 2^{lowest_raw}")

@@ -1,0 +1,39 @@
+"""The ladder on every built-in sim profile and every format it runs: the
+fingerprint equals the profile's parameters (where the datapath can show
+them at all) and its model matches the device on 10,000 random cases."""
+
+import pytest
+
+from ladder_helpers import datapaths, mismatched_keys
+from tcprobe.devices.sim import BUILTIN, SimDevice
+from tcprobe.ladder import run_ladder
+
+CASES = [(name, fam, fmt) for name in BUILTIN
+         for fam, fmt, _ in datapaths(SimDevice.builtin(name))]
+
+
+def test_every_profile_runs_formats():
+    names = {c[0] for c in CASES}
+    assert names == set(BUILTIN)
+    assert ("b200", "tcgen05", "e2m1") in CASES and ("h100", "wgmma", "e4m3") in CASES
+    assert ("v100", "mma", "f16") in CASES
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,fam,fmt", CASES, ids=[f"{n}-{f}-{x}" for n, f, x in CASES])
+def test_fingerprint_matches_profile(name, fam, fmt):
+    dev = SimDevice.builtin(name)
+    dp = dev.datapath(fam, fmt)
+    result = run_ladder(dev, dp)
+    failed = [f.step for f in result.findings if f.status == "failed"]
+    assert not failed, failed
+    truth = dev.model(dp).params
+    assert mismatched_keys(result.fingerprint, dp, truth) == {}
+    assert result.validation.cases == 10_000
+    assert result.validation.mismatches == 0, result.validation.examples[:2]
+    assert result.simulated
+    # bf16 and tf32 reach every parameter; f16 and narrower formats cannot show the floor
+    if fmt in ("bf16", "tf32"):
+        assert result.fingerprint.zero_floor == truth.zero_floor
+    if fmt == "tf32":
+        assert result.fingerprint.input_conversion == "truncate"
