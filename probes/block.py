@@ -7,9 +7,10 @@ With E the probe exponent, F the window and s = E - F - 1 (just below it):
   -2**E in lane j, C = 2**(E-F). Fused, they cancel and C survives at the
   window's edge; in two blocks the first one rounds 2**E + C into the output
   and C is lost.
-- before(i, j) when it does not: C = 2**s, 2**s in lane i, 2**E in lane j.
+- before(i, j) when it does: C = 2**s, 2**s in lane i, 2**E in lane j.
   If i's block comes first, C and lane i add to 2**(s+1), which reaches the
   window of the later block and shows; otherwise both fall below 2**E's window.
+  (Where only 2**E - 2**(E-F) shows, C and lane i are negative.)
 - where(i; j, l), to order blocks, given a pair j, l of one block: C = 2**s,
   2**s in lane i, +-2**E in lanes j and l. Lane i's block before -> 2**(s+1),
   after -> 2**s, the same block -> 0.
@@ -29,7 +30,9 @@ from .internal import setup
 def run(ctx) -> Finding:
     dp, K = ctx.dp, ctx.dp.k
     F = ctx.require("internal").values.get("window_bits")
-    vis = ctx.require("visible").values.get("visible_bits", 0)
+    seen = ctx.require("visible").values
+    vis = seen.get("visible_bits", 0)
+    vneg = seen.get("visible_bits_neg", vis)
     if F is None:
         return Finding("block", "skipped", "the window is not known, so no block probe can be "
                        "placed at its edge", {"undetermined": {"block_size": "window unknown"}})
@@ -41,8 +44,11 @@ def run(ctx) -> Finding:
     plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
     small = product(fa, fb, s, 0)
     c_edge, c_s, c_s1 = pow2(fc, E - F), pow2(fc, s), pow2(fc, s + 1)
-    # 2**E + 2**(E-F) shows at the output exactly when F is within the visible precision
-    t1_ok = c_edge is not None and F > vis
+    # 2**E + 2**(E-F) shows at the output when F is within the visible precision;
+    # 2**E - 2**(E-F) needs one bit less (below a power of two), so same() holds
+    # only when neither shows, and before() uses the sign that shows
+    t1_ok = c_edge is not None and F > max(vis, vneg)
+    sign = 0 if F <= vis else 1
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev, notes = [], []
     values = {"undetermined": {}}
@@ -56,6 +62,8 @@ def run(ctx) -> Finding:
             blocks, order_known, ev2 = _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1)
             ev += ev2
     elif t2_ok:
+        if sign:
+            small, c_s = product(fa, fb, s, 1), pow2(fc, s, 1)
         blocks, order_known, ev2 = _partition_before(ctx, K, E, s, plus, small, c_s)
         ev += ev2
         method = "sums of two terms just below the window"
@@ -175,16 +183,18 @@ def _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1):
         elif w[r] == w[r_s]:
             before[(n, q)] = False
     nb = len(blocks)
-    # rank: how many blocks each block is known to precede (or follow)
-    score = [0] * nb
+    # the blocks known to come before each block; sort by how many there are
+    pre = {n: set() for n in range(nb)}
     for (n, q), b in before.items():
-        score[n] += 1 if b else -1
-        score[q] += -1 if b else 1
-    order = sorted(range(nb), key=lambda n: (-score[n], min(blocks[n])))
-    known = all((n, q) in before for n in range(nb) for q in pairs if n != q) and \
-        all(before.get((a, b), True) for x, a in enumerate(order) for b in order[x + 1:]
-            if (a, b) in before) and \
-        all(not before.get((b, a), False) for x, a in enumerate(order) for b in order[x + 1:])
+        if b:
+            pre[q].add(n)
+        else:
+            pre[n].add(q)
+    order = sorted(range(nb), key=lambda n: (len(pre[n]), min(blocks[n])))
+    pos = {n: x for x, n in enumerate(order)}
+    counts = sorted(len(v) for v in pre.values())
+    known = (len(before) == len(rows) and counts == list(range(nb))
+             and all(pos[m] < pos[n] for n in pre for m in pre[n]))
     ev = []
     for (n, q), r in list(rows.items())[:2]:
         ev.append(bt.evidence(r, [w[r]], "lane's block first" if before.get((n, q))

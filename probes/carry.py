@@ -38,20 +38,33 @@ def run(ctx) -> Finding:
         return Finding("carry", "skipped", "no largest-significand product in these formats")
     cs = bt.cases()
     w = ctx.run(cs)
-    cands = {"no wrap": {}}
-    for bits in range(0, 9):
-        cands[f"{bits} carry bits"] = {"carry_bits": bits}
-    ok = ctx.consistent(cs, w, cands)
+    # where the rounding is still open, these sums (which do round) may settle it
+    rnd = ctx.value("output_rounding")
+    roundings = [rnd] if rnd else ["rz", "rne", "rna"]
+    cands = {}
+    for r in roundings:
+        cands[("no wrap", r)] = {"output_rounding": r}
+        for bits in range(0, 9):
+            cands[(f"{bits} carry bits", r)] = {"carry_bits": bits, "output_rounding": r}
+    found = ctx.consistent(cs, w, cands)
+    ok = sorted({k for k, _ in found})
+    values_extra = {}
+    rs = sorted({r for _, r in found})
+    if rnd is None and len(rs) == 1:
+        values_extra["output_rounding"] = rs[0]
     ev = [bt.evidence(i, [w[i]]) for i in range(min(4, len(bt)))]
     if "no wrap" in ok:
         wrap = [x for x in ok if x != "no wrap"]
         need = min(int(x.split()[0]) for x in wrap) if wrap else None
         text = (f"{dp.k} products at the largest significand carry into the top without wrapping"
                 + ("" if need is None else f" (any accumulator with {need}+ carry bits agrees)"))
-        return Finding("carry", "found", text, {"carry_bits": None, "carries_ok": True}, ev)
+        return Finding("carry", "found", text,
+                       {"carry_bits": None, "carries_ok": True, **values_extra}, ev,
+                       [f"these sums round: output rounding {values_extra['output_rounding']}"]
+                       if values_extra else [])
     if ok:
         bits = min(int(x.split()[0]) for x in ok)
         return Finding("carry", "found", f"the accumulator wraps above {bits} carry bits",
-                       {"carry_bits": bits}, ev)
+                       {"carry_bits": bits, **values_extra}, ev)
     return Finding("carry", "failed", "the model of the findings does not reproduce the "
                    "largest-significand sums", {}, ev)

@@ -62,7 +62,8 @@ def setup(ctx):
 def run(ctx) -> Finding:
     dp = ctx.dp
     k = dp.k
-    vis = ctx.require("visible").values.get("visible_bits", 0)
+    seen = ctx.require("visible").values
+    vis = max(seen.get("visible_bits", 0), seen.get("visible_bits_neg", 0))
     E, emax = setup(ctx)
     if k < 2:
         return Finding("internal", "skipped", "K = 1: no two products to cancel")

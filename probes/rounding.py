@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcprobe.cases import Cases
+
 from .common import Batch, Finding, product, word
 
 ROUNDINGS = ("rz", "rne", "rna")
@@ -52,6 +54,73 @@ def cases(ctx, kappas, F, lane):
     return bt
 
 
+def block_cases(ctx, bt, block, F):
+    """Sums over every lane of the last block at one exponent: large
+    significands of both kinds (odd and even low bits, so the sum carries past
+    the output's precision even with a narrow window) and random ones, C zero
+    or below the products."""
+    from .common import max_sig
+
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    ma, mb = max_sig(fa), max_sig(fb)
+    fr = (fa.frac_bits, fb.frac_bits)
+    rng = np.random.default_rng(ctx.seed + 3)
+    for s in (0, 1):
+        p = product(fa, fb, 0, s, (ma, mb), fr)
+        q = product(fa, fb, 0, s, (ma - 1, mb), fr)
+        if p is None or q is None:
+            continue
+        lanes = {k: (p if n % 2 else q)[:2] for n, k in enumerate(block)}
+        # C's low bits sit at the bottom of the window, below the products' own
+        for c in (None, word(fc, s, 1, -F), word(fc, 1 - s, 3, -F), word(fc, s, 1, 1 - F),
+                  word(fc, 1 - s, 1, 1 - F)):
+            bt.add(f"last block: lanes {'-' if s else '+'}max*max and (max-1)*max", lanes, c)
+    for _ in range(48):
+        lanes = {}
+        for k in block:
+            x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+            y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+            p = product(fa, fb, 0, int(rng.random() < 0.1), (x, y), fr)
+            if p:
+                lanes[k] = p[:2]
+        c = None if rng.random() < 0.3 else word(fc, int(rng.integers(0, 2)),
+                                                  int(rng.integers(1, 1 << 4)), -F)
+        bt.add("last block: random significands at 2^0", lanes, c)
+    # ties: big random significands push the sum's top bit up; one lane holds a
+    # single bit somewhere below, which may land exactly on half an output ulp
+    for _ in range(96):
+        if len(block) < 2:
+            break
+        lanes = {}
+        for k in block[1:]:
+            x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+            y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+            p = product(fa, fb, int(rng.integers(0, 2)), 0, (x, y), fr)
+            if p:
+                lanes[k] = p[:2]
+        bit = product(fa, fb, -int(rng.integers(max(1, F - 8), F + 1)), 0)
+        if bit:
+            lanes[block[0]] = bit[:2]
+        bt.add("last block: random significands and one low bit", lanes)
+
+
+def random_sums(ctx, F, n):
+    """Random significands in every lane near 2**0 and a random C down to the
+    window's bottom: where blocks chain, a rounding shows only through carries
+    that random sums reach now and then (no zeros, far above any floor)."""
+    from .common import random_words
+
+    rng = np.random.default_rng(ctx.seed + 11)
+    k = ctx.dp.k
+    half = n // 2
+    a = np.vstack([random_words(ctx.a_fmt, 0, (half, k), rng, 0.1),
+                   random_words(ctx.a_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
+    b = np.vstack([random_words(ctx.b_fmt, 0, (half, k), rng, 0.1),
+                   random_words(ctx.b_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
+    c = random_words(ctx.c_fmt, rng.integers(-F - 3, 4, n), (n,), rng)
+    return Cases(a, b, c, names=["random sum"] * n)
+
+
 def run(ctx) -> Finding:
     vis = ctx.require("visible").values.get("visible_bits", 0)
     F = ctx.require("internal").values.get("window_bits") or 56
@@ -63,7 +132,10 @@ def run(ctx) -> Finding:
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(1, vis - 2), out + 1))
     bt = cases(ctx, [k for k in kappas if k <= vis], F, lane)
-    cs = bt.cases()
+    # every block's sum rounds (an early block's rounding carries into later ones)
+    for b in sorted(blocks, key=len, reverse=True)[:3]:
+        block_cases(ctx, bt, b, F)
+    cs = Cases.concat([bt.cases(), random_sums(ctx, F, 400)])
     words = ctx.run(cs)
     cands = {}
     for r in ROUNDINGS:
@@ -96,8 +168,11 @@ def run(ctx) -> Finding:
         values["output_rounding"] = rounds[0]
     else:
         values["undetermined"]["output_rounding"] = (
-            f"{' and '.join(rounds)} agree on every normal result: no sum here has more "
-            f"significant bits than the output keeps (F = {F}); the zero step tries subnormal results")
+            f"{' and '.join(rounds)} agree on every case here (F = {F}: "
+            + ("no sum reached a tie" if "rz" not in rounds else
+               "no sum has more significant bits than the output keeps")
+            + "); later steps try subnormal results and carries")
+        values["assumed"] = {"output_rounding": "rne" if "rne" in rounds else rounds[0]}
     keep = max(keeps)
     values["output_frac_bits"] = None if keep == out else keep
     if len(keeps) > 1:

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcprobe.cases import Cases
+
 from .common import Batch, Finding, exp_range, product, word, zero
 
 
-def _lanes(ctx):
-    """Two lanes of the last block that has two (a small result carried into
-    a later block re-anchors on the output's smallest normal exponent)."""
+def _lanes(ctx, n: int = 2):
+    """n lanes of the last block that has n (a small result carried into a
+    later block re-anchors on the output's smallest normal exponent)."""
     blocks = ctx.value("blocks") or [list(range(ctx.dp.k))]
     for b in reversed(blocks):
-        if len(b) >= 2:
-            return b[0], b[1]
+        if len(b) >= n:
+            return tuple(b[:n])
     return None
 
 
@@ -51,27 +53,16 @@ def run(ctx) -> Finding:
     bt.add("C = +1, product -1", {lane0: mone[:2]}, word(fc, 0, 1, 0))
     osub, _, _ = exp_range(ctx.d_fmt)
     tiny = product(fa, fb, osub - 3, 1)
+    nzp = (nz_a, zero(fb))
     if tiny is not None:
         bt.add(f"C = -0, product -2^{osub - 3} (below the output's last step)",
-               {lane0: tiny[:2]}, zero(fc, 1))
-        bt.add(f"C = +0, product -2^{osub - 3}", {lane0: tiny[:2]}, zero(fc, 0))
+               _fill({lane0: tiny[:2]}, dp.k, nzp), zero(fc, 1))
+        bt.add(f"C = +0, product -2^{osub - 3}", _fill({lane0: tiny[:2]}, dp.k, nzp), zero(fc, 0))
     cs = bt.cases()
     w = ctx.run(cs)
     negs = ctx.is_neg_zero(w)
     for i in range(len(bt)):
         ev.append(bt.evidence(i, [w[i]], "-0" if negs[i] else ("+0" if int(w[i]) == 0 else "")))
-    ok = ctx.consistent(cs, w, {z: {"zero_sign": z, "zero_floor": None}
-                                for z in ("positive", "ieee")})
-    if len(ok) == 1:
-        values["zero_sign"] = ok[0]
-    elif len(ok) == 2:
-        values["undetermined"]["zero_sign"] = "no case here tells +0 from the IEEE sign"
-    else:
-        notes.append("neither +0 for every zero nor the IEEE rule explains the zero signs")
-    sign_text = {"positive": "every exact or underflowed zero is +0",
-                 "ieee": "zeros follow IEEE 754 (-0 when every term is negative)"}.get(
-        values.get("zero_sign"), "the zero sign fits no rule")
-
     # -- the zero floor --------------------------------------------------------
     pair = _lanes(ctx)
     F = ctx.value("window_bits") or 25
@@ -82,37 +73,95 @@ def run(ctx) -> Finding:
     bt2 = Batch(dp)
     if pair is not None:
         i, j = pair
-        for t in (osub, osub + 1, osub + 4):
-            for mant, frac in ((1, 0), (3, 1)):
-                p1 = product(fa, fb, t, 0, (mant, 1), (frac, 0))
-                if p1 is None:
-                    continue
-                for y in range(t - F - 40, t):
+        # p1 at 2**t (several significands), p2 = +-2**y below it: p2 counts
+        # while y >= max(t, floor) - F, so each t pins floors in (t, t + F]; t
+        # runs from the output's last steps up in strides below F
+        _, _, cmax = exp_range(ctx.d_fmt)
+        fine = list(range(osub - 2, osub + 5))
+        coarse = list(range(osub + 6, min(0, cmax - F - 2), max(2, F // 2)))
+        for t in fine + coarse:
+            mants = ((((1, 1), (0, 0)), ((3, 1), (1, 0)), ((3, 3), (1, 1)), ((15, 15), (3, 3)))
+                     if t in fine else (((1, 1), (0, 0)), ((3, 1), (1, 0))))
+            for mant, frac in mants:
+                p1 = product(fa, fb, t, 0, mant, frac)
+                if p1 is None or p1[2] != t:
+                    continue  # subnormal inputs: the raw exponent is not t
+                for y in range(t - F - (40 if t in fine else 2), t):
                     for s2 in (0, 1):
                         p2 = product(fa, fb, y, s2)
                         if p2 is None:
                             continue
-                        bt2.add(f"C = 0, {'3/2*' if mant == 3 else ''}2^{t} and "
-                                f"{'-' if s2 else '+'}2^{y}", {i: p1[:2], j: p2[:2]})
+                        bt2.add(f"C = 0, {mant[0] * mant[1]}/{1 << (frac[0] + frac[1])}*2^{t} "
+                                f"and {'-' if s2 else '+'}2^{y}", {i: p1[:2], j: p2[:2]})
+    # ties at the output's last step: 2**t + 2**t (two lanes) is exactly half a
+    # step for t = osub - 2 and friends; a third lane +-2**y breaks the tie while
+    # it reaches the window
+    trio = _lanes(ctx, 3)
+    if trio is not None:
+        i3, j3, l3 = trio
+        for t in range(osub - 6, osub + 3):
+            p = product(fa, fb, t, 0)
+            if p is None or p[2] != t:
+                continue
+            for y in range(t - F - 12, t):
+                for s2 in (0, 1):
+                    p2 = product(fa, fb, y, s2)
+                    if p2 is not None:
+                        bt2.add(f"C = 0, 2^{t} + 2^{t} and {'-' if s2 else '+'}2^{y}",
+                                {i3: p[:2], j3: p[:2], l3: p2[:2]})
+    # IEEE zeros: -2**t and +2**(t-1) sum to a negative tiny value (-0) unless
+    # both fall below the window (an exact zero of mixed signs, +0)
+    if pair is not None:
+        for t in range(osub - 1, max(lowest_raw, osub - 160) - 1, -1):
+            pn, pp = product(fa, fb, t, 1), product(fa, fb, t - 1, 0)
+            if pn is not None and pp is not None and pn[2] == t:
+                bt2.add(f"C = +0, -2^{t} and +2^{t - 1}",
+                        _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp))
+    # every lane of the last block tiny: the sum shows what a lone product cannot
+    last = (ctx.value("blocks") or [list(range(dp.k))])[-1]
+    for t in range(osub - 9, osub + 1):
+        for s in (0, 1):
+            p = product(fa, fb, t, s, (15, 15), (3, 3))
+            if p is not None and p[2] == t:
+                bt2.add(f"C = 0, every lane of the last block 225/64*2^{t}",
+                        {k: p[:2] for k in last})
     # single products landing in the output's subnormal steps (rounding there)
+    # (only the last block's sum can show a subnormal result: a later block
+    # re-anchors it on the output's smallest normal exponent and cuts it)
     rng = np.random.default_rng(ctx.seed + 7)
-    for _ in range(200):
-        t = int(rng.integers(osub - 4, osub + 12))
+    for n in range(1500):
+        t = int(rng.integers(osub - 4, osub + 2)) if n >= 200 else int(rng.integers(osub - 4,
+                                                                                   osub + 12))
         ma = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
         mb = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
         p = product(fa, fb, t, int(rng.integers(0, 2)), (ma, mb), (fa.frac_bits, fb.frac_bits))
         if p is not None:
             bt2.add(f"C = 0, one product near 2^{t}", {lane0: p[:2]})
-    if not len(bt2):
+    # random sums landing near the output's last steps
+    from .common import random_words
+
+    rng2 = np.random.default_rng(ctx.seed + 13)
+    m = 600
+    ea = rng2.integers(osub // 2 - 12, osub // 2 + 12, (m, 1))
+    eb = osub - ea + rng2.integers(-10, 10, (m, 1))
+    tiny_c = np.where(rng2.random(m) < 0.5,
+                      (rng2.random(m) < 0.5).astype(np.uint32) << np.uint32(fc.width - 1),
+                      random_words(fc, rng2.integers(osub, osub + 24, m), (m,), rng2))
+    tiny = Cases(random_words(fa, ea, (m, dp.k), rng2), random_words(fb, eb, (m, dp.k), rng2),
+                 tiny_c.astype(np.uint32), names=["random tiny sum"] * m)
+    if not len(bt2) and not _reaches(tiny, fa, fb, lowest_raw, osub):
+        ok = ctx.consistent(cs, w, {z: {"zero_sign": z, "zero_floor": None}
+                                    for z in ("positive", "ieee")})
+        _sign(values, ok, notes)
         values["undetermined"]["zero_floor"] = (
             f"{fa.name} x {fb.name} products never anchor below 2^{lowest_raw} and none reaches "
             f"the output's smallest steps (2^{osub}): any floor at or below {lowest_raw} gives "
             "the same words")
         return Finding("zero", "found" if values.get("zero_sign") else "partial",
-                       f"{sign_text}; zero floor not observable (<= {lowest_raw})", values, ev, notes)
-    cs2 = bt2.cases()
+                       f"{_sign_text(values)}; zero floor not observable (<= {lowest_raw})",
+                       values, ev, notes)
+    cs2 = Cases.concat([bt2.cases(), tiny]) if len(bt2) else tiny
     w2 = ctx.run(cs2)
-    zs = values.get("zero_sign", "positive")
     # floors below every anchor in these cases act like no floor: try them once (None)
     from tcprobe.models.formats import decode
 
@@ -121,16 +170,21 @@ def run(ctx) -> Finding:
     low = int((da.raw + db.raw)[nonzero].min()) if nonzero.any() else lowest_raw
     floors = [None] + list(range(max(low, lowest_raw - 2), 21))
     roundings = [ctx.value("output_rounding")] if rnd_known else ["rz", "rne", "rna"]
-    cands = {(f, r): {"zero_floor": f, "output_rounding": r, "zero_sign": zs}
-             for f in floors for r in roundings}
-    ok2 = ctx.consistent(cs2, w2, cands)
-    ok_floors = sorted({f for f, _ in ok2}, key=lambda f: -10**9 if f is None else f)
-    ok_round = sorted({r for _, r in ok2})
+    # the sign of zero, the floor (and the rounding, if still open) together:
+    # a floor can cut a tiny term that would otherwise decide a zero's sign
+    both = Cases.concat([cs, cs2])
+    words = np.concatenate([w, w2])
+    cands = {(f, r, z): {"zero_floor": f, "output_rounding": r, "zero_sign": z}
+             for f in floors for r in roundings for z in ("positive", "ieee")}
+    ok2 = ctx.consistent(both, words, cands)
+    _sign(values, sorted({z for _, _, z in ok2}), notes)
+    ok_floors = sorted({f for f, _, _ in ok2}, key=lambda f: -10**9 if f is None else f)
+    ok_round = sorted({r for _, r, _ in ok2})
     if not rnd_known and len(ok_round) == 1:
         values["output_rounding"] = ok_round[0]
         notes.append(f"outputs in the subnormal range settle the rounding: {ok_round[0]}")
     if not ok2:
-        return Finding("zero", "failed", f"{sign_text}; no zero floor reproduces the "
+        return Finding("zero", "failed", f"{_sign_text(values)}; no zero floor reproduces the "
                        f"{len(cs2)} small-product cases", values, ev, notes)
     # evidence: the sweep where the second product stops mattering
     if pair is not None:
@@ -147,8 +201,9 @@ def run(ctx) -> Finding:
     if None in ok_floors:
         bound = max(numeric) if numeric else low
         values["undetermined"]["zero_floor"] = (
-            f"any floor at or below {bound} fits: {fa.name} x {fb.name} products never anchor "
-            f"below 2^{lowest_raw}")
+            f"any floor at or below {bound} fits: nothing lower changes a visible output bit "
+            f"({fa.name} x {fb.name} products anchor as low as 2^{lowest_raw}, the output's "
+            f"last step is 2^{osub})")
         floor_text = f"zero floor not observable (<= {bound})"
         status = "partial" if not values.get("zero_sign") else "found"
     elif len(numeric) == 1:
@@ -160,4 +215,35 @@ def run(ctx) -> Finding:
         values["zero_floor"] = numeric[-1]
         floor_text = f"zero floor between {numeric[0]} and {numeric[-1]}"
         status = "partial"
-    return Finding("zero", status, f"{sign_text}; {floor_text}", values, ev, notes)
+    if "zero_sign" not in values:
+        status = "partial"
+    return Finding("zero", status, f"{_sign_text(values)}; {floor_text}", values, ev, notes)
+
+
+def _fill(lanes: dict, k: int, neg_zero) -> dict:
+    """The other lanes hold (-0)(+0): a zero product that keeps an IEEE -0
+    alive through later blocks (+0 products would turn it into +0)."""
+    return {**{j: neg_zero for j in range(k)}, **lanes}
+
+
+def _reaches(tiny, fa, fb, lowest_raw, osub) -> bool:
+    """Whether products can come near the output's last steps at all."""
+    from tcprobe.models.formats import decode
+
+    da, db = decode(fa, tiny.a), decode(fb, tiny.b)
+    return bool(((da.raw + db.raw) < osub + 40).any())
+
+
+def _sign(values, ok, notes):
+    if len(ok) == 1:
+        values["zero_sign"] = ok[0]
+    elif len(ok) == 2:
+        values["undetermined"]["zero_sign"] = "no case here tells +0 from the IEEE sign"
+    else:
+        notes.append("neither +0 for every zero nor the IEEE rule explains the zero signs")
+
+
+def _sign_text(values) -> str:
+    return {"positive": "every exact or underflowed zero is +0",
+            "ieee": "zeros follow IEEE 754 (-0 when every term is negative)"}.get(
+        values.get("zero_sign"), "the zero sign is not settled")

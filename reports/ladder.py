@@ -70,6 +70,8 @@ def fingerprint_table(fp, simulated: bool) -> Table:
         if key == "nan" and v is not None:
             v = f"{v:#x}"
         note = fp.undetermined.get(key, "")
+        if key in fp.assumed:
+            note += f" (the model uses {fp.assumed[key]})"
         if v is None and not note:
             note = {"output_frac_bits": "the output format's own",
                     "k_order": "K in order", "carry_bits": "no wrap",

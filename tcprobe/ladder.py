@@ -148,13 +148,17 @@ class Context:
     def params(self, **override) -> EngineParams:
         """Engine parameters from the findings so far (defaults elsewhere)."""
         d_f16 = self.d_fmt.name == "f16"
+        guess = {}
+        for step in self.order:  # model values steps chose among indistinguishable ones
+            guess.update(self.findings[step].values.get("assumed", {}))
         p = {
             "window_bits": self.value("window_bits", 25),
             "block_size": self.value("block_size", self.dp.k),
             "k_order": self.value("k_order"),
             "zero_floor": self.value("zero_floor"),
             "input_conversion": self.value("input_conversion", "truncate"),
-            "output_rounding": self.value("output_rounding", "rne" if d_f16 else "rz"),
+            "output_rounding": self.value("output_rounding",
+                                          guess.get("output_rounding", "rne" if d_f16 else "rz")),
             "output_frac_bits": self.value("output_frac_bits"),
             "zero_sign": self.value("zero_sign", "positive"),
             "nan": self.value("nan"),
@@ -258,6 +262,7 @@ class Fingerprint:
     slice: list | None = None
     layout: dict | None = None
     undetermined: dict = field(default_factory=dict)
+    assumed: dict = field(default_factory=dict)  # model values for undetermined keys
 
     @classmethod
     def from_context(cls, ctx: Context) -> Fingerprint:
@@ -266,10 +271,14 @@ class Fingerprint:
                     "output_rounding", "zero_sign", "nan", "output_frac_bits", "k_order",
                     "overflow", "carry_bits"):
             setattr(fp, key, ctx.value(key))
-        for f in ctx.findings.values():
+        for step in ctx.order:
+            f = ctx.findings[step]
             for key, why in f.values.get("undetermined", {}).items():
                 if getattr(fp, key, None) is None:
                     fp.undetermined[key] = why
+            for key, value in f.values.get("assumed", {}).items():
+                if getattr(fp, key, None) is None:
+                    fp.assumed[key] = value
         for key in FINGERPRINT_KEYS:
             if getattr(fp, key) is None and key not in fp.undetermined:
                 fp.undetermined[key] = "its step did not run or found nothing"
@@ -282,12 +291,14 @@ class Fingerprint:
         """Engine parameters; undetermined keys take values that make no
         difference on this datapath (that is why they are undetermined)."""
         f16_out = get_format(dp.d_type).name == "f16"
+        guess = self.assumed
         return EngineParams(
             window_bits=25 if self.window_bits is None else self.window_bits,
             block_size=dp.k if self.block_size is None else self.block_size,
             zero_floor=self.zero_floor,
             input_conversion=self.input_conversion or "truncate",
-            output_rounding=self.output_rounding or ("rne" if f16_out else "rz"),
+            output_rounding=self.output_rounding or guess.get("output_rounding")
+            or ("rne" if f16_out else "rz"),
             output_frac_bits=self.output_frac_bits,
             zero_sign=self.zero_sign or "positive",
             nan=self.nan,
@@ -306,6 +317,8 @@ class Fingerprint:
         if self.nan is not None:
             out["nan_hex"] = f"{self.nan:#x}"
         out["undetermined"] = dict(self.undetermined)
+        if self.assumed:
+            out["assumed"] = dict(self.assumed)
         if self.slice is not None:
             out["slice"] = self.slice
         if self.layout is not None:
@@ -334,6 +347,7 @@ class LadderResult:
     fingerprint: Fingerprint | None
     validation: Validation | None
     seconds: float = 0.0
+    context: Context | None = field(default=None, repr=False)  # to run more cases the same way
 
     def finding(self, step: str) -> Finding | None:
         return next((f for f in self.findings if f.step == step), None)
@@ -452,4 +466,4 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
             val = validate(ctx, fp.model(dp), validate_cases)
     info = device.info()
     return LadderResult(info, dp.id, bool(getattr(device, "simulated", True)), findings, fp, val,
-                        time.perf_counter() - t0)
+                        time.perf_counter() - t0, ctx)
