@@ -1,38 +1,39 @@
 """block: which products are fused in one window before a rounding, and in
 which order the blocks are consumed.
 
-With E the probe exponent, F the window and s = E - F - 1 (just below it):
+With E the probe exponent and F the window:
 
-- same(i, j) when F exceeds the output's precision: +2**E in lane i,
+- same(i, j) when F is at least two bits past the visible precision: +2**E in lane i,
   -2**E in lane j, C = 2**(E-F). Fused, they cancel and C survives at the
   window's edge; in two blocks the first one rounds 2**E + C into the output
   and C is lost.
-- before(i, j) when it does: C = 2**s, 2**s in lane i, 2**E in lane j.
-  If i's block comes first, C and lane i add to 2**(s+1), which reaches the
-  window of the later block and shows; otherwise both fall below 2**E's window.
-  (Where only 2**E - 2**(E-F) shows, C and lane i are negative.)
-- where(i; j, l), to order blocks, given a pair j, l of one block: C = 2**s,
-  2**s in lane i, +-2**E in lanes j and l. Lane i's block before -> 2**(s+1),
-  after -> 2**s, the same block -> 0.
+- first(P, Q), to order those blocks: +2**E in P, -2**E in Q and C half an
+  output ulp of 2**E; +2**E + C ties (or is cut) back to 2**E, -2**E + C is
+  exact, so C survives exactly when Q's block comes first.
+- before(i, j) when the window is no wider than the output: C = 2**(E-3) +
+  2**(E-2-F), -2**(E-2) in lane i, +2**E in lane j. If i's block comes first
+  C joins a negative sum exactly, and the later cut at 2**(E-F) rounds that
+  sum toward zero (C up); otherwise C alone is cut (down).
+- where(i; j, l), a fallback order test with C = 2**s (s = E-F-1), 2**s in
+  lane i and +-2**E in a pair j, l of one block: before -> 2**(s+1), after
+  -> 2**s.
 
-The blocks, in order, give the block size L and the K order; a model with
-them must reproduce every case.
+The blocks, in order, give the block size L and the K order (in the lane
+names of the measured layout); every later step's model runs with them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .common import Batch, Finding, pow2, product
+from .common import Batch, Finding, pow2, product, word
 from .internal import setup
 
 
 def run(ctx) -> Finding:
     dp, K = ctx.dp, ctx.dp.k
     F = ctx.require("internal").values.get("window_bits")
-    seen = ctx.require("visible").values
-    vis = seen.get("visible_bits", 0)
-    vneg = seen.get("visible_bits_neg", vis)
+    vis = ctx.require("visible").values.get("visible_bits", 0)
     if F is None:
         return Finding("block", "skipped", "the window is not known, so no block probe can be "
                        "placed at its edge", {"undetermined": {"block_size": "window unknown"}})
@@ -44,10 +45,10 @@ def run(ctx) -> Finding:
     plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
     small = product(fa, fb, s, 0)
     c_edge, c_s, c_s1 = pow2(fc, E - F), pow2(fc, s), pow2(fc, s + 1)
-    # 2**E + 2**(E-F) shows at the output when F is within the visible precision;
-    # 2**E - 2**(E-F) needs one bit less (below a power of two), so same() holds
-    # only when neither shows, and before() uses the sign that shows
-    t1_ok = c_edge is not None and F > max(vis, vneg)
+    # 2**E + 2**(E-F) shows at the output when F is within the visible precision
+    # (vis); 2**E - 2**(E-F) needs one bit less, below a power of two. same() needs
+    # neither to show (F >= vis + 2); before() uses the sign that shows.
+    t1_ok = c_edge is not None and F >= vis + 2
     sign = 0 if F <= vis else 1
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev, notes = [], []
@@ -58,18 +59,20 @@ def run(ctx) -> Finding:
         ev += ev1[:4]
         method = "cancellation at the window's edge"
         order_known = len(blocks) == 1
-        if len(blocks) > 1 and t2_ok:
+        c_tie = pow2(fc, E - vis - 1)
+        if len(blocks) > 1 and c_tie is not None:
+            blocks, order_known, ev2 = _order_tie(ctx, blocks, E, vis, plus, minus, c_tie)
+            ev += ev2
+        if len(blocks) > 1 and not order_known and t2_ok:
             blocks, order_known, ev2 = _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1)
             ev += ev2
-    elif t2_ok:
-        if sign:
-            small, c_s = product(fa, fb, s, 1), pow2(fc, s, 1)
-        blocks, order_known, ev2 = _partition_before(ctx, K, E, s, plus, small, c_s)
+    elif F >= 2 and product(fa, fb, E - 2, 1) is not None and \
+            word(fc, 0, (1 << (F - 1)) + 1, E - 2 - F) is not None:
+        blocks, order_known, ev2 = _partition_cut(ctx, K, E, F)
         ev += ev2
-        method = "sums of two terms just below the window"
+        method = "which sum the window cuts: C before or after a larger negative term"
     else:
-        why = (f"the window (F = {F}) is not wider than the {vis} visible bits and "
-               f"{fa.name} x {fb.name} products cannot span the {F + 1} bits below it")
+        why = f"no probe fits F = {F} with {fa.name} x {fb.name} products and a {fc.name} C"
         values["undetermined"]["block_size"] = why
         values["undetermined"]["k_order"] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
@@ -123,20 +126,43 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
     return blocks, ev
 
 
-def _partition_before(ctx, K, E, s, plus, small, c_s):
-    """before(i, j) for every ordered pair; blocks are its equivalence classes."""
+def _partition_cut(ctx, K, E, F):
+    """before(i, j) from where C's low bit is cut: C = 2**(E-3) + 2**(E-2-F),
+    -2**(E-2) in lane i, +2**E in lane j. If i's block comes first, C joins a
+    negative sum exactly and the later cut at 2**(E-F) rounds that sum toward
+    zero, i.e. C up; otherwise C itself is cut down. The reference C = 2**(E-3)
+    has no bit to cut, so its D is the same in any order."""
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    big = product(fa, fb, E, 0)
+    neg = product(fa, fb, E - 2, 1)
+    c = word(fc, 0, (1 << (F - 1)) + 1, E - 2 - F)
+    c0 = pow2(fc, E - 3)
     bt = Batch(ctx.dp)
-    refs = {j: bt.add(f"lane {j}: 2^{E} alone", {j: plus[:2]}) for j in range(K)}
     rows = {}
     for i in range(K):
         for j in range(K):
             if i != j:
-                rows[(i, j)] = bt.add(f"C = 2^{s}, lane {i}: 2^{s}, lane {j}: 2^{E}",
-                                      {i: small[:2], j: plus[:2]}, c_s)
+                lanes = {i: neg[:2], j: big[:2]}
+                rows[(i, j)] = (bt.add(f"C = 2^{E - 3} + 2^{E - 2 - F}, lane {i}: -2^{E - 2}, "
+                                       f"lane {j}: +2^{E}", lanes, c),
+                                bt.add(f"C = 2^{E - 3}, lane {i}: -2^{E - 2}, lane {j}: +2^{E}",
+                                       lanes, c0))
     w = ctx.run(bt.cases())
     before = np.zeros((K, K), bool)
-    for (i, j), r in rows.items():
-        before[i, j] = w[r] != w[refs[j]]
+    for (i, j), (r, ref) in rows.items():
+        before[i, j] = w[r] != w[ref]
+    blocks, consistent = _blocks_from_before(before, K)
+    ev = []
+    shown = [p for p in rows if before[p]][:1] + [p for p in rows if not before[p]][:1]
+    for p in shown:
+        r, ref = rows[p]
+        ev.append(bt.evidence(r, [w[r], w[ref]], "lane i's block first: C rounds up"
+                              if before[p] else "not first: C is cut down (= reference)"))
+    return blocks, consistent, ev
+
+
+def _blocks_from_before(before, K):
+    """Blocks (classes of lanes neither before the other), in order."""
     same = ~before & ~before.T
     blocks, seen = [], set()
     for i in range(K):
@@ -145,19 +171,44 @@ def _partition_before(ctx, K, E, s, plus, small, c_s):
         b = [j for j in range(K) if same[i, j]]
         seen.update(b)
         blocks.append(b)
-    # order: a block comes before every block its lanes precede
     rank = {id(b): sum(before[b[0], c[0]] for c in blocks if c is not b) for b in blocks}
     blocks.sort(key=lambda b: -rank[id(b)])
     consistent = all(before[b[0], c[0]] for n, b in enumerate(blocks) for c in blocks[n + 1:])
+    return blocks, consistent
+
+
+def _order_tie(ctx, blocks, E, vis, plus, minus, c_tie):
+    """first(P, Q) with +2**E in a lane of P, -2**E in a lane of Q and C half
+    an output ulp of 2**E: if P comes first, 2**E + C is a tie (or a cut)
+    that lands on 2**E and the sum is 0; if Q comes first, -2**E + C is
+    exact (one bit more below a power of two) and C survives."""
+    bt = Batch(ctx.dp)
+    ref = bt.add(f"C = 2^{E - vis - 1} alone", {}, c_tie)
+    rows = {}
+    for n, p in enumerate(blocks):
+        for q, b in enumerate(blocks):
+            if n != q:
+                rows[(n, q)] = bt.add(f"lane {p[0]}: +2^{E}, lane {b[0]}: -2^{E}, "
+                                      f"C = 2^{E - vis - 1}", {p[0]: plus[:2], b[0]: minus[:2]},
+                                      c_tie)
+    w = ctx.run(bt.cases())
+    first = {}
+    for (n, q), r in rows.items():
+        if w[r] == w[ref]:
+            first[(n, q)] = False  # Q's block came first
+        elif int(w[r]) & ((1 << (ctx.d_fmt.width - 1)) - 1) == 0:
+            first[(n, q)] = True
+    nb = len(blocks)
+    pre = {n: {q for q in range(nb) if q != n and first.get((n, q)) is False} for n in range(nb)}
+    order = sorted(range(nb), key=lambda n: (len(pre[n]), min(blocks[n])))
+    pos = {n: x for x, n in enumerate(order)}
+    known = (len(first) == len(rows)
+             and all(first[(n, q)] == (pos[n] < pos[q]) for (n, q) in rows))
     ev = []
-    for (i, j), r in list(rows.items())[:1]:
-        ev.append(bt.evidence(r, [w[r], w[refs[j]]],
-                              "lane i's block first: the pair reaches the window" if before[i, j]
-                              else "no earlier block: both cut"))
-    pick = [(p, r) for p, r in rows.items() if before[p]][:1]
-    for (i, j), r in pick:
-        ev.append(bt.evidence(r, [w[r], w[refs[j]]], "lane i's block first: 2^(s+1) survives"))
-    return blocks, consistent, ev
+    for (n, q), r in list(rows.items())[:2]:
+        ev.append(bt.evidence(r, [w[r], w[ref]], "+ block first: the tie cuts C" if first.get((n, q))
+                              else "- block first: C survives"))
+    return [blocks[n] for n in order], known, ev
 
 
 def _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1):

@@ -218,7 +218,10 @@ class Batch:
             c[i] = rc
         return Cases(a, b, c, names=[r[0] for r in self.rows])
 
-    def evidence(self, i: int, words, note: str = "") -> Evidence:
+    def evidence(self, i: int, words, note: str = "", cases: Cases | None = None) -> Evidence:
+        """Evidence of row i (of ``cases`` when i lies past this batch's rows)."""
+        if i >= len(self.rows):
+            return case_evidence(cases, i, words, note, self.zero_a, self.zero_b)
         label, a, b, c = self.rows[i]
         za, zb = self.zero_a, self.zero_b
         return Evidence(label, {k: v for k, v in a.items() if v != za},
@@ -238,3 +241,12 @@ def random_words(f, e, shape, rng, sign_p: float = 0.5) -> np.ndarray:
     sign = (rng.random(shape) < sign_p).astype(np.int64) if f.signed else 0 * field
     return ((sign << (f.width - 1)) | (field << (f.frac_bits + f.drop_bits))
             | (frac << f.drop_bits)).astype(np.uint32)
+
+
+def case_evidence(cases: Cases, i: int, words, note: str, zero_a: int = 0, zero_b: int = 0):
+    """Evidence of case i of a batch of Cases (its nonzero lanes)."""
+    a, b = cases.a[i], cases.b[i]
+    label = cases.names[i] if cases.names else f"case {i}"
+    return Evidence(label, {k: int(v) for k, v in enumerate(a) if v != zero_a},
+                    {k: int(v) for k, v in enumerate(b) if v != zero_b}, int(cases.c[i]),
+                    [int(w) for w in np.atleast_1d(words)], note)

@@ -132,10 +132,13 @@ def run(ctx) -> Finding:
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(1, vis - 2), out + 1))
     bt = cases(ctx, [k for k in kappas if k <= vis], F, lane)
-    # every block's sum rounds (an early block's rounding carries into later ones)
-    for b in sorted(blocks, key=len, reverse=True)[:3]:
-        block_cases(ctx, bt, b, F)
-    cs = Cases.concat([bt.cases(), random_sums(ctx, F, 400)])
+    bvals = ctx.findings["block"].values
+    structure_known = not ({"block_size", "k_order"} & set(bvals.get("undetermined", {})))
+    if structure_known:
+        # every block's sum rounds (an early block's rounding carries into later ones)
+        for b in sorted(blocks, key=len, reverse=True)[:3]:
+            block_cases(ctx, bt, b, F)
+    cs = Cases.concat([bt.cases(), random_sums(ctx, F, 400)]) if structure_known else bt.cases()
     words = ctx.run(cs)
     cands = {}
     for r in ROUNDINGS:
@@ -154,7 +157,8 @@ def run(ctx) -> Finding:
             diff = np.flatnonzero(other != words)
             if len(diff):
                 i = int(diff[0])
-                ev.append(bt.evidence(i, [words[i]], f"{r.upper()} would give {int(other[i]):#x}"))
+                ev.append(bt.evidence(i, [words[i]], f"{r.upper()} would give {int(other[i]):#x}",
+                                      cs))
         del best
     if not ok:
         return Finding("rounding", "failed",
