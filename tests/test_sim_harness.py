@@ -1,0 +1,95 @@
+"""Harness descriptions: slots, slices and packings as documented."""
+
+import numpy as np
+import pytest
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath, default_datapath
+from tcprobe.harness import HarnessError, harness_for, pack_elements
+
+
+def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
+    h = harness_for(default_datapath("tcgen05", "bf16"))
+    r, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+    want = (r & 7) * 8 + (r >> 3) * 32 + (k & 7) + (k >> 3) * 64
+    assert np.array_equal(h.a_layout.table, want)
+    # threads 0-15 x registers 0-3 and threads 16-31 x registers 0-1: 96 words
+    labels = set(h.slice_labels())
+    assert len(h.slice) == 96 and "t15.r3" in labels and "t16.r1" in labels
+    assert "t16.r2" not in labels and "t32.r0" not in labels
+
+
+def test_tcgen05_tf32_and_8bit_slices():
+    tf32 = harness_for(default_datapath("tcgen05", "tf32"))
+    assert sorted(tf32.slice.tolist()) == list(range(128))
+    r, k = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
+    assert np.array_equal(tf32.a_layout.table, (r & 7) * 4 + (r >> 3) * 32 + (k & 3) + (k >> 2) * 64)
+    e4 = harness_for(default_datapath("tcgen05", "e4m3"))
+    want = {f"t{t}.r{x}" for t in (0, 1, 4, 5) for x in range(4)} | {
+        f"t{t}.r{x}" for t in (8, 9, 12, 13) for x in range(2)}
+    assert set(e4.slice_labels()) == want
+
+
+def test_tcgen05_block_scaled_reads_thread0_register0():
+    dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
+    h = harness_for(dp)
+    assert h.slice_labels() == ["t0.r0"] and h.tile.m == 128 and h.tile.scale_slots == 128
+
+
+def test_mma_slots_follow_the_ptx_fragment_tables():
+    h = harness_for(default_datapath("mma", "bf16"))
+    # m16n8k16 .bf16 A: a0,a1 row groupID, a2,a3 row groupID+8, a4..a7 k+8
+    lane, elem = 5, 2  # groupID 1, threadID_in_group 1, element a2
+    row, col = 1 + 8, 2 * 1 + 0
+    assert h.a_layout.offset(row, col) == lane * 8 + elem
+    # D: c0,c1 row groupID, c2,c3 row groupID+8, cols 2*tig + (i & 1)
+    assert h.d_layout.offset(9, 3) == 5 * 4 + 3
+
+
+def test_v100_quad_pairs_are_four_independent_mmas():
+    h = harness_for(Datapath.parse("mma.f16.f32.k4"))
+    assert h.tile.dump_words == 256 and len(h.slice) == 256
+    # every lane's slots: 4 quad pairs x 8 threads
+    assert all(len(x) == 32 for x in h.a_lanes)
+    # a slice word reads A and B only from its own quad pair's lanes
+    lanes_a = h.a_read // 4
+    assert all(len({(x % 16) // 4 for x in row}) == 1 for row in lanes_a)
+
+
+@pytest.mark.parametrize("family,fmt", [("mma", "tf32"), ("wgmma", "e5m2"), ("tcgen05", "bf16"),
+                                        ("tcgen05", "e2m1")])
+def test_pack_unpack_roundtrip(family, fmt):
+    dp = default_datapath(family, fmt)
+    h = harness_for(dp)
+    rng = np.random.default_rng(0)
+    mask = (1 << (32 if fmt == "tf32" else {"e5m2": 8, "bf16": 16, "e2m1": 4}[fmt])) - 1
+    cases = Cases(rng.integers(0, mask + 1, (5, dp.k)), rng.integers(0, mask + 1, (5, dp.k)),
+                  rng.integers(0, 1 << 31, 5))
+    batch = h.pack(cases)
+    for k in range(dp.k):
+        assert (batch.a[:, h.a_lanes[k]] == cases.a[:, k:k + 1]).all()
+    # a dump whose slice holds each case's C unpacks to that C
+    dump = rng.integers(0, 1 << 32, (5, h.tile.dump_words), dtype=np.uint64).astype(np.uint32)
+    dump[:, h.slice] = cases.c[:, None]
+    assert np.array_equal(h.unpack(dump), cases.c)
+    dump[2, h.slice[-1]] ^= 1
+    with pytest.raises(HarnessError, match="disagree"):
+        h.unpack(dump)
+
+
+def test_fp6_and_fp4_smem_packing():
+    # fp6: element j at bits 6j..6j+5, 16 elements in 12 bytes + 4 zero bytes
+    codes = np.arange(16)[None] + 40
+    b = pack_elements(codes, "b6x16_p32")[0]
+    bits = int.from_bytes(bytes(b[:12]), "little")
+    assert [(bits >> (6 * j)) & 63 for j in range(16)] == list(range(40, 56))
+    assert not b[12:].any()
+    # fp4: low nibble first, 8 bytes + 8 zero bytes
+    b4 = pack_elements(np.arange(16)[None], "b4x16_p64")[0]
+    assert list(b4[:2]) == [0x10, 0x32] and not b4[8:].any()
+    assert list(pack_elements(np.array([[0x3f80]]), "b16")[0]) == [0x80, 0x3f]
+
+
+def test_no_harness_for_an_unknown_shape():
+    with pytest.raises(HarnessError):
+        harness_for(Datapath.parse("mma.bf16.f32.k32"))
