@@ -146,6 +146,18 @@ def run(ctx) -> Finding:
             cands[(r, kap)] = {"output_rounding": r, "window_bits": F,
                                "output_frac_bits": None if kap == out else kap}
     ok = ctx.consistent(cs, words, cands)
+    notes = []
+    if not ok:
+        # large sums may wrap in a narrow accumulator (the carry step's subject)
+        wide = {(r, kap, bits): {**over, "carry_bits": bits} for (r, kap), over in cands.items()
+                for bits in range(0, 9)}
+        okw = ctx.consistent(cs, words, wide)
+        if okw:
+            ok = sorted({(r, kap) for r, kap, _ in okw})
+            bits = min(b for _, _, b in okw)
+            cands = {key: {**over, "carry_bits": bits} for key, over in cands.items()}
+            notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
+                         "the carry step measures it")
     ev = []
     # evidence: the cases that tell the survivors from the others
     if ok:
@@ -167,7 +179,6 @@ def run(ctx) -> Finding:
     rounds = sorted({r for r, _ in ok}, key=ROUNDINGS.index)
     keeps = sorted({k for _, k in ok})
     values = {"undetermined": {}}
-    notes = []
     if len(rounds) == 1:
         values["output_rounding"] = rounds[0]
     else:

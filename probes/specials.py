@@ -115,6 +115,9 @@ def run(ctx) -> Finding:
     # which model explains every case: the NaN word, and overflow to Inf or saturation
     cands = {ov: {"nan": canonical, "overflow": ov} for ov in ("inf", "saturate")}
     ok = ctx.consistent(cs, w, cands)
+    if not ok:  # the largest sums may wrap in a narrow accumulator (see carry)
+        wide = {(ov, b): {**c, "carry_bits": b} for ov, c in cands.items() for b in range(0, 9)}
+        ok = sorted({ov for ov, _ in ctx.consistent(cs, w, wide)})
     if len(ok) == 1:
         values["overflow"] = ok[0]
     elif not ok:

@@ -43,6 +43,9 @@ BUILTIN = {
     "b200": ("B200", ("mma", "tcgen05")),
 }
 FAMILIES = ("mma", "wgmma", "tcgen05")
+# Input formats a GPU's instructions take where its profile would accept more
+# (V100's mma.sync is m8n8k4 with f16 only; bf16 and tf32 arrive with sm_80).
+ONLY_FORMATS = {"V100": ("f16",)}
 REQUIRED_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
                  "output_rounding", "zero_sign", "nan")
 LAYOUT_KEYS = {"a_k_order", "b_k_order", "a_lbo", "a_sbo", "b_lbo", "b_sbo",
@@ -79,6 +82,9 @@ class SimProfile:
         if dp.family not in self.families:
             raise ModelError(f"sim:{self.name} does not run {dp.family} "
                              f"(it runs {', '.join(self.families)})")
+        only = ONLY_FORMATS.get(self.gpu or "")
+        if only and (get_format(dp.a_type).name not in only or get_format(dp.b_type).name not in only):
+            raise ModelError(f"sim:{self.name} ({self.gpu}) takes {', '.join(only)} inputs only")
         if self.params is None:
             if dp.family == "tcgen05" and "tcgen05" not in registry.AUTO_BY_FAMILY:
                 if dp.block_scaled or dp.is_integer:
