@@ -98,6 +98,11 @@ def word(fmt, sign: int, mag: int, q: int) -> int | None:
 @lru_cache(maxsize=65536)
 def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
     f = get_format(fmt)
+    if f.kind.name == "E8M0":  # a power-of-two scale: 2**(code - bias)
+        if sign or mag <= 0 or mag & (mag - 1):
+            return None
+        code = q + mag.bit_length() - 1 + f.bias
+        return code if 0 <= code < (1 << f.width) - 1 else None
     if mag == 0:
         return (sign << (f.width - 1)) if f.signed else 0
     w = int(encode(f, sign, mag, q)[()])
