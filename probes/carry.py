@@ -14,6 +14,8 @@ from .common import Batch, Finding, exp_range, home_exponent, max_sig, product, 
 
 
 def run(ctx) -> Finding:
+    if ctx.dp.is_integer:
+        return _integer(ctx)
     ctx.require("zero")
     dp = ctx.dp
     fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
@@ -68,3 +70,42 @@ def run(ctx) -> Finding:
                        {"carry_bits": bits, **values_extra}, ev)
     return Finding("carry", "failed", "the model of the findings does not reproduce the "
                    "largest-significand sums", {}, ev)
+
+
+def _integer(ctx) -> Finding:
+    """Integer MMA: every lane at the largest product, C near the ends of
+    s32: does the sum wrap modulo 2**32 or saturate once? (And random cases
+    must be the exact sum.)"""
+    import numpy as np
+
+    from tcprobe.cases import Cases
+    from tcprobe.models.model import IntegerModel
+
+    dp = ctx.dp
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    hi_a = (1 << (fa.width - 1)) - 1 if fa.signed else fa.word_mask
+    hi_b = (1 << (fb.width - 1)) - 1 if fb.signed else fb.word_mask
+    lo_a = (1 << (fa.width - 1)) if fa.signed else 0  # the most negative code
+    bt = Batch(dp)
+    top = (1 << 31) - 1
+    for c in (top, top - 1000, 0, (1 << 31), (1 << 31) + 5):
+        bt.add(f"every lane {hi_a}*{hi_b}, C = {c:#x}", {k: (hi_a, hi_b) for k in range(dp.k)}, c)
+        if fa.signed:
+            bt.add(f"every lane (-{1 << (fa.width - 1)})*{hi_b}, C = {c:#x}",
+                   {k: (lo_a, hi_b) for k in range(dp.k)}, c)
+    rng = np.random.default_rng(ctx.seed + 17)
+    n = 200
+    rand = Cases(rng.integers(0, fa.word_mask + 1, (n, dp.k)),
+                 rng.integers(0, fb.word_mask + 1, (n, dp.k)),
+                 rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32))
+    cs = Cases.concat([bt.cases(), rand])
+    w = ctx.run(cs)
+    ok = [sat for sat in (False, True)
+          if np.array_equal(IntegerModel("c", dp, "", saturate=sat).evaluate(cs), w)]
+    ev = [bt.evidence(i, [w[i]]) for i in range(min(4, len(bt)))]
+    if len(ok) == 1:
+        text = "saturates once to the s32 range" if ok[0] else "wraps modulo 2^32"
+        return Finding("carry", "found", f"the exact integer sum {text} ({len(cs)} cases, "
+                       f"{n} of them random)", {"saturate": ok[0], "exact": True}, ev)
+    return Finding("carry", "failed", "neither the wrapped nor the saturated exact sum "
+                   "reproduces these cases", {}, ev)

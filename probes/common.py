@@ -98,6 +98,13 @@ def word(fmt, sign: int, mag: int, q: int) -> int | None:
 @lru_cache(maxsize=65536)
 def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
     f = get_format(fmt)
+    if f.kind.name == "INT":  # two's complement (or unsigned) integers
+        if q < 0 and mag % (1 << -q):
+            return None
+        v = (mag << q) if q >= 0 else (mag >> -q)
+        v = -v if sign else v
+        lo, hi = (-(1 << (f.width - 1)), (1 << (f.width - 1)) - 1) if f.signed else (0, f.word_mask)
+        return v & f.word_mask if lo <= v <= hi else None
     if f.kind.name == "E8M0":  # a power-of-two scale: 2**(code - bias)
         if sign or mag <= 0 or mag & (mag - 1):
             return None
@@ -142,6 +149,15 @@ def product(fa, fb, e: int, sign: int = 0, mant: tuple[int, int] = (1, 1),
 
 @lru_cache(maxsize=65536)
 def _product(fa, fb, e, sign, mant, frac):
+    if get_format(fa).kind.name == "INT":
+        shift = e - frac[0] - frac[1]
+        wa = word(fa, sign, mant[0] << max(shift, 0), min(shift, 0))
+        wb = word(fb, 0, mant[1], 0)
+        return None if wa is None or wb is None else (wa, wb, 0)
+    return _float_product(fa, fb, e, sign, mant, frac)
+
+
+def _float_product(fa, fb, e, sign, mant, frac):
     """Words (a, b) with a * b = (-1)**sign * mant_a*2**-frac_a * mant_b*2**-frac_b * 2**e,
     normal numbers preferred and the exponent split evenly; also returns the
     raw exponent sum (what the datapath aligns on). None if impossible."""
@@ -221,7 +237,12 @@ class Batch:
             for k, v in rb.items():
                 b[i, k] = v
             c[i] = rc
-        return Cases(a, b, c, names=[r[0] for r in self.rows])
+        sa = sb = None
+        if self.dp.block_scaled:  # unit scales
+            unit = pow2(self.dp.scale_type, 0)
+            sa = np.full((n, self.dp.n_scales), unit, np.uint32)
+            sb = sa.copy()
+        return Cases(a, b, c, sa, sb, names=[r[0] for r in self.rows])
 
     def evidence(self, i: int, words, note: str = "", cases: Cases | None = None) -> Evidence:
         """Evidence of row i (of ``cases`` when i lies past this batch's rows)."""

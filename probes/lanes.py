@@ -21,6 +21,8 @@ def run(ctx) -> Finding:
     for sign, mant, frac, e in SIGNATURES:
         p = product(ctx.a_fmt, ctx.b_fmt, e, sign, mant, frac)
         value = word(ctx.c_fmt, sign, mant[0] * mant[1], e - frac[0] - frac[1])
+        if p is None or value is None:  # unsigned inputs have no negative product
+            continue
         rows = [bt.add(f"lane {k} alone", {k: p[:2]}) for k in range(dp.k)]
         ref = bt.add("C alone", {}, value)
         refs.append((rows, ref, value))

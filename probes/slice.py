@@ -26,12 +26,15 @@ FILLS = ((0, 1, 0, 1, 0, 3, 0),  # (sign x, mag x, q x, mag y, q y, mag c, q c)
 def _fills(ctx):
     t = ctx.tile()
     rows = []
-    for sx, mx, qx, my, qy, mc, qc in FILLS:
+    for n, (sx, mx, qx, my, qy, mc, qc) in enumerate(FILLS):
         x = word(ctx.a_fmt, sx, mx, qx)
         y = word(ctx.b_fmt, 0, my, qy)
         c = word(ctx.c_fmt, 0, mc, qc)
-        if x is None or y is None:
-            x, y = pow2(ctx.a_fmt, 0, sx), pow2(ctx.b_fmt, 0)
+        if x is None or y is None:  # narrow or integer formats: small whole numbers
+            x = word(ctx.a_fmt, 0, n + 1, 0) or pow2(ctx.a_fmt, 0)
+            y = word(ctx.b_fmt, 0, n + 2, 0) or pow2(ctx.b_fmt, 0)
+        if c is None:
+            c = word(ctx.c_fmt, 0, 3 + 2 * n, 0)
         rows.append((x, y, c))
     n = len(rows)
     a = np.array([[r[0]] * t.a_slots for r in rows], np.uint32)

@@ -215,10 +215,35 @@ NEEDS_LAYOUT = ("truncation", "visible", "internal", "rounding", "specials", "bl
                 "carry", "scale", "sparsity")
 
 
+# Steps whose probes are unscaled, dense float dot products with an engine model.
+ENGINE_STEPS = ("lanes", "truncation", "visible", "internal", "rounding", "specials", "block",
+                "zero", "carry")
+
+
+def _not_engine(dp: Datapath) -> str | None:
+    """Why the engine-model steps do not apply to ``dp`` (None: they do)."""
+    if dp.is_integer:
+        return "an integer datapath is an exact sum (no window, rounding or floor to find)"
+    if dp.block_scaled:
+        return ("block-scaled arithmetic is not one engine window (its models live in "
+                "models/tcgen05*); the scale step probes the scales")
+    if dp.sparse:
+        return "a sparse datapath: the sparsity step probes the metadata"
+    return None
+
+
 def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
     """Run one step (its module in probes/) and record its finding."""
     if step not in STEPS:
         raise LadderError(f"unknown step {step!r}")
+    why = _not_engine(ctx.dp) if step in ENGINE_STEPS else None
+    if why and ctx.dp.is_integer and step in ("lanes", "carry"):
+        why = None  # integer lanes and the wrap-or-saturate test run
+    if why:
+        finding = Finding(step, "skipped", why, prerequisite=prerequisite)
+        ctx.findings[step] = finding
+        ctx.order.append(step)
+        return finding
     if step in NEEDS_LAYOUT and ctx.raw and "layout" not in ctx.findings:
         ctx.require("layout")
     mod = importlib.import_module(f"tcprobe.probes.{step}")
@@ -460,10 +485,16 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
     val = None
     numeric = set(wanted) & {"truncation", "visible", "internal", "rounding", "specials",
                              "block", "zero", "carry"}
-    if numeric and not dp.is_integer:
+    if numeric and _not_engine(dp) is None:
         fp = Fingerprint.from_context(ctx)
         if validate_cases:
             val = validate(ctx, fp.model(dp), validate_cases)
+    elif dp.is_integer and "carry" in ctx.findings and validate_cases:
+        from tcprobe.models.model import IntegerModel
+
+        sat = bool(ctx.value("saturate", False))
+        val = validate(ctx, IntegerModel("ladder", dp, "ladder: exact integer sum",
+                                         saturate=sat), validate_cases)
     info = device.info()
     return LadderResult(info, dp.id, bool(getattr(device, "simulated", True)), findings, fp, val,
                         time.perf_counter() - t0, ctx)

@@ -115,3 +115,34 @@ def test_sparsity_step_sees_disabled_lanes_ignored():
     plain = Datapath.parse("tcgen05.f16.bf16.f32.k16")
     assert run_ladder(StandIn(plain), plain, ["sparsity", "scale"]).finding(
         "sparsity").status == "skipped"
+
+
+def test_engine_steps_skip_block_scaled_and_sparse_datapaths():
+    dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
+    r = run_ladder(StandIn(dp), dp, ["internal", "block", "scale"])
+    assert r.finding("internal").status == "skipped" and "block-scaled" in r.finding(
+        "internal").summary
+    assert r.fingerprint is None and r.finding("scale").status == "found"
+
+
+def test_missing_mmasim_is_one_line(monkeypatch):
+    import sys
+
+    from tcprobe.devices.base import DeviceError
+    from tcprobe.devices.registry import open_device
+
+    monkeypatch.setitem(sys.modules, "mmasim", None)
+    with pytest.raises(DeviceError, match="MMA-Sim is not installed"):
+        open_device("mmasim:Hopper:wgmma.m64n8k16.f32.bf16.bf16")
+
+
+@pytest.mark.parametrize("text,saturate", [("mma.s8.s32.k32", False), ("mma.s8xu8.s32.k32.sat", True),
+                                           ("mma.u8.s32.k32", False)])
+def test_integer_datapaths_wrap_or_saturate(text, saturate):
+    dev = SimDevice.builtin("a100")
+    dp = Datapath.parse(text)
+    r = run_ladder(dev, dp)
+    assert r.finding("layout").status == "found" and r.finding("lanes").status == "found"
+    assert r.finding("carry").values["saturate"] is saturate
+    assert r.finding("internal").status == "skipped"
+    assert r.validation.mismatches == 0 and r.fingerprint is None

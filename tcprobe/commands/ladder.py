@@ -59,7 +59,7 @@ def command(fmt, family, device_spec, d_type, steps, json_path, validate_cases, 
     if result.validation is not None:
         v = result.validation
         tag = " (simulated)" if result.simulated else ""
-        console.print(f"fingerprint model on {v.cases:,} random cases{tag}: "
+        console.print(f"the ladder's model on {v.cases:,} random cases{tag}: "
                       + ("[green]0 mismatches[/]" if v.mismatches == 0
                          else f"[red]{v.mismatches:,} mismatches[/]"))
     if json_path:
