@@ -237,9 +237,10 @@ def run(ctx) -> Finding:
     old = ctx.harness
     ctx.harness = found
     bt = Batch(dp)
-    p = product(ctx.a_fmt, ctx.b_fmt, 1, 1, (3, 1), (1, 0))
+    sign = 1 if ctx.a_fmt.signed else 0  # unsigned integers have no -3
+    p = product(ctx.a_fmt, ctx.b_fmt, 1, sign, (3, 1), (1, 0))
     rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
-    ref = bt.add("C alone", {}, word(ctx.c_fmt, 1, 3, 0))
+    ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, 3, 0))
     words = ctx.run(bt.cases())
     bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
     ev.append(bt.evidence(ref, [words[ref]]))
