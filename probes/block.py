@@ -47,9 +47,8 @@ def run(ctx) -> Finding:
     c_edge, c_s, c_s1 = pow2(fc, E - F), pow2(fc, s), pow2(fc, s + 1)
     # 2**E + 2**(E-F) shows at the output when F is within the visible precision
     # (vis); 2**E - 2**(E-F) needs one bit less, below a power of two. same() needs
-    # neither to show (F >= vis + 2); before() uses the sign that shows.
+    # neither to show (F >= vis + 2); before() needs the window's last bit to show.
     t1_ok = c_edge is not None and F >= vis + 2
-    sign = 0 if F <= vis else 1
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev, notes = [], []
     values = {"undetermined": {}}
@@ -66,7 +65,7 @@ def run(ctx) -> Finding:
         if len(blocks) > 1 and not order_known and t2_ok:
             blocks, order_known, ev2 = _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1)
             ev += ev2
-    elif F >= 2 and product(fa, fb, E - 2, 1) is not None and \
+    elif 2 <= F <= vis + 1 and product(fa, fb, E - 2, 1) is not None and \
             word(fc, 0, (1 << (F - 1)) + 1, E - 2 - F) is not None:
         blocks, order_known, ev2 = _partition_cut(ctx, K, E, F)
         ev += ev2
@@ -99,7 +98,6 @@ def run(ctx) -> Finding:
     else:
         summary = (f"{len(blocks)} blocks of {L} products, chained through the output format, "
                    f"{where} ({method})")
-    # the model with these blocks must reproduce the cases run above
     return Finding("block", "found" if regular else "partial", summary, values, ev, notes)
 
 
