@@ -43,3 +43,15 @@ def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
             raise ModelError(f"baseline {key} is for floating-point datapaths")
         return BASELINES[key](dp)
     raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")
+
+
+def _register_tcgen05() -> None:
+    """tcgen05.mma models: ``--model auto`` on tcgen05 captures, and by name."""
+    from . import tcgen05
+
+    AUTO_BY_FAMILY["tcgen05"] = tcgen05.auto_model
+    for _name in tcgen05.PROFILES:
+        EXTRA[_name] = lambda dp, _p=_name: tcgen05.model_for(dp, _p)
+
+
+_register_tcgen05()

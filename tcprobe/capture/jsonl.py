@@ -88,7 +88,8 @@ def _case(rec: dict, dp: Datapath, where: str):
             raise CaptureError(f"{where}: {e}") from None
         if len(a) == dp.k // 2:
             full = [0] * dp.k
-            for w, pos in zip(a, np.flatnonzero(active), strict=False):
+            for w, pos in zip(a, sparsity.stored_positions(dp, np.array(meta, np.uint32)),
+                              strict=False):
                 full[pos] = w
             a = full
     for name, v in (("a", a), ("b", b)):
