@@ -152,11 +152,14 @@ B200_TCGEN05 = Tcgen05Profile(
     # as unscaled f8f6f4"). q_floor = zero_floor_f32 - 25, unmeasured like it.
     mx=ScaledParams(product_window=25, c_window=25, scale_window=None, q_floor=-158),
     # MXF4 / MXF4NVF4 with ue8m0 (notes): q = max(R - 39, S - 35, raw(C) - 39);
-    # K=16 product groups; C-relative 35-bit cut of groups C outranks, and the
-    # C-dominant merge; the 2**-174 subnormal group floor for lower-scale
-    # groups. No other lower limit is stated (q_floor None).
+    # K=16 product groups; the C-relative 35-bit cut of each group C outranks;
+    # the 2**-174 subnormal group floor for lower-scale groups. No other lower
+    # limit is stated (q_floor None). For e2m1, R <= S + 4, so R - 39 never
+    # binds and raw(C) - 39 binds only when C outranks every group; a global
+    # C-dominant merge (as NVFP4's) would then give the same words, so it is
+    # left off (tests/test_tcgen05_rules.py checks the equivalence).
     mxf4=ScaledParams(product_window=39, c_window=39, scale_window=35, q_floor=None,
-                      product_group=16, c_dominant=True, merge_group=16, c_merge_bits=35,
+                      product_group=16, c_dominant=False, c_merge_bits=35,
                       per_group_c_merge=True, group_floor=-174),
     # NVFP4 (mxf4nvf4, ue4m3, 4X; notes): q = max(max(R, raw(C)) - 39, S - 35);
     # exact K=4 groups (the nvfp4-k4-product-carry vector); the C-dominant

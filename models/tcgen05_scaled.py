@@ -270,7 +270,10 @@ class BlockScaledModel(Model):
         if get_format(dp.c).name != "f32" or get_format(dp.d_type).name != "f32":
             raise ModelError(f"{dp.id}: block-scaled tcgen05 kinds accumulate into f32")
         p = self.params
-        for size, what in ((p.product_group, "product_group"), (p.merge_group, "merge_group")):
+        sizes = [(p.product_group, "product_group")]
+        if p.c_dominant:
+            sizes.append((p.merge_group, "merge_group"))
+        for size, what in sizes:
             if size > 1 and (dp.a_type not in SMALL_RANGE or dp.b_type not in SMALL_RANGE):
                 raise ModelError(f"{what} > 1 needs e2m1 elements (exact group sums in int64)")
             if size > 1 and dp.scale_block % size:
