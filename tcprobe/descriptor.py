@@ -33,6 +33,7 @@ TYPE_CODES = {
 D_CODES = {"f16": 0, "f32": 1, "s32": 2}
 SCALE_CODES = {"ue4m3": 0, "ue8m0": 1}
 DEFAULT_SCALE_VEC = {"mxf8f6f4": 1, "mxf4": 2, "mxf4nvf4": 4}
+D_TYPES = {"tf32": ("f32",), "f16": ("f16", "f32"), "f8f6f4": ("f16", "f32"), "i8": ("s32",)}
 
 # (name, low bit, width) of each table; the rest are reserved (must be 0).
 PLAIN_FIELDS = (("sparse_selector", 0, 2), ("sparse", 2, 1), ("saturate", 3, 1),
@@ -54,10 +55,10 @@ def _fields(kind: str):
     if kind in PLAIN_KINDS:
         return PLAIN_FIELDS, "plain"
     if kind in SCALED_KINDS:
-        fields = SCALED_FIELDS
-        if kind != "mxf8f6f4":  # mxf4 kinds: btype is bits 10-11, bit 12 reserved
-            fields = tuple(("b", 10, 2) if f[0] == "b" else f for f in fields)
-        return fields, "scaled"
+        if kind == "mxf8f6f4":  # bit 31 is reserved
+            return tuple(f for f in SCALED_FIELDS if f[0] != "k96"), "scaled"
+        # mxf4 kinds: btype is bits 10-11 (bit 12 reserved); bit 31 selects dense K=96
+        return tuple(("b", 10, 2) if f[0] == "b" else f for f in SCALED_FIELDS), "scaled"
     raise DescriptorError(f"unknown tcgen05 kind {kind!r} (known: "
                           f"{', '.join(PLAIN_KINDS + SCALED_KINDS)})")
 
@@ -111,8 +112,11 @@ class InstrDescriptor:
              "transpose_a": int(self.transpose_a), "transpose_b": int(self.transpose_b),
              "n": self.n >> 3, "m": self.m >> shift}
         if table == "plain":
-            if self.d_type not in D_CODES:
-                raise DescriptorError(f"D type {self.d_type} has no code")
+            if self.d_type not in D_TYPES[kind]:
+                raise DescriptorError(f"kind::{kind} writes {', '.join(D_TYPES[kind])}, "
+                                      f"not {self.d_type}")
+            if self.saturate and kind != "i8":
+                raise DescriptorError("only kind::i8 saturates")
             if self.scale_type:
                 raise DescriptorError(f"kind::{kind} takes no scale type")
             v.update(sparse_selector=self.sparse_selector, saturate=int(self.saturate),
@@ -124,6 +128,8 @@ class InstrDescriptor:
                 raise DescriptorError(f"kind::{kind} needs a scale type (ue8m0 or ue4m3)")
             if self.sparse_selector or self.saturate or self.max_shift:
                 raise DescriptorError(f"kind::{kind} has no sparse selector, saturation or shift")
+            if self.k96 and (self.sparse or kind == "mxf8f6f4"):
+                raise DescriptorError("K=96 is only for dense kind::mxf4 and mxf4nvf4")
             v.update(scale=SCALE_CODES[self.scale_type], a_sf_id=self.a_sf_id,
                      b_sf_id=self.b_sf_id, k96=int(self.k96))
         return v
@@ -168,7 +174,9 @@ class InstrDescriptor:
         else:
             kw.update(d_type="f32", scale_type=_name_of(SCALE_CODES, raw["scale"], "scale type"),
                       a_sf_id=raw["a_sf_id"], b_sf_id=raw["b_sf_id"], k96=bool(raw["k96"]))
-        return cls(**kw)
+        desc = cls(**kw)
+        desc.values()  # M, N, D type and the other rules of the kind
+        return desc
 
     # -- datapaths ---------------------------------------------------------
     @classmethod

@@ -12,13 +12,14 @@ Two sources, both recorded on silicon:
 2. The tcgen05 vectors of the MMA-Sim pull request
    (../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt; B200 and B300).
 
-Run from the repository root:  python tests/data/make_tcgen05_b200_vectors.py
+Run:  python tests/data/make_tcgen05_b200_vectors.py [OUT.jsonl]
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
 OUT = Path(__file__).with_name("tcgen05-b200-vectors.jsonl")
@@ -167,13 +168,14 @@ def pr_vectors():
 
 
 def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
     rows = [*unscaled(), *integer(), *nvfp4(), *ue8m0(), *edges(), *pr_vectors()]
-    with open(OUT, "w") as fh:
+    with open(out, "w") as fh:
         fh.write("// tcgen05.mma result words recorded on B200; written by "
                  "make_tcgen05_b200_vectors.py (sources in its docstring)\n")
         for r in rows:
             fh.write(json.dumps(r) + "\n")
-    print(f"{len(rows)} vectors -> {OUT}")
+    print(f"{len(rows)} vectors -> {out}")
 
 
 if __name__ == "__main__":
