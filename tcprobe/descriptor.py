@@ -173,7 +173,7 @@ class InstrDescriptor:
                       max_shift=raw["max_shift"])
         else:
             kw.update(d_type="f32", scale_type=_name_of(SCALE_CODES, raw["scale"], "scale type"),
-                      a_sf_id=raw["a_sf_id"], b_sf_id=raw["b_sf_id"], k96=bool(raw["k96"]))
+                      a_sf_id=raw["a_sf_id"], b_sf_id=raw["b_sf_id"], k96=bool(raw.get("k96")))
         desc = cls(**kw)
         desc.values()  # M, N, D type and the other rules of the kind
         return desc
