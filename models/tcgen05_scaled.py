@@ -36,7 +36,6 @@ import numpy as np
 from numba import njit
 
 from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 from .bits import bit_length, shl
 from .engine import OVERFLOWS
