@@ -90,3 +90,15 @@ def test_named_vectors(name, word):
     assert cap.words[i] == word
     got = registry.resolve("b200-tcgen05", cap.datapath).evaluate(cap.cases.take([i]))
     assert np.uint32(got[0]) == word
+
+
+def test_score_command_on_the_recorded_vectors():
+    from click.testing import CliRunner
+
+    from tcprobe.cli import main
+
+    r = CliRunner().invoke(main, ["score", "--capture", str(VECTORS)])
+    assert r.exit_code == 0, r.output
+    assert "0 mismatches in all" in r.output
+    r = CliRunner().invoke(main, ["score", "--capture", str(VECTORS), "--model", "ieee"])
+    assert r.exit_code == 1  # the obvious model misses recorded words
