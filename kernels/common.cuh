@@ -126,3 +126,14 @@ __device__ void tcp_emit(const u32* stage, u32 nwords, const u32* pick, u32 npic
 __device__ __forceinline__ u64 tcp_desc_at(u64 desc, const void* buf) {
     return desc + (u64)((tcp_smem_addr(buf) >> 4) & 0x3fffu);
 }
+
+// The shared-memory image tcp_fill_smem builds, written out word by word:
+// one tile's `slots` codes under `pack` (a check of the packing on a GPU).
+extern "C" __global__ void __launch_bounds__(128) tcp_pack_probe(const void* src, u32 pack, u32 slots,
+                                                                  u32* out) {
+    u32* buf = tcp_dyn_smem;
+    tcp_fill_smem(buf, src, pack, slots, 0);
+    __syncthreads();
+    const u32 words = tcp_words(pack, slots);
+    for (u32 w = threadIdx.x; w < words; w += blockDim.x) out[w] = buf[w];
+}

@@ -98,6 +98,7 @@ __device__ __forceinline__ void tcp_mbar_wait(u32 mbar, u32 phase) {
         }                                                                                  \
         if (tid == 0) {                                                                    \
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(mbar_addr) : "memory"); \
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");            \
         }                                                                                  \
         u32* sa = tcp_dyn_smem;                                                            \
         u32* sb = tcp_dyn_smem + tcp_b_offset_words(apack, a_slots);                       \

@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "score",
     "sass_check",
     "devices",
+    "replay",
 ]
 
 # Errors that mean bad input or an unusable device: one line, exit 2.

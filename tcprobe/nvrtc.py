@@ -178,6 +178,33 @@ def _write_atomic(path: Path, data: bytes) -> None:
         pass
 
 
+def compile_ptx(source: str, arch: str, *, name: str = "harness.cu",
+                headers: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> str:
+    """The PTX of ``source`` for ``arch``'s virtual architecture (sm_90a ->
+    compute_90a); not cached. The kernel signatures can be read from it."""
+    arch = check_arch(arch)
+    nvrtc = _nvrtc()
+    opts = [o.encode() for o in (f"--gpu-architecture=compute_{arch[3:]}", "-std=c++17", *options)]
+    hnames = sorted(headers or {})
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), len(hnames),
+                                         [headers[n].encode() for n in hnames],
+                                         [n.encode() for n in hnames])
+    _check(nvrtc, err, "program creation")
+    try:
+        (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if cerr != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            buf = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, buf)
+            raise CompileError(f"{name} does not compile for {arch}: {_first_errors(buf.decode(errors='replace'))}")
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        buf = b" " * size
+        _check(nvrtc, nvrtc.nvrtcGetPTX(prog, buf), "PTX")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return buf.rstrip(b"\0 ").decode()
+
+
 def compile_harness(arch: str, families: tuple[str, ...] | None = None,
                     use_cache: bool = True) -> Cubin:
     """The harness cubin of ``arch``: every harness variant that the

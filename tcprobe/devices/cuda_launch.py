@@ -94,6 +94,33 @@ def smem_words(pack: int, slots: int) -> int:
     return words
 
 
+def pack_smem_words(codes, pack: int) -> np.ndarray:
+    """The shared-memory words one tile's slot codes become (tcp_pack_word in
+    common.cuh, restated): slot s of a b32/b16/b8/b4 buffer at bits
+    (s % per) * width of word s // per; b6x16_p32 and b4x16_p64 pack each
+    16 slots into 12 or 8 bytes (code j at bits width * j, low bits first),
+    then zero bytes up to 16."""
+    codes = np.asarray(codes, np.uint64)
+    slots = len(codes)
+    out = np.zeros(smem_words(pack, slots), np.uint64)
+    if pack in (PACK_B6X16P32, PACK_B4X16P64):
+        width = 6 if pack == PACK_B6X16P32 else 4
+        for g in range(-(-slots // 16)):
+            chunk = codes[16 * g:16 * g + 16] & ((1 << width) - 1)
+            bits = 0
+            for j, c in enumerate(chunk.tolist()):
+                bits |= c << (width * j)
+            for q in range(4):
+                out[4 * g + q] = (bits >> (32 * q)) & 0xFFFFFFFF
+        return out.astype(np.uint32)
+    per = {PACK_B32: 1, PACK_B16: 2, PACK_B8: 4, PACK_B4: 8}[pack]
+    width = 32 // per
+    mask = (1 << width) - 1
+    for s_, c in enumerate(codes.tolist()):
+        out[s_ // per] |= (c & mask) << (width * (s_ % per))
+    return out.astype(np.uint32)
+
+
 def smem_bytes(a_pack: int, a_slots: int, b_pack: int, b_slots: int) -> int:
     """Dynamic shared memory of a wgmma/tcgen05 tile: A, then B from a 128-byte boundary."""
     b_off = (smem_words(a_pack, a_slots) + 31) & ~31
