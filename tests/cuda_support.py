@@ -36,7 +36,7 @@ def _gpus():
 
 
 GPUS = _gpus()
-needs_gpu = [pytest.mark.gpu, pytest.mark.skipif(not GPUS, reason="no NVIDIA GPU and driver here")]
+gpu_only = pytest.mark.skipif(not GPUS, reason="no NVIDIA GPU and driver here")
 
 
 @pytest.fixture

@@ -10,19 +10,25 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from cuda_support import GPUS, cubin_cache, needs_gpu, needs_nvrtc  # noqa: F401
+from cuda_support import GPUS, cubin_cache, gpu_only, needs_nvrtc  # noqa: F401
+from tcprobe.kernels import catalog
 
 from tcprobe import nvrtc
 from tcprobe.cli import main
 from tcprobe.datapath import Datapath, default_datapath
-from tcprobe.descriptors import (DescriptorError, decode_smem_descriptor, descriptor_for_layout,
-                                 instruction_descriptor, smem_descriptor)
+from tcprobe.descriptors import (
+    DescriptorError,
+    decode_smem_descriptor,
+    descriptor_for_layout,
+    instruction_descriptor,
+    smem_descriptor,
+)
 from tcprobe.devices import cuda_launch as L
 from tcprobe.devices.base import DeviceError, PhysicalBatch
 from tcprobe.devices.registry import open_device
-from tcprobe.kernels import catalog
 from tcprobe.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
 
+pytestmark = pytest.mark.usefixtures("cubin_cache")
 dp = Datapath.parse
 
 
@@ -427,8 +433,8 @@ def _ones_batch(v, d, t=3, c_word=0):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not GPUS, reason="no NVIDIA GPU and driver here")
-def test_gpu_raw_launch_all_ones(cubin_cache):
+@gpu_only
+def test_gpu_raw_launch_all_ones():
     dev = open_device("cuda:0")
     try:
         arch = dev.arch
@@ -457,8 +463,8 @@ def test_gpu_raw_launch_all_ones(cubin_cache):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not GPUS, reason="no NVIDIA GPU and driver here")
-def test_gpu_shared_memory_packing_matches_the_host_mirror(cubin_cache):
+@gpu_only
+def test_gpu_shared_memory_packing_matches_the_host_mirror():
     from cuda.bindings import driver as drv
 
     from tcprobe.devices.cuda import _ok

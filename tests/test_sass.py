@@ -8,12 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 from cuda_support import cubin_cache, needs_nvdisasm, needs_nvrtc  # noqa: F401
+from tcprobe.kernels import catalog
 
 from tcprobe import nvrtc, sass
 from tcprobe.cli import main
-from tcprobe.kernels import catalog
 
-pytestmark = [needs_nvrtc, needs_nvdisasm]
+pytestmark = [needs_nvrtc, needs_nvdisasm, pytest.mark.usefixtures("cubin_cache")]
 
 _REPORTS: dict[str, sass.ArchReport] = {}
 
@@ -29,7 +29,7 @@ def verdict(arch: str, name: str) -> sass.Verdict:
 
 
 @pytest.mark.parametrize("arch", list(catalog.ARCH_FAMILIES))
-def test_every_harness_has_its_expected_opcode(cubin_cache, arch):
+def test_every_harness_has_its_expected_opcode(arch):
     rep = report(arch)
     built = [v for v in rep.verdicts if v.status != "unsupported"]
     assert built, arch
@@ -40,7 +40,7 @@ def test_every_harness_has_its_expected_opcode(cubin_cache, arch):
 
 
 @pytest.mark.parametrize("arch", list(catalog.ARCH_FAMILIES))
-def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(cubin_cache, arch):
+def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
     for v in report(arch).verdicts:
         fp8_mma = v.harness in ("mma.e4m3.f32", "mma.e4m3.f16", "mma.e5m2.f32", "mma.e5m2.f16")
         if fp8_mma and arch in ("sm_90", "sm_90a", "sm_100a", "sm_103a"):
@@ -75,13 +75,13 @@ def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(cubin_
     ("sm_100a", "tcgen05.mxf4nvf4.4x", "UTCOMMA.4X"),
     ("sm_103a", "tcgen05.mxf4nvf4.4x.sparse", "UTCOMMA.BLOCK16"),
 ])
-def test_opcodes_found_in_the_disassembly(cubin_cache, arch, name, opcode):
+def test_opcodes_found_in_the_disassembly(arch, name, opcode):
     v = verdict(arch, name)
     assert v.found == [opcode]
     assert v.status == "ok"
 
 
-def test_utchmma_serves_f16_bf16_and_tf32_and_says_so(cubin_cache):
+def test_utchmma_serves_f16_bf16_and_tf32_and_says_so():
     f16, tf32 = verdict("sm_100a", "tcgen05.f16"), verdict("sm_100a", "tcgen05.tf32")
     assert f16.found == tf32.found == ["UTCHMMA"]
     assert set(f16.formats) == {"f16", "bf16"}
@@ -89,7 +89,7 @@ def test_utchmma_serves_f16_bf16_and_tf32_and_says_so(cubin_cache):
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100a"])
-def test_emulation_summary_reads_the_instructions(cubin_cache, arch):
+def test_emulation_summary_reads_the_instructions(arch):
     f32 = verdict(arch, "mma.e4m3.f32").emulation
     assert f32["unpacks"] == {"F2FP.F16.E4M3.UNPACK_B": 12}
     assert f32["hmma_chain"] == ["HMMA.16816.F32", "HMMA.16816.F32"]
@@ -101,7 +101,7 @@ def test_emulation_summary_reads_the_instructions(cubin_cache, arch):
     assert f16["c_added_by"] == {"HADD2": 2}
 
 
-def test_kind_i8_is_rejected_for_sm_103a(cubin_cache):
+def test_kind_i8_is_rejected_for_sm_103a():
     v = catalog.by_name("tcgen05.i8")
     unit = catalog.translation_unit("sm_100a", only=(v,))
     nvrtc.compile_cubin(unit.source, "sm_100a", headers=unit.headers)  # builds for sm_100a
@@ -131,7 +131,7 @@ def test_function_parser_on_a_disassembly_fragment():
     assert sass.emulation_summary(funcs["tcp_y"]) is None
 
 
-def test_cli_writes_verdicts_and_exits_0(cubin_cache, tmp_path):
+def test_cli_writes_verdicts_and_exits_0(tmp_path):
     out = tmp_path / "sass.json"
     res = CliRunner().invoke(main, ["sass-check", "--arch", "sm_90a,sm_100a", "--format", "e4m3",
                                     "--json", str(out)])
@@ -148,7 +148,7 @@ def test_cli_writes_verdicts_and_exits_0(cubin_cache, tmp_path):
         assert len(a["cubin_sha256"]) == 64
 
 
-def test_cli_exits_1_when_an_expected_opcode_is_missing(cubin_cache, monkeypatch):
+def test_cli_exits_1_when_an_expected_opcode_is_missing(monkeypatch):
     real = catalog.variants()
     wrong = tuple(dataclasses.replace(v, expects=(catalog.Expect(v.archs, "HMMA.16816.F32.NOPE"),))
                   if v.name == "mma.bf16.f32" else v for v in real)
@@ -158,7 +158,7 @@ def test_cli_exits_1_when_an_expected_opcode_is_missing(cubin_cache, monkeypatch
     assert "missing:" in res.output and "mma.bf16.f32" in res.output
 
 
-def test_cli_filters_by_family(cubin_cache):
+def test_cli_filters_by_family():
     res = CliRunner().invoke(main, ["sass-check", "--instr", "wgmma"])
     assert res.exit_code == 0, res.output
     assert "wgmma.tf32.f32" in res.output and "│ mma." not in res.output
@@ -170,7 +170,7 @@ def test_cli_filters_by_family(cubin_cache):
     (["--arch", "compute_90"], "not a GPU architecture"),
     (["--format", "f64"], "no harness matches"),
 ])
-def test_cli_bad_input_is_one_line_exit_2(cubin_cache, args, msg):
+def test_cli_bad_input_is_one_line_exit_2(args, msg):
     res = CliRunner().invoke(main, ["sass-check", *args])
     assert res.exit_code == 2
     assert msg in res.output

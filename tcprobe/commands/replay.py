@@ -35,7 +35,7 @@ def command(captures, device_spec, family, limit, show, json_path):
     for col in ("capture", "recorded as", "replayed as", "cases", "differ", "note"):
         table.add_column(col, overflow="fold")
     for r in results:
-        differ = "skipped" if r.skipped else (f"[green]0[/]" if not r.mismatches else f"[red]{r.mismatches:,}[/]")
+        differ = "skipped" if r.skipped else ("[green]0[/]" if not r.mismatches else f"[red]{r.mismatches:,}[/]")
         table.add_row(r.label, r.recorded_datapath, r.datapath, f"{r.cases:,}", differ,
                       "; ".join(r.notes + ([r.skipped] if r.skipped else [])))
     console.print(table)

@@ -17,8 +17,15 @@ import numpy as np
 from tcprobe.datapath import Datapath
 from tcprobe.descriptors import descriptor_for_layout, instruction_descriptor
 from tcprobe.kernels import catalog
-from tcprobe.kernels.catalog import (PACK_B4, PACK_B4X16P64, PACK_B6X16P32, PACK_B8, PACK_B16, PACK_B32,
-                                     Variant)
+from tcprobe.kernels.catalog import (
+    PACK_B4,
+    PACK_B4X16P64,
+    PACK_B6X16P32,
+    PACK_B8,
+    PACK_B16,
+    PACK_B32,
+    Variant,
+)
 from tcprobe.layout import Layout, core_matrix_layout
 
 from .base import DeviceError, PhysicalBatch, TileSpec
