@@ -20,7 +20,8 @@ def _gpus() -> tuple[list[dict], str]:
             families = ", ".join(catalog.ARCH_FAMILIES[arch])
         except LookupError:
             arch, families = "-", "no harness for this compute capability"
-        rows.append({"device": f"cuda:{index}", "kind": "GPU", "name": name,
+        rows.append({"device": f"cuda:{index}", "kind": "GPU", "name": name, "arch": arch,
+                     "compute_capability": f"{major}.{minor}",
                      "detail": f"compute capability {major}.{minor}, harness {arch}",
                      "families": families})
     return rows, why
