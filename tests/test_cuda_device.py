@@ -493,3 +493,117 @@ def test_gpu_shared_memory_packing_matches_the_host_mirror():
             assert np.array_equal(got, want), catalog.PACK_NAMES[pack]
     finally:
         dev.close()
+
+
+# ---------------------------------------------------------------------------
+# Result mode without tcprobe.harness, through a CPU stand-in for the kernel
+
+def _emulate_kernel(v, d, batch, a_layout, b_layout, model):
+    """What a harness kernel computes, restated on the host: D[r, c] from the
+    operand slots through the layouts, C from the accumulator words, D written
+    back at d_word; every other dump word keeps its C word."""
+    from tcprobe.cases import Cases
+
+    t = len(batch)
+    at, bt = a_layout.table, b_layout.table
+    dump = batch.c.copy()
+    rows = [(r, c) for r in range(v.m) for c in range(v.n)]
+    for i in range(t):
+        a = np.stack([batch.a[i, at[r]] for r, _ in rows])
+        b = np.stack([batch.b[i, bt[c]] for _, c in rows])
+        cw = []
+        for r, c in rows:
+            w, h = L.d_word(v, d, r, c)
+            cw.append((batch.c[i, w] >> (16 * h)) & (0xFFFF if d.d_type == "f16" else 0xFFFFFFFF))
+        out = model.evaluate(Cases(a, b, np.array(cw, np.uint32)))
+        for (r, c), word in zip(rows, out, strict=True):
+            w, h = L.d_word(v, d, r, c)
+            if d.d_type == "f16":
+                keep = dump[i, w] & np.uint32(0xFFFF0000 if h == 0 else 0x0000FFFF)
+                dump[i, w] = keep | (np.uint32(word) << np.uint32(16 * h))
+            else:
+                dump[i, w] = word
+    return dump
+
+
+@pytest.mark.parametrize("dpid,arch,model_dp", [
+    ("mma.bf16.f32.k16", "sm_90a", "mma.bf16.f32.k16"),
+    ("mma.f16.f16.k16", "sm_90a", "mma.f16.f16.k16"),
+    ("mma.tf32.f32.k8", "sm_80", "mma.tf32.f32.k8"),
+    ("wgmma.f16.f16.k16", "sm_90a", "mma.f16.f16.k16"),
+    ("wgmma.bf16.f32.k16", "sm_90a", "mma.bf16.f32.k16"),
+    ("tcgen05.f16.bf16.f32.k16", "sm_100a", "mma.bf16.f32.k16"),
+    ("tcgen05.f16.f16.k16", "sm_100a", "mma.f16.f16.k16"),
+])
+def test_replicated_result_mode_round_trip(dpid, arch, model_dp):
+    from tcprobe.cases import Cases
+    from tcprobe.models.registry import resolve
+
+    d = dp(dpid)
+    v = L.variant_for(d, arch)
+    model = resolve("h100", dp(model_dp))
+    rng = np.random.default_rng(7)
+    n, k = 3, d.k
+    if d.a_type == "tf32":
+        a = rng.integers(0x3F000000, 0x40800000, (n, k), dtype=np.uint32) & 0xFFFFE000
+        b = rng.integers(0x3F000000, 0x40800000, (n, k), dtype=np.uint32) & 0xFFFFE000
+    else:
+        base = 0x3C00 if d.a_type == "f16" else 0x3F80
+        a = (base + rng.integers(-0x300, 0x300, (n, k))).astype(np.uint32)
+        b = (base + rng.integers(-0x300, 0x300, (n, k))).astype(np.uint32)
+    c = np.array([0x3C00, 0xBC00, 0] if d.d_type == "f16" else [0x3F800000, 0xBF800000, 0], np.uint32)
+    cases = Cases(a, b, c)
+    h = L.ReplicatedPacking(v, d)
+    batch = h.pack(cases)
+    spec = L.tile_spec(v, d)
+    assert batch.a.shape == (n, spec.a_slots) and batch.c.shape == (n, spec.c_slots)
+    assert len(h.slice) == v.m * v.n // (2 if h.half16 else 1)
+    dump = _emulate_kernel(v, d, batch, h.a_layout, h.b_layout, model)
+    assert np.array_equal(h.unpack(dump), model.evaluate(cases))
+    # result mode reads back only the slice: the same words after expansion
+    picked = dump[:, h.slice]
+    assert np.array_equal(h.unpack(L.expand_picked(picked, h.slice, spec.dump_words)), model.evaluate(cases))
+
+
+def test_replicated_unpack_refuses_disagreeing_words():
+    d = dp("mma.bf16.f32.k16")
+    h = L.ReplicatedPacking(L.variant_for(d, "sm_80"), d)
+    dump = np.full((2, 128), 0x41800000, np.uint32)
+    assert h.unpack(dump).tolist() == [0x41800000] * 2
+    dump[1, 37] = 0
+    with pytest.raises(DeviceError, match="D words of 1 tiles disagree"):
+        h.unpack(dump)
+
+
+def test_replicated_packing_places_the_k_vector_in_every_row():
+    from tcprobe.cases import Cases
+
+    d = dp("mma.bf16.f32.k16")
+    h = L.ReplicatedPacking(L.variant_for(d, "sm_80"), d)
+    a = np.arange(0x3F80, 0x3F90, dtype=np.uint32)[None]
+    batch = h.pack(Cases(a, a, [0x40000000]))
+    table = MMA_FRAGMENTS[("m16n8k16", 16)][0].table
+    # lane 5 (groupID 1, threadID_in_group 1), element 0: row 1, k = 2
+    assert table[1, 2] == 5 * 8 and batch.a[0, 40] == 0x3F82
+    assert all(batch.a[0, table[r, k]] == 0x3F80 + k for r in range(16) for k in range(16))
+    assert set(batch.c[0].tolist()) == {0x40000000}
+    with pytest.raises(DeviceError, match="needs tcprobe.harness"):
+        L.ReplicatedPacking(L.variant_for(dp("tcgen05.f16.bf16.f32.k32.sparse"), "sm_100a"),
+                            dp("tcgen05.f16.bf16.f32.k32.sparse"))
+
+
+@pytest.mark.gpu
+@gpu_only
+@pytest.mark.skipif(not any("H100" in g[1] or "H200" in g[1] for g in GPUS), reason="needs an H100 or H200")
+@pytest.mark.parametrize("fmt,out", [("bf16", "f32"), ("fp16", "f32"), ("fp16", "f16"), ("tf32", "f32")])
+def test_gpu_replays_the_published_h200_words(fmt, out):
+    from tcprobe.capture import load
+    from tcprobe.replay import replay
+
+    cap = next(c for c in load(f"tests/data/khattak-mikaitis-2025/H200/{fmt}") if c.datapath.d_type == out)
+    dev = open_device("cuda:0")
+    try:
+        r = replay(cap, dev)
+    finally:
+        dev.close()
+    assert r.skipped is None and r.mismatches == 0, r.examples[:3]

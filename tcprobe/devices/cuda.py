@@ -184,29 +184,34 @@ class CudaDevice(Device):
         return out
 
     def run(self, dp: Datapath, cases: Cases) -> np.ndarray:
-        """Result mode: the harness packing (tcprobe.harness) places each case,
-        the kernel reads back the slice, the harness turns it into words."""
-        try:
-            from tcprobe.harness import harness_for
-        except ImportError:
-            raise DeviceError("result mode on the CUDA device needs tcprobe.harness (the ladder's "
-                              "harness packing), which this build lacks") from None
+        """Result mode: a harness packing places each case in a tile, the
+        kernel reads back the slice that carries D, the packing turns it into
+        one word a case. The packing is the ladder's ``tcprobe.harness`` where
+        present, else :class:`~tcprobe.devices.cuda_launch.ReplicatedPacking`."""
         cases.check(dp)
-        h = harness_for(dp)
-        mine = self.tile(dp)
+        v = self.variant(dp)
+        h = self.packing(dp)
+        mine = L.tile_spec(v, dp)
         for f in ("c_slots", "dump_words", "scale_slots", "meta_slots"):
             if getattr(h.tile, f) != getattr(mine, f):
                 raise DeviceError(f"the harness packing of {dp.id} has {f} = {getattr(h.tile, f)} "
                                   f"but the CUDA kernel has {getattr(mine, f)}")
         batch = h.pack(cases)
         pick = _slice_words(getattr(h, "slice", None), mine.dump_words)
-        v = self.variant(dp)
         layouts = (h.a_layout, h.b_layout) if v.family != "mma" else None
         if pick is None:
             dump = self.launch(dp, batch, layouts=layouts)
         else:
             dump = L.expand_picked(self.launch(dp, batch, pick=pick, layouts=layouts), pick, mine.dump_words)
         return np.asarray(h.unpack(dump), np.uint32)
+
+    def packing(self, dp: Datapath):
+        """The result-mode packing of ``dp``: tcprobe.harness, or the replicated one."""
+        try:
+            from tcprobe.harness import harness_for
+        except ImportError:
+            return L.ReplicatedPacking(self.variant(dp), dp)
+        return harness_for(dp)
 
     def info(self) -> dict:
         out = {**super().info(), "gpu": self.gpu, "compute_capability": f"{self.cc[0]}.{self.cc[1]}",
@@ -256,9 +261,7 @@ class CudaDevice(Device):
         if v.family == "mma":
             return None, None
         try:
-            from tcprobe.harness import harness_for
-
-            h = harness_for(dp)
+            h = self.packing(dp)
             return h.a_layout, h.b_layout
         except Exception:
             return L.default_layouts(v, dp)

@@ -348,3 +348,58 @@ def d_word(v: Variant, dp: Datapath, row: int, col: int) -> tuple[int, int]:
     if v.acc_regs * 2 == per:  # f16 accumulators: two halves a register
         return lane * v.acc_regs + e // 2, e % 2
     return lane * v.acc_regs + e, 0
+
+
+# ---------------------------------------------------------------------------
+# Result mode without tcprobe.harness: every case fills a whole tile.
+
+class ReplicatedPacking:
+    """Result-mode packing used when the ladder's ``tcprobe.harness`` is
+    absent: case i fills tile i, its K-vector in every row of A and every
+    column of B and its C in every accumulator, so every element of D is the
+    same dot product (the replication the published harnesses use). The
+    slice is every word that holds D (:func:`d_word`); :meth:`unpack`
+    requires them to agree. Dense, unscaled datapaths only."""
+
+    def __init__(self, v: Variant, dp: Datapath, a_layout: Layout | None = None,
+                 b_layout: Layout | None = None):
+        if dp.sparse or dp.block_scaled:
+            raise DeviceError(f"{dp.id}: sparse and block-scaled result mode needs tcprobe.harness")
+        self.v, self.dp = v, dp
+        self.tile = tile_spec(v, dp)
+        if a_layout is None or b_layout is None:
+            a_layout, b_layout = default_layouts(v, dp)
+        self.a_layout, self.b_layout = a_layout, b_layout
+        places = [d_word(v, dp, r, c) for r in range(v.m) for c in range(v.n)]
+        self.slice = np.array(sorted({w for w, _ in places}), np.uint32)
+        self._half = {w: h for w, h in places}
+        self.half16 = v.family != "tcgen05" and v.acc_regs * 2 == (4 if v.family == "mma" else v.n // 2)
+
+    def pack(self, cases) -> PhysicalBatch:
+        n, k = len(cases), self.dp.k
+        a, b = cases.masked()
+        if a.shape[1] != k:
+            raise DeviceError(f"cases have K={a.shape[1]} but {self.dp.id} has K={k}")
+        spec = self.tile
+        pa = np.zeros((n, spec.a_slots), np.uint32)
+        pb = np.zeros((n, spec.b_slots), np.uint32)
+        at, bt = self.a_layout.table, self.b_layout.table  # (rows, K) -> slot
+        pa[:, at.reshape(-1)] = a[:, np.tile(np.arange(k), at.shape[0])]
+        pb[:, bt.reshape(-1)] = b[:, np.tile(np.arange(k), bt.shape[0])]
+        c = cases.c.astype(np.uint32)
+        word = (c | (c << 16)) if self.half16 else c
+        pc = np.repeat(word[:, None], spec.c_slots, axis=1)
+        return PhysicalBatch(pa, pb, pc)
+
+    def unpack(self, dump: np.ndarray) -> np.ndarray:
+        words = np.asarray(dump, np.uint32)[:, self.slice]
+        if self.half16:
+            halves = np.array([self._half[int(w)] for w in self.slice])
+            words = np.where(halves == 1, words >> 16, words & 0xFFFF)
+        elif self.v.family == "tcgen05" and self.dp.d_type == "f16":
+            words = words & 0xFFFF
+        bad = np.flatnonzero((words != words[:, :1]).any(axis=1))
+        if len(bad):
+            raise DeviceError(f"{self.v.name}: the D words of {len(bad)} tiles disagree (first: tile "
+                              f"{int(bad[0])}); the operand layout or the D map does not fit this GPU")
+        return words[:, 0].copy()
