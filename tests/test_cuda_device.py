@@ -14,6 +14,7 @@ from cuda_support import GPUS, cubin_cache, gpu_only, needs_nvrtc  # noqa: F401
 from tcprobe.kernels import catalog
 
 from tcprobe import nvrtc
+from tcprobe.cases import Cases
 from tcprobe.cli import main
 from tcprobe.datapath import Datapath, default_datapath
 from tcprobe.descriptors import (
@@ -502,8 +503,6 @@ def _emulate_kernel(v, d, batch, a_layout, b_layout, model):
     """What a harness kernel computes, restated on the host: D[r, c] from the
     operand slots through the layouts, C from the accumulator words, D written
     back at d_word; every other dump word keeps its C word."""
-    from tcprobe.cases import Cases
-
     t = len(batch)
     at, bt = a_layout.table, b_layout.table
     dump = batch.c.copy()
@@ -536,7 +535,6 @@ def _emulate_kernel(v, d, batch, a_layout, b_layout, model):
     ("tcgen05.f16.f16.k16", "sm_100a", "mma.f16.f16.k16"),
 ])
 def test_replicated_result_mode_round_trip(dpid, arch, model_dp):
-    from tcprobe.cases import Cases
     from tcprobe.models.registry import resolve
 
     d = dp(dpid)
@@ -576,8 +574,6 @@ def test_replicated_unpack_refuses_disagreeing_words():
 
 
 def test_replicated_packing_places_the_k_vector_in_every_row():
-    from tcprobe.cases import Cases
-
     d = dp("mma.bf16.f32.k16")
     h = L.ReplicatedPacking(L.variant_for(d, "sm_80"), d)
     a = np.arange(0x3F80, 0x3F90, dtype=np.uint32)[None]
