@@ -44,37 +44,37 @@ __device__ __forceinline__ u32 tcp_slots_per_word(u32 pack) {
     }
 }
 
-__device__ __forceinline__ u32 tcp_code(const void* base, u32 pack, u64 index) {
-    switch (tcp_container_bytes(pack)) {
-    case 4u: return ((const u32*)base)[index];
-    case 2u: return ((const u16*)base)[index];
-    default: return ((const u8*)base)[index];
-    }
+template <typename T>
+__device__ __forceinline__ u32 tcp_at(const void* base, u64 i, u64 end) {
+    return i < end ? (u32)((const T*)base)[i] : 0u;
 }
 
-// The 32-bit shared-memory word w of a tile's operand buffer, assembled from
-// the slot codes of that tile (codes at base + tile_offset).
-__device__ u32 tcp_pack_word(const void* base, u64 tile_offset, u32 pack, u32 w, u32 slots) {
-    u32 word = 0;
-    if (pack == TCP_PACK_B32 || pack == TCP_PACK_B16 || pack == TCP_PACK_B8 || pack == TCP_PACK_B4) {
-        const u32 per = tcp_slots_per_word(pack), bits = 32u / per;
-        const u32 m = bits == 32u ? 0xffffffffu : ((1u << bits) - 1u);
-        for (u32 i = 0; i < per; ++i) {
-            const u32 s = w * per + i;
-            if (s < slots) word |= (tcp_code(base, pack, tile_offset + s) & m) << (bits * i);
-        }
+// The 32-bit shared-memory word w of one tile's operand buffer under packing
+// PACK, assembled from the tile's slot codes (slots [off, end) of base).
+template <u32 PACK>
+__device__ __forceinline__ u32 tcp_pack_word(const void* base, u64 off, u64 end, u32 w) {
+    if (PACK == TCP_PACK_B32) return tcp_at<u32>(base, off + w, end);
+    if (PACK == TCP_PACK_B16) {
+        const u64 s = off + 2ull * w;
+        return (tcp_at<u16>(base, s, end) & 0xffffu) | (tcp_at<u16>(base, s + 1, end) << 16);
+    }
+    if (PACK == TCP_PACK_B8 || PACK == TCP_PACK_B4) {
+        constexpr u32 PER = PACK == TCP_PACK_B8 ? 4u : 8u, BITS = 32u / PER, M = (1u << BITS) - 1u;
+        u32 word = 0;
+#pragma unroll
+        for (u32 i = 0; i < PER; ++i) word |= (tcp_at<u8>(base, off + (u64)w * PER + i, end) & M) << (BITS * i);
         return word;
     }
-    // 16-slot groups in 16 bytes: q = word within the group.
-    const u32 group = w >> 2, q = w & 3u;
-    const u32 bits = pack == TCP_PACK_B6X16P32 ? 6u : 4u;
-    const u32 m = (1u << bits) - 1u;
+    // 16 codes of BITS bits in the first 12 or 8 bytes of each 16-byte group.
+    constexpr u32 BITS = PACK == TCP_PACK_B6X16P32 ? 6u : 4u, M = (1u << BITS) - 1u;
+    const u32 q = w & 3u;
+    const u64 g = off + 16ull * (w >> 2);
+    u32 word = 0;
+#pragma unroll
     for (u32 j = 0; j < 16u; ++j) {
-        const u32 s = group * 16u + j;
-        if (s >= slots) break;
-        const int lo = (int)(bits * j) - (int)(32u * q);  // bit position inside this word
-        if (lo <= -(int)bits || lo >= 32) continue;
-        const u32 code = tcp_code(base, pack, tile_offset + s) & m;
+        const int lo = (int)(BITS * j) - (int)(32u * q);  // bit position of code j in word q
+        if (lo <= -(int)BITS || lo >= 32) continue;
+        const u32 code = tcp_at<u8>(base, g + j, end) & M;
         word |= lo >= 0 ? (code << lo) : (code >> (-lo));
     }
     return word;
@@ -88,11 +88,24 @@ __device__ __forceinline__ u32 tcp_words(u32 pack, u32 slots) {
     return words;
 }
 
+template <u32 PACK>
+__device__ __noinline__ void tcp_fill_as(u32* dst, const void* src, u64 off, u64 end, u32 words) {
+#pragma unroll 1
+    for (u32 w = threadIdx.x; w < words; w += blockDim.x) dst[w] = tcp_pack_word<PACK>(src, off, end, w);
+}
+
 // Fill a shared-memory operand buffer of one tile (all threads of the CTA).
 __device__ void tcp_fill_smem(u32* dst, const void* src, u32 pack, u32 slots, u32 tile) {
     const u32 words = tcp_words(pack, slots);
-    const u64 off = (u64)tile * slots;
-    for (u32 w = threadIdx.x; w < words; w += blockDim.x) dst[w] = tcp_pack_word(src, off, pack, w, slots);
+    const u64 off = (u64)tile * slots, end = off + slots;
+    switch (pack) {
+    case TCP_PACK_B32: tcp_fill_as<TCP_PACK_B32>(dst, src, off, end, words); break;
+    case TCP_PACK_B16: tcp_fill_as<TCP_PACK_B16>(dst, src, off, end, words); break;
+    case TCP_PACK_B8: tcp_fill_as<TCP_PACK_B8>(dst, src, off, end, words); break;
+    case TCP_PACK_B6X16P32: tcp_fill_as<TCP_PACK_B6X16P32>(dst, src, off, end, words); break;
+    case TCP_PACK_B4X16P64: tcp_fill_as<TCP_PACK_B4X16P64>(dst, src, off, end, words); break;
+    default: tcp_fill_as<TCP_PACK_B4>(dst, src, off, end, words); break;
+    }
 }
 
 // Dynamic shared memory of the smem families: A's words, then B's words from
