@@ -603,3 +603,92 @@ def test_gpu_replays_the_published_h200_words(fmt, out):
     finally:
         dev.close()
     assert r.skipped is None and r.mismatches == 0, r.examples[:3]
+
+
+# ---------------------------------------------------------------------------
+# The whole CudaDevice on a stand-in driver (tests/fake_cuda.py)
+
+def _fake_device(monkeypatch, dpid, name="NVIDIA H200", cc=(9, 0)):
+    import fake_cuda
+
+    from tcprobe.devices import cuda as cuda_mod
+
+    fake = fake_cuda.FakeDriver(name, cc, dp(dpid))
+    monkeypatch.setattr(cuda_mod, "_driver", lambda: fake)
+    return cuda_mod.CudaDevice(0), fake
+
+
+def _random_cases(d, n, seed=3):
+    rng = np.random.default_rng(seed)
+    if d.a_type == "tf32":
+        draw = lambda: rng.integers(0x3E000000, 0x41000000, (n, d.k), dtype=np.uint32) & 0xFFFFE000  # noqa: E731
+    elif d.a_type in ("e4m3", "e5m2"):
+        draw = lambda: rng.integers(0x08, 0x70, (n, d.k)).astype(np.uint32)  # noqa: E731
+    else:
+        base = 0x3C00 if d.a_type == "f16" else 0x3F80
+        draw = lambda: (base + rng.integers(-0x400, 0x400, (n, d.k))).astype(np.uint32)  # noqa: E731
+    c = rng.integers(0, 0x3C00, n).astype(np.uint32) if d.d_type == "f16" else \
+        rng.integers(0x3E000000, 0x41000000, n).astype(np.uint32)
+    return Cases(draw(), draw(), c)
+
+
+@pytest.mark.parametrize("dpid,cc,model_dp", [
+    ("mma.bf16.f32.k16", (9, 0), "mma.bf16.f32.k16"),
+    ("mma.f16.f16.k16", (9, 0), "mma.f16.f16.k16"),
+    ("mma.tf32.f32.k8", (9, 0), "mma.tf32.f32.k8"),
+    ("wgmma.bf16.f32.k16", (9, 0), "wgmma.bf16.f32.k16"),
+    ("wgmma.e4m3.f32.k32", (9, 0), "wgmma.e4m3.f32.k32"),
+    ("wgmma.f16.f16.k16", (9, 0), "wgmma.f16.f16.k16"),
+    ("tcgen05.f16.bf16.f32.k16", (10, 0), "mma.bf16.f32.k16"),
+    ("tcgen05.tf32.f32.k8", (10, 3), "mma.tf32.f32.k8"),
+])
+def test_device_result_mode_on_a_stand_in_driver(monkeypatch, dpid, cc, model_dp):
+    from tcprobe.models.registry import resolve
+
+    dev, fake = _fake_device(monkeypatch, dpid, cc=cc)
+    d = dp(dpid)
+    cases = _random_cases(d, 5)
+    got = dev.run(d, cases)
+    assert np.array_equal(got, resolve("h100", dp(model_dp)).evaluate(cases))
+    (sym, grid, block, smem), = fake.launched
+    v = dev.variant(d)
+    assert (sym, grid, block) == (v.symbol, 5, v.threads)
+    assert not fake.buffers  # every allocation freed
+    info = dev.info()
+    assert info["gpu"] == "NVIDIA H200" and info["compute_capability"] == f"{cc[0]}.{cc[1]}"
+    assert info["arch"] == catalog.arch_for_cc(*cc) and info["driver_cuda_version"] == "13.0"
+    assert len(info["cubin_sha256"]) == 64 and info["simulated"] is False
+    assert info["opcodes"][d.id]["harness"] == v.name and info["opcodes"][d.id]["opcodes"]
+    dev.close()
+
+
+def test_device_raw_mode_chunks_and_picks(monkeypatch):
+    dev, fake = _fake_device(monkeypatch, "mma.bf16.f32.k16")
+    d = dp("mma.bf16.f32.k16")
+    v = dev.variant(d)
+    h = L.ReplicatedPacking(v, d)
+    cases = _random_cases(d, 7)
+    batch = h.pack(cases)
+    monkeypatch.setattr(L, "MAX_TILES_PER_LAUNCH", 3)
+    dump = dev.launch(d, batch)
+    assert dump.shape == (7, 128) and [g for _, g, _, _ in fake.launched] == [3, 3, 1]
+    picked = dev.launch(d, batch, pick=h.slice[:4])
+    assert np.array_equal(picked, dump[:, h.slice[:4]])
+    with pytest.raises(DeviceError, match="outside the 128-word dump"):
+        dev.launch(d, batch, pick=np.array([128]))
+    with pytest.raises(DeviceError, match="no CUDA harness runs tcgen05.tf32.f32.k8 on sm_90a"):
+        dev.launch(dp("tcgen05.tf32.f32.k8"), batch)
+    dev.close()
+
+
+def test_device_on_an_unknown_gpu_is_one_line(monkeypatch):
+    import fake_cuda
+
+    from tcprobe.devices import cuda as cuda_mod
+
+    monkeypatch.setattr(cuda_mod, "_driver", lambda: fake_cuda.FakeDriver("GPU from the future", (13, 0)))
+    with pytest.raises(LookupError, match="no tcprobe harness for compute capability 13.0"):
+        cuda_mod.CudaDevice(0)
+    with pytest.raises(DeviceError, match="no GPU cuda:3"):
+        monkeypatch.setattr(cuda_mod, "_driver", lambda: fake_cuda.FakeDriver())
+        cuda_mod.CudaDevice(3)

@@ -229,9 +229,11 @@ class CudaDevice(Device):
             out["cuda_bindings_version"] = cb_version
         except Exception:
             pass
-        if self._cubin is not None:
-            out["cubin_sha256"] = self._cubin.sha256
+        try:
+            out["cubin_sha256"] = self.cubin.sha256
             out["opcodes"] = self._opcodes()
+        except Exception as e:  # the report still records what is known
+            out["cubin_error"] = str(e)
         return out
 
     def close(self) -> None:
