@@ -28,8 +28,7 @@ def parse_families(values) -> tuple[str, ...] | None:
     out = []
     for n in names:
         if n.lower() not in FAMILY_ALIASES:
-            raise click.BadParameter(f"unknown instruction family {n!r} (mma, wgmma, tcgen05)",
-                                     param_hint="--instr")
+            raise ValueError(f"unknown instruction family {n!r} in --instr (mma, wgmma, tcgen05)")
         out.append(FAMILY_ALIASES[n.lower()])
     return tuple(dict.fromkeys(out))
 

@@ -31,7 +31,8 @@ def _driver():
     try:
         (err,) = driver.cuInit(0)
     except Exception as e:  # libcuda.so is not on this machine
-        raise DeviceError(f"no NVIDIA driver on this machine ({type(e).__name__})") from None
+        what = "libcuda not found" if "NotFound" in type(e).__name__ else f"{type(e).__name__}: {e}"
+        raise DeviceError(f"no NVIDIA driver on this machine ({what})") from None
     if err != driver.CUresult.CUDA_SUCCESS:
         raise DeviceError(f"the NVIDIA driver does not start: {err.name}")
     return driver
