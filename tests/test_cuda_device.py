@@ -154,6 +154,7 @@ def test_variant_for_datapath(dpid, arch, name):
     ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x2", "sm_100a"),  # ue4m3 only with 4X
     ("mma.bf16.f32.k8", "sm_80"),  # wrong K
     ("mma.s8.s32.k32.sat", "sm_80"),  # no .satfinite variant
+    ("mma.mxf8f6f4.e4m3.f32.k32.ue4m3x1", "sm_120a"),  # MX fp8 takes ue8m0 scales
 ])
 def test_no_variant_for(dpid, arch):
     with pytest.raises(LookupError):

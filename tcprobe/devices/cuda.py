@@ -173,7 +173,9 @@ class CudaDevice(Device):
         a_layout, b_layout = layouts or self._layouts(v, dp)
         adesc, bdesc, idesc = L.descriptors(v, dp, a_layout, b_layout)
         pick_arr = None if pick is None else np.ascontiguousarray(pick, np.uint32)
-        if pick_arr is not None and len(pick_arr) and int(pick_arr.max()) >= spec.dump_words:
+        if pick_arr is not None and not len(pick_arr):
+            raise DeviceError("an empty pick list (pass pick=None for every word)")
+        if pick_arr is not None and int(pick_arr.max()) >= spec.dump_words:
             raise DeviceError(f"a picked word lies outside the {spec.dump_words}-word dump")
         width = spec.dump_words if pick_arr is None else len(pick_arr)
         out = np.empty((bufs.tiles, width), np.uint32)

@@ -48,8 +48,8 @@ def variant_key(dp: Datapath) -> str:
         return f"{a}.{d}"
     if dp.kind == "f8f6f4":
         return f"f8f6f4.{a}.{d}"
-    if dp.kind == "mxf8f6f4":
-        return f"mxf8f6f4.{a}.{d}"
+    if dp.kind == "mxf8f6f4":  # scale_vec::1X with ue8m0 scales only
+        return f"mxf8f6f4.{a}.{d}" if dp.scale_type == "ue8m0" and (dp.scale_vec or 1) == 1 else "?"
     if dp.block_scaled:
         return f"{dp.kind}.{dp.scale_vec or 1}x.{dp.scale_type}"
     return f"{a}.{d}" if dp.kind == a else "?"
