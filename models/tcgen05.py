@@ -17,7 +17,7 @@ Evidence: the tcgen05 write-up (../shared/seeds/tcgen05-blog.txt: B200,
 0 mismatches on 1,000,000 raw and 200,000 finite random cases per datapath,
 46 datapaths); the parameters of its release restated in
 ../shared/notes/tcgen05-published-parameters.md; the B200 result words
-frozen in that release (tests/data/tcgen05-b200-vectors.jsonl); and the
+frozen in that release (tests/data/vectors/tcgen05-b200.jsonl); and the
 MMA-Sim pull-request vectors (../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt:
 B200/B300 tcgen05, an exact zero is +0, an f16 accumulator of zero anchors
 at 2**-21, e2m1 subnormals are not normalized).

@@ -84,3 +84,14 @@ def test_k96_bit_only_for_dense_mxf4_kinds():
         decode(0x08820000 | 1 << 31, "mxf8f6f4")
     with pytest.raises(DescriptorError):
         decode(0x08820484 | 1 << 31, "mxf4")  # sparse
+
+
+def test_the_harness_encoder_gives_the_same_words():
+    """tcprobe.descriptors (the CUDA harness side) and this module encode every
+    target alike, so the harness and the models name one datapath by one word."""
+    from tcprobe import descriptors
+
+    for t in targets(("blog", "mixed")):
+        dp = t.datapath
+        for m, n in ((128, 8), (256, 64)) if dp.block_scaled else ((64, 8), (128, 16)):
+            assert descriptors.instruction_descriptor(dp, m, n) == encode(dp, m=m, n=n), dp.id

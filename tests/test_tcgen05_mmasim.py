@@ -135,7 +135,7 @@ def test_every_disagreement_with_mmasim_is_explained(dp_id, record_property):
 
 
 def test_mmasim_reproduces_the_recorded_b200_words():
-    for cap in load(Path(__file__).parent / "data" / "tcgen05-b200-vectors.jsonl"):
+    for cap in load(Path(__file__).parent / "data" / "vectors" / "tcgen05-b200.jsonl"):
         if cap.datapath.kind == "i8":
             continue
         sim = mmasim_bridge.run(cap.datapath, cap.cases)

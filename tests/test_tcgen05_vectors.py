@@ -1,6 +1,6 @@
 """Recorded tcgen05 result words (B200 silicon): the words frozen in the
 write-up's release and the MMA-Sim PR vectors, in
-tests/data/tcgen05-b200-vectors.jsonl (see make_tcgen05_b200_vectors.py)."""
+tests/data/vectors/tcgen05-b200.jsonl (see make_tcgen05_b200.py)."""
 
 import subprocess
 import sys
@@ -15,8 +15,8 @@ from tcprobe.models.tcgen05_scaled import BlockScaledModel
 from tcprobe.capture import load
 from tcprobe.scoring import score
 
-DATA = Path(__file__).parent / "data"
-VECTORS = DATA / "tcgen05-b200-vectors.jsonl"
+DATA = Path(__file__).parent / "data" / "vectors"
+VECTORS = DATA / "tcgen05-b200.jsonl"
 
 
 def captures():
@@ -25,7 +25,7 @@ def captures():
 
 def test_the_data_file_is_what_the_script_writes(tmp_path):
     fresh = tmp_path / "v.jsonl"
-    out = subprocess.run([sys.executable, str(DATA / "make_tcgen05_b200_vectors.py"), str(fresh)],
+    out = subprocess.run([sys.executable, str(DATA / "make_tcgen05_b200.py"), str(fresh)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "64 vectors" in out.stdout

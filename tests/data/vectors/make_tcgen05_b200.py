@@ -1,4 +1,4 @@
-"""Write tests/data/tcgen05-b200-vectors.jsonl: recorded tcgen05 result words.
+"""Write tests/data/vectors/tcgen05-b200.jsonl: recorded tcgen05 result words.
 
 Two sources, both recorded on silicon:
 
@@ -12,7 +12,7 @@ Two sources, both recorded on silicon:
 2. The tcgen05 vectors of the MMA-Sim pull request
    (../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt; B200 and B300).
 
-Run:  python tests/data/make_tcgen05_b200_vectors.py [OUT.jsonl]
+Run:  python tests/data/make_tcgen05_b200.py [OUT.jsonl]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import random
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).with_name("tcgen05-b200-vectors.jsonl")
+OUT = Path(__file__).with_name("tcgen05-b200.jsonl")
 RELEASE = "sf-tensor/tcgen05 release, frozen B200 word"
 PR = "MMA-Sim PR vector (B200, B300)"
 
@@ -172,7 +172,7 @@ def main() -> None:
     rows = [*unscaled(), *integer(), *nvfp4(), *ue8m0(), *edges(), *pr_vectors()]
     with open(out, "w") as fh:
         fh.write("// tcgen05.mma result words recorded on B200; written by "
-                 "make_tcgen05_b200_vectors.py (sources in its docstring)\n")
+                 "make_tcgen05_b200.py (sources in its docstring)\n")
         for r in rows:
             fh.write(json.dumps(r) + "\n")
     print(f"{len(rows)} vectors -> {out}")
