@@ -7,10 +7,11 @@ chain computes, each derived from the HMMA profile it runs on rather than
 from copied numbers:
 
 - K is split into two sub-MMAs of 16 positions by **interleaved pairs**:
-  positions 0,1, 4,5, 8,9, ... go to the first HMMA, 2,3, 6,7, ... to the
-  second (a 32-bit register holds 4 consecutive fp8 values; its low half
-  unpacks to the pair that feeds the first HMMA, its high half to the pair
-  that feeds the second).
+  positions 0,1, 4,5, 8,9, ... go to the HMMA that runs first, 2,3, 6,7,
+  ... to the second (measured on the f16 outputs: the same pairs run in
+  the other order miss 1,229 to 1,557 of 5,000; see the evidence). This is what unpacking gives if the low half of
+  each 32-bit register of 4 consecutive fp8 values feeds the first HMMA and
+  the high half the second (an inference from the layout, not measured).
 - Each HMMA is that GPU's f16-input HMMA datapath accumulating in the
   output type: for f32 output HMMA.F32 (one block of 16, F=25, RZ, floor
   -133), for f16 output HMMA.F16 (F=25, RNE, floor -21). The first starts
@@ -72,25 +73,27 @@ _KM = "Khattak-Mikaitis captures in ../shared/hwdata/khattak-mikaitis-2025"
 B200_FP8_EMULATED = EmulatedFp8Profile(
     "b200-fp8-emulated", B200_HMMA, ("B200", "B300"),
     f"tcprobe fit on the {_KM}: B200/E4M3 and B200/E5M2, d_B200_fp32.txt and "
-    "d_B200_fp16.txt, 0 mismatches of 5,000 each (the published b200-hmma parameters "
-    "miss 1,597 to 1,892 of each). The f16 outputs pin the split into interleaved pairs "
-    "(contiguous halves, single positions, quads or one block of 32 miss 1,068 to 1,579) "
-    "and C added after (C in the first HMMA misses 1,892 and 1,597); both f32 outputs pin "
-    "C added after (1,793 and 1,764 with C first) but fit any split. The captures pin "
-    "F >= 17 (f16) and F >= 23 (f32), not the zero floor; F=25 and the floors are the "
-    "b200-hmma f16 datapath's. B300 is assumed to match (unmeasured).",
+    "d_B200_fp16.txt, 0 mismatches of 5,000 each (the published b200-hmma parameters miss "
+    "1,597 to 1,892 of each). The f16 outputs pin the split into interleaved pairs (the "
+    "nearest other splits, from one block to single positions and the same pairs run in "
+    "the other order, miss 759 to 1,579), HMMAs accumulating in the output type (f32 "
+    "accumulators converted at the end miss 759 and 1,071) and C added after (C in the first HMMA misses 1,846 and 1,967); the "
+    "f32 outputs pin C added after (1,764 and 1,793 with C first) but not the split. The "
+    "captures pin F >= 18 (f16) and F >= 23 (f32), not the zero floors: F=25 and the "
+    "floors are the b200-hmma f16-input datapath's. B300 is assumed to match (unmeasured).",
 )
 
 HOPPER_FP8_EMULATED = EmulatedFp8Profile(
     "hopper-fp8-emulated", H100, ("H100", "H200"),
     f"tcprobe fit on the {_KM}: H100/E4M3, H100/E5M2, H200/E4M3 and H200/E5M2, "
-    "d_*_fp16.txt, 0 mismatches of 5,000 each, with C the c file rounded to f16 "
-    "(the h100 parameters miss 1,600 to 1,887 of each; other splits miss 1,068 to 1,570; "
-    "C in the first HMMA misses 1,878 to 1,887). The f32 output is predicted by the same "
-    "structure and is unmeasured: the published H100/H200 fp8-to-f32 files were run by "
-    "the authors through wgmma with C = 0, and this profile misses 2,989 (E4M3) and "
-    "1,797 (E5M2) of them, which the h100 profile's native fp8 datapath (F=13, 13 kept "
-    "bits) explains.",
+    "d_*_fp16.txt, 0 mismatches of 5,000 each, C being the c file rounded to f16 (the "
+    "published h100 parameters miss 1,600 to 1,887 of each; the nearest other splits, "
+    "the same pairs run in the other order included, miss 770 to 1,580, f32 accumulators "
+    "770 to 1,069, C in the first HMMA 1,847 to 1,962). The captures pin F >= 18, not the zero floor: F=25 and the floor are the h100 "
+    "f16-input datapath's. The f32 output follows from the same structure and is "
+    "unmeasured: the published H100/H200 fp8-to-f32 files were run by the authors "
+    "through wgmma with C = 0; this profile misses 2,989 (E4M3) and 1,797 (E5M2) of "
+    "them, which the h100 profile's native fp8 datapath (F=13, 13 kept bits) explains.",
 )
 
 EMULATED: dict[str, EmulatedFp8Profile] = {

@@ -15,18 +15,20 @@ def _value(v) -> str:
 
 
 def fit_summary_table(results) -> Table:
-    """One row per fitted capture."""
+    """One row per fitted capture: where the search started, where it ended."""
     t = Table(title="Fits", title_justify="left")
-    for col, just in (("capture", "left"), ("start", "left"), ("start mism.", "right"),
-                      ("fit mism.", "right"), ("changed from start", "left"),
-                      ("candidates", "right"), ("checks", "right"), ("s", "right")):
-        t.add_column(col, justify=just)
+    t.add_column("capture", no_wrap=True)
+    t.add_column("start: mismatches", no_wrap=True)
+    t.add_column("fit", justify="right")
+    t.add_column("changed from start")
+    t.add_column("tried", justify="right")
+    t.add_column("s", justify="right")
     for r in results:
         style = "green" if r.mismatches == 0 else "red"
-        label = r.label + (" [dim](simulated)[/]" if r.capture.startswith("sim:") else "")
-        t.add_row(label, r.start, f"{r.start_mismatches:,}", f"[{style}]{r.mismatches:,}[/]",
+        label = r.label + (" [dim](sim)[/]" if r.capture.startswith("sim:") else "")
+        t.add_row(label, f"{r.start}: {r.start_mismatches:,}", f"[{style}]{r.mismatches:,}[/]",
                   ", ".join(r.changed_from_start) or "-", f"{r.candidates:,}",
-                  f"{r.full_evaluations:,}", f"{r.seconds:.2f}")
+                  f"{r.seconds:.1f}")
     return t
 
 

@@ -559,7 +559,12 @@ class Search:
             p, dim, v = self.parent[r]
             before = self.ev.records[p].count if p in self.ev.records else -1
             after = self.ev.records[r].count if r in self.ev.records else -1
-            reason = self.reason.get((p, dim.split("+")[0]), "")
+            if "+" in dim:
+                reason = "pair of changes built from the values that fixed most failing cases"
+            elif dim.startswith("prune:"):
+                reason = "the whole capture fits without the change"
+            else:
+                reason = self.reason.get((p, dim), "") or "no direct signal: best single change"
             steps.append(Step(dim, v, before, after, reason))
             r = p
         return self.seed_names.get(r, "?"), r, steps[::-1]

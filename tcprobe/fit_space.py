@@ -318,9 +318,11 @@ def family_of(r: Recipe, dim: str, k: int) -> str:
             return "one block"
         size = k // parts
         if r.unit >= size:
-            return "contiguous blocks"
-        return {1: "interleaved single positions", 2: "interleaved pairs",
-                4: "interleaved quads"}.get(r.unit, f"interleaved runs of {r.unit}")
+            name = "contiguous blocks"
+        else:
+            name = {1: "interleaved single positions", 2: "interleaved pairs",
+                    4: "interleaved quads"}.get(r.unit, f"interleaved runs of {r.unit}")
+        return name + (", last first" if r.reverse else "")
     if dim == "c_entry":
         return "C in the first block" if r.c_entry == "first" else "C added after"
     if dim == "inter":
@@ -354,9 +356,9 @@ def family_members(r: Recipe, dim: str, dp: Datapath) -> dict[str, Recipe]:
     out: dict[str, Recipe] = {}
     cands = values(r, dim, dp)
     if dim == "split":
-        # Prefer r's block (or K/2 when r has one block), unreversed.
+        # Prefer r's block (or K/2 when r has one block).
         pref = r.block if r.parts(k) > 1 else max(1, k // 2)
-        cands = sorted(cands, key=lambda s: (s[0] != pref, s[2]))
+        cands = sorted(cands, key=lambda s: s[0] != pref)
     for v in cands:
         m = r.set(dim, v).canonical(dp)
         fam = family_of(m, dim, k)

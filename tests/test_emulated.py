@@ -91,6 +91,15 @@ def test_emulated_profiles_explain_the_full_captures():
         model = registry.resolve("auto", cap.datapath, cap.gpu)
         assert model.name in ("b200-fp8-emulated", "hopper-fp8-emulated")
         assert len(cap) == 5000 and score(cap, model).mismatches == 0, label
+    # The same pairs run in the other order: ruled out on every f16 output.
+    for label in B200_FP8 + HOPPER_F16:
+        cap = caps[label]
+        if cap.datapath.d_type != "f16":
+            continue
+        model = registry.resolve("auto", cap.datapath, cap.gpu)
+        other = replace(model, parts=model.parts[::-1])
+        missed = int((other.evaluate(cap.cases) != cap.words).sum())
+        assert 1229 <= missed <= 1557, (label, missed)
     # The figures the hopper profile's evidence quotes for the wgmma f32 files.
     for label, want in (("H100/E4M3 -> f32", 2989), ("H100/E5M2 -> f32", 1797),
                         ("H200/E4M3 -> f32", 2989), ("H200/E5M2 -> f32", 1797)):
