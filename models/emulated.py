@@ -78,7 +78,8 @@ B200_FP8_EMULATED = EmulatedFp8Profile(
     "nearest other splits, from one block to single positions and the same pairs run in "
     "the other order, miss 759 to 1,579), HMMAs accumulating in the output type (f32 "
     "accumulators converted at the end miss 759 and 1,071) and C added after (C in the first HMMA misses 1,846 and 1,967); the "
-    "f32 outputs pin C added after (1,764 and 1,793 with C first) but not the split. The "
+    "f32 outputs pin C added after less firmly (the nearest C-first models miss 1,764 and "
+    "1,793, the best C-first candidates tried 1 and 246) and fit most splits. The "
     "captures pin F >= 18 (f16) and F >= 23 (f32), not the zero floors: F=25 and the "
     "floors are the b200-hmma f16-input datapath's. B300 is assumed to match (unmeasured).",
 )

@@ -42,7 +42,7 @@ from tcprobe.models.formats import describe as describe_word
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
-from .fit_diagnose import CaseFeatures, Diagnosis, _bit_length, diagnose, shrink, simplest
+from .fit_diagnose import CaseFeatures, Diagnosis, bit_lengths, diagnose, shrink, simplest
 from .fit_space import DIMS, FAMILY_DIMS, Recipe, family_members, family_of, moves, values
 
 INF = 1 << 60
@@ -55,7 +55,7 @@ def error_bits(d_type: str, got: np.ndarray, want: np.ndarray) -> int:
     fmt = get_format(d_type)
     dist = np.abs(ordered(fmt, got) - ordered(fmt, want))
     nan = (decode(fmt, got).cls == Class.NAN) != (decode(fmt, want).cls == Class.NAN)
-    return int(np.where(nan, 64, _bit_length(dist)).sum())
+    return int(np.where(nan, 64, bit_lengths(dist)).sum())
 
 
 class FitError(ValueError):
@@ -463,6 +463,15 @@ class Search:
             self.plateaus.setdefault(tuple(np.sort(rec.fails).tolist()), []).append(r)
         return best is not None
 
+    def _fixed(self, parent: Record, child: Record | None) -> int:
+        """How many of ``parent``'s failing screen cases ``child`` gets right."""
+        if child is None or child.error:
+            return 0
+        if child.complete:
+            return len(np.setdiff1d(parent.fails, child.fails))
+        first = self.parent.get(child.recipe)
+        return (child.fixed or 0) if first and first[0] == parent.recipe else 0
+
     def expand_pairs(self, rec: Record) -> bool:
         """Pairs of changes built from the values that fixed the most of
         ``rec``'s failing cases."""
@@ -474,8 +483,9 @@ class Search:
             scored = []
             for v in values(r, dim, self.dp, up=diag.up, floors=diag.floors):
                 c = self.ev.records.get(r.set(dim, v).canonical(self.dp))
-                if c is not None and (c.fixed or (c.complete and c.score < rec.score)):
-                    scored.append((-(c.fixed or 0), c.score, len(scored), v))
+                fixed = self._fixed(rec, c)
+                if c is not None and (fixed or (c.complete and c.score < rec.score)):
+                    scored.append((-fixed, c.score, len(scored), v))
             if scored:
                 tops.append((dim, [x[-1] for x in sorted(scored)[: self.cfg.pair_values]]))
             if len(tops) >= self.cfg.pair_dims:
@@ -681,6 +691,14 @@ class Search:
                     if best_t is not None and best_t.recipe != member:
                         words["best_tried"] = self._word(best_t.recipe, i)
                     case = self._case(int(i), words)
+                    if not len(both) and bt_fails is not None:
+                        # No one case rules out both: show the best tried's own.
+                        own = np.setdiff1d(bt_fails, win_fails)
+                        if len(own):
+                            j = simplest(self.dp, self.cap.cases, own)
+                            case["best_tried_case"] = self._case(
+                                int(j), {"best_tried": self._word(best_t.recipe, j)})
+                            case["best_tried_case"]["index"] = int(j)
                 out.append(Rejection(
                     dim=dim, family=fam, member=member.describe(self.dp),
                     member_mismatches=int(len(fails)),

@@ -23,7 +23,7 @@ from tcprobe.models.formats import Class, decode, get_format, ordered
 NO_EXP = -(1 << 20)
 
 
-def _bit_length(x: np.ndarray) -> np.ndarray:
+def bit_lengths(x: np.ndarray) -> np.ndarray:
     """Bit length of non-negative int64 values, in integer steps."""
     v = np.asarray(x, np.int64).copy()
     n = np.zeros(v.shape, np.int64)
@@ -36,7 +36,7 @@ def _bit_length(x: np.ndarray) -> np.ndarray:
 
 def _msb(dec) -> np.ndarray:
     """Exponent of the leading bit of each finite nonzero value (else NO_EXP)."""
-    e = dec.lsb + _bit_length(dec.sig) - 1
+    e = dec.lsb + bit_lengths(dec.sig) - 1
     return np.where((dec.cls == Class.FINITE) & (dec.sig > 0), e, NO_EXP)
 
 

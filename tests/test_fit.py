@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from tcprobe.models.formats import describe
+from tcprobe.models.profiles import profile_for_gpu
 
 from tcprobe.capture import Capture, load
 from tcprobe.cases import Cases
@@ -16,8 +18,6 @@ from tcprobe.cli import main
 from tcprobe.datapath import Datapath
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
 from tcprobe.fit_space import Recipe
-from tcprobe.models.formats import describe
-from tcprobe.models.profiles import profile_for_gpu
 
 HERE = Path(__file__).resolve().parent
 SUBSET = HERE / "data" / "khattak-mikaitis-2025"
