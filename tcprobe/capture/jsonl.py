@@ -22,7 +22,9 @@ Fields (words as hex strings; optional fields may be absent or null)::
     saturate        integer kinds: clamp instead of wrap
     d               the output word the hardware wrote
 
-Lines are grouped into one capture per (gpu, datapath).
+Other fields (``source``, notes) are kept out of the arithmetic and ignored.
+Blank lines and lines starting with ``//`` are skipped. Lines are grouped
+into one capture per (gpu, datapath).
 """
 
 from __future__ import annotations
