@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from tcprobe.datapath import Datapath
 
+from .emulated import EMULATED, emulated_for
 from .model import Model, ModelError
 from .profiles import BASELINES, PROFILES, profile_for_gpu
 
@@ -14,6 +15,9 @@ from .profiles import BASELINES, PROFILES, profile_for_gpu
 EXTRA: dict[str, Callable[[Datapath], Model]] = {}
 # Resolvers for 'auto' by family, tried before the HMMA GPU profiles.
 AUTO_BY_FAMILY: dict[str, Callable[[Datapath, str | None], Model]] = {}
+
+# fp8 mma.sync as the compiler emulates it on sm_90/sm_100 (models/emulated.py).
+EXTRA.update({name: prof.model for name, prof in EMULATED.items()})
 
 
 def names() -> list[str]:
@@ -26,6 +30,9 @@ def auto(dp: Datapath, gpu: str | None) -> Model:
         return AUTO_BY_FAMILY[dp.family](dp, gpu)
     if not gpu:
         raise ModelError(f"--model auto needs the GPU of the capture ({dp.id} has none)")
+    emulated = emulated_for(dp, gpu) if dp.family == "mma" else None
+    if emulated is not None:
+        return emulated.model(dp)
     return profile_for_gpu(gpu).model(dp)
 
 

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "devices",
     "replay",
     "targets",
+    "fit",
 ]
 
 # Errors that mean bad input or an unusable device: one line, exit 2.

@@ -25,7 +25,6 @@ from tcprobe.datapath import Datapath, default_datapath
 from tcprobe.devices.base import Device
 from tcprobe.scoring import mismatch_details
 
-WGMMA_FP8_GPUS = ("H100", "H200")
 
 
 @dataclass
@@ -57,9 +56,8 @@ def replay_datapath(cap: Capture, family: str | None = None) -> tuple[Datapath, 
     """The datapath a capture is replayed on, and why."""
     dp, notes = cap.datapath, []
     fam = family
-    if fam is None and cap.gpu in WGMMA_FP8_GPUS and dp.a_type in ("e4m3", "e5m2") and dp.family == "mma":
-        fam = "wgmma"
-        notes.append(f"{cap.gpu} fp8 captures came from WGMMA with C = 0 (hwdata README): replayed on wgmma")
+    if fam is None and dp.family == "wgmma" and "c_note" in cap.meta:
+        notes.append(f"{cap.meta['c_note']}: replayed on wgmma")
     if fam and fam != dp.family:
         base = default_datapath(fam, dp.a_type, dp.d_type)
         dp = replace(base, k=max(base.k, dp.k))
