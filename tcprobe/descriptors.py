@@ -24,21 +24,12 @@ tcgen05 write-up used on a B200 (tf32 0x04020910, bf16 0x04020490, s8
 
 from __future__ import annotations
 
+from tcprobe import descriptor
 from tcprobe.datapath import Datapath
 from tcprobe.layout import Layout
 
 WGMMA_SWIZZLE = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 TCGEN05_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
-
-# Operand format codes of the instruction descriptor, per kind.
-F16_KIND_CODES = {"f16": 0, "bf16": 1}
-TF32_KIND_CODES = {"tf32": 2}
-F8F6F4_CODES = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
-I8_CODES = {"u8": 0, "s8": 1}
-MXF4_CODES = {"e2m1": 1}
-D_CODES = {"f16": 0, "f32": 1, "s32": 2}
-SCALE_CODES = {"ue4m3": 0, "ue8m0": 1}
-
 
 class DescriptorError(ValueError):
     """A field that does not fit its descriptor, or a layout no descriptor describes."""
@@ -122,43 +113,19 @@ def descriptor_for_layout(family: str, layout: Layout, slots_per_16_bytes: int) 
     return smem_descriptor(family, lbo_b, sbo_b)
 
 
-def _codes_for(dp: Datapath) -> dict:
-    table = {"f16": F16_KIND_CODES, "tf32": TF32_KIND_CODES, "f8f6f4": F8F6F4_CODES,
-             "i8": I8_CODES, "mxf8f6f4": F8F6F4_CODES, "mxf4": MXF4_CODES, "mxf4nvf4": MXF4_CODES}
-    if dp.kind not in table:
-        raise DescriptorError(f"no tcgen05 instruction descriptor for kind {dp.kind!r}")
-    return table[dp.kind]
-
-
 def instruction_descriptor(dp: Datapath, m: int, n: int, *, sparse_id2: int = 0,
                            negate_a: bool = False, negate_b: bool = False,
                            a_major_mn: bool = False, b_major_mn: bool = False,
                            scale_a_id: int = 0, scale_b_id: int = 0, max_shift: int = 0) -> int:
-    """The 32-bit tcgen05 instruction descriptor of datapath ``dp`` at shape M x N."""
+    """The 32-bit tcgen05 instruction descriptor of datapath ``dp`` at shape
+    M x N, in the harness's spelling of the fields (the encoder itself is
+    :mod:`tcprobe.descriptor`)."""
     if dp.family != "tcgen05":
         raise DescriptorError(f"{dp.id} is not a tcgen05 datapath")
-    codes = _codes_for(dp)
-    for t in (dp.a_type, dp.b_type):
-        if t not in codes:
-            raise DescriptorError(f"{t} is not an operand type of kind::{dp.kind}")
-    if m not in (64, 128, 256) or n % 8 or not 8 <= n <= 256:
-        raise DescriptorError(f"no tcgen05 shape M={m}, N={n}")
-    d = _field(sparse_id2, 2, "sparse id2") | (int(dp.sparse) << 2)
-    d |= codes[dp.a_type] << 7 | codes[dp.b_type] << 10
-    d |= int(negate_a) << 13 | int(negate_b) << 14 | int(a_major_mn) << 15 | int(b_major_mn) << 16
-    d |= _field(n >> 3, 6, "N >> 3") << 17
-    d |= _field(m >> 4, 5, "M >> 4") << 24
-    if dp.block_scaled:
-        if dp.scale_type not in SCALE_CODES:
-            raise DescriptorError(f"unknown scale type {dp.scale_type!r}")
-        if dp.d_type != "f32":
-            raise DescriptorError(f"block-scaled kinds write f32, not {dp.d_type}")
-        d |= _field(scale_b_id, 2, "scale B id") << 4
-        d |= SCALE_CODES[dp.scale_type] << 23
-        d |= _field(scale_a_id, 2, "scale A id") << 29
-        return d
-    if dp.d_type not in D_CODES:
-        raise DescriptorError(f"no D format code for {dp.d_type}")
-    d |= int(dp.saturate) << 3 | D_CODES[dp.d_type] << 4
-    d |= _field(max_shift, 2, "max shift") << 30
-    return d
+    try:
+        return descriptor.encode(dp, m=m, n=n, sparse_selector=sparse_id2, negate_a=negate_a,
+                                 negate_b=negate_b, transpose_a=a_major_mn,
+                                 transpose_b=b_major_mn, a_sf_id=scale_a_id,
+                                 b_sf_id=scale_b_id, max_shift=max_shift)
+    except descriptor.DescriptorError as e:
+        raise DescriptorError(str(e)) from None
