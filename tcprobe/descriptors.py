@@ -122,10 +122,12 @@ def instruction_descriptor(dp: Datapath, m: int, n: int, *, sparse_id2: int = 0,
     :mod:`tcprobe.descriptor`)."""
     if dp.family != "tcgen05":
         raise DescriptorError(f"{dp.id} is not a tcgen05 datapath")
+    if m not in (64, 128, 256) or n % 8 or not 8 <= n <= 256:
+        raise DescriptorError(f"no tcgen05 shape M={m}, N={n}")
     try:
         return descriptor.encode(dp, m=m, n=n, sparse_selector=sparse_id2, negate_a=negate_a,
                                  negate_b=negate_b, transpose_a=a_major_mn,
                                  transpose_b=b_major_mn, a_sf_id=scale_a_id,
                                  b_sf_id=scale_b_id, max_shift=max_shift)
-    except descriptor.DescriptorError as e:
+    except ValueError as e:  # the encoder's DescriptorError, or a ModelError for the types
         raise DescriptorError(str(e)) from None
