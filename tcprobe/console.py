@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+
 def _width(stream) -> int | None:
     """Full terminal width on a terminal; a wide page when piped to a file."""
     return None if stream.isatty() else 140

@@ -26,7 +26,6 @@ from tcprobe.devices.base import Device
 from tcprobe.scoring import mismatch_details
 
 
-
 @dataclass
 class ReplayResult:
     label: str

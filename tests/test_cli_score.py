@@ -3,8 +3,8 @@
 import json
 
 from click.testing import CliRunner
-
 from conftest import HWDATA, ROOT, SUBSET, needs_shared
+
 from tcprobe.capture import CaptureError, load
 from tcprobe.cli import main
 

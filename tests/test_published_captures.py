@@ -6,11 +6,11 @@ honestly here and are the subject of `tcprobe fit`.
 """
 
 import pytest
-
 from conftest import HWDATA, SUBSET, needs_shared
-from tcprobe.capture import load
 from tcprobe.models import registry
 from tcprobe.models.profiles import profile_for_gpu
+
+from tcprobe.capture import load
 from tcprobe.scoring import score
 
 UNEXPLAINED = {("B200", "e4m3", "f32"), ("B200", "e4m3", "f16"), ("B200", "e5m2", "f32"),
@@ -32,7 +32,7 @@ def check(results, cases_per_file):
     assert len(explained) == 40
     bad = {k: r.mismatches for k, r in explained.items() if r.mismatches}
     assert bad == {}
-    for k, r in results.items():
+    for r in results.values():
         assert r.cases == cases_per_file
     # the unexplained ones really are unexplained by the published parameters
     for k in UNEXPLAINED:
