@@ -60,7 +60,9 @@ class Cases:
 
     def take(self, idx) -> Cases:
         """The cases at ``idx`` (an index array, slice or boolean mask)."""
-        pick = (lambda v: None if v is None else v[idx])
+        def pick(v):
+            return None if v is None else v[idx]
+
         names = None
         if self.names is not None:
             names = list(np.asarray(self.names, dtype=object)[idx])

@@ -2,8 +2,8 @@
 
 Spellings: ``sim:NAME`` (a built-in profile: v100, a100, ada, h100, h200,
 b200), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
-``mmasim:ARCH:INSTRUCTION`` (MMA-Sim as a black box), and whatever the CUDA
-device module accepts (``cuda``, ``cuda:N``) where it is installed.
+``mmasim:ARCH:INSTRUCTION`` (MMA-Sim as a black box) and ``cuda[:N]`` (the
+harness kernels on a GPU, :mod:`tcprobe.devices.cuda`).
 """
 
 from __future__ import annotations
@@ -19,22 +19,29 @@ DEFAULT_SIM = {"mma": "b200", "wgmma": "h200", "tcgen05": "b200"}
 
 
 def _cuda_module():
-    """tcprobe.devices.cuda where it exists and imports, else None."""
+    """tcprobe.devices.cuda where it imports (cuda-bindings present), else None."""
     try:
         return importlib.import_module("tcprobe.devices.cuda")
     except ImportError:
         return None
 
 
-def probe_gpu():
-    """A CUDA device for the GPU of this machine, or None (no module, no GPU)."""
+def probe_gpu() -> Device | None:
+    """A CUDA device for this machine's first GPU, or None (no module, no
+    driver, no GPU, or a GPU the harness does not cover)."""
     mod = _cuda_module()
     probe = getattr(mod, "probe_gpu", None) if mod else None
     if probe is None:
         return None
     try:
-        return probe()
-    except Exception:  # a broken driver means no GPU here, not a crash
+        found = probe()
+        if isinstance(found, Device):
+            return found
+        if not found:
+            return None
+        index = found[0][0] if isinstance(found[0], (tuple, list)) else 0
+        return mod.open_cuda(str(index))
+    except Exception:  # a broken driver means no usable GPU here, not a crash
         return None
 
 
@@ -70,9 +77,8 @@ def open_device(spec: str | None, family: str | None = None) -> Device:
         return MmaSimDevice(rest)
     if kind == "cuda":
         mod = _cuda_module()
-        opener = getattr(mod, "open_device", None) if mod else None
-        if opener is None:
-            raise DeviceError("no CUDA device support in this install (tcprobe.devices.cuda)")
-        return opener(spec)
+        if mod is None:
+            raise DeviceError("no CUDA support in this install (pip install 'tcprobe[cuda]')")
+        return mod.open_cuda(rest)
     raise DeviceError(f"unknown device {spec!r} (sim:NAME, sim:PATH.toml, "
-                      "mmasim:ARCH:INSTRUCTION, cuda)")
+                      "mmasim:ARCH:INSTRUCTION, cuda[:N])")

@@ -130,7 +130,9 @@ class SimDevice(Device):
 
     simulated = True
 
-    def __init__(self, profile: SimProfile):
+    def __init__(self, profile: SimProfile | str):
+        if isinstance(profile, str):  # SimDevice("h200") or SimDevice("path.toml")
+            profile = SimDevice.open(profile).profile
         self.profile = profile
         self.name = f"sim:{profile.name}" if profile.source == "built-in" else \
             f"sim:{profile.source}"
