@@ -94,9 +94,14 @@ def run(ctx) -> Finding:
     if best >= emax:
         values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
         values["window_bits"] = None
+        values["c_outside_window"] = True
+        notes.append("a C this far below the products is never cut: either the window is that "
+                     "wide, or C is added after the products (as in the compiler's split of "
+                     "fp8 mma.sync into two HMMAs and an add); a single-window fingerprint "
+                     "does not describe the latter")
         return Finding("internal", "partial",
                        f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}: "
-                       f"the window is at least {emax} bits", values, ev, notes)
+                       f"the window is at least {emax} bits, or C is not in it", values, ev, notes)
     summary = (f"-2^{E} + 2^{E} + 2^({E}-e) keeps C for e <= {best}: the accumulator keeps "
                f"F = {best} fraction bits below the largest exponent"
                + (f" ({best - vis} more than the output shows)" if best > vis else ""))

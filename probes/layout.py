@@ -81,7 +81,7 @@ def run(ctx) -> Finding:
                        "there is no physical layout to find")
     ctx.require("slice")
     dp, t = ctx.dp, ctx.tile()
-    S = np.asarray(ctx.harness.slice)
+    S = np.asarray(ctx.harness.elems)
     W, K = len(S), dp.k
     one_a, one_b, one_c = pow2(ctx.a_fmt, 0), pow2(ctx.b_fmt, 0), pow2(ctx.c_fmt, 0)
     za, zb, zc = zero(ctx.a_fmt), zero(ctx.b_fmt), zero(ctx.c_fmt)
@@ -90,7 +90,7 @@ def run(ctx) -> Finding:
     # 1. count references
     refs = [word(ctx.c_fmt, 0, n, 0) for n in range(K + 2)]
     d = ctx.launch(_physical(ctx, np.full((K + 2, t.a_slots), za), np.full((K + 2, t.b_slots), zb),
-                             np.array(refs, np.uint32)[:, None].repeat(t.c_slots, 1)))
+                             ctx.c_fill(refs)))
     table = {int(d[n, S[0]]): n for n in range(K + 2)}
     if len(table) != K + 2:
         return Finding("layout", "failed", "C = 0, 1, 2, ... alone do not give distinct words")
@@ -104,9 +104,10 @@ def run(ctx) -> Finding:
     dB = ctx.launch(_physical(ctx, np.full((t.b_slots, t.a_slots), one_a), eye_b,
                               np.full((t.b_slots, t.c_slots), zc)))[:, S]
     CB = _counts(dB, table)
-    eye_c = np.where(np.eye(t.c_slots, dtype=bool), one_c, zc)
-    dC = ctx.launch(_physical(ctx, np.full((t.c_slots, t.a_slots), za),
-                              np.full((t.c_slots, t.b_slots), zb), eye_c))[:, S]
+    eye_c = ctx.c_one_hot(one_c, zc)  # one tile per C element
+    nc = len(eye_c)
+    dC = ctx.launch(_physical(ctx, np.full((nc, t.a_slots), za),
+                              np.full((nc, t.b_slots), zb), eye_c))[:, S]
     CC = _counts(dC, table)
     for name, cnt in (("A", CA), ("B", CB), ("C", CC)):
         if (cnt < 0).any():
@@ -226,6 +227,8 @@ def run(ctx) -> Finding:
     try:
         sa_read, sb_read = _scales(nominal, S)
         found = Harness.from_reads(dp, t, S, a_read, b_read, c_read, c_slots=np.arange(t.c_slots),
+                                   halves=nominal.halves if nominal else 1,
+                                   elem_mask=nominal.elem_mask if nominal else 0xFFFFFFFF,
                                    sa_read=sa_read, sb_read=sb_read,
                                    a_packing=nominal.a_packing if nominal else "b32",
                                    b_packing=nominal.b_packing if nominal else "b32",
@@ -275,7 +278,7 @@ def _scales(nominal, S):
     """The documented scale slots of the slice words (block-scaled kinds; not measured)."""
     if nominal is None or nominal.sa_read is None:
         return None, None
-    pos = {int(s): i for i, s in enumerate(nominal.slice)}
+    pos = {int(s): i for i, s in enumerate(nominal.elems)}
     if any(int(s) not in pos for s in S):
         return None, None
     i = [pos[int(s)] for s in S]
@@ -297,7 +300,7 @@ def _describe(nominal: Harness, found: Harness, dp) -> dict:
             continue
         fit = _fit_core_matrix(nominal, found, op, dp)
         out[op] = fit or "slots outside the documented lane sets"
-    if not np.array_equal(np.sort(nominal.slice), np.sort(found.slice)):
+    if not np.array_equal(np.sort(nominal.elems), np.sort(found.elems)):
         out["dump"] = "the slice sits at other dump indices"
     return out
 

@@ -39,7 +39,7 @@ def _fills(ctx):
     n = len(rows)
     a = np.array([[r[0]] * t.a_slots for r in rows], np.uint32)
     b = np.array([[r[1]] * t.b_slots for r in rows], np.uint32)
-    c = np.array([[r[2]] * t.c_slots for r in rows], np.uint32)
+    c = ctx.c_fill([r[2] for r in rows])
     return rows, PhysicalBatch(np.vstack([a, a]), np.vstack([b, b]), np.vstack([c, c])), n
 
 
@@ -58,15 +58,17 @@ def run(ctx) -> Finding:
     idx = np.flatnonzero(stable)
     if not len(idx):
         return Finding("slice", "failed", "no dump word is stable across a repeated launch")
-    _, inv, counts = np.unique(cols, axis=0, return_inverse=True, return_counts=True)
-    best = int(np.argmax(counts))
+    groups, inv, counts = np.unique(cols, axis=0, return_inverse=True, return_counts=True)
+    # words that follow the inputs (stale words that stay put do not)
+    follows = np.array([len(set(g.tolist())) > 1 for g in groups])
+    best = int(np.argmax(np.where(follows, counts, -1)))
     slice_ = idx[inv.ravel() == best]
-    varies = len(set(first[:, slice_[0]].tolist())) > 1
+    varies = bool(follows[best])
     label = ctx.nominal.label if ctx.nominal else (lambda i: f"w{i}")
     ev = []
     for i, (x, y, c) in enumerate(rows):
         out = [int(first[i, s]) for s in slice_[:3]]
-        junk = [j for j in range(t.dump_words) if j not in set(slice_.tolist())][:2]
+        junk = [j for j in range(ctx.n_elements) if j not in set(slice_.tolist())][:2]
         note = (f"slice words ({', '.join(label(int(s)) for s in slice_[:3])}, ...) agree"
                 + ("".join(f"; stale {label(j)}: {int(first[i, j]):#x} then {int(second[i, j]):#x}"
                            for j in junk[:1])))
@@ -75,7 +77,7 @@ def run(ctx) -> Finding:
     notes = []
     status = "found" if varies else "failed"
     documented = ctx.nominal is not None and np.array_equal(np.sort(slice_),
-                                                            np.sort(ctx.nominal.slice))
+                                                            np.sort(ctx.nominal.elems))
     # a real dot product through the documented layout
     if ctx.nominal is not None:
         h = ctx.nominal.with_slice(slice_)
@@ -104,7 +106,7 @@ def run(ctx) -> Finding:
                          "across the slice: the layout step must find the real layout")
         ctx.harness = ctx.nominal if documented else h
     where = "as documented" if documented else "differs from the documented slice"
-    summary = (f"{len(slice_)} of {t.dump_words} dump words carry D ({where}): "
+    summary = (f"{len(slice_)} of {ctx.n_elements} accumulator elements carry D ({where}): "
                f"{_ranges(slice_, label)}")
     return Finding("slice", status, summary,
                    {"slice": [int(s) for s in slice_], "slice_words": len(slice_),

@@ -13,16 +13,24 @@ API (plain on purpose; the CUDA device imports it)::
     h.tile                         # TileSpec: buffer sizes of one tile
     h.a_layout, h.b_layout         # Layout over (row of A | column of B, k) -> slot
     h.c_layout, h.d_layout         # Layout over (row, col) -> C slot / dump index
-    h.slice                        # dump indices that carry D (all must agree)
+    h.slice                        # dump words that carry D (all must agree)
+    h.elems                        # the accumulator elements that carry D
     h.pack(cases) -> PhysicalBatch # one tile per case, the case replicated
     h.unpack(dump) -> words        # (T, dump_words) -> (T,), checks the slice agrees
     h.smem_bytes(slots, "a")       # element codes -> shared-memory bytes (fp6/fp4 packing)
 
 Slots are element positions: a shared-memory element offset (wgmma,
 tcgen05), or ``thread * E + e`` for the e-th element of a thread's fragment
-(mma.sync). Dump words are one accumulator element each (an f16 element in
-the low 16 bits); for tcgen05 ``thread * 4 + register`` of a
-``tcgen05.ld.sync.aligned.16x256b.x1`` by 128 threads.
+(mma.sync). The dump and C are 32-bit words as the CUDA harness moves them
+(:mod:`tcprobe.devices.cuda_launch`): mma.sync and wgmma, every accumulator
+register of every thread (an f16 accumulator holds two elements, the even
+one in the low half); tcgen05, tensor-memory lanes 0-127 x columns 0-7
+(``lane * 8 + column``; an f16 D in the low half). ``h.elements(words)``
+turns words into accumulator elements; ``h.elems``, ``h.c_read`` and
+``h.d_layout`` index elements (``h.slice`` names the words) (for mma and wgmma an element index is the
+fragment slot ``thread * E + e``). The published tcgen05 slices, stated as
+(thread, register) of a ``16x256b`` read, map to lane 32w + t/4 (+8 for
+registers 2-3), column 2 (t%4) + register%2.
 
 Besides the documented layouts, a Harness holds per slice word the slots it
 reads (``a_read``, ``b_read``: (W, K); ``c_read``: (W,)); packing writes
@@ -63,7 +71,7 @@ class Harness:
 
     datapath: Datapath
     tile: TileSpec
-    slice: np.ndarray  # (W,) dump indices carrying D
+    elems: np.ndarray  # (W,) accumulator elements carrying D (see elements())
     a_lanes: tuple  # per k: int array of A slots holding a[k]
     b_lanes: tuple
     c_slots: np.ndarray  # C slots the harness fills (all accumulator slots)
@@ -80,6 +88,8 @@ class Harness:
     d_layout: Layout | None = None
     a_packing: str = "b32"
     b_packing: str = "b32"
+    halves: int = 1  # accumulator elements a dump word holds (2: packed f16)
+    elem_mask: int = 0xFFFFFFFF  # bits of a word an element uses (tcgen05 f16 D: low 16)
     source: str = "documented"  # documented | measured | device truth
     notes: tuple[str, ...] = field(default=())
 
@@ -115,7 +125,7 @@ class Harness:
     def with_slice(self, slice_) -> Harness:
         """The same operand placement, reading the result from other words
         (per-word tables are dropped: they belong to the old slice)."""
-        return replace(self, slice=np.asarray(slice_, np.int64), a_read=None, b_read=None,
+        return replace(self, elems=np.asarray(slice_, np.int64), a_read=None, b_read=None,
                        c_read=None, sa_read=None, sb_read=None, word_rows=None, word_cols=None)
 
     # -- facts --------------------------------------------------------------
@@ -124,14 +134,44 @@ class Harness:
         return len(self.a_lanes)
 
     @property
+    def slice(self) -> np.ndarray:
+        """Dump words that carry D (sorted; an f16 register counts once)."""
+        return np.unique(self.elems // self.halves)
+
+    @property
     def labels(self) -> tuple[str, ...]:
         return self.tile.dump_labels
 
     def label(self, index: int) -> str:
+        """The name of accumulator element ``index`` (a dump word, or its half)."""
+        if self.halves == 2:
+            word, half = divmod(int(index), 2)
+            base = self.labels[word] if self.labels else f"w{word}"
+            return f"{base}.{'hi' if half else 'lo'}"
         return self.labels[index] if self.labels else f"w{index}"
 
+    def elements(self, words: np.ndarray) -> np.ndarray:
+        """(T, words) dump or C words -> (T, elements): packed f16 registers
+        split into their two halves (low first)."""
+        w = np.atleast_2d(np.asarray(words, np.uint32))
+        if self.halves == 2:
+            out = np.empty((w.shape[0], 2 * w.shape[1]), np.uint32)
+            out[:, 0::2] = w & 0xFFFF
+            out[:, 1::2] = w >> 16
+            return out
+        return w & np.uint32(self.elem_mask) if self.elem_mask != 0xFFFFFFFF else w
+
+    def c_words(self, c: np.ndarray) -> np.ndarray:
+        """The word that puts C into every element of an accumulator word."""
+        c = np.asarray(c, np.uint32)
+        return (c | (c << 16)).astype(np.uint32) if self.halves == 2 else c
+
+    @property
+    def n_elements(self) -> int:
+        return self.tile.dump_words * self.halves
+
     def slice_labels(self) -> list[str]:
-        return [self.label(int(i)) for i in self.slice]
+        return [self.label(int(i)) for i in self.elems]
 
     # -- packing ------------------------------------------------------------
     def pack(self, cases: Cases) -> PhysicalBatch:
@@ -151,7 +191,7 @@ class Harness:
             a[:, self.a_lanes[j]] = a_words[:, j:j + 1]
             b[:, self.b_lanes[j]] = b_words[:, j:j + 1]
         c = np.zeros((n, t.c_slots), np.uint32)
-        c[:, self.c_slots] = cases.c[:, None]
+        c[:, self.c_slots] = self.c_words(cases.c)[:, None]
         sa = sb = None
         if dp.block_scaled:
             if cases.scale_a is None or cases.scale_b is None:
@@ -159,9 +199,11 @@ class Harness:
             sa = np.zeros((n, t.scale_slots), np.uint32)
             sb = np.zeros((n, t.scale_slots), np.uint32)
             if self.sa_read is not None:
-                for s in range(self.sa_read.shape[1]):
-                    sa[:, np.unique(self.sa_read[:, s])] = cases.scale_a[:, s:s + 1]
-                    sb[:, np.unique(self.sb_read[:, s])] = cases.scale_b[:, s:s + 1]
+                for j in range(self.sa_read.shape[1]):
+                    for buf, read, val in ((sa, self.sa_read, cases.scale_a),
+                                           (sb, self.sb_read, cases.scale_b)):
+                        for slot in np.unique(read[:, j]):  # byte slots: word * 4 + byte
+                            buf[:, slot // 4] |= (val[:, j] & 0xFF) << np.uint32(8 * (slot % 4))
         return PhysicalBatch(a, b, c, sa, sb)
 
     def unpack(self, dump: np.ndarray) -> np.ndarray:
@@ -170,15 +212,15 @@ class Harness:
         if dump.shape[1] != self.tile.dump_words:
             raise HarnessError(f"a dump of {dump.shape[1]} words; the harness reads "
                                f"{self.tile.dump_words}")
-        words = dump[:, self.slice]
+        words = self.elements(dump)[:, self.elems]
         bad = (words != words[:, :1]).any(axis=1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             j = int(np.flatnonzero(words[i] != words[i, 0])[0])
             raise HarnessError(
                 f"slice words disagree in {int(bad.sum())} of {len(dump)} tiles (tile {i}: "
-                f"{self.label(int(self.slice[0]))}={int(words[i, 0]):#x}, "
-                f"{self.label(int(self.slice[j]))}={int(words[i, j]):#x})")
+                f"{self.label(int(self.elems[0]))}={int(words[i, 0]):#x}, "
+                f"{self.label(int(self.elems[j]))}={int(words[i, j]):#x})")
         return words[:, 0].copy()
 
     def smem_bytes(self, slots: np.ndarray, operand: str = "a") -> np.ndarray:
@@ -197,7 +239,9 @@ class Harness:
                      "a_slots": self.tile.a_slots, "b_slots": self.tile.b_slots,
                      "c_slots": self.tile.c_slots, "dump_words": self.tile.dump_words},
             "slice": [int(i) for i in self.slice],
+            "slice_elements": [int(i) for i in self.elems],
             "slice_labels": self.slice_labels(),
+            "elements_per_word": self.halves,
             "a_lanes": [[int(s) for s in lane] for lane in self.a_lanes],
             "b_lanes": [[int(s) for s in lane] for lane in self.b_lanes],
         }
@@ -214,7 +258,7 @@ class Harness:
         same = lambda x, y: len(x) == len(y) and all(  # noqa: E731
             np.array_equal(np.sort(p), np.sort(q)) for p, q in zip(x, y, strict=True))
         return (same(self.a_lanes, other.a_lanes) and same(self.b_lanes, other.b_lanes)
-                and np.array_equal(np.sort(self.slice), np.sort(other.slice)))
+                and np.array_equal(np.sort(self.elems), np.sort(other.elems)))
 
 
 def pack_elements(slots: np.ndarray, packing: str) -> np.ndarray:
@@ -258,14 +302,22 @@ def _labels(threads: int, per: int) -> tuple[str, ...]:
 
 
 def _words_from_layouts(d_table, a_table, b_table, c_table, slice_):
-    """Per slice word: (row, col) from the D table, then the A/B/C slots."""
+    """Per slice element: (row, col) from the D table, then the A/B/C slots."""
     inv = {int(v): (r, c) for (r, c), v in np.ndenumerate(d_table) if v >= 0}
     rows = np.array([inv[int(s)][0] for s in slice_])
     cols = np.array([inv[int(s)][1] for s in slice_])
     return a_table[rows], b_table[cols], c_table[rows, cols], rows, cols
 
 
-_MMA_SHAPE = {  # input format -> (m16n8k shape key, element bits)
+def _acc(dp: Datapath, per_thread: int) -> tuple[int, int]:
+    """(accumulator words a thread, elements a word): an f16 accumulator packs
+    two elements a register, anything else one."""
+    if get_format(dp.d_type).name == "f16":
+        return per_thread // 2, 2
+    return per_thread, 1
+
+
+_MMA_SHAPE = {  # input format -> element bits of its register fragment
     "tf32": 32, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
 }
 
@@ -285,14 +337,15 @@ def mma_harness(dp: Datapath) -> Harness:
     d_out = get_format(dp.d_type).name
     c_in = get_format(dp.c).name
     ptx = (f"mma.sync.aligned.m16n8k{dp.k}.row.col.{d_out}.{dp.a_type}.{dp.b_type}.{c_in}")
-    tile = TileSpec(16, 8, dp.k, la.cosize, lb.cosize, 128, 128, _labels(32, 4), instruction=ptx)
-    slice_ = np.arange(128)
+    regs, halves = _acc(dp, 4)
+    tile = TileSpec(16, 8, dp.k, la.cosize, lb.cosize, 32 * regs, 32 * regs, _labels(32, regs),
+                    instruction=ptx)
+    slice_ = np.arange(128)  # element = fragment slot: lane * 4 + e
     a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
                                                              ld.table, slice_)
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
-                              a_packing=PACKINGS[bits],
-                              b_packing=PACKINGS[bits])
+                              a_packing=PACKINGS[bits], b_packing=PACKINGS[bits], halves=halves)
 
 
 def _m8n8k4_harness(dp: Datapath) -> Harness:
@@ -303,7 +356,7 @@ def _m8n8k4_harness(dp: Datapath) -> Harness:
     v0 + 2 t1 + 4 v2 (bits of t and v), an f16 one row t, column v (CUTLASS
     SM70 traits). Rows and B columns here are 8 q + row."""
     f16_out = get_format(dp.d_type).name == "f16"
-    # (quad pair q, row m) -> lane; A/B slot = 4 lane + k; D slot = 8 lane + v.
+    # (quad pair q, row m) -> lane; A/B slot = 4 lane + k; D element = 8 lane + v.
     a_lay = Layout(((4, 2, 4), 4), ((4, 64, 16), 1))
     if f16_out:
         d_lay = Layout(((4, 2, 4), 8), ((8, 128, 32), 1))
@@ -312,15 +365,16 @@ def _m8n8k4_harness(dp: Datapath) -> Harness:
     rows = np.arange(32).repeat(8)
     cols = np.tile(np.arange(8), 32)
     quad = rows // 8
-    d_table = d_lay.table
-    slice_ = d_table[rows, cols]
+    slice_ = d_lay.table[rows, cols]
     a_read = a_lay.table[rows]
     b_read = a_lay.table[quad * 8 + cols]
+    regs, halves = _acc(dp, 8)
     ptx = f"mma.sync.aligned.m8n8k4.row.col.{dp.d_type}.f16.f16.{dp.c}"
-    tile = TileSpec(32, 8, 4, 128, 128, 256, 256, _labels(32, 8), instruction=ptx)
+    tile = TileSpec(32, 8, 4, 128, 128, 32 * regs, 32 * regs, _labels(32, regs), instruction=ptx)
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, slice_, a_layout=a_lay,
-                              b_layout=a_lay, word_rows=rows, word_cols=quad * 8 + cols, c_layout=d_lay, d_layout=d_lay, a_packing="b16",
-                              b_packing="b16",
+                              b_layout=a_lay, word_rows=rows, word_cols=quad * 8 + cols,
+                              c_layout=d_lay, d_layout=d_lay, a_packing="b16",
+                              b_packing="b16", halves=halves,
                               notes=("four independent 8x8x4 MMAs, one per quad pair; "
                                      "rows and B columns are 8 * quad pair + index",))
 
@@ -354,17 +408,17 @@ def wgmma_harness(dp: Datapath, n: int = WGMMA_N) -> Harness:
     la = core_matrix_layout(64, dp.k, ta, 8 * ta, 8 * dp.k)
     lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
     ld = wgmma_d_layout(n)
-    words = 64 * n
+    regs, halves = _acc(dp, n // 2)
     ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{dp.k}.{dp.d_type}.{dp.a_type}.{dp.b_type}"
-    tile = TileSpec(64, n, dp.k, 64 * dp.k, n * dp.k, words, words, _labels(128, n // 2),
+    tile = TileSpec(64, n, dp.k, 64 * dp.k, n * dp.k, 128 * regs, 128 * regs, _labels(128, regs),
                     instruction=ptx)
-    slice_ = np.arange(words)
+    slice_ = np.arange(64 * n)  # element = fragment slot: thread * N/2 + i
     a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
                                                              ld.table, slice_)
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
                               a_packing=PACKINGS[_elem_bits(a)],
-                              b_packing=PACKINGS[_elem_bits(b)])
+                              b_packing=PACKINGS[_elem_bits(b)], halves=halves)
 
 
 # tcgen05: shared-memory operand layouts (elements) and the stable slices
@@ -374,36 +428,46 @@ TCGEN05_SMEM = {  # elements per 16 B -> (T, SBO, LBO) in elements
     8: (8, 32, 64),  # bf16/f16: (r&7)*8 + (r>>3)*32 + (k&7) + (k>>3)*64
     16: (16, 64, 128),  # 8-bit (and packed fp6/fp4): 16-byte groups, the same byte pattern
 }
+TMEM_COLS = 8  # C/D words a tensor-memory lane in the dump
+
+
+def tmem_16x256b(thread: int, reg: int) -> int:
+    """Dump word (lane * 8 + column) that ``tcgen05.ld.16x256b.x1`` by 128
+    threads puts in register ``reg`` of ``thread``: lane 32w + t/4 (+8 for
+    registers 2-3), column 2 (t%4) + reg%2 (PTX ISA; CUTLASS's 16dp256b)."""
+    warp, t = divmod(thread, 32)
+    return (32 * warp + t // 4 + 8 * (reg // 2)) * TMEM_COLS + 2 * (t % 4) + reg % 2
 
 
 def tcgen05_slice(dp: Datapath) -> np.ndarray:
-    """Dump indices (4 * thread + register) that carry D, per the release."""
+    """Dump words that carry D, per the release (stated as 16x256b threads x registers)."""
     if dp.block_scaled:
-        return np.array([0])  # M128N8 block-scaled runners: thread 0, register 0
-    t = _smem_t(dp.a_type)
-    if t == 4:  # tf32: threads 0-31 x registers 0-3
-        return np.arange(128)
-    if t == 8:  # bf16/f16: threads 0-15 x 0-3, threads 16-31 x 0-1
-        return np.array([4 * th + r for th in range(16) for r in range(4)]
-                        + [4 * th + r for th in range(16, 32) for r in range(2)])
-    # 8-bit: threads {0,1,4,5} x 4 registers and {8,9,12,13} x 2
-    return np.array([4 * th + r for th in (0, 1, 4, 5) for r in range(4)]
-                    + [4 * th + r for th in (8, 9, 12, 13) for r in range(2)])
+        pairs = [(0, 0)]  # M128N8 block-scaled runners: thread 0, register 0
+    elif _smem_t(dp.a_type) == 4:  # tf32: threads 0-31 x registers 0-3
+        pairs = [(t, r) for t in range(32) for r in range(4)]
+    elif _smem_t(dp.a_type) == 8:  # bf16/f16: threads 0-15 x 0-3, threads 16-31 x 0-1
+        pairs = [(t, r) for t in range(16) for r in range(4)] + \
+            [(t, r) for t in range(16, 32) for r in range(2)]
+    else:  # 8-bit: threads {0,1,4,5} x 4 registers and {8,9,12,13} x 2
+        pairs = [(t, r) for t in (0, 1, 4, 5) for r in range(4)] + \
+            [(t, r) for t in (8, 9, 12, 13) for r in range(2)]
+    return np.array(sorted(tmem_16x256b(t, r) for t, r in pairs))
 
 
 def tcgen05_d_layout(m: int) -> Layout:
-    """16x256b.x1 read by 4 warps: thread 32w + t, register j holds row
-    (M64: 16w, M128: 32w) + t//4 + 8 (j//2), column 2 (t%4) + j%2."""
+    """D in tensor memory, as dump words lane * 8 + column: M128 row r in lane
+    r; M64 rows 16w + i in lanes 32w + i."""
     if m == 64:
-        return Layout(((8, 2, 4), (2, 4)), ((16, 2, 128), (1, 4)))
-    # M128: rows 32w + 0..15 are read (16 of the 32 lanes of each warp's quarter)
-    return Layout(((8, 2, 2, 4), (2, 4)), ((16, 2, 0, 128), (1, 4)))
+        return Layout(((16, 4), 8), ((8, 256), 1))
+    return Layout((128, 8), (8, 1))
 
 
 def tcgen05_harness(dp: Datapath) -> Harness:
     """tcgen05.mma.cta_group::1 M64N8 (M128N8 block-scaled), A and B in
-    shared memory (K-major, no swizzle), C written and D read with
-    tcgen05.{st,ld}.sync.aligned.16x256b.x1 by 128 threads."""
+    shared memory (K-major, no swizzle; B's 8 rows as dense core matrices),
+    C written to and D read from tensor-memory lanes 0-127, columns 0-7;
+    block scales in columns 16-17 (A) and 24-25 (B) of the lane of their row
+    or column, one byte a scale."""
     if dp.sparse:
         raise HarnessError(f"no raw tcgen05 harness for sparse {dp.id} yet (result mode only)")
     m = 128 if dp.block_scaled else 64
@@ -412,35 +476,38 @@ def tcgen05_harness(dp: Datapath) -> Harness:
     if ta != tb and not dp.block_scaled and dp.kind != "f8f6f4":
         raise HarnessError(f"mixed A/B element sizes need kind::f8f6f4 ({dp.id})")
     la = core_matrix_layout(m, dp.k, *_t_sbo_lbo(ta))
-    lb = core_matrix_layout(n, dp.k, *_t_sbo_lbo(tb))
+    lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
     ld = tcgen05_d_layout(m)
     slice_ = tcgen05_slice(dp)
     d_table = ld.table
-    if m == 128:  # the rows the 16x256b read does not reach map nowhere
-        d_table = np.where((np.arange(m)[:, None] % 32) < 16, d_table, -1)
     a_read, b_read, c_read, rows, cols = _words_from_layouts(d_table, la.table, lb.table,
                                                              d_table, slice_)
     sa_read = sb_read = None
     scale_slots = 0
     if dp.block_scaled:
         ns = dp.n_scales
-        scale_slots = m * ns
-        sa_read = rows[:, None] * ns + np.arange(ns)
-        sb_read = cols[:, None] * ns + np.arange(ns)
+        scale_slots = 128 * 2  # two words a lane
+        j = np.arange(ns)
+        lane_a = np.array([r if m == 128 else 32 * (r // 16) + r % 16 for r in rows])
+        sa_read = (lane_a[:, None] * 2 + j // 4) * 4 + j % 4  # byte slots
+        sb_read = (cols[:, None] * 2 + j // 4) * 4 + j % 4
     kind = f"kind::{dp.kind}"
     ptx = (f"tcgen05.mma.cta_group::1.{kind}"
            + (f".block_scale.scale_vec::{dp.scale_vec or 1}X" if dp.block_scaled else "")
            + f" (M{m} N{n} K{dp.k}, {dp.a_type} x {dp.b_type} -> {dp.d_type})")
+    words = 128 * TMEM_COLS
+    labels = tuple(f"l{lane}.c{c}" for lane in range(128) for c in range(TMEM_COLS))
     # buffers span the layout (the documented offsets overlap rows and leave gaps)
     a_slots, b_slots = max(m * dp.k, la.cosize), max(n * dp.k, lb.cosize)
-    tile = TileSpec(m, n, dp.k, _round16(a_slots), _round16(b_slots), 512, 512, _labels(128, 4),
+    tile = TileSpec(m, n, dp.k, _round16(a_slots), _round16(b_slots), words, words, labels,
                     scale_slots=scale_slots, instruction=ptx)
-    c_slots = np.unique(d_table[d_table >= 0])
-    return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, c_slots=c_slots,
+    f16_out = get_format(dp.d_type).name == "f16"
+    return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, c_slots=np.arange(words),
                               sa_read=sa_read, sb_read=sb_read, a_layout=la, b_layout=lb,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
                               a_packing=PACKINGS[_elem_bits(dp.a_type)],
-                              b_packing=PACKINGS[_elem_bits(dp.b_type)])
+                              b_packing=PACKINGS[_elem_bits(dp.b_type)],
+                              elem_mask=0xFFFF if f16_out else 0xFFFFFFFF)
 
 
 def _round16(x: int) -> int:

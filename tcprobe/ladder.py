@@ -125,16 +125,45 @@ class Context:
         if not (self.raw and self.harness is not None):
             return self.run(cases), np.ones(len(cases), bool)
         self._count(len(cases))
-        dump = self.device.launch(self.dp, self.harness.pack(cases))[:, self.harness.slice]
-        return dump[:, 0].copy(), (dump == dump[:, :1]).all(axis=1)
+        dump = self.device.launch(self.dp, self.harness.pack(cases))
+        el = self.harness.elements(dump)[:, self.harness.elems]
+        return el[:, 0].copy(), (el == el[:, :1]).all(axis=1)
 
     def launch(self, batch: PhysicalBatch) -> np.ndarray:
-        """Raw dumps of physical tiles (counted as cases of the step)."""
+        """Raw dumps of physical tiles (counted as cases of the step), as
+        accumulator elements (an f16 register's two halves apart)."""
         self._count(len(batch))
-        return np.asarray(self.device.launch(self.dp, batch), np.uint32)
+        return self.nominal.elements(np.asarray(self.device.launch(self.dp, batch), np.uint32))
+
+    @property
+    def n_elements(self) -> int:
+        return self.nominal.n_elements
+
+    def c_fill(self, values) -> np.ndarray:
+        """(T, c_slots) C words with value i of ``values`` in every element of tile i."""
+        w = self.nominal.c_words(np.asarray(values, np.uint32))
+        return np.repeat(w[:, None], self.tile().c_slots, axis=1)
+
+    def c_one_hot(self, value: int, zero: int) -> np.ndarray:
+        """One tile per C element: that element ``value``, every other ``zero``."""
+        t, h = self.tile(), self.nominal
+        n = t.c_slots * h.halves
+        el = np.full((n, n), zero, np.uint32)
+        np.fill_diagonal(el, value)
+        if h.halves == 2:
+            return (el[:, 0::2] | (el[:, 1::2] << np.uint32(16))).astype(np.uint32)
+        return el
 
     def tile(self):
-        return self.device.tile(self.dp)
+        """The device's tile, its A and B buffers wide enough for the documented
+        layouts (the published tcgen05 offsets leave gaps)."""
+        from dataclasses import replace
+
+        t = self.device.tile(self.dp)
+        if self.nominal is not None:
+            t = replace(t, a_slots=max(t.a_slots, self.nominal.tile.a_slots),
+                        b_slots=max(t.b_slots, self.nominal.tile.b_slots))
+        return t
 
     # -- what is known ----------------------------------------------------------
     def value(self, key: str, default=None):
@@ -308,7 +337,7 @@ class Fingerprint:
             if getattr(fp, key) is None and key not in fp.undetermined:
                 fp.undetermined[key] = "its step did not run or found nothing"
         if ctx.harness is not None and ctx.raw:
-            fp.slice = [int(i) for i in ctx.harness.slice]
+            fp.slice = [int(i) for i in ctx.harness.elems]
             fp.layout = ctx.harness.describe()
         return fp
 

@@ -13,27 +13,27 @@ def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
     r, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
     want = (r & 7) * 8 + (r >> 3) * 32 + (k & 7) + (k >> 3) * 64
     assert np.array_equal(h.a_layout.table, want)
-    # threads 0-15 x registers 0-3 and threads 16-31 x registers 0-1: 96 words
-    labels = set(h.slice_labels())
-    assert len(h.slice) == 96 and "t15.r3" in labels and "t16.r1" in labels
-    assert "t16.r2" not in labels and "t32.r0" not in labels
+    # threads 0-15 x registers 0-3 and threads 16-31 x registers 0-1 of a
+    # 16x256b read: tensor-memory lanes 0-11, columns 0-7 (96 words)
+    assert h.slice.tolist() == list(range(96))
+    assert h.label(95) == "l11.c7" and h.tile.dump_words == 1024
 
 
 def test_tcgen05_tf32_and_8bit_slices():
     tf32 = harness_for(default_datapath("tcgen05", "tf32"))
-    assert sorted(tf32.slice.tolist()) == list(range(128))
+    assert sorted(tf32.slice.tolist()) == list(range(128))  # lanes 0-15
     r, k = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
     assert np.array_equal(tf32.a_layout.table, (r & 7) * 4 + (r >> 3) * 32 + (k & 3) + (k >> 2) * 64)
     e4 = harness_for(default_datapath("tcgen05", "e4m3"))
-    want = {f"t{t}.r{x}" for t in (0, 1, 4, 5) for x in range(4)} | {
-        f"t{t}.r{x}" for t in (8, 9, 12, 13) for x in range(2)}
+    # threads {0,1,4,5} x 4 registers, {8,9,12,13} x 2: lanes 0-3 and 8-9, columns 0-3
+    want = {f"l{lane}.c{c}" for lane in (0, 1, 2, 3, 8, 9) for c in range(4)}
     assert set(e4.slice_labels()) == want
 
 
 def test_tcgen05_block_scaled_reads_thread0_register0():
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     h = harness_for(dp)
-    assert h.slice_labels() == ["t0.r0"] and h.tile.m == 128 and h.tile.scale_slots == 128
+    assert h.slice_labels() == ["l0.c0"] and h.tile.m == 128 and h.tile.scale_slots == 256
 
 
 def test_mma_slots_follow_the_ptx_fragment_tables():
@@ -44,6 +44,47 @@ def test_mma_slots_follow_the_ptx_fragment_tables():
     assert h.a_layout.offset(row, col) == lane * 8 + elem
     # D: c0,c1 row groupID, c2,c3 row groupID+8, cols 2*tig + (i & 1)
     assert h.d_layout.offset(9, 3) == 5 * 4 + 3
+
+
+def test_f16_accumulators_pack_two_elements_a_register():
+    from tcprobe.datapath import Datapath
+
+    h = harness_for(Datapath.parse("mma.f16.f16.k16"))
+    assert h.halves == 2 and h.tile.dump_words == 64 and h.tile.c_slots == 64
+    assert h.label(5 * 4 + 3) == "t5.r1.hi"
+    words = np.array([[0x3C004000]], np.uint32)
+    assert h.elements(words).tolist() == [[0x4000, 0x3C00]]
+    assert h.c_words(np.array([0x3C00])).tolist() == [0x3C003C00]
+
+
+def test_tiles_match_the_cuda_harness_kernels():
+    """The CUDA device packs with these harnesses: its kernels' C, dump,
+    scale and metadata words must be the same, and A/B must hold the layout."""
+    pytest.importorskip("tcprobe.devices.cuda_launch")
+    from tcprobe.datapath import Datapath
+    from tcprobe.devices import cuda_launch as L
+
+    ids = ["mma.bf16.f32.k16", "mma.f16.f16.k16", "mma.tf32.f32.k8", "mma.e4m3.f32.k32",
+           "mma.s8.s32.k32", "wgmma.bf16.f32.k16", "wgmma.f16.f16.k16", "wgmma.tf32.f32.k8",
+           "wgmma.e5m2.f32.k32", "tcgen05.tf32.f32.k8", "tcgen05.f16.bf16.f32.k16",
+           "tcgen05.f16.f16.k16", "tcgen05.f8f6f4.e4m3.f32.k32", "tcgen05.f8f6f4.e2m1.f32.k32",
+           "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"]
+    arch = {"mma": "sm_90a", "wgmma": "sm_90a", "tcgen05": "sm_100a"}
+    for text in ids:
+        dp = Datapath.parse(text)
+        v = L.variant_for(dp, arch[dp.family])
+        theirs, mine = L.tile_spec(v, dp), harness_for(dp).tile
+        for f in ("c_slots", "dump_words", "scale_slots", "meta_slots"):
+            assert getattr(theirs, f) == getattr(mine, f), (text, f)
+        if dp.family == "mma":
+            assert (theirs.a_slots, theirs.b_slots) == (mine.a_slots, mine.b_slots), text
+        # the D map agrees with the CUDA harness's (row, col) -> (word, half)
+        h = harness_for(dp)
+        for r, c in ((0, 0), (9, 3), (min(63, v.m - 1), 7)):
+            if r >= v.m:
+                continue
+            word, half = L.d_word(v, dp, r, c)
+            assert int(h.d_layout.offset(r, c)) == word * h.halves + half, (text, r, c)
 
 
 def test_v100_quad_pairs_are_four_independent_mmas():

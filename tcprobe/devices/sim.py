@@ -211,44 +211,54 @@ class SimDevice(Device):
             if arr.ndim != 2 or arr.shape != (n, size):
                 raise DeviceError(f"launch: {name} buffers must be ({n}, {size}), not {arr.shape}")
         dump = self._rng.integers(0, 1 << 32, (n, t.dump_words), dtype=np.uint64).astype(np.uint32)
+        d = np.zeros((n, len(h.elems)), np.uint32)  # D of every slice element
+        c_el = h.elements(batch.c)
         # tiles whose every lane holds one value (a replicated case): one dot each
         uniform = np.ones(n, bool)
         for buf, lanes in ((batch.a, h.a_lanes), (batch.b, h.b_lanes)):
             for slots in lanes:
                 v = buf[:, slots]
                 uniform &= (v == v[:, :1]).all(axis=1)
-        cv = batch.c[:, np.unique(h.c_read)]
+        cv = c_el[:, np.unique(h.c_read)]
         uniform &= (cv == cv[:, :1]).all(axis=1)
         if dp.block_scaled:
             for buf, read in ((batch.scale_a, h.sa_read), (batch.scale_b, h.sb_read)):
                 for j in range(read.shape[1]):
-                    v = buf[:, np.unique(read[:, j])]
+                    v = _scale_bytes(buf, np.unique(read[:, j]))
                     uniform &= (v == v[:, :1]).all(axis=1)
         rep = np.flatnonzero(uniform)
         if len(rep):
-            pick = lambda buf, read: None if buf is None else buf[rep][:, read[0]]  # noqa: E731
+            pick = lambda buf, read: None if buf is None else _scale_bytes(buf[rep], read[0])  # noqa: E731
             cases = Cases(batch.a[rep][:, h.a_read[0]], batch.b[rep][:, h.b_read[0]],
-                          batch.c[rep, h.c_read[0]],
+                          c_el[rep, h.c_read[0]],
                           pick(batch.scale_a, h.sa_read) if dp.block_scaled else None,
                           pick(batch.scale_b, h.sb_read) if dp.block_scaled else None)
-            dump[np.ix_(rep, h.slice)] = model.evaluate(cases)[:, None]
+            d[rep] = model.evaluate(cases)[:, None]
         rest = np.flatnonzero(~uniform)
         for lo in range(0, len(rest), CHUNK):
             idx = rest[lo:lo + CHUNK]
-            dump[np.ix_(idx, h.slice)] = self._tile_results(dp, model, h, batch, idx)
+            d[idx] = self._tile_results(dp, model, h, batch, c_el, idx)
+        # place the elements into their words (an f16 pair shares a register)
+        word, half = np.divmod(h.elems, h.halves)
+        if h.halves == 2:
+            el = h.elements(dump)
+            el[:, h.elems] = d
+            dump = (el[:, 0::2] | (el[:, 1::2] << np.uint32(16))).astype(np.uint32)
+        else:
+            dump[:, word] = d
         return dump
 
-    def _tile_results(self, dp, model, h, batch, idx) -> np.ndarray:
-        """D of every slice word of tiles ``idx``, each distinct operand set once."""
+    def _tile_results(self, dp, model, h, batch, c_el, idx) -> np.ndarray:
+        """D of every slice element of tiles ``idx``, each distinct operand set once."""
         a = batch.a[idx][:, h.a_read]  # (t, W, K)
         b = batch.b[idx][:, h.b_read]
-        c = batch.c[idx][:, h.c_read]  # (t, W)
+        c = c_el[idx][:, h.c_read]  # (t, W)
         t, w, k = a.shape
         parts = [a.reshape(-1, k), b.reshape(-1, k), c.reshape(-1, 1)]
         sa = sb = None
         if dp.block_scaled:
-            sa = batch.scale_a[idx][:, h.sa_read].reshape(t * w, -1)
-            sb = batch.scale_b[idx][:, h.sb_read].reshape(t * w, -1)
+            sa = _scale_bytes(batch.scale_a[idx], h.sa_read).reshape(t * w, -1)
+            sb = _scale_bytes(batch.scale_b[idx], h.sb_read).reshape(t * w, -1)
             parts += [sa, sb]
         rows = np.ascontiguousarray(np.concatenate(parts, axis=1).astype(np.uint32))
         keys = rows.view(np.dtype((np.void, 4 * rows.shape[1]))).ravel()
@@ -280,6 +290,12 @@ class SimDevice(Device):
             out["layout"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
                              for k, v in p.layout.items()}
         return out
+
+
+def _scale_bytes(words: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Scale codes at byte slots (word * 4 + byte) of (T, words) scale buffers."""
+    slots = np.asarray(slots)
+    return (words[:, slots // 4] >> (8 * (slots % 4)).astype(np.uint32)) & np.uint32(0xFF)
 
 
 # ---------------------------------------------------------------------------
@@ -326,7 +342,7 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0):
                 a_read = a_read[:, order]
             else:
                 b_read = b_read[:, order]
-    slice_ = h.slice
+    slice_ = h.elems
     spec = layout.get("dump_permutation")
     if spec is not None:
         n = h.tile.dump_words
@@ -345,14 +361,15 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0):
                 raise DeviceError(f"dump_permutation must be a permutation of 0..{n - 1} "
                                   f"for {dp.id}")
         inv = np.argsort(perm)
-        slice_ = inv[slice_]
+        word, half = np.divmod(slice_, h.halves)
+        slice_ = inv[word] * h.halves + half
     try:
         return Harness.from_reads(dp, h.tile, slice_, a_read, b_read, c_read, c_slots=h.c_slots,
                                   sa_read=h.sa_read, sb_read=h.sb_read, a_layout=None,
                                   b_layout=None, c_layout=h.c_layout, d_layout=None,
                                   word_rows=h.word_rows, word_cols=h.word_cols,
                                   a_packing=h.a_packing, b_packing=h.b_packing,
-                                  source="device truth")
+                                  halves=h.halves, elem_mask=h.elem_mask, source="device truth")
     except HarnessError as e:
         raise DeviceError(f"the profile's layout is not a usable harness for {dp.id}: {e}") from None
 
