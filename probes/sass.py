@@ -1,15 +1,18 @@
 """sass: prove the compiler emitted the real tensor-core op, not an emulation.
 
-Delegates to ``tcprobe.sass`` (the SASS check of the harness kernels) where
-a kernel exists. On a simulated device no kernel runs, so the step says why
-it is skipped; ``tcprobe sass-check`` checks the kernels without a GPU.
+On a CUDA device this is the SASS check of the harness kernel that runs the
+datapath (:func:`tcprobe.sass.check_arch`: NVRTC compiles the harness for the
+GPU's architecture, nvdisasm reads the cubin, the kernel's tensor-core
+opcodes are compared with the expected one). On a simulated device no
+kernel runs, so the step says why it is skipped; ``tcprobe sass-check``
+checks the kernels without a GPU.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .common import Finding
+from .common import Evidence, Finding
 
 
 def run(ctx) -> Finding:
@@ -19,19 +22,32 @@ def run(ctx) -> Finding:
                        f"{dev.name} is simulated: no kernel is launched, so there is no SASS "
                        "to inspect (tcprobe sass-check compiles and checks the harness "
                        "kernels without a GPU)")
+    arch = getattr(dev, "arch", None) or dev.info().get("arch")
+    if not arch:
+        return Finding("sass", "skipped", f"{dev.name} names no GPU architecture to check")
     try:
         sass = importlib.import_module("tcprobe.sass")
+        launch = importlib.import_module("tcprobe.devices.cuda_launch")
+        variant = launch.variant_for(ctx.dp, arch)
+        report = sass.check_arch(arch, (ctx.dp.family,))
     except ImportError as e:
         return Finding("sass", "skipped", f"the SASS check is not available here ({e})")
-    check = getattr(sass, "check_datapath", None)
-    if check is None:
-        return Finding("sass", "skipped", "tcprobe.sass has no per-datapath check "
-                       "(check_datapath); run tcprobe sass-check")
-    try:
-        verdict = check(ctx.dp, dev)
-    except Exception as e:  # the check's own failure is the finding
-        return Finding("sass", "failed", f"the SASS check failed: {e}")
-    ok = bool(getattr(verdict, "ok", False))
-    text = str(getattr(verdict, "summary", verdict))
-    return Finding("sass", "found" if ok else "failed", text,
-                   {"opcodes": list(getattr(verdict, "opcodes", []) or [])})
+    except Exception as e:  # no harness kernel, no NVRTC, no nvdisasm: say which
+        return Finding("sass", "skipped", f"the SASS check could not run: {e}")
+    verdict = next((v for v in report.verdicts if v.harness == variant.name), None)
+    if verdict is None:
+        return Finding("sass", "failed", f"no verdict for kernel {variant.name} on {arch}")
+    ev = [Evidence(f"kernel {variant.symbol} ({arch})", {}, {}, None, [],
+                   f"expected {verdict.expected}; found {', '.join(verdict.found) or 'nothing'}")]
+    values = {"opcodes": list(verdict.found), "expected": verdict.expected, "arch": arch,
+              "kernel": variant.name, "verdict": verdict.status}
+    if verdict.status == "ok":
+        return Finding("sass", "found", f"{variant.ptx} compiles to {verdict.expected} on {arch}: "
+                       "the real tensor-core op", values, ev)
+    if verdict.status == "emulated":
+        values["emulation"] = verdict.emulation
+        return Finding("sass", "partial",
+                       f"{variant.ptx} is emulated on {arch} ({verdict.note}); the ladder measures "
+                       f"the emulation (model profile {verdict.profile})", values, ev)
+    return Finding("sass", "failed", f"{variant.ptx} on {arch}: {verdict.note or verdict.status}",
+                   values, ev)

@@ -59,58 +59,79 @@ def run(ctx) -> Finding:
     if not len(idx):
         return Finding("slice", "failed", "no dump word is stable across a repeated launch")
     groups, inv, counts = np.unique(cols, axis=0, return_inverse=True, return_counts=True)
-    # words that follow the inputs (stale words that stay put do not)
-    follows = np.array([len(set(g.tolist())) > 1 for g in groups])
+    # words that follow the inputs: not stale words that stay put, and not
+    # words that only echo C (accumulator slots the MMA does not write)
+    c_el = np.array([r[2] for r in rows], np.uint32) & np.uint32(ctx.nominal.elem_mask)
+    if ctx.nominal.halves == 2:
+        c_el = c_el & np.uint32(0xFFFF)
+    follows = np.array([len(set(g.tolist())) > 1 and not np.array_equal(g, c_el)
+                        for g in groups])
     best = int(np.argmax(np.where(follows, counts, -1)))
-    slice_ = idx[inv.ravel() == best]
-    varies = bool(follows[best])
-    label = ctx.nominal.label if ctx.nominal else (lambda i: f"w{i}")
+    carry = idx[inv.ravel() == best]  # every element that holds D of a constant fill
+    if not follows[best]:
+        return Finding("slice", "failed", "no dump word follows the inputs")
+    label = ctx.nominal.label
     ev = []
     for i, (x, y, c) in enumerate(rows):
-        out = [int(first[i, s]) for s in slice_[:3]]
-        junk = [j for j in range(ctx.n_elements) if j not in set(slice_.tolist())][:2]
-        note = (f"slice words ({', '.join(label(int(s)) for s in slice_[:3])}, ...) agree"
-                + ("".join(f"; stale {label(j)}: {int(first[i, j]):#x} then {int(second[i, j]):#x}"
+        out = [int(first[i, s]) for s in carry[:3]]
+        junk = [j for j in range(ctx.n_elements) if j not in set(carry.tolist())][:2]
+        note = (f"D words ({', '.join(label(int(s)) for s in carry[:3])}, ...) agree"
+                + ("".join(f"; not D: {label(j)} = {int(first[i, j]):#x} then {int(second[i, j]):#x}"
                            for j in junk[:1])))
-        ev.append(Evidence(f"every slot filled, launched twice", {"all": x}, {"all": y}, c, out,
+        ev.append(Evidence("every slot filled, launched twice", {"all": x}, {"all": y}, c, out,
                            note))
     notes = []
-    status = "found" if varies else "failed"
-    documented = ctx.nominal is not None and np.array_equal(np.sort(slice_),
-                                                            np.sort(ctx.nominal.elems))
-    # a real dot product through the documented layout
-    if ctx.nominal is not None:
-        h = ctx.nominal.with_slice(slice_)
-        from .common import Batch, product
+    # a replicated random K-vector through the documented layout: the words
+    # that keep the common value form the slice (rows whose operands the
+    # layout overlaps read other lanes' values)
+    from .common import Batch, product
 
-        bt = Batch(ctx.dp)
-        for j in range(2):
-            lanes = {}
-            for k in range(ctx.dp.k):
-                p = product(ctx.a_fmt, ctx.b_fmt, int(ctx.rng.integers(-3, 4)),
-                            int(ctx.rng.integers(0, 2)))
-                if p:
-                    lanes[k] = p[:2]
-            bt.add(f"random replicated K-vector {j + 1}", lanes, word(ctx.c_fmt, 0, 1, 0))
-        cases = bt.cases()
-        d = ctx.launch(h.pack(cases))
-        agree = (d[:, slice_] == d[:, slice_[:1]]).all()
-        for j in range(len(bt)):
-            ev.append(bt.evidence(j, d[j, slice_[:3]],
-                                  "slice words agree" if agree else "slice words disagree"))
-        if agree:
-            notes.append("a replicated K-vector through the documented layout gives one word "
-                         "across the slice")
-        else:
-            notes.append("a replicated K-vector through the documented layout does not agree "
-                         "across the slice: the layout step must find the real layout")
-        ctx.harness = ctx.nominal if documented else h
+    bt = Batch(ctx.dp)
+    for j in range(4):
+        lanes = {}
+        for k in range(ctx.dp.k):
+            p = product(ctx.a_fmt, ctx.b_fmt, int(ctx.rng.integers(-3, 4)),
+                        int(ctx.rng.integers(0, 2)))
+            if p:
+                lanes[k] = p[:2]
+        bt.add(f"random replicated K-vector {j + 1}", lanes, word(ctx.c_fmt, 0, 1, 0))
+    cases = bt.cases()
+    d = ctx.launch(ctx.nominal.with_slice(carry).pack(cases))[:, carry]
+    keep = np.ones(len(carry), bool)
+    c_one = int(word(ctx.c_fmt, 0, 1, 0))
+    doc = np.isin(carry, ctx.nominal.elems)
+    doc_agrees = doc.sum() == len(ctx.nominal.elems) and all(
+        len(set(row[doc].tolist())) == 1 for row in d)
+    for row in d:
+        if doc_agrees:  # the documented slice agrees: its value is the reference
+            ref = row[doc][0]
+        else:  # else the most common value, leaving out rows that read zeros (= C)
+            vals, cnt = np.unique(row[row != c_one], return_counts=True)
+            ref = vals[np.argmax(cnt)] if len(vals) else None
+        keep &= (row == ref) if ref is not None else False
+    slice_ = carry[keep] if keep.any() else carry
+    for j in range(2):
+        ev.append(bt.evidence(j, d[j, keep][:3] if keep.any() else d[j, :3],
+                              f"{int(keep.sum())} of {len(carry)} D words agree"))
+    if keep.all():
+        notes.append("a replicated K-vector through the documented layout gives one word in "
+                     "every D word")
+    elif keep.any():
+        notes.append(f"{len(carry)} words hold D, {int(keep.sum())} of them one value for a "
+                     "replicated K-vector through the documented layout (the others read rows "
+                     "whose operand slots other rows share)")
+    else:
+        notes.append("a replicated K-vector through the documented layout gives no common "
+                     "word: the layout step must find the real layout")
+    documented = np.array_equal(np.sort(slice_), np.sort(ctx.nominal.elems))
+    ctx.harness = ctx.nominal if documented else ctx.nominal.with_slice(slice_)
     where = "as documented" if documented else "differs from the documented slice"
     summary = (f"{len(slice_)} of {ctx.n_elements} accumulator elements carry D ({where}): "
                f"{_ranges(slice_, label)}")
-    return Finding("slice", status, summary,
+    return Finding("slice", "found", summary,
                    {"slice": [int(s) for s in slice_], "slice_words": len(slice_),
-                    "documented": bool(documented)}, ev, notes)
+                    "d_elements": [int(s) for s in carry], "documented": bool(documented)},
+                   ev, notes)
 
 
 def _ranges(idx, label) -> str:
