@@ -31,7 +31,7 @@ from .internal import setup
 
 
 def run(ctx) -> Finding:
-    dp, K = ctx.dp, ctx.dp.k
+    K = ctx.dp.k
     F = ctx.require("internal").values.get("window_bits")
     vis = ctx.require("visible").values.get("visible_bits", 0)
     if F is None:
@@ -218,12 +218,12 @@ def _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1):
     r_s1 = bt.add(f"C = 2^{s + 1} alone", {}, c_s1)
     r_s = bt.add(f"C = 2^{s} alone", {}, c_s)
     rows = {}
-    for q, (j, l) in pairs.items():
+    for q, (j, m) in pairs.items():
         for n, b in enumerate(blocks):
             if n != q:
                 i = b[0]
-                rows[(n, q)] = bt.add(f"C = 2^{s}, lane {i}: 2^{s}, lanes {j},{l}: +-2^{E}",
-                                      {i: small[:2], j: plus[:2], l: minus[:2]}, c_s)
+                rows[(n, q)] = bt.add(f"C = 2^{s}, lane {i}: 2^{s}, lanes {j},{m}: +-2^{E}",
+                                      {i: small[:2], j: plus[:2], m: minus[:2]}, c_s)
     w = ctx.run(bt.cases())
     before = {}
     for (n, q), r in rows.items():

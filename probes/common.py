@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-
-from tcprobe.cases import Cases
 from tcprobe.models.formats import Specials, decode_scalar, describe, encode, get_format
 
+from tcprobe.cases import Cases
 
 # ---------------------------------------------------------------------------
 # Findings and their evidence.

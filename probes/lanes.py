@@ -7,8 +7,6 @@ once, wherever it sits. This is what makes the replication trick valid.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .common import Batch, Finding, product, word
 
 SIGNATURES = ((0, (1, 1), (0, 0), 0), (1, (3, 1), (1, 0), 1))  # (sign, mant, frac, exp)

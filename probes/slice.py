@@ -48,7 +48,6 @@ def run(ctx) -> Finding:
         return Finding("slice", "skipped",
                        f"{ctx.device.name} has no raw mode: it returns one word per case, so "
                        "there is no dump to search")
-    t = ctx.tile()
     rows, batch, n = _fills(ctx)
     dump = ctx.launch(batch)
     first, second = dump[:n], dump[n:]

@@ -12,7 +12,7 @@ import numpy as np
 
 from tcprobe.cases import Cases
 
-from .common import Finding, product, word
+from .common import Finding, product
 
 
 def run(ctx) -> Finding:

@@ -10,8 +10,6 @@ saturation) must then reproduce every case.
 
 from __future__ import annotations
 
-import numpy as np
-
 from tcprobe.models.formats import Specials
 
 from .common import Batch, Finding, exp_range, max_sig, pow2, product, word
@@ -86,7 +84,6 @@ def run(ctx) -> Finding:
     cs = bt.cases()
     w = ctx.run(cs)
     ev, notes, values = [], [], {"undetermined": {}}
-    nan_words = sorted({int(w[r]) for r in nan_rows})
     expect_nan = nan_rows + [special_rows[k] for k in special_rows if "Inf-Inf" in k or "*" in k]
     all_nan = [int(w[r]) for r in expect_nan]
     for r in nan_rows[:3]:

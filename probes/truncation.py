@@ -12,9 +12,7 @@ is round-to-nearest-even; ties up is round-to-nearest-away.
 
 from __future__ import annotations
 
-import numpy as np
-
-from .common import Batch, Finding, pow2, word
+from .common import Batch, Finding, pow2
 
 
 def _flips(ctx, bt, fmt, other_one, op):
@@ -43,7 +41,6 @@ def run(ctx) -> Finding:
             ev.append(bt.evidence(ra[j], [words[ra[j]]],
                                   "ignored" if j in ign_a else "moves D"))
     values = {"ignored_bits_a": ign_a, "ignored_bits_b": ign_b}
-    drop = ctx.a_fmt.drop_bits
     if not ign_a and not ign_b:
         values["undetermined"] = {"input_conversion": (
             f"every bit of the {ctx.a_fmt.width}-bit {dp.a_type} word moves D: the word is the "

@@ -27,7 +27,7 @@ def run(ctx) -> Finding:
                          bt.add(f"C = {'-' if sign else ''}2^{e} alone", {}, c)))
     w = ctx.run(bt.cases())
     seen = {0: [], 1: []}
-    for sign, e, r, ref in rows:
+    for sign, _, r, ref in rows:
         seen[sign].append(bool(w[r] != w[ref]))
 
     def run_len(flags):

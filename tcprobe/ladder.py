@@ -459,7 +459,6 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
         b[:, 1] ^= rng.integers(0, 4, q).astype(np.uint32) << np.uint32(fb.drop_bits)
     parts.append(Cases(a, b, finite(fc, (q,), -30, 0)))
     r = n - 3 * q
-    _, na, _ = (1 - fa.bias - fa.frac_bits, 1 - fa.bias, 0)
     parts.append(Cases(finite(fa, (r, k), 1 - fa.bias - 1, 1 - fa.bias + 6),
                        finite(fb, (r, k), 1 - fb.bias - 1, 1 - fb.bias + 6),
                        np.where(rng.integers(0, 2, r) == 0, 0,

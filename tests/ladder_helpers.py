@@ -3,9 +3,10 @@ fingerprint is compared with the parameters the device was built from."""
 
 from __future__ import annotations
 
-from tcprobe.datapath import DatapathError
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.probes.common import exp_range
+
+from tcprobe.datapath import DatapathError
 
 FORMATS = ("tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ladder_helpers import mismatched_keys, unobservable
+
 from tcprobe.devices.sim import SimDevice, _order
 from tcprobe.ladder import run_ladder
 

@@ -315,7 +315,7 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0):
         return h
     a_read, b_read, c_read = h.a_read.copy(), h.b_read.copy(), h.c_read.copy()
     k = h.k
-    for op, read_name in (("a", "a_read"), ("b", "b_read")):
+    for op in ("a", "b"):
         lbo, sbo = layout.get(f"{op}_lbo"), layout.get(f"{op}_sbo")
         if (lbo is not None or sbo is not None) and dp.family != "mma":
             # shared-memory strides: mma.sync reads registers and ignores them
