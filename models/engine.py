@@ -344,9 +344,18 @@ def _nan_word(fmt: Format, override: int | None) -> int:
     return fmt.canonical_nan
 
 
-def fused_dot(dp: Datapath, cases: Cases, p: EngineParams) -> np.ndarray:
-    """Output words (uint32) of the blocked fixed-point dot product for every case."""
+def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *, fast: bool = True) -> np.ndarray:
+    """Output words (uint32) of the blocked fixed-point dot product for every case.
+
+    ``fast`` takes the table-decoding, multi-threaded kernel of
+    :mod:`.fastpath` where it applies (same words; ``fast=False`` forces the
+    plain kernel, the reference the fast one is tested against)."""
     p.check()
+    if fast:
+        from . import fastpath
+
+        if fastpath.supports(dp, p):
+            return fastpath.fast_dot(dp, cases, p)
     a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
     d_fmt = get_format(dp.d_type)
     c_fmt = get_format(dp.c)
