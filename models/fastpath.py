@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from .bits import bit_length, shl
+from .bits import bit_length
 from .engine import NO_FLOOR, EngineParams, _round_block
 from .formats import Format, decode_scalar, encode_scalar, get_format, inf_word
 
@@ -78,16 +78,27 @@ def jobs() -> int:
 def windowed(n, tsign, tsig, tlsb, amax, all_neg, window, floor, carry_bits, zero_pos,
              spec, rounding, keep, overflow, top):
     """The engine's _round_block for a window (window >= 0), the same steps,
-    inlined so that a kernel's constants fold through them."""
-    if n == 0:
+    inlined so that a kernel's constants fold through them. Terms may include
+    zeros (significand 0); ``amax`` is the largest alignment exponent of the
+    nonzero ones (NO_FLOOR when there is none). The shift is bits.shl for
+    every shift the plain kernel makes, written without branches, with a
+    left shift clamped to 62 so that a zero term never makes an undefined
+    shift (a nonzero term never shifts that far)."""
+    if n == 0 or amax == NO_FLOOR:
         return _encode(1 if (all_neg and not zero_pos) else 0, 0, 0, False, spec,
                        rounding, keep, overflow)
     anchor = amax if amax > floor else floor
     q = anchor - window
     m = 0
     for t in range(n):
-        u = shl(tsig[t], tlsb[t] - q)
-        m += -u if tsign[t] else u
+        sh = tlsb[t] - q
+        left = sh if sh < 62 else 62  # bits.shl's cases, without a branch:
+        left = left if left > 0 else 0  # x << sh for sh >= 0 (clamped)
+        right = -sh if -sh < 63 else 63  # x >> -sh, 0 once every bit is out
+        right = right if right > 0 else 0
+        u = (tsig[t] << left) >> right
+        sg = tsign[t]
+        m += (u ^ -sg) + sg  # -u when the term is negative
     if carry_bits >= 0:
         width = window + carry_bits + 1
         m = ((m + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))
@@ -102,6 +113,28 @@ def windowed(n, tsign, tsig, tlsb, amax, all_neg, window, floor, carry_bits, zer
     return word
 
 
+@njit(inline="always")
+def _fields(x, spec):
+    """(special, sign, significand, raw exponent) of a float word by bit
+    operations alone, as decode_scalar gives them for finite words and zeros;
+    ``special`` marks NaN and Inf words, whose other fields mean nothing."""
+    kind, width, ebits, fbits, bias, specials, signed, drop = spec
+    x = x & ((1 << width) - 1)
+    sign = (x >> (width - 1)) & 1 if signed else 0
+    emask = (1 << ebits) - 1
+    fmask = (1 << fbits) - 1
+    e = (x >> (fbits + drop)) & emask
+    f = (x >> drop) & fmask
+    if specials == 0:
+        special = e == emask
+    elif specials == 1:
+        special = (e == emask) & (f == fmask)
+    else:
+        special = False
+    sig = f | ((1 if e != 0 else 0) << fbits)
+    raw = (e if e != 0 else 1) - bias
+    return special, sign, sig, raw
+
 
 def _build_kernel(key: tuple):
     """A kernel for one configuration, every knob a compile-time constant, so
@@ -113,6 +146,14 @@ def _build_kernel(key: tuple):
     n_blocks = (k + block - 1) // block
     d_top = (1 << (d_spec[1] - 1)) - 1  # magnitude bits of an output word
     i_top = (1 << (i_spec[1] - 1)) - 1
+    # The fast lane: a block without NaN or Inf words, all float formats,
+    # a window and raw alignment, decoded without branches; any other block
+    # takes the general path below it (the plain kernel's steps).
+    fast_lane = (window >= 0 and not normalized
+                 and all(spec[0] == 0 for spec in (a_spec, b_spec, c_spec, i_spec)))
+    a_fb, b_fb, c_fb, i_fb = a_spec[3], b_spec[3], c_spec[3], i_spec[3]
+    a_fm, b_fm, c_fm, i_fm = ((1 << f) - 1 for f in (a_fb, b_fb, c_fb, i_fb))
+    a_fn, b_fn, c_fn, i_fn = (sp[5] == 1 for sp in (a_spec, b_spec, c_spec, i_spec))  # NaN only
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, order, out):
@@ -130,10 +171,93 @@ def _build_kernel(key: tuple):
                 ninf = False
                 all_neg = True
                 amax = NO_FLOOR
+                lo = blk * block
+                hi = min(lo + block, k)
+                if fast_lane:
+                    special = False
+                    n = 0
+                    if blk > 0 or not c_last:
+                        if blk == 0:
+                            sp, cs, cm, cr = _fields(acc_word, c_spec)
+                            cl = cr - c_fb
+                        else:
+                            sp, cs, cm, cr = _fields(acc_word, i_spec)
+                            cl = cr - i_fb
+                        special = sp
+                        all_neg = cs == 1
+                        tsign[0] = cs
+                        tsig[0] = cm
+                        tlsb[0] = cl
+                        amax = cr if cm != 0 else NO_FLOOR
+                        n = 1
+                    for j in range(lo, hi):
+                        kk = j if ident else order[j]
+                        spa, sa, ma, ra = _fields(np.int64(a[i, kk]), a_spec)
+                        spb, sb, mb, rb = _fields(np.int64(b[i, kk]), b_spec)
+                        special = special | spa | spb
+                        s = sa ^ sb
+                        all_neg = all_neg & (s == 1)
+                        pm = ma * mb
+                        tsign[n] = s
+                        tsig[n] = pm
+                        tlsb[n] = ra + rb - (a_fb + b_fb)
+                        al = ra + rb if pm != 0 else NO_FLOOR
+                        amax = al if al > amax else amax
+                        n += 1
+                    if not special:
+                        if last:
+                            acc_word = windowed(n, tsign, tsig, tlsb, amax, all_neg, window,
+                                                floor, carry_bits, zero_pos, d_spec, d_round,
+                                                d_keep, overflow, d_top)
+                        else:
+                            acc_word = windowed(n, tsign, tsig, tlsb, amax, all_neg, window,
+                                                floor, carry_bits, zero_pos, i_spec, i_round,
+                                                i_keep, overflow, i_top)
+                        continue
+                    # A NaN or Inf word: the block is NaN or an Inf whatever
+                    # the finite terms are, so only the classes matter.
+                    nan_f = False
+                    pinf = False
+                    ninf = False
+                    if blk > 0 or not c_last:
+                        if blk == 0:
+                            sp, cs, cm, cr = _fields(acc_word, c_spec)
+                            nan_c = sp and (c_fn or (cm & c_fm) != 0)
+                        else:
+                            sp, cs, cm, cr = _fields(acc_word, i_spec)
+                            nan_c = sp and (i_fn or (cm & i_fm) != 0)
+                        if nan_c:
+                            nan_f = True
+                        elif sp:
+                            if cs:
+                                ninf = True
+                            else:
+                                pinf = True
+                    for j in range(lo, hi):
+                        kk = j if ident else order[j]
+                        spa, sa, ma, ra = _fields(np.int64(a[i, kk]), a_spec)
+                        spb, sb, mb, rb = _fields(np.int64(b[i, kk]), b_spec)
+                        if (spa and (a_fn or (ma & a_fm) != 0)) or (spb and (b_fn or (mb & b_fm) != 0)):
+                            nan_f = True
+                        elif spa or spb:
+                            if (not spa and ma == 0) or (not spb and mb == 0):
+                                nan_f = True
+                            elif sa ^ sb:
+                                ninf = True
+                            else:
+                                pinf = True
+                    if nan_f or (pinf and ninf):
+                        acc_word = d_nan if last else i_nan
+                    elif last:
+                        acc_word = inf_word(1 if ninf else 0, d_spec)
+                    else:
+                        acc_word = inf_word(1 if ninf else 0, i_spec)
+                    continue
                 n = 0
                 if blk > 0 or not c_last:
                     if blk == 0:
                         cc, cs, cm, cl, cr = _decode(acc_word, c_spec)
+
                     else:
                         cc, cs, cm, cl, cr = _decode(acc_word, i_spec)
                     if cc == 3:
@@ -154,8 +278,6 @@ def _build_kernel(key: tuple):
                             talign[0] = al
                             amax = al
                             n = 1
-                lo = blk * block
-                hi = min(lo + block, k)
                 for j in range(lo, hi):
                     kk = j if ident else order[j]
                     ca, sa, ma, la, ra = _decode(np.int64(a[i, kk]), a_spec)
