@@ -14,6 +14,8 @@ from tcprobe.console import err_console, fail
 # One module per command in tcprobe/commands; each defines ``command``.
 COMMAND_MODULES = [
     "score",
+    "validate",
+    "run_case",
 ]
 
 # Errors that mean bad input or an unusable device: one line, exit 2.
