@@ -45,11 +45,11 @@ def prange_(ctx: Ctx) -> tuple[int, int]:
 
 
 def product(ctx: Ctx, bits: Bits, t, sign=0, frac_a=None, frac_b=None,
-            normal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+            normal: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(A word, B word) whose product has exponent ``t`` (clipped to what the
     formats reach) and sign ``sign``; the split of t between A and B is
-    random. Fractions default to random. ``normal``: split so that both
-    operands are normal where t allows it (a subnormal operand aligns on
+    random. Fractions default to random. ``normal`` (the default): split so
+    that both operands are normal where t allows it (a subnormal operand aligns on
     its format's smallest normal exponent, which lifts the product's raw
     exponent above its value)."""
     t = np.asarray(t, np.int64)
@@ -259,7 +259,7 @@ def gen_subnormal_swarm(ctx: Ctx, bits: Bits, idx: np.ndarray):
     t = bits.between((n, k), emin_d - 20, emin_d + 2)
     top = bits.between(n, emin_d - 14, emin_d + 2)  # the largest term of the case
     t = np.minimum(t, top[:, None])
-    a, b = product(ctx, bits, t, bits.bits((n, k), 1))
+    a, b = product(ctx, bits, t, bits.bits((n, k), 1), normal=False)
     lo_c, _ = erange(ctx.fc)
     kind = bits.below(n, 4)
     c = np.where(kind == 0, signed_zero(ctx.fc, bits, n),
@@ -278,7 +278,7 @@ def gen_exp_spread(ctx: Ctx, bits: Bits, idx: np.ndarray):
     tmin, tmax = prange_(ctx)
     t = bits.between((n, k), tmin, tmax)
     t[:, 0] = tmax - bits.between(n, 0, 8)
-    a, b = product(ctx, bits, t, bits.bits((n, k), 1))
+    a, b = product(ctx, bits, t, bits.bits((n, k), 1), normal=False)
     cancel = bits.chance(n, 1, 4)
     a[cancel, 1], b[cancel, 1] = negate(ctx, a[cancel, 0], b[cancel, 0])
     c = finite(ctx.fc, bits, n)
@@ -396,13 +396,13 @@ def gen_zero_floor(ctx: Ctx, bits: Bits, idx: np.ndarray):
     frac = (m - (1 << lead)) << np.maximum(ctx.fa.frac_bits - lead, 0)
     frac = np.where(lead > ctx.fa.frac_bits, 0, frac)
     s = bits.bits(n, 1)
-    pa, pb = product(ctx, bits, e_main, s, frac, np.zeros(n, np.int64), normal=True)
+    pa, pb = product(ctx, bits, e_main, s, frac, np.zeros(n, np.int64))
     rows = np.arange(n)
     a[:, 0], b[:, 0] = pa, pb
     top = unit - bits.between(n, 1, 34)  # the tiny terms lie just below this
     t = top[:, None] - bits.between((n, k), 0, 3)
     ts = np.where(bits.chance(n, 1, 2)[:, None], 1 - s[:, None], bits.bits((n, k), 1))
-    ta, tb = product(ctx, bits, t, ts, normal=True)
+    ta, tb = product(ctx, bits, t, ts)
     count = np.where(bits.chance(n, 1, 4), 1, k - 1)
     live = (np.arange(k)[None, :] >= 1) & (np.arange(k)[None, :] <= count[:, None])
     a = np.where(live, ta, a)
