@@ -40,7 +40,8 @@ def best_time(fn, repeat: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=1_000_000)
-    ap.add_argument("--peer-cases", type=int, default=100_000)
+    ap.add_argument("--peer-cases", type=int, default=None,
+                    help="cases MMA-Sim is timed on (default: all of them)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=2024)
     args = ap.parse_args()
@@ -82,7 +83,7 @@ def main() -> None:
         print("MMA-Sim is not installed (pip install 'tcprobe[peer]'): no ratio")
         return
     torch.set_num_threads(1)
-    m = min(args.peer_cases, n)
+    m = n if args.peer_cases is None else min(args.peer_cases, n)
     mma = MMA("Hopper", "m16n8k16.f32.bf16.bf16.f32")
     ta = torch.from_numpy(a[:m].astype(np.uint16).view(np.int16)).view(torch.bfloat16)
     tb = torch.from_numpy(b[:m].astype(np.uint16).view(np.int16)).view(torch.bfloat16)
@@ -93,7 +94,7 @@ def main() -> None:
     def peer():
         out["d"] = mma.dpa(ta, tb, tc)
 
-    theirs = best_time(peer, 1 if m >= 500_000 else args.repeat)
+    theirs = best_time(peer, args.repeat)
     theirs_ns = theirs / m * 1e9
     scaled = "" if m == n else f" (timed on {m:,}, scaled to {n:,}: {theirs_ns * n / 1e9:.1f} s)"
     print(f"MMA-Sim 2.1.1, 1 thread:    {theirs:7.3f} s  {theirs_ns:8.1f} ns/dot  "

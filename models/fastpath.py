@@ -9,9 +9,15 @@ raw cases over many parameter sets), with changes that only touch speed:
   encoder, which LLVM inlines into it, fold to the few bit operations the
   configuration needs. Numba caches each kernel on disk, keyed by its
   constants: only the first run of a configuration compiles (about 2 s).
-* The per-term work of a windowed block is inlined (:func:`windowed`, the
-  steps of the engine's ``_round_block``); the exact, unwindowed sum still
-  calls ``_round_block`` itself.
+* The fast lane: a block with a window, raw alignment and no NaN or Inf
+  word is decoded by branch-free bit operations in two passes over its
+  lanes, one for the anchor (and the specials and the zero sign), one that
+  cuts each term to the window and sums it (the steps of the engine's
+  ``_round_block``, inlined, with no arrays between the passes). A block
+  with a NaN or Inf word needs only the classes of its words (its result
+  is NaN or an Inf whatever the finite terms are). Other configurations
+  (exact sums, normalized alignment) take the plain kernel's steps, still
+  specialized; the exact sum calls ``_round_block`` itself.
 * The special-value flags live in registers, not in an array, and the words
   go in as they are (uint32), with no int64 copies.
 * The kernel releases the GIL, and :func:`fast_dot` splits a large batch
@@ -75,30 +81,23 @@ def jobs() -> int:
 
 
 @njit(inline="always")
-def windowed(n, tsign, tsig, tlsb, amax, all_neg, window, floor, carry_bits, zero_pos,
-             spec, rounding, keep, overflow, top):
-    """The engine's _round_block for a window (window >= 0), the same steps,
-    inlined so that a kernel's constants fold through them. Terms may include
-    zeros (significand 0); ``amax`` is the largest alignment exponent of the
-    nonzero ones (NO_FLOOR when there is none). The shift is bits.shl for
-    every shift the plain kernel makes, written without branches, with a
-    left shift clamped to 62 so that a zero term never makes an undefined
-    shift (a nonzero term never shifts that far)."""
-    if n == 0 or amax == NO_FLOOR:
-        return _encode(1 if (all_neg and not zero_pos) else 0, 0, 0, False, spec,
-                       rounding, keep, overflow)
-    anchor = amax if amax > floor else floor
-    q = anchor - window
-    m = 0
-    for t in range(n):
-        sh = tlsb[t] - q
-        left = sh if sh < 62 else 62  # bits.shl's cases, without a branch:
-        left = left if left > 0 else 0  # x << sh for sh >= 0 (clamped)
-        right = -sh if -sh < 63 else 63  # x >> -sh, 0 once every bit is out
-        right = right if right > 0 else 0
-        u = (tsig[t] << left) >> right
-        sg = tsign[t]
-        m += (u ^ -sg) + sg  # -u when the term is negative
+def _cut(sig, sh, sign):
+    """(-1)**sign * bits.shl(sig, sh): a term cut toward zero to the window.
+    bits.shl for every shift the plain kernel makes, without branches, and
+    a left shift clamped to 62 so that a zero term (the fast lane keeps
+    zero lanes as terms) never makes an undefined shift; a nonzero term
+    never shifts that far."""
+    left = sh if sh < 62 else 62
+    left = left if left > 0 else 0
+    right = -sh if -sh < 63 else 63
+    right = right if right > 0 else 0
+    u = (sig << left) >> right
+    return (u ^ -sign) + sign
+
+
+@njit(inline="always")
+def _finish(m, q, all_neg, window, carry_bits, zero_pos, spec, rounding, keep, overflow, top):
+    """windowed's tail: wrap the carries, encode, the zero sign."""
     if carry_bits >= 0:
         width = window + carry_bits + 1
         m = ((m + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))
@@ -111,6 +110,25 @@ def windowed(n, tsign, tsig, tlsb, amax, all_neg, window, floor, carry_bits, zer
     if zero_pos and (word & top) == 0:
         word = 0
     return word
+
+
+@njit(inline="always")
+def windowed(n, tsign, tsig, tlsb, amax, all_neg, window, floor, carry_bits, zero_pos,
+             spec, rounding, keep, overflow, top):
+    """The engine's _round_block for a window (window >= 0), the same steps,
+    inlined so that a kernel's constants fold through them. Terms may include
+    zeros (significand 0); ``amax`` is the largest alignment exponent of the
+    nonzero ones (NO_FLOOR when there is none)."""
+    if n == 0 or amax == NO_FLOOR:
+        return _encode(1 if (all_neg and not zero_pos) else 0, 0, 0, False, spec,
+                       rounding, keep, overflow)
+    anchor = amax if amax > floor else floor
+    q = anchor - window
+    m = 0
+    for t in range(n):
+        m += _cut(tsig[t], tlsb[t] - q, tsign[t])
+    return _finish(m, q, all_neg, window, carry_bits, zero_pos, spec, rounding, keep, overflow,
+                   top)
 
 
 @njit(inline="always")
@@ -146,9 +164,8 @@ def _build_kernel(key: tuple):
     n_blocks = (k + block - 1) // block
     d_top = (1 << (d_spec[1] - 1)) - 1  # magnitude bits of an output word
     i_top = (1 << (i_spec[1] - 1)) - 1
-    # The fast lane: a block without NaN or Inf words, all float formats,
-    # a window and raw alignment, decoded without branches; any other block
-    # takes the general path below it (the plain kernel's steps).
+    # The fast lane (module doc): float formats, a window, raw alignment.
+    # Without it every block takes the general path (the plain kernel's steps).
     fast_lane = (window >= 0 and not normalized
                  and all(spec[0] == 0 for spec in (a_spec, b_spec, c_spec, i_spec)))
     a_fb, b_fb, c_fb, i_fb = a_spec[3], b_spec[3], c_spec[3], i_spec[3]
@@ -175,8 +192,11 @@ def _build_kernel(key: tuple):
                 hi = min(lo + block, k)
                 if fast_lane:
                     special = False
-                    n = 0
-                    if blk > 0 or not c_last:
+                    has_c = blk > 0 or not c_last
+                    cs = 0
+                    cm = 0
+                    cl = 0
+                    if has_c:
                         if blk == 0:
                             sp, cs, cm, cr = _fields(acc_word, c_spec)
                             cl = cr - c_fb
@@ -185,34 +205,38 @@ def _build_kernel(key: tuple):
                             cl = cr - i_fb
                         special = sp
                         all_neg = cs == 1
-                        tsign[0] = cs
-                        tsig[0] = cm
-                        tlsb[0] = cl
                         amax = cr if cm != 0 else NO_FLOOR
-                        n = 1
                     for j in range(lo, hi):
                         kk = j if ident else order[j]
                         spa, sa, ma, ra = _fields(np.int64(a[i, kk]), a_spec)
                         spb, sb, mb, rb = _fields(np.int64(b[i, kk]), b_spec)
                         special = special | spa | spb
-                        s = sa ^ sb
-                        all_neg = all_neg & (s == 1)
-                        pm = ma * mb
-                        tsign[n] = s
-                        tsig[n] = pm
-                        tlsb[n] = ra + rb - (a_fb + b_fb)
-                        al = ra + rb if pm != 0 else NO_FLOOR
+                        all_neg = all_neg & ((sa ^ sb) == 1)
+                        al = ra + rb if (ma != 0) & (mb != 0) else NO_FLOOR
                         amax = al if al > amax else amax
-                        n += 1
                     if not special:
+                        if amax == NO_FLOOR:
+                            if last:
+                                acc_word = _encode(1 if (all_neg and not zero_pos) else 0, 0, 0,
+                                                   False, d_spec, d_round, d_keep, overflow)
+                            else:
+                                acc_word = _encode(1 if (all_neg and not zero_pos) else 0, 0, 0,
+                                                   False, i_spec, i_round, i_keep, overflow)
+                            continue
+                        anchor = amax if amax > floor else floor
+                        q = anchor - window
+                        m = _cut(cm, cl - q, cs) if has_c else 0
+                        for j in range(lo, hi):
+                            kk = j if ident else order[j]
+                            spa, sa, ma, ra = _fields(np.int64(a[i, kk]), a_spec)
+                            spb, sb, mb, rb = _fields(np.int64(b[i, kk]), b_spec)
+                            m += _cut(ma * mb, ra + rb - (a_fb + b_fb) - q, sa ^ sb)
                         if last:
-                            acc_word = windowed(n, tsign, tsig, tlsb, amax, all_neg, window,
-                                                floor, carry_bits, zero_pos, d_spec, d_round,
-                                                d_keep, overflow, d_top)
+                            acc_word = _finish(m, q, all_neg, window, carry_bits, zero_pos,
+                                               d_spec, d_round, d_keep, overflow, d_top)
                         else:
-                            acc_word = windowed(n, tsign, tsig, tlsb, amax, all_neg, window,
-                                                floor, carry_bits, zero_pos, i_spec, i_round,
-                                                i_keep, overflow, i_top)
+                            acc_word = _finish(m, q, all_neg, window, carry_bits, zero_pos,
+                                               i_spec, i_round, i_keep, overflow, i_top)
                         continue
                     # A NaN or Inf word: the block is NaN or an Inf whatever
                     # the finite terms are, so only the classes matter.

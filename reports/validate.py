@@ -142,13 +142,15 @@ def _scatter(m: dict, width: int = 760, height: int = 340) -> str:
            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>',
            f'<rect x="{left}" y="{top}" width="{pw}" height="{nan_band}" fill="#f0f0f0"/>',
            f'<text x="{left - 6}" y="{top + 13}" text-anchor="end" font-size="11">NaN</text>']
+    every = 1 if ymax <= 6 else 2 if ymax <= 12 else 3
     for e in range(-ymax, ymax + 1):
         y = py(e)
-        label = "0" if e == 0 else f"{'-' if e < 0 else '+'}1e{abs(e)}"
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" '
                    f'stroke="{"#999" if e == 0 else "#e4e4e4"}"/>')
-        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">'
-                   f'{label}</text>')
+        if e % every == 0:
+            label = "0" if e == 0 else f"{'-' if e < 0 else '+'}1e{abs(e)}"
+            out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">'
+                       f'{label}</text>')
     step = max(1, round(xmax / 8 / 10) * 10) if xmax > 40 else max(1, math.ceil(xmax / 8))
     for x in range(0, xmax + 1, step):
         out.append(f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{top + ph}" y2="{top + ph + 4}" '
@@ -271,7 +273,7 @@ def html(rep: dict) -> str:
         kept = m["points"]["kept"]
         p.append(f"<h2>Where {_esc(m['name'])} mismatches</h2>")
         p.append(f"<p class='note'>Each dot is one mismatching case ({kept:,} of "
-                 f"{m['mismatches']:,} shown): the error of the model in units in the last place of "
+                 f"{m['mismatches']:,}, spread evenly over the run): the error of the model in units in the last place of "
                  "the output, against how many binades separate the largest and smallest term. "
                  "Colour: the suite that made the case.</p>")
         p.append(_scatter(m))

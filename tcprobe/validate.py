@@ -32,7 +32,7 @@ from tcprobe.devices.base import Device
 from tcprobe.models.formats import Class, decode, get_format, ulp_distance
 from tcprobe.models.model import Model
 
-POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart
+POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over the run
 
 
 class ValidateError(ValueError):
@@ -147,9 +147,11 @@ class Result:
 
 
 def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: np.ndarray,
-                 codes: np.ndarray, keys: list, local: np.ndarray, result: Result) -> None:
+                 codes: np.ndarray, keys: list, local: np.ndarray, result: Result,
+                 quota: int) -> None:
     """Tally one chunk: ``offset`` is its first case's run position, ``local``
-    each case's index among its suite's cases."""
+    each case's index among its suite's cases; up to ``quota`` mismatches
+    per model, evenly spread over the chunk's, are kept for the chart."""
     gen_count = np.bincount(codes, minlength=len(keys))
     for g, n in enumerate(gen_count):
         if n:
@@ -181,9 +183,9 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
             if key not in tally.examples:
                 i = int(sel[0])
                 tally.examples[key] = Example(first, key, cases.take([i]), int(words[i]), int(mw[i]))
-        room = POINTS_PER_MODEL - len(tally.points)
+        room = min(quota, POINTS_PER_MODEL - len(tally.points))
         if room > 0:
-            pick = bad[:room]
+            pick = bad[np.unique(np.linspace(0, bad.size - 1, min(room, bad.size)).astype(np.int64))]
             if spread is None:
                 spread = exponent_spread(dp, cases)
             nan = (decode(fd, words[pick]).cls == Class.NAN) | (decode(fd, mw[pick]).cls == Class.NAN)
@@ -220,6 +222,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
     result = Result(dp, device.info(), seed, plan, keys, str(capture) if capture else None,
                     [Tally(m) for m in models], {}, {})
     t0 = time.perf_counter()
+    quota = -(-POINTS_PER_MODEL // plan.n_chunks)  # chart points per chunk, per model
     writer = None
     start_chunk = 0
     path = Path(capture) if capture else None
@@ -234,7 +237,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             for rec in scan.chunks:
                 cases, words, codes = binary.from_records(dp, rec)
                 _score_chunk(dp, result.tallies, offset, cases, words, codes, keys,
-                             suites_mod.suite_positions(plan, start_chunk), result)
+                             suites_mod.suite_positions(plan, start_chunk), result, quota)
                 offset += len(words)
                 start_chunk += 1
                 if progress:
@@ -259,7 +262,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             if writer is not None:
                 writer.append(cases, words, codes)
             _score_chunk(dp, result.tallies, done, cases, words, codes, keys,
-                         suites_mod.suite_positions(plan, i), result)
+                         suites_mod.suite_positions(plan, i), result, quota)
             done += len(words)
             if progress:
                 progress(done, plan.cases)

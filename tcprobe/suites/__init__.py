@@ -105,7 +105,7 @@ REGISTRY: dict[str, list[Generator]] = {s: [] for s in SUITES}
 def register(suite: str, name: str, applies: Callable[[Ctx], bool] | None = None):
     """Decorator: add a generator to a suite (its docstring says what it aims at)."""
     def wrap(fn: GenFn) -> GenFn:
-        doc = (fn.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
         REGISTRY[suite].append(Generator(suite, name, doc, fn, applies or (lambda ctx: True)))
         return fn
     return wrap
