@@ -21,12 +21,12 @@ import os
 import time
 
 import numpy as np
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.models import fastpath
 from tcprobe.models.engine import fused_dot
 from tcprobe.models.profiles import PROFILES
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
 
 BATCH = 100_000
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html as _html
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 SCHEMA = "tcprobe/validate-report/1"
 SUITE_COLORS = {"raw": "#4c78a8", "finite": "#72b7b2", "edge": "#f58518",
@@ -43,7 +43,7 @@ def report(result, exit_status: int | None = None) -> dict:
     primary = result.tallies[0].total
     return {
         "schema": SCHEMA, "tcprobe": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "datapath": result.datapath.id, "device": result.device,
         "simulated": bool(result.device.get("simulated", False)),
         "seed": result.seed, "suites": list(result.plan.suites),

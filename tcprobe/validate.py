@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from tcprobe import suites as suites_mod
-from tcprobe.capture import CaptureError
-from tcprobe.capture import binary
+from tcprobe.capture import CaptureError, binary
 from tcprobe.cases import Cases
 from tcprobe.datapath import Datapath
 from tcprobe.devices.base import Device

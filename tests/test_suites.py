@@ -6,11 +6,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from tcprobe.models.formats import Class, decode, get_format, to_fraction
 
 from tcprobe import suites
 from tcprobe.cases import Cases
 from tcprobe.datapath import Datapath
-from tcprobe.models.formats import Class, decode, get_format, to_fraction
 from tcprobe.suites import adversarial as adv
 from tcprobe.suites.words import Bits, specials
 
@@ -149,7 +149,7 @@ def test_carry_top_products_are_at_the_largest_significand():
     d = decode("bf16", cases.a)
     finite = d.cls == Class.FINITE
     assert (d.sig[finite] == 0xFF).mean() > 0.95
-    rows_same_exp = [(len(set((decode("bf16", cases.a[i]).raw + decode("bf16", cases.b[i]).raw)))
+    rows_same_exp = [(len(set(decode("bf16", cases.a[i]).raw + decode("bf16", cases.b[i]).raw))
                       == 1) for i in range(50)]
     assert all(rows_same_exp)
 

@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from model_device import altered
+from tcprobe.models import registry
+from tcprobe.models.profiles import PROFILES
+from tcprobe.reports.validate import html, markdown, report
 
 from tcprobe import suites
 from tcprobe import validate as v
@@ -21,9 +24,6 @@ from tcprobe.capture import binary, load
 from tcprobe.cli import main
 from tcprobe.datapath import Datapath
 from tcprobe.devices.registry import open_device
-from tcprobe.models import registry
-from tcprobe.models.profiles import PROFILES
-from tcprobe.reports.validate import html, markdown, report
 
 BF16 = Datapath.parse("mma.bf16.f32.k16")
 
