@@ -52,6 +52,7 @@ def test_default_suites_catch_every_alteration(dp, profile, name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RANDOM_MISSES))
-def test_random_suites_alone_miss_the_floor_and_zero_sign(name):
-    result = check(BF16, "b200-hmma", name, suites=("raw", "finite"))
+@pytest.mark.parametrize("dp,profile", [(BF16, "b200-hmma"), (F16, "h100")], ids=["bf16", "f16"])
+def test_random_suites_alone_miss_the_floor_and_zero_sign(dp, profile, name):
+    result = check(dp, profile, name, suites=("raw", "finite"))
     assert result.primary.total == 0
