@@ -195,7 +195,10 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
 
 
 def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, keys: list,
-                  path: Path) -> None:
+                  path: Path, device: Device) -> None:
+    if (head.get("device") or {}).get("device") != device.name:
+        raise ValidateError(f"{path} holds words of {(head.get('device') or {}).get('device')!r}, "
+                            f"not of {device.name!r}; resume it on the same device")
     want = {"datapath": dp.id, "seed": seed, "suites": list(plan.suites),
             "generators": keys,
             "plan": {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}}
@@ -231,7 +234,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                 writer, scan = binary.Writer.reopen(path)
             except CaptureError as e:
                 raise ValidateError(str(e)) from None
-            _check_header(scan.header, dp, seed, plan, keys, path)
+            _check_header(scan.header, dp, seed, plan, keys, path, device)
             offset = 0
             for rec in scan.chunks:
                 cases, words, codes = binary.from_records(dp, rec)

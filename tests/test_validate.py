@@ -93,6 +93,9 @@ def test_resume_refuses_other_options(tmp_path):
         v.run(BF16, dev, models_for(dev), plan, 4, capture=tmp_path / "c.tcap", resume=True)
     with pytest.raises(v.ValidateError, match="exists"):
         v.run(BF16, dev, models_for(dev), plan, 3, capture=tmp_path / "c.tcap")
+    other = open_device("sim:h200", "mma")
+    with pytest.raises(v.ValidateError, match="same device"):
+        v.run(BF16, other, models_for(other), plan, 3, capture=tmp_path / "c.tcap", resume=True)
 
 
 def _cmd(out, cases="60000"):
