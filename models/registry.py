@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from tcprobe.datapath import Datapath
 
+from .emulated import EMULATED, emulated_for
 from .model import Model, ModelError
 from .profiles import BASELINES, PROFILES, profile_for_gpu
 
@@ -14,6 +15,9 @@ from .profiles import BASELINES, PROFILES, profile_for_gpu
 EXTRA: dict[str, Callable[[Datapath], Model]] = {}
 # Resolvers for 'auto' by family, tried before the HMMA GPU profiles.
 AUTO_BY_FAMILY: dict[str, Callable[[Datapath, str | None], Model]] = {}
+
+# fp8 mma.sync as the compiler emulates it on sm_90/sm_100 (models/emulated.py).
+EXTRA.update({name: prof.model for name, prof in EMULATED.items()})
 
 
 def names() -> list[str]:
@@ -26,6 +30,9 @@ def auto(dp: Datapath, gpu: str | None) -> Model:
         return AUTO_BY_FAMILY[dp.family](dp, gpu)
     if not gpu:
         raise ModelError(f"--model auto needs the GPU of the capture ({dp.id} has none)")
+    emulated = emulated_for(dp, gpu) if dp.family == "mma" else None
+    if emulated is not None:
+        return emulated.model(dp)
     return profile_for_gpu(gpu).model(dp)
 
 
@@ -43,3 +50,15 @@ def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
             raise ModelError(f"baseline {key} is for floating-point datapaths")
         return BASELINES[key](dp)
     raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")
+
+
+def _register_tcgen05() -> None:
+    """tcgen05.mma models: ``--model auto`` on tcgen05 captures, and by name."""
+    from . import tcgen05
+
+    AUTO_BY_FAMILY["tcgen05"] = tcgen05.auto_model
+    for _name in tcgen05.PROFILES:
+        EXTRA[_name] = lambda dp, _p=_name: tcgen05.model_for(dp, _p)
+
+
+_register_tcgen05()

@@ -14,6 +14,11 @@ from tcprobe.console import err_console, fail
 # One module per command in tcprobe/commands; each defines ``command``.
 COMMAND_MODULES = [
     "score",
+    "sass_check",
+    "devices",
+    "replay",
+    "targets",
+    "fit",
     "validate",
     "run_case",
 ]

@@ -8,8 +8,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+def _width(stream) -> int | None:
+    """Full terminal width on a terminal; a wide page when piped to a file."""
+    return None if stream.isatty() else 140
+
+
+console = Console(highlight=False, width=_width(sys.stdout))
+err_console = Console(stderr=True, highlight=False, width=_width(sys.stderr))
 
 
 class UsageError(ValueError):

@@ -71,6 +71,11 @@ class Datapath:
         """K positions that share one scale factor."""
         if not self.block_scaled:
             return None
+        if self.sparse:
+            # scale_vec::NX gives N scales per row whatever K is (PTX ISA); the
+            # sparse K is twice the dense one, so each scale covers twice as
+            # many logical positions (notes: sparse NVFP4 uses K=32 blocks).
+            return max(1, self.k // (self.scale_vec or 1))
         return 16 if self.scale_vec == 4 else 32
 
     @property

@@ -22,7 +22,9 @@ Fields (words as hex strings; optional fields may be absent or null)::
     saturate        integer kinds: clamp instead of wrap
     d               the output word the hardware wrote
 
-Lines are grouped into one capture per (gpu, datapath).
+Other fields (``source``, notes) are kept out of the arithmetic and ignored.
+Blank lines and lines starting with ``//`` are skipped. Lines are grouped
+into one capture per (gpu, datapath).
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ def _case(rec: dict, dp: Datapath, where: str):
             raise CaptureError(f"{where}: {e}") from None
         if len(a) == dp.k // 2:
             full = [0] * dp.k
-            for w, pos in zip(a, np.flatnonzero(active), strict=False):
+            for w, pos in zip(a, sparsity.stored_positions(dp, np.array(meta, np.uint32)),
+                              strict=False):
                 full[pos] = w
             a = full
     for name, v in (("a", a), ("b", b)):

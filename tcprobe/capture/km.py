@@ -23,11 +23,15 @@ from . import Capture, CaptureError
 # Harness facts of the published captures (README of ../shared/hwdata): for
 # H100 and H200 fp8 the authors ran "D = AB + D where D is zero for fp8 with
 # WGMMA", so for the f32 output the hardware's C was +0 and the c file is not
-# what it used. For their f16 outputs the C used is not established (the
-# c file rounded to f16 explains about 60%; see `tcprobe fit`), so those keep
-# the c file like every other f16 output.
+# what it used. For their f16 outputs the C used is the c file rounded to f16
+# (`tcprobe fit`: the hopper-fp8-emulated profile then misses none of them).
 C_WAS_ZERO = {("H100", "e4m3", "f32"), ("H100", "e5m2", "f32"),
               ("H200", "e4m3", "f32"), ("H200", "e5m2", "f32")}
+# The same f32 outputs came from wgmma, not mma.sync: besides the authors'
+# words, they match a native fp8 datapath (13 kept bits) that the emulated
+# mma.sync (two f16 HMMAs, models/emulated.py) cannot give: it misses 2,989
+# and 1,797 of them (`tcprobe fit`, issue 7).
+WGMMA_RUN = C_WAS_ZERO
 
 FORMAT_DIRS = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e5m2": "e5m2"}
 
@@ -94,13 +98,14 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
             c = convert(c32, "f32", "f16", Rounding.RNE)
         else:
             d, c = d32, c32
-        dp = Datapath("mma", fmt.name, fmt.name, fmt.name, out_type, a.shape[1])
+        family = "wgmma" if (gpu, fmt.name, out_type) in WGMMA_RUN else "mma"
+        dp = Datapath(family, fmt.name, fmt.name, fmt.name, out_type, a.shape[1])
         meta = {"harness": "wmma/mma.sync (Khattak-Mikaitis)", "files": [str(a_file), str(b_file),
                 str(c_file), str(d_file)]}
         if out_type == "f16":
             meta["c_note"] = "C converted to f16 (RNE) before the MMA, as the authors did"
         if (gpu, fmt.name, out_type) in C_WAS_ZERO:
-            meta["c_note"] = "the authors' fp8 harness ran with C = +0 (hwdata README); c file ignored"
+            meta["c_note"] = "the authors ran this fp8 file on WGMMA with C = +0 (hwdata README); c file ignored"
             meta["c_file_words"] = "ignored"
             c = np.zeros_like(c)
         out.append(Capture(str(d_file), dp, Cases(a, b, c), d, gpu,

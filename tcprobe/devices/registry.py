@@ -25,4 +25,8 @@ def open_device(spec: str | None, family: str = "mma") -> Device:
         from .sim import SimDevice
 
         return SimDevice(rest)
-    raise DeviceError(f"unknown device {spec!r} (sim:NAME)")
+    if kind == "cuda":
+        from .cuda import open_cuda
+
+        return open_cuda(rest)
+    raise DeviceError(f"unknown device {spec!r} (sim:NAME, cuda[:N])")

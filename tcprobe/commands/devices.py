@@ -1,0 +1,88 @@
+"""tcprobe devices: list the devices ``--device`` can open on this machine."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from tcprobe.console import console, write_json
+
+
+def _gpus() -> tuple[list[dict], str]:
+    from tcprobe.devices.cuda import gpu_status
+    from tcprobe.kernels import catalog
+
+    found, why = gpu_status()
+    rows = []
+    for index, name, (major, minor) in found:
+        try:
+            arch = catalog.arch_for_cc(major, minor)
+            families = ", ".join(catalog.ARCH_FAMILIES[arch])
+        except LookupError:
+            arch, families = "-", "no harness for this compute capability"
+        rows.append({"device": f"cuda:{index}", "kind": "GPU", "name": name, "arch": arch,
+                     "compute_capability": f"{major}.{minor}",
+                     "detail": f"compute capability {major}.{minor}, harness {arch}",
+                     "families": families})
+    return rows, why
+
+
+def _sims() -> list[dict]:
+    from tcprobe.devices.sim import BUILTIN
+
+    return [{"device": f"sim:{key}", "kind": "simulated", "name": gpu,
+             "detail": f"model profile of the {gpu}", "families": ", ".join(fams)}
+            for key, (gpu, fams) in BUILTIN.items()]
+
+
+def _mmasim() -> list[dict]:
+    try:
+        import importlib.metadata as md
+
+        import mmasim  # noqa: F401
+    except Exception:
+        return []
+    return [{"device": "mmasim", "kind": "peer simulator", "name": f"MMA-Sim {md.version('mmasim')}",
+             "detail": "the independent simulator tcprobe is compared against",
+             "families": "mma, wgmma, tcgen05"}]
+
+
+def _tools() -> list[str]:
+    out = []
+    from tcprobe import nvrtc
+
+    try:
+        out.append(f"NVRTC {'.'.join(map(str, nvrtc.version()))}: harness cubins compile here "
+                   f"(cache {nvrtc.cache_dir()})")
+    except nvrtc.NvrtcUnavailable as e:
+        out.append(f"no NVRTC: {e}")
+    try:
+        from tcprobe import sass
+
+        out.append(f"nvdisasm {sass.nvdisasm_version()}: sass-check runs here")
+    except Exception as e:
+        out.append(f"no nvdisasm: {e}")
+    return out
+
+
+@click.command("devices")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the list as JSON.")
+def command(json_path):
+    """List the devices found: GPUs (through the driver), the simulated
+    devices, and MMA-Sim where it is installed."""
+    gpus, why = _gpus()
+    rows = gpus + _sims() + _mmasim()
+    table = Table(title="Devices", header_style="bold")
+    for col in ("device", "kind", "name", "detail", "families"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r["device"], r["kind"], r["name"], r["detail"], r["families"])
+    console.print(table)
+    if not gpus:
+        console.print(f"[yellow]no GPU:[/] {why}; --device cuda is unavailable, the sim devices run "
+                      "everywhere")
+    tools = _tools()
+    for line in tools:
+        console.print(line)
+    if json_path:
+        write_json(json_path, {"devices": rows, "gpu_note": why, "tools": tools})

@@ -1,0 +1,122 @@
+"""tcprobe sass-check: prove the harnesses compile to the real tensor-core op."""
+
+from __future__ import annotations
+
+import time
+
+import click
+from rich.table import Table
+
+from tcprobe import nvrtc, sass
+from tcprobe.console import console, write_json
+from tcprobe.kernels import catalog
+
+FAMILY_ALIASES = {"mma": "mma", "mma.sync": "mma", "wgmma": "wgmma", "wgmma.mma_async": "wgmma",
+                  "tcgen05": "tcgen05", "tcgen05.mma": "tcgen05"}
+STATUS_STYLE = {"ok": "[green]ok[/]", "emulated": "[yellow]emulated[/]", "missing": "[bold red]MISSING[/]",
+                "unsupported": "[dim]not built[/]"}
+
+
+def _split(values) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
+def parse_families(values) -> tuple[str, ...] | None:
+    names = _split(values)
+    if not names:
+        return None
+    out = []
+    for n in names:
+        if n.lower() not in FAMILY_ALIASES:
+            raise ValueError(f"unknown instruction family {n!r} in --instr (mma, wgmma, tcgen05)")
+        out.append(FAMILY_ALIASES[n.lower()])
+    return tuple(dict.fromkeys(out))
+
+
+def run_check(archs, families, formats, use_cache=True) -> list[sass.ArchReport]:
+    """Check every selected architecture (one compile and one nvdisasm call each)."""
+    reports = []
+    for arch in archs:
+        if families is not None and not set(families) & set(catalog.ARCH_FAMILIES[arch]):
+            continue
+        rep = sass.check_arch(arch, families, use_cache=use_cache)
+        if formats:
+            rep.verdicts = [v for v in rep.verdicts if set(v.formats) & set(formats)]
+        if rep.verdicts:
+            reports.append(rep)
+    return reports
+
+
+def verdict_table(reports: list[sass.ArchReport]) -> Table:
+    t = Table(title="Tensor-core opcodes of the harness kernels", header_style="bold")
+    for col in ("harness", "arch", "formats", "expected", "found", "verdict"):
+        t.add_column(col, overflow="fold")
+    for rep in reports:
+        for v in rep.verdicts:
+            verdict = STATUS_STYLE[v.status] + (f" -> {v.profile}" if v.profile and v.status == "emulated" else "")
+            t.add_row(v.harness, v.arch, ",".join(v.formats), v.expected, " ".join(v.found) or "-", verdict)
+    return t
+
+
+@click.command("sass-check")
+@click.option("--instr", "instrs", multiple=True,
+              help="Instruction families to check: mma, wgmma, tcgen05 (comma list; default all).")
+@click.option("--format", "formats", multiple=True,
+              help="Only harnesses that run these input formats (comma list, e.g. bf16,e4m3).")
+@click.option("--arch", "archs", multiple=True,
+              help=f"Architectures (comma list; default {','.join(catalog.ARCH_FAMILIES)}).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the verdicts as JSON.")
+@click.option("--no-cache", is_flag=True, help="Recompile the cubins instead of reading the cache.")
+def command(instrs, formats, archs, json_path, no_cache):
+    """Compile the harnesses with NVRTC, disassemble with nvdisasm, and check that
+    each kernel uses the expected tensor-core opcode; flag emulated ones.
+
+    Needs no GPU and no driver. Exit 1 when an expected opcode is missing.
+    """
+    families = parse_families(instrs)
+    fmts = tuple(f.lower() for f in _split(formats))
+    arch_list = [nvrtc.check_arch(a) for a in _split(archs)] or list(catalog.ARCH_FAMILIES)
+    for a in arch_list:
+        if a not in catalog.ARCH_FAMILIES:
+            raise LookupError(f"no harness for {a} (known: {', '.join(catalog.ARCH_FAMILIES)})")
+    t0 = time.perf_counter()
+    reports = run_check(arch_list, families, fmts, use_cache=not no_cache)
+    if not reports:
+        raise LookupError("no harness matches the selection (--instr, --format, --arch)")
+    console.print(verdict_table(reports))
+    verdicts = [v for r in reports for v in r.verdicts]
+    for note in dict.fromkeys(v.note for v in verdicts if v.note and v.status == "ok"):
+        console.print(f"[cyan]note:[/] {note}")
+    for v in verdicts:
+        if v.status == "unsupported":
+            console.print(f"[dim]not built:[/] {v.harness} on {v.arch}: {v.note}")
+    for v in verdicts:
+        if v.status == "emulated":
+            console.print(f"[yellow]emulated:[/] {v.harness} on {v.arch} ({v.ptx}) is not a native "
+                          f"tensor-core op: {v.emulation['summary'] if v.emulation else '?'}; "
+                          f"model profile {v.profile}")
+        elif v.status == "missing":
+            console.print(f"[bold red]missing:[/] {v.harness} on {v.arch}: expected {v.expected}, "
+                          f"found {' '.join(v.found) or 'no tensor-core op'}"
+                          + (f" ({v.note})" if v.note else ""))
+    n = count_status(verdicts)
+    compiled = sum(not r.cached for r in reports)
+    console.print(f"{len(verdicts) - n['unsupported']} kernel builds on {len(reports)} architectures: "
+                  f"{n['ok']} ok, {n['emulated']} emulated (flagged), {n['missing']} missing; NVRTC "
+                  f"{'.'.join(map(str, nvrtc.version()))}, nvdisasm {sass.nvdisasm_version()}; "
+                  f"cubins: {compiled} compiled, {len(reports) - compiled} from the cache; "
+                  f"{time.perf_counter() - t0:.1f} s")
+    if json_path:
+        write_json(json_path, {
+            "nvrtc": ".".join(map(str, nvrtc.version())), "nvdisasm": sass.nvdisasm_version(),
+            "emulation_profiles": catalog.EMULATION_PROFILES,
+            "archs": [r.as_dict() for r in reports],
+            "summary": dict(n)})
+    raise SystemExit(1 if n["missing"] else 0)
+
+
+def count_status(verdicts) -> dict:
+    n = {"ok": 0, "emulated": 0, "missing": 0, "unsupported": 0}
+    for v in verdicts:
+        n[v.status] += 1
+    return n

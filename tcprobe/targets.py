@@ -1,0 +1,119 @@
+"""The datapaths tcprobe knows how to model, as named targets.
+
+- ``blog``: the 46 B200 datapaths of the tcgen05 write-up's validated suite
+  (../shared/seeds/tcgen05-blog.txt, "The full validated suite"), in its
+  groups. Two pairs share one arithmetic datapath but were separate hardware
+  runners (dense and sparse mxf4nvf4 with ue4m3 scales): they are listed
+  twice, as the write-up counts them.
+- ``mixed``: every ordered A/B pair of e4m3, e5m2, e2m3, e3m2, e2m1 with an
+  f32 or f16 D (50 descriptor-level combinations, one implementation).
+- ``hmma``: the mma.sync and wgmma datapaths of the HMMA profiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcprobe.datapath import F8F6F4, Datapath, default_datapath
+from tcprobe.descriptor import encode
+
+SUITES = ("blog", "mixed", "hmma")
+_UNSCALED = (("tf32", "tf32", 8), ("f16", "bf16", 16), ("f16", "f16", 16),
+             *(("f8f6f4", f, 32) for f in F8F6F4))
+_UE8M0 = (*(("mxf8f6f4", f, 1) for f in F8F6F4), ("mxf4", "e2m1", 2),
+          ("mxf4nvf4", "e2m1", 2), ("mxf4nvf4", "e2m1", 4))
+
+
+@dataclass(frozen=True)
+class Target:
+    suite: str
+    group: str
+    name: str
+    datapath: Datapath
+    arch: str
+
+    @property
+    def scaling(self) -> str:
+        dp = self.datapath
+        return f"{dp.scale_type} x{dp.scale_vec} (K/{dp.scale_block})" if dp.block_scaled else "-"
+
+    @property
+    def descriptor(self) -> int | None:
+        """The idesc word (M64N8; M128N8 for block-scaled kinds); None off tcgen05."""
+        return encode(self.datapath) if self.datapath.family == "tcgen05" else None
+
+    def as_dict(self) -> dict:
+        dp, d = self.datapath, self.descriptor
+        return {"suite": self.suite, "group": self.group, "name": self.name, "datapath": dp.id,
+                "family": dp.family, "kind": dp.kind, "a_type": dp.a_type, "b_type": dp.b_type,
+                "c_type": dp.c, "d_type": dp.d_type, "k": dp.k, "scale_type": dp.scale_type,
+                "scale_vec": dp.scale_vec, "scale_block": dp.scale_block, "sparse": dp.sparse,
+                "saturate": dp.saturate, "arch": self.arch,
+                "descriptor": None if d is None else f"{d:#010x}"}
+
+
+def _tc(kind, a, b, d, k, *, scale=None, vec=None, sparse=False, sat=False) -> Datapath:
+    return Datapath("tcgen05", kind, a, b, d, k * (2 if sparse else 1), scale_type=scale,
+                    scale_vec=vec, sparse=sparse, saturate=sat)
+
+
+def blog_targets() -> list[Target]:
+    """The write-up's 46 datapaths, in its order."""
+    out = []
+
+    def add(group, name, dp):
+        out.append(Target("blog", group, name, dp, "sm_100a"))
+
+    for sparse in (False, True):
+        grp = "sparse unscaled float" if sparse else "dense unscaled float"
+        for kind, f, k in _UNSCALED:
+            add(grp, f + (" sparse" if sparse else ""), _tc(kind, f, f, "f32", k, sparse=sparse))
+        if not sparse:
+            for a in ("u8", "s8"):
+                for b in ("u8", "s8"):
+                    for sat in (False, True):
+                        add("dense integer", f"{a} x {b} {'saturate' if sat else 'wrap'}",
+                            _tc("i8", a, b, "s32", 32, sat=sat))
+        grp = "sparse ue8m0 block-scaled" if sparse else "dense ue8m0 block-scaled"
+        for kind, f, vec in _UE8M0:
+            k = 32 if kind == "mxf8f6f4" else 64
+            name = f"{kind} {f} x{vec}" + (" sparse" if sparse else "")
+            add(grp, name, _tc(kind, f, f, "f32", k, scale="ue8m0", vec=vec, sparse=sparse))
+        nv = _tc("mxf4nvf4", "e2m1", "e2m1", "f32", 64, scale="ue4m3", vec=4, sparse=sparse)
+        if sparse:
+            add("sparse ue4m3 nvfp4", "nvfp4 sparse", nv)
+            add("sparse ue4m3 hybrid", "mxf4nvf4 ue4m3 x4 sparse (hybrid runner)", nv)
+        else:
+            add("dense ue4m3 nvfp4", "mxf4nvf4 ue4m3 x4", nv)
+            add("dense ue4m3 nvfp4", "nvfp4 (separate runner)", nv)
+    add("mixed representatives", "e4m3 x e2m1 -> f32", _tc("f8f6f4", "e4m3", "e2m1", "f32", 32))
+    add("mixed representatives", "e2m1 x e4m3 -> f16", _tc("f8f6f4", "e2m1", "e4m3", "f16", 32))
+    return out
+
+
+def mixed_targets() -> list[Target]:
+    """All 50 mixed A/B combinations of kind::f8f6f4."""
+    return [Target("mixed", f"mixed -> {d}", f"{a} x {b} -> {d}",
+                   _tc("f8f6f4", a, b, d, 32), "sm_100a")
+            for d in ("f32", "f16") for a in F8F6F4 for b in F8F6F4]
+
+
+def hmma_targets() -> list[Target]:
+    """mma.sync and wgmma datapaths of the HMMA profiles (f32 output)."""
+    out = []
+    for fam, fmts, arch in (("mma", ("f16", "bf16", "tf32"), "sm_80"),
+                            ("mma", ("e4m3", "e5m2"), "sm_89"),
+                            ("wgmma", ("f16", "bf16", "tf32", "e4m3", "e5m2"), "sm_90a")):
+        for f in fmts:
+            out.append(Target("hmma", f"{fam} {arch}", f"{fam} {f}",
+                              default_datapath(fam, f), arch))
+    return out
+
+
+def targets(suites=("blog", "mixed")) -> list[Target]:
+    """The targets of the named suites, in order."""
+    make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets}
+    unknown = [s for s in suites if s not in make]
+    if unknown:
+        raise ValueError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")
+    return [t for s in suites for t in make[s]()]

@@ -1,0 +1,213 @@
+"""A stand-in for the CUDA driver and the harness kernels, for tests without a GPU.
+
+``FakeDriver`` answers the driver calls CudaDevice makes: "device memory" is
+host memory (a device pointer is the address of a numpy buffer), and
+``cuLaunchKernel`` reads the parameter block the way the driver does and runs
+:class:`KernelStandIn`, which restates what a harness kernel computes from the
+documented semantics: register fragments for mma.sync, and for the
+shared-memory families the operand addresses that the matrix descriptors'
+LBO and SBO fields give, over the packed shared-memory image. Arithmetic comes
+from a model. What this checks is the host side: argument packing, descriptor
+encoding, packing, the pick list and result decoding all fitting together.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from cuda.bindings import driver as real
+from tcprobe.kernels import catalog
+from tcprobe.models.registry import resolve
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
+from tcprobe.descriptors import decode_smem_descriptor
+from tcprobe.devices import cuda_launch as L
+
+OK = real.CUresult.CUDA_SUCCESS
+
+
+def unpack_smem_words(words: np.ndarray, pack: int, slots: int) -> np.ndarray:
+    """The slot codes of a packed shared-memory image (pack_smem_words inverted)."""
+    w = np.asarray(words, np.uint64)
+    if pack in (catalog.PACK_B6X16P32, catalog.PACK_B4X16P64):
+        width = 6 if pack == catalog.PACK_B6X16P32 else 4
+        out = []
+        for g in range(len(w) // 4):
+            bits = sum(int(w[4 * g + q]) << (32 * q) for q in range(4))
+            out.extend((bits >> (width * j)) & ((1 << width) - 1) for j in range(16))
+        return np.array(out[:slots], np.uint32)
+    per = {catalog.PACK_B32: 1, catalog.PACK_B16: 2, catalog.PACK_B8: 4, catalog.PACK_B4: 8}[pack]
+    width = 32 // per
+    s = np.arange(slots)
+    return ((w[s // per] >> (width * (s % per)).astype(np.uint64)) & ((1 << width) - 1)).astype(np.uint32)
+
+
+class KernelStandIn:
+    """Executes one harness variant on host memory."""
+
+    def __init__(self, variant: catalog.Variant, dp: Datapath):
+        self.v, self.dp = variant, dp
+        if variant.family == "tcgen05":
+            model_dp = Datapath("mma", dp.a_type, dp.a_type, dp.a_type, dp.d_type, dp.k)
+        else:
+            model_dp = dp
+        self.model = resolve("h100", model_dp)
+        self.launches = 0
+
+    def operand(self, which, slots_arr, desc, rows, k):
+        """(rows, k) codes of one tile's operand."""
+        v, dp = self.v, self.dp
+        if v.family == "mma":
+            a, b = L.default_layouts(v, dp)  # the PTX register fragments
+            return slots_arr[(a if which == "a" else b).table]
+        pack = L.packs(v, dp)[0 if which == "a" else 1]
+        t = L.slots_per_16_bytes(pack)
+        codes = unpack_smem_words(L.pack_smem_words(slots_arr, pack), pack, len(slots_arr))
+        f = decode_smem_descriptor(desc, v.family)
+        assert f["start_bytes"] == 0 and f["swizzle"] == "none"
+        r, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+        row_bytes = (r % 8) * 16 + (r // 8) * f["sbo_bytes"] + (kk // t) * f["lbo_bytes"]
+        return codes[row_bytes // 16 * t + kk % t]
+
+    def run(self, p: dict, mem) -> None:
+        v, dp = self.v, self.dp
+        self.launches += 1
+        spec = L.tile_spec(v, dp)
+        n = p["ntiles"]
+        if v.family == "mma":
+            adt, bdt = L.container_dtype(v.a_bits, "mma"), L.container_dtype(v.b_bits, "mma")
+            a_slots, b_slots = spec.a_slots, spec.b_slots
+        else:
+            ap, bp = L.packs(v, dp)
+            adt, bdt = L.container_dtype(ap, v.family), L.container_dtype(bp, v.family)
+            a_slots, b_slots = p["a_slots"], p["b_slots"]
+            if v.family == "tcgen05":
+                assert (p["apack"], p["bpack"]) == (ap, bp)
+                idesc = p["idesc"]
+                assert ((idesc >> 17) & 0x3F) << 3 == v.n and ((idesc >> 24) & 0x1F) << 4 == v.m
+        A = mem(p["A"], adt, n * a_slots).reshape(n, a_slots)
+        B = mem(p["B"], bdt, n * b_slots).reshape(n, b_slots)
+        C = mem(p["C"], np.uint32, n * spec.c_slots).reshape(n, spec.c_slots)
+        width = p["npick"] or spec.dump_words
+        out = mem(p["out"], np.uint32, n * width).reshape(n, width)
+        pick = mem(p["pick"], np.uint32, p["npick"]) if p["npick"] else None
+        rows = [(r, c) for r in range(v.m) for c in range(v.n)]
+        for i in range(n):
+            a = self.operand("a", A[i].astype(np.uint32), p.get("adesc", 0), v.m, dp.stored_k)
+            b = self.operand("b", B[i].astype(np.uint32), p.get("bdesc", 0), v.n, dp.k)
+            dump = C[i].copy()
+            cw = []
+            for r, c in rows:
+                w, h = L.d_word(v, dp, r, c)
+                cw.append((int(C[i, w]) >> (16 * h)) & (0xFFFF if dp.d_type == "f16" else 0xFFFFFFFF))
+            d = self.model.evaluate(Cases(np.stack([a[r] for r, _ in rows]), np.stack([b[c] for _, c in rows]),
+                                          np.array(cw, np.uint32)))
+            for (r, c), word in zip(rows, d.tolist(), strict=True):
+                w, h = L.d_word(v, dp, r, c)
+                if dp.d_type == "f16":
+                    keep = int(dump[w]) & (0xFFFF0000 if h == 0 else 0xFFFF)
+                    dump[w] = keep | (word << (16 * h))
+                else:
+                    dump[w] = word
+            out[i] = dump if pick is None else dump[pick]
+
+
+class FakeDriver:
+    """The driver calls CudaDevice makes, on host memory."""
+
+    CUresult = real.CUresult
+    CUdevice_attribute = real.CUdevice_attribute
+
+    def __init__(self, name="NVIDIA H200", cc=(9, 0), dp: Datapath | None = None):
+        self.name, self.cc = name, cc
+        self.buffers: dict[int, np.ndarray] = {}
+        self.kernels: dict[str, KernelStandIn] = {}
+        self.dp = dp
+        self.launched: list[tuple[str, int, int, int]] = []  # symbol, grid, block, smem
+
+    # -- device and context
+    def cuInit(self, flags):
+        return (OK,)
+
+    def cuDeviceGetCount(self):
+        return OK, 1
+
+    def cuDeviceGet(self, i):
+        return OK, i
+
+    def cuDeviceGetName(self, n, dev):
+        return OK, self.name.encode() + b"\0"
+
+    def cuDeviceGetAttribute(self, attr, dev):
+        major = attr == real.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+        return OK, self.cc[0] if major else self.cc[1]
+
+    def cuDriverGetVersion(self):
+        return OK, 13000
+
+    def cuDevicePrimaryCtxRetain(self, dev):
+        return OK, "ctx"
+
+    def cuDevicePrimaryCtxRelease(self, dev):
+        return (OK,)
+
+    def cuCtxSetCurrent(self, ctx):
+        return (OK,)
+
+    def cuCtxSynchronize(self):
+        return (OK,)
+
+    # -- module
+    def cuModuleLoadData(self, data):
+        assert data[:4] == b"\x7fELF"
+        return OK, "module"
+
+    def cuModuleUnload(self, module):
+        return (OK,)
+
+    def cuModuleGetFunction(self, module, name):
+        return OK, name.decode()
+
+    # -- memory
+    def cuMemAlloc(self, nbytes):
+        buf = np.zeros(nbytes, np.uint8)
+        addr = buf.ctypes.data
+        self.buffers[addr] = buf
+        return OK, addr
+
+    def cuMemFree(self, addr):
+        self.buffers.pop(int(addr))
+        return (OK,)
+
+    def cuMemcpyHtoD(self, dst, src, nbytes):
+        assert int(dst) in self.buffers and nbytes <= self.buffers[int(dst)].nbytes
+        ctypes.memmove(int(dst), int(src), nbytes)
+        return (OK,)
+
+    def cuMemcpyDtoH(self, dst, src, nbytes):
+        assert int(src) in self.buffers and nbytes <= self.buffers[int(src)].nbytes
+        ctypes.memmove(int(dst), int(src), nbytes)
+        return (OK,)
+
+    def _mem(self, addr, dtype, count):
+        base = self.buffers[int(addr)]
+        return base[: count * np.dtype(dtype).itemsize].view(dtype)
+
+    # -- launch: read the parameter block as the driver would
+    def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        v = next(v for v in catalog.variants() if v.symbol == func)
+        types = L.PARAM_TYPES[v.family]
+        ptrs = (ctypes.c_void_p * len(types)).from_address(int(params))
+        values = {}
+        for i, t in enumerate(types):
+            name, ctype = (t, ctypes.c_uint64) if isinstance(t, str) else t
+            values[name] = ctype.from_address(ptrs[i]).value
+        assert gx == values["ntiles"] and bx == v.threads and gy == gz == by == bz == 1
+        if v.family != "mma":
+            ap, bp = L.packs(v, self.dp)
+            assert smem == L.smem_bytes(ap, values["a_slots"], bp, values["b_slots"])
+        self.launched.append((func, gx, bx, smem))
+        self.kernels.setdefault(func, KernelStandIn(v, self.dp)).run(values, self._mem)
+        return (OK,)
