@@ -344,17 +344,21 @@ def _nan_word(fmt: Format, override: int | None) -> int:
     return fmt.canonical_nan
 
 
-def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *, fast: bool = True) -> np.ndarray:
+def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
+              fast: bool | None = None) -> np.ndarray:
     """Output words (uint32) of the blocked fixed-point dot product for every case.
 
-    ``fast`` takes the table-decoding, multi-threaded kernel of
-    :mod:`.fastpath` where it applies (same words; ``fast=False`` forces the
-    plain kernel, the reference the fast one is tested against)."""
+    The same words come from two kernels: this module's plain one, and the
+    compiled-per-configuration, multi-threaded one of :mod:`.fastpath`.
+    ``fast=None`` lets fastpath decide (large batches, or a configuration it
+    already ran; ``fastpath.set_policy``), True takes it wherever it applies,
+    False forces the plain kernel (the reference the fast one is tested
+    against)."""
     p.check()
-    if fast:
+    if fast is not False:
         from . import fastpath
 
-        if fastpath.supports(dp, p):
+        if fastpath.supports(dp, p) and (fast or fastpath.worthwhile(dp, p, len(cases))):
             return fastpath.fast_dot(dp, cases, p)
     a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
     d_fmt = get_format(dp.d_type)

@@ -52,6 +52,15 @@ KNOWN_FIELDS = frozenset({
 })
 MIN_CASES_PER_JOB = 8192  # below this a batch runs on one thread
 _JOBS = 1
+# When fused_dot takes this path on its own (fast=None): a kernel costs about
+# 2 s to compile (0.3 s to load from numba's disk cache), the plain kernel
+# about 0.5 us a case, so a one-off batch (a fit trying hundreds of parameter
+# sets on a few thousand cases) is faster on the plain kernel. "auto": batches
+# of AUTO_MIN_CASES or more, or a configuration this process already ran
+# here; "always": whenever supported (tcprobe validate, long runs); "never".
+AUTO_MIN_CASES = 200_000
+_POLICY = "auto"
+_RAN: set = set()
 
 # The plain scalar helpers themselves: LLVM inlines them into each kernel
 # (forcing numba-level inlining compiles 3x slower for a few percent).
@@ -78,6 +87,23 @@ def set_jobs(n: int | None) -> int:
 
 def jobs() -> int:
     return _JOBS
+
+
+def set_policy(policy: str) -> str:
+    """When fused_dot takes the fast path by itself: auto, always or never
+    (returns the previous policy)."""
+    global _POLICY
+    if policy not in ("auto", "always", "never"):
+        raise ValueError(f"fast-path policy must be auto, always or never, not {policy!r}")
+    old, _POLICY = _POLICY, policy
+    return old
+
+
+def worthwhile(dp, params, n_cases: int) -> bool:
+    """Whether the fast path pays for its compile here (see _POLICY)."""
+    if _POLICY != "auto":
+        return _POLICY == "always"
+    return n_cases >= AUTO_MIN_CASES or (dp, params) in _RAN
 
 
 @njit(inline="always")
@@ -457,6 +483,7 @@ def fast_dot(dp, cases, p: EngineParams) -> np.ndarray:
         int(ROUNDINGS[p.c_add_rounding]),
     )
     kernel = kernel_for(key)
+    _RAN.add((dp, p))
     n = len(out)
     parts = min(_JOBS, max(1, n // MIN_CASES_PER_JOB))
     if parts == 1:

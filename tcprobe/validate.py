@@ -28,6 +28,7 @@ from tcprobe.capture import CaptureError, binary
 from tcprobe.cases import Cases
 from tcprobe.datapath import Datapath
 from tcprobe.devices.base import Device
+from tcprobe.models import fastpath
 from tcprobe.models.formats import Class, decode, get_format, ulp_distance
 from tcprobe.models.model import Model
 
@@ -225,6 +226,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                     [Tally(m) for m in models], {}, {})
     t0 = time.perf_counter()
     quota = -(-POINTS_PER_MODEL // plan.n_chunks)  # chart points per chunk, per model
+    policy = fastpath.set_policy("always")  # every chunk runs the same configurations
     writer = None
     start_chunk = 0
     path = Path(capture) if capture else None
@@ -270,6 +272,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                 progress(done, plan.cases)
         result.complete = True
     finally:
+        fastpath.set_policy(policy)
         if writer is not None:
             writer.close()
         result.cases_run = sum(result.suite_cases.values())

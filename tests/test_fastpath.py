@@ -30,7 +30,7 @@ def raw_cases(dp: Datapath, n: int, seed: int) -> Cases:
 def same_words(dp, params, n=3000, seed=1):
     cases = raw_cases(dp, n, seed)
     assert fastpath.supports(dp, params)
-    fast = fused_dot(dp, cases, params)
+    fast = fused_dot(dp, cases, params, fast=True)
     plain = fused_dot(dp, cases, params, fast=False)
     bad = np.flatnonzero(fast != plain)
     assert bad.size == 0, (f"{dp.id} {params}: {bad.size} words differ, first case "
@@ -90,7 +90,7 @@ def test_sparse_masked_positions():
     rng = np.random.default_rng(6)
     cases.active = rng.random((2000, 16)) < 0.5
     p = PROFILES["h100"].params(BF16)
-    assert np.array_equal(fused_dot(dp, cases, p), fused_dot(dp, cases, p, fast=False))
+    assert np.array_equal(fused_dot(dp, cases, p, fast=True), fused_dot(dp, cases, p, fast=False))
 
 
 def test_threads_give_the_same_words():
@@ -99,9 +99,9 @@ def test_threads_give_the_same_words():
     before = fastpath.jobs()
     try:
         fastpath.set_jobs(1)
-        one = fused_dot(BF16, cases, p)
+        one = fused_dot(BF16, cases, p, fast=True)
         fastpath.set_jobs(4)
-        four = fused_dot(BF16, cases, p)
+        four = fused_dot(BF16, cases, p, fast=True)
     finally:
         fastpath.set_jobs(before)
     assert np.array_equal(one, four)
@@ -114,3 +114,32 @@ def test_unknown_parameter_falls_back(monkeypatch):
     monkeypatch.setattr(fastpath, "KNOWN_FIELDS", fastpath.KNOWN_FIELDS - {"carry_bits"})
     assert fastpath.supports(BF16, EngineParams())
     assert not fastpath.supports(BF16, EngineParams(carry_bits=3))
+
+
+def test_policy_keeps_small_one_off_batches_on_the_plain_kernel(monkeypatch):
+    """A small batch of a configuration not run before stays on the plain
+    kernel (no compile); a large one, one already run, or policy 'always'
+    takes the fast path."""
+    calls = []
+    real = fastpath.fast_dot
+    monkeypatch.setattr(fastpath, "fast_dot", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(fastpath, "_RAN", set())
+    p = EngineParams(window_bits=21, block_size=4)
+    small = raw_cases(BF16, 500, 3)
+    fused_dot(BF16, small, p)
+    assert not calls
+    monkeypatch.setattr(fastpath, "AUTO_MIN_CASES", 400)
+    fused_dot(BF16, small, p)
+    assert len(calls) == 1
+    monkeypatch.setattr(fastpath, "AUTO_MIN_CASES", 10**9)
+    fused_dot(BF16, small.take(slice(0, 10)), p)  # ran before: fast
+    assert len(calls) == 2
+    old = fastpath.set_policy("never")
+    try:
+        fused_dot(BF16, small, p)
+        assert len(calls) == 2
+        fastpath.set_policy("always")
+        fused_dot(BF16, small, EngineParams(window_bits=22))
+        assert len(calls) == 3
+    finally:
+        fastpath.set_policy(old)

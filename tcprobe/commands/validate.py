@@ -76,7 +76,8 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
               help="Cases to run: 1e6, 1_000_000 or 1000000.")
 @click.option("--model", "model_names", multiple=True,
               help="Model to score (repeatable); the first is the selected one, whose "
-                   "mismatches make the exit status 1. Default: auto, then ieee.")
+                   "mismatches make the exit status 1. Default: auto, then ieee (auto alone "
+                   "for integer and block-scaled datapaths).")
 @click.option("--suite", "suite_text", default=",".join(suites_mod.SUITES), show_default=True,
               help="Comma-separated suites.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of every generator.")
@@ -106,7 +107,8 @@ def command(fmt, instr, datapath, device_spec, cases_text, model_names, suite_te
     device = open_device(device_spec, dp.family)
     gpu = device.info().get("gpu")
     if not model_names:
-        model_names = ("auto",) if dp.is_integer else ("auto", "ieee")
+        # the baselines are exact float sums; they know no block scales
+        model_names = ("auto",) if dp.is_integer or dp.block_scaled else ("auto", "ieee")
     models = resolve_models(model_names, dp, gpu)
     out = Path(out_dir) if out_dir else default_out(dp, device.name, seed)
     cap_path = out / "capture.tcap"

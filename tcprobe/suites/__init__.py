@@ -74,9 +74,11 @@ class Ctx:
 
     @property
     def sparse_group(self) -> tuple[int, int]:
-        """(positions per group, active per group) of a sparse datapath:
-        1 of 2 for tf32, 2 of 4 otherwise (the PTX structured sparsity)."""
-        return (2, 1) if self.fa.name == "tf32" else (4, 2)
+        """(positions per chunk, selected per chunk) of a sparse datapath
+        (models/sparsity.py: 1 of 2 for tf32, 2 of 4, 4 of 8 in pairs for
+        packed e2m1)."""
+        chunks = sparse_chunks(self.dp)
+        return chunks.shape[1], int(chunks[0].sum())
 
 
 # A generator returns a dict with some of: a, b (n, K), c (n,), scale_a,
@@ -167,14 +169,25 @@ def _complete(ctx: Ctx, bits: Bits, parts: Parts, n: int) -> Cases:
     return Cases(a, b, c, sa, sb, active)
 
 
-def sparse_masks(ctx: Ctx, bits: Bits, n: int, pattern=None) -> np.ndarray:
-    """Valid selection masks (n, K): per group, ``active`` of ``group``
-    positions; ``pattern`` (n,) picks the combination of every group by
-    mixed radix, else random."""
-    from itertools import combinations
+@lru_cache(maxsize=None)
+def sparse_chunks(dp: Datapath) -> np.ndarray:
+    """Every selection one metadata selector can make in a chunk of K
+    positions, as (choices, chunk width) booleans: the legal selectors of
+    models/sparsity.py, duplicates (0x6 and 0x9) once."""
+    from tcprobe.models import sparsity
 
-    group, act = ctx.sparse_group
-    combos = np.array([[i in c for i in range(group)] for c in combinations(range(group), act)])
+    pat = sparsity.pattern(dp)
+    width = sparsity.chunk_width(dp)
+    legal = sparsity.TF32_LEGAL if pat == "1of2" else sparsity.LEGAL
+    kept = sorted({tuple(sorted(sparsity._selector_positions(pat, sel))) for sel in legal})
+    return np.array([[i in pos for i in range(width)] for pos in kept], dtype=bool)
+
+
+def sparse_masks(ctx: Ctx, bits: Bits, n: int, pattern=None) -> np.ndarray:
+    """Legal selection masks (n, K), one selector per chunk of K; ``pattern``
+    (n,) picks the choice of every chunk by mixed radix, else random."""
+    combos = sparse_chunks(ctx.dp)
+    group = combos.shape[1]
     n_groups = max(1, ctx.k // group)
     if pattern is None:
         choice = bits.below((n, n_groups), len(combos))
