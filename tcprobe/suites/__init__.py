@@ -28,7 +28,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -169,7 +169,7 @@ def _complete(ctx: Ctx, bits: Bits, parts: Parts, n: int) -> Cases:
     return Cases(a, b, c, sa, sb, active)
 
 
-@lru_cache(maxsize=None)
+@cache
 def sparse_chunks(dp: Datapath) -> np.ndarray:
     """Every selection one metadata selector can make in a chunk of K
     positions, as (choices, chunk width) booleans: the legal selectors of
