@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "replay",
     "targets",
     "fit",
+    "validate",
+    "run_case",
 ]
 
 # Errors that mean bad input or an unusable device: one line, exit 2.
