@@ -344,9 +344,22 @@ def _nan_word(fmt: Format, override: int | None) -> int:
     return fmt.canonical_nan
 
 
-def fused_dot(dp: Datapath, cases: Cases, p: EngineParams) -> np.ndarray:
-    """Output words (uint32) of the blocked fixed-point dot product for every case."""
+def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
+              fast: bool | None = None) -> np.ndarray:
+    """Output words (uint32) of the blocked fixed-point dot product for every case.
+
+    The same words come from two kernels: this module's plain one, and the
+    compiled-per-configuration, multi-threaded one of :mod:`.fastpath`.
+    ``fast=None`` lets fastpath decide (large batches, or a configuration it
+    already ran; ``fastpath.set_policy``), True takes it wherever it applies,
+    False forces the plain kernel (the reference the fast one is tested
+    against)."""
     p.check()
+    if fast is not False:
+        from . import fastpath
+
+        if fastpath.supports(dp, p) and (fast or fastpath.worthwhile(dp, p, len(cases))):
+            return fastpath.fast_dot(dp, cases, p)
     a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
     d_fmt = get_format(dp.d_type)
     c_fmt = get_format(dp.c)

@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "replay",
     "targets",
     "fit",
+    "validate",
+    "run_case",
     "ladder",
 ]
 

@@ -1,0 +1,323 @@
+"""The project's own capture file (``.tcap``): versioned, checksummed, streamed.
+
+Layout (all integers little-endian; docs/capture-format.md has the full
+description)::
+
+    file header   magic b"\\x89TCPCAP\\n" (8 bytes), version u16, flags u16,
+                  header length H u32, CRC-32 of the header text u32,
+                  H bytes of UTF-8 JSON (datapath, device, seed, suites,
+                  generators, plan, record layout)
+    chunk ...     b"CHNK", chunk index u32 (0, 1, 2, ...), record count
+                  n u32, CRC-32 of the payload u32, then n records
+
+A record is fixed-size: the generator code (u8), A and B words (K each),
+C, the scale words, the sparse selection bits, and D, the raw output word
+the device returned; each word as 1, 2 or 4 bytes by its format's width.
+
+A writer appends one chunk at a time and flushes it, so a run that stops
+(Ctrl-C, a crash) keeps every chunk written before; :func:`recover` cuts a
+torn last chunk so that ``--resume`` continues from there. Reading checks
+every checksum; a truncated or corrupted file raises CaptureError naming
+the byte offset where it went wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath, DatapathError
+from tcprobe.models.formats import get_format
+
+from . import Capture, CaptureError
+
+MAGIC = b"\x89TCPCAP\n"
+VERSION = 1
+CHUNK_MAGIC = b"CHNK"
+_FILE_HEAD = struct.Struct("<8sHHII")  # magic, version, flags, header length, header crc
+_CHUNK_HEAD = struct.Struct("<4sIII")  # magic, index, records, payload crc
+MAX_HEADER = 16 << 20
+
+
+def _word_dtype(fmt_name: str) -> str:
+    width = get_format(fmt_name).width
+    return "u1" if width <= 8 else "<u2" if width <= 16 else "<u4"
+
+
+def record_dtype(dp: Datapath) -> np.dtype:
+    """The fixed-size record of a datapath's cases (packed, little-endian)."""
+    f = [("gen", "u1"), ("a", _word_dtype(dp.a_type), (dp.k,)),
+         ("b", _word_dtype(dp.b_type), (dp.k,)), ("c", _word_dtype(dp.c))]
+    if dp.block_scaled:
+        f += [("scale_a", _word_dtype(dp.scale_type), (dp.n_scales,)),
+              ("scale_b", _word_dtype(dp.scale_type), (dp.n_scales,))]
+    if dp.sparse:
+        f += [("active", "u1", ((dp.k + 7) // 8,))]
+    f += [("d", _word_dtype(dp.d_type))]
+    return np.dtype(f)
+
+
+def _layout(dt: np.dtype) -> list:
+    return [[name, dt.fields[name][0].base.str, int(np.prod(dt.fields[name][0].shape) or 1)]
+            for name in dt.names]
+
+
+def sniff(path) -> bool:
+    """Whether ``path`` starts like a tcprobe capture file."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------
+# Writing.
+
+
+def make_header(dp: Datapath, *, device: dict, seed: int | None = None,
+                suites: list | None = None, generators: list | None = None,
+                plan: dict | None = None, extra: dict | None = None) -> dict:
+    """The header of a new capture (what a reader needs, and the run's facts)."""
+    from tcprobe import __version__
+
+    dt = record_dtype(dp)
+    head = {"format": "tcprobe-capture", "version": VERSION, "tcprobe": __version__,
+            "datapath": dp.id, "device": device, "seed": seed, "suites": list(suites or []),
+            "generators": list(generators or []), "plan": plan or {},
+            "record": {"size": dt.itemsize, "fields": _layout(dt)}}
+    if extra:
+        head.update(extra)
+    return head
+
+
+class Writer:
+    """Appends chunks to a capture file; every chunk is flushed when written.
+
+    ``Writer(path, header)`` starts a new file; :meth:`reopen` continues one
+    (after cutting off a torn end)."""
+
+    def __init__(self, path, header: dict, *, fsync: bool = False):
+        self.path = Path(path)
+        self.fsync = fsync
+        self.header = header
+        self.dp = Datapath.parse(header["datapath"])
+        self.dtype = record_dtype(self.dp)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(self.path, "wb")
+        text = json.dumps(header, sort_keys=True).encode()
+        self.fh.write(_FILE_HEAD.pack(MAGIC, VERSION, 0, len(text), zlib.crc32(text)) + text)
+        self.next_index = 0
+        self._flush()
+
+    @classmethod
+    def reopen(cls, path, *, fsync: bool = False) -> tuple[Writer, Scan]:
+        """Continue ``path``: its intact chunks stay, a torn end is cut off."""
+        scan = recover(path)
+        self = cls.__new__(cls)
+        self.path, self.fsync, self.header, self.dp = Path(path), fsync, scan.header, scan.datapath
+        self.dtype = record_dtype(self.dp)
+        self.fh = open(self.path, "r+b")
+        self.fh.seek(0, os.SEEK_END)
+        self.next_index = scan.n_chunks
+        return self, scan
+
+    def _flush(self) -> None:
+        self.fh.flush()
+        if self.fsync:
+            os.fsync(self.fh.fileno())
+
+    def append(self, cases: Cases, words: np.ndarray, gen_codes: np.ndarray | None = None) -> None:
+        """Write one chunk: the cases, the device's output words, the codes."""
+        payload = to_records(self.dp, cases, words, gen_codes).tobytes()
+        head = _CHUNK_HEAD.pack(CHUNK_MAGIC, self.next_index, len(words), zlib.crc32(payload))
+        self.fh.write(head + payload)
+        self._flush()
+        self.next_index += 1
+
+    def close(self) -> None:
+        if not self.fh.closed:
+            self._flush()
+            self.fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def to_records(dp: Datapath, cases: Cases, words, gen_codes=None) -> np.ndarray:
+    dt = record_dtype(dp)
+    n = len(cases)
+    rec = np.zeros(n, dt)
+    rec["gen"] = 0 if gen_codes is None else gen_codes
+    rec["a"] = cases.a
+    rec["b"] = cases.b
+    rec["c"] = cases.c
+    if dp.block_scaled:
+        rec["scale_a"] = cases.scale_a
+        rec["scale_b"] = cases.scale_b
+    if dp.sparse:
+        rec["active"] = np.packbits(cases.active, axis=1, bitorder="little")
+    rec["d"] = np.asarray(words, np.uint32)
+    return rec
+
+
+def from_records(dp: Datapath, rec: np.ndarray) -> tuple[Cases, np.ndarray, np.ndarray]:
+    """(cases, device words, generator codes) of records."""
+    u = lambda x: np.asarray(x, np.uint32)  # noqa: E731
+    sa = sb = active = None
+    if dp.block_scaled:
+        sa, sb = u(rec["scale_a"]), u(rec["scale_b"])
+    if dp.sparse:
+        active = np.unpackbits(rec["active"], axis=1, count=dp.k, bitorder="little").astype(bool)
+    cases = Cases(u(rec["a"]).reshape(len(rec), dp.k), u(rec["b"]).reshape(len(rec), dp.k),
+                  u(rec["c"]), sa, sb, active)
+    return cases, u(rec["d"]), np.asarray(rec["gen"], np.uint8)
+
+
+# ---------------------------------------------------------------------------
+# Reading.
+
+
+@dataclass
+class Scan:
+    """What a capture file holds: the header and every intact chunk, and
+    where (and why) reading stopped if the file is torn or corrupted."""
+
+    path: Path
+    header: dict
+    datapath: Datapath
+    chunks: list = field(default_factory=list)  # record arrays, in order
+    good_end: int = 0  # byte offset after the last intact chunk
+    problem: str | None = None  # why reading stopped early (with the offset)
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def n_records(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+    @classmethod
+    def of(cls, path, strict: bool = True) -> Scan:
+        """Read ``path``. ``strict``: any damage raises CaptureError; else
+        reading stops at the first damaged chunk and ``problem`` says why."""
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise CaptureError(f"{path}: {e.strerror or e}") from None
+        header, dp, pos = _read_header(path, data)
+        dt = record_dtype(dp)
+        if header.get("record", {}).get("size") != dt.itemsize:
+            raise CaptureError(f"{path}: header record size {header.get('record', {}).get('size')} "
+                               f"does not match {dp.id} ({dt.itemsize} bytes)")
+        scan = cls(path, header, dp, good_end=pos)
+        index = 0
+        while pos < len(data):
+            problem, payload, nxt = _read_chunk(data, pos, index, dt)
+            if problem:
+                msg = f"{path}: {problem}"
+                if strict:
+                    raise CaptureError(msg + " (tcprobe validate --resume cuts a torn end off "
+                                       "and continues the run)")
+                scan.problem = msg
+                break
+            scan.chunks.append(np.frombuffer(payload, dt))
+            pos = nxt
+            scan.good_end = pos
+            index += 1
+        return scan
+
+
+def _read_header(path: Path, data: bytes) -> tuple[dict, Datapath, int]:
+    if len(data) < _FILE_HEAD.size:
+        if not data.startswith(MAGIC[: len(data)]):
+            raise CaptureError(f"{path}: not a tcprobe capture (bad magic at offset 0)")
+        raise CaptureError(f"{path}: truncated file header at offset {len(data)} "
+                           f"(need {_FILE_HEAD.size} bytes)")
+    magic, version, _flags, hlen, hcrc = _FILE_HEAD.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise CaptureError(f"{path}: not a tcprobe capture (bad magic at offset 0)")
+    if version != VERSION:
+        raise CaptureError(f"{path}: capture format version {version} at offset 8 "
+                           f"(this tcprobe reads version {VERSION})")
+    if hlen > MAX_HEADER:
+        raise CaptureError(f"{path}: corrupted header length {hlen} at offset 12")
+    end = _FILE_HEAD.size + hlen
+    if len(data) < end:
+        raise CaptureError(f"{path}: truncated header at offset {len(data)} "
+                           f"(the header ends at offset {end})")
+    text = data[_FILE_HEAD.size:end]
+    if zlib.crc32(text) != hcrc:
+        raise CaptureError(f"{path}: corrupted header at offset {_FILE_HEAD.size} "
+                           "(checksum mismatch)")
+    try:
+        header = json.loads(text)
+        dp = Datapath.parse(header["datapath"])
+    except (ValueError, KeyError, TypeError, DatapathError) as e:
+        raise CaptureError(f"{path}: unreadable header at offset {_FILE_HEAD.size}: {e}") from None
+    return header, dp, end
+
+
+def _read_chunk(data: bytes, pos: int, index: int, dt: np.dtype):
+    """(problem, payload, next offset) of the chunk at ``pos``."""
+    if len(data) - pos < _CHUNK_HEAD.size:
+        return (f"truncated chunk {index} at offset {pos}: {len(data) - pos} of "
+                f"{_CHUNK_HEAD.size} header bytes", None, pos)
+    magic, idx, n, crc = _CHUNK_HEAD.unpack_from(data, pos)
+    if magic != CHUNK_MAGIC:
+        return f"corrupted chunk {index} at offset {pos}: bad chunk marker {magic!r}", None, pos
+    if idx != index:
+        return f"corrupted chunk {index} at offset {pos}: it says it is chunk {idx}", None, pos
+    start = pos + _CHUNK_HEAD.size
+    end = start + n * dt.itemsize
+    if end > len(data):
+        return (f"truncated chunk {index} at offset {pos}: {len(data) - start} of "
+                f"{n * dt.itemsize} payload bytes (file ends at offset {len(data)})", None, pos)
+    payload = data[start:end]
+    if zlib.crc32(payload) != crc:
+        return (f"corrupted chunk {index} at offset {pos}: checksum mismatch in its "
+                f"{n} records (bytes {start}..{end - 1})", None, pos)
+    return None, payload, end
+
+
+def read(path, strict: bool = True) -> Capture:
+    """The capture in a .tcap file (every intact chunk)."""
+    scan = Scan.of(path, strict=strict)
+    dp = scan.datapath
+    if scan.chunks:
+        rec = np.concatenate(scan.chunks)
+    else:
+        rec = np.zeros(0, record_dtype(dp))
+    cases, words, codes = from_records(dp, rec)
+    head = scan.header
+    dev = head.get("device") or {}
+    planned = (head.get("plan") or {}).get("cases")
+    meta = {"header": head, "generator_codes": codes, "simulated": bool(dev.get("simulated")),
+            "complete": planned is None or planned == len(words), "chunks": scan.n_chunks}
+    if scan.problem:
+        meta["problem"] = scan.problem
+    label = f"{dev.get('device', '?')}/{dp.id} ({Path(path).name})"
+    return Capture(str(path), dp, cases, words, dev.get("gpu"), label, meta)
+
+
+def recover(path) -> Scan:
+    """Read what survives of ``path`` and cut off a torn or corrupted end,
+    so that appending continues a valid file. Returns the scan."""
+    scan = Scan.of(path, strict=False)
+    size = Path(path).stat().st_size
+    if scan.good_end < size:
+        with open(path, "r+b") as fh:
+            fh.truncate(scan.good_end)
+    return scan

@@ -1,0 +1,158 @@
+"""tcprobe validate: score models against a device on many generated cases."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tcprobe import suites as suites_mod
+from tcprobe import validate as v
+from tcprobe.console import console, err_console, note, write_json
+from tcprobe.datapath import Datapath, default_datapath
+from tcprobe.devices.registry import open_device
+from tcprobe.models import fastpath, registry
+from tcprobe.models.model import ModelError
+
+
+def resolve_datapath(fmt: str | None, instr: str, datapath: str | None) -> Datapath:
+    if datapath:
+        return Datapath.parse(datapath)
+    if not fmt:
+        raise click.UsageError("give --format (with --instr) or --datapath")
+    return default_datapath(instr, fmt)
+
+
+def resolve_models(names, dp: Datapath, gpu: str | None) -> list:
+    models = []
+    for i, name in enumerate(names):
+        try:
+            models.append(registry.resolve(name, dp, gpu))
+        except ModelError as e:
+            if i == 0:
+                raise
+            note(f"skipping model {name}: {e}")
+    return models
+
+
+def suite_table(rep: dict) -> Table:
+    t = Table(title=f"{rep['datapath']} on {rep['device'].get('device', '?')}"
+              + (" (simulated)" if rep["simulated"] else ""), title_justify="left")
+    t.add_column("suite")
+    t.add_column("cases", justify="right")
+    for m in rep["models"]:
+        t.add_column(f"{m['name']}{' *' if m['selected'] else ''}", justify="right")
+    for s in rep["suites"]:
+        cells = []
+        for m in rep["models"]:
+            n = m["by_suite"][s]["mismatches"]
+            cells.append(f"[{'red' if n else 'green'}]{n:,}[/]")
+        t.add_row(s, f"{rep['suite_cases'].get(s, 0):,}", *cells)
+    t.add_section()
+    t.add_row("[b]all[/]", f"[b]{rep['cases']['run']:,}[/]",
+              *[f"[b]{m['mismatches']:,}[/]" for m in rep["models"]])
+    return t
+
+
+def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", device_name)
+    return Path("out") / "validate" / f"{dp.id}.{safe}.s{seed}"
+
+
+@click.command("validate")
+@click.option("--format", "fmt", help="Input format (bf16, f16, tf32, e4m3, ...).")
+@click.option("--instr", type=click.Choice(["mma", "wgmma", "tcgen05"]), default="mma",
+              show_default=True, help="Instruction family.")
+@click.option("--datapath", help="A full datapath id instead of --format/--instr "
+                                 "(e.g. tcgen05.f8f6f4.e4m3xe2m1.f32.k32).")
+@click.option("--device", "device_spec", help="Device to validate (sim:b200, ...). "
+                                               "Default: the GPU, else a sim device.")
+@click.option("--cases", "cases_text", default="100000", show_default=True,
+              help="Cases to run: 1e6, 1_000_000 or 1000000.")
+@click.option("--model", "model_names", multiple=True,
+              help="Model to score (repeatable); the first is the selected one, whose "
+                   "mismatches make the exit status 1. Default: auto, then ieee (auto alone "
+                   "for integer and block-scaled datapaths).")
+@click.option("--suite", "suite_text", default=",".join(suites_mod.SUITES), show_default=True,
+              help="Comma-separated suites.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every generator.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="Folder for capture.tcap and report.{json,md,html} "
+                   "(default out/validate/DATAPATH.DEVICE.sSEED).")
+@click.option("--resume", is_flag=True, help="Continue the capture in --out (re-scores what "
+                                             "it holds, then runs the rest).")
+@click.option("--jobs", type=int, default=0, help="Threads for the models (default: every core).")
+@click.option("--shrink", "shrink_n", default=5, show_default=True,
+              help="Mismatches shrunk to reproducers per model.")
+@click.option("--chunk", default=16384, show_default=True, hidden=True,
+              help="Cases per capture chunk.")
+def command(fmt, instr, datapath, device_spec, cases_text, model_names, suite_text, seed,
+            json_path, out_dir, resume, jobs, shrink_n, chunk):
+    """Run generated cases (raw, finite, edge, adversarial, sparse suites) on a
+    device, stream them to a capture, score models, and shrink every kind of
+    mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
+    from tcprobe.reports.validate import html, markdown, report
+
+    dp = resolve_datapath(fmt, instr, datapath)
+    n_cases = v.parse_count(cases_text)
+    suites = suites_mod.parse_suites(suite_text)
+    plan = suites_mod.Plan(suites, n_cases, chunk)
+    fastpath.set_jobs(jobs or os.cpu_count())
+    device = open_device(device_spec, dp.family)
+    gpu = device.info().get("gpu")
+    if not model_names:
+        # the baselines are exact float sums; they know no block scales
+        model_names = ("auto",) if dp.is_integer or dp.block_scaled else ("auto", "ieee")
+    models = resolve_models(model_names, dp, gpu)
+    out = Path(out_dir) if out_dir else default_out(dp, device.name, seed)
+    cap_path = out / "capture.tcap"
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task(f"validate {dp.id}", total=n_cases, rate="")
+        t0 = time.perf_counter()
+
+        def progress(done, total):
+            dt = time.perf_counter() - t0
+            bar.update(task, completed=done, rate=f"{done / dt:,.0f} cases/s" if dt > 0 else "")
+
+        try:
+            result = v.run(dp, device, models, plan, seed, capture=cap_path, resume=resume,
+                           progress=progress)
+        except KeyboardInterrupt:
+            bar.stop()
+            err_console.print(f"[yellow]interrupted[/]: every finished chunk is in {cap_path}; "
+                              "run the same command with --resume to continue")
+            raise
+    if shrink_n:
+        v.make_reproducers(result, device, per_model=shrink_n)
+    rep = report(result)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "report.json", rep)
+    (out / "report.md").write_text(markdown(rep))
+    (out / "report.html").write_text(html(rep))
+    if json_path:
+        write_json(json_path, rep)
+
+    console.print(suite_table(rep))
+    for m in rep["models"]:
+        if m["mismatches"]:
+            console.print(f"[b]{m['name']}[/]: {m['mismatches']:,} mismatches, first at case "
+                          f"{m['first_mismatch']:,}, caught by {', '.join(m['caught_by'])}")
+            for r in m["reproducers"][:3]:
+                ulps = "NaN" if r["ulps"] is None else f"{r['ulps']:+d} ulps"
+                console.print(f"  [dim]{r['generator']}[/] device {r['device_word']} model "
+                              f"{r['model_word']} ({ulps})\n    {r['command']}", soft_wrap=True)
+    rate = rep["cases_per_second"]
+    console.print(f"{rep['cases']['run']:,} cases in {rep['seconds']:.2f} s"
+                  + (f" ({rate:,} cases/s)" if rate else "")
+                  + (f", {result.resumed_cases:,} of them from the capture" if result.resumed_cases
+                     else "") + f"; capture {cap_path}, report {out / 'report.html'}")
+    raise SystemExit(rep["exit_status"])

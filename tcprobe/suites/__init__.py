@@ -1,0 +1,318 @@
+"""Named case generators, grouped into suites, reproducible from a seed.
+
+Suites (``--suite``):
+
+* ``raw``: uniformly random bit patterns of every operand (NaN, Inf,
+  subnormals and the dropped bits of tf32 included).
+* ``finite``: random finite values over the whole exponent range.
+* ``edge``: zeros of both signs, the smallest subnormal, the largest finite,
+  NaN payloads in kept and dropped bits, Inf, Inf*0, one active lane.
+* ``adversarial``: one named generator per mechanism that random inputs
+  miss (TestFloat style): cancellation chains, terms just below the window,
+  carries into the top bits, ties of the output rounding, subnormal swarms,
+  extreme exponent spreads, cancellations across blocks, exact zeros,
+  block-scale floors.
+* ``sparse``: every count of active lanes; for sparse datapaths every
+  selection pattern, with junk (NaN included) in the unselected positions.
+
+Reproducibility: case ``j`` of a suite belongs to generator ``j % G`` (G the
+suite's generators for the datapath) as that generator's case
+``j // G``; a generator's cases come in blocks of :data:`BLOCK`, each drawn
+from its own seed sequence (seed, suite, generator name, block). So any
+range of cases can be made alone, on any machine, and a run cut into chunks
+of any size makes the same cases (see :mod:`.words` for the bit source).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+
+import numpy as np
+
+from tcprobe.cases import Cases
+from tcprobe.datapath import Datapath
+from tcprobe.models.formats import Format, get_format
+
+from .words import Bits, one
+
+SUITES = ("raw", "finite", "edge", "adversarial", "sparse")
+SUITE_IDS = {name: i + 1 for i, name in enumerate(SUITES)}
+# Share of a run's cases per suite (normalized over the suites selected).
+WEIGHTS = {"raw": 3, "finite": 2, "edge": 1, "adversarial": 3, "sparse": 1}
+BLOCK = 1024  # cases of one generator drawn from one seed sequence
+
+
+class SuiteError(ValueError):
+    """An unknown suite or generator, or a plan that cannot be made."""
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What a generator needs to know about the datapath."""
+
+    dp: Datapath
+    fa: Format
+    fb: Format
+    fc: Format
+    fd: Format
+    fs: Format | None
+    k: int
+    n_scales: int
+
+    @classmethod
+    def of(cls, dp: Datapath) -> Ctx:
+        return cls(dp, get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c),
+                   get_format(dp.d_type), get_format(dp.scale_type) if dp.scale_type else None,
+                   dp.k, dp.n_scales)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.dp.is_integer
+
+    @property
+    def sparse_group(self) -> tuple[int, int]:
+        """(positions per chunk, selected per chunk) of a sparse datapath
+        (models/sparsity.py: 1 of 2 for tf32, 2 of 4, 4 of 8 in pairs for
+        packed e2m1)."""
+        chunks = sparse_chunks(self.dp)
+        return chunks.shape[1], int(chunks[0].sum())
+
+
+# A generator returns a dict with some of: a, b (n, K), c (n,), scale_a,
+# scale_b (n, n_scales), active (n, K) bool. What it leaves out is filled in:
+# unit scales, and for sparse datapaths a random selection pattern.
+Parts = dict
+GenFn = Callable[[Ctx, Bits, np.ndarray], Parts]
+
+
+@dataclass(frozen=True)
+class Generator:
+    suite: str
+    name: str
+    doc: str
+    fn: GenFn = field(repr=False)
+    applies: Callable[[Ctx], bool] = field(default=lambda ctx: True, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}/{self.name}"
+
+
+REGISTRY: dict[str, list[Generator]] = {s: [] for s in SUITES}
+
+
+def register(suite: str, name: str, applies: Callable[[Ctx], bool] | None = None):
+    """Decorator: add a generator to a suite (its docstring says what it aims at)."""
+    def wrap(fn: GenFn) -> GenFn:
+        doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
+        REGISTRY[suite].append(Generator(suite, name, doc, fn, applies or (lambda ctx: True)))
+        return fn
+    return wrap
+
+
+def parse_suites(text: str | None) -> tuple[str, ...]:
+    """'raw,edge' -> ('raw', 'edge'); None or 'all' -> every suite."""
+    if text is None or text.strip().lower() in ("", "all", "default"):
+        return SUITES
+    names = tuple(dict.fromkeys(s.strip().lower() for s in text.split(",") if s.strip()))
+    bad = [s for s in names if s not in SUITES]
+    if bad:
+        raise SuiteError(f"unknown suite(s) {', '.join(bad)} (known: {', '.join(SUITES)})")
+    return names
+
+
+def generators(dp: Datapath, suite: str) -> list[Generator]:
+    """The generators of ``suite`` that apply to ``dp``, in a fixed order."""
+    _load()
+    ctx = Ctx.of(dp)
+    return [g for g in REGISTRY[suite] if g.applies(ctx)]
+
+
+def generator_keys(dp: Datapath, suites) -> list[str]:
+    """Every generator of the suites for ``dp``: the codes a capture stores."""
+    return [g.key for s in suites for g in generators(dp, s)]
+
+
+def _seed_words(seed: int) -> tuple[int, int]:
+    return seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
+
+
+@lru_cache(maxsize=64)
+def _gen_block(ctx: Ctx, gen: Generator, seed: int, block: int) -> Cases:
+    """One block of a generator's cases (kept a while: consecutive chunks
+    often share a block). Callers must not modify the arrays."""
+    bits = Bits(*_seed_words(seed), SUITE_IDS[gen.suite], zlib.crc32(gen.name.encode()), block)
+    idx = block * BLOCK + np.arange(BLOCK, dtype=np.int64)
+    parts = gen.fn(ctx, bits, idx)
+    return _complete(ctx, bits, parts, BLOCK)
+
+
+def _complete(ctx: Ctx, bits: Bits, parts: Parts, n: int) -> Cases:
+    k = ctx.k
+    a = np.asarray(parts["a"], np.uint32).reshape(n, k)
+    b = np.asarray(parts["b"], np.uint32).reshape(n, k)
+    c = np.asarray(parts["c"], np.uint32).reshape(n)
+    sa = sb = None
+    if ctx.fs is not None:
+        unit = one(ctx.fs, (n, ctx.n_scales))
+        sa = np.asarray(parts.get("scale_a", unit), np.uint32).reshape(n, ctx.n_scales)
+        sb = np.asarray(parts.get("scale_b", unit), np.uint32).reshape(n, ctx.n_scales)
+    active = None
+    if ctx.dp.sparse:
+        active = parts.get("active")
+        if active is None:
+            active = sparse_masks(ctx, bits, n)
+        active = np.asarray(active, bool).reshape(n, k)
+    return Cases(a, b, c, sa, sb, active)
+
+
+@cache
+def sparse_chunks(dp: Datapath) -> np.ndarray:
+    """Every selection one metadata selector can make in a chunk of K
+    positions, as (choices, chunk width) booleans: the legal selectors of
+    models/sparsity.py, duplicates (0x6 and 0x9) once."""
+    from tcprobe.models import sparsity
+
+    pat = sparsity.pattern(dp)
+    width = sparsity.chunk_width(dp)
+    legal = sparsity.TF32_LEGAL if pat == "1of2" else sparsity.LEGAL
+    kept = sorted({tuple(sorted(sparsity._selector_positions(pat, sel))) for sel in legal})
+    return np.array([[i in pos for i in range(width)] for pos in kept], dtype=bool)
+
+
+def sparse_masks(ctx: Ctx, bits: Bits, n: int, pattern=None) -> np.ndarray:
+    """Legal selection masks (n, K), one selector per chunk of K; ``pattern``
+    (n,) picks the choice of every chunk by mixed radix, else random."""
+    combos = sparse_chunks(ctx.dp)
+    group = combos.shape[1]
+    n_groups = max(1, ctx.k // group)
+    if pattern is None:
+        choice = bits.below((n, n_groups), len(combos))
+    else:
+        pattern = np.asarray(pattern, np.int64)
+        choice = np.stack([(pattern // len(combos) ** g) % len(combos) for g in range(n_groups)],
+                          axis=1)
+    return combos[choice].reshape(n, n_groups * group)[:, : ctx.k]
+
+
+def generate(dp: Datapath, suite: str, seed: int, start: int, count: int) -> tuple[Cases, np.ndarray]:
+    """Cases ``start .. start+count-1`` of ``suite`` for ``dp`` and, per
+    case, the index of its generator in :func:`generators` (dp, suite)."""
+    gens = generators(dp, suite)
+    if not gens:
+        raise SuiteError(f"suite {suite} has no generator for {dp.id}")
+    if count <= 0:
+        raise SuiteError("count must be positive")
+    ctx = Ctx.of(dp)
+    g_count = len(gens)
+    j = start + np.arange(count, dtype=np.int64)
+    which = j % g_count
+    within = j // g_count
+    parts, order = [], []
+    for g, gen in enumerate(gens):
+        sel = np.flatnonzero(which == g)
+        if sel.size == 0:
+            continue
+        lo, hi = int(within[sel[0]]), int(within[sel[-1]]) + 1
+        blocks = [_gen_block(ctx, gen, seed, blk) for blk in range(lo // BLOCK, (hi - 1) // BLOCK + 1)]
+        joined = blocks[0] if len(blocks) == 1 else Cases.concat(blocks)
+        off = (lo // BLOCK) * BLOCK
+        parts.append(joined.take(np.arange(lo - off, hi - off)))
+        order.append(sel)
+    cases = Cases.concat(parts)
+    pos = np.concatenate(order)
+    inv = np.empty(count, np.int64)
+    inv[pos] = np.arange(count)
+    return cases.take(inv), which.astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------
+# A run: suites interleaved chunk by chunk.
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which cases a run of ``cases`` cases over ``suites`` makes, chunk by
+    chunk: every chunk holds each suite's share (by :data:`WEIGHTS`), so a
+    run stopped early has tried every suite, and chunk ``i`` is the same
+    whatever chunks were made before it."""
+
+    suites: tuple[str, ...]
+    cases: int
+    chunk: int = 16384
+
+    def __post_init__(self):
+        if self.cases <= 0:
+            raise SuiteError("the number of cases must be positive")
+        if self.chunk <= 0:
+            raise SuiteError("the chunk size must be positive")
+        parse_suites(",".join(self.suites))
+
+    @property
+    def n_chunks(self) -> int:
+        return (self.cases + self.chunk - 1) // self.chunk
+
+    def _split(self, n: int) -> list[int]:
+        w = np.array([WEIGHTS[s] for s in self.suites], np.int64)
+        exact = n * w
+        base = exact // w.sum()
+        rest = n - int(base.sum())
+        order = np.argsort(-(exact % w.sum()), kind="stable")
+        base[order[:rest]] += 1
+        return [int(x) for x in base]
+
+    def chunk_size(self, i: int) -> int:
+        return min(self.chunk, self.cases - i * self.chunk)
+
+    def segments(self, i: int) -> list[tuple[str, int, int]]:
+        """(suite, first case of the suite, count) making up chunk ``i``."""
+        if not 0 <= i < self.n_chunks:
+            raise SuiteError(f"chunk {i} is outside the plan (0..{self.n_chunks - 1})")
+        full = self._split(self.chunk)
+        counts = self._split(self.chunk_size(i))
+        return [(s, i * f, n) for s, f, n in zip(self.suites, full, counts, strict=True) if n]
+
+    def suite_totals(self) -> dict[str, int]:
+        tot = dict.fromkeys(self.suites, 0)
+        full = self._split(self.chunk)
+        last = self.n_chunks - 1
+        for s, f in zip(self.suites, full, strict=True):
+            tot[s] += f * last
+        for s, _, n in self.segments(last):
+            tot[s] += n
+        return tot
+
+
+def suite_positions(plan: Plan, i: int) -> np.ndarray:
+    """For every case of chunk ``i``, its index among its suite's cases."""
+    return np.concatenate([start + np.arange(n, dtype=np.int64)
+                           for _, start, n in plan.segments(i)])
+
+
+def make_chunk(dp: Datapath, plan: Plan, seed: int, i: int) -> tuple[Cases, np.ndarray, np.ndarray]:
+    """Chunk ``i`` of a run: its cases, the generator code of each (an index
+    into :func:`generator_keys` (dp, plan.suites)) and its suite index."""
+    keys = generator_keys(dp, plan.suites)
+    parts, codes, suites = [], [], []
+    for s, start, n in plan.segments(i):
+        cases, which = generate(dp, s, seed, start, n)
+        base = keys.index(generators(dp, s)[0].key)
+        parts.append(cases)
+        codes.append(which.astype(np.int64) + base)
+        suites.append(np.full(n, plan.suites.index(s), np.int64))
+    return (Cases.concat(parts), np.concatenate(codes).astype(np.uint8),
+            np.concatenate(suites).astype(np.uint8))
+
+
+_LOADED = False
+
+
+def _load() -> None:
+    """Import the modules that register generators (once)."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        from . import adversarial, basic, edge  # noqa: F401
