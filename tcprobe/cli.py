@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "validate",
     "run_case",
     "ladder",
+    "smoke",
 ]
 
 # Errors that mean bad input or an unusable device: one line, exit 2.

@@ -1,0 +1,45 @@
+"""tcprobe smoke: the short check a GPU runner in CI runs."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from tcprobe.console import console, write_json
+from tcprobe.devices.registry import open_device
+from tcprobe.smoke import run_smoke
+
+STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}
+
+
+@click.command("smoke")
+@click.option("--device", "device_spec",
+              help="cuda[:N], sim:NAME or sim:PATH.toml (default: the GPU, else a sim device).")
+@click.option("--format", "fmt", default="bf16", show_default=True,
+              help="The input format checked on every family the device runs.")
+@click.option("--cases", default=10_000, show_default=True, help="Cases validated per family.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated cases.")
+@click.option("--no-sass", is_flag=True, help="Skip the SASS check.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+def command(device_spec, fmt, cases, seed, no_sass, json_path):
+    """Smoke-test a device: SASS check, ladder and validation per family (exit 1 on any failure)."""
+    device = open_device(device_spec)
+    tag = " (simulated)" if device.simulated else ""
+    console.print(f"smoke run on {device.name}{tag}")
+
+    def show(step):
+        console.print(f"  [{STYLE[step.status]}]{step.status:7}[/] {step.name:16} {step.detail}"
+                      f" [dim]{step.seconds:.1f} s[/]", soft_wrap=True)
+
+    result = run_smoke(device, fmt=fmt, cases=cases, seed=seed, sass_check=not no_sass,
+                       on_step=show)
+    t = Table(title=f"smoke on {device.name}{tag}: {'passed' if result.ok else 'FAILED'}",
+              title_justify="left")
+    for col in ("step", "status", "seconds"):
+        t.add_column(col)
+    for s in result.steps:
+        t.add_row(s.name, f"[{STYLE[s.status]}]{s.status}[/]", f"{s.seconds:.1f}")
+    console.print(t)
+    if json_path:
+        write_json(json_path, result.as_dict())
+    raise SystemExit(0 if result.ok else 1)
