@@ -36,6 +36,16 @@ def test_result_mode_is_the_model_through_the_harness(name, family, fmt):
     dp = dev.datapath(family, fmt)
     cases = random_cases(dp, 1200, np.random.default_rng(1))
     assert np.array_equal(dev.run(dp, cases), dev.model(dp).evaluate(cases))
+    assert np.array_equal(dev.run_through_tiles(dp, cases), dev.run(dp, cases))
+
+
+def test_result_mode_through_a_moved_layout_is_still_the_datapath(tmp_path):
+    text = BASE + '[layout]\na_k_order = "shuffle:2"\nb_k_order = "shuffle:2"\n' \
+        'dump_permutation = "shuffle:4"\n'
+    dev = SimDevice.from_toml(profile(tmp_path, text))
+    dp = dev.datapath("tcgen05", "bf16")
+    cases = random_cases(dp, 600, np.random.default_rng(3))
+    assert np.array_equal(dev.run_through_tiles(dp, cases), dev.run(dp, cases))
 
 
 def test_raw_dump_carries_d_only_in_the_slice():

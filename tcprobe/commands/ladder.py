@@ -46,6 +46,7 @@ def command(fmt, family, device_spec, d_type, steps, json_path, validate_cases, 
     Exit 1 when a step fails or the fingerprint's model mismatches the device.
     """
     wanted = parse_steps(steps)
+    get_format(fmt)  # a bad format is an error before any device is opened
     device = open_device(device_spec, family)
     dp = choose_datapath(device, family, fmt, d_type)
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed)
