@@ -12,7 +12,7 @@ Two sources, both recorded on silicon:
 2. The tcgen05 vectors of the MMA-Sim pull request
    (../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt; B200 and B300).
 
-Run:  python tests/data/make_tcgen05_b200.py [OUT.jsonl]
+Run:  python tests/data/vectors/make_tcgen05_b200.py [OUT.jsonl]
 """
 
 from __future__ import annotations
