@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tcprobe.console import console, write_json
-from tcprobe.datapath import FAMILIES, default_datapath
+from tcprobe.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.devices.registry import open_device
 from tcprobe.ladder import STEPS, parse_steps, run_ladder
 from tcprobe.models.formats import get_format
@@ -25,8 +25,11 @@ def choose_datapath(device, family, fmt, d_type):
 
 
 @click.command("ladder")
-@click.option("--format", "fmt", required=True,
+@click.option("--format", "fmt",
               help="Input format: tf32, bf16, f16, e4m3, e5m2, e2m3, e3m2, e2m1.")
+@click.option("--datapath", "dp_id",
+              help="A datapath id instead of --format/--instr, for block-scaled, sparse and "
+                   "mixed kinds (e.g. tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4; `tcprobe targets`).")
 @click.option("--instr", "family", type=click.Choice(FAMILIES),
               help="Instruction family (default: the newest the device runs for the format).")
 @click.option("--device", "device_spec",
@@ -40,15 +43,22 @@ def choose_datapath(device, family, fmt, d_type):
               help="Random cases the fingerprint's model is checked on (0: none).")
 @click.option("--evidence", default=6, show_default=True, help="Proving cases shown per step.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random cases.")
-def command(fmt, family, device_spec, d_type, steps, json_path, validate_cases, evidence, seed):
+def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_cases, evidence,
+            seed):
     """Run the probe ladder on a device and print what each step found.
 
     Exit 1 when a step fails or the fingerprint's model mismatches the device.
     """
     wanted = parse_steps(steps)
-    get_format(fmt)  # a bad format is an error before any device is opened
-    device = open_device(device_spec, family)
-    dp = choose_datapath(device, family, fmt, d_type)
+    if dp_id:
+        dp = Datapath.parse(dp_id)
+        device = open_device(device_spec, dp.family)
+    else:
+        if not fmt:
+            raise click.UsageError("give --format (or --datapath)")
+        get_format(fmt)  # a bad format is an error before any device is opened
+        device = open_device(device_spec, family)
+        dp = choose_datapath(device, family, fmt, d_type)
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed)
     total = len(result.findings)
     for i, f in enumerate(result.findings, 1):
