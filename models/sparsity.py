@@ -146,3 +146,13 @@ def random_metadata(dp, n: int, rng: np.random.Generator) -> np.ndarray:
     for i in range(chunks):
         words[:, i // NIBBLES_PER_WORD] |= sels[:, i] << np.uint32(4 * (i % NIBBLES_PER_WORD))
     return words
+
+
+def legal_selectors(dp) -> tuple[int, ...]:
+    """The selector nibbles PTX defines for sparse datapath ``dp``."""
+    return TF32_LEGAL if pattern(dp) == "1of2" else LEGAL
+
+
+def kept_positions(dp, sel: int) -> tuple[int, ...]:
+    """Positions within one chunk that selector ``sel`` keeps, in storage order."""
+    return _selector_positions(pattern(dp), sel)

@@ -80,6 +80,8 @@ class Harness:
     c_read: np.ndarray | None = None  # (W,)
     sa_read: np.ndarray | None = None  # (W, n_scales) scale slots (block-scaled)
     sb_read: np.ndarray | None = None
+    meta_read: np.ndarray | None = None  # (W, metadata words) metadata slots (sparse; packing
+    # writes every lane's, so a measured harness may leave this None)
     word_rows: np.ndarray | None = None  # (W,) row of A each slice word reads (documented)
     word_cols: np.ndarray | None = None  # (W,) column of B
     a_layout: Layout | None = None
@@ -96,17 +98,20 @@ class Harness:
     # -- construction -------------------------------------------------------
     @classmethod
     def from_reads(cls, dp: Datapath, tile: TileSpec, slice_: np.ndarray, a_read, b_read,
-                   c_read, *, c_slots=None, sa_read=None, sb_read=None, **kw) -> Harness:
+                   c_read, *, c_slots=None, sa_read=None, sb_read=None, meta_read=None,
+                   **kw) -> Harness:
         """A harness from what each slice word reads (per lane); the lane
-        slot sets are the unions over the slice words."""
+        slot sets are the unions over the slice words. Sparse datapaths read
+        K/2 stored A values (a_read is (W, K/2)) and K B values."""
         slice_ = np.asarray(slice_, np.int64)
         a_read = np.asarray(a_read, np.int64)
         b_read = np.asarray(b_read, np.int64)
         c_read = np.asarray(c_read, np.int64)
-        w, k = a_read.shape
-        if b_read.shape != (w, k) or c_read.shape != (w,) or len(slice_) != w:
+        w, k = b_read.shape
+        ka = dp.stored_k if dp.sparse else k
+        if a_read.shape != (w, ka) or c_read.shape != (w,) or len(slice_) != w:
             raise HarnessError("slice, A, B and C read tables do not match")
-        a_lanes = tuple(np.unique(a_read[:, j]) for j in range(k))
+        a_lanes = tuple(np.unique(a_read[:, j]) for j in range(ka))
         b_lanes = tuple(np.unique(b_read[:, j]) for j in range(k))
         for name, lanes, size in (("A", a_lanes, tile.a_slots), ("B", b_lanes, tile.b_slots)):
             flat = np.concatenate(lanes)
@@ -120,18 +125,33 @@ class Harness:
         return cls(dp, tile, slice_, a_lanes, b_lanes, np.asarray(c_slots, np.int64),
                    a_read, b_read, c_read,
                    None if sa_read is None else np.asarray(sa_read, np.int64),
-                   None if sb_read is None else np.asarray(sb_read, np.int64), **kw)
+                   None if sb_read is None else np.asarray(sb_read, np.int64),
+                   None if meta_read is None else np.asarray(meta_read, np.int64), **kw)
 
     def with_slice(self, slice_) -> Harness:
         """The same operand placement, reading the result from other words
         (per-word tables are dropped: they belong to the old slice)."""
         return replace(self, elems=np.asarray(slice_, np.int64), a_read=None, b_read=None,
-                       c_read=None, sa_read=None, sb_read=None, word_rows=None, word_cols=None)
+                       c_read=None, sa_read=None, sb_read=None, word_rows=None, word_cols=None,
+                       meta_read=None)
 
     # -- facts --------------------------------------------------------------
     @property
     def k(self) -> int:
+        """Logical K (B's lanes; a sparse A stores K/2 of them)."""
+        return len(self.b_lanes)
+
+    @property
+    def a_k(self) -> int:
+        """A lanes: K, or the K/2 stored values of a sparse A."""
         return len(self.a_lanes)
+
+    def _all_meta(self) -> np.ndarray | None:
+        """Metadata slots of every tensor-memory lane (the harness fills them all)."""
+        if not self.datapath.sparse or not self.tile.meta_slots:
+            return None
+        words = n_meta_words(self.datapath)
+        return np.arange(self.tile.meta_slots).reshape(-1, META_COLS)[:, :words]
 
     @property
     def slice(self) -> np.ndarray:
@@ -176,19 +196,32 @@ class Harness:
     # -- packing ------------------------------------------------------------
     def pack(self, cases: Cases) -> PhysicalBatch:
         """One tile per case: the case's K-vector in every row of A and column
-        of B (every slot of lane k), C in every accumulator slot."""
+        of B (every slot of lane k), C in every accumulator slot, scale bytes
+        in every scale slot the slice reads. A sparse case's A goes in
+        compressed (its K/2 active values, in the order the metadata names
+        them) and its metadata words into every lane's metadata columns; B
+        stays dense, disabled positions included (the device must ignore them)."""
         dp = self.datapath
         if cases.k != self.k:
             raise HarnessError(f"cases have K={cases.k}; the {dp.id} harness has K={self.k}")
         n = len(cases)
         t = self.tile
         a_words, b_words = cases.a, cases.b
-        if dp.sparse and cases.active is not None:
-            a_words, b_words = cases.masked()
+        meta = None
+        if dp.sparse:
+            if cases.active is None:
+                raise HarnessError(f"{dp.id} is sparse: the cases need their active positions")
+            words, pos = sparse_encode(dp, cases.active)
+            a_words = np.take_along_axis(cases.a, pos, axis=1)
+            meta = np.zeros((n, t.meta_slots), np.uint32)
+            slots = self._all_meta()
+            for j in range(words.shape[1]):
+                meta[:, slots[:, j]] = words[:, j:j + 1]
         a = np.zeros((n, t.a_slots), np.uint32)
         b = np.zeros((n, t.b_slots), np.uint32)
-        for j in range(self.k):
+        for j in range(self.a_k):
             a[:, self.a_lanes[j]] = a_words[:, j:j + 1]
+        for j in range(self.k):
             b[:, self.b_lanes[j]] = b_words[:, j:j + 1]
         c = np.zeros((n, t.c_slots), np.uint32)
         c[:, self.c_slots] = self.c_words(cases.c)[:, None]
@@ -204,7 +237,7 @@ class Harness:
                                            (sb, self.sb_read, cases.scale_b)):
                         for slot in np.unique(read[:, j]):  # byte slots: word * 4 + byte
                             buf[:, slot // 4] |= (val[:, j] & 0xFF) << np.uint32(8 * (slot % 4))
-        return PhysicalBatch(a, b, c, sa, sb)
+        return PhysicalBatch(a, b, c, sa, sb, meta)
 
     def unpack(self, dump: np.ndarray) -> np.ndarray:
         """The result word of each tile: its slice words, which must agree."""
@@ -468,46 +501,133 @@ def tcgen05_harness(dp: Datapath) -> Harness:
     C written to and D read from tensor-memory lanes 0-127, columns 0-7;
     block scales in columns 16-17 (A) and 24-25 (B) of the lane of their row
     or column, one byte a scale."""
-    if dp.sparse:
-        raise HarnessError(f"no raw tcgen05 harness for sparse {dp.id} yet (result mode only)")
     m = 128 if dp.block_scaled else 64
     n = 8
     ta, tb = _smem_t(dp.a_type), _smem_t(dp.b_type)
     if ta != tb and not dp.block_scaled and dp.kind != "f8f6f4":
         raise HarnessError(f"mixed A/B element sizes need kind::f8f6f4 ({dp.id})")
-    la = core_matrix_layout(m, dp.k, *_t_sbo_lbo(ta))
+    ka = dp.stored_k  # a sparse A holds K/2 values a row
+    la = core_matrix_layout(m, ka, *_t_sbo_lbo(ta))
     lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
     ld = tcgen05_d_layout(m)
     slice_ = tcgen05_slice(dp)
     d_table = ld.table
     a_read, b_read, c_read, rows, cols = _words_from_layouts(d_table, la.table, lb.table,
                                                              d_table, slice_)
-    sa_read = sb_read = None
-    scale_slots = 0
+    sa_read = sb_read = meta_read = None
+    scale_slots = meta_slots = 0
+    lane_a = np.array([r if m == 128 else 32 * (r // 16) + r % 16 for r in rows])
+    if dp.sparse:  # metadata words of row r: columns 8-9 of r's tensor-memory lane
+        meta_slots = 128 * META_COLS
+        meta_read = lane_a[:, None] * META_COLS + np.arange(n_meta_words(dp))
     if dp.block_scaled:
         ns = dp.n_scales
         scale_slots = 128 * 2  # two words a lane
         j = np.arange(ns)
-        lane_a = np.array([r if m == 128 else 32 * (r // 16) + r % 16 for r in rows])
         sa_read = (lane_a[:, None] * 2 + j // 4) * 4 + j % 4  # byte slots
         sb_read = (cols[:, None] * 2 + j // 4) * 4 + j % 4
     kind = f"kind::{dp.kind}"
     ptx = (f"tcgen05.mma.cta_group::1.{kind}"
            + (f".block_scale.scale_vec::{dp.scale_vec or 1}X" if dp.block_scaled else "")
+           + (" .sp" if dp.sparse else "")
            + f" (M{m} N{n} K{dp.k}, {dp.a_type} x {dp.b_type} -> {dp.d_type})")
     words = 128 * TMEM_COLS
     labels = tuple(f"l{lane}.c{c}" for lane in range(128) for c in range(TMEM_COLS))
     # buffers span the layout (the documented offsets overlap rows and leave gaps)
-    a_slots, b_slots = max(m * dp.k, la.cosize), max(n * dp.k, lb.cosize)
+    a_slots, b_slots = max(m * ka, la.cosize), max(n * dp.k, lb.cosize)
     tile = TileSpec(m, n, dp.k, _round16(a_slots), _round16(b_slots), words, words, labels,
-                    scale_slots=scale_slots, instruction=ptx)
+                    scale_slots=scale_slots, meta_slots=meta_slots, instruction=ptx)
     f16_out = get_format(dp.d_type).name == "f16"
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, c_slots=np.arange(words),
-                              sa_read=sa_read, sb_read=sb_read, a_layout=la, b_layout=lb,
+                              sa_read=sa_read, sb_read=sb_read, meta_read=meta_read,
+                              a_layout=la, b_layout=lb,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
                               a_packing=PACKINGS[_elem_bits(dp.a_type)],
                               b_packing=PACKINGS[_elem_bits(dp.b_type)],
                               elem_mask=0xFFFF if f16_out else 0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------------------
+# Sparse metadata in the harness (kernels/README.md: 128 lanes x 2 words at
+# tensor-memory columns 8-9; selector semantics in models/sparsity.py).
+
+META_COLS = 2  # metadata words a tensor-memory lane
+
+
+def n_meta_words(dp: Datapath) -> int:
+    from tcprobe.models import sparsity
+
+    return sparsity.n_words(dp)
+
+
+def _sparse_tables(dp: Datapath):
+    """(chunk width, stored values a chunk, mask bits -> canonical selector,
+    selector -> stored positions or None where illegal) for ``dp``."""
+    from tcprobe.models import sparsity
+
+    width = sparsity.chunk_width(dp)
+    legal = sparsity.legal_selectors(dp)
+    by_mask = np.full(1 << width, -1, np.int64)
+    positions = {}
+    for sel in legal:
+        pos = sparsity.kept_positions(dp, sel)
+        positions[sel] = pos
+        bits = sum(1 << p for p in pos)
+        if by_mask[bits] < 0:  # the first legal selector (0x9 before 0x6)
+            by_mask[bits] = sel
+    per = len(next(iter(positions.values())))
+    pos_of = np.full((16, per), -1, np.int64)
+    for sel, pos in positions.items():
+        pos_of[sel] = pos
+    return width, per, by_mask, pos_of
+
+
+def sparse_encode(dp: Datapath, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(metadata words (N, words), stored positions (N, K/2)) of (N, K) masks:
+    the canonical legal selector of every chunk (models.sparsity.metadata_words,
+    vectorized). HarnessError if a mask is no legal selection."""
+    active = np.atleast_2d(np.asarray(active, bool))
+    n, k = active.shape
+    width, per, by_mask, pos_of = _sparse_tables(dp)
+    chunks = k // width
+    bits = (active.reshape(n, chunks, width) * (1 << np.arange(width))).sum(axis=2)
+    sel = by_mask[bits]
+    if (sel < 0).any():
+        i, c = map(int, np.argwhere(sel < 0)[0])
+        raise HarnessError(f"case {i}: positions {np.flatnonzero(active[i, c * width:(c + 1) * width]).tolist()} "
+                           f"of chunk {c} are no legal sparse selection of {dp.id}")
+    return _meta_words(sel, n_meta_words(dp)), _stored(sel, pos_of, width)
+
+
+def sparse_decode(dp: Datapath, meta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(active masks (N, K), stored positions (N, K/2)) that metadata words
+    (N, words) select; HarnessError on an illegal selector."""
+    meta = np.atleast_2d(np.asarray(meta, np.int64))
+    width, per, by_mask, pos_of = _sparse_tables(dp)
+    chunks = dp.k // width
+    idx = np.arange(chunks)
+    sel = (meta[:, idx // 8] >> (4 * (idx % 8))) & 0xF
+    if (pos_of[sel, 0] < 0).any():
+        i, c = map(int, np.argwhere(pos_of[sel, 0] < 0)[0])
+        raise HarnessError(f"illegal sparse selector {int(sel[i, c]):#x} in chunk {c} of {dp.id}")
+    pos = _stored(sel, pos_of, width)
+    active = np.zeros((len(meta), dp.k), bool)
+    np.put_along_axis(active, pos, True, axis=1)
+    return active, pos
+
+
+def _meta_words(sel: np.ndarray, words: int) -> np.ndarray:
+    n, chunks = sel.shape
+    out = np.zeros((n, words), np.uint32)
+    for c in range(chunks):
+        out[:, c // 8] |= sel[:, c].astype(np.uint32) << np.uint32(4 * (c % 8))
+    return out
+
+
+def _stored(sel: np.ndarray, pos_of: np.ndarray, width: int) -> np.ndarray:
+    n, chunks = sel.shape
+    pos = pos_of[sel] + (np.arange(chunks) * width)[None, :, None]
+    return pos.reshape(n, -1)
 
 
 def _round16(x: int) -> int:

@@ -206,10 +206,16 @@ class SimDevice(Device):
         h = self.harness(dp)
         t = h.tile
         n = len(batch)
-        for name, arr, size in (("a", batch.a, t.a_slots), ("b", batch.b, t.b_slots),
-                                ("c", batch.c, t.c_slots)):
-            if arr.ndim != 2 or arr.shape != (n, size):
-                raise DeviceError(f"launch: {name} buffers must be ({n}, {size}), not {arr.shape}")
+        bufs = [("a", batch.a, t.a_slots), ("b", batch.b, t.b_slots), ("c", batch.c, t.c_slots)]
+        if dp.block_scaled:
+            bufs += [("scale_a", batch.scale_a, t.scale_slots),
+                     ("scale_b", batch.scale_b, t.scale_slots)]
+        if dp.sparse:
+            bufs.append(("meta", batch.meta, t.meta_slots))
+        for name, arr, size in bufs:
+            if arr is None or arr.ndim != 2 or arr.shape != (n, size):
+                shape = None if arr is None else arr.shape
+                raise DeviceError(f"launch: {name} buffers must be ({n}, {size}), not {shape}")
         dump = self._rng.integers(0, 1 << 32, (n, t.dump_words), dtype=np.uint64).astype(np.uint32)
         d = np.zeros((n, len(h.elems)), np.uint32)  # D of every slice element
         c_el = h.elements(batch.c)
@@ -226,13 +232,18 @@ class SimDevice(Device):
                 for j in range(read.shape[1]):
                     v = _scale_bytes(buf, np.unique(read[:, j]))
                     uniform &= (v == v[:, :1]).all(axis=1)
+        if dp.sparse:
+            for j in range(h.meta_read.shape[1]):
+                v = batch.meta[:, np.unique(h.meta_read[:, j])]
+                uniform &= (v == v[:, :1]).all(axis=1)
         rep = np.flatnonzero(uniform)
         if len(rep):
             pick = lambda buf, read: None if buf is None else _scale_bytes(buf[rep], read[0])  # noqa: E731
-            cases = Cases(batch.a[rep][:, h.a_read[0]], batch.b[rep][:, h.b_read[0]],
-                          c_el[rep, h.c_read[0]],
-                          pick(batch.scale_a, h.sa_read) if dp.block_scaled else None,
-                          pick(batch.scale_b, h.sb_read) if dp.block_scaled else None)
+            meta = batch.meta[rep][:, h.meta_read[0]] if dp.sparse else None
+            cases = _cases(dp, batch.a[rep][:, h.a_read[0]], batch.b[rep][:, h.b_read[0]],
+                           c_el[rep, h.c_read[0]],
+                           pick(batch.scale_a, h.sa_read) if dp.block_scaled else None,
+                           pick(batch.scale_b, h.sb_read) if dp.block_scaled else None, meta)
             d[rep] = model.evaluate(cases)[:, None]
         rest = np.flatnonzero(~uniform)
         for lo in range(0, len(rest), CHUNK):
@@ -250,21 +261,25 @@ class SimDevice(Device):
 
     def _tile_results(self, dp, model, h, batch, c_el, idx) -> np.ndarray:
         """D of every slice element of tiles ``idx``, each distinct operand set once."""
-        a = batch.a[idx][:, h.a_read]  # (t, W, K)
+        a = batch.a[idx][:, h.a_read]  # (t, W, K) (K/2 stored values for a sparse A)
         b = batch.b[idx][:, h.b_read]
         c = c_el[idx][:, h.c_read]  # (t, W)
-        t, w, k = a.shape
-        parts = [a.reshape(-1, k), b.reshape(-1, k), c.reshape(-1, 1)]
-        sa = sb = None
+        t, w, ka = a.shape
+        k = b.shape[2]
+        parts = [a.reshape(-1, ka), b.reshape(-1, k), c.reshape(-1, 1)]
         if dp.block_scaled:
-            sa = _scale_bytes(batch.scale_a[idx], h.sa_read).reshape(t * w, -1)
-            sb = _scale_bytes(batch.scale_b[idx], h.sb_read).reshape(t * w, -1)
-            parts += [sa, sb]
+            parts.append(_scale_bytes(batch.scale_a[idx], h.sa_read).reshape(t * w, -1))
+            parts.append(_scale_bytes(batch.scale_b[idx], h.sb_read).reshape(t * w, -1))
+        if dp.sparse:
+            parts.append(batch.meta[idx][:, h.meta_read].reshape(t * w, -1))
         rows = np.ascontiguousarray(np.concatenate(parts, axis=1).astype(np.uint32))
         keys = rows.view(np.dtype((np.void, 4 * rows.shape[1]))).ravel()
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         pick = lambda x: None if x is None else x[first]  # noqa: E731
-        cases = Cases(parts[0][first], parts[1][first], parts[2][first, 0], pick(sa), pick(sb))
+        n_s = 2 if dp.block_scaled else 0
+        cases = _cases(dp, parts[0][first], parts[1][first], parts[2][first, 0],
+                       pick(parts[3]) if n_s else None, pick(parts[4]) if n_s else None,
+                       pick(parts[3 + n_s]) if dp.sparse else None)
         words = model.evaluate(cases)
         return words[inverse.ravel()].reshape(t, w)
 
@@ -301,6 +316,23 @@ class SimDevice(Device):
         return out
 
 
+def _cases(dp: Datapath, a, b, c, sa, sb, meta) -> Cases:
+    """Logical cases from what one slice word reads: a sparse A's stored
+    values go to the positions its metadata selects (the others +0, inactive)."""
+    active = None
+    if dp.sparse:
+        from tcprobe.harness import HarnessError, sparse_decode
+
+        try:
+            active, pos = sparse_decode(dp, meta)
+        except HarnessError as e:
+            raise DeviceError(f"launch: {e}") from None
+        full = np.zeros((len(a), dp.k), np.uint32)
+        np.put_along_axis(full, pos, a, axis=1)
+        a = full
+    return Cases(a, b, c, sa, sb, active)
+
+
 def _scale_bytes(words: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """Scale codes at byte slots (word * 4 + byte) of (T, words) scale buffers."""
     slots = np.asarray(slots)
@@ -323,8 +355,8 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0):
     if not layout:
         return h
     a_read, b_read, c_read = h.a_read.copy(), h.b_read.copy(), h.c_read.copy()
-    k = h.k
     for op in ("a", "b"):
+        k = a_read.shape[1] if op == "a" else b_read.shape[1]  # a sparse A stores K/2
         lbo, sbo = layout.get(f"{op}_lbo"), layout.get(f"{op}_sbo")
         if (lbo is not None or sbo is not None) and dp.family != "mma":
             # shared-memory strides: mma.sync reads registers and ignores them
@@ -345,6 +377,7 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0):
             else:
                 b_read = table
     for op in ("a", "b"):
+        k = a_read.shape[1] if op == "a" else b_read.shape[1]
         order = _order(layout.get(f"{op}_k_order"), k, f"{op}_k_order", seed)
         if order is not None:
             if op == "a":
@@ -374,7 +407,8 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0):
         slice_ = inv[word] * h.halves + half
     try:
         return Harness.from_reads(dp, h.tile, slice_, a_read, b_read, c_read, c_slots=h.c_slots,
-                                  sa_read=h.sa_read, sb_read=h.sb_read, a_layout=None,
+                                  sa_read=h.sa_read, sb_read=h.sb_read, meta_read=h.meta_read,
+                                  a_layout=None,
                                   b_layout=None, c_layout=h.c_layout, d_layout=None,
                                   word_rows=h.word_rows, word_cols=h.word_cols,
                                   a_packing=h.a_packing, b_packing=h.b_packing,
