@@ -102,26 +102,45 @@ def run(ctx) -> Finding:
 
 
 def _partition_same(ctx, K, E, F, plus, minus, c_edge):
-    """Blocks by same(i, j): lane 0's block, then the next unplaced lane's, ..."""
+    """Blocks by same(i, j): lane 0's block, then the next unplaced lane's, ...
+    (a lane that can never be active with i, such as the other half of a
+    sparse tf32 pair, is tested against another lane of i's block)."""
     left = list(range(K))
     blocks, ev = [], []
     while left:
         i = left[0]
-        bt = Batch(ctx.dp)
-        ref = bt.add(f"C = 2^{E - F} alone", {}, c_edge)
-        rows = {j: bt.add(f"lane {i}: +2^{E}, lane {j}: -2^{E}, C = 2^{E - F}",
-                          {i: plus[:2], j: minus[:2]}, c_edge) for j in left[1:]}
-        w = ctx.run(bt.cases())
-        block = [i] + [j for j, r in rows.items() if w[r] == w[ref]]
+        direct = [j for j in left[1:] if ctx.co_active((i, j))]
+        block, w, rows, bt, ref = _same_rows(ctx, [(i, j) for j in direct], E, F, plus, minus,
+                                             c_edge)
+        block = [i] + [j for (_, j) in block]
+        rest = [j for j in left[1:] if j not in direct]
+        if rest:
+            pairs = []
+            for j in rest:
+                m = next((m for m in block[1:] if ctx.co_active((m, j))), None)
+                if m is not None:
+                    pairs.append((m, j))
+            more, *_ = _same_rows(ctx, pairs, E, F, plus, minus, c_edge)
+            block += [j for (_, j) in more]
         blocks.append(block)
-        same = [r for j, r in rows.items() if j in block][:1]
-        other = [r for j, r in rows.items() if j not in block][:1]
+        same = [r for (_, j), r in rows.items() if j in block][:1]
+        other = [r for (_, j), r in rows.items() if j not in block][:1]
         for r in same:
             ev.append(bt.evidence(r, [w[r], w[ref]], "same block: C survives (= C alone)"))
         for r in other:
             ev.append(bt.evidence(r, [w[r], w[ref]], "different blocks: C is lost"))
         left = [x for x in left if x not in block]
     return blocks, ev
+
+
+def _same_rows(ctx, pairs, E, F, plus, minus, c_edge):
+    """The pairs (i, j) whose cancellation keeps C = 2**(E-F): one block."""
+    bt = Batch(ctx.dp)
+    ref = bt.add(f"C = 2^{E - F} alone", {}, c_edge)
+    rows = {(i, j): bt.add(f"lane {i}: +2^{E}, lane {j}: -2^{E}, C = 2^{E - F}",
+                           {i: plus[:2], j: minus[:2]}, c_edge) for i, j in pairs}
+    w = ctx.run(bt.cases())
+    return [p for p, r in rows.items() if w[r] == w[ref]], w, rows, bt, ref
 
 
 def _partition_cut(ctx, K, E, F):
@@ -139,7 +158,7 @@ def _partition_cut(ctx, K, E, F):
     rows = {}
     for i in range(K):
         for j in range(K):
-            if i != j:
+            if i != j and ctx.co_active((i, j)):  # (sparse tf32 pairs never meet)
                 lanes = {i: neg[:2], j: big[:2]}
                 rows[(i, j)] = (bt.add(f"C = 2^{E - 3} + 2^{E - 2 - F}, lane {i}: -2^{E - 2}, "
                                        f"lane {j}: +2^{E}", lanes, c),
@@ -186,8 +205,9 @@ def _order_tie(ctx, blocks, E, vis, plus, minus, c_tie):
     for n, p in enumerate(blocks):
         for q, b in enumerate(blocks):
             if n != q:
-                rows[(n, q)] = bt.add(f"lane {p[0]}: +2^{E}, lane {b[0]}: -2^{E}, "
-                                      f"C = 2^{E - vis - 1}", {p[0]: plus[:2], b[0]: minus[:2]},
+                x, y = next(((x, y) for x in p for y in b if ctx.co_active((x, y))), (p[0], b[0]))
+                rows[(n, q)] = bt.add(f"lane {x}: +2^{E}, lane {y}: -2^{E}, "
+                                      f"C = 2^{E - vis - 1}", {x: plus[:2], y: minus[:2]},
                                       c_tie)
     w = ctx.run(bt.cases())
     first = {}
@@ -211,7 +231,8 @@ def _order_tie(ctx, blocks, E, vis, plus, minus, c_tie):
 
 def _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1):
     """Order blocks with where(i; j, l) against every block of two or more lanes."""
-    pairs = {n: (b[0], b[1]) for n, b in enumerate(blocks) if len(b) >= 2}
+    pairs = {n: tuple(ctx.together(2, b)) for n, b in enumerate(blocks)
+             if len(b) >= 2 and ctx.together(2, b)}
     if not pairs:
         return blocks, False, []
     bt = Batch(ctx.dp)
@@ -221,7 +242,7 @@ def _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1):
     for q, (j, m) in pairs.items():
         for n, b in enumerate(blocks):
             if n != q:
-                i = b[0]
+                i = next((x for x in b if ctx.co_active((x, j, m))), b[0])
                 rows[(n, q)] = bt.add(f"C = 2^{s}, lane {i}: 2^{s}, lanes {j},{m}: +-2^{E}",
                                       {i: small[:2], j: plus[:2], m: minus[:2]}, c_s)
     w = ctx.run(bt.cases())

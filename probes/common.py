@@ -162,6 +162,17 @@ def _float_product(fa, fb, e, sign, mant, frac):
     raw exponent sum (what the datapath aligns on). None if impossible."""
     sa, na, xa = exp_range(fa)
     sb, nb, xb = exp_range(fb)
+    # the best split has both factors normal and the exponents closest: try
+    # those first, nearest split first (the smaller ea first on a tie)
+    lo, hi = sa - 2, xa + 1
+    for ea in sorted(range(max(lo, na), hi), key=lambda x: (abs(2 * x - e), x)):
+        eb = e - ea
+        if eb < nb:
+            continue
+        wa = word(fa, sign, mant[0], ea - frac[0])
+        wb = word(fb, 0, mant[1], eb - frac[1])
+        if wa is not None and wb is not None and raw_exp(fa, wa) == ea and raw_exp(fb, wb) == eb:
+            return wa, wb, ea + eb
     best = None
     for ea in range(sa - 2, xa + 1):
         eb = e - ea
@@ -226,22 +237,28 @@ class Batch:
         return len(self.rows)
 
     def cases(self) -> Cases:
+        """The rows as Cases: unit scales on block-scaled datapaths, and on
+        sparse ones a legal mask that keeps every lane a row names (where the
+        selectors allow; see :func:`legal_mask`)."""
         n = len(self.rows)
         a = np.full((n, self.k), self.zero_a, np.uint32)
         b = np.full((n, self.k), self.zero_b, np.uint32)
         c = np.zeros(n, np.uint32)
+        named = np.zeros((n, self.k), bool)
         for i, (_, ra, rb, rc) in enumerate(self.rows):
             for k, v in ra.items():
                 a[i, k] = v
+                named[i, k] = True
             for k, v in rb.items():
                 b[i, k] = v
+                named[i, k] = True
             c[i] = rc
-        sa = sb = None
+        sa = sb = active = None
         if self.dp.block_scaled:  # unit scales
-            unit = pow2(self.dp.scale_type, 0)
-            sa = np.full((n, self.dp.n_scales), unit, np.uint32)
-            sb = sa.copy()
-        return Cases(a, b, c, sa, sb, names=[r[0] for r in self.rows])
+            sa, sb = unit_scales(self.dp, n)
+        if self.dp.sparse:
+            active = legal_mask(self.dp, named)
+        return Cases(a, b, c, sa, sb, active, names=[r[0] for r in self.rows])
 
     def evidence(self, i: int, words, note: str = "", cases: Cases | None = None) -> Evidence:
         """Evidence of row i (of ``cases`` when i lies past this batch's rows)."""
@@ -252,6 +269,86 @@ class Batch:
         return Evidence(label, {k: v for k, v in a.items() if v != za},
                         {k: v for k, v in b.items() if v != zb}, c,
                         [int(w) for w in np.atleast_1d(words)], note)
+
+
+def unit_scales(dp, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scale_a, scale_b) of n cases, every scale factor 1."""
+    unit = pow2(dp.scale_type, 0)
+    sa = np.full((n, dp.n_scales), unit, np.uint32)
+    return sa, sa.copy()
+
+
+@lru_cache(maxsize=64)
+def _legal_sets(dp) -> tuple[int, tuple[int, ...]]:
+    """(chunk width, the position bit sets of every legal selector)."""
+    from tcprobe.models import sparsity
+
+    width = sparsity.chunk_width(dp)
+    sets = []
+    for sel in sparsity.legal_selectors(dp):
+        bits = sum(1 << p for p in sparsity.kept_positions(dp, sel))
+        if bits not in sets:
+            sets.append(bits)
+    return width, tuple(sets)
+
+
+def legal_mask(dp, wanted) -> np.ndarray:
+    """(N, K) legal sparse masks: per chunk the legal selection that keeps
+    the most ``wanted`` positions (the first such selector on ties). Lanes a
+    probe needs together must be :func:`co_active`."""
+    wanted = np.atleast_2d(np.asarray(wanted, bool))
+    n, k = wanted.shape
+    width, sets = _legal_sets(dp)
+    chunks = k // width
+    bits = (wanted.reshape(n, chunks, width) * (1 << np.arange(width))).sum(axis=2)
+    cand = np.array(sets, np.int64)
+    covered = np.zeros((n, chunks, len(cand)), np.int64)
+    for j, s in enumerate(cand):
+        x = bits & s
+        covered[..., j] = sum((x >> i) & 1 for i in range(width))
+    pick = cand[np.argmax(covered, axis=2)]  # (n, chunks)
+    mask = (pick[..., None] >> np.arange(width)) & 1
+    return mask.reshape(n, k).astype(bool)
+
+
+def co_active(dp, lanes) -> bool:
+    """Whether ``lanes`` can all be active in one case (always, dense)."""
+    if not dp.sparse:
+        return True
+    want = np.zeros(dp.k, bool)
+    want[list(lanes)] = True
+    return bool(legal_mask(dp, want)[0][want].all())
+
+
+def together(dp, n: int, among=None) -> list[int] | None:
+    """n lanes (from ``among``, in its order) that can all be active in one case."""
+    out = []
+    for k in (range(dp.k) if among is None else among):
+        if co_active(dp, [*out, k]):
+            out.append(int(k))
+            if len(out) == n:
+                return out
+    return None
+
+
+def complete(dp, cases: Cases) -> Cases:
+    """``cases`` with what the datapath needs and a probe may leave out:
+    unit scales (block-scaled), and a legal mask keeping the most lanes whose
+    A or B word is not +0 (sparse)."""
+    sa, sb, act = cases.scale_a, cases.scale_b, cases.active
+    changed = False
+    if dp.block_scaled and (sa is None or sb is None):
+        ua, ub = unit_scales(dp, len(cases))
+        sa = ua if sa is None else sa
+        sb = ub if sb is None else sb
+        changed = True
+    if dp.sparse and act is None:
+        za, zb = zero(dp.a_type), zero(dp.b_type)
+        act = legal_mask(dp, (cases.a != za) | (cases.b != zb))
+        changed = True
+    if not changed:
+        return cases
+    return Cases(cases.a, cases.b, cases.c, sa, sb, act, cases.names)
 
 
 def random_words(f, e, shape, rng, sign_p: float = 0.5) -> np.ndarray:

@@ -70,11 +70,14 @@ def run(ctx) -> Finding:
     pairs = [(i, i + 1) for i in range(0, min(k - 1, 8), 2)]
     pairs += [(0, k - 1), (k // 2 - 1, k // 2)]
     pairs = list(dict.fromkeys(p for p in pairs if p[0] != p[1]))
+    if ctx.dp.sparse:  # pairs that can be active together (sparse tf32 keeps one of each pair)
+        pairs = [(i, j + 1 if not ctx.co_active((i, j)) and j + 1 < k else j) for i, j in pairs]
+        pairs = list(dict.fromkeys(p for p in pairs if ctx.co_active(p)))
     runs, bt, w, rows, refs = sweep(ctx, pairs, E, emax)
     best = max(runs.values())
     notes = []
     if best <= vis:
-        every = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        every = [(i, j) for i in range(k) for j in range(i + 1, k) if ctx.co_active((i, j))]
         more = at(ctx, every, E, best + 1)
         if more:
             r2, bt, w, rows, refs = sweep(ctx, more[:4], E, emax)

@@ -29,15 +29,11 @@ from tcprobe.layout import core_matrix_layout
 from .common import Batch, Evidence, Finding, pow2, product, word, zero
 
 
-def _physical(ctx, a, b, c) -> PhysicalBatch:
-    sa = sb = None
-    if ctx.dp.block_scaled:
-        t = ctx.tile()
-        unit = pow2(ctx.dp.scale_type, 0)
-        sa = np.full((len(a), t.scale_slots), unit, np.uint32)
-        sb = sa.copy()
-    return PhysicalBatch(np.asarray(a, np.uint32), np.asarray(b, np.uint32),
-                         np.asarray(c, np.uint32), sa, sb)
+def _physical(ctx, a, b, c, meta=None) -> PhysicalBatch:
+    """Tiles with unit scales (block-scaled) and ``meta`` (sparse: default,
+    every lane the first legal selector of each chunk)."""
+    return ctx.physical(a, b, c, meta=None if meta is None else np.repeat(
+        np.atleast_2d(meta), len(a), axis=0))
 
 
 def _counts(dump_slice, table: dict) -> np.ndarray:

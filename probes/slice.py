@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.devices.base import PhysicalBatch
-
 from .common import Evidence, Finding, pow2, word
 
 FILLS = ((0, 1, 0, 1, 0, 3, 0),  # (sign x, mag x, q x, mag y, q y, mag c, q c)
@@ -40,7 +38,7 @@ def _fills(ctx):
     a = np.array([[r[0]] * t.a_slots for r in rows], np.uint32)
     b = np.array([[r[1]] * t.b_slots for r in rows], np.uint32)
     c = ctx.c_fill([r[2] for r in rows])
-    return rows, PhysicalBatch(np.vstack([a, a]), np.vstack([b, b]), np.vstack([c, c])), n
+    return rows, ctx.physical(np.vstack([a, a]), np.vstack([b, b]), np.vstack([c, c])), n
 
 
 def run(ctx) -> Finding:

@@ -40,11 +40,12 @@ def run(ctx) -> Finding:
     one_a, one_b, one_c = pow2(fa, 0), pow2(fb, 0), pow2(fc, 0)
     za, zb = pow2(fa, 0) * 0, pow2(fb, 0) * 0
     bt = Batch(ctx.dp)
+    l0, l1 = ctx.together(2) or (0, 1)  # two lanes active together (sparse: a legal pair)
     nan_rows = []
     for w in _nans(fa):
         nan_rows.append(bt.add(f"A = NaN {w:#x}", {0: (w, one_b)}, one_c))
     for w in _nans(fb):
-        nan_rows.append(bt.add(f"B = NaN {w:#x}", {1: (one_a, w)}, one_c))
+        nan_rows.append(bt.add(f"B = NaN {w:#x}", {l1: (one_a, w)}, one_c))
     for w in _nans(fc):
         nan_rows.append(bt.add(f"C = NaN {w:#x}", {0: (one_a, one_b)}, w))
     inf_a, inf_b, inf_c = _inf(fa), _inf(fb), _inf(fc)
@@ -53,7 +54,7 @@ def run(ctx) -> Finding:
     if inf_a is not None:
         special_rows["Inf*0"] = bt.add("Inf * 0", {0: (inf_a, zb)}, one_c)
         special_rows["Inf-Inf (lanes)"] = bt.add("+Inf*1 and -Inf*1 in two lanes",
-                                                 {0: (inf_a, one_b), 1: (ninf_a, one_b)})
+                                                 {l0: (inf_a, one_b), l1: (ninf_a, one_b)})
         special_rows["Inf+finite"] = bt.add("+Inf*1 + finite", {0: (inf_a, one_b)}, one_c)
         special_rows["-Inf+finite"] = bt.add("-Inf*1 + finite", {0: (ninf_a, one_b)}, one_c)
     if inf_b is not None:

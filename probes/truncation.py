@@ -22,7 +22,7 @@ def _flips(ctx, bt, fmt, other_one, op):
         w = base ^ (1 << j)
         lanes = {0: (w, other_one) if op == "a" else (other_one, w)}
         rows[j] = bt.add(f"{op.upper()} = 1.0 with bit {j} flipped", lanes)
-    ref = bt.add(f"{op.upper()} = 1.0", {0: (base, other_one)})
+    ref = bt.add(f"{op.upper()} = 1.0", {0: (base, other_one) if op == "a" else (other_one, base)})
     return rows, ref
 
 

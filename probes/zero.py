@@ -27,8 +27,9 @@ def _lanes(ctx, n: int = 2):
     later block re-anchors on the output's smallest normal exponent)."""
     blocks = ctx.value("blocks") or [list(range(ctx.dp.k))]
     for b in reversed(blocks):
-        if len(b) >= n:
-            return tuple(b[:n])
+        lanes = ctx.together(n, b)  # (sparse: lanes a legal selection keeps together)
+        if lanes:
+            return tuple(lanes)
     return None
 
 

@@ -105,9 +105,28 @@ class Context:
     def _count(self, n: int) -> None:
         self.spent[self.step] = self.spent.get(self.step, 0) + int(n)
 
+    def complete(self, cases: Cases) -> Cases:
+        """Unit scales and legal sparse masks where a probe left them out."""
+        from tcprobe.probes.common import complete
+
+        return complete(self.dp, cases)
+
+    def together(self, n: int, among=None) -> list[int] | None:
+        """n lanes that can be active in one case (sparse datapaths keep only
+        legal selections), taken from ``among`` in its order."""
+        from tcprobe.probes.common import together
+
+        return together(self.dp, n, among)
+
+    def co_active(self, lanes) -> bool:
+        from tcprobe.probes.common import co_active
+
+        return co_active(self.dp, lanes)
+
     def run(self, cases: Cases) -> np.ndarray:
         """Result words of logical cases: through the harness in use (raw
         devices) or the device's result mode."""
+        cases = self.complete(cases)
         self._count(len(cases))
         if self.raw and self.harness is not None:
             out = np.empty(len(cases), np.uint32)
@@ -124,6 +143,7 @@ class Context:
         first slice word of each case, whether all slice words agreed)."""
         if not (self.raw and self.harness is not None):
             return self.run(cases), np.ones(len(cases), bool)
+        cases = self.complete(cases)
         self._count(len(cases))
         dump = self.device.launch(self.dp, self.harness.pack(cases))
         el = self.harness.elements(dump)[:, self.harness.elems]
@@ -138,6 +158,45 @@ class Context:
     @property
     def n_elements(self) -> int:
         return self.nominal.n_elements
+
+    def physical(self, a, b, c, scale_a=None, scale_b=None, meta=None) -> PhysicalBatch:
+        """Physical tiles from A, B and C slot arrays; every scale byte 1
+        (block-scaled) and every lane's metadata the first legal selector of
+        each chunk (sparse) unless given."""
+        a = np.asarray(a, np.uint32)
+        n = len(a)
+        t = self.tile()
+        if self.dp.block_scaled and scale_a is None:
+            from tcprobe.probes.common import pow2
+
+            unit = np.uint32(pow2(self.dp.scale_type, 0))
+            word = unit | (unit << np.uint32(8)) | (unit << np.uint32(16)) | (unit << np.uint32(24))
+            scale_a = np.full((n, t.scale_slots), word, np.uint32)
+            scale_b = scale_a.copy()
+        if self.dp.sparse and meta is None:
+            meta = self.meta_fill(np.zeros(self.dp.k, bool), n)
+        return PhysicalBatch(a, np.asarray(b, np.uint32), np.asarray(c, np.uint32), scale_a,
+                             scale_b, meta)
+
+    def meta_fill(self, wanted, n: int = 1) -> np.ndarray:
+        """(n, meta_slots): the metadata of the legal mask keeping ``wanted``
+        (K,) in every lane's metadata words."""
+        from tcprobe.harness import sparse_encode
+        from tcprobe.probes.common import legal_mask
+
+        words, _ = sparse_encode(self.dp, legal_mask(self.dp, wanted))
+        return self.meta_words(np.repeat(words, n, axis=0))
+
+    def meta_words(self, words) -> np.ndarray:
+        """(T, meta_slots) from metadata words (T, words): every lane the same."""
+        from tcprobe.harness import META_COLS
+
+        words = np.atleast_2d(np.asarray(words, np.uint32))
+        t = self.tile()
+        out = np.zeros((len(words), t.meta_slots), np.uint32)
+        for j in range(words.shape[1]):
+            out[:, j::META_COLS] = words[:, j:j + 1]
+        return out
 
     def c_fill(self, values) -> np.ndarray:
         """(T, c_slots) C words with value i of ``values`` in every element of tile i."""
@@ -200,12 +259,13 @@ class Context:
         return EngineParams(**p)
 
     def model(self, **override) -> FixedPointModel:
-        return FixedPointModel("ladder", self.dp, "ladder findings", self.params(**override))
+        return _LadderModel("ladder", self.dp, "ladder findings", self.params(**override))
 
     def consistent(self, cases: Cases, words: np.ndarray, candidates: dict) -> list:
         """The candidate names whose model reproduces ``words`` on ``cases``
         (each is first tried on a sample, then on every case)."""
         words = np.asarray(words, np.uint32)
+        cases = self.complete(cases)
         sample = None
         if len(cases) > 96:
             sample = np.random.default_rng(0).choice(len(cases), 64, replace=False)
@@ -238,13 +298,25 @@ class Context:
         return (d.cls == Class.ZERO) & (d.sign == 1)
 
 
+@dataclass
+class _LadderModel(FixedPointModel):
+    """The findings' engine model; it completes cases the way Context.run
+    does (unit scales, legal sparse masks), so both see the same cases."""
+
+    def evaluate(self, cases: Cases) -> np.ndarray:
+        from tcprobe.probes.common import complete
+
+        return super().evaluate(complete(self.datapath, cases))
+
+
 # Steps that run logical cases through the harness: on a raw device they need
 # the measured slice and layout first.
 NEEDS_LAYOUT = ("truncation", "visible", "internal", "rounding", "specials", "block", "zero",
                 "carry", "scale", "sparsity")
 
 
-# Steps whose probes are unscaled, dense float dot products with an engine model.
+# Steps whose probes are unscaled float dot products with an engine model
+# (sparse datapaths run them with legal masks: the arithmetic of the kept lanes).
 ENGINE_STEPS = ("lanes", "truncation", "visible", "internal", "rounding", "specials", "block",
                 "zero", "carry")
 
@@ -254,10 +326,8 @@ def _not_engine(dp: Datapath) -> str | None:
     if dp.is_integer:
         return "an integer datapath is an exact sum (no window, rounding or floor to find)"
     if dp.block_scaled:
-        return ("block-scaled arithmetic is not one engine window (its models live in "
-                "models/tcgen05*); the scale step probes the scales")
-    if dp.sparse:
-        return "a sparse datapath: the sparsity step probes the metadata"
+        return ("block-scaled arithmetic is not one engine window (a scale-anchored floor, "
+                "product groups, C merges: models/tcgen05_scaled.py); the scale step measures it")
     return None
 
 
@@ -268,6 +338,8 @@ def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
     why = _not_engine(ctx.dp) if step in ENGINE_STEPS else None
     if why and ctx.dp.is_integer and step in ("lanes", "carry"):
         why = None  # integer lanes and the wrap-or-saturate test run
+    if why and ctx.dp.block_scaled and step == "lanes":
+        why = None  # with unit scales every lane alone is still its exact product
     if why:
         finding = Finding(step, "skipped", why, prerequisite=prerequisite)
         ctx.findings[step] = finding
@@ -463,7 +535,34 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
                        finite(fb, (r, k), 1 - fb.bias - 1, 1 - fb.bias + 6),
                        np.where(rng.integers(0, 2, r) == 0, 0,
                                 finite(fc, (r,), 1 - fc.bias - 1, 1 - fc.bias + 6)).astype(np.uint32)))
-    return Cases.concat(parts)
+    out = Cases.concat(parts)
+    if dp.block_scaled:
+        out.scale_a, out.scale_b = random_scales(dp, n, rng), random_scales(dp, n, rng)
+    if dp.sparse:
+        from tcprobe.harness import sparse_decode
+        from tcprobe.models.sparsity import random_metadata
+
+        out.active = sparse_decode(dp, random_metadata(dp, n, rng))[0]
+    return out
+
+
+def random_scales(dp: Datapath, n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, n_scales) scale codes: a quarter of the cases unit scales, half
+    near 1 (exponents within +-12), the rest anywhere in the format (NaN
+    codes, and ue4m3 zeros, now and then)."""
+    from tcprobe.probes.common import pow2
+
+    f = get_format(dp.scale_type)
+    unit = pow2(f, 0)
+    top = int(f.canonical_nan)  # the NaN code ends the finite range (0xff, 0x7f)
+    shape = (n, dp.n_scales)
+    style = rng.integers(0, 4, n)[:, None]
+    near = np.clip(unit + rng.integers(-12, 13, shape) * (1 << f.frac_bits)
+                   + rng.integers(0, 1 << f.frac_bits, shape), 0, top - 1)
+    wide = rng.integers(0, top, shape)
+    codes = np.where(style == 0, unit, np.where(style == 3, wide, near))
+    codes = np.where(rng.random(shape) < 0.003, top, codes)  # the NaN code (ue8m0 0xff, ue4m3 0x7f)
+    return codes.astype(np.uint32)
 
 
 def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
