@@ -95,11 +95,15 @@ def run(ctx) -> Finding:
 
 
 def _measure(ctx, S) -> Finding:
-    """The layout that slice elements ``S`` read (see the module doc)."""
+    """The layout that slice elements ``S`` read (see the module doc). A
+    sparse datapath is measured under two metadata settings whose kept
+    positions complement each other (the first and last legal selection of
+    every chunk): the A slots hold K/2 stored values, and each setting pairs
+    them with half of B's K positions."""
     dp, t = ctx.dp, ctx.tile()
     S = np.asarray(S)
     W, K = len(S), dp.k
-    one_a, one_b, one_c = pow2(ctx.a_fmt, 0), pow2(ctx.b_fmt, 0), pow2(ctx.c_fmt, 0)
+    one_c = pow2(ctx.c_fmt, 0)
     za, zb, zc = zero(ctx.a_fmt), zero(ctx.b_fmt), zero(ctx.c_fmt)
     ev, notes = [], []
 
@@ -111,135 +115,91 @@ def _measure(ctx, S) -> Finding:
     if len(table) != K + 2:
         return Finding("layout", "failed", "C = 0, 1, 2, ... alone do not give distinct words")
 
-    # 2. one-hot A, B and C slots
-    eye_a = np.where(np.eye(t.a_slots, dtype=bool), one_a, za)
-    dA = ctx.launch(_physical(ctx, eye_a, np.full((t.a_slots, t.b_slots), one_b),
-                              np.full((t.a_slots, t.c_slots), zc)))[:, S]
-    CA = _counts(dA, table)
-    eye_b = np.where(np.eye(t.b_slots, dtype=bool), one_b, zb)
-    dB = ctx.launch(_physical(ctx, np.full((t.b_slots, t.a_slots), one_a), eye_b,
-                              np.full((t.b_slots, t.c_slots), zc)))[:, S]
-    CB = _counts(dB, table)
-    eye_c = ctx.c_one_hot(one_c, zc)  # one tile per C element
+    # C: one tile per C element
+    eye_c = ctx.c_one_hot(one_c, zc)
     nc = len(eye_c)
     dC = ctx.launch(_physical(ctx, np.full((nc, t.a_slots), za),
                               np.full((nc, t.b_slots), zb), eye_c))[:, S]
     CC = _counts(dC, table)
-    for name, cnt in (("A", CA), ("B", CB), ("C", CC)):
-        if (cnt < 0).any():
-            s, w = map(int, np.argwhere(cnt < 0)[0])
-            return Finding("layout", "failed",
-                           f"{name} slot {s} alone gives word {int((dA, dB, dC)['ABC'.index(name)][s, w]):#x} "
-                           f"at {ctx.harness.label(int(S[w]))}, which is no small count")
-    if (CA > 1).any() or (CB > 1).any():
-        return Finding("layout", "failed", "a slot feeds one word twice: no replicable layout")
-    per_word_a = CA.sum(axis=0)
-    per_word_b = CB.sum(axis=0)
-    if not ((per_word_a == K) & (per_word_b == K)).all():
-        w = int(np.flatnonzero((per_word_a != K) | (per_word_b != K))[0])
+    if (CC < 0).any():
+        s_, w = map(int, np.argwhere(CC < 0)[0])
         return Finding("layout", "failed",
-                       f"{ctx.harness.label(int(S[w]))} reads {per_word_a[w]} A and {per_word_b[w]} "
-                       f"B slots, not K={K}")
-    c_read = np.full(W, -1)
-    hits = np.argwhere(CC == 1)
-    for s, w in hits:
-        c_read[w] = s
+                       f"C slot {s_} alone gives word {int(dC[s_, w]):#x} at "
+                       f"{ctx.harness.label(int(S[w]))}, which is no small count")
     if (CC.sum(axis=0) != 1).any():
         return Finding("layout", "failed", "a slice word is fed by no C slot, or by several")
-    a_slots_of_word = [np.flatnonzero(CA[:, w]).tolist() for w in range(W)]
-    b_slots_of_word = [set(np.flatnonzero(CB[:, w]).tolist()) for w in range(W)]
-    s0 = a_slots_of_word[0][0]
-    ev.append(Evidence(f"A slot {s0} alone", {f"slot {s0}": one_a}, {"all": one_b}, zc,
-                       [int(dA[s0, w]) for w in np.flatnonzero(CA[s0])[:3]],
-                       f"read by {int(CA[s0].sum())} of {W} slice words "
-                       f"({', '.join(ctx.harness.label(int(S[w])) for w in np.flatnonzero(CA[s0])[:3])}...)"))
+    c_read = np.full(W, -1)
+    for s_, w in np.argwhere(CC == 1):
+        c_read[w] = s_
 
-    # 3. pairing
-    reads_of_slot = {}
-    for w, slots in enumerate(a_slots_of_word):
-        for s in slots:
-            reads_of_slot.setdefault(s, []).append(w)
-    color = _color(reads_of_slot, a_slots_of_word)
-    ncol = max(color.values()) + 1
-    nbits = max(1, int(np.ceil(np.log2(t.b_slots))))
-    bits_b = (np.arange(t.b_slots)[None, :] >> np.arange(nbits)[:, None]) & 1  # (nbits, b_slots)
-    rows_a, rows_b = [], []
-    for c in range(ncol):
-        lit = [s for s, col in color.items() if col == c]
-        a_row = np.full(t.a_slots, za, np.uint32)
-        a_row[lit] = one_a
-        for i in range(nbits):
-            rows_a.append(a_row)
-            rows_b.append(np.where(bits_b[i] == 1, one_b, zb).astype(np.uint32))
-    n = len(rows_a)
-    dP = ctx.launch(_physical(ctx, np.array(rows_a), np.array(rows_b),
-                              np.full((n, t.c_slots), zc)))[:, S]
-    P = _counts(dP, table).reshape(ncol, nbits, W)
-    if (P < 0).any() or (P > 1).any():
-        return Finding("layout", "failed", "a pairing probe gave no 0/1 count")
-    weights = (1 << np.arange(nbits))[None, :, None]
-    partner = (P * weights).sum(axis=1)  # (ncol, W): B slot paired with the lit A slot
-    uf = _Union()
-    triples = []
-    for w, slots in enumerate(a_slots_of_word):
-        for s in slots:
-            tb = int(partner[color[s], w])
-            if tb not in b_slots_of_word[w]:
-                return Finding("layout", "failed",
-                               f"A slot {s} pairs with B slot {tb}, which "
-                               f"{ctx.harness.label(int(S[w]))} does not read")
-            triples.append((w, s, tb))
-            uf.union(("a", s), ("b", tb))
-    comps = {}
-    for w, s, tb in triples:
-        comps.setdefault(uf.find(("a", s)), []).append((w, s, tb))
-    for members in comps.values():
-        if len({w for w, _, _ in members}) != len(members):
-            return Finding("layout", "failed", "a lane reaches one word twice")
-    s_ex = a_slots_of_word[0][0]
-    ev.append(Evidence(f"pairing: A slot {s_ex} and B bit patterns", {f"slot {s_ex}": one_a},
-                       {"bit i of the B slot": one_b}, zc,
-                       [int(P[color[s_ex], i, 0]) for i in range(nbits)],
-                       f"bits spell B slot {int(partner[color[s_ex], 0])}"))
+    settings = [(None, None)]
+    if dp.sparse:
+        from tcprobe.models import sparsity
+
+        sels = sparsity.legal_selectors(dp)
+        width = sparsity.chunk_width(dp)
+        settings = []
+        for sel in (sels[0], sels[-1]):  # 0x4 and 0xe: complementary selections
+            pos = [c * width + p for c in range(K // width) for p in sparsity.kept_positions(dp, sel)]
+            want = np.zeros(K, bool)
+            want[pos] = True
+            settings.append((ctx.meta_fill(want)[0], pos))
+    measured = []
+    for meta, pos in settings:
+        r = _pairs(ctx, S, table, meta)
+        if isinstance(r, str):
+            return Finding("layout", "failed", r)
+        measured.append((r, pos))
+    ev += measured[0][0][2]
 
     # 4. lane names: by A's documented lanes (else B's, else order); components with
     # one name but disjoint words are the same lane of independent MMAs (V100's quad pairs)
     nominal = ctx.nominal
-    comp_list = list(comps.values())
+    KA = dp.stored_k if dp.sparse else K
 
-    def name_by(lanes_of, pos):
-        slot_lane = {int(s): k for k, lane in enumerate(lanes_of) for s in lane}
+    def name_by(lanes_of, pos_, comp_list, n):
+        slot_lane = {int(s_): k for k, lane in enumerate(lanes_of) for s_ in lane}
         names = []
         for members in comp_list:
-            ks = {slot_lane.get(m[pos]) for m in members}
+            ks = {slot_lane.get(m[pos_]) for m in members}
             if len(ks) != 1 or None in ks:
                 return None
             names.append(ks.pop())
-        return names if sorted(set(names)) == list(range(K)) else None
+        return names if sorted(set(names)) == list(range(n)) else None
 
-    names = name_by(nominal.a_lanes, 1) if nominal else None
-    named_by = "A's documented lanes"
-    if names is None and nominal:
-        names = name_by(nominal.b_lanes, 2)
-        named_by = "B's documented lanes"
-    if names is None:
-        if len(comp_list) != K:
-            return Finding("layout", "failed",
-                           f"the slots form {len(comp_list)} lanes, not K={K}, and no documented "
-                           "lane names them")
+    def names_of(comp_list):
+        names = name_by(nominal.a_lanes, 1, comp_list, KA) if nominal else None
+        if names is not None:
+            return names, "A's documented lanes"
+        if nominal and not dp.sparse:
+            names = name_by(nominal.b_lanes, 2, comp_list, K)
+            if names is not None:
+                return names, "B's documented lanes"
+        if len(comp_list) != KA:
+            return None, f"the slots form {len(comp_list)} lanes, not {KA}, and no documented lane names them"
         order = np.argsort([min(m[1] for m in members) for members in comp_list])
-        names = list(np.argsort(order))
-        named_by = "the order of their first A slot"
-    a_read = np.full((W, K), -1, np.int64)
+        return list(np.argsort(order)), "the order of their first A slot"
+
+    a_read = np.full((W, KA), -1, np.int64)
     b_read = np.full((W, K), -1, np.int64)
-    for k, members in zip(names, comp_list, strict=True):
-        for w, s, tb in members:
-            if a_read[w, k] >= 0:
-                return Finding("layout", "failed", f"lane {k} reaches one word twice")
-            a_read[w, k] = s
-            b_read[w, k] = tb
-    if (a_read < 0).any():
+    named_by = ""
+    for (_, comp_list, _), pos in measured:
+        names, named_by = names_of(comp_list)
+        if names is None:
+            return Finding("layout", "failed", named_by)
+        for j, members in zip(names, comp_list, strict=True):
+            k = j if pos is None else pos[j]  # a sparse stored value j meets position pos[j]
+            for w, s_, tb in members:
+                if b_read[w, k] >= 0 or (a_read[w, j] >= 0 and a_read[w, j] != s_):
+                    return Finding("layout", "failed", f"lane {j} reaches one word twice")
+                a_read[w, j] = s_
+                b_read[w, k] = tb
+    if (a_read < 0).any() or (b_read < 0).any():
         return Finding("layout", "failed", "a lane misses a slice word")
+    if dp.sparse:
+        notes.append("sparse: A holds K/2 stored values; B's positions measured under two "
+                     "metadata settings that keep complementary halves (documented selector "
+                     "meaning; the sparsity step measures it)")
     try:
         sa_read, sb_read = _scales(nominal, S)
         found = Harness.from_reads(dp, t, S, a_read, b_read, c_read, c_slots=np.arange(t.c_slots),
@@ -288,6 +248,94 @@ def _measure(ctx, S) -> Finding:
               "c_read": c_read.tolist()}
     values.update({f"layout_{k}": v for k, v in desc.items()})
     return Finding("layout", "found", summary, values, ev, notes)
+
+
+def _pairs(ctx, S, table, meta):
+    """One-hot A and B slots and the pairing probe under one metadata
+    setting: (A slots each slice word reads, lanes as lists of (word, A slot,
+    B slot), evidence), or why it failed."""
+    dp, t = ctx.dp, ctx.tile()
+    W = len(S)
+    KA = dp.stored_k if dp.sparse else dp.k
+    one_a, one_b = pow2(ctx.a_fmt, 0), pow2(ctx.b_fmt, 0)
+    za, zb, zc = zero(ctx.a_fmt), zero(ctx.b_fmt), zero(ctx.c_fmt)
+    ev = []
+    eye_a = np.where(np.eye(t.a_slots, dtype=bool), one_a, za)
+    dA = ctx.launch(_physical(ctx, eye_a, np.full((t.a_slots, t.b_slots), one_b),
+                              np.full((t.a_slots, t.c_slots), zc), meta))[:, S]
+    CA = _counts(dA, table)
+    eye_b = np.where(np.eye(t.b_slots, dtype=bool), one_b, zb)
+    dB = ctx.launch(_physical(ctx, np.full((t.b_slots, t.a_slots), one_a), eye_b,
+                              np.full((t.b_slots, t.c_slots), zc), meta))[:, S]
+    CB = _counts(dB, table)
+    for name, cnt, dd in (("A", CA, dA), ("B", CB, dB)):
+        if (cnt < 0).any():
+            s_, w = map(int, np.argwhere(cnt < 0)[0])
+            return (f"{name} slot {s_} alone gives word {int(dd[s_, w]):#x} "
+                    f"at {ctx.harness.label(int(S[w]))}, which is no small count")
+    if (CA > 1).any() or (CB > 1).any():
+        return "a slot feeds one word twice: no replicable layout"
+    per_word_a = CA.sum(axis=0)
+    per_word_b = CB.sum(axis=0)
+    if not ((per_word_a == KA) & (per_word_b == KA)).all():
+        w = int(np.flatnonzero((per_word_a != KA) | (per_word_b != KA))[0])
+        return (f"{ctx.harness.label(int(S[w]))} reads {per_word_a[w]} A and {per_word_b[w]} "
+                f"B slots, not {'K/2 = ' if dp.sparse else 'K='}{KA}")
+    a_slots_of_word = [np.flatnonzero(CA[:, w]).tolist() for w in range(W)]
+    b_slots_of_word = [set(np.flatnonzero(CB[:, w]).tolist()) for w in range(W)]
+    s0 = a_slots_of_word[0][0]
+    ev.append(Evidence(f"A slot {s0} alone", {f"slot {s0}": one_a}, {"all": one_b}, zc,
+                       [int(dA[s0, w]) for w in np.flatnonzero(CA[s0])[:3]],
+                       f"read by {int(CA[s0].sum())} of {W} slice words "
+                       f"({', '.join(ctx.harness.label(int(S[w])) for w in np.flatnonzero(CA[s0])[:3])}...)"))
+
+    # 3. pairing
+    reads_of_slot = {}
+    for w, slots in enumerate(a_slots_of_word):
+        for s_ in slots:
+            reads_of_slot.setdefault(s_, []).append(w)
+    color = _color(reads_of_slot, a_slots_of_word)
+    ncol = max(color.values()) + 1
+    nbits = max(1, int(np.ceil(np.log2(t.b_slots))))
+    bits_b = (np.arange(t.b_slots)[None, :] >> np.arange(nbits)[:, None]) & 1  # (nbits, b_slots)
+    rows_a, rows_b = [], []
+    for c in range(ncol):
+        lit = [s_ for s_, col in color.items() if col == c]
+        a_row = np.full(t.a_slots, za, np.uint32)
+        a_row[lit] = one_a
+        for i in range(nbits):
+            rows_a.append(a_row)
+            rows_b.append(np.where(bits_b[i] == 1, one_b, zb).astype(np.uint32))
+    n = len(rows_a)
+    dP = ctx.launch(_physical(ctx, np.array(rows_a), np.array(rows_b),
+                              np.full((n, t.c_slots), zc), meta))[:, S]
+    P = _counts(dP, table).reshape(ncol, nbits, W)
+    if (P < 0).any() or (P > 1).any():
+        return "a pairing probe gave no 0/1 count"
+    weights = (1 << np.arange(nbits))[None, :, None]
+    partner = (P * weights).sum(axis=1)  # (ncol, W): B slot paired with the lit A slot
+    uf = _Union()
+    triples = []
+    for w, slots in enumerate(a_slots_of_word):
+        for s_ in slots:
+            tb = int(partner[color[s_], w])
+            if tb not in b_slots_of_word[w]:
+                return (f"A slot {s_} pairs with B slot {tb}, which "
+                        f"{ctx.harness.label(int(S[w]))} does not read")
+            triples.append((w, s_, tb))
+            uf.union(("a", s_), ("b", tb))
+    comps = {}
+    for w, s_, tb in triples:
+        comps.setdefault(uf.find(("a", s_)), []).append((w, s_, tb))
+    for members in comps.values():
+        if len({w for w, _, _ in members}) != len(members):
+            return "a lane reaches one word twice"
+    s_ex = a_slots_of_word[0][0]
+    ev.append(Evidence(f"pairing: A slot {s_ex} and B bit patterns", {f"slot {s_ex}": one_a},
+                       {"bit i of the B slot": one_b}, zc,
+                       [int(P[color[s_ex], i, 0]) for i in range(nbits)],
+                       f"bits spell B slot {int(partner[color[s_ex], 0])}"))
+    return a_slots_of_word, list(comps.values()), ev
 
 
 def _scales(nominal, S):

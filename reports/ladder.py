@@ -63,8 +63,12 @@ def fingerprint_table(fp, simulated: bool) -> Table:
     t.add_column("key")
     t.add_column("value")
     t.add_column("note", overflow="fold")
-    for key in ("window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
-                "zero_sign", "nan", "output_frac_bits", "k_order", "overflow", "carry_bits"):
+    scaled = getattr(fp, "scaled", None)
+    keys = ("window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
+            "zero_sign", "nan", "output_frac_bits", "k_order", "overflow", "carry_bits")
+    if scaled is not None:  # block-scaled: the scale step's keys instead of the engine's
+        keys = ("scale_block", "product_window_bits", "scale_floor_offset", "nan")
+    for key in keys:
         v = getattr(fp, key)
         if key == "nan" and v is not None:
             v = f"{v:#x}"
@@ -76,6 +80,21 @@ def fingerprint_table(fp, simulated: bool) -> Table:
                     "k_order": "K in order", "carry_bits": "no wrap",
                     "zero_floor": ""}.get(key, "")
         t.add_row(key, "-" if v is None else str(v), note)
+    if scaled is not None:
+        for key, v in scaled.items():
+            if key in ("product_window", "scale_window"):
+                continue
+            note = fp.undetermined.get(f"scaled.{key}", "")
+            if f"scaled.{key}" in fp.assumed:
+                note += " (assumed)"
+            t.add_row(f"scaled.{key}", "-" if v is None else str(v), note)
+    sp = getattr(fp, "sparsity", None)
+    if sp:
+        t.add_row("sparsity", str(sp.get("pattern", "-")),
+                  "selectors as documented" if sp.get("selectors_documented") else
+                  ("selectors differ from the documented ones" if "selectors" in sp else ""))
+        t.add_row("disabled positions", "ignored" if sp.get("disabled_ignored") else "-",
+                  "removed before specials" if sp.get("disabled_ignored") else "")
     if fp.slice is not None:
         t.add_row("slice", f"{len(fp.slice)} words", "")
     return t

@@ -389,9 +389,17 @@ class Fingerprint:
     layout: dict | None = None
     undetermined: dict = field(default_factory=dict)
     assumed: dict = field(default_factory=dict)  # model values for undetermined keys
+    # block-scaled kinds (the scale step): q = max(R - product window, S - offset)
+    scale_block: int | None = None
+    product_window_bits: int | None = None
+    scale_floor_offset: int | None = None
+    scaled: dict | None = None  # every ScaledParams field the model runs with
+    sparsity: dict | None = None  # sparse kinds: pattern, selectors, disabled positions
 
     @classmethod
     def from_context(cls, ctx: Context) -> Fingerprint:
+        if ctx.dp.block_scaled:
+            return cls._scaled(ctx)
         fp = cls(ctx.dp.id)
         for key in ("window_bits", "block_size", "zero_floor", "input_conversion",
                     "output_rounding", "zero_sign", "nan", "output_frac_bits", "k_order",
@@ -408,9 +416,45 @@ class Fingerprint:
         for key in FINGERPRINT_KEYS:
             if getattr(fp, key) is None and key not in fp.undetermined:
                 fp.undetermined[key] = "its step did not run or found nothing"
+        fp._common(ctx)
+        return fp
+
+    def _common(self, ctx: Context) -> None:
         if ctx.harness is not None and ctx.raw:
-            fp.slice = [int(i) for i in ctx.harness.elems]
-            fp.layout = ctx.harness.describe()
+            self.slice = [int(i) for i in ctx.harness.elems]
+            self.layout = ctx.harness.describe()
+        f = ctx.findings.get("sparsity")
+        if ctx.dp.sparse and f is not None and f.ok:
+            keys = ("pattern", "chunk_width", "kept_per_chunk", "selectors",
+                    "selectors_documented", "disabled_ignored", "active_counts")
+            self.sparsity = {k: f.values[k] for k in keys if k in f.values}
+            for key, why in f.values.get("undetermined", {}).items():
+                self.undetermined[f"sparsity.{key}"] = why
+
+    @classmethod
+    def _scaled(cls, ctx: Context) -> Fingerprint:
+        """A block-scaled datapath: the scale step's keys and model parameters;
+        the engine keys do not apply (the quantum is not one engine window)."""
+        fp = cls(ctx.dp.id)
+        f = ctx.findings.get("scale")
+        v = f.values if f is not None else {}
+        fp.scale_block = v.get("scale_block")
+        fp.product_window_bits = v.get("product_window_bits")
+        fp.scale_floor_offset = v.get("scale_floor_offset")
+        fp.scaled = dict(v["params"]) if v.get("params") else None
+        why = ("block-scaled: the quantum is max(R - product window, S - scale floor offset), "
+               "see product_window_bits, scale_floor_offset and scaled")
+        for key in FINGERPRINT_KEYS:
+            fp.undetermined[key] = why
+        fp.nan = v.get("nan")
+        if fp.nan is not None:
+            fp.undetermined.pop("nan")
+        names = {"product_window": "product_window_bits", "scale_window": "scale_floor_offset"}
+        for key, text in v.get("undetermined", {}).items():
+            fp.undetermined[names.get(key, f"scaled.{key}")] = text
+        for key, value in v.get("assumed", {}).items():
+            fp.assumed[names.get(key, f"scaled.{key}")] = value
+        fp._common(ctx)
         return fp
 
     def params(self, dp: Datapath) -> EngineParams:
@@ -433,13 +477,26 @@ class Fingerprint:
             carry_bits=self.carry_bits,
         )
 
-    def model(self, dp: Datapath) -> FixedPointModel:
+    def model(self, dp: Datapath):
+        """The engine model (the block-scaled one for block-scaled kinds)."""
+        if dp.block_scaled:
+            from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
+
+            if not self.scaled:
+                raise LadderError(f"{dp.id}: the scale step found no block-scaled parameters")
+            return BlockScaledModel("fingerprint", dp, "tcprobe ladder", ScaledParams(**self.scaled))
         return FixedPointModel("fingerprint", dp, "tcprobe ladder", self.params(dp))
 
     def as_dict(self) -> dict:
         out = {"datapath": self.datapath}
         for key in (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits"):
             out[key] = getattr(self, key)
+        if self.scaled is not None:
+            out.update({"scale_block": self.scale_block,
+                        "product_window_bits": self.product_window_bits,
+                        "scale_floor_offset": self.scale_floor_offset, "scaled": dict(self.scaled)})
+        if self.sparsity is not None:
+            out["sparsity"] = dict(self.sparsity)
         if self.nan is not None:
             out["nan_hex"] = f"{self.nan:#x}"
         out["undetermined"] = dict(self.undetermined)
@@ -585,6 +642,11 @@ def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
             "a": [f"{int(w):#x}" for w in cases.a[i]], "b": [f"{int(w):#x}" for w in cases.b[i]],
             "c": f"{int(cases.c[i]):#x}", "device": describe(ctx.d_fmt, int(got[i])),
             "model": describe(ctx.d_fmt, int(want[i]))})
+        if cases.scale_a is not None:
+            examples[-1]["scale_a"] = [f"{int(w):#x}" for w in cases.scale_a[i]]
+            examples[-1]["scale_b"] = [f"{int(w):#x}" for w in cases.scale_b[i]]
+        if cases.active is not None:
+            examples[-1]["active"] = np.flatnonzero(cases.active[i]).tolist()
     return Validation(len(cases), int(len(bad)), examples, time.perf_counter() - t0)
 
 
@@ -612,7 +674,9 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
     val = None
     numeric = set(wanted) & {"truncation", "visible", "internal", "rounding", "specials",
                              "block", "zero", "carry"}
-    if numeric and _not_engine(dp) is None:
+    scaled = dp.block_scaled and "scale" in ctx.findings and ctx.findings["scale"].ok and \
+        ctx.findings["scale"].values.get("params")
+    if (numeric and _not_engine(dp) is None) or scaled:
         fp = Fingerprint.from_context(ctx)
         if validate_cases:
             val = validate(ctx, fp.model(dp), validate_cases)
