@@ -180,55 +180,92 @@ def _measure(ctx, S) -> Finding:
         order = np.argsort([min(m[1] for m in members) for members in comp_list])
         return list(np.argsort(order)), "the order of their first A slot"
 
-    a_read = np.full((W, KA), -1, np.int64)
-    b_read = np.full((W, K), -1, np.int64)
-    named_by = ""
-    for (_, comp_list, _), pos in measured:
-        names, named_by = names_of(comp_list)
-        if names is None:
-            return Finding("layout", "failed", named_by)
-        for j, members in zip(names, comp_list, strict=True):
-            k = j if pos is None else pos[j]  # a sparse stored value j meets position pos[j]
-            for w, s_, tb in members:
-                if b_read[w, k] >= 0 or (a_read[w, j] >= 0 and a_read[w, j] != s_):
-                    return Finding("layout", "failed", f"lane {j} reaches one word twice")
-                a_read[w, j] = s_
-                b_read[w, k] = tb
-    if (a_read < 0).any() or (b_read < 0).any():
-        return Finding("layout", "failed", "a lane misses a slice word")
+    def by_b(comp_list, pos):
+        """Sparse: stored values named by the documented B lane they meet under
+        the metadata setting (value j meets position pos[j])."""
+        if nominal is None or pos is None:
+            return None, ""
+        slot_lane = {int(s_): k for k, lane in enumerate(nominal.b_lanes) for s_ in lane}
+        inv = {k: j for j, k in enumerate(pos)}
+        names = []
+        for members in comp_list:
+            ks = {slot_lane.get(m[2]) for m in members}
+            if len(ks) != 1 or None in ks or next(iter(ks)) not in inv:
+                return None, ""
+            names.append(inv[ks.pop()])
+        if sorted(names) != list(range(KA)):
+            return None, ""
+        return names, "B's documented lanes, through the metadata"
+
+    strategies = [names_of] + ([by_b] if dp.sparse else [])
     if dp.sparse:
         notes.append("sparse: A holds K/2 stored values; B's positions measured under two "
                      "metadata settings that keep complementary halves (documented selector "
                      "meaning; the sparsity step measures it)")
-    try:
-        sa_read, sb_read = _scales(nominal, S)
-        found = Harness.from_reads(dp, t, S, a_read, b_read, c_read, c_slots=np.arange(t.c_slots),
-                                   halves=nominal.halves if nominal else 1,
-                                   elem_mask=nominal.elem_mask if nominal else 0xFFFFFFFF,
-                                   sa_read=sa_read, sb_read=sb_read,
-                                   a_packing=nominal.a_packing if nominal else "b32",
-                                   b_packing=nominal.b_packing if nominal else "b32",
-                                   source="measured")
-    except HarnessError as e:
-        return Finding("layout", "failed", f"the measured layout cannot replicate a case: {e}")
-
-    # 5. proof with the measured harness: every lane alone = its product
+    why = "no lane naming fits"
     old = ctx.harness
-    ctx.harness = found
-    bt = Batch(dp)
     sign = 1 if ctx.a_fmt.signed else 0  # unsigned integers have no -3
     p = product(ctx.a_fmt, ctx.b_fmt, 1, sign, (3, 1), (1, 0))
-    rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
-    ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, 3, 0))
-    words = ctx.run(bt.cases())
-    bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
-    ev.append(bt.evidence(ref, [words[ref]]))
-    for r in rows[:2] + rows[-1:]:
-        ev.append(bt.evidence(r, [words[r]], "= C alone" if words[r] == words[ref] else "differs"))
-    if bad:
+    found = None
+    last_proof = []
+    for strategy in strategies:
+        a_read = np.full((W, KA), -1, np.int64)
+        b_read = np.full((W, K), -1, np.int64)
+        named_by, clash = "", None
+        for (_, comp_list, _), pos in measured:
+            names, named_by = (strategy(comp_list, pos) if strategy is by_b
+                               else strategy(comp_list))
+            if names is None:
+                clash = named_by or "the documented lanes do not name the measured ones"
+                break
+            for j, members in zip(names, comp_list, strict=True):
+                k = j if pos is None else pos[j]  # a sparse stored value j meets position pos[j]
+                for w, s_, tb in members:
+                    if b_read[w, k] >= 0 or (a_read[w, j] >= 0 and a_read[w, j] != s_):
+                        clash = f"lane {j} reaches one word twice"
+                    a_read[w, j] = s_
+                    b_read[w, k] = tb
+        if clash is None and ((a_read < 0).any() or (b_read < 0).any()):
+            clash = "a lane misses a slice word"
+        if clash is not None:
+            why = clash
+            continue
+        try:
+            sa_read, sb_read = _scales(nominal, S)
+            cand = Harness.from_reads(dp, t, S, a_read, b_read, c_read,
+                                      c_slots=np.arange(t.c_slots),
+                                      halves=nominal.halves if nominal else 1,
+                                      elem_mask=nominal.elem_mask if nominal else 0xFFFFFFFF,
+                                      sa_read=sa_read, sb_read=sb_read,
+                                      a_packing=nominal.a_packing if nominal else "b32",
+                                      b_packing=nominal.b_packing if nominal else "b32",
+                                      source="measured")
+        except HarnessError as e:
+            why = f"the measured layout cannot replicate a case: {e}"
+            continue
+        # 5. proof with the measured harness: every lane alone = its product
+        ctx.harness = cand
+        bt = Batch(dp)
+        rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
+        ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, 3, 0))
+        words = ctx.run(bt.cases())
+        bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
+        proof = [bt.evidence(ref, [words[ref]])]
+        for r in rows[:2] + rows[-1:]:
+            proof.append(bt.evidence(r, [words[r]], "= C alone" if words[r] == words[ref]
+                                     else "differs"))
         ctx.harness = old
-        return Finding("layout", "failed", f"with the measured layout lanes {bad[:8]} still do "
-                       "not contribute their product", {}, ev)
+        if bad:
+            why = (f"with the measured layout lanes {bad[:8]} still do not contribute their "
+                   "product")
+            last_proof = proof
+            continue
+        found = cand
+        ev += proof
+        break
+    if found is None:
+        return Finding("layout", "failed", why, {}, ev + last_proof)
+    ctx.harness = found
 
     same = nominal is not None and found.same_placement(nominal)
     desc = {}
@@ -237,7 +274,9 @@ def _measure(ctx, S) -> Finding:
         notes += [f"{k}: {v}" for k, v in desc.items()]
     if same:
         ctx.harness = nominal  # keep the documented tables (per-word rows and columns)
-        summary = (f"as documented: every one of the {K} A and B lanes feeds exactly its own "
+        lanes = (f"{K} A and B lanes" if not dp.sparse else
+                 f"{dp.stored_k} stored A values and {K} B lanes (under complementary metadata)")
+        summary = (f"as documented: every one of the {lanes} feeds exactly its own "
                    f"product in all {W} slice words ({nominal.a_layout} / {nominal.b_layout})")
     else:
         summary = (f"measured layout differs from the documented one "
@@ -390,14 +429,15 @@ def _fit_core_matrix(nominal, found, op, dp) -> str | None:
     lbo_c = [int(o) for o in offs if o >= t][:1] or [t * 8]
     sbo_c = [base[8] - base[0]] if 0 in base and 8 in base else [t * 8]
     nrows = nominal.tile.m if op == "A" else nominal.tile.n
+    kk = read.shape[1]  # K, or a sparse A's K/2 stored values
     for lbo in lbo_c:
         for sbo in sbo_c:
             if lbo <= 0 or sbo <= 0:
                 continue
-            table = core_matrix_layout(nrows, dp.k, t, lbo, sbo).table[rows]
-            cols = {tuple(table[:, j]): j for j in range(dp.k)}
-            order = [cols.get(tuple(read[:, k])) for k in range(dp.k)]
+            table = core_matrix_layout(nrows, kk, t, lbo, sbo).table[rows]
+            cols = {tuple(table[:, j]): j for j in range(kk)}
+            order = [cols.get(tuple(read[:, k])) for k in range(kk)]
             if None not in order:
-                tail = "" if order == list(range(dp.k)) else f", K order {order}"
+                tail = "" if order == list(range(kk)) else f", K order {order}"
                 return f"core matrices with LBO={lbo}, SBO={sbo} elements{tail}"
     return None

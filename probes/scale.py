@@ -818,22 +818,33 @@ def _c_mechanism(ctx, geo, q, base):
         out["assumed"]["c_window"] = p_used
     else:
         out["values"]["c_window_bits"] = fc
-    if len(kinds) > 1:
-        out["notes"].append(f"C mechanisms {kinds} all agree here; taking {kind}")
+    below = fc if kind == "plain" else cm  # how far below C its cut lies
+    names = {"plain": "C in the window", "groups": "a C-relative cut of the groups C outranks",
+             "dominant": "a C-dominant merge of whole blocks"}
     if kind == "plain":
-        out["text"] = (f"C joins the window ({'C-relative window ' + str(params['c_window']) + ' bits'})")
+        out["text"] = f"C sets the quantum {params['c_window']} bits below itself"
     elif kind == "groups":
         out["text"] = f"groups that C outranks are first cut {cm} bits below C"
-        out["values"]["c_merge_bits"] = cm
     else:
         mgs_ok = sorted({k[3] for k in ok if k[0] == "dominant" and k[2] == cm})
         out["text"] = (f"when C reaches the largest product, blocks of {mg} products are cut "
                        f"{cm} bits below C (C-dominant merge)")
-        out["values"]["c_merge_bits"] = cm
         out["values"]["merge_group"] = mg
         if len(mgs_ok) > 1:
             out["undetermined"]["merge_group"] = f"merge blocks of {mgs_ok} all agree"
             out["assumed"]["merge_group"] = mg
+    if kind != "plain":
+        out["values"]["c_merge_bits"] = cm
+    if below is not None:
+        out["values"]["c_window_bits"] = below
+    if len(kinds) > 1:
+        why = (f"{', '.join(names[k] for k in kinds)} give the same words here; the model takes "
+               f"{names[kind]}")
+        out["undetermined"]["c_mechanism"] = why
+        out["assumed"]["c_mechanism"] = kind
+        out["text"] = (f"products are cut {below} bits below a C that outranks them "
+                       f"({' / '.join(names[k] for k in kinds)}: not told apart here)")
+        kind = None
     out["values"]["c_mechanism"] = kind
     out["params"] = params
     return out
@@ -984,8 +995,11 @@ def _floors(ctx, geo, base):
         for key, v in out["params"].items():
             if v is not None:
                 out["values"][key] = v
+            elif key == "group_floor" and len(geo.blocks) < 2:
+                out["undetermined"][key] = "one scale block: no lower-scale group to drop"
             else:
-                out["undetermined"][key] = "does not show next to the other floor"
+                out["undetermined"][key] = (f"the {'lowest quantum' if key == 'group_floor' else 'group floor'} "
+                                            "alone explains the tiny-scale cases")
     else:
         what = []
         if qv:

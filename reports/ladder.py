@@ -23,6 +23,16 @@ def _words(fmt, d: dict, limit: int = 4) -> str:
     return ", ".join(parts)
 
 
+def _scales(sf, sa, sb) -> str:
+    """Scale factors that are not 1, as A0=2 B1=0x70 (else 'all 1')."""
+    from tcprobe.probes.common import pow2
+
+    unit = pow2(sf, 0)
+    parts = [f"{side}{j}={describe(sf, int(x))}" for side, codes in (("A", sa), ("B", sb))
+             for j, x in enumerate(codes) if int(x) != unit]
+    return ", ".join(parts) or "all 1"
+
+
 def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int = 6) -> Table:
     """A step's finding with its proving cases (inputs and raw output words)."""
     from tcprobe.ladder import TITLES
@@ -40,8 +50,11 @@ def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int 
                                    f"{finding.cases} cases"]:
             t.add_row(n)
         return t
-    for col in ("case", "A", "B", "C", "device words", "meaning"):
+    scaled = any(getattr(e, "scale_a", None) is not None for e in finding.evidence[:limit])
+    cols = ("case", "A", "B", "C", *(("scales A / B",) if scaled else ()), "device words", "meaning")
+    for col in cols:
         t.add_column(col, overflow="fold")
+    sf = get_format(dp.scale_type) if dp.block_scaled else None
     for e in finding.evidence[:limit]:
         c = "0" if e.c is None else describe(fc, e.c)
         seen = {}
@@ -49,11 +62,16 @@ def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int 
             seen[w] = seen.get(w, 0) + 1
         words = ", ".join((describe(fd, w) if w <= fd.word_mask else f"{w:#010x}")
                           + (f" x{n}" if n > 1 else "") for w, n in list(seen.items())[:3])
-        t.add_row(e.label, _words(fa, e.a), _words(fb, e.b), c, words, e.note)
+        extra = ()
+        if scaled:
+            sc = "-" if e.scale_a is None else _scales(sf, e.scale_a, e.scale_b)
+            extra = (sc,)
+        t.add_row(e.label, _words(fa, e.a), _words(fb, e.b), c, *extra, words, e.note)
+    blank = [""] * (len(cols) - 1)
     if len(finding.evidence) > limit:
-        t.add_row(f"... {len(finding.evidence) - limit} more in --json", "", "", "", "", "")
+        t.add_row(f"... {len(finding.evidence) - limit} more in --json", *blank)
     for n in finding.notes:
-        t.add_row("[dim]note[/]", "", "", "", "", n)
+        t.add_row("[dim]note[/]", *blank[:-1], n)
     return t
 
 

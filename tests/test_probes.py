@@ -102,10 +102,14 @@ class StandIn(Device):
 
 
 def test_scale_step_finds_the_scale_blocks():
+    """The stand-in folds the scales into B's e4m3 words, which cannot hold
+    2**-40 times an element: the blocks are found, and so is the inexactness."""
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     r = run_ladder(StandIn(dp), dp, ["scale"], validate_cases=0)
     f = r.finding("scale")
-    assert f.status == "found" and f.values["scale_block"] == 32
+    assert f.values["scale_block"] == 32 and f.values["scale_blocks"] == [[0, 31]]
+    assert f.status == "failed" and f.values["scales_exact"] is False
+    assert "exactly" in f.summary
 
 
 def test_sparsity_step_sees_disabled_lanes_ignored():
@@ -117,12 +121,21 @@ def test_sparsity_step_sees_disabled_lanes_ignored():
         "sparsity").status == "skipped"
 
 
-def test_engine_steps_skip_block_scaled_and_sparse_datapaths():
+def test_engine_steps_skip_block_scaled_datapaths_and_run_sparse_ones():
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
-    r = run_ladder(StandIn(dp), dp, ["internal", "block", "scale"])
+    r = run_ladder(SimDevice.builtin("b200"), dp, ["internal", "block", "scale"],
+                   validate_cases=2000)
     assert r.finding("internal").status == "skipped" and "block-scaled" in r.finding(
         "internal").summary
-    assert r.fingerprint is None and r.finding("scale").status == "found"
+    assert r.finding("scale").status == "found"
+    fp = r.fingerprint  # the scale step's keys and a block-scaled model
+    assert fp.scaled is not None and fp.product_window_bits == 25 and fp.window_bits is None
+    assert r.validation.mismatches == 0
+    # a sparse datapath runs the engine steps with legal masks (a result-mode stand-in)
+    sp = Datapath.parse("tcgen05.f16.bf16.f32.k32.sparse")
+    r = run_ladder(StandIn(sp), sp, ["internal"], validate_cases=0)
+    assert r.finding("internal").status == "found"
+    assert r.finding("internal").values["window_bits"] == EngineParams().window_bits
 
 
 def test_missing_mmasim_is_one_line(monkeypatch):

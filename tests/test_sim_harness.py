@@ -68,7 +68,11 @@ def test_tiles_match_the_cuda_harness_kernels():
            "mma.s8.s32.k32", "wgmma.bf16.f32.k16", "wgmma.f16.f16.k16", "wgmma.tf32.f32.k8",
            "wgmma.e5m2.f32.k32", "tcgen05.tf32.f32.k8", "tcgen05.f16.bf16.f32.k16",
            "tcgen05.f16.f16.k16", "tcgen05.f8f6f4.e4m3.f32.k32", "tcgen05.f8f6f4.e2m1.f32.k32",
-           "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"]
+           "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1", "tcgen05.f8f6f4.e4m3xe2m1.f32.k32",
+           "tcgen05.f16.bf16.f32.k32.sparse", "tcgen05.tf32.f32.k16.sparse",
+           "tcgen05.f8f6f4.e2m3.f32.k64.sparse", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2",
+           "tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4", "tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse",
+           "tcgen05.mxf8f6f4.e4m3.f32.k64.ue8m0x1.sparse"]
     arch = {"mma": "sm_90a", "wgmma": "sm_90a", "tcgen05": "sm_100a"}
     for text in ids:
         dp = Datapath.parse(text)
@@ -76,8 +80,9 @@ def test_tiles_match_the_cuda_harness_kernels():
         theirs, mine = L.tile_spec(v, dp), harness_for(dp).tile
         for f in ("c_slots", "dump_words", "scale_slots", "meta_slots"):
             assert getattr(theirs, f) == getattr(mine, f), (text, f)
-        if dp.family == "mma":
-            assert (theirs.a_slots, theirs.b_slots) == (mine.a_slots, mine.b_slots), text
+        if dp.family in ("mma", "tcgen05"):  # (tcgen05: M rows x stored K, sparse A K/2)
+            assert (theirs.m, theirs.a_slots, theirs.b_slots) == \
+                (mine.m, mine.a_slots, mine.b_slots), text
         # the D map agrees with the CUDA harness's (row, col) -> (word, half)
         h = harness_for(dp)
         for r, c in ((0, 0), (9, 3), (min(63, v.m - 1), 7)):
@@ -85,6 +90,42 @@ def test_tiles_match_the_cuda_harness_kernels():
                 continue
             word, half = L.d_word(v, dp, r, c)
             assert int(h.d_layout.offset(r, c)) == word * h.halves + half, (text, r, c)
+
+
+@pytest.mark.parametrize("text", ["tcgen05.f16.bf16.f32.k32.sparse", "tcgen05.tf32.f32.k16.sparse",
+                                  "tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse"])
+def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
+    """A sparse case goes in as the CUDA harness takes it: K/2 stored A values a
+    row in the order the metadata names them, B dense, the metadata words
+    (models.sparsity's) in columns 8-9 of every one of the 128 lanes."""
+    from tcprobe.models import sparsity
+
+    from tcprobe.devices.sim import SimDevice
+    from tcprobe.ladder import random_cases
+
+    dp = Datapath.parse(text)
+    h = harness_for(dp)
+    assert h.tile.meta_slots == 256 and h.a_k == dp.k // 2 and h.k == dp.k
+    rng = np.random.default_rng(3)
+    cases = random_cases(dp, 40, rng)
+    batch = h.pack(cases)
+    for i in range(len(cases)):
+        words = sparsity.metadata_words(dp, cases.active[i])
+        lanes = batch.meta[i].reshape(128, 2)
+        assert (lanes[:, :len(words)] == words).all()
+        stored = sparsity.stored_positions(dp, words)
+        for j, pos in enumerate(stored):
+            assert (batch.a[i, h.a_lanes[j]] == cases.a[i, pos]).all()
+        for k in range(dp.k):  # disabled B positions travel too: the device must ignore them
+            assert (batch.b[i, h.b_lanes[k]] == cases.b[i, k]).all()
+    dev = SimDevice.builtin("b200")
+    assert np.array_equal(dev.run_through_tiles(dp, cases), dev.run(dp, cases))
+    bad = batch.meta.copy()
+    bad[:, 0] = 0x1  # selector 1 names one position twice: no legal selection
+    from tcprobe.devices.base import DeviceError, PhysicalBatch
+
+    with pytest.raises(DeviceError, match="illegal sparse selector"):
+        dev.launch(dp, PhysicalBatch(batch.a, batch.b, batch.c, batch.scale_a, batch.scale_b, bad))
 
 
 def test_v100_quad_pairs_are_four_independent_mmas():

@@ -77,6 +77,7 @@ class SimProfile:
     layout: dict = field(default_factory=dict)
     seed: int = 0
     source: str = "built-in"
+    scaled: dict = field(default_factory=dict)  # [scaled.mx|mxf4|nvfp4]: ScaledParams fields
 
     def model(self, dp: Datapath) -> Model:
         if dp.family not in self.families:
@@ -92,8 +93,10 @@ class SimProfile:
                 return FixedPointModel(f"sim:{self.name}", dp, "tcgen05 published parameters",
                                        tcgen05_plain_params(dp))
             return registry.auto(dp, self.gpu)
-        if dp.is_integer or dp.block_scaled:
-            raise ModelError(f"sim:{self.name} (a TOML profile) runs unscaled float datapaths")
+        if dp.block_scaled:
+            return self._scaled_model(dp)
+        if dp.is_integer:
+            raise ModelError(f"sim:{self.name} (a TOML profile) runs float datapaths")
         fields_ = dict(self.params)
         fields_.update(self.per_format.get(get_format(dp.a_type).name, {}))
         fields_.update(self.per_output.get(get_format(dp.d_type).name, {}))
@@ -103,6 +106,30 @@ class SimProfile:
         except (ParamError, TypeError) as e:
             raise DeviceError(f"sim:{self.name}: {e}") from None
         return FixedPointModel(f"sim:{self.name}", dp, self.source, p)
+
+
+    def _scaled_model(self, dp: Datapath) -> Model:
+        """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of
+        the kind, with the profile's [scaled.GROUP] keys over them."""
+        from tcprobe.models.tcgen05 import B200_TCGEN05, check_datapath
+        from tcprobe.models.tcgen05_scaled import BlockScaledModel
+
+        if dp.family != "tcgen05":
+            raise ModelError(f"{dp.id}: block scales are a tcgen05 feature")
+        check_datapath(dp)
+        params = B200_TCGEN05.scaled_params(dp).replace(**self.scaled.get(scaled_group(dp), {}))
+        return BlockScaledModel(f"sim:{self.name}", dp, self.source, params)
+
+
+SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
+
+
+def scaled_group(dp: Datapath) -> str:
+    """The [scaled.GROUP] table that sets a block-scaled datapath: mx
+    (kind::mxf8f6f4), nvfp4 (ue4m3 scales) or mxf4 (mxf4, mxf4nvf4 with ue8m0)."""
+    if dp.kind == "mxf8f6f4":
+        return "mx"
+    return "nvfp4" if dp.scale_type == "ue4m3" else "mxf4"
 
 
 def _order(spec, k: int, what: str, seed: int) -> np.ndarray | None:
@@ -464,11 +491,34 @@ def _load(path: str, mtime: float) -> SimProfile:
     if extra:
         raise DeviceError(f"{p} [layout]: unknown key(s) {', '.join(sorted(extra))}")
     unknown_tables = set(k for k, v in data.items() if isinstance(v, dict)) - {
-        "format", "output", "layout"}
+        "format", "output", "layout", "scaled"}
     if unknown_tables:
         raise DeviceError(f"{p}: unknown table(s) {', '.join(sorted(unknown_tables))}")
+    scaled = _scaled_tables(data.get("scaled", {}), p)
     return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"), tuple(families), params,
-                      per_format, per_output, layout, int(meta.get("seed", 0)), str(p))
+                      per_format, per_output, layout, int(meta.get("seed", 0)), str(p), scaled)
+
+
+def _scaled_tables(tables: dict, p: Path) -> dict:
+    """[scaled.mx], [scaled.mxf4], [scaled.nvfp4]: ScaledParams fields, checked."""
+    from tcprobe.models.tcgen05_scaled import ScaledParams
+
+    known = set(ScaledParams.__dataclass_fields__)
+    out = {}
+    for group, table in tables.items():
+        if group not in SCALED_GROUPS or not isinstance(table, dict):
+            raise DeviceError(f"{p}: [scaled.{group}] is not a table of "
+                              f"{', '.join(SCALED_GROUPS)}")
+        bad = sorted(set(table) - known)
+        if bad:
+            raise DeviceError(f"{p} [scaled.{group}]: unknown key(s) {', '.join(bad)} "
+                              f"(keys: {', '.join(sorted(known))})")
+        try:
+            ScaledParams().replace(**table)
+        except TypeError as e:
+            raise DeviceError(f"{p} [scaled.{group}]: {e}") from None
+        out[group] = dict(table)
+    return out
 
 
 def load_profile(path: str | Path) -> SimProfile:
