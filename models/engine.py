@@ -25,6 +25,7 @@ zero is +0 (``zero_sign='positive'``) or follows IEEE 754 (``'ieee'``).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -344,6 +345,65 @@ def _nan_word(fmt: Format, override: int | None) -> int:
     return fmt.canonical_nan
 
 
+class Prepared(NamedTuple):
+    """What a kernel needs: words as it reads them, format specs, and the
+    parameters as the ints the kernel takes (``settings``, in its order)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    order: np.ndarray
+    block: int
+    a_spec: tuple
+    b_spec: tuple
+    c_spec: tuple
+    i_spec: tuple
+    d_spec: tuple
+    settings: tuple  # window .. c_add_rounding, as fdp_kernel takes them
+
+
+def prepare(dp: Datapath, cases: Cases, p: EngineParams, convert_inputs=convert_input) -> Prepared:
+    """Apply the input and C conversions and turn ``p`` into kernel arguments
+    (shared by the plain kernel and the fast path)."""
+    a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
+    d_fmt = get_format(dp.d_type)
+    c_fmt = get_format(dp.c)
+    i_fmt = get_format(p.inter_type) if p.inter_type else d_fmt
+    a_words, b_words = cases.masked()
+    a_words = convert_inputs(a_words, a_fmt, p.input_conversion)
+    b_words = convert_inputs(b_words, b_fmt, p.input_conversion)
+    c_words = np.asarray(cases.c, np.int64)
+    if p.c_convert:
+        c_words = convert(c_words, c_fmt, p.c_convert).astype(np.int64)
+        c_fmt = get_format(p.c_convert)
+    k = cases.k
+    order = np.arange(k, dtype=np.int64) if p.k_order is None else np.asarray(p.k_order, np.int64)
+    if sorted(order.tolist()) != list(range(k)):
+        raise ParamError(f"k_order must be a permutation of 0..{k - 1}")
+    d_keep = d_fmt.frac_bits if p.output_frac_bits is None else p.output_frac_bits
+    if p.inter_frac_bits is not None:
+        i_keep = p.inter_frac_bits
+    elif i_fmt == d_fmt:
+        i_keep = d_keep
+    else:
+        i_keep = i_fmt.frac_bits
+    settings = (
+        -1 if p.window_bits is None else p.window_bits,
+        NO_FLOOR if p.zero_floor is None else p.zero_floor,
+        -1 if p.carry_bits is None else p.carry_bits,
+        p.align == "normalized",
+        p.zero_sign == "positive",
+        int(OVERFLOWS[p.overflow]),
+        int(ROUNDINGS[p.inter_rounding or p.output_rounding]), i_keep,
+        _nan_word(i_fmt, p.nan if i_fmt == d_fmt else None),
+        int(ROUNDINGS[p.output_rounding]), d_keep, _nan_word(d_fmt, p.nan),
+        p.c_join == "last",
+        int(ROUNDINGS[p.c_add_rounding]),
+    )
+    return Prepared(a_words, b_words, c_words, order, min(p.block_size, max(k, 1)), a_fmt.spec,
+                    b_fmt.spec, c_fmt.spec, i_fmt.spec, d_fmt.spec, settings)
+
+
 def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
               fast: bool | None = None) -> np.ndarray:
     """Output words (uint32) of the blocked fixed-point dot product for every case.
@@ -360,47 +420,12 @@ def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
 
         if fastpath.supports(dp, p) and (fast or fastpath.worthwhile(dp, p, len(cases))):
             return fastpath.fast_dot(dp, cases, p)
-    a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
-    d_fmt = get_format(dp.d_type)
-    c_fmt = get_format(dp.c)
-    i_fmt = get_format(p.inter_type) if p.inter_type else d_fmt
-    a_words, b_words = cases.masked()
-    a_words = convert_input(a_words, a_fmt, p.input_conversion)
-    b_words = convert_input(b_words, b_fmt, p.input_conversion)
-    c_words = np.asarray(cases.c, np.int64)
-    if p.c_convert:
-        c_words = convert(c_words, c_fmt, p.c_convert).astype(np.int64)
-        c_fmt = get_format(p.c_convert)
-    k = cases.k
-    order = np.arange(k, dtype=np.int64) if p.k_order is None else np.asarray(p.k_order, np.int64)
-    if sorted(order.tolist()) != list(range(k)):
-        raise ParamError(f"k_order must be a permutation of 0..{k - 1}")
-    d_keep = d_fmt.frac_bits if p.output_frac_bits is None else p.output_frac_bits
-    if p.inter_frac_bits is not None:
-        i_keep = p.inter_frac_bits
-    elif i_fmt == d_fmt:
-        i_keep = d_keep
-    else:
-        i_keep = i_fmt.frac_bits
+    k = prepare(dp, cases, p)
     out = np.empty(len(cases), np.int64)
     fdp_kernel(
-        np.ascontiguousarray(a_words, dtype=np.int64),
-        np.ascontiguousarray(b_words, dtype=np.int64),
-        c_words,
-        order,
-        min(p.block_size, max(k, 1)),
-        a_fmt.spec, b_fmt.spec, c_fmt.spec, i_fmt.spec, d_fmt.spec,
-        -1 if p.window_bits is None else p.window_bits,
-        NO_FLOOR if p.zero_floor is None else p.zero_floor,
-        -1 if p.carry_bits is None else p.carry_bits,
-        p.align == "normalized",
-        p.zero_sign == "positive",
-        int(OVERFLOWS[p.overflow]),
-        int(ROUNDINGS[p.inter_rounding or p.output_rounding]), i_keep,
-        _nan_word(i_fmt, p.nan if i_fmt == d_fmt else None),
-        int(ROUNDINGS[p.output_rounding]), d_keep, _nan_word(d_fmt, p.nan),
-        p.c_join == "last",
-        int(ROUNDINGS[p.c_add_rounding]),
-        out,
+        np.ascontiguousarray(k.a, dtype=np.int64),
+        np.ascontiguousarray(k.b, dtype=np.int64),
+        k.c, k.order, k.block, k.a_spec, k.b_spec, k.c_spec, k.i_spec, k.d_spec,
+        *k.settings, out,
     )
     return out.astype(np.uint32)

@@ -40,7 +40,7 @@ from numba import njit
 
 from .bits import bit_length
 from .engine import NO_FLOOR, EngineParams, _round_block
-from .formats import Format, decode_scalar, encode_scalar, get_format, inf_word
+from .formats import Format, decode_scalar, encode_scalar, inf_word
 
 # Fields of EngineParams this path implements. A field added later (by a new
 # mechanism) sends every model that sets it away from its default to the
@@ -441,47 +441,13 @@ def _input_words(words: np.ndarray, fmt: Format, mode: str) -> np.ndarray:
 
 def fast_dot(dp, cases, p: EngineParams) -> np.ndarray:
     """Output words (uint32): the same as the plain kernel, see the module doc."""
-    from .engine import OVERFLOWS, ROUNDINGS, ParamError, _nan_word
-    from .formats import convert
+    from .engine import prepare
 
-    a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
-    d_fmt = get_format(dp.d_type)
-    c_fmt = get_format(dp.c)
-    i_fmt = get_format(p.inter_type) if p.inter_type else d_fmt
-    a_words, b_words = cases.masked()
-    a_words = _input_words(a_words, a_fmt, p.input_conversion)
-    b_words = _input_words(b_words, b_fmt, p.input_conversion)
-    c_words = np.asarray(cases.c, np.int64)
-    if p.c_convert:
-        c_words = convert(c_words, c_fmt, p.c_convert).astype(np.int64)
-        c_fmt = get_format(p.c_convert)
-    k = cases.k
-    order = np.arange(k, dtype=np.int64) if p.k_order is None else np.asarray(p.k_order, np.int64)
-    if sorted(order.tolist()) != list(range(k)):
-        raise ParamError(f"k_order must be a permutation of 0..{k - 1}")
-    d_keep = d_fmt.frac_bits if p.output_frac_bits is None else p.output_frac_bits
-    if p.inter_frac_bits is not None:
-        i_keep = p.inter_frac_bits
-    elif i_fmt == d_fmt:
-        i_keep = d_keep
-    else:
-        i_keep = i_fmt.frac_bits
+    prep = prepare(dp, cases, p, _input_words)
+    a_words, b_words, c_words, order = prep.a, prep.b, prep.c, prep.order
     out = np.empty(len(cases), np.int64)
-    key = (
-        p.k_order is None, min(p.block_size, max(k, 1)), k,
-        a_fmt.spec, b_fmt.spec, c_fmt.spec, i_fmt.spec, d_fmt.spec,
-        -1 if p.window_bits is None else p.window_bits,
-        NO_FLOOR if p.zero_floor is None else p.zero_floor,
-        -1 if p.carry_bits is None else p.carry_bits,
-        p.align == "normalized",
-        p.zero_sign == "positive",
-        int(OVERFLOWS[p.overflow]),
-        int(ROUNDINGS[p.inter_rounding or p.output_rounding]), i_keep,
-        _nan_word(i_fmt, p.nan if i_fmt == d_fmt else None),
-        int(ROUNDINGS[p.output_rounding]), d_keep, _nan_word(d_fmt, p.nan),
-        p.c_join == "last",
-        int(ROUNDINGS[p.c_add_rounding]),
-    )
+    key = (p.k_order is None, prep.block, cases.k, prep.a_spec, prep.b_spec, prep.c_spec,
+           prep.i_spec, prep.d_spec, *prep.settings)
     kernel = kernel_for(key)
     _RAN.add((dp, p))
     n = len(out)
