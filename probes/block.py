@@ -32,6 +32,10 @@ from .internal import setup
 
 def run(ctx) -> Finding:
     K = ctx.dp.k
+    if ctx.require("internal").values.get("c_outside_window"):
+        from .split import run as split_run  # C never meets the products: sub-MMAs
+
+        return split_run(ctx)
     F = ctx.require("internal").values.get("window_bits")
     vis = ctx.require("visible").values.get("visible_bits", 0)
     if F is None:

@@ -123,11 +123,12 @@ def random_sums(ctx, F, n):
 
 def run(ctx) -> Finding:
     vis = ctx.require("visible").values.get("visible_bits", 0)
-    F = ctx.require("internal").values.get("window_bits") or 56
+    ctx.require("internal")
     # The product sits in the last block, so the sum that must round is the
     # output's; C passes any earlier block alone, unchanged as long as it has no
     # more bits than the output visibly keeps (hence C's precision <= visible).
     blocks = ctx.require("block").values.get("blocks") or [[0]]
+    F = ctx.value("window_bits") or 56  # (a split datapath's window is the block step's)
     lane = blocks[-1][0]
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(1, vis - 2), out + 1))

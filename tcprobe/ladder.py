@@ -258,7 +258,20 @@ class Context:
         p.update(override)
         return EngineParams(**p)
 
-    def model(self, **override) -> FixedPointModel:
+    def model(self, **override):
+        """The engine model of the findings (with ``override``); where the
+        block step found sub-MMAs with C added after, their SplitModel."""
+        split = self.value("split")
+        c_add = override.pop("c_add_rounding", None)
+        if split:
+            from tcprobe.models.structures import SplitModel
+
+            stage = self.params(**{**override, "k_order": None,
+                                   "block_size": len(split["parts"][0])})
+            return _LadderSplit("ladder", self.dp, "ladder findings",
+                                parts=tuple(tuple(p) for p in split["parts"]), stage=stage,
+                                c_entry="last", c_add_rounding=c_add or split["c_add_rounding"],
+                                unpack=split["unpack"])
         return _LadderModel("ladder", self.dp, "ladder findings", self.params(**override))
 
     def consistent(self, cases: Cases, words: np.ndarray, candidates: dict) -> list:
@@ -307,6 +320,22 @@ class _LadderModel(FixedPointModel):
         from tcprobe.probes.common import complete
 
         return super().evaluate(complete(self.datapath, cases))
+
+
+def _ladder_split():
+    from tcprobe.models.structures import SplitModel
+
+    @dataclass
+    class LadderSplit(SplitModel):
+        def evaluate(self, cases: Cases) -> np.ndarray:
+            from tcprobe.probes.common import complete
+
+            return super().evaluate(complete(self.datapath, cases))
+
+    return LadderSplit
+
+
+_LadderSplit = _ladder_split()
 
 
 # Steps that run logical cases through the harness: on a raw device they need
@@ -395,6 +424,7 @@ class Fingerprint:
     scale_floor_offset: int | None = None
     scaled: dict | None = None  # every ScaledParams field the model runs with
     sparsity: dict | None = None  # sparse kinds: pattern, selectors, disabled positions
+    split: dict | None = None  # sub-MMAs with C added after (the block step found them)
 
     @classmethod
     def from_context(cls, ctx: Context) -> Fingerprint:
@@ -405,6 +435,7 @@ class Fingerprint:
                     "output_rounding", "zero_sign", "nan", "output_frac_bits", "k_order",
                     "overflow", "carry_bits"):
             setattr(fp, key, ctx.value(key))
+        fp.split = ctx.value("split")
         for step in ctx.order:
             f = ctx.findings[step]
             for key, why in f.values.get("undetermined", {}).items():
@@ -478,7 +509,16 @@ class Fingerprint:
         )
 
     def model(self, dp: Datapath):
-        """The engine model (the block-scaled one for block-scaled kinds)."""
+        """The engine model (the block-scaled one for block-scaled kinds; a
+        SplitModel where the block step found sub-MMAs with C added after)."""
+        if self.split:
+            from tcprobe.models.structures import SplitModel
+
+            return SplitModel("fingerprint", dp, "tcprobe ladder",
+                              parts=tuple(tuple(p) for p in self.split["parts"]),
+                              stage=self.params(dp), c_entry="last",
+                              c_add_rounding=self.split["c_add_rounding"],
+                              unpack=self.split["unpack"])
         if dp.block_scaled:
             from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
 
@@ -497,6 +537,8 @@ class Fingerprint:
                         "scale_floor_offset": self.scale_floor_offset, "scaled": dict(self.scaled)})
         if self.sparsity is not None:
             out["sparsity"] = dict(self.sparsity)
+        if self.split is not None:
+            out["split"] = dict(self.split)
         if self.nan is not None:
             out["nan_hex"] = f"{self.nan:#x}"
         out["undetermined"] = dict(self.undetermined)

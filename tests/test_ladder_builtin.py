@@ -50,12 +50,27 @@ def test_fingerprint_matches_profile(name, fam, fmt):
         assert result.fingerprint.input_conversion == "truncate"
 
 
-@pytest.mark.parametrize("name,fam,fmt", SPLIT, ids=[f"{n}-{f}-{x}" for n, f, x in SPLIT])
-def test_emulated_fp8_mma_is_flagged_not_fingerprinted(name, fam, fmt):
-    """The ladder must not hand out a clean single-window fingerprint for a
-    datapath that is not one: it says C is never cut, and its model fails."""
+@pytest.mark.parametrize("name,fam,fmt,out", [(*x, "f32") for x in SPLIT] + [("h200", "mma", "e4m3", "f16")],
+                         ids=[f"{n}-{f}-{x}" for n, f, x in SPLIT] + ["h200-mma-e4m3-f16"])
+def test_emulated_fp8_mma_is_found_as_two_sub_mmas(name, fam, fmt, out):
+    """fp8 mma.sync on Hopper and Blackwell is no single window: the internal
+    step sees C never cut, and the block step then finds the emulation's
+    structure from products alone: C added after by an ordinary add, K split
+    into two sub-MMAs (which positions, which runs first), each sub-MMA's
+    window and rounding; its SplitModel validates."""
     dev = SimDevice.builtin(name)
-    result = run_ladder(dev, dev.datapath(fam, fmt), validate_cases=3000)
+    dp = dev.datapath(fam, fmt, out)
+    result = run_ladder(dev, dp, validate_cases=4000)
     assert result.finding("internal").values.get("c_outside_window")
     failed = [f.step for f in result.findings if f.status == "failed"]
-    assert failed or result.validation.mismatches > 0
+    assert not failed, failed
+    truth = dev.model(dp)  # the emulation profile's SplitModel
+    split = result.finding("block").values["split"]
+    assert [tuple(p) for p in split["parts"]] == [tuple(p) for p in truth.parts]
+    assert split["c_entry"] == truth.c_entry == "last"
+    assert split["c_add_rounding"] == truth.c_add_rounding
+    assert split["window_bits"] == truth.stage.window_bits
+    assert split["output_rounding"] == truth.stage.output_rounding
+    assert "added after the products" in result.finding("block").summary
+    assert result.fingerprint.split == split
+    assert result.validation.mismatches == 0, result.validation.examples[:2]

@@ -1,0 +1,208 @@
+"""split: a datapath whose C never meets the products' window (the block
+step's branch for it, not a step of its own).
+
+The internal step can find that C = 2**(E-e) survives the cancellation of
++-2**E for every e: C is not in the window. The compiler's fp8 mma.sync on
+sm_90/sm_100 is such a datapath: two f16 HMMAs over two halves of K, the
+second starting from the first's result, then C added by an ordinary add
+(models/emulated.py, SplitModel in models/structures.py). Here C is no
+probe, so products probe each other:
+
+1. which K positions run together, and in what order: +2**E in lane i,
+   -2**E in lane j and 2**(E-v-1) (half an output ulp of 2**E) in lane l,
+   C = 0. Where i and j sit in different sub-MMAs, the small term survives
+   unless it sits in the one that runs first with one of them (that one
+   rounds 2**E + small back to 2**E). Every (j, l) against lane 0, and the
+   candidate splits (runs of 1, 2, 4, ... positions dealt to 1, 2, 4, ...
+   sub-MMAs, either order) whose model gives the same words remain;
+2. the window of one sub-MMA: +-2**E and 2**(E-e) in one of them;
+3. how each sub-MMA rounds into the output type, how C is added (the
+   rounding of 1 + a fraction of its ulp), and whether the inputs are
+   unpacked to f16 first (subnormal fp8 inputs anchor differently):
+   candidates against fractions, sums and random cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tcprobe.models.engine import EngineParams
+from tcprobe.models.model import ModelError
+from tcprobe.models.structures import SplitModel, deal, split_name
+
+from tcprobe.cases import Cases
+
+from .common import Batch, Finding, home_exponent, product, word
+
+ROUNDINGS = ("rz", "rne", "rna")
+
+
+def splits(k: int) -> dict:
+    """Candidate splits of K: name -> parts (deduplicated)."""
+    out, seen = {}, set()
+    for parts in (1, 2, 4, 8):
+        if k % parts:
+            continue
+        for unit in (1, 2, 4, 8, 16, 32, 64):
+            if unit > k // parts and unit != 1:
+                continue
+            for rev in (False, True):
+                try:
+                    p = deal(k, parts, unit, rev)
+                except ModelError:
+                    continue
+                if p not in seen:
+                    seen.add(p)
+                    out[split_name(k, parts, unit, rev)] = p
+    return out
+
+
+def model(ctx, parts, *, window=25, rounding=None, c_add="rne", unpack="f16", **stage):
+    """The split model of this datapath with one stage engine."""
+    dp = ctx.dp
+    f16_out = ctx.d_fmt.name == "f16"
+    p = EngineParams(window_bits=window, block_size=len(parts[0]), zero_floor=None,
+                     output_rounding=rounding or ("rne" if f16_out else "rz"), **stage)
+    return SplitModel("split", dp, "ladder findings", parts=tuple(tuple(x) for x in parts),
+                      stage=p, c_entry="last", c_add_rounding=c_add, unpack=unpack)
+
+
+def agree(models: dict, cases: Cases, words) -> list:
+    """The names whose model gives every one of ``words``."""
+    words = np.asarray(words, np.uint32)
+    ok = []
+    for name, m in models.items():
+        try:
+            if np.array_equal(m.evaluate(cases), words):
+                ok.append(name)
+        except ValueError:
+            continue
+    return ok
+
+
+def run(ctx) -> Finding:
+    dp, k = ctx.dp, ctx.dp.k
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    vis = ctx.require("visible").values.get("visible_bits", ctx.d_fmt.frac_bits)
+    E = home_exponent(fa, fb)
+    plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
+    small = product(fa, fb, E - vis - 1, 0)
+    values = {"undetermined": {}, "c_outside_window": True}
+    ev, notes = [], []
+    if None in (plus, minus, small) or k < 3:
+        return Finding("block", "partial", "C is not in the window, and no products can probe "
+                       "the split here", values)
+
+    # 1. which lanes run together, and which run first
+    bt = Batch(dp)
+    for j in range(1, k):
+        for lane in range(1, k):
+            if lane != j:
+                bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, C = 0",
+                       {0: plus[:2], j: minus[:2], lane: small[:2]})
+    cs = bt.cases()
+    w = ctx.run(cs)
+    cands = {name: model(ctx, parts) for name, parts in splits(k).items()}
+    ok = agree(cands, cs, w)
+    lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
+    for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
+        ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
+                              "+-2^E" if r in lost else "the small term survives"))
+    if not ok:
+        return Finding("block", "partial", "C is not in the window, and no split of K into "
+                       "sub-MMAs reproduces the three-product cases", values, ev)
+    name = ok[0]
+    parts = cands[name].parts
+    if len(ok) > 1:
+        notes.append(f"splits {ok} all agree; taking {name}")
+
+    # 2. the window of one sub-MMA: +-2**E and 2**(E-e) in the first one
+    first = parts[0]
+    i, j, lane = first[0], first[1], first[2]
+    bt2 = Batch(dp)
+    for e in range(1, 64):
+        p = product(fa, fb, E - e, 0)
+        if p is None:
+            continue
+        bt2.add(f"lanes {i},{j}: +-2^{E}, lane {lane}: 2^{E - e} (one sub-MMA)",
+                {i: plus[:2], j: minus[:2], lane: p[:2]})
+    cs2 = bt2.cases()
+    w2 = ctx.run(cs2)
+    wins = {F: model(ctx, parts, window=F) for F in range(4, 64)}
+    okF = agree(wins, cs2, w2)
+    if not okF:
+        return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
+                       "reproduces the cancellations inside one", values, ev, notes)
+    F = okF[0]
+    if len(okF) > 1:
+        values["undetermined"]["window_bits"] = (f"windows {okF[0]}..{okF[-1]} bits agree (the "
+                                                 "inputs cannot reach further below)")
+        values["assumed"] = {"window_bits": F}
+
+    # 3. roundings and the unpack
+    cs3 = _rounding_cases(ctx, parts, E)
+    w3 = ctx.run(cs3)
+    grid = {(r, c, u): model(ctx, parts, window=F, rounding=r, c_add=c, unpack=u)
+            for r in ROUNDINGS for c in ROUNDINGS for u in ("f16", None)}
+    allc = Cases.concat([ctx.complete(x) for x in (cs, cs2, cs3)])
+    allw = np.concatenate([w, w2, w3])
+    okr = agree(grid, allc, allw)
+    if not okr:
+        return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
+                       "rounding of the sub-MMAs and of the add of C reproduces the sums",
+                       values, ev, notes)
+    r, c, u = okr[0]
+    for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
+                           ("split.c_add_rounding", 1, "the rounding of the add of C"),
+                           ("split.unpack", 2, "an f16 unpack of the inputs")):
+        seen = sorted({str(x[pos]) for x in okr})
+        if len(seen) > 1:
+            values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
+    values.update({
+        "window_bits": None if "window_bits" in values["undetermined"] else F,
+        "block_size": len(parts[0]), "k_order": None, "blocks": [list(p) for p in parts],
+        "output_rounding": r,
+        "split": {"parts": [list(p) for p in parts], "name": name, "window_bits": F,
+                  "output_rounding": r, "c_entry": "last", "c_add_rounding": c, "unpack": u},
+    })
+    summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
+               f"as {len(parts)} sub-MMAs ({name}: the first takes "
+               f"{_show(parts[0])}), each a {F}-bit window rounded {r.upper()} into "
+               f"{ctx.d_fmt.name}, the second starting from the first's result"
+               + ("" if "split.unpack" in values["undetermined"] else
+                  f"; inputs unpacked to {u} first" if u else "; no unpack of the inputs"))
+    notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
+                 "fingerprint's model is a SplitModel")
+    return Finding("block", "found", summary, values, ev, notes)
+
+
+def _show(part) -> str:
+    p = list(part)
+    return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
+
+
+def _rounding_cases(ctx, parts, E) -> Cases:
+    """C = +-1 plus one product of 1/4 .. 3/4 of C's ulp; two products of one
+    sub-MMA whose sum is inexact in the output; random cases (subnormal inputs too)."""
+    dp = ctx.dp
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    kap = ctx.d_fmt.frac_bits
+    bt = Batch(dp)
+    lane = parts[-1][0]
+    for cs in (0, 1):
+        c = word(fc, cs, 1, 0)
+        for m, sh in ((1, 2), (1, 1), (3, 2), (5, 3)):
+            for s in (0, 1):
+                p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
+                if p is not None and c is not None:
+                    bt.add(f"C = {'-' if cs else ''}1, product {m}/2^{sh} of its ulp", {lane: p[:2]}, c)
+    a, b = parts[0][0], parts[0][1]
+    for m, sh in ((1, 2), (1, 1), (3, 2)):
+        for s in (0, 1):
+            one = product(fa, fb, 0, s)
+            p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
+            if one is not None and p is not None:
+                bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
+    from tcprobe.ladder import random_cases
+
+    rng = np.random.default_rng(ctx.seed + 53)
+    return Cases.concat([bt.cases(), random_cases(dp, 800, rng)])
