@@ -218,12 +218,12 @@ def run(ctx) -> Finding:
     if not q["ok"]:
         return Finding("scale", "failed", "no product window and scale floor reproduce the "
                        f"{len(q['cases'])} cancellation sweeps", values, ev, notes)
-    P, O = q["P"], q["O"]
+    P, floor = q["P"], q["O"]
     values.update({k: v for k, v in q["values"].items()})
     values["undetermined"].update(q["undetermined"])
     assumed = dict(q["assumed"])
     base = base.replace(product_window=P if P is not None else assumed.get("product_window"),
-                        scale_window=O)
+                        scale_window=floor)
 
     # 4. product groups
     g = _groups(ctx, geo, q, base)
@@ -283,7 +283,7 @@ def run(ctx) -> Finding:
     bnd = values["undetermined_bounds"]
     pw = ("product window " + (f"{P} bits" if P is not None else
                                f"at least {bnd.get('product_window')} bits (not observable beyond)"))
-    sf = ("scale floor " + (f"S - {O}" if O is not None else
+    sf = ("scale floor " + (f"S - {floor}" if floor is not None else
                             "none" + (f" (an offset of {bnd['scale_window']}+ would not show)"
                                       if bnd.get("scale_window") else "")))
     summary = (f"each of the {dp.n_scales} scale factors of A and of B covers {B} K positions and "
@@ -323,7 +323,7 @@ def _blocks(ctx):
         elif x != w[r1]:
             odd.append((k, j, side))
     ev = [rows.evidence(r1, [w[r1]]), rows.evidence(r2, [w[r2]])]
-    for i, (k, j, side) in enumerate(labels[:2 * n]):
+    for i in range(min(2 * n, len(labels))):
         ev.append(rows.evidence(i, [w[i]], "doubled: lane in the block" if w[i] == w[r2]
                                 else "unchanged: lane outside the block"))
     if odd:
@@ -572,7 +572,6 @@ def _trio(ctx, blocks):
 def _groups(ctx, geo, q, base):
     """Pairs of half-quantum products (a quantum together) at lane distances
     1, 2, 4, ...: they survive only where a group sums them exactly first."""
-    dp = ctx.dp
     out = {"cases": None, "words": None, "evidence": [], "undetermined": {}, "assumed": {},
            "group": None}
     B = len(geo.blocks[0])
@@ -647,7 +646,6 @@ def _c_mechanism(ctx, geo, q, base):
     a cancelling pair at E > c and a product -2**c in another group; a
     survivor 2**y swept below. Candidates: C's own window, a C-dominant merge
     of aligned blocks, a C-relative cut of the groups C outranks."""
-    dp = ctx.dp
     out = {"evidence": [], "values": {}, "undetermined": {}, "assumed": {}, "notes": [],
            "params": None, "text": ""}
     blocks = geo.blocks

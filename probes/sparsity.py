@@ -26,7 +26,17 @@ from tcprobe.models.formats import Specials
 
 from tcprobe.cases import Cases
 
-from .common import Evidence, Finding, case_evidence, exp_range, max_sig, pow2, random_words, word, zero
+from .common import (
+    Evidence,
+    Finding,
+    case_evidence,
+    exp_range,
+    max_sig,
+    pow2,
+    random_words,
+    word,
+    zero,
+)
 
 PATTERN_NAMES = {(2, 1): "1 of 2", (4, 2): "2 of 4", (8, 4): "two adjacent pairs of 8"}
 

@@ -264,7 +264,6 @@ class Context:
         split = self.value("split")
         c_add = override.pop("c_add_rounding", None)
         if split:
-            from tcprobe.models.structures import SplitModel
 
             stage = self.params(**{**override, "k_order": None,
                                    "block_size": len(split["parts"][0])})
