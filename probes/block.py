@@ -20,6 +20,10 @@ With E the probe exponent and F the window:
 
 The blocks, in order, give the block size L and the K order (in the lane
 names of the measured layout); every later step's model runs with them.
+
+Where the internal step found C outside the window (C survives every
+cancellation), C cannot probe blocks: :mod:`.split` probes with products
+instead and finds the sub-MMAs and the add of C (fp8 mma.sync emulation).
 """
 
 from __future__ import annotations

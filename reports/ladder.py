@@ -106,6 +106,11 @@ def fingerprint_table(fp, simulated: bool) -> Table:
             if f"scaled.{key}" in fp.assumed:
                 note += " (assumed)"
             t.add_row(f"scaled.{key}", "-" if v is None else str(v), note)
+    split = getattr(fp, "split", None)
+    if split:
+        first = split["parts"][0]
+        t.add_row("split", split["name"], f"sub-MMAs in order, the first takes {first[:6]}...; "
+                  f"C added after by an ordinary add ({split['c_add_rounding']})")
     sp = getattr(fp, "sparsity", None)
     if sp:
         t.add_row("sparsity", str(sp.get("pattern", "-")),

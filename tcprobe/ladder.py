@@ -6,8 +6,14 @@ in ladder order; a step that needs an earlier finding asks for it with
 prerequisite). The findings reduce to a :class:`Fingerprint` (the sim-profile
 keys: window_bits, block_size, zero_floor, input_conversion,
 output_rounding, zero_sign, nan, plus the output precision, K order, slice
-and layout); the fingerprint builds a Model, which is checked on 10,000
-random cases against the same device.
+and layout; block-scaled kinds: the scale step's keys; sparse kinds: the
+sparsity step's; a split datapath: its sub-MMAs); the fingerprint builds a
+Model (the engine's, the block-scaled one, or a SplitModel), which is
+checked on 10,000 random cases against the same device.
+
+Every case a probe builds is completed the same way for the device and for
+the models (:meth:`Context.complete`): unit scales on block-scaled kinds,
+and on sparse kinds a legal mask that keeps the lanes the probe uses.
 
 A probe never computes an expected word: it compares device words with each
 other, or asks a Model (:meth:`Context.model`) which parameter values agree
