@@ -39,7 +39,7 @@ from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
 
 from tcprobe.cases import Cases
 
-from .common import Evidence, Finding, complete, exp_range, max_sig, pow2, product, word
+from .common import Evidence, Finding, complete, exp_range, max_sig, pow2, product, word, zero
 
 # The quantum of the stages before C is set: no cut at all until told.
 EXACT = ScaledParams(product_window=None, c_window=None, scale_window=None, q_floor=None,
@@ -65,7 +65,7 @@ class Rows:
 
     def cases(self) -> Cases:
         dp, n = self.dp, len(self.rows)
-        za, zb = pow2(dp.a_type, 0) * 0, pow2(dp.b_type, 0) * 0
+        za, zb = zero(dp.a_type), zero(dp.b_type)
         a = np.full((n, dp.k), za, np.uint32)
         b = np.full((n, dp.k), zb, np.uint32)
         c = np.zeros(n, np.uint32)
