@@ -175,6 +175,22 @@ class Geometry:
                     return el, sc
         return None
 
+    def small_term(self, y, s0, s0raw, sc0, multi):
+        """(element words, scale A by block, scale B by block) of a small
+        product 2**y: in the second scale block under a smaller scale pair
+        when there are two blocks, else in block 0 under the scales ``sc0``
+        (2**s0); None when the formats cannot make it."""
+        if multi:
+            sm = self.small(y, s0raw)
+            if sm is None:
+                return None
+            el, sc1 = sm
+            return el, {0: sc0[0], 1: sc1[0]}, {0: sc0[1], 1: sc1[1]}
+        el = self.elem(y - s0, normal=False)
+        if el is None:
+            return None
+        return el, {0: sc0[0]}, {0: sc0[1]}
+
     def scale_raw(self, codes) -> int:
         return sum(int(decode_scalar(int(c), self.sf.spec)[4]) for c in codes)
 
@@ -429,17 +445,10 @@ def _quantum(ctx, geo):
             for y in range(E - 1, E - 72, -1):
                 if y < osub:
                     break
-                if multi:
-                    sm = geo.small(y, s0raw)
-                    if sm is None:
-                        continue
-                    el, sc1 = sm
-                    scale_a, scale_b = {0: sc0[0], 1: sc1[0]}, {0: sc0[1], 1: sc1[1]}
-                else:
-                    el = geo.elem(y - s0, normal=False)
-                    if el is None:
-                        continue
-                    scale_a, scale_b = {0: sc0[0]}, {0: sc0[1]}
+                term = geo.small_term(y, s0, s0raw, sc0, multi)
+                if term is None:
+                    continue
+                el, scale_a, scale_b = term
                 r = rows.add(f"lanes {i},{j}: +-2^{E} (scale 2^{s0}), lane {lane}: 2^{y}, C = 0",
                              {i: plus, j: minus, lane: el}, None, scale_a, scale_b)
                 sweep.append((y, r, ref(y)))
@@ -594,17 +603,10 @@ def _groups(ctx, geo, q, base):
     for E, s0raw, t, rel, s0 in q["sweeps"]:
         plus, minus, sc0 = geo.elem(rel, 0), geo.elem(rel, 1), geo.scales(s0)
         for parts, y in ((2, t - 1), (4, t - 2)):
-            if multi:
-                sm = geo.small(y, s0raw)
-                if sm is None:
-                    continue
-                el, sc1 = sm
-                scale_a, scale_b = {0: sc0[0], 1: sc1[0]}, {0: sc0[1], 1: sc1[1]}
-            else:
-                el = geo.elem(y - s0, normal=False)
-                if el is None:
-                    continue
-                scale_a, scale_b = {0: sc0[0]}, {0: sc0[1]}
+            term = geo.small_term(y, s0, s0raw, sc0, multi)
+            if term is None:
+                continue
+            el, scale_a, scale_b = term
             for d in sizes:
                 lanes_ = [low[0] + n * d for n in range(parts)]
                 if lanes_[-1] >= low[0] + B or lanes_[-1] > low[-1]:
@@ -709,17 +711,10 @@ def _c_mechanism(ctx, geo, q, base):
                 for y in range(c - 1, c - 60, -1):
                     if y < osub:
                         break
-                    if multi:
-                        sm = geo.small(y, s0raw)
-                        if sm is None:
-                            continue
-                        el, sc1 = sm
-                        sa, sb = {0: sc0[0], 1: sc1[0]}, {0: sc0[1], 1: sc1[1]}
-                    else:
-                        el = geo.elem(y - s0, normal=False)
-                        if el is None:
-                            continue
-                        sa, sb = {0: sc0[0]}, {0: sc0[1]}
+                    term = geo.small_term(y, s0, s0raw, sc0, multi)
+                    if term is None:
+                        continue
+                    el, sa, sb = term
                     r = rows.add(f"{label}, lane {ll}: 2^{y}", {**fixed, ll: el}, cw, sa, sb)
                     sweep.append((y, r, ref(y)))
                 if sweep:
