@@ -101,23 +101,8 @@ class Rows:
 def _consistent(ctx, cases, words, base: ScaledParams, cands: dict) -> list:
     """Candidate names whose block-scaled model (``base`` with the
     candidate's changes) reproduces ``words`` (a sample first, then all)."""
-    cases = complete(ctx.dp, cases)
-    words = np.asarray(words, np.uint32)
-    sample = None
-    if len(cases) > 96:
-        sample = np.random.default_rng(0).choice(len(cases), 64, replace=False)
-        small, small_words = cases.take(sample), words[sample]
-    ok = []
-    for name, over in cands.items():
-        try:
-            model = BlockScaledModel("ladder", ctx.dp, "ladder findings", base.replace(**over))
-            if sample is not None and not np.array_equal(model.evaluate(small), small_words):
-                continue
-            if np.array_equal(model.evaluate(cases), words):
-                ok.append(name)
-        except ValueError:
-            continue
-    return ok
+    return ctx.consistent(cases, words, cands, make=lambda over: BlockScaledModel(
+        "ladder", ctx.dp, "ladder findings", base.replace(**over)))
 
 
 # ---------------------------------------------------------------------------

@@ -279,9 +279,12 @@ class Context:
                                 unpack=split["unpack"])
         return _LadderModel("ladder", self.dp, "ladder findings", self.params(**override))
 
-    def consistent(self, cases: Cases, words: np.ndarray, candidates: dict) -> list:
+    def consistent(self, cases: Cases, words: np.ndarray, candidates: dict, make=None) -> list:
         """The candidate names whose model reproduces ``words`` on ``cases``
-        (each is first tried on a sample, then on every case)."""
+        (each is first tried on a sample, then on every case). A candidate is
+        a dict of parameter changes; ``make(changes)`` builds its model
+        (default: this ladder's engine model with those changes)."""
+        make = make or (lambda over: self.model(**over))
         words = np.asarray(words, np.uint32)
         cases = self.complete(cases)
         sample = None
@@ -291,7 +294,7 @@ class Context:
         ok = []
         for name, over in candidates.items():
             try:
-                model = self.model(**over)
+                model = make(over)
                 if sample is not None and not np.array_equal(model.evaluate(small), small_words):
                     continue
                 got = model.evaluate(cases)

@@ -139,11 +139,7 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
         data = path.read_bytes()
         if data[:4] == b"\x7fELF":
             return Cubin(arch, data, key, path, True, time.perf_counter() - t0)
-    hnames = sorted(headers or {})
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), len(hnames),
-                                         [headers[n].encode() for n in hnames],
-                                         [n.encode() for n in hnames])
-    _check(nvrtc, err, "program creation")
+    prog = _program(nvrtc, source, name, headers)
     try:
         bopts = [o.encode() for o in opts]
         (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(bopts), bopts)
@@ -167,6 +163,16 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
     return Cubin(arch, data, key, path, False, seconds, log)
 
 
+def _program(nvrtc, source: str, name: str, headers: dict[str, str] | None):
+    """An NVRTC program of ``source`` with its named in-memory headers."""
+    hnames = sorted(headers or {})
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), len(hnames),
+                                         [headers[n].encode() for n in hnames],
+                                         [n.encode() for n in hnames])
+    _check(nvrtc, err, "program creation")
+    return prog
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,11 +191,7 @@ def compile_ptx(source: str, arch: str, *, name: str = "harness.cu",
     arch = check_arch(arch)
     nvrtc = _nvrtc()
     opts = [o.encode() for o in (f"--gpu-architecture=compute_{arch[3:]}", "-std=c++17", *options)]
-    hnames = sorted(headers or {})
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), len(hnames),
-                                         [headers[n].encode() for n in hnames],
-                                         [n.encode() for n in hnames])
-    _check(nvrtc, err, "program creation")
+    prog = _program(nvrtc, source, name, headers)
     try:
         (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if cerr != nvrtc.nvrtcResult.NVRTC_SUCCESS:
