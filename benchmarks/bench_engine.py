@@ -22,11 +22,10 @@ import time
 
 import numpy as np
 from tcprobe.models import fastpath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import fused_dot
 from tcprobe.models.profiles import PROFILES
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 BATCH = 100_000
 

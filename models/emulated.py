@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcprobe.datapath import Datapath
+from tcprobe.models.datapath import Datapath
 
 from .formats import get_format
 from .model import Model, ModelError

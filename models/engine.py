@@ -29,9 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 
 from .bits import bit_length, low_bits, shl
 from .formats import (

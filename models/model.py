@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 
 from .engine import EngineParams, fused_dot
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from tcprobe.datapath import Datapath
+from tcprobe.models.datapath import Datapath
 
 from .engine import EngineParams
 from .formats import get_format

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tcprobe.datapath import Datapath
+from tcprobe.models.datapath import Datapath
 
 from .emulated import EMULATED, emulated_for
 from .model import Model, ModelError

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from tcprobe.datapath import F8F6F4, Datapath
+from tcprobe.models.datapath import F8F6F4, Datapath
 
 from .engine import EngineParams
 from .formats import get_format

@@ -25,11 +25,10 @@ probe, so products probe each other:
 from __future__ import annotations
 
 import numpy as np
+from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.model import ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
-
-from tcprobe.cases import Cases
 
 from .common import Batch, Finding, home_exponent, product, word
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcprobe.datapath import Datapath
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.tcgen05 import DENSE_K, check_datapath
 
 PLAIN_KINDS = ("tf32", "f16", "f8f6f4", "i8")

@@ -25,8 +25,8 @@ tcgen05 write-up used on a B200 (tf32 0x04020910, bf16 0x04020490, s8
 from __future__ import annotations
 
 from tcprobe import descriptor
-from tcprobe.datapath import Datapath
 from tcprobe.layout import Layout
+from tcprobe.models.datapath import Datapath
 
 WGMMA_SWIZZLE = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 TCGEN05_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}

@@ -35,7 +35,7 @@ from itertools import combinations
 import numpy as np
 
 from tcprobe.capture import Capture
-from tcprobe.cases import Cases
+from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import Class, decode, get_format, ordered
 from tcprobe.models.formats import describe as describe_word

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from tcprobe.datapath import Datapath
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import get_format
 from tcprobe.models.model import FixedPointModel, Model

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.devices.base import PhysicalBatch, TileSpec
 from tcprobe.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 
 

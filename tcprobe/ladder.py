@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.devices.base import Device, PhysicalBatch, RawModeUnsupported
 from tcprobe.harness import Harness, HarnessError, harness_for
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import FixedPointModel

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tcprobe.capture import Capture
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath, default_datapath
 from tcprobe.devices.base import Device
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.scoring import mismatch_details
 
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.devices.base import Device
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import Class, Format, Kind, decode, describe, get_format, ulp_distance
 from tcprobe.models.model import Model
 

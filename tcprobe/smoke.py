@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 
 from tcprobe import validate as validate_mod
-from tcprobe.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.devices.base import Device
 from tcprobe.ladder import run_ladder
 from tcprobe.models import registry
+from tcprobe.models.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.models.model import ModelError
 from tcprobe.models.profiles import profile_for_gpu
 from tcprobe.suites import SUITES, Plan

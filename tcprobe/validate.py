@@ -25,10 +25,10 @@ import numpy as np
 
 from tcprobe import suites as suites_mod
 from tcprobe.capture import CaptureError, binary
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.devices.base import Device
 from tcprobe.models import fastpath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import Class, decode, get_format, ulp_distance
 from tcprobe.models.model import Model
 

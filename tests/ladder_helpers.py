@@ -3,10 +3,9 @@ fingerprint is compared with the parameters the device was built from."""
 
 from __future__ import annotations
 
+from tcprobe.models.datapath import DatapathError
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.probes.common import exp_range
-
-from tcprobe.datapath import DatapathError
 
 FORMATS = ("tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 
@@ -84,8 +83,8 @@ def stress_cases(dp, n: int, seed: int = 0):
     many random significands at one exponent with a small C (rounding,
     carries), and the ladder's own random mix."""
     import numpy as np
+    from tcprobe.models.cases import Cases
 
-    from tcprobe.cases import Cases
     from tcprobe.ladder import random_cases
 
     rng = np.random.default_rng(seed)

@@ -11,9 +11,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 from tcprobe.models import sparsity
+from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Class, decode, get_format
-
-from tcprobe.cases import Cases
 
 SUITES = ("raw", "finite", "cancel", "edge")
 

@@ -7,11 +7,11 @@ import struct
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from tcprobe.models.datapath import Datapath
 
 from tcprobe import suites
 from tcprobe.capture import CaptureError, binary, load
 from tcprobe.cli import main
-from tcprobe.datapath import Datapath
 from tcprobe.devices.registry import open_device
 
 DEV = {"device": "sim:b200", "gpu": "B200", "simulated": True}

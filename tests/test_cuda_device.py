@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from cuda_support import GPUS, cubin_cache, gpu_only, needs_nvrtc  # noqa: F401
 from tcprobe.kernels import catalog
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, default_datapath
 
 from tcprobe import nvrtc
-from tcprobe.cases import Cases
 from tcprobe.cli import main
-from tcprobe.datapath import Datapath, default_datapath
 from tcprobe.descriptors import (
     DescriptorError,
     decode_smem_descriptor,

@@ -6,12 +6,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from engine_reference import reference_dot
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError, fused_dot
 from tcprobe.models.formats import Rounding, encode, get_format
 from tcprobe.models.profiles import A100, H100, V100, fma_chain_model, ieee_model, two_stage_model
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 
 def word(fmt, x) -> int:

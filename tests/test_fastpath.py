@@ -5,12 +5,11 @@ profiles, the baselines and every structural knob."""
 import numpy as np
 import pytest
 from tcprobe.models import fastpath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
 from tcprobe.models.formats import get_format
 from tcprobe.models.profiles import BASELINES, PROFILES
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 
 def raw_cases(dp: Datapath, n: int, seed: int) -> Cases:

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import describe
 from tcprobe.models.profiles import profile_for_gpu
 
 from tcprobe.capture import Capture, load
-from tcprobe.cases import Cases
 from tcprobe.cli import main
-from tcprobe.datapath import Datapath
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
 from tcprobe.fit_space import Recipe
 

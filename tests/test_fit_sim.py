@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _fitcases import random_cases, simulated_capture
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.model import FixedPointModel
 
-from tcprobe.datapath import Datapath
 from tcprobe.fit import FitConfig, fit
 from tcprobe.fit_space import Recipe
 

@@ -3,10 +3,9 @@ it is not installed): the same words on random raw bf16 and f16 cases."""
 
 import numpy as np
 import pytest
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 mmasim = pytest.importorskip("mmasim")
 torch = pytest.importorskip("torch")

@@ -4,11 +4,11 @@ block scales and sparsity (the last two on stand-in result-mode devices)."""
 
 import numpy as np
 import pytest
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
 from tcprobe.models.formats import decode, encode
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.devices.base import Device
 from tcprobe.devices.sim import SimDevice
 from tcprobe.ladder import run_ladder

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from tcprobe.models.cases import Cases
 
 from tcprobe.capture import load
-from tcprobe.cases import Cases
 from tcprobe.cli import main
 from tcprobe.devices.sim import SimDevice
 from tcprobe.replay import pad_cases, replay, replay_datapath

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, default_datapath
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath, default_datapath
 from tcprobe.harness import HarnessError, harness_for, pack_elements
 
 
@@ -47,7 +47,7 @@ def test_mma_slots_follow_the_ptx_fragment_tables():
 
 
 def test_f16_accumulators_pack_two_elements_a_register():
-    from tcprobe.datapath import Datapath
+    from tcprobe.models.datapath import Datapath
 
     h = harness_for(Datapath.parse("mma.f16.f16.k16"))
     assert h.halves == 2 and h.tile.dump_words == 64 and h.tile.c_slots == 64
@@ -61,7 +61,8 @@ def test_tiles_match_the_cuda_harness_kernels():
     """The CUDA device packs with these harnesses: its kernels' C, dump,
     scale and metadata words must be the same, and A/B must hold the layout."""
     pytest.importorskip("tcprobe.devices.cuda_launch")
-    from tcprobe.datapath import Datapath
+    from tcprobe.models.datapath import Datapath
+
     from tcprobe.devices import cuda_launch as L
 
     ids = ["mma.bf16.f32.k16", "mma.f16.f16.k16", "mma.tf32.f32.k8", "mma.e4m3.f32.k32",

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _fitcases import random_cases
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import convert
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, ieee_add, split_name
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 
 def test_deal_interleaved_pairs_follow_register_halves():

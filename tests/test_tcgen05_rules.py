@@ -7,13 +7,12 @@ choice gives the other word, so the test shows the rule is live."""
 import numpy as np
 import pytest
 from tcprobe.models import sparsity
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import from_container
 from tcprobe.models.model import ModelError
 from tcprobe.models.tcgen05 import B200_TCGEN05, model_for
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
-
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 
 TF32 = "tcgen05.tf32.f32.k8"
 ONE = 0x3F800000

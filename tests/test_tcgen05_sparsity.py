@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 from tcprobe.models import sparsity
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.sparsity import SparsityError
-
-from tcprobe.datapath import Datapath
 
 TF32 = Datapath.parse("tcgen05.tf32.f32.k16.sparse")
 F16 = Datapath.parse("tcgen05.f16.f32.k32.sparse")

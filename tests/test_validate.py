@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from model_device import altered
 from tcprobe.models import registry
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
 from tcprobe.reports.validate import html, markdown, report
 
@@ -22,7 +23,6 @@ from tcprobe import suites
 from tcprobe import validate as v
 from tcprobe.capture import binary, load
 from tcprobe.cli import main
-from tcprobe.datapath import Datapath
 from tcprobe.devices.registry import open_device
 
 BF16 = Datapath.parse("mma.bf16.f32.k16")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 
 
 class CaptureError(ValueError):

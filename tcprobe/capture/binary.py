@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath, DatapathError
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.formats import get_format
 
 from . import Capture, CaptureError

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath, DatapathError
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.formats import FormatError, get_format
 
 from . import Capture, CaptureError

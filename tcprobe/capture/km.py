@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import FormatError, Rounding, convert, from_container, get_format
 
 from . import Capture, CaptureError

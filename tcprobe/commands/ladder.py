@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from tcprobe.console import console, write_json
-from tcprobe.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.devices.registry import open_device
 from tcprobe.ladder import STEPS, parse_steps, run_ladder
+from tcprobe.models.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.models.formats import get_format
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
 

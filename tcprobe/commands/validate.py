@@ -14,9 +14,9 @@ from rich.table import Table
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.console import console, err_console, note, write_json
-from tcprobe.datapath import Datapath, default_datapath
 from tcprobe.devices.registry import open_device
 from tcprobe.models import fastpath, registry
+from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.model import ModelError
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 
 
 class DeviceError(RuntimeError):

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from tcprobe import nvrtc
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
 from tcprobe.kernels import catalog
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 
 from . import cuda_launch as L
 from .base import Device, DeviceError, PhysicalBatch, TileSpec

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcprobe.datapath import Datapath
 from tcprobe.descriptors import descriptor_for_layout, instruction_descriptor
 from tcprobe.kernels import catalog
 from tcprobe.kernels.catalog import (
@@ -27,6 +26,7 @@ from tcprobe.kernels.catalog import (
     Variant,
 )
 from tcprobe.layout import Layout, core_matrix_layout
+from tcprobe.models.datapath import Datapath
 
 from .base import DeviceError, PhysicalBatch, TileSpec
 

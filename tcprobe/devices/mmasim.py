@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 
 from .base import Device, DeviceError

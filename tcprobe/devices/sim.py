@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath, DatapathError, default_datapath
 from tcprobe.devices.base import Device, DeviceError, PhysicalBatch, TileSpec
 from tcprobe.layout import core_matrix_layout
 from tcprobe.models import registry
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError

@@ -32,8 +32,8 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from tcprobe.cases import Cases
-from tcprobe.datapath import Datapath
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import Format, get_format
 
 from .words import Bits, one
