@@ -127,7 +127,7 @@ def names_gpu(gpu: str, known: tuple[str, ...]) -> bool:
     the name the driver reports ('NVIDIA H200', 'NVIDIA H100 80GB HBM3',
     'NVIDIA A100-SXM4-80GB', 'NVIDIA GeForce RTX 4090')."""
     words = [w for w in re.split(r"[^A-Z0-9]+", gpu.strip().upper()) if w]
-    spelled = {gpu.strip().upper(), *words, *(a + b for a, b in zip(words, words[1:]))}
+    spelled = {gpu.strip().upper(), *words, *(a + b for a, b in zip(words, words[1:], strict=False))}
     return any(x.upper() in spelled for x in known)
 
 

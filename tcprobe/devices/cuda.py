@@ -23,7 +23,6 @@ from tcprobe.models.datapath import Datapath
 from . import cuda_launch as L
 from .base import Device, DeviceError, PhysicalBatch, TileSpec
 
-
 # The environment variable that puts the project's stand-in driver
 # (tcprobe.devices.standin_driver) in place of libcuda: TCPROBE_CUDA_DRIVER=standin.
 DRIVER_ENV = "TCPROBE_CUDA_DRIVER"
