@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
 
 from .engine import EngineParams
@@ -50,8 +51,8 @@ class GpuProfile:
     block: dict = field(default_factory=dict)  # input class -> L
     window: dict = field(default_factory=dict)  # input class -> F
     keep: dict = field(default_factory=dict)  # input class -> fraction bits kept in an f32 result
-    floor_f32: int = -133
-    floor_f16: int = -21
+    floor_f32: int = isa.output_defaults("f32").zero_floor
+    floor_f16: int = isa.output_defaults("f16").zero_floor
     zero_sign: str = "positive"
     overflow: str = "inf"
 
@@ -71,12 +72,13 @@ class GpuProfile:
         cls = input_class(dp.a_type)
         if cls not in self.block:
             raise ModelError(f"profile {self.name} has no {dp.a_type} datapath")
-        f16_out = get_format(dp.d_type).name == "f16"
+        d = get_format(dp.d_type).name
+        f16_out = d == "f16"
         return EngineParams(
             window_bits=self.window[cls],
             block_size=self.block[cls],
             zero_floor=self.floor_f16 if f16_out else self.floor_f32,
-            output_rounding="rne" if f16_out else "rz",
+            output_rounding=isa.output_rounding(d),
             output_frac_bits=None if f16_out else self.keep.get(cls),
             zero_sign=self.zero_sign,
             overflow=self.overflow,
