@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
 from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
