@@ -3,14 +3,14 @@ profiles, the default device, and MMA-Sim as a black box."""
 
 import numpy as np
 import pytest
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import default_datapath
 
 from tcprobe.devices.base import DeviceError, RawModeUnsupported
 from tcprobe.devices.registry import open_device
 from tcprobe.devices.sim import SimDevice
 from tcprobe.harness import harness_for
 from tcprobe.ladder import random_cases
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import default_datapath
 
 BASE = """window_bits = 18
 block_size = 4
