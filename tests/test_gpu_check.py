@@ -12,13 +12,12 @@ import pytest
 
 pytest.importorskip("cuda.bindings")
 
-from tcprobe.models.datapath import Datapath  # noqa: E402
-from tcprobe.models.profiles import profile_for_gpu  # noqa: E402
-from tcprobe.models.registry import auto  # noqa: E402
-
 from tcprobe.console import fail  # noqa: E402
 from tcprobe.devices.base import DeviceError  # noqa: E402
 from tcprobe.devices.registry import open_device  # noqa: E402
+from tcprobe.models.datapath import Datapath  # noqa: E402
+from tcprobe.models.profiles import profile_for_gpu  # noqa: E402
+from tcprobe.models.registry import auto  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "gpu-check.sh"
