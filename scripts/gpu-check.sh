@@ -44,6 +44,12 @@
 # about 1 ms a case here, so its case counts are smaller (replay 250 a capture,
 # validate 2,000, ladder validation 1,000, smoke 1,000) and its limits 4x.
 #
+# On a lent machine, where only the checkout travels: first copy the published
+# H200 captures into the checkout's (git-ignored) shared/ folder, which travels:
+#   mkdir -p shared/hwdata/khattak-mikaitis-2025
+#   cp -r ../shared/hwdata/khattak-mikaitis-2025/{H200,LICENCE} shared/hwdata/khattak-mikaitis-2025/
+# then run `bash scripts/gpu-check.sh` there with a timeout of about 420 s.
+#
 # Environment: OUT, PYTHON (python3), HWDATA (the khattak-mikaitis-2025 folder),
 # TOTAL_S, CASES, INSTALL (auto: pip, then the tree; pip; tree), <STEP>_S limits.
 

@@ -129,3 +129,17 @@ def test_error_lines_print_square_brackets_as_text(capsys):
         fail("needs pip install 'tcprobe[cuda]'")
     assert e.value.code == 2
     assert "pip install 'tcprobe[cuda]'" in capsys.readouterr().err
+
+
+def test_from_the_tree_with_no_time_left_every_step_is_skipped(tmp_path):
+    """INSTALL=tree: the package-dir layout mapped by links outside the tree;
+    with TOTAL_S=0 each step is recorded as skipped and the check exits 1."""
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TCPROBE_CUDA_DRIVER")}
+    r = subprocess.run(["bash", str(SCRIPT), "--stand-in"], capture_output=True, text=True, timeout=300,
+                       env={**env, "OUT": str(out), "INSTALL": "tree", "TOTAL_S": "0"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    rows = [line.split("\t") for line in (out / "summary.tsv").read_text().splitlines()]
+    assert rows[0][:2] == ["install", "ok"] and "(tree)" in rows[0][3]
+    assert len(rows) >= 14 and all(row[1] == "skipped" for row in rows[1:])
+    assert rows[1][3] == "the 0s budget is spent"
