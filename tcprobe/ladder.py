@@ -28,14 +28,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcprobe.devices.base import Device, PhysicalBatch, RawModeUnsupported
-from tcprobe.harness import Harness, HarnessError, harness_for
+from tcprobe.devices.base import Device, RawModeUnsupported
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import FixedPointModel
 from tcprobe.probes.common import Finding
+from tcprobe.tiles.harness import Harness, HarnessError
+from tcprobe.tiles.spec import PhysicalBatch
+from tcprobe.tiles.tables import harness_for
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
          "specials", "block", "zero", "carry", "scale", "sparsity")
@@ -187,15 +189,15 @@ class Context:
     def meta_fill(self, wanted, n: int = 1) -> np.ndarray:
         """(n, meta_slots): the metadata of the legal mask keeping ``wanted``
         (K,) in every lane's metadata words."""
-        from tcprobe.harness import sparse_encode
+        from tcprobe.models import sparsity
         from tcprobe.probes.common import legal_mask
 
-        words, _ = sparse_encode(self.dp, legal_mask(self.dp, wanted))
+        words, _ = sparsity.encode(self.dp, legal_mask(self.dp, wanted))
         return self.meta_words(np.repeat(words, n, axis=0))
 
     def meta_words(self, words) -> np.ndarray:
         """(T, meta_slots) from metadata words (T, words): every lane the same."""
-        from tcprobe.harness import META_COLS
+        from tcprobe.tiles.tmem import META_COLS
 
         words = np.atleast_2d(np.asarray(words, np.uint32))
         t = self.tile()
@@ -646,10 +648,9 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
     if dp.block_scaled:
         out.scale_a, out.scale_b = random_scales(dp, n, rng), random_scales(dp, n, rng)
     if dp.sparse:
-        from tcprobe.harness import sparse_decode
-        from tcprobe.models.sparsity import random_metadata
+        from tcprobe.models import sparsity
 
-        out.active = sparse_decode(dp, random_metadata(dp, n, rng))[0]
+        out.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
     return out
 
 

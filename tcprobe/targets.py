@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcprobe.descriptor import encode
 from tcprobe.models.datapath import F8F6F4, Datapath, default_datapath
+from tcprobe.tiles.descriptors import encode
 
 SUITES = ("blog", "mixed", "hmma")
 _UNSCALED = (("tf32", "tf32", 8), ("f16", "bf16", 16), ("f16", "f16", 16),

@@ -8,7 +8,7 @@ import pytest
 from cuda_support import cubin_cache, needs_nvrtc  # noqa: F401
 from tcprobe.kernels import catalog
 
-from tcprobe import nvrtc
+from tcprobe.devices.cuda import nvrtc
 
 pytestmark = [needs_nvrtc, pytest.mark.usefixtures("cubin_cache")]
 

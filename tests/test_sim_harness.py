@@ -2,10 +2,12 @@
 
 import numpy as np
 import pytest
+from smem_packing import pack_elements
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, default_datapath
 
-from tcprobe.harness import HarnessError, harness_for, pack_elements
+from tcprobe.tiles.harness import HarnessError
+from tcprobe.tiles.tables import harness_for
 
 
 def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
@@ -60,10 +62,11 @@ def test_f16_accumulators_pack_two_elements_a_register():
 def test_tiles_match_the_cuda_harness_kernels():
     """The CUDA device packs with these harnesses: its kernels' C, dump,
     scale and metadata words must be the same, and A/B must hold the layout."""
-    pytest.importorskip("tcprobe.devices.cuda_launch")
+    pytest.importorskip("cuda.bindings")
+    from fake_cuda import d_word
     from tcprobe.models.datapath import Datapath
 
-    from tcprobe.devices import cuda_launch as L
+    from tcprobe.devices.cuda import launch as L
 
     ids = ["mma.bf16.f32.k16", "mma.f16.f16.k16", "mma.tf32.f32.k8", "mma.e4m3.f32.k32",
            "mma.s8.s32.k32", "wgmma.bf16.f32.k16", "wgmma.f16.f16.k16", "wgmma.tf32.f32.k8",
@@ -89,7 +92,7 @@ def test_tiles_match_the_cuda_harness_kernels():
         for r, c in ((0, 0), (9, 3), (min(63, v.m - 1), 7)):
             if r >= v.m:
                 continue
-            word, half = L.d_word(v, dp, r, c)
+            word, half = d_word(v, dp, r, c)
             assert int(h.d_layout.offset(r, c)) == word * h.halves + half, (text, r, c)
 
 
@@ -123,7 +126,8 @@ def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     assert np.array_equal(dev.run_through_tiles(dp, cases), dev.run(dp, cases))
     bad = batch.meta.copy()
     bad[:, 0] = 0x1  # selector 1 names one position twice: no legal selection
-    from tcprobe.devices.base import DeviceError, PhysicalBatch
+    from tcprobe.devices.base import DeviceError
+    from tcprobe.tiles.spec import PhysicalBatch
 
     with pytest.raises(DeviceError, match="illegal sparse selector"):
         dev.launch(dp, PhysicalBatch(batch.a, batch.b, batch.c, batch.scale_a, batch.scale_b, bad))

@@ -7,8 +7,8 @@ import time
 import click
 from rich.table import Table
 
-from tcprobe import nvrtc, sass
 from tcprobe.console import console, write_json
+from tcprobe.devices.cuda import nvrtc, sass
 from tcprobe.kernels import catalog
 
 FAMILY_ALIASES = {"mma": "mma", "mma.sync": "mma", "wgmma": "wgmma", "wgmma.mma_async": "wgmma",

@@ -20,8 +20,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
-from tcprobe import nvrtc
 from tcprobe.kernels import catalog
+
+from . import nvrtc
 
 # Tensor-core opcodes: warp MMA (HMMA, IMMA, QMMA, OMMA, BMMA, DMMA), warpgroup
 # MMA (HGMMA, QGMMA, IGMMA, BGMMA) and tcgen05 (UTCHMMA, UTCQMMA, UTCIMMA, UTCOMMA).
