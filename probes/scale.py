@@ -34,6 +34,7 @@ words of C alone, or with a model's; the step never computes one itself.
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials, decode_scalar, get_format
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams

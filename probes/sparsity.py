@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models import sparsity as meta_rules
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials

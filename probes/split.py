@@ -25,6 +25,7 @@ probe, so products probe each other:
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.model import ModelError

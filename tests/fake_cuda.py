@@ -17,12 +17,12 @@ import ctypes
 
 import numpy as np
 from cuda.bindings import driver as real
+
+from tcprobe.devices.cuda import launch as L
 from tcprobe.kernels import catalog
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.registry import resolve
-
-from tcprobe.devices.cuda import launch as L
 from tcprobe.tiles.descriptors import decode_smem_descriptor
 from tcprobe.tiles.layout import MMA_FRAGMENTS, wgmma_d_layout
 

@@ -83,9 +83,9 @@ def stress_cases(dp, n: int, seed: int = 0):
     many random significands at one exponent with a small C (rounding,
     carries), and the ladder's own random mix."""
     import numpy as np
-    from tcprobe.models.cases import Cases
 
     from tcprobe.ladder import random_cases
+    from tcprobe.models.cases import Cases
 
     rng = np.random.default_rng(seed)
     k = dp.k

@@ -12,15 +12,15 @@ import pytest
 from click.testing import CliRunner
 from cuda_support import GPUS, cubin_cache, gpu_only, needs_nvrtc  # noqa: F401
 from fake_cuda import d_word
-from tcprobe.kernels import catalog
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath, default_datapath
 
 from tcprobe.cli import main
 from tcprobe.devices.base import DeviceError
 from tcprobe.devices.cuda import launch as L
 from tcprobe.devices.cuda import nvrtc
 from tcprobe.devices.registry import open_device
+from tcprobe.kernels import catalog
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.tiles import tmem
 from tcprobe.tiles.descriptors import (
     DescriptorError,

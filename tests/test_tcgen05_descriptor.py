@@ -4,8 +4,8 @@ the words the write-up's authors used on B200 (../shared/notes)."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tcprobe.models.datapath import Datapath
 
+from tcprobe.models.datapath import Datapath
 from tcprobe.targets import targets
 from tcprobe.tiles.descriptors import DescriptorError, InstrDescriptor, decode, encode
 
