@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from tcprobe.models import registry
+from tcprobe.models import isa, registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import get_format
@@ -32,7 +32,7 @@ BUILTIN = {
     "h200": ("H200", ("mma", "wgmma")),
     "b200": ("B200", ("mma", "tcgen05")),
 }
-FAMILIES = ("mma", "wgmma", "tcgen05")
+FAMILIES = isa.FAMILIES
 # Input formats a GPU's instructions take where its profile would accept more
 # (V100's mma.sync is m8n8k4 with f16 only; bf16 and tf32 arrive with sm_80).
 ONLY_FORMATS = {"V100": ("f16",)}
@@ -45,9 +45,9 @@ def tcgen05_plain_params(dp: Datapath) -> EngineParams:
     of K products, the 25-bit window, floors -133 (f32 D) / -21 (f16 D), inputs
     truncated, RZ into f32 or RNE into f16, +0 (notes: published parameters;
     MMA-Sim PR for the floors and the zero sign)."""
-    f16_out = get_format(dp.d_type).name == "f16"
-    return EngineParams(window_bits=25, block_size=dp.k, zero_floor=-21 if f16_out else -133,
-                        input_conversion="truncate", output_rounding="rne" if f16_out else "rz",
+    out = isa.output_defaults(get_format(dp.d_type).name)
+    return EngineParams(window_bits=out.window_bits, block_size=dp.k, zero_floor=out.zero_floor,
+                        input_conversion="truncate", output_rounding=out.rounding,
                         zero_sign="positive")
 
 

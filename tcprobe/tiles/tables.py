@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.models import sparsity
+from tcprobe.models import isa, sparsity
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 from tcprobe.tiles import tmem
@@ -22,8 +22,7 @@ from tcprobe.tiles.harness import Harness, HarnessError
 from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
 from tcprobe.tiles.spec import TileSpec
 
-# Shared-memory packing of one element kind (names as PTX spells them).
-PACKINGS = {32: "b32", 16: "b16", 8: "b8", 6: "b6x16_p32", 4: "b4x16_p64"}
+PACKINGS = isa.ELEMENT_PACKINGS  # element bits -> shared-memory packing name
 
 
 def _labels(threads: int, per: int) -> tuple[str, ...]:
@@ -130,7 +129,7 @@ def wgmma_harness(dp: Datapath, n: int = WGMMA_N) -> Harness:
     matrices of a row group adjacent (LBO = one core matrix), row groups SBO
     apart. D: the warpgroup accumulator fragment (PTX ISA)."""
     a, b = get_format(dp.a_type).name, get_format(dp.b_type).name
-    want = {"tf32": 8, "bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
+    want = {t: isa.instruction_k("wgmma", t) for t in isa.INPUT_K if t not in isa.SUB_BYTE_TYPES}
     if want.get(a) != dp.k or want.get(b) != dp.k:
         raise HarnessError(f"no wgmma harness for {dp.id} (K: tf32 8, f16/bf16 16, 8-bit 32)")
     ta, tb = _smem_t(a), _smem_t(b)

@@ -25,6 +25,7 @@ from tcprobe.kernels.catalog import (
     PACK_B32,
     Variant,
 )
+from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
 from tcprobe.tiles import tmem
 from tcprobe.tiles.descriptors import descriptor_for_layout, instruction_descriptor
@@ -67,7 +68,7 @@ def variant_for(dp: Datapath, arch: str) -> Variant:
         if v.family == "tcgen05":
             if dp.c != dp.d_type:
                 continue
-            if dp.block_scaled and dp.scale_type not in catalog.TC05_SCALED[(dp.kind, f"{dp.scale_vec or 1}X")][2]:
+            if dp.block_scaled and (dp.scale_type, dp.scale_vec or 1) not in isa.scale_choices(dp.kind):
                 continue
         return v
     raise LookupError(f"no CUDA harness runs {dp.id} on {arch}")
