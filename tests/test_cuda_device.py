@@ -189,7 +189,7 @@ def test_tile_specs():
     assert t.dump_labels[-1] == "l127.c7"
     d = dp("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4")
     t = L.tile_spec(L.variant_for(d, "sm_100a"), d)
-    assert (t.m, t.a_slots, t.b_slots, t.scale_slots, t.meta_slots) == (128, 8192, 512, 256, 0)
+    assert (t.m, t.a_slots, t.b_slots, t.scale_slots, t.meta_slots) == (128, 8192, 512, 512, 0)
 
 
 @pytest.mark.parametrize("dpid,arch", [("mma.bf16.f32.k16", "sm_80"), ("mma.tf32.f32.k8", "sm_80"),

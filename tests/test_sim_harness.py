@@ -11,7 +11,7 @@ from tcprobe.tiles.tables import harness_for
 
 
 def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
-    h = harness_for(default_datapath("tcgen05", "bf16"))
+    h = harness_for(default_datapath("tcgen05", "bf16"), smem="published")
     r, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
     want = (r & 7) * 8 + (r >> 3) * 32 + (k & 7) + (k >> 3) * 64
     assert np.array_equal(h.a_layout.table, want)
@@ -22,7 +22,7 @@ def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
 
 
 def test_tcgen05_tf32_and_8bit_slices():
-    tf32 = harness_for(default_datapath("tcgen05", "tf32"))
+    tf32 = harness_for(default_datapath("tcgen05", "tf32"), smem="published")
     assert sorted(tf32.slice.tolist()) == list(range(128))  # lanes 0-15
     r, k = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
     assert np.array_equal(tf32.a_layout.table, (r & 7) * 4 + (r >> 3) * 32 + (k & 3) + (k >> 2) * 64)
@@ -35,7 +35,7 @@ def test_tcgen05_tf32_and_8bit_slices():
 def test_tcgen05_block_scaled_reads_thread0_register0():
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     h = harness_for(dp)
-    assert h.slice_labels() == ["l0.c0"] and h.tile.m == 128 and h.tile.scale_slots == 256
+    assert h.slice_labels() == ["l0.c0"] and h.tile.m == 128 and h.tile.scale_slots == 512
 
 
 def test_mma_slots_follow_the_ptx_fragment_tables():
@@ -101,7 +101,7 @@ def test_tiles_match_the_cuda_harness_kernels():
 def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     """A sparse case goes in as the CUDA harness takes it: K/2 stored A values a
     row in the order the metadata names them, B dense, the metadata words
-    (models.sparsity's) in columns 8-9 of every one of the 128 lanes."""
+    (models.sparsity's) in the metadata columns of every one of the 128 lanes."""
     from tcprobe.devices.sim import SimDevice
     from tcprobe.ladder import random_cases
     from tcprobe.models import sparsity

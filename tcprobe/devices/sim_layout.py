@@ -115,6 +115,7 @@ def device_harness(dp: Datapath, layout: dict, seed: int = 0) -> Harness:
                                   a_layout=a_lay, b_layout=b_lay, c_layout=h.c_layout,
                                   d_layout=d_lay, word_rows=h.word_rows, word_cols=h.word_cols,
                                   a_packing=h.a_packing, b_packing=h.b_packing,
-                                  halves=h.halves, elem_mask=h.elem_mask, source="device truth")
+                                  halves=h.halves, elem_mask=h.elem_mask, source="device truth",
+                                  sa_copies=h.sa_copies, sb_copies=h.sb_copies)
     except HarnessError as e:
         raise DeviceError(f"the profile's layout is not a usable harness for {dp.id}: {e}") from None

@@ -87,6 +87,8 @@ class Harness:
     elem_mask: int = 0xFFFFFFFF  # bits of a word an element uses (tcgen05 f16 D: low 16)
     source: str = "documented"  # documented | measured | device truth
     notes: tuple[str, ...] = field(default=())
+    sa_copies: tuple[int, ...] = (0,)  # word offsets where each scale slot is repeated
+    sb_copies: tuple[int, ...] = (0,)  # (tcgen05: every warp's copy, every lane of a column)
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -229,10 +231,12 @@ class Harness:
             sb = np.zeros((n, t.scale_slots), np.uint32)
             if self.sa_read is not None:
                 for j in range(self.sa_read.shape[1]):
-                    for buf, read, val in ((sa, self.sa_read, cases.scale_a),
-                                           (sb, self.sb_read, cases.scale_b)):
+                    for buf, read, copies, val in ((sa, self.sa_read, self.sa_copies, cases.scale_a),
+                                                   (sb, self.sb_read, self.sb_copies, cases.scale_b)):
                         for slot in np.unique(read[:, j]):  # byte slots: word * 4 + byte
-                            buf[:, slot // 4] |= (val[:, j] & 0xFF) << np.uint32(8 * (slot % 4))
+                            byte = (val[:, j] & 0xFF) << np.uint32(8 * (slot % 4))
+                            for off in copies:
+                                buf[:, slot // 4 + off] |= byte
         return PhysicalBatch(a, b, c, sa, sb, meta)
 
     def unpack(self, dump: np.ndarray) -> np.ndarray:

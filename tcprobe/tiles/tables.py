@@ -149,8 +149,15 @@ def wgmma_harness(dp: Datapath, n: int = WGMMA_N) -> Harness:
                               b_packing=PACKINGS[_elem_bits(b)], halves=halves)
 
 
-# tcgen05: shared-memory operand layouts (elements) and the stable slices
-# of the write-up's release (../shared/notes/tcgen05-published-parameters.md).
+# tcgen05: the published shared-memory operand layouts (elements) and the
+# stable slices of the write-up's release
+# (../shared/notes/tcgen05-published-parameters.md). The published A offsets
+# overlap under the canonical no-swizzle rule (an SBO of 64 bytes is less
+# than a 128-byte core matrix; tf32's LBO 256 with SBO 128 puts row group 2
+# on K block 1): bf16 and 8-bit alias 288 and 576 (row, k) pairs, tf32 192.
+# It works only when every row holds the same K-vector, so it stays for
+# replaying the release (``smem="published"``); general tiles use the
+# canonical layout (:func:`canonical_smem_layout`).
 TCGEN05_SMEM = {  # elements per 16 B -> (T, SBO, LBO) in elements
     4: (4, 32, 64),  # tf32: (r&7)*4 + (r>>3)*32 + (k&3) + (k>>2)*64
     8: (8, 32, 64),  # bf16/f16: (r&7)*8 + (r>>3)*32 + (k&7) + (k>>3)*64
@@ -179,20 +186,34 @@ def tcgen05_d_layout(m: int) -> Layout:
     return Layout((128, 8), (8, 1))
 
 
-def tcgen05_harness(dp: Datapath) -> Harness:
+def canonical_smem_layout(rows: int, k: int, t: int) -> Layout:
+    """The canonical K-major no-swizzle layout: 8-row x 16-byte core
+    matrices, the K core matrices of a row group adjacent (LBO = 128 bytes),
+    row groups one after the other (SBO = K/T core matrices). Every (row, k)
+    has a slot of its own; MMA-Sim's B200-tested kernels use it (LBO 128 B,
+    SBO 256 B at two K blocks)."""
+    return core_matrix_layout(rows, k, t, 8 * t, 8 * max(k, t))
+
+
+def tcgen05_harness(dp: Datapath, smem: str = "canonical") -> Harness:
     """tcgen05.mma.cta_group::1 M64N8 (M128N8 block-scaled), A and B in
-    shared memory (K-major, no swizzle; B's 8 rows as dense core matrices),
-    C written to and D read from tensor-memory lanes 0-127, columns 0-7;
-    block scales in columns 16-17 (A) and 24-25 (B) of the lane of their row
-    or column, one byte a scale."""
+    shared memory (K-major, no swizzle; ``smem``: A in the canonical layout,
+    or ``published``, the write-up's overlapping one), C written to and D
+    read from tensor-memory lanes 0-127, columns 0-7; metadata and block
+    scales where :mod:`tcprobe.tiles.tmem` puts them."""
     m = 128 if dp.block_scaled else 64
     n = 8
     ta, tb = _smem_t(dp.a_type), _smem_t(dp.b_type)
     if ta != tb and not dp.block_scaled and dp.kind != "f8f6f4":
         raise HarnessError(f"mixed A/B element sizes need kind::f8f6f4 ({dp.id})")
     ka = dp.stored_k  # a sparse A holds K/2 values a row
-    la = core_matrix_layout(m, ka, *_t_sbo_lbo(ta))
-    lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
+    if smem == "published":
+        la = core_matrix_layout(m, ka, *_t_sbo_lbo(ta))
+    elif smem == "canonical":
+        la = canonical_smem_layout(m, ka, ta)
+    else:
+        raise HarnessError(f"unknown tcgen05 A layout {smem!r} (canonical, published)")
+    lb = canonical_smem_layout(n, dp.k, tb)
     ld = tcgen05_d_layout(m)
     slice_ = tcgen05_slice(dp)
     d_table = ld.table
@@ -201,15 +222,17 @@ def tcgen05_harness(dp: Datapath) -> Harness:
     sa_read = sb_read = meta_read = None
     scale_slots = meta_slots = 0
     lane_a = np.array([r if m == 128 else 32 * (r // 16) + r % 16 for r in rows])
-    if dp.sparse:  # metadata words of row r: columns 8-9 of r's tensor-memory lane
+    if dp.sparse:  # metadata words of row r: the metadata columns of r's lane
         meta_slots = tmem.LANES * tmem.META_COLS
         meta_read = lane_a[:, None] * tmem.META_COLS + np.arange(sparsity.n_words(dp))
     if dp.block_scaled:
-        ns = dp.n_scales
+        if dp.n_scales > tmem.SCALE_BYTES:
+            raise HarnessError(f"{dp.id}: {dp.n_scales} scales a row do not fit one "
+                               "tensor-memory word")
         scale_slots = tmem.LANES * tmem.SCALE_COLS
-        j = np.arange(ns)
-        sa_read = (lane_a[:, None] * tmem.SCALE_COLS + j // 4) * 4 + j % 4  # byte slots
-        sb_read = (cols[:, None] * tmem.SCALE_COLS + j // 4) * 4 + j % 4
+        j = np.arange(dp.n_scales)
+        sa_read = tmem.scale_a_slot(rows[:, None], j[None, :])  # byte slots
+        sb_read = tmem.scale_b_slot(cols[:, None], j[None, :])
     kind = f"kind::{dp.kind}"
     ptx = (f"tcgen05.mma.cta_group::1.{kind}"
            + (f".block_scale.scale_vec::{dp.scale_vec or 1}X" if dp.block_scaled else "")
@@ -224,6 +247,8 @@ def tcgen05_harness(dp: Datapath) -> Harness:
     f16_out = get_format(dp.d_type).name == "f16"
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, c_slots=np.arange(words),
                               sa_read=sa_read, sb_read=sb_read, meta_read=meta_read,
+                              sa_copies=tmem.SCALE_A_COPIES if dp.block_scaled else (0,),
+                              sb_copies=tmem.SCALE_B_COPIES if dp.block_scaled else (0,),
                               a_layout=la, b_layout=lb,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
                               a_packing=PACKINGS[_elem_bits(dp.a_type)],
@@ -243,6 +268,9 @@ def _t_sbo_lbo(t: int) -> tuple[int, int, int]:
 BUILDERS = {"mma": mma_harness, "wgmma": wgmma_harness, "tcgen05": tcgen05_harness}
 
 
-def harness_for(dp: Datapath) -> Harness:
-    """The documented harness of datapath ``dp`` (HarnessError if none)."""
+def harness_for(dp: Datapath, smem: str = "canonical") -> Harness:
+    """The documented harness of datapath ``dp`` (HarnessError if none);
+    ``smem="published"``: tcgen05's A in the write-up's layout (for replay)."""
+    if dp.family == "tcgen05":
+        return tcgen05_harness(dp, smem)
     return BUILDERS[dp.family](dp)
