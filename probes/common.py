@@ -217,19 +217,23 @@ def show(fmt, w) -> str:
 class Batch:
     """Logical cases for one step, built row by row, with labels."""
 
-    def __init__(self, dp, lanes: int | None = None):
+    def __init__(self, dp, lanes: int | None = None, show_scales: bool = False):
         self.dp = dp
+        self.show_scales = show_scales and dp.block_scaled  # scale codes in the evidence
         self.k = lanes or dp.k
-        self.rows: list[tuple[str, dict, dict, int]] = []
+        self.rows: list[tuple[str, dict, dict, int, dict, dict]] = []
         self.zero_a = zero(dp.a_type)
         self.zero_b = zero(dp.b_type)
 
-    def add(self, label: str, lanes: dict | None = None, c: int | None = None) -> int:
-        """lanes: {k: (a_word, b_word)}; c: C word (None: +0). Returns the row."""
+    def add(self, label: str, lanes: dict | None = None, c: int | None = None,
+            scale_a: dict | None = None, scale_b: dict | None = None) -> int:
+        """lanes: {k: (a_word, b_word)}; c: C word (None: +0); scale_a, scale_b:
+        {scale block: code} on block-scaled datapaths (others: 1). Returns the row."""
         lanes = lanes or {}
         a = {k: v[0] for k, v in lanes.items()}
         b = {k: v[1] for k, v in lanes.items()}
-        self.rows.append((label, a, b, zero(self.dp.c) if c is None else int(c)))
+        self.rows.append((label, a, b, zero(self.dp.c) if c is None else int(c),
+                          dict(scale_a or {}), dict(scale_b or {})))
         return len(self.rows) - 1
 
     def __len__(self) -> int:
@@ -244,7 +248,7 @@ class Batch:
         b = np.full((n, self.k), self.zero_b, np.uint32)
         c = np.zeros(n, np.uint32)
         named = np.zeros((n, self.k), bool)
-        for i, (_, ra, rb, rc) in enumerate(self.rows):
+        for i, (_, ra, rb, rc, _, _) in enumerate(self.rows):
             for k, v in ra.items():
                 a[i, k] = v
                 named[i, k] = True
@@ -253,8 +257,13 @@ class Batch:
                 named[i, k] = True
             c[i] = rc
         sa = sb = active = None
-        if self.dp.block_scaled:  # unit scales
+        if self.dp.block_scaled:  # unit scales, but where a row sets its blocks' codes
             sa, sb = unit_scales(self.dp, n)
+            for i, row in enumerate(self.rows):
+                for j, code in row[4].items():
+                    sa[i, j] = code
+                for j, code in row[5].items():
+                    sb[i, j] = code
         if self.dp.sparse:
             active = legal_mask(self.dp, named)
         return Cases(a, b, c, sa, sb, active, names=[r[0] for r in self.rows])
@@ -263,11 +272,16 @@ class Batch:
         """Evidence of row i (of ``cases`` when i lies past this batch's rows)."""
         if i >= len(self.rows):
             return case_evidence(cases, i, words, note, self.zero_a, self.zero_b)
-        label, a, b, c = self.rows[i]
+        label, a, b, c, xa, xb = self.rows[i]
         za, zb = self.zero_a, self.zero_b
-        return Evidence(label, {k: v for k, v in a.items() if v != za},
-                        {k: v for k, v in b.items() if v != zb}, c,
-                        [int(w) for w in np.atleast_1d(words)], note)
+        ev = Evidence(label, {k: v for k, v in a.items() if v != za},
+                      {k: v for k, v in b.items() if v != zb}, c,
+                      [int(w) for w in np.atleast_1d(words)], note)
+        if self.show_scales:
+            unit = pow2(self.dp.scale_type, 0)
+            ev.scale_a = [xa.get(j, unit) for j in range(self.dp.n_scales)]
+            ev.scale_b = [xb.get(j, unit) for j in range(self.dp.n_scales)]
+        return ev
 
 
 def unit_scales(dp, n: int) -> tuple[np.ndarray, np.ndarray]:
