@@ -15,7 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Specials, decode_scalar, describe, encode, get_format
+from tcprobe.models.formats import Specials, describe, get_format
+from tcprobe.models.words import pow2, zero
 
 # ---------------------------------------------------------------------------
 # Findings and their evidence.
@@ -72,138 +73,6 @@ class Finding:
                 "values": vals, "notes": list(self.notes), "cases": self.cases,
                 "seconds": round(self.seconds, 4), "prerequisite": self.prerequisite,
                 "evidence": [e.as_dict() for e in self.evidence]}
-
-
-# ---------------------------------------------------------------------------
-# Exact words.
-
-
-def exp_range(fmt) -> tuple[int, int, int]:
-    """(smallest subnormal exponent, smallest normal exponent, largest
-    exponent) of a float format: the values 2**e it holds."""
-    f = get_format(fmt)
-    emin = 1 - f.bias
-    top = (1 << f.exp_bits) - 1
-    emax = top - f.bias - (1 if f.specials == Specials.IEEE else 0)
-    return emin - f.frac_bits, emin, emax
-
-
-def word(fmt, sign: int, mag: int, q: int) -> int | None:
-    """The word of (-1)**sign * mag * 2**q in ``fmt``, or None if inexact."""
-    return _word(get_format(fmt).name, int(sign), int(mag), int(q))
-
-
-@lru_cache(maxsize=65536)
-def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
-    f = get_format(fmt)
-    if f.kind.name == "INT":  # two's complement (or unsigned) integers
-        if q < 0 and mag % (1 << -q):
-            return None
-        v = (mag << q) if q >= 0 else (mag >> -q)
-        v = -v if sign else v
-        lo, hi = (-(1 << (f.width - 1)), (1 << (f.width - 1)) - 1) if f.signed else (0, f.word_mask)
-        return v & f.word_mask if lo <= v <= hi else None
-    if f.kind.name == "E8M0":  # a power-of-two scale: 2**(code - bias)
-        if sign or mag <= 0 or mag & (mag - 1):
-            return None
-        code = q + mag.bit_length() - 1 + f.bias
-        return code if 0 <= code < (1 << f.width) - 1 else None
-    if mag == 0:
-        return (sign << (f.width - 1)) if f.signed else 0
-    w = int(encode(f, sign, mag, q)[()])
-    cls, s, sig, lsb, _ = decode_scalar(w, f.spec)
-    if cls != 1 or s != sign:
-        return None
-    # exact iff sig * 2**lsb == mag * 2**q
-    a, b = (sig, lsb), (mag, q)
-    lo = min(a[1], b[1])
-    return w if (a[0] << (a[1] - lo)) == (b[0] << (b[1] - lo)) else None
-
-
-def pow2(fmt, e: int, sign: int = 0) -> int | None:
-    return word(fmt, sign, 1, e)
-
-
-def zero(fmt, sign: int = 0) -> int:
-    return word(fmt, sign, 0, 0)
-
-
-def raw_exp(fmt, w: int) -> int:
-    return int(decode_scalar(int(w), get_format(fmt).spec)[4])
-
-
-def max_sig(fmt) -> int:
-    """The largest finite significand (e4m3's all-ones is NaN)."""
-    f = get_format(fmt)
-    m = (1 << (f.frac_bits + 1)) - 1
-    return m - 1 if f.specials == Specials.FN else m
-
-
-def product(fa, fb, e: int, sign: int = 0, mant: tuple[int, int] = (1, 1),
-            frac: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:
-    return _product(get_format(fa).name, get_format(fb).name, int(e), int(sign),
-                    tuple(mant), tuple(frac))
-
-
-@lru_cache(maxsize=65536)
-def _product(fa, fb, e, sign, mant, frac):
-    if get_format(fa).kind.name == "INT":
-        shift = e - frac[0] - frac[1]
-        wa = word(fa, sign, mant[0] << max(shift, 0), min(shift, 0))
-        wb = word(fb, 0, mant[1], 0)
-        return None if wa is None or wb is None else (wa, wb, 0)
-    return _float_product(fa, fb, e, sign, mant, frac)
-
-
-def _float_product(fa, fb, e, sign, mant, frac):
-    """Words (a, b) with a * b = (-1)**sign * mant_a*2**-frac_a * mant_b*2**-frac_b * 2**e,
-    normal numbers preferred and the exponent split evenly; also returns the
-    raw exponent sum (what the datapath aligns on). None if impossible."""
-    sa, na, xa = exp_range(fa)
-    sb, nb, xb = exp_range(fb)
-    # the best split has both factors normal and the exponents closest: try
-    # those first, nearest split first (the smaller ea first on a tie)
-    lo, hi = sa - 2, xa + 1
-    for ea in sorted(range(max(lo, na), hi), key=lambda x: (abs(2 * x - e), x)):
-        eb = e - ea
-        if eb < nb:
-            continue
-        wa = word(fa, sign, mant[0], ea - frac[0])
-        wb = word(fb, 0, mant[1], eb - frac[1])
-        if wa is not None and wb is not None and raw_exp(fa, wa) == ea and raw_exp(fb, wb) == eb:
-            return wa, wb, ea + eb
-    best = None
-    for ea in range(sa - 2, xa + 1):
-        eb = e - ea
-        wa = word(fa, sign, mant[0], ea - frac[0])
-        wb = word(fb, 0, mant[1], eb - frac[1])
-        if wa is None or wb is None:
-            continue
-        normal = (ea >= na) + (eb >= nb)
-        key = (normal, -abs(ea - eb))
-        if best is None or key > best[0]:
-            best = (key, wa, wb)
-    if best is None:
-        return None
-    _, wa, wb = best
-    return wa, wb, raw_exp(fa, wa) + raw_exp(fb, wb)
-
-
-def product_range(fa, fb) -> tuple[int, int]:
-    """Exponents e for which a product of two powers of two equals 2**e."""
-    sa, _, xa = exp_range(fa)
-    sb, _, xb = exp_range(fb)
-    return sa + sb, xa + xb
-
-
-def home_exponent(fa, fb, prefer: int = 10) -> int:
-    """An exponent E with +-2**E products, near ``prefer`` and away from the
-    ends of the range (probes stay clear of floors and overflow)."""
-    lo, hi = product_range(fa, fb)
-    _, na, xa = exp_range(fa)
-    _, nb, xb = exp_range(fb)
-    top = xa + xb - 1
-    return max(min(prefer, top), na + nb)
 
 
 def show(fmt, w) -> str:

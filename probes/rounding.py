@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 from tcprobe.models.cases import Cases
+from tcprobe.models.words import product, word
 
-from .common import Batch, Finding, product, word
+from .common import Batch, Finding
 
 ROUNDINGS = ("rz", "rne", "rna")
 
@@ -58,7 +59,7 @@ def block_cases(ctx, bt, block, F):
     significands of both kinds (odd and even low bits, so the sum carries past
     the output's precision even with a narrow window) and random ones, C zero
     or below the products."""
-    from .common import max_sig
+    from tcprobe.models.words import max_sig
 
     fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
     ma, mb = max_sig(fa), max_sig(fb)

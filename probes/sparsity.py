@@ -24,18 +24,9 @@ import numpy as np
 from tcprobe.models import sparsity as meta_rules
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials
+from tcprobe.models.words import exp_range, max_sig, pow2, word, zero
 
-from .common import (
-    Evidence,
-    Finding,
-    case_evidence,
-    exp_range,
-    max_sig,
-    pow2,
-    random_words,
-    word,
-    zero,
-)
+from .common import Evidence, Finding, case_evidence, random_words
 
 PATTERN_NAMES = {(2, 1): "1 of 2", (4, 2): "2 of 4", (8, 4): "two adjacent pairs of 8"}
 

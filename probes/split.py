@@ -29,8 +29,9 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.model import ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
+from tcprobe.models.words import home_exponent, product, word
 
-from .common import Batch, Finding, home_exponent, product, word
+from .common import Batch, Finding
 
 ROUNDINGS = ("rz", "rne", "rna")
 

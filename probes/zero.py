@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 from tcprobe.models.cases import Cases
+from tcprobe.models.words import exp_range, product, word, zero
 
-from .common import Batch, Finding, exp_range, product, word, zero
+from .common import Batch, Finding
 
 
 def _lanes(ctx, n: int = 2):

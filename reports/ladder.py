@@ -25,7 +25,7 @@ def _words(fmt, d: dict, limit: int = 4) -> str:
 
 def _scales(sf, sa, sb) -> str:
     """Scale factors that are not 1, as A0=2 B1=0x70 (else 'all 1')."""
-    from tcprobe.probes.common import pow2
+    from tcprobe.models.words import pow2
 
     unit = pow2(sf, 0)
     parts = [f"{side}{j}={describe(sf, int(x))}" for side, codes in (("A", sa), ("B", sb))

@@ -37,10 +37,11 @@ import numpy as np
 from tcprobe.capture import Capture
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams, ParamError
-from tcprobe.models.formats import Class, decode, get_format, ordered
 from tcprobe.models.formats import describe as describe_word
+from tcprobe.models.formats import get_format
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
+from tcprobe.models.words import distance
 
 from .fit_diagnose import CaseFeatures, Diagnosis, bit_lengths, diagnose, shrink, simplest
 from .fit_space import DIMS, FAMILY_DIMS, Recipe, family_members, family_of, moves, values
@@ -52,10 +53,8 @@ def error_bits(d_type: str, got: np.ndarray, want: np.ndarray) -> int:
     """Sum of the bit lengths of the ulp distances (a NaN on one side: 64)."""
     if len(got) == 0:
         return 0
-    fmt = get_format(d_type)
-    dist = np.abs(ordered(fmt, got) - ordered(fmt, want))
-    nan = (decode(fmt, got).cls == Class.NAN) != (decode(fmt, want).cls == Class.NAN)
-    return int(np.where(nan, 64, bit_lengths(dist)).sum())
+    dist, nan_got, nan_want = distance(d_type, got, want)
+    return int(np.where(nan_got != nan_want, 64, bit_lengths(np.abs(dist))).sum())
 
 
 class FitError(ValueError):

@@ -173,7 +173,7 @@ class Context:
         n = len(a)
         t = self.tile()
         if self.dp.block_scaled and scale_a is None:
-            from tcprobe.probes.common import pow2
+            from tcprobe.models.words import pow2
 
             unit = np.uint32(pow2(self.dp.scale_type, 0))
             word = unit | (unit << np.uint32(8)) | (unit << np.uint32(16)) | (unit << np.uint32(24))
@@ -657,7 +657,7 @@ def random_scales(dp: Datapath, n: int, rng: np.random.Generator) -> np.ndarray:
     """(n, n_scales) scale codes: a quarter of the cases unit scales, half
     near 1 (exponents within +-12), the rest anywhere in the format (NaN
     codes, and ue4m3 zeros, now and then)."""
-    from tcprobe.probes.common import pow2
+    from tcprobe.models.words import pow2
 
     f = get_format(dp.scale_type)
     unit = pow2(f, 0)

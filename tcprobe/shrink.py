@@ -26,8 +26,9 @@ import numpy as np
 from tcprobe.devices.base import Device
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import Class, Format, Kind, decode, describe, get_format, ulp_distance
+from tcprobe.models.formats import Format, Kind, describe, get_format
 from tcprobe.models.model import Model
+from tcprobe.models.words import ulps_or_none
 
 
 @dataclass
@@ -199,8 +200,7 @@ def command(dp: Datapath, device_name: str, model_name: str, case: Cases) -> str
 def reproducer(dp: Datapath, device: Device, model: Model, s: Shrunk) -> dict:
     """A shrunk mismatch as the report stores it."""
     fd = get_format(dp.d_type)
-    nan = bool((decode(fd, [s.device_word, s.model_word]).cls == Class.NAN).any())
-    ulps = None if nan else int(ulp_distance(fd, [s.model_word], [s.device_word])[0])
+    ulps = ulps_or_none(fd, s.model_word, s.device_word)
     return {"command": command(dp, device.name, model.name, s.case),
             "device_word": describe(fd, s.device_word), "model_word": describe(fd, s.model_word),
             "ulps": ulps, "lanes": s.lanes, "lanes_before": s.start_lanes, "rounds": s.rounds}

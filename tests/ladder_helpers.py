@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tcprobe.models.datapath import DatapathError
 from tcprobe.models.formats import FormatError, get_format
-from tcprobe.probes.common import exp_range
+from tcprobe.models.words import exp_range
 
 FORMATS = ("tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 

@@ -4,8 +4,9 @@ scale multiplies its products exactly (device words against device words)."""
 from __future__ import annotations
 
 from tcprobe.models.formats import decode_scalar, get_format
+from tcprobe.models.words import pow2, product, word
 
-from ..common import Batch, pow2, product, word
+from ..common import Batch
 
 
 def find_blocks(ctx):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 from tcprobe.models.cases import Cases
+from tcprobe.models.words import exp_range, pow2
 
-from ..common import Batch, exp_range, pow2
+from ..common import Batch
 from .geometry import consistent
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials
+from tcprobe.models.words import max_sig, product
 
-from ..common import Batch, complete, legal_mask, max_sig, product
+from ..common import Batch, complete, legal_mask
 from .geometry import consistent, trio_lanes
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from tcprobe.models.formats import decode_scalar, get_format
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
-
-from ..common import exp_range, pow2, product
+from tcprobe.models.words import exp_range, pow2, product
 
 # The quantum of the stages before C is set: no cut at all until told.
 EXACT = ScaledParams(product_window=None, c_window=None, scale_window=None, q_floor=None,

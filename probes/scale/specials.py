@@ -4,8 +4,9 @@ zero of C = -0, overflow at the largest scales."""
 from __future__ import annotations
 
 from tcprobe.models.formats import Specials
+from tcprobe.models.words import max_sig, pow2, product
 
-from ..common import Batch, max_sig, pow2, product
+from ..common import Batch
 from .geometry import consistent
 
 
