@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Specials, describe, get_format
+from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import pow2, zero
 
 # ---------------------------------------------------------------------------
@@ -231,20 +231,6 @@ def complete(dp, cases: Cases) -> Cases:
     if not changed:
         return cases
     return Cases(cases.a, cases.b, cases.c, sa, sb, act, cases.names)
-
-
-def random_words(f, e, shape, rng, sign_p: float = 0.5) -> np.ndarray:
-    """Finite words of format f with unbiased exponents ``e`` (clipped into
-    the format) and random fractions: inputs for model-checked random cases."""
-    f = get_format(f)
-    top = (1 << f.exp_bits) - 1 - (1 if f.specials == Specials.IEEE else 0)
-    field = np.clip(np.broadcast_to(np.asarray(e), shape) + f.bias, 0, top).astype(np.int64)
-    frac = rng.integers(0, 1 << f.frac_bits, shape)
-    if f.specials == Specials.FN:  # e4m3: all ones is NaN
-        frac = np.where((field == top) & (frac == (1 << f.frac_bits) - 1), frac - 1, frac)
-    sign = (rng.random(shape) < sign_p).astype(np.int64) if f.signed else 0 * field
-    return ((sign << (f.width - 1)) | (field << (f.frac_bits + f.drop_bits))
-            | (frac << f.drop_bits)).astype(np.uint32)
 
 
 def case_evidence(cases: Cases, i: int, words, note: str, zero_a: int = 0, zero_b: int = 0):

@@ -108,16 +108,16 @@ def random_sums(ctx, F, n):
     """Random significands in every lane near 2**0 and a random C down to the
     window's bottom: where blocks chain, a rounding shows only through carries
     that random sums reach now and then (no zeros, far above any floor)."""
-    from .common import random_words
+    from tcprobe.suites.mix import random_finite
 
     rng = np.random.default_rng(ctx.seed + 11)
     k = ctx.dp.k
     half = n // 2
-    a = np.vstack([random_words(ctx.a_fmt, 0, (half, k), rng, 0.1),
-                   random_words(ctx.a_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
-    b = np.vstack([random_words(ctx.b_fmt, 0, (half, k), rng, 0.1),
-                   random_words(ctx.b_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
-    c = random_words(ctx.c_fmt, rng.integers(-F - 3, 4, n), (n,), rng)
+    a = np.vstack([random_finite(ctx.a_fmt, 0, (half, k), rng, 0.1),
+                   random_finite(ctx.a_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
+    b = np.vstack([random_finite(ctx.b_fmt, 0, (half, k), rng, 0.1),
+                   random_finite(ctx.b_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
+    c = random_finite(ctx.c_fmt, rng.integers(-F - 3, 4, n), (n,), rng)
     return Cases(a, b, c, names=["random sum"] * n)
 
 

@@ -31,6 +31,8 @@ from tcprobe.models.model import ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
 from tcprobe.models.words import home_exponent, product, word
 
+from tcprobe.suites.mix import random_cases
+
 from .common import Batch, Finding
 
 ROUNDINGS = ("rz", "rne", "rna")
@@ -202,7 +204,5 @@ def _rounding_cases(ctx, parts, E) -> Cases:
             p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
             if one is not None and p is not None:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
-    from tcprobe.ladder import random_cases
-
     rng = np.random.default_rng(ctx.seed + 53)
     return Cases.concat([bt.cases(), random_cases(dp, 800, rng)])

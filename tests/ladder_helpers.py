@@ -85,7 +85,7 @@ def stress_cases(dp, n: int, seed: int = 0):
     import numpy as np
     from tcprobe.models.cases import Cases
 
-    from tcprobe.ladder import random_cases
+    from tcprobe.suites.mix import random_cases
 
     rng = np.random.default_rng(seed)
     k = dp.k

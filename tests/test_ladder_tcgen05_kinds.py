@@ -16,7 +16,8 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
 from tcprobe.devices.sim import SimDevice
-from tcprobe.ladder import random_cases, run_ladder
+from tcprobe.ladder import run_ladder
+from tcprobe.suites.mix import random_cases
 
 B200 = SimDevice.builtin("b200")
 

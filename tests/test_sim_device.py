@@ -10,7 +10,7 @@ from tcprobe.devices.base import DeviceError, RawModeUnsupported
 from tcprobe.devices.registry import open_device
 from tcprobe.devices.sim import SimDevice
 from tcprobe.harness import harness_for
-from tcprobe.ladder import random_cases
+from tcprobe.suites.mix import random_cases
 
 BASE = """window_bits = 18
 block_size = 4

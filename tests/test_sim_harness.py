@@ -102,7 +102,7 @@ def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     from tcprobe.models import sparsity
 
     from tcprobe.devices.sim import SimDevice
-    from tcprobe.ladder import random_cases
+    from tcprobe.suites.mix import random_cases
 
     dp = Datapath.parse(text)
     h = harness_for(dp)
