@@ -142,9 +142,15 @@ def active_lanes(case: Cases) -> int:
 
 
 def shrink(dp: Datapath, device: Device, model: Model, case: Cases, max_rounds: int = 200) -> Shrunk:
-    """The simplest case reached from ``case`` that still mismatches."""
-    dw = int(device.run(dp, case)[0])
-    mw = int(model.evaluate(case)[0])
+    """The simplest case reached from ``case`` that still mismatches on ``device``."""
+    return minimize(dp, case, lambda cases: device.run(dp, cases), model.evaluate, max_rounds)
+
+
+def minimize(dp: Datapath, case: Cases, device_words, model_words, max_rounds: int = 200) -> Shrunk:
+    """The simplest case reached from ``case`` on which ``device_words(cases)``
+    (a device, or a live oracle) and ``model_words(cases)`` still differ."""
+    dw = int(device_words(case)[0])
+    mw = int(model_words(case)[0])
     if dw == mw:
         raise ValueError("the case does not mismatch: nothing to shrink")
     start = active_lanes(case)
@@ -153,7 +159,7 @@ def shrink(dp: Datapath, device: Device, model: Model, case: Cases, max_rounds: 
     if current.active is not None:  # clear the positions the metadata does not select
         a, b = current.masked()
         current = Cases(a, b, current.c, current.scale_a, current.scale_b, current.active)
-        d2, m2 = int(device.run(dp, current)[0]), int(model.evaluate(current)[0])
+        d2, m2 = int(device_words(current)[0]), int(model_words(current)[0])
         if d2 != m2:
             dw, mw = d2, m2
         else:
@@ -163,8 +169,8 @@ def shrink(dp: Datapath, device: Device, model: Model, case: Cases, max_rounds: 
         if not cands:
             break
         batch = Cases.concat(cands)
-        dws = np.asarray(device.run(dp, batch), np.uint32)
-        mws = np.asarray(model.evaluate(batch), np.uint32)
+        dws = np.asarray(device_words(batch), np.uint32)
+        mws = np.asarray(model_words(batch), np.uint32)
         hit = np.flatnonzero(dws != mws)
         if hit.size == 0:
             break
