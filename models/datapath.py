@@ -17,12 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from tcprobe.models import isa
 from tcprobe.models.formats import get_format
-
-FAMILIES = ("mma", "wgmma", "tcgen05")
-TCGEN05_KINDS = ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
-F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
-BLOCK_SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+from tcprobe.models.isa import FAMILIES
 
 
 class DatapathError(ValueError):
@@ -71,12 +68,7 @@ class Datapath:
         """K positions that share one scale factor."""
         if not self.block_scaled:
             return None
-        if self.sparse:
-            # scale_vec::NX gives N scales per row whatever K is (PTX ISA); the
-            # sparse K is twice the dense one, so each scale covers twice as
-            # many logical positions (notes: sparse NVFP4 uses K=32 blocks).
-            return max(1, self.k // (self.scale_vec or 1))
-        return 16 if self.scale_vec == 4 else 32
+        return isa.scale_block(self.k, self.scale_vec, self.sparse)
 
     @property
     def n_scales(self) -> int:
@@ -148,18 +140,16 @@ class Datapath:
 
 def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapath:
     """The usual datapath of ``family`` for input format ``fmt``: the largest
-    K of one instruction, f32 output (s32 for integers)."""
+    K of one instruction (the ISA table), f32 output (s32 for integers)."""
     f = get_format(fmt).name
     if family not in FAMILIES:
         raise DatapathError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
-    k_of = {"tf32": 8, "bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32, "e2m3": 32,
-            "e3m2": 32, "e2m1": 32, "s8": 32, "u8": 32}
-    if f not in k_of:
+    if f not in isa.INPUT_K:
         raise DatapathError(f"{f} is not an input format of {family}")
-    if family in ("mma", "wgmma") and f in ("e2m3", "e3m2", "e2m1"):
+    if family in ("mma", "wgmma") and f in isa.SUB_BYTE_TYPES:
         raise DatapathError(f"{f} inputs need tcgen05 (or mma kind::f8f6f4 on sm_120a)")
-    out = d_type or ("s32" if f in ("s8", "u8") else "f32")
+    out = d_type or ("s32" if f in isa.INTEGER_INPUT_TYPES else "f32")
     if family == "tcgen05":
-        kind = {"tf32": "tf32", "bf16": "f16", "f16": "f16", "s8": "i8", "u8": "i8"}.get(f, "f8f6f4")
-        return Datapath("tcgen05", kind, f, f, out, k_of[f])
-    return Datapath(family, f, f, f, out, k_of[f])
+        kind = isa.TCGEN05_KIND_OF_INPUT[f]
+        return Datapath("tcgen05", kind, f, f, out, isa.instruction_k("tcgen05", kind))
+    return Datapath(family, f, f, f, out, isa.instruction_k(family, f))

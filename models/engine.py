@@ -29,6 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
@@ -59,9 +61,9 @@ class EngineParams:
     """Every knob of the engine, named. Defaults are the Hopper/Blackwell
     HMMA datapath for f32 output (F=25, L=16, floor -133, RZ, +0)."""
 
-    window_bits: int | None = 25  # F: fraction bits kept below the block's anchor
+    window_bits: int | None = isa.DEFAULT_WINDOW_BITS  # F: fraction bits kept below the anchor
     block_size: int = 16  # L: products fused per block
-    zero_floor: int | None = -133  # the anchor exponent is never below this
+    zero_floor: int | None = isa.output_defaults("f32").zero_floor  # anchor never below this
     input_conversion: str = "truncate"  # A/B words wider than their format (tf32)
     output_rounding: str = "rz"  # rz | rne | rna
     output_frac_bits: int | None = None  # None: the output format's own

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from tcprobe.models.datapath import F8F6F4, Datapath
+from tcprobe.models import isa
+from tcprobe.models.datapath import Datapath
 
 from .engine import EngineParams
 from .formats import get_format
@@ -35,43 +36,19 @@ from .model import FixedPointModel, IntegerModel, Model, ModelError
 from .tcgen05_scaled import BlockScaledModel, ScaledParams
 
 ARCH = "sm_100a"
-DENSE_K = {"tf32": 8, "f16": 16, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32, "mxf4": 64,
-           "mxf4nvf4": 64}
-_A_TYPES = {"tf32": ("tf32",), "f16": ("f16", "bf16"), "f8f6f4": F8F6F4, "i8": ("u8", "s8"),
-            "mxf8f6f4": F8F6F4, "mxf4": ("e2m1",), "mxf4nvf4": ("e2m1",)}
-_SCALES = {"mxf8f6f4": {("ue8m0", 1)}, "mxf4": {("ue8m0", 2)},
-           "mxf4nvf4": {("ue8m0", 2), ("ue8m0", 4), ("ue4m3", 4)}}
 
 
 def check_datapath(dp: Datapath) -> None:
-    """Raise ModelError unless ``dp`` is a tcgen05.mma datapath PTX defines
-    (kind, A/B/C/D types, scale type and vector, K: dense or twice for sparse)."""
+    """Raise ModelError unless ``dp`` is a tcgen05.mma datapath the PTX ISA
+    defines (:func:`isa.check_tcgen05`)."""
     if dp.family != "tcgen05":
         raise ModelError(f"{dp.id} is not a tcgen05 datapath")
-    kind = dp.kind
-    if kind not in DENSE_K:
-        raise ModelError(f"unknown tcgen05 kind {kind!r}")
-    a, b, d = (get_format(t).name for t in (dp.a_type, dp.b_type, dp.d_type))
-    allowed = _A_TYPES[kind]
-    if a not in allowed or b not in allowed:
-        raise ModelError(f"kind::{kind} takes A/B in {', '.join(allowed)}, not {a}x{b}")
-    if kind == "f16" and a != b:
-        raise ModelError("kind::f16 needs A and B of the same type")
-    outs = {"tf32": ("f32",), "f16": ("f32", "f16") if a == "f16" else ("f32",),
-            "f8f6f4": ("f32", "f16"), "i8": ("s32",)}.get(kind, ("f32",))
-    if d not in outs or get_format(dp.c).name != d:
-        raise ModelError(f"kind::{kind} with {a} inputs writes C/D in {', '.join(outs)}")
-    scaled = (dp.scale_type, dp.scale_vec or 1) if dp.block_scaled else None
-    if kind in _SCALES and scaled not in _SCALES[kind]:
-        raise ModelError(f"kind::{kind} needs block scales "
-                         f"({', '.join(f'{t}x{v}' for t, v in sorted(_SCALES[kind]))})")
-    if kind not in _SCALES and scaled:
-        raise ModelError(f"kind::{kind} takes no block scales")
-    if dp.saturate and kind != "i8":
-        raise ModelError("saturation is only for kind::i8")
-    want = DENSE_K[kind] * (2 if dp.sparse else 1)
-    if dp.k != want:
-        raise ModelError(f"{dp.id}: one tcgen05 kind::{kind} instruction has K={want}")
+    a, b, c, d = (get_format(t).name for t in (dp.a_type, dp.b_type, dp.c, dp.d_type))
+    scale = (dp.scale_type, dp.scale_vec or 1) if dp.block_scaled else None
+    try:
+        isa.check_tcgen05(dp.kind, a, b, c, d, dp.k, scale, dp.sparse, dp.saturate)
+    except isa.IsaError as e:
+        raise ModelError(f"{dp.id}: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -96,9 +73,9 @@ class Tcgen05Profile:
 
     name: str
     evidence: str
-    window_bits: int = 25
-    zero_floor_f32: int | None = -133
-    zero_floor_f16: int | None = -21
+    window_bits: int = isa.DEFAULT_WINDOW_BITS
+    zero_floor_f32: int | None = isa.output_defaults("f32").zero_floor
+    zero_floor_f16: int | None = isa.output_defaults("f16").zero_floor
     zero_sign: str = "positive"
     overflow: str = "inf"
     mx: ScaledParams = field(default_factory=ScaledParams)  # kind::mxf8f6f4
@@ -112,11 +89,11 @@ class Tcgen05Profile:
 
     def engine_params(self, dp: Datapath) -> EngineParams:
         """Engine parameters of an unscaled float datapath."""
-        f16_out = get_format(dp.d_type).name == "f16"
+        d = get_format(dp.d_type).name
         return EngineParams(
             window_bits=self.window_bits, block_size=dp.k,
-            zero_floor=self.zero_floor_f16 if f16_out else self.zero_floor_f32,
-            input_conversion="truncate", output_rounding="rne" if f16_out else "rz",
+            zero_floor=self.zero_floor_f16 if d == "f16" else self.zero_floor_f32,
+            input_conversion="truncate", output_rounding=isa.output_rounding(d),
             zero_sign=self.zero_sign, overflow=self.overflow, align="raw",
         )
 

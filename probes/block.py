@@ -29,6 +29,7 @@ instead and finds the sub-MMAs and the add of C (fp8 mma.sync emulation).
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.words import pow2, product, word
 
 from .common import Batch, Finding

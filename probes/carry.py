@@ -79,6 +79,7 @@ def _integer(ctx) -> Finding:
     s32: does the sum wrap modulo 2**32 or saturate once? (And random cases
     must be the exact sum.)"""
     import numpy as np
+
     from tcprobe.models.cases import Cases
     from tcprobe.models.model import IntegerModel
 

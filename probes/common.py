@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import pow2, zero

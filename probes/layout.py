@@ -21,11 +21,11 @@ Its harness replaces the documented one for every later step.
 from __future__ import annotations
 
 import numpy as np
-from tcprobe.models.words import pow2, product, word, zero
 
 from tcprobe.devices.base import PhysicalBatch
 from tcprobe.harness import Harness, HarnessError
 from tcprobe.layout import core_matrix_layout
+from tcprobe.models.words import pow2, product, word, zero
 
 from .common import Batch, Evidence, Finding
 

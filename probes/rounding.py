@@ -12,6 +12,7 @@ window found so far; the ones that reproduce every device word remain.
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import product, word
 

@@ -12,6 +12,7 @@ slice agrees on a real dot product.
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.words import pow2, word
 
 from .common import Evidence, Finding

@@ -21,11 +21,11 @@
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models import sparsity as meta_rules
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials
 from tcprobe.models.words import exp_range, max_sig, pow2, word, zero
-
 from tcprobe.suites.mix import random_finite, random_scales
 
 from .common import Evidence, Finding, case_evidence

@@ -25,12 +25,12 @@ probe, so products probe each other:
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.model import ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
 from tcprobe.models.words import home_exponent, product, word
-
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch, Finding

@@ -16,6 +16,7 @@ run as models; the ones that reproduce every device word remain.
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, product, word, zero
 

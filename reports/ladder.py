@@ -5,6 +5,7 @@ step spent. Every title says when the device is simulated."""
 from __future__ import annotations
 
 from rich.table import Table
+
 from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import pow2
 

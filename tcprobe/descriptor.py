@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.tcgen05 import DENSE_K, check_datapath
+from tcprobe.models.tcgen05 import check_datapath
 
 PLAIN_KINDS = ("tf32", "f16", "f8f6f4", "i8")
-SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+SCALED_KINDS = isa.BLOCK_SCALED_KINDS
 F8F6F4_CODES = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
 TYPE_CODES = {
     "tf32": {"tf32": 2},
@@ -193,7 +194,7 @@ class InstrDescriptor:
     def datapath(self, scale_vec: int | None = None) -> Datapath:
         """The datapath this descriptor runs (scale_vec is an instruction
         qualifier, not a descriptor field: by default 1X, 2X, 4X per kind)."""
-        k = 96 if self.k96 else DENSE_K[self.kind] * (2 if self.sparse else 1)
+        k = 96 if self.k96 else isa.instruction_k("tcgen05", self.kind, sparse=self.sparse)
         vec = None
         if self.scale_type:
             vec = scale_vec or DEFAULT_SCALE_VEC[self.kind]

@@ -15,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcprobe.descriptor import encode
-from tcprobe.models.datapath import F8F6F4, Datapath, default_datapath
+from tcprobe.models import isa
+from tcprobe.models.datapath import Datapath, default_datapath
+from tcprobe.models.isa import F8F6F4_TYPES as F8F6F4
 
 SUITES = ("blog", "mixed", "hmma")
-_UNSCALED = (("tf32", "tf32", 8), ("f16", "bf16", 16), ("f16", "f16", 16),
-             *(("f8f6f4", f, 32) for f in F8F6F4))
+_UNSCALED = (("tf32", "tf32"), ("f16", "bf16"), ("f16", "f16"), *(("f8f6f4", f) for f in F8F6F4))
 _UE8M0 = (*(("mxf8f6f4", f, 1) for f in F8F6F4), ("mxf4", "e2m1", 2),
           ("mxf4nvf4", "e2m1", 2), ("mxf4nvf4", "e2m1", 4))
 
@@ -52,9 +53,10 @@ class Target:
                 "descriptor": None if d is None else f"{d:#010x}"}
 
 
-def _tc(kind, a, b, d, k, *, scale=None, vec=None, sparse=False, sat=False) -> Datapath:
-    return Datapath("tcgen05", kind, a, b, d, k * (2 if sparse else 1), scale_type=scale,
-                    scale_vec=vec, sparse=sparse, saturate=sat)
+def _tc(kind, a, b, d, *, scale=None, vec=None, sparse=False, sat=False) -> Datapath:
+    """The tcgen05 datapath of ``kind`` with its one-instruction K (ISA table)."""
+    return Datapath("tcgen05", kind, a, b, d, isa.instruction_k("tcgen05", kind, sparse=sparse),
+                    scale_type=scale, scale_vec=vec, sparse=sparse, saturate=sat)
 
 
 def blog_targets() -> list[Target]:
@@ -66,35 +68,34 @@ def blog_targets() -> list[Target]:
 
     for sparse in (False, True):
         grp = "sparse unscaled float" if sparse else "dense unscaled float"
-        for kind, f, k in _UNSCALED:
-            add(grp, f + (" sparse" if sparse else ""), _tc(kind, f, f, "f32", k, sparse=sparse))
+        for kind, f in _UNSCALED:
+            add(grp, f + (" sparse" if sparse else ""), _tc(kind, f, f, "f32", sparse=sparse))
         if not sparse:
             for a in ("u8", "s8"):
                 for b in ("u8", "s8"):
                     for sat in (False, True):
                         add("dense integer", f"{a} x {b} {'saturate' if sat else 'wrap'}",
-                            _tc("i8", a, b, "s32", 32, sat=sat))
+                            _tc("i8", a, b, "s32", sat=sat))
         grp = "sparse ue8m0 block-scaled" if sparse else "dense ue8m0 block-scaled"
         for kind, f, vec in _UE8M0:
-            k = 32 if kind == "mxf8f6f4" else 64
             name = f"{kind} {f} x{vec}" + (" sparse" if sparse else "")
-            add(grp, name, _tc(kind, f, f, "f32", k, scale="ue8m0", vec=vec, sparse=sparse))
-        nv = _tc("mxf4nvf4", "e2m1", "e2m1", "f32", 64, scale="ue4m3", vec=4, sparse=sparse)
+            add(grp, name, _tc(kind, f, f, "f32", scale="ue8m0", vec=vec, sparse=sparse))
+        nv = _tc("mxf4nvf4", "e2m1", "e2m1", "f32", scale="ue4m3", vec=4, sparse=sparse)
         if sparse:
             add("sparse ue4m3 nvfp4", "nvfp4 sparse", nv)
             add("sparse ue4m3 hybrid", "mxf4nvf4 ue4m3 x4 sparse (hybrid runner)", nv)
         else:
             add("dense ue4m3 nvfp4", "mxf4nvf4 ue4m3 x4", nv)
             add("dense ue4m3 nvfp4", "nvfp4 (separate runner)", nv)
-    add("mixed representatives", "e4m3 x e2m1 -> f32", _tc("f8f6f4", "e4m3", "e2m1", "f32", 32))
-    add("mixed representatives", "e2m1 x e4m3 -> f16", _tc("f8f6f4", "e2m1", "e4m3", "f16", 32))
+    add("mixed representatives", "e4m3 x e2m1 -> f32", _tc("f8f6f4", "e4m3", "e2m1", "f32"))
+    add("mixed representatives", "e2m1 x e4m3 -> f16", _tc("f8f6f4", "e2m1", "e4m3", "f16"))
     return out
 
 
 def mixed_targets() -> list[Target]:
     """All 50 mixed A/B combinations of kind::f8f6f4."""
     return [Target("mixed", f"mixed -> {d}", f"{a} x {b} -> {d}",
-                   _tc("f8f6f4", a, b, d, 32), "sm_100a")
+                   _tc("f8f6f4", a, b, d), "sm_100a")
             for d in ("f32", "f16") for a in F8F6F4 for b in F8F6F4]
 
 

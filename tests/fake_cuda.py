@@ -17,13 +17,13 @@ import ctypes
 
 import numpy as np
 from cuda.bindings import driver as real
+
+from tcprobe.descriptors import decode_smem_descriptor
+from tcprobe.devices import cuda_launch as L
 from tcprobe.kernels import catalog
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.registry import resolve
-
-from tcprobe.descriptors import decode_smem_descriptor
-from tcprobe.devices import cuda_launch as L
 
 OK = real.CUresult.CUDA_SUCCESS
 

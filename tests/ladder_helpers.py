@@ -83,8 +83,8 @@ def stress_cases(dp, n: int, seed: int = 0):
     many random significands at one exponent with a small C (rounding,
     carries), and the ladder's own random mix."""
     import numpy as np
-    from tcprobe.models.cases import Cases
 
+    from tcprobe.models.cases import Cases
     from tcprobe.suites.mix import random_cases
 
     rng = np.random.default_rng(seed)

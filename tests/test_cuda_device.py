@@ -11,9 +11,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from cuda_support import GPUS, cubin_cache, gpu_only, needs_nvrtc  # noqa: F401
-from tcprobe.kernels import catalog
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath, default_datapath
 
 from tcprobe import nvrtc
 from tcprobe.cli import main
@@ -27,7 +24,10 @@ from tcprobe.descriptors import (
 from tcprobe.devices import cuda_launch as L
 from tcprobe.devices.base import DeviceError, PhysicalBatch
 from tcprobe.devices.registry import open_device
+from tcprobe.kernels import catalog
 from tcprobe.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, default_datapath
 
 pytestmark = pytest.mark.usefixtures("cubin_cache")
 dp = Datapath.parse

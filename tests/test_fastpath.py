@@ -4,6 +4,7 @@ profiles, the baselines and every structural knob."""
 
 import numpy as np
 import pytest
+
 from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath

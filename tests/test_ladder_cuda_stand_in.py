@@ -7,9 +7,8 @@ import pytest
 
 pytest.importorskip("cuda.bindings")
 
-from tcprobe.models.datapath import Datapath  # noqa: E402
-
 from tcprobe.ladder import run_ladder  # noqa: E402
+from tcprobe.models.datapath import Datapath  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

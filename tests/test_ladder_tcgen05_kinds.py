@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from ladder_helpers import mismatched_keys
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
 
 from tcprobe.devices.sim import SimDevice
 from tcprobe.ladder import run_ladder
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.suites.mix import random_cases
 
 B200 = SimDevice.builtin("b200")

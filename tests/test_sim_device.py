@@ -3,13 +3,13 @@ profiles, the default device, and MMA-Sim as a black box."""
 
 import numpy as np
 import pytest
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import default_datapath
 
 from tcprobe.devices.base import DeviceError, RawModeUnsupported
 from tcprobe.devices.registry import open_device
 from tcprobe.devices.sim import SimDevice
 from tcprobe.harness import harness_for
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import default_datapath
 from tcprobe.suites.mix import random_cases
 
 BASE = """window_bits = 18

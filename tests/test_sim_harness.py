@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath, default_datapath
 
 from tcprobe.harness import HarnessError, harness_for, pack_elements
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath, default_datapath
 
 
 def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
@@ -61,9 +61,8 @@ def test_tiles_match_the_cuda_harness_kernels():
     """The CUDA device packs with these harnesses: its kernels' C, dump,
     scale and metadata words must be the same, and A/B must hold the layout."""
     pytest.importorskip("tcprobe.devices.cuda_launch")
-    from tcprobe.models.datapath import Datapath
-
     from tcprobe.devices import cuda_launch as L
+    from tcprobe.models.datapath import Datapath
 
     ids = ["mma.bf16.f32.k16", "mma.f16.f16.k16", "mma.tf32.f32.k8", "mma.e4m3.f32.k32",
            "mma.s8.s32.k32", "wgmma.bf16.f32.k16", "wgmma.f16.f16.k16", "wgmma.tf32.f32.k8",
@@ -99,9 +98,8 @@ def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     """A sparse case goes in as the CUDA harness takes it: K/2 stored A values a
     row in the order the metadata names them, B dense, the metadata words
     (models.sparsity's) in columns 8-9 of every one of the 128 lanes."""
-    from tcprobe.models import sparsity
-
     from tcprobe.devices.sim import SimDevice
+    from tcprobe.models import sparsity
     from tcprobe.suites.mix import random_cases
 
     dp = Datapath.parse(text)

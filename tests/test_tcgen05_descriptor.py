@@ -4,9 +4,9 @@ the words the write-up's authors used on B200 (../shared/notes)."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tcprobe.models.datapath import Datapath
 
 from tcprobe.descriptor import DescriptorError, InstrDescriptor, decode, encode
+from tcprobe.models.datapath import Datapath
 from tcprobe.targets import targets
 
 

@@ -35,6 +35,7 @@ words of C alone, or with a model's; the step never computes one itself.
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 
 from ..common import Finding, complete

@@ -4,6 +4,7 @@ blocks, or a C-relative cut of the groups C outranks."""
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2
 

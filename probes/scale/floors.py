@@ -4,6 +4,7 @@ lower-scale groups of a subnormal result)."""
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials
 from tcprobe.models.words import max_sig, product

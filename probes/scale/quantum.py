@@ -4,6 +4,7 @@ the scale floor offset."""
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2
 

@@ -1,0 +1,231 @@
+"""The ISA table: every fact about NVIDIA's MMA instructions, written once.
+
+Families, kinds, the K of one instruction, the A/B/C/D types each takes, block
+scales, sparsity and the legal combinations are read from the PTX ISA
+(``mma.sync``: "Warp-level matrix multiply-accumulate"; ``wgmma.mma_async``:
+"Asynchronous warpgroup level matrix multiply-accumulate"; ``tcgen05.mma``:
+"TensorCore 5th Generation family"). Every other module reads these facts
+from here; none restates them.
+
+The same module holds the default datapath parameters per output type (the
+HMMA/tcgen05 convention measured on H100/H200/B200: a 25-bit window, an f32 D
+truncated with the anchor floored at 2**-133, an f16 D rounded to nearest even
+with the floor at 2**-21), which profiles, sim devices, the ladder and fit
+start from.
+
+Evidence for the defaults: Khattak & Mikaitis 2025 captures
+(../shared/hwdata: H100/H200/B200 fp16, bf16, tf32), the MMA-Sim pull-request
+vectors (../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt: an f16 accumulator
+of zero anchors at 2**-21 on H200/B200/B300) and the tcgen05 write-up
+(../shared/seeds/tcgen05-blog.txt: F=25, RZ into f32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------------------
+# Families and kinds
+
+FAMILIES = ("mma", "wgmma", "tcgen05")
+
+# tcgen05.mma .kind qualifiers (PTX ISA 8.6+, sm_100a/sm_103a).
+TCGEN05_KINDS = ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
+
+# The kinds whose products are multiplied by per-block scale factors.
+BLOCK_SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+
+# The element types of kind::f8f6f4 / mxf8f6f4, each in an 8-bit container.
+F8F6F4_TYPES = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
+
+# The 8-bit float types of mma.sync / wgmma (.e4m3, .e5m2).
+FP8_TYPES = ("e4m3", "e5m2")
+
+# Input types that need tcgen05 (or mma kind::f8f6f4 on sm_120a).
+SUB_BYTE_TYPES = ("e2m3", "e3m2", "e2m1")
+
+INTEGER_INPUT_TYPES = ("s8", "u8")
+
+
+class IsaError(ValueError):
+    """An instruction, type or combination the PTX ISA does not define."""
+
+
+# ---------------------------------------------------------------------------
+# K of one instruction
+
+# K of one dense instruction per input type: 256 bits of K per row, each
+# element in its container (tf32 in 32 bits, f16/bf16 in 16, every 8-bit,
+# 6-bit and 4-bit float of kind::f8f6f4 in 8). This is the K of
+# mma.sync.m16n8kK's largest shape, of wgmma.m64nNkK and of tcgen05's
+# unscaled kinds.
+INPUT_K = {"tf32": 8, "bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32, "e2m3": 32,
+           "e3m2": 32, "e2m1": 32, "s8": 32, "u8": 32}
+
+# K of one dense tcgen05.mma per kind (the block-scaled fp4 kinds pack two
+# e2m1 a byte, so K doubles).
+TCGEN05_K = {"tf32": INPUT_K["tf32"], "f16": INPUT_K["f16"], "f8f6f4": INPUT_K["e4m3"],
+             "i8": INPUT_K["s8"], "mxf8f6f4": INPUT_K["e4m3"], "mxf4": 64, "mxf4nvf4": 64}
+
+# mma.sync shapes (m, n, k) per input type: every K one instruction can have.
+MMA_SHAPES = {
+    "f16": ((8, 8, 4), (16, 8, 8), (16, 8, 16)),
+    "bf16": ((16, 8, 8), (16, 8, 16)),
+    "tf32": ((16, 8, 4), (16, 8, 8)),
+    "e4m3": ((16, 8, 16), (16, 8, 32)),
+    "e5m2": ((16, 8, 16), (16, 8, 32)),
+    "s8": ((8, 8, 16), (16, 8, 16), (16, 8, 32)),
+    "u8": ((8, 8, 16), (16, 8, 16), (16, 8, 32)),
+}
+
+# wgmma.mma_async M and N: M = 64, N = 8..256 in steps of 8 (integers: of 8 up
+# to 24, then of 16); K per input type is INPUT_K.
+WGMMA_M = 64
+
+
+def instruction_k(family: str, kind: str, a_type: str | None = None, sparse: bool = False) -> int:
+    """The K of one instruction of ``family`` and ``kind`` (for mma/wgmma the
+    kind is the input type): the largest dense shape, doubled for sparse."""
+    if family not in FAMILIES:
+        raise IsaError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
+    if family == "tcgen05":
+        if kind not in TCGEN05_K:
+            raise IsaError(f"unknown tcgen05 kind {kind!r} (known: {', '.join(TCGEN05_KINDS)})")
+        k = TCGEN05_K[kind]
+    else:
+        t = a_type or kind
+        if t not in INPUT_K or t in SUB_BYTE_TYPES:
+            raise IsaError(f"{t} is not an input type of {family}")
+        k = INPUT_K[t]
+    return 2 * k if sparse else k
+
+
+# ---------------------------------------------------------------------------
+# Types per kind
+
+# tcgen05.mma: the A/B types of each kind.
+TCGEN05_INPUT_TYPES = {
+    "tf32": ("tf32",), "f16": ("f16", "bf16"), "f8f6f4": F8F6F4_TYPES, "i8": ("u8", "s8"),
+    "mxf8f6f4": F8F6F4_TYPES, "mxf4": ("e2m1",), "mxf4nvf4": ("e2m1",),
+}
+
+# tcgen05.mma block scales: (scale type, scale_vec::NX) each scaled kind takes.
+TCGEN05_SCALES = {
+    "mxf8f6f4": frozenset({("ue8m0", 1)}),
+    "mxf4": frozenset({("ue8m0", 2)}),
+    "mxf4nvf4": frozenset({("ue8m0", 2), ("ue8m0", 4), ("ue4m3", 4)}),
+}
+
+# The tcgen05 kind that runs each input type unscaled.
+TCGEN05_KIND_OF_INPUT = {"tf32": "tf32", "bf16": "f16", "f16": "f16", "s8": "i8", "u8": "i8",
+                         **{t: "f8f6f4" for t in F8F6F4_TYPES}}
+
+
+def input_types(family: str, kind: str) -> tuple[str, ...]:
+    """The A/B element types an instruction of ``family``/``kind`` takes."""
+    if family == "tcgen05":
+        if kind not in TCGEN05_INPUT_TYPES:
+            raise IsaError(f"unknown tcgen05 kind {kind!r} (known: {', '.join(TCGEN05_KINDS)})")
+        return TCGEN05_INPUT_TYPES[kind]
+    if kind in FP8_TYPES:
+        return FP8_TYPES  # mma/wgmma fp8 mix e4m3 and e5m2 freely
+    if kind in INPUT_K and kind not in SUB_BYTE_TYPES:
+        return (kind,)
+    raise IsaError(f"{kind} is not an input type of {family}")
+
+
+def output_types(family: str, kind: str, a_type: str) -> tuple[str, ...]:
+    """The C/D types an instruction with A of ``a_type`` writes."""
+    if family == "tcgen05":
+        return {"tf32": ("f32",), "f16": ("f32", "f16") if a_type == "f16" else ("f32",),
+                "f8f6f4": ("f32", "f16"), "i8": ("s32",)}.get(kind, ("f32",))
+    if a_type in INTEGER_INPUT_TYPES:
+        return ("s32",)
+    if a_type == "f16" or a_type in FP8_TYPES:
+        return ("f32", "f16")
+    return ("f32",)
+
+
+def scale_choices(kind: str) -> frozenset:
+    """The (scale type, vector size) pairs a tcgen05 block-scaled kind takes
+    (empty for the unscaled kinds)."""
+    return TCGEN05_SCALES.get(kind, frozenset())
+
+
+def scale_block(k: int, scale_vec: int | None, sparse: bool) -> int:
+    """K positions that share one scale factor: 32 for scale_vec::1X/2X and 16
+    for 4X (the PTX ISA's block sizes); sparse: scale_vec::NX still gives N
+    scales a row, each over twice the positions (notes: sparse NVFP4 uses
+    K=32 blocks)."""
+    if sparse:
+        return max(1, k // (scale_vec or 1))
+    return 16 if scale_vec == 4 else 32
+
+
+def check_tcgen05(kind: str, a: str, b: str, c: str, d: str, k: int, scale: tuple | None,
+                  sparse: bool, saturate: bool) -> None:
+    """Raise IsaError unless this is a tcgen05.mma the PTX ISA defines (kind,
+    A/B/C/D types, scale type and vector, K: dense or twice for sparse).
+    Types are canonical format names; ``scale`` is (type, vector) or None."""
+    if kind not in TCGEN05_K:
+        raise IsaError(f"unknown tcgen05 kind {kind!r} (known: {', '.join(TCGEN05_KINDS)})")
+    allowed = TCGEN05_INPUT_TYPES[kind]
+    if a not in allowed or b not in allowed:
+        raise IsaError(f"kind::{kind} takes A/B in {', '.join(allowed)}, not {a}x{b}")
+    if kind == "f16" and a != b:
+        raise IsaError("kind::f16 needs A and B of the same type")
+    outs = output_types("tcgen05", kind, a)
+    if d not in outs or c != d:
+        raise IsaError(f"kind::{kind} with {a} inputs writes C/D in {', '.join(outs)}")
+    choices = scale_choices(kind)
+    if choices and scale not in choices:
+        raise IsaError(f"kind::{kind} needs block scales "
+                       f"({', '.join(f'{t}x{v}' for t, v in sorted(choices))})")
+    if not choices and scale:
+        raise IsaError(f"kind::{kind} takes no block scales")
+    if saturate and kind != "i8":
+        raise IsaError("saturation is only for kind::i8")
+    want = instruction_k("tcgen05", kind, sparse=sparse)
+    if k != want:
+        raise IsaError(f"one tcgen05 kind::{kind} instruction has K={want}, not {k}")
+
+
+# ---------------------------------------------------------------------------
+# Default parameters per output type
+
+DEFAULT_WINDOW_BITS = 25  # F of H100/H200/B200 HMMA and of tcgen05
+
+
+@dataclass(frozen=True)
+class OutputDefaults:
+    """How a datapath converts its sum into D by default: the rounding and
+    the lowest anchor exponent (the zero floor)."""
+
+    rounding: str  # rz / rne
+    zero_floor: int
+    window_bits: int = DEFAULT_WINDOW_BITS
+
+
+_F32_OUT = OutputDefaults("rz", -133)
+_F16_OUT = OutputDefaults("rne", -21)
+
+
+def output_defaults(d_type: str) -> OutputDefaults:
+    """The default conversion into D: an f16 D is rounded to nearest even with
+    the anchor floored at 2**-21; every other D (f32) is truncated with the
+    floor at 2**-133 (module doc for the evidence)."""
+    return _F16_OUT if d_type == "f16" else _F32_OUT
+
+
+def output_rounding(d_type: str) -> str:
+    """rne into an f16 D, rz into f32: the convention of every HMMA/tcgen05
+    profile, whatever its window and floors."""
+    return output_defaults(d_type).rounding
+
+
+# ---------------------------------------------------------------------------
+# Operand containers
+
+# Shared-memory packing of an element of each width (tcgen05/wgmma operands;
+# fp6 and fp4 are packed 16 elements into 12/8 bytes, padded to 16 bytes).
+ELEMENT_PACKINGS = {32: "b32", 16: "b16", 8: "b8", 6: "b6x16_p32", 4: "b4x16_p64"}
