@@ -18,6 +18,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import get_format
+from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel
 from tcprobe.models.structures import SplitModel
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
@@ -35,25 +36,25 @@ class FingerprintError(ValueError):
 
 def engine_params(dp: Datapath, values: dict, assumed: dict | None = None,
                   **override) -> EngineParams:
-    """EngineParams from key values (None: not determined): the window of
-    25 bits, one block of K, truncated inputs, +0 for exact zeros, Inf on
+    """EngineParams from key values (None: not determined): the ISA's
+    default window (models/isa.py), one block of K, truncated inputs, +0 for exact zeros, Inf on
     overflow where nothing says otherwise; the output rounding a step
-    assumed, else the output type's default."""
+    assumed, else the output type's default (models/isa.py)."""
     assumed = assumed or {}
-    d_f16 = get_format(dp.d_type).name == "f16"
+    out = output_defaults(get_format(dp.d_type).name)
 
     def given(key, default=None):
         v = values.get(key)
         return default if v is None else v
 
     p = {
-        "window_bits": given("window_bits", 25),
+        "window_bits": given("window_bits", DEFAULT_WINDOW_BITS),
         "block_size": given("block_size", dp.k),
         "k_order": given("k_order"),
         "zero_floor": given("zero_floor"),
         "input_conversion": given("input_conversion", "truncate"),
         "output_rounding": given("output_rounding") or assumed.get("output_rounding")
-        or ("rne" if d_f16 else "rz"),
+        or out.rounding,
         "output_frac_bits": given("output_frac_bits"),
         "zero_sign": given("zero_sign", "positive"),
         "nan": given("nan"),

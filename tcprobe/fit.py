@@ -37,6 +37,7 @@ from tcprobe.capture import Capture
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import describe as describe_word
 from tcprobe.models.formats import get_format
+from tcprobe.models.isa import output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
@@ -80,7 +81,7 @@ def seed_recipes(capture: Capture, start: str | None = None) -> list[tuple[str, 
             seen.add(r)
             out.append((prof.name, r))
     if not out:
-        floor = -21 if get_format(dp.d_type).name == "f16" else -133
+        floor = output_defaults(get_format(dp.d_type).name).zero_floor
         r = Recipe.from_params(EngineParams(block_size=dp.k, zero_floor=floor)).canonical(dp)
         out.append(("engine defaults", r))
     return out
