@@ -263,12 +263,12 @@ def test_host_buffers_refuse_bad_batches():
     d = dp("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     v = L.variant_for(d, "sm_100a")
     spec = L.tile_spec(v, d)
-    with pytest.raises(DeviceError, match="needs scale_a with 256 words"):
+    with pytest.raises(DeviceError, match="needs scale_a with 512 words"):  # 128 lanes x 4 columns
         L.host_buffers(v, d, _batch(1, spec), spec)
-    assert L.host_buffers(v, d, _batch(1, spec, scales=True), spec).scale_a.shape == (1, 256)
+    assert L.host_buffers(v, d, _batch(1, spec, scales=True), spec).scale_a.shape == (1, 512)
     big = PhysicalBatch(np.zeros((1, 60000), np.uint32), np.zeros((1, 256), np.uint32),
-                        np.zeros((1, 1024), np.uint32), np.zeros((1, 256), np.uint32),
-                        np.zeros((1, 256), np.uint32))
+                        np.zeros((1, 1024), np.uint32), np.zeros((1, 512), np.uint32),
+                        np.zeros((1, 512), np.uint32))
     with pytest.raises(DeviceError, match="more than 48 KiB"):
         L.host_buffers(v, d, big, spec)
 

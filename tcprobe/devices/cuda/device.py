@@ -110,7 +110,10 @@ class CudaDevice(Device):
 
     simulated = False
 
-    def __init__(self, index: int = 0):
+    def __init__(self, index: int = 0, tcgen05_smem: str = "canonical"):
+        """``tcgen05_smem``: tcgen05's A layout, canonical (general tiles) or
+        published (the write-up's overlapping offsets, for replaying its release)."""
+        self.tcgen05_smem = tcgen05_smem
         self.driver = driver = _driver()
         count = _ok(driver, driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if count == 0:
@@ -210,7 +213,7 @@ class CudaDevice(Device):
 
     def packing(self, dp: Datapath) -> Harness:
         """The result-mode packing of ``dp``: its documented harness."""
-        return harness_for(dp)
+        return harness_for(dp, smem=self.tcgen05_smem)
 
     def sass_verdict(self, dp: Datapath) -> KernelCheck:
         """The SASS check of the kernel that runs ``dp`` on this GPU's architecture."""
