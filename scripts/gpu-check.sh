@@ -136,7 +136,7 @@ if [ -z "$MODE" ]; then
   MODE=tree; export PYTHONPATH=$WORK/tree
 fi
 
-# nvdisasm: PATH, the wheel (tcprobe.sass finds it), then the CUDA toolkit.
+# nvdisasm: PATH, the wheel (tcprobe.devices.cuda.sass finds it), then the CUDA toolkit.
 for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
   if ! command -v nvdisasm > /dev/null && [ -n "$dir" ] && [ -x "$dir/bin/nvdisasm" ]; then
     export PATH="$dir/bin:$PATH"
@@ -160,7 +160,7 @@ for dist in ("cuda-bindings", "nvidia-cuda-nvrtc", "nvidia-cuda-nvdisasm", "nump
         ver[dist] = "-"
 nvrtc = nvdisasm = "-"
 if not any(m.startswith("tcprobe") or m.startswith("cuda-bindings") for m in missing):
-    from tcprobe import nvrtc as _n, sass as _s
+    from tcprobe.devices.cuda import nvrtc as _n, sass as _s
     try:
         nvrtc = ".".join(map(str, _n.version()))
     except Exception as e:

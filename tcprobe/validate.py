@@ -29,8 +29,9 @@ from tcprobe.devices.base import Device
 from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import Class, decode, get_format, ulp_distance
+from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
+from tcprobe.models.words import distance
 
 POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over the run
 
@@ -188,8 +189,8 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
             pick = bad[np.unique(np.linspace(0, bad.size - 1, min(room, bad.size)).astype(np.int64))]
             if spread is None:
                 spread = exponent_spread(dp, cases)
-            nan = (decode(fd, words[pick]).cls == Class.NAN) | (decode(fd, mw[pick]).cls == Class.NAN)
-            ulps = ulp_distance(fd, mw[pick], words[pick])
+            ulps, nan_model, nan_device = distance(fd, mw[pick], words[pick])
+            nan = nan_model | nan_device
             for i, u, isnan in zip(pick, ulps, nan, strict=True):
                 tally.points.append((int(spread[i]), None if isnan else int(u),
                                      keys[int(codes[i])].split("/")[0]))

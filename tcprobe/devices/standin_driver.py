@@ -25,20 +25,41 @@ from functools import cached_property
 import numpy as np
 from cuda.bindings import driver as real
 
-from tcprobe.descriptors import decode_smem_descriptor
+from tcprobe.devices.cuda import launch as L
 from tcprobe.kernels import catalog
 from tcprobe.models import registry
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, default_datapath
-
-from . import cuda_launch as L
+from tcprobe.tiles.descriptors import decode_smem_descriptor
+from tcprobe.tiles.layout import MMA_FRAGMENTS, wgmma_d_layout
 
 OK = real.CUresult.CUDA_SUCCESS
+TMEM_COLS = 8  # C/D words a tensor-memory lane in the kernels' dump
 STAND_IN_GPU, STAND_IN_CC, STAND_IN_CUDA = "NVIDIA H200", (9, 0), 13000
 # Slot codes a 32-bit shared-memory word holds, for the packings whose slots
 # tile the word exactly (the 6- and 4-bit group packings are read back by
 # unpack_smem_words).
 _PLAIN_PER_WORD = {catalog.PACK_B32: 1, catalog.PACK_B16: 2, catalog.PACK_B8: 4, catalog.PACK_B4: 8}
+
+
+def d_word(v: catalog.Variant, dp: Datapath, row: int, col: int) -> tuple[int, int]:
+    """(dump word, half) where a harness kernel leaves D[row, col]: half 0 is
+    the word (or its low 16 bits for f16 accumulators), half 1 the high 16
+    bits. Register fragments from the PTX ISA; tensor memory: M=128 row r in
+    lane r, M=64 rows 16*w + i in lanes 32*w + i (f16 D in the low half)."""
+    if v.family == "tcgen05":
+        lane = row if v.m == 128 else 32 * (row // 16) + row % 16
+        return lane * TMEM_COLS + col, 0
+    if v.family == "mma":
+        slot = int(MMA_FRAGMENTS[("m16n8k16", 16)][2].offset(row, col))  # one D fragment for all m16n8
+        per = 4  # D elements a lane
+    else:
+        slot = int(wgmma_d_layout(v.n).offset(row, col))
+        per = v.n // 2
+    lane, e = divmod(slot, per)
+    if v.acc_regs * 2 == per:  # f16 accumulators: two halves a register
+        return lane * v.acc_regs + e // 2, e % 2
+    return lane * v.acc_regs + e, 0
 
 
 def unpack_smem_words(words: np.ndarray, pack: int, slots: int) -> np.ndarray:
@@ -82,7 +103,7 @@ class KernelStandIn:
         """Row, column, dump word and half of every D element."""
         v, dp = self.v, self.dp
         rc = [(r, c) for r in range(v.m) for c in range(v.n)]
-        wh = [L.d_word(v, dp, r, c) for r, c in rc]
+        wh = [d_word(v, dp, r, c) for r, c in rc]
         return (np.array([r for r, _ in rc]), np.array([c for _, c in rc]),
                 np.array([w for w, _ in wh]), np.array([h for _, h in wh]))
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from tcprobe.models.formats import Kind
 
-from . import Ctx, register, sparse_masks
+from .registry import Ctx, register, sparse_masks
 from .words import Bits, finite, raw, with_exponent, zero
 
 
