@@ -238,9 +238,9 @@ def _max_exp(f) -> int:
 
 
 def _random_masks(dp, n, rng) -> np.ndarray:
-    from tcprobe.harness import sparse_decode
+    from tcprobe.models.sparsity import decode
 
-    return sparse_decode(dp, meta_rules.random_metadata(dp, n, rng))[0]
+    return decode(dp, meta_rules.random_metadata(dp, n, rng))[0]
 
 
 def _counts(ctx) -> Cases:

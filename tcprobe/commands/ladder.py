@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from tcprobe.commands import open_device
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.models.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.models.formats import get_format

@@ -6,9 +6,9 @@ import click
 import numpy as np
 from rich.table import Table
 
+from tcprobe.commands import open_device
 from tcprobe.commands.validate import resolve_datapath, resolve_models
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import ulps_or_none

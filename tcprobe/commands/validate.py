@@ -13,8 +13,8 @@ from rich.table import Table
 
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
+from tcprobe.commands import open_device
 from tcprobe.console import console, err_console, note, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.models import fastpath, registry
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.model import ModelError

@@ -15,15 +15,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from tcprobe.devices.base import Device, PhysicalBatch, RawModeUnsupported
+from tcprobe.devices.base import Device, RawModeUnsupported
 from tcprobe.fingerprint import ENGINE_KEYS, build_model, engine_params
-from tcprobe.harness import META_COLS, Harness, HarnessError, harness_for, sparse_encode
+from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.words import pow2
 from tcprobe.probes.common import Finding, co_active, complete, legal_mask, together
+from tcprobe.tiles.harness import Harness, HarnessError
+from tcprobe.tiles.spec import PhysicalBatch
+from tcprobe.tiles.tables import harness_for
+from tcprobe.tiles.tmem import META_COLS
 
 
 class Context:
@@ -132,7 +136,7 @@ class Context:
     def meta_fill(self, wanted, n: int = 1) -> np.ndarray:
         """(n, meta_slots): the metadata of the legal mask keeping ``wanted``
         (K,) in every lane's metadata words."""
-        words, _ = sparse_encode(self.dp, legal_mask(self.dp, wanted))
+        words, _ = sparsity.encode(self.dp, legal_mask(self.dp, wanted))
         return self.meta_words(np.repeat(words, n, axis=0))
 
     def meta_words(self, words) -> np.ndarray:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.harness import sparse_decode
+from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
-from tcprobe.models.sparsity import random_metadata
 from tcprobe.models.words import emax_biased, max_frac, pack, pow2
 
 
@@ -57,7 +56,7 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
     if dp.block_scaled:
         out.scale_a, out.scale_b = random_scales(dp, n, rng), random_scales(dp, n, rng)
     if dp.sparse:
-        out.active = sparse_decode(dp, random_metadata(dp, n, rng))[0]
+        out.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
     return out
 
 
