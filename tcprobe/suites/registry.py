@@ -35,12 +35,22 @@ class Ctx:
     fs: Format | None
     k: int
     n_scales: int
+    lanes: tuple[int, ...] | None = None  # active-lane counts of the sparse suite (None: all)
 
     @classmethod
-    def of(cls, dp: Datapath) -> Ctx:
+    def of(cls, dp: Datapath, lanes: tuple[int, ...] | None = None) -> Ctx:
         return cls(dp, get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c),
                    get_format(dp.d_type), get_format(dp.scale_type) if dp.scale_type else None,
-                   dp.k, dp.n_scales)
+                   dp.k, dp.n_scales, lanes)
+
+    @property
+    def max_lanes(self) -> int:
+        """The most product lanes a case can have active: K, or the positions
+        the metadata selects for a sparse datapath."""
+        if self.dp.sparse:
+            per, kept = self.sparse_group
+            return self.k // per * kept
+        return self.k
 
     @property
     def is_integer(self) -> bool:
