@@ -196,6 +196,14 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
                                      keys[int(codes[i])].split("/")[0]))
 
 
+def plan_header(plan: suites_mod.Plan) -> dict:
+    """What a capture records of its plan (and a resume must match)."""
+    out = {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}
+    if plan.lanes is not None:
+        out["lanes"] = list(plan.lanes)
+    return out
+
+
 def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, keys: list,
                   path: Path, device: Device) -> None:
     if (head.get("device") or {}).get("device") != device.name:
@@ -203,7 +211,7 @@ def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, ke
                             f"not of {device.name!r}; resume it on the same device")
     want = {"datapath": dp.id, "seed": seed, "suites": list(plan.suites),
             "generators": keys,
-            "plan": {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}}
+            "plan": plan_header(plan)}
     for k, v in want.items():
         if head.get(k) != v:
             raise ValidateError(f"{path} was started with {k} = {head.get(k)!r}, this run has "
@@ -258,7 +266,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                                     "another --out")
             header = binary.make_header(
                 dp, device=device.info(), seed=seed, suites=list(plan.suites), generators=keys,
-                plan={"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)})
+                plan=plan_header(plan))
             writer = binary.Writer(path, header)
         done = result.resumed_cases
         for i in range(start_chunk, plan.n_chunks):

@@ -111,15 +111,21 @@ def _complete(ctx: Ctx, bits: Bits, parts: Parts, n: int) -> Cases:
     return Cases(a, b, c, sa, sb, active)
 
 
-def generate(dp: Datapath, suite: str, seed: int, start: int, count: int) -> tuple[Cases, np.ndarray]:
+def generate(dp: Datapath, suite: str, seed: int, start: int, count: int,
+             lanes: tuple[int, ...] | None = None) -> tuple[Cases, np.ndarray]:
     """Cases ``start .. start+count-1`` of ``suite`` for ``dp`` and, per
-    case, the index of its generator in :func:`generators` (dp, suite)."""
+    case, the index of its generator in :func:`generators` (dp, suite).
+    ``lanes``: the active-lane counts the sparse suite's lane generator
+    takes in turn (None: every count from 0 to K)."""
     gens = generators(dp, suite)
     if not gens:
         raise SuiteError(f"suite {suite} has no generator for {dp.id}")
     if count <= 0:
         raise SuiteError("count must be positive")
-    ctx = Ctx.of(dp)
+    ctx = Ctx.of(dp, lanes)
+    if lanes is not None and (not lanes or max(lanes) > ctx.max_lanes or min(lanes) < 0):
+        raise SuiteError(f"{dp.id} has 0 to {ctx.max_lanes} active lanes, not "
+                         f"{', '.join(map(str, lanes))}")
     g_count = len(gens)
     j = start + np.arange(count, dtype=np.int64)
     which = j % g_count
@@ -156,6 +162,7 @@ class Plan:
     suites: tuple[str, ...]
     cases: int
     chunk: int = 16384
+    lanes: tuple[int, ...] | None = None  # the sparse suite's active-lane counts (None: all)
 
     def __post_init__(self):
         if self.cases <= 0:
@@ -211,7 +218,7 @@ def make_chunk(dp: Datapath, plan: Plan, seed: int, i: int) -> tuple[Cases, np.n
     keys = generator_keys(dp, plan.suites)
     parts, codes, suites = [], [], []
     for s, start, n in plan.segments(i):
-        cases, which = generate(dp, s, seed, start, n)
+        cases, which = generate(dp, s, seed, start, n, plan.lanes if s == "sparse" else None)
         base = keys.index(generators(dp, s)[0].key)
         parts.append(cases)
         codes.append(which.astype(np.int64) + base)

@@ -35,12 +35,22 @@ class Ctx:
     fs: Format | None
     k: int
     n_scales: int
+    lanes: tuple[int, ...] | None = None  # active-lane counts of the sparse suite (None: all)
 
     @classmethod
-    def of(cls, dp: Datapath) -> Ctx:
+    def of(cls, dp: Datapath, lanes: tuple[int, ...] | None = None) -> Ctx:
         return cls(dp, get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c),
                    get_format(dp.d_type), get_format(dp.scale_type) if dp.scale_type else None,
-                   dp.k, dp.n_scales)
+                   dp.k, dp.n_scales, lanes)
+
+    @property
+    def max_lanes(self) -> int:
+        """The most product lanes a case can have active: K, or the positions
+        the metadata selects for a sparse datapath."""
+        if self.dp.sparse:
+            per, kept = self.sparse_group
+            return self.k // per * kept
+        return self.k
 
     @property
     def is_integer(self) -> bool:
@@ -92,10 +102,9 @@ def sparse_chunks(dp: Datapath) -> np.ndarray:
     """Every selection one metadata selector can make in a chunk of K
     positions, as (choices, chunk width) booleans: the legal selectors of
     models/sparsity.py, duplicates (0x6 and 0x9) once."""
-    pat = sparsity.pattern(dp)
     width = sparsity.chunk_width(dp)
-    legal = sparsity.TF32_LEGAL if pat == "1of2" else sparsity.LEGAL
-    kept = sorted({tuple(sorted(sparsity._selector_positions(pat, sel))) for sel in legal})
+    kept = sorted({tuple(sorted(sparsity.kept_positions(dp, sel)))
+                   for sel in sparsity.legal_selectors(dp)})
     return np.array([[i in pos for i in range(width)] for pos in kept], dtype=bool)
 
 
