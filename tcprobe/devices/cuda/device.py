@@ -265,6 +265,12 @@ class CudaDevice(Device):
         except Exception:
             pass
         try:
+            from . import sass
+
+            out["nvdisasm_version"] = sass.nvdisasm_version()
+        except Exception:
+            pass
+        try:
             out["cubin_sha256"] = self.cubin.sha256
             out["opcodes"] = self._opcodes()
         except Exception as e:  # the report still records what is known
