@@ -21,10 +21,9 @@ import os
 import time
 
 import numpy as np
-from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import fused_dot
+from tcprobe.models.engine import Speed, fused_dot
 from tcprobe.models.profiles import PROFILES
 
 BATCH = 100_000
@@ -72,23 +71,22 @@ def main() -> None:
     t = time.perf_counter()
     fused_dot(dp, cases.take(slice(0, 8)), params, fast=True)
     print(f"tcprobe kernel ready in {time.perf_counter() - t:.2f} s (compile or cache load)")
-    fastpath.set_jobs(1)
+    one = Speed(jobs=1)
     CPU_TIME = args.cpu_time
     clock = "CPU" if CPU_TIME else "wall"
     print(f"one-thread times are {clock} seconds, best of {args.repeat}")
-    ours = best_time(lambda: fused_dot(dp, cases, params, fast=True), args.repeat)
+    ours = best_time(lambda: fused_dot(dp, cases, params, fast=True, speed=one), args.repeat)
     ours_ns = ours / n * 1e9
     print(f"tcprobe engine, 1 thread:   {ours:7.3f} s  {ours_ns:8.1f} ns/dot  "
           f"{n / ours / 1e6:6.2f} M dots/s")
     cores = os.cpu_count() or 1
     if cores > 1:
-        fastpath.set_jobs(cores)
         CPU_TIME = False
-        many = best_time(lambda: fused_dot(dp, cases, params, fast=True), args.repeat)
+        many = best_time(lambda: fused_dot(dp, cases, params, fast=True, speed=Speed(jobs=cores)),
+                         args.repeat)
         CPU_TIME = args.cpu_time
         print(f"tcprobe engine, {cores} threads (wall):  {many:7.3f} s  {many / n * 1e9:8.1f} ns/dot  "
               f"{n / many / 1e6:6.2f} M dots/s")
-        fastpath.set_jobs(1)
     plain_n = min(n, 50_000)
     fused_dot(dp, cases.take(slice(0, 8)), params, fast=False)
     plain = best_time(lambda: fused_dot(dp, cases.take(slice(0, plain_n)), params, fast=False), 1)
@@ -128,7 +126,7 @@ def main() -> None:
 
         def ours_batched():
             for lo in range(0, m, BATCH):
-                fused_dot(dp, parts[lo // BATCH], params, fast=True)
+                fused_dot(dp, parts[lo // BATCH], params, fast=True, speed=one)
 
         parts = [cases.take(slice(lo, lo + BATCH)) for lo in range(0, m, BATCH)]
         best = best_time(batched, args.repeat) / m * 1e9

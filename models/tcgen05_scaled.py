@@ -34,7 +34,6 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from numba import njit
-
 from tcprobe.models.cases import Cases
 
 from .bits import bit_length, shl
@@ -282,7 +281,7 @@ class BlockScaledModel(Model):
         if p.overflow not in OVERFLOWS:
             raise ModelError(f"overflow must be one of {', '.join(OVERFLOWS)}")
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
         dp, p = self.datapath, self.params
         cases.check(dp)
         a, b = cases.masked()

@@ -324,10 +324,10 @@ class _LadderModel(FixedPointModel):
     """The findings' engine model; it completes cases the way Context.run
     does (unit scales, legal sparse masks), so both see the same cases."""
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
         from tcprobe.probes.common import complete
 
-        return super().evaluate(complete(self.datapath, cases))
+        return super().evaluate(complete(self.datapath, cases), speed)
 
 
 def _ladder_split():
@@ -335,10 +335,10 @@ def _ladder_split():
 
     @dataclass
     class LadderSplit(SplitModel):
-        def evaluate(self, cases: Cases) -> np.ndarray:
+        def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
             from tcprobe.probes.common import complete
 
-            return super().evaluate(complete(self.datapath, cases))
+            return super().evaluate(complete(self.datapath, cases), speed)
 
     return LadderSplit
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -15,8 +14,9 @@ from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.console import console, err_console, note, write_json
 from tcprobe.devices.registry import open_device
-from tcprobe.models import fastpath, registry
+from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath, default_datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
 
 
@@ -103,8 +103,8 @@ def command(fmt, instr, datapath, device_spec, cases_text, model_names, suite_te
     n_cases = v.parse_count(cases_text)
     suites = suites_mod.parse_suites(suite_text)
     plan = suites_mod.Plan(suites, n_cases, chunk)
-    fastpath.set_jobs(jobs or os.cpu_count())
-    device = open_device(device_spec, dp.family)
+    speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations
+    device = open_device(device_spec, dp.family, speed=speed)
     gpu = device.info().get("gpu")
     if not model_names:
         # the baselines are exact float sums; they know no block scales
@@ -125,7 +125,7 @@ def command(fmt, instr, datapath, device_spec, cases_text, model_names, suite_te
 
         try:
             result = v.run(dp, device, models, plan, seed, capture=cap_path, resume=resume,
-                           progress=progress)
+                           progress=progress, speed=speed)
         except KeyboardInterrupt:
             bar.stop()
             err_console.print(f"[yellow]interrupted[/]: every finished chunk is in {cap_path}; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 
 from tcprobe.console import note
+from tcprobe.models.engine import Speed
 
 from .base import Device, DeviceError
 
@@ -45,7 +46,7 @@ def probe_gpu() -> Device | None:
         return None
 
 
-def default_device(family: str | None = None) -> Device:
+def default_device(family: str | None = None, speed: Speed | None = None) -> Device:
     """The GPU where one is present; else, with a one-line note, the sim
     device of the newest modeled GPU that runs ``family``."""
     gpu = probe_gpu()
@@ -56,13 +57,15 @@ def default_device(family: str | None = None) -> Device:
          "(results are labelled simulated)")
     from .sim import SimDevice
 
-    return SimDevice.builtin(name)
+    return SimDevice.builtin(name, speed)
 
 
-def open_device(spec: str | None, family: str | None = None) -> Device:
-    """The device ``spec`` names, or the default (see :func:`default_device`)."""
+def open_device(spec: str | None, family: str | None = None, *,
+                speed: Speed | None = None) -> Device:
+    """The device ``spec`` names, or the default (see :func:`default_device`);
+    ``speed``: how a simulated device runs its models (never what they give)."""
     if spec is None or spec.strip() == "":
-        return default_device(family)
+        return default_device(family, speed)
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
     if kind == "sim":
@@ -70,7 +73,7 @@ def open_device(spec: str | None, family: str | None = None) -> Device:
 
         if not rest:
             raise DeviceError("sim needs a profile: sim:NAME or sim:PATH.toml")
-        return SimDevice.open(rest)
+        return SimDevice.open(rest, speed)
     if kind == "mmasim":
         from .mmasim import MmaSimDevice
 

@@ -29,7 +29,7 @@ from tcprobe.layout import core_matrix_layout
 from tcprobe.models import registry
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
-from tcprobe.models.engine import EngineParams, ParamError
+from tcprobe.models.engine import EngineParams, ParamError, Speed
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError
 
@@ -157,10 +157,11 @@ class SimDevice(Device):
 
     simulated = True
 
-    def __init__(self, profile: SimProfile | str):
+    def __init__(self, profile: SimProfile | str, speed: Speed | None = None):
         if isinstance(profile, str):  # SimDevice("h200") or SimDevice("path.toml")
             profile = SimDevice.open(profile).profile
         self.profile = profile
+        self.speed = speed or Speed()  # how its models run, never what they give
         self.name = f"sim:{profile.name}" if profile.source == "built-in" else \
             f"sim:{profile.source}"
         self.gpu = profile.gpu
@@ -170,23 +171,23 @@ class SimDevice(Device):
 
     # -- opening ------------------------------------------------------------
     @classmethod
-    def builtin(cls, name: str) -> SimDevice:
+    def builtin(cls, name: str, speed: Speed | None = None) -> SimDevice:
         key = name.lower()
         if key not in BUILTIN:
             raise DeviceError(f"unknown sim profile {name!r} (known: {', '.join(BUILTIN)}, "
                               "or a .toml file)")
         gpu, families = BUILTIN[key]
-        return cls(SimProfile(key, gpu, families))
+        return cls(SimProfile(key, gpu, families), speed)
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> SimDevice:
-        return cls(load_profile(path))
+    def from_toml(cls, path: str | Path, speed: Speed | None = None) -> SimDevice:
+        return cls(load_profile(path), speed)
 
     @classmethod
-    def open(cls, rest: str) -> SimDevice:
+    def open(cls, rest: str, speed: Speed | None = None) -> SimDevice:
         if rest.lower().endswith(".toml") or Path(rest).suffix == ".toml":
-            return cls.from_toml(rest)
-        return cls.builtin(rest)
+            return cls.from_toml(rest, speed)
+        return cls.builtin(rest, speed)
 
     # -- what it runs ---------------------------------------------------------
     def model(self, dp: Datapath) -> Model:
@@ -271,7 +272,7 @@ class SimDevice(Device):
                            c_el[rep, h.c_read[0]],
                            pick(batch.scale_a, h.sa_read) if dp.block_scaled else None,
                            pick(batch.scale_b, h.sb_read) if dp.block_scaled else None, meta)
-            d[rep] = model.evaluate(cases)[:, None]
+            d[rep] = model.evaluate(cases, self.speed)[:, None]
         rest = np.flatnonzero(~uniform)
         for lo in range(0, len(rest), CHUNK):
             idx = rest[lo:lo + CHUNK]
@@ -307,7 +308,7 @@ class SimDevice(Device):
         cases = _cases(dp, parts[0][first], parts[1][first], parts[2][first, 0],
                        pick(parts[3]) if n_s else None, pick(parts[4]) if n_s else None,
                        pick(parts[3 + n_s]) if dp.sparse else None)
-        words = model.evaluate(cases)
+        words = model.evaluate(cases, self.speed)
         return words[inverse.ravel()].reshape(t, w)
 
     # -- result mode ----------------------------------------------------------
@@ -318,7 +319,7 @@ class SimDevice(Device):
         is exactly one evaluation of the device's datapath, so it is
         computed directly (:meth:`run_through_tiles` takes the long way and
         the tests hold the two equal)."""
-        return self.model(dp).evaluate(cases)
+        return self.model(dp).evaluate(cases, self.speed)
 
     def run_through_tiles(self, dp: Datapath, cases: Cases) -> np.ndarray:
         """Result mode the long way: pack each case into a tile, launch, read the slice."""
