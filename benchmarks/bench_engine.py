@@ -21,6 +21,7 @@ import os
 import time
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed, fused_dot

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 from numba import njit
+
 from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath

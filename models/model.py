@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 

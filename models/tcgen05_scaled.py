@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from numba import njit
+
 from tcprobe.models.cases import Cases
 
 from .bits import bit_length, shl
