@@ -193,6 +193,15 @@ def cut(sig, sh, sign):
     return (u ^ -sign) + sign
 
 
+@njit(inline="always")
+def anchor(t, n):
+    """The largest alignment exponent of the n terms (NO_FLOOR for none)."""
+    top = NO_FLOOR
+    for j in range(n):
+        top = t[ALIGN, j] if t[ALIGN, j] > top else top
+    return top
+
+
 @njit(cache=True)
 def quantum(anchor, window):
     """Step 2: q = max(floor, anchor) - bits, ``anchor`` the largest alignment
@@ -237,10 +246,7 @@ def block_word(t, n, flags, window, stage):
     if window.bits < 0:
         neg, mag, q, sticky = exact_sum(t, n)
         return round_word(neg, mag, q, sticky, flags, stage)
-    anchor = NO_FLOOR
-    for j in range(n):
-        anchor = t[ALIGN, j] if t[ALIGN, j] > anchor else anchor
-    q = quantum(anchor, window)
+    q = quantum(anchor(t, n), window)
     m = 0
     for j in range(n):
         m += cut(t[SIG, j], t[LSB, j] - q, t[SIGN, j])
