@@ -112,7 +112,7 @@ def new_terms(size):
 # Classifying words and products (the flags of step 1)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def mul_class(x, y):
     """Class of a product of factors of classes x and y: NaN if either is,
     Inf x 0 is NaN, else Inf if either is, else zero if either is."""
@@ -125,7 +125,7 @@ def mul_class(x, y):
     return FINITE
 
 
-@njit(cache=True)
+@njit(inline="always")
 def term_flags(cls, sign):
     """The flags one term or product of class ``cls`` and ``sign`` sets."""
     if cls == NAN_CLASS:
@@ -148,7 +148,7 @@ def add_term(t, n, flags, cls, sign, sig, lsb, align):
     return n, flags
 
 
-@njit(cache=True)
+@njit(inline="always")
 def product_term(ca, sa, ma, la, ra, cb, sb, mb, lb, rb, normalized):
     """(cls, sign, sig, lsb, align) of the product of two decoded words."""
     sig = ma * mb
