@@ -13,8 +13,9 @@ block's words were (:data:`NAN`, :data:`POS_INF`, :data:`NEG_INF`, and
 2. anchor: the largest alignment exponent of the terms, never below the
    window's ``floor``; the quantum is ``q = anchor - window.bits``;
 3. cut: every term toward zero to a multiple of ``2**q`` (:func:`cut`);
-4. exact sum of the cut terms, an integer, wrapped to ``carry_bits`` integer
-   bits above the anchor when set; with no window (``bits < 0``) the terms
+4. exact sum of the cut terms, an integer, held in ``carry_bits`` integer
+   bits above the anchor when set (``carry_top``: wrapped, saturated or
+   normalized); with no window (``bits < 0``) the terms
    are summed uncut in a wide exact accumulator instead of steps 2-4;
 5. round the sum into the stage's format (:func:`round_word`); an exact zero
    is +0 (``stage.zero_pos``) or, under IEEE zero signs, -0 when no NONNEG.
@@ -75,9 +76,14 @@ class Window(NamedTuple):
     bits: int  # F: fraction bits kept below the anchor; -1: exact sum, no cut
     floor: int  # the anchor is never below this (NO_FLOOR: no floor)
     carry_bits: int  # integer bits of the sum above the anchor; -1: unbounded
+    carry_top: int = 0  # a sum past the carry bits: WRAP, SATURATE or NORMALIZE
 
 
 EXACT = Window(-1, NO_FLOOR, -1)
+# What the accumulator's top does with a sum that needs more than carry_bits
+# (Window.carry_top): drop the bits above (two's complement), clamp to the
+# largest magnitude it holds, or shift right (the anchor moves up, low bits go).
+WRAP, SATURATE, NORMALIZE = 0, 1, 2
 
 
 class Stage(NamedTuple):
@@ -227,10 +233,23 @@ def round_word(neg, mag, q, sticky, flags, stage):
 @njit(inline="always")
 def window_word(m, q, flags, window, stage):
     """Steps 4-5 for a window: the exact sum ``m`` of the terms cut to 2**q,
-    wrapped to the carry bits, rounded into the stage's format."""
+    held in the carry bits (wrapped, saturated or normalized: ``carry_top``),
+    rounded into the stage's format."""
     if window.carry_bits >= 0:
         width = window.bits + window.carry_bits + 1
-        m = ((m + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))
+        if window.carry_top == WRAP:
+            m = ((m + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))
+        else:
+            top = (1 << (width - 1)) - 1  # the largest magnitude it holds
+            mag = -m if m < 0 else m
+            if mag > top:
+                if window.carry_top == SATURATE:
+                    mag = top
+                else:
+                    sh = bit_length(mag) - (width - 1)
+                    mag >>= sh
+                    q += sh
+                m = -mag if m < 0 else mag
     neg = m < 0
     return round_word(neg, -m if neg else m, q, False, flags, stage)
 

@@ -26,6 +26,9 @@ from .core import (
     EXACT,
     NO_FLOOR,
     NONNEG,
+    NORMALIZE,
+    SATURATE,
+    WRAP,
     Stage,
     Window,
     add_term,
@@ -42,6 +45,7 @@ from .core import (
 from .formats import Overflow, Rounding, convert, convert_input, decode_scalar, get_format
 
 ROUNDINGS = {"rz": Rounding.RZ, "rne": Rounding.RNE, "rna": Rounding.RNA}
+CARRY_TOPS = {"wrap": WRAP, "saturate": SATURATE, "normalize": NORMALIZE}
 OVERFLOWS = {"ieee": Overflow.IEEE, "inf": Overflow.INF, "saturate": Overflow.SATURATE}
 
 
@@ -107,7 +111,8 @@ def kernel_params(dp, p, k: int, c_fmt=None) -> KernelParams:
                   zero_pos)
     window = Window(-1 if p.window_bits is None else int(p.window_bits),
                     NO_FLOOR if p.zero_floor is None else int(p.zero_floor),
-                    -1 if p.carry_bits is None else int(p.carry_bits))
+                    -1 if p.carry_bits is None else int(p.carry_bits),
+                    CARRY_TOPS[p.carry_top])
     return KernelParams(k, min(p.block_size, max(k, 1)), p.k_order is not None,
                         get_format(dp.a_type).spec, get_format(dp.b_type).spec, c_fmt.spec,
                         p.align == "normalized", window, inter, out, p.c_join == "last", c_add)

@@ -12,7 +12,10 @@ and the tcgen05 write-up both measured, in integer arithmetic only):
    nonzero terms (raw exponent sums, or the products' true leading bit when
    ``align='normalized'``), never below ``zero_floor``. Every term is cut
    toward zero to ``window_bits`` fraction bits below it and the integers are
-   summed exactly (``window_bits=None``: no cut, an exact sum).
+   summed exactly (``window_bits=None``: no cut, an exact sum). With
+   ``carry_bits`` set, the accumulator holds that many integer bits above
+   the anchor and a sum that needs more wraps, saturates or normalizes
+   (``carry_top``).
 4. The sum is rounded into the stage's format: intermediate blocks into
    ``inter_type``, the last into the output type, each with its rounding and
    kept fraction bits.
@@ -35,10 +38,10 @@ from tcprobe.models.datapath import Datapath
 
 from . import fastpath
 from .core import new_terms
-from .core_loop import OVERFLOWS, ROUNDINGS, ParamError, case_word, prepare
+from .core_loop import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError, case_word, prepare
 from .fastpath import Speed
 
-__all__ = ["OVERFLOWS", "ROUNDINGS", "EngineParams", "ParamError", "Speed", "fdp_kernel",
+__all__ = ["CARRY_TOPS", "OVERFLOWS", "ROUNDINGS", "EngineParams", "ParamError", "Speed", "fdp_kernel",
            "fused_dot"]
 
 
@@ -58,6 +61,7 @@ class EngineParams:
     overflow: str = "inf"  # inf | saturate | ieee (unmeasured on silicon; MMA-Sim gives Inf)
     align: str = "raw"  # raw exponent sums | normalized products
     carry_bits: int | None = None  # integer bits of the accumulator above the anchor
+    carry_top: str = "wrap"  # a sum past carry_bits: wrap | saturate | normalize
     k_order: tuple[int, ...] | None = None  # order the K positions are consumed in
     c_join: str = "first"  # first: C is the first block's addend | last: added after
     c_convert: str | None = None  # convert C (RNE) to this type before the MMA
@@ -98,6 +102,7 @@ class EngineParams:
         choices = (("zero_sign", self.zero_sign, ("positive", "ieee")),
                    ("align", self.align, ("raw", "normalized")),
                    ("c_join", self.c_join, ("first", "last")),
+                   ("carry_top", self.carry_top, tuple(CARRY_TOPS)),
                    ("input_conversion", self.input_conversion, ("truncate", "rne", "rna")))
         for name, value, allowed in choices:
             if value not in allowed:

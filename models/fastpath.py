@@ -43,7 +43,8 @@ from .formats import Format, convert_input
 # plain kernel, so the fast path can never silently ignore it.
 KNOWN_FIELDS = frozenset({
     "window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
-    "output_frac_bits", "zero_sign", "nan", "overflow", "align", "carry_bits", "k_order",
+    "output_frac_bits", "zero_sign", "nan", "overflow", "align", "carry_bits", "carry_top",
+    "k_order",
     "c_join", "c_convert", "inter_type", "inter_rounding", "inter_frac_bits", "c_add_rounding",
 })
 MIN_CASES_PER_JOB = 8192  # below this a batch runs on one thread

@@ -64,6 +64,10 @@ def test_baselines(dp, name):
 
 KNOBS = {
     "narrow-window-carry": dict(window_bits=3, carry_bits=2, block_size=5),
+    "saturating-carry-rna": dict(window_bits=25, carry_bits=3, carry_top="saturate",
+                                 output_rounding="rna"),
+    "normalizing-carry-k8": dict(window_bits=23, carry_bits=2, carry_top="normalize",
+                                 block_size=8, output_rounding="rne"),
     "normalized-align": dict(align="normalized", zero_floor=None, block_size=3),
     "k-order-inter-f16": dict(k_order=tuple(reversed(range(16))), block_size=4,
                               inter_type="f16", inter_rounding="rne"),
