@@ -1,77 +1,210 @@
-"""carry: K products at the largest significand, a targeted test for what
-random inputs never reach.
+"""carry: how many integer bits the accumulator holds above the anchor, and
+what its top does with a sum that needs more (wrap, saturate, normalize).
 
-Every lane holds the largest finite significand at one exponent (all
-positive, all negative, and with C of the same size), so the block sum
-carries log2(K) + 2 bits above the anchor. The model of the findings so
-far must reproduce these words; models whose accumulator keeps only a few
-integer bits above the anchor (and wraps) are the alternatives.
+It runs before the zero step, at home exponents where no zero floor binds,
+so that no later step's candidates are broken by an unknown carry limit.
+Three sets of cases, all in the lanes of the last block (its sum is D):
+
+* counts: n lanes (n = 1 .. the block) of 1*1, max*max or (1+ulp)*max at one
+  exponent, C = 0, C = max at it or at the next exponent, both signs: the
+  sums walk through 1 .. 4L + 2 times the anchor's unit, so the first n
+  that wraps (or clamps) tells the carry bits, whatever the rounding;
+* the Khattak-Mikaitis enumeration (the test their A100 study could not
+  run, arXiv 2512.07004 footnote 3): A exponents over [-14, 15] (what the
+  format holds), B's paired to land the product at one of a few home
+  exponents, boundary significands 1.0, the largest and 1 + 2**-f in every
+  pair of A and B, all lanes of the block, and C the largest value at the
+  anchor (the largest aligned sum);
+* normalize probes: n ones past the top plus half an output ulp and the
+  window's last bit: a normalizing top drops that bit and leaves a tie.
+
+Candidate models (carry bits none or 0 .. 8, each top, the rounding and zero
+sign where still open) run on every case; the ones that reproduce every
+device word remain, and what they cannot tell apart is named.
 """
 
 from __future__ import annotations
 
-from tcprobe.models.words import exp_range, home_exponent, max_sig, product, word
+from tcprobe.models.words import exp_range, max_sig, word
 
 from .common import Batch, Finding
+
+TOPS = ("wrap", "saturate", "normalize")
+MAX_BITS = 8
+
+
+def _last_block(ctx) -> list[int]:
+    return list((ctx.value("blocks") or [list(range(ctx.dp.k))])[-1])
+
+
+def _pair(fa, fb, ea, eb, sign, ma, mb):
+    """(a, b) words of (-1)**sign * ma*2**(ea-fa) * mb*2**(eb-fb), or None."""
+    wa = word(fa, sign, ma, ea - fa.frac_bits)
+    wb = word(fb, 0, mb, eb - fb.frac_bits)
+    return None if wa is None or wb is None else (wa, wb)
+
+
+def _split(fa, fb, t):
+    """Normal exponents (ea, eb) with ea + eb = t, split evenly, or None."""
+    _, na, xa = exp_range(fa)
+    _, nb, xb = exp_range(fb)
+    for ea in sorted(range(na, xa + 1), key=lambda x: (abs(2 * x - t), x)):
+        if nb <= t - ea <= xb:
+            return ea, t - ea
+    return None
+
+
+def cases(ctx) -> tuple[Batch, int]:
+    """The step's cases, and how many of them are the Khattak-Mikaitis enumeration."""
+    dp = ctx.dp
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    lanes = _last_block(ctx)
+    L = len(lanes)
+    one_a, one_b = 1 << fa.frac_bits, 1 << fb.frac_bits
+    sigs_a = (one_a, max_sig(fa), one_a + 1)
+    sigs_b = (one_b, max_sig(fb), one_b + 1)
+    bt = Batch(dp)
+    homes = [t for t in (0, -1, 2) if _split(fa, fb, t)]
+
+    def c_words(sign, t):
+        out = [None]
+        for ce in (t, t + 1):
+            c = word(fc, sign, max_sig(fc), ce - fc.frac_bits)
+            if c is not None:
+                out.append(c)
+        return out
+
+    # -- counts ------------------------------------------------------------
+    for t in homes[:1]:
+        ea, eb = _split(fa, fb, t)
+        for sign in (0, 1):
+            for ma, mb in ((one_a, one_b), (sigs_a[1], sigs_b[1]), (sigs_a[2], sigs_b[1])):
+                p = _pair(fa, fb, ea, eb, sign, ma, mb)
+                if p is None:
+                    continue
+                for n in range(1, L + 1):
+                    for c in c_words(sign, t):
+                        bt.add(f"{n} lanes {'-' if sign else '+'}{ma}*{mb} at 2^{t}",
+                               {k: p for k in lanes[:n]}, c)
+    # -- normalize probes: n ones, half an output ulp, the window's last bit --
+    F = ctx.value("window_bits")
+    keep = ctx.value("output_frac_bits") or ctx.d_fmt.frac_bits
+    if F is not None and homes and L >= 3:
+        t = homes[0]
+        ea, eb = _split(fa, fb, t)
+        for n in range(1, L - 1):
+            j = n.bit_length() - 1
+            one = _pair(fa, fb, ea, eb, 0, one_a, one_b)
+            half = _split(fa, fb, j + t - keep - 1)
+            last = _split(fa, fb, t - F)
+            if one is None or half is None or last is None:
+                continue
+            ph = _pair(fa, fb, *half, 0, one_a, one_b)
+            pl = _pair(fa, fb, *last, 0, one_a, one_b)
+            if ph is None or pl is None:
+                continue
+            rows = {k: one for k in lanes[:n]}
+            rows[lanes[n]] = ph
+            rows[lanes[n + 1]] = pl
+            bt.add(f"{n} ones at 2^{t}, half an ulp and 2^{t - F}", rows)
+    # -- the Khattak-Mikaitis enumeration ----------------------------------
+    start = len(bt)
+    _, na, xa = exp_range(fa)
+    for ea in range(max(-14, na), min(15, xa) + 1):
+        for t in homes:
+            eb = t - ea
+            if _split(fa, fb, t) is None or not exp_range(fb)[1] <= eb <= exp_range(fb)[2]:
+                continue
+            for sign in (0, 1):
+                pats = [_pair(fa, fb, ea, eb, sign, ma, mb) for ma in sigs_a for mb in sigs_b]
+                pats = [p for p in pats if p is not None]
+                c = c_words(sign, t)[1] if len(c_words(sign, t)) > 1 else None
+                for p in pats:
+                    bt.add(f"KM: all {L} lanes at 2^{ea} x 2^{eb}, C = max at 2^{t}",
+                           {k: p for k in lanes}, c)
+                for n in range(1, L):  # the largest products on n lanes, 1*1 on the rest
+                    rows = {k: pats[4 % len(pats)] for k in lanes[:n]}
+                    rows.update({k: pats[0] for k in lanes[n:]})
+                    bt.add(f"KM: {n} lanes max*max, {L - n} lanes 1*1 at 2^{ea} x 2^{eb}",
+                           rows, c)
+    return bt, len(bt) - start
 
 
 def run(ctx) -> Finding:
     if ctx.dp.is_integer:
         return _integer(ctx)
-    ctx.require("zero")
-    dp = ctx.dp
-    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
-    E = home_exponent(fa, fb, 4)
-    ma, mb = max_sig(fa), max_sig(fb)
-    bt = Batch(dp)
-    for sign in (0, 1):
-        p = product(fa, fb, E, sign, (ma, mb), (fa.frac_bits, fb.frac_bits))
-        if p is None:
-            continue
-        lanes = {k: p[:2] for k in range(dp.k)}
-        bt.add(f"every lane {'-' if sign else '+'}max*max at 2^{E}, C = 0", lanes)
-        _, _, xc = exp_range(fc)
-        for ce in (E, E + 2, E + max(1, dp.k.bit_length())):
-            c = word(fc, sign, max_sig(fc), ce - fc.frac_bits)
-            if c is not None:
-                bt.add(f"every lane {'-' if sign else '+'}max*max, C = "
-                       f"{'-' if sign else '+'}max at 2^{ce}", lanes, c)
-        half = {k: p[:2] for k in range(0, dp.k, 2)}
-        bt.add(f"every other lane {'-' if sign else '+'}max*max", half)
+    ctx.require("block")
+    ctx.require("rounding")
+    bt, n_km = cases(ctx)
     if not len(bt):
-        return Finding("carry", "skipped", "no largest-significand product in these formats")
+        return Finding("carry", "skipped", "no home-exponent products in these formats")
     cs = bt.cases()
     w = ctx.run(cs)
-    # where the rounding is still open, these sums (which do round) may settle it
     rnd = ctx.value("output_rounding")
     roundings = [rnd] if rnd else ["rz", "rne", "rna"]
+    zs = ctx.value("zero_sign")
+    signs = [zs] if zs else ["positive", "ieee"]
     cands = {}
     for r in roundings:
-        cands[("no wrap", r)] = {"output_rounding": r}
-        for bits in range(0, 9):
-            cands[(f"{bits} carry bits", r)] = {"carry_bits": bits, "output_rounding": r}
+        for z in signs:
+            cands[(None, "wrap", r, z)] = {"carry_bits": None, "output_rounding": r,
+                                           "zero_sign": z}
+            for bits in range(0, MAX_BITS + 1):
+                for top in TOPS:
+                    cands[(bits, top, r, z)] = {"carry_bits": bits, "carry_top": top,
+                                                "output_rounding": r, "zero_sign": z}
     found = ctx.consistent(cs, w, cands)
-    ok = sorted({k for k, _ in found})
-    values_extra = {}
-    rs = sorted({r for _, r in found})
+    return _finding(ctx, bt, cs, w, found, rnd, n_km)
+
+
+def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
+    L = len(_last_block(ctx))
+    values = {"undetermined": {}}
+    notes = []
+    rs = sorted({r for _, _, r, _ in found})
     if rnd is None and len(rs) == 1:
-        values_extra["output_rounding"] = rs[0]
-    ev = [bt.evidence(i, [w[i]]) for i in range(min(4, len(bt)))]
-    if "no wrap" in ok:
-        wrap = [x for x in ok if x != "no wrap"]
-        need = min(int(x.split()[0]) for x in wrap) if wrap else None
-        text = (f"{dp.k} products at the largest significand carry into the top without wrapping"
-                + ("" if need is None else f" (any accumulator with {need}+ carry bits agrees)"))
-        return Finding("carry", "found", text,
-                       {"carry_bits": None, "carries_ok": True, **values_extra}, ev,
-                       [f"these sums round: output rounding {values_extra['output_rounding']}"]
-                       if values_extra else [])
-    if ok:
-        bits = min(int(x.split()[0]) for x in ok)
-        return Finding("carry", "found", f"the accumulator wraps above {bits} carry bits",
-                       {"carry_bits": bits, **values_extra}, ev)
-    return Finding("carry", "failed", "the model of the findings does not reproduce the "
-                   "largest-significand sums", {}, ev)
+        values["output_rounding"] = rs[0]
+        notes.append(f"these sums round: output rounding {rs[0]}")
+    ev = [bt.evidence(i, [w[i]]) for i in range(0, len(bt), max(1, len(bt) // 4))][:4]
+    km = f"the Khattak-Mikaitis enumeration ({n_km} cases, K = {L} block)"
+    if not found:
+        return Finding("carry", "failed", "no accumulator width or top reproduces the "
+                       f"{len(cs)} largest-sum cases", values, ev, notes)
+    numeric = sorted({b for b, _, _, _ in found if b is not None})
+    if None in {b for b, _, _, _ in found}:
+        need = numeric[0] if numeric else None
+        values["carry_bits"] = None
+        values["carries_ok"] = True
+        same = [t for b, t, _, _ in found if b is not None and b < MAX_BITS]
+        why = (f"no sum of {L} products and C reaches past {need} carry bits above the anchor: "
+               f"{need} to {MAX_BITS} carry bits and an unbounded accumulator give the same "
+               f"words on every such input" if need is not None else
+               "every width up to 8 bits wraps some case; only an unbounded one fits")
+        if "normalize" in same and ctx.value("output_rounding", rnd) == "rz":
+            why += ("; a normalizing top at fewer bits also fits: it drops low bits that an RZ "
+                    "output truncates anyway, so it cannot show here")
+        values["undetermined"]["carry_bits"] = why
+        return Finding("carry", "found", f"{L} products at the largest significands carry "
+                       f"into the top without wrapping; {km}: at least {need} carry bits",
+                       values, ev, notes)
+    bits = numeric[0]
+    tops = sorted({t for b, t, _, _ in found if b == bits})
+    values["carry_bits"] = bits
+    if len(tops) == 1:
+        values["carry_top"] = tops[0]
+        top_text = {"wrap": "wraps", "saturate": "saturates",
+                    "normalize": "normalizes (shifts right)"}[tops[0]]
+    else:
+        values["carry_top"] = tops[0]
+        values["assumed"] = {"carry_top": tops[0]}
+        values["undetermined"]["carry_top"] = (f"{' and '.join(tops)} give the same words on "
+                                               "every case here")
+        top_text = " or ".join(tops)
+    others = [b for b in numeric if b != bits]
+    text = (f"the accumulator holds {bits} carry bits above the anchor and {top_text} past "
+            f"them; {km}: {bits} fits"
+            + (f" (so do {others})" if others else f", {bits - 1} and {bits + 1} do not"))
+    return Finding("carry", "found", text, values, ev, notes)
 
 
 def _integer(ctx) -> Finding:

@@ -27,7 +27,8 @@ from tcprobe.probes.common import complete
 FINGERPRINT_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
                     "output_rounding", "zero_sign", "nan")
 # Every engine parameter a finding may set (the fingerprint keys and the rest).
-ENGINE_KEYS = (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits")
+ENGINE_KEYS = (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits",
+               "carry_top")
 
 
 class FingerprintError(ValueError):
@@ -60,6 +61,7 @@ def engine_params(dp: Datapath, values: dict, assumed: dict | None = None,
         "nan": given("nan"),
         "overflow": given("overflow", "inf"),
         "carry_bits": given("carry_bits"),
+        "carry_top": given("carry_top") or assumed.get("carry_top") or "wrap",
     }
     if p["k_order"] is not None:
         p["k_order"] = tuple(int(x) for x in p["k_order"])
@@ -118,6 +120,7 @@ class Fingerprint:
     k_order: list | None = None  # None: K in order
     overflow: str | None = None
     carry_bits: int | None = None
+    carry_top: str | None = None  # wrap | saturate | normalize (with carry_bits)
     slice: list | None = None
     layout: dict | None = None
     undetermined: dict = field(default_factory=dict)
@@ -205,7 +208,7 @@ class Fingerprint:
 
     def as_dict(self) -> dict:
         out = {"datapath": self.datapath}
-        for key in (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits"):
+        for key in ENGINE_KEYS:
             out[key] = getattr(self, key)
         if self.scaled is not None:
             out.update({"scale_block": self.scale_block,

@@ -37,7 +37,7 @@ from tcprobe.suites.mix import random_cases
 from .context import Context
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
-         "specials", "block", "zero", "carry", "scale", "sparsity")
+         "specials", "block", "carry", "zero", "scale", "sparsity")
 TITLES = {
     "sass": "SASS check: the real tensor-core opcode",
     "slice": "output slice: which dump words carry D",
