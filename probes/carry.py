@@ -144,17 +144,35 @@ def run(ctx) -> Finding:
     roundings = [rnd] if rnd else ["rz", "rne", "rna"]
     zs = ctx.value("zero_sign")
     signs = [zs] if zs else ["positive", "ieee"]
+    # with the block size unknown (no probe fits the window), a carry limit
+    # makes it show: each block's sum wraps on its own
+    known = ctx.value("block_size") is not None or ctx.value("blocks") is not None
+    sizes = [None] if known else list(range(1, ctx.dp.k + 1))
     cands = {}
     for r in roundings:
         for z in signs:
-            cands[(None, "wrap", r, z)] = {"carry_bits": None, "output_rounding": r,
-                                           "zero_sign": z}
-            for bits in range(0, MAX_BITS + 1):
-                for top in TOPS:
-                    cands[(bits, top, r, z)] = {"carry_bits": bits, "carry_top": top,
-                                                "output_rounding": r, "zero_sign": z}
+            for b in sizes:
+                same = {"output_rounding": r, "zero_sign": z}
+                if b is not None:
+                    same["block_size"] = b
+                cands[(None, "wrap", r, z, b)] = {"carry_bits": None, **same}
+                for bits in range(0, MAX_BITS + 1):
+                    for top in TOPS:
+                        cands[(bits, top, r, z, b)] = {"carry_bits": bits, "carry_top": top,
+                                                       **same}
     found = ctx.consistent(cs, w, cands)
-    return _finding(ctx, bt, cs, w, found, rnd, n_km)
+    finding = _finding(ctx, bt, cs, w, [x[:4] for x in found], rnd, n_km)
+    limited = [x for x in found if x[0] is not None]
+    blocks = sorted({x[4] for x in limited})
+    if not known and finding.ok and blocks and None not in {x[0] for x in found}:
+        if len(blocks) == 1:
+            finding.values["block_size"] = blocks[0]
+            finding.notes.append(f"the wraps show the blocks: {blocks[0]} products a block")
+        else:
+            finding.values["block_size"] = blocks[-1]
+            finding.values["undetermined"]["block_size"] = (
+                f"block sizes {blocks} give the same words on every carry case")
+    return finding
 
 
 def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:

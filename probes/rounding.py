@@ -152,13 +152,15 @@ def run(ctx) -> Finding:
     notes = []
     if not ok:
         # large sums may wrap in a narrow accumulator (the carry step's subject)
-        wide = {(r, kap, bits): {**over, "carry_bits": bits} for (r, kap), over in cands.items()
-                for bits in range(0, 9)}
+        wide = {(r, kap, bits, top): {**over, "carry_bits": bits, "carry_top": top}
+                for (r, kap), over in cands.items() for bits in range(0, 9)
+                for top in ("wrap", "saturate", "normalize")}
         okw = ctx.consistent(cs, words, wide)
         if okw:
-            ok = sorted({(r, kap) for r, kap, _ in okw})
-            bits = min(b for _, _, b in okw)
-            cands = {key: {**over, "carry_bits": bits} for key, over in cands.items()}
+            ok = sorted({(r, kap) for r, kap, _, _ in okw})
+            bits, top = min((b, t) for _, _, b, t in okw)
+            cands = {key: {**over, "carry_bits": bits, "carry_top": top}
+                     for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
     ev = []

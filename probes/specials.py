@@ -115,10 +115,14 @@ def run(ctx) -> Finding:
     cands = {ov: {"nan": canonical, "overflow": ov} for ov in ("inf", "saturate")}
     ok = ctx.consistent(cs, w, cands)
     if not ok:  # the largest sums may wrap in a narrow accumulator (see carry)
-        wide = {(ov, b): {**c, "carry_bits": b} for ov, c in cands.items() for b in range(0, 9)}
-        ok = sorted({ov for ov, _ in ctx.consistent(cs, w, wide)})
+        wide = {(ov, b, top): {**c, "carry_bits": b, "carry_top": top}
+                for ov, c in cands.items() for b in range(0, 9)
+                for top in ("wrap", "saturate", "normalize")}
+        ok = sorted({ov for ov, _, _ in ctx.consistent(cs, w, wide)})
     if len(ok) == 1:
         values["overflow"] = ok[0]
+    elif len(ok) == 2:
+        values["undetermined"]["overflow"] = _overflow_hidden(ctx)
     elif not ok:
         notes.append("no model with one canonical NaN reproduces every special case")
     parts = []
@@ -137,3 +141,19 @@ def run(ctx) -> Finding:
     status = "found" if ok else "partial"
     return Finding("specials", status, "; ".join(parts) or "no special inputs in these formats",
                    values, ev, notes)
+
+
+def _overflow_hidden(ctx) -> str:
+    """Why Inf and saturation give the same words on every overflow case."""
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    _, _, xa = exp_range(fa)
+    _, _, xb = exp_range(fb)
+    _, _, xd = exp_range(ctx.d_fmt)
+    top = xa + xb + 2 + (ctx.dp.k - 1).bit_length()  # K products below 2^top
+    if top <= xd:
+        return (f"{fa.name} x {fb.name} products stay below 2^{top} even summed over K = "
+                f"{ctx.dp.k}, far under the {ctx.d_fmt.name} D's largest exponent {xd}; with C at "
+                f"the {fc.name} maximum they fall below its window and are cut, so no sum "
+                "passes the largest finite value: Inf and saturation cannot show")
+    return ("Inf and saturation give the same word on every overflow case tried (the "
+            "largest products with C = +-max)")
