@@ -1,8 +1,9 @@
 """truncation: flip each input bit; which low bits does the datapath ignore,
 and are they cut (truncation) or rounded away?
 
-A = 1.0 with bit j flipped, B = 1.0 (and the same for B): a bit whose flip
-leaves D unchanged is ignored. Where the word is wider than the format
+A = 1.0 with bit j flipped, B = 1.0, C = -1 (and the same for B): a bit
+whose flip leaves D unchanged is ignored (C cancels the 1.0, so a low bit
+shows whatever D's precision). Where the word is wider than the format
 (tf32 in an f32 word) the ignored low bits are then set to just below,
 exactly at and just above half of the kept LSB, from an even and an odd
 kept value, and each D is compared with the D of the exact neighbours: the
@@ -18,13 +19,17 @@ from .common import Batch, Finding
 
 
 def _flips(ctx, bt, fmt, other_one, op):
+    """C = -1 cancels the 1.0, so a flipped low bit is all of D: it shows
+    even where D keeps fewer fraction bits than the input."""
     base = pow2(fmt, 0)
+    minus_one = pow2(ctx.c_fmt, 0, 1)
     rows = {}
     for j in range(fmt.width):
         w = base ^ (1 << j)
         lanes = {0: (w, other_one) if op == "a" else (other_one, w)}
-        rows[j] = bt.add(f"{op.upper()} = 1.0 with bit {j} flipped", lanes)
-    ref = bt.add(f"{op.upper()} = 1.0", {0: (base, other_one) if op == "a" else (other_one, base)})
+        rows[j] = bt.add(f"{op.upper()} = 1.0 with bit {j} flipped, C = -1", lanes, minus_one)
+    ref = bt.add(f"{op.upper()} = 1.0, C = -1",
+                 {0: (base, other_one) if op == "a" else (other_one, base)}, minus_one)
     return rows, ref
 
 
