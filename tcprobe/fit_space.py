@@ -42,7 +42,10 @@ from tcprobe.models.model import FixedPointModel, Model
 from tcprobe.models.structures import SplitModel, deal, split_name
 
 DIMS = ("c_entry", "rounding", "window", "split", "floor", "zero_sign", "frac_bits", "inter",
-        "acc", "c_convert", "align", "input")
+        "acc", "c_convert", "align", "input", "carry", "overflow")
+CARRY_TOPS = ("wrap", "saturate", "normalize")
+OVERFLOWS = ("inf", "saturate", "ieee")
+MAX_CARRY_BITS = 8  # widths tried for the accumulator's top (None: unbounded)
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 # Types a block result or a sub-MMA accumulator may be kept in.
 WIDE_TYPES = ("f32", "f16", "bf16")
@@ -71,9 +74,10 @@ class Recipe:
     acc: str | None = None
     c_entry: str = "first"
     c_convert: str | None = None
-    # Carried from the seed, not searched (random captures cannot pin them).
-    carry_bits: int | None = None
+    carry_bits: int | None = None  # integer bits above the anchor (None: unbounded)
+    carry_top: str = "wrap"  # past carry_bits: wrap | saturate | normalize
     overflow: str = "inf"
+    # Carried from the seed, not searched (random captures cannot pin it).
     nan: int | None = None
 
     # -- building ----------------------------------------------------------
@@ -88,7 +92,8 @@ class Recipe:
                    rounding=p.output_rounding, frac_bits=p.output_frac_bits,
                    zero_sign=p.zero_sign, align=p.align, input=p.input_conversion,
                    inter=inter, c_entry=c_entry, c_convert=p.c_convert,
-                   carry_bits=p.carry_bits, overflow=p.overflow, nan=p.nan)
+                   carry_bits=p.carry_bits, carry_top=p.carry_top, overflow=p.overflow,
+                   nan=p.nan)
 
     def with_(self, **changes) -> Recipe:
         return replace(self, **changes)
@@ -98,9 +103,13 @@ class Recipe:
         return (self.block, self.unit, self.reverse)
 
     def get(self, dim: str):
+        if dim == "carry":
+            return (self.carry_bits, self.carry_top if self.carry_bits is not None else "wrap")
         return self.split if dim == "split" else getattr(self, dim)
 
     def set(self, dim: str, value) -> Recipe:
+        if dim == "carry":
+            return replace(self, carry_bits=value[0], carry_top=value[1])
         if dim == "split":
             block, unit, reverse = value
             return replace(self, block=block, unit=unit, reverse=reverse)
@@ -137,6 +146,8 @@ class Recipe:
             r = replace(r, c_convert=None)
         if get_format(dp.a_type).drop_bits == 0 and get_format(dp.b_type).drop_bits == 0:
             r = replace(r, input="truncate")
+        if r.carry_bits is None:
+            r = replace(r, carry_top="wrap")
         return r
 
     def order(self, k: int) -> tuple[int, ...] | None:
@@ -156,7 +167,7 @@ class Recipe:
             input_conversion=self.input, output_rounding=self.rounding,
             output_frac_bits=self.frac_bits, zero_sign=self.zero_sign, nan=self.nan,
             overflow=self.overflow, align=self.align, carry_bits=self.carry_bits,
-            k_order=self.order(dp.k), c_join=c_join, c_convert=self.c_convert,
+            carry_top=self.carry_top, k_order=self.order(dp.k), c_join=c_join, c_convert=self.c_convert,
             inter_type=inter_type, inter_rounding=inter_rounding,
             c_add_rounding=c_add or "rne",
         )
@@ -170,7 +181,8 @@ class Recipe:
         stage = EngineParams(
             window_bits=self.window, block_size=self.block, zero_floor=self.floor,
             input_conversion=self.input, output_rounding=acc_rounding, zero_sign=self.zero_sign,
-            overflow=self.overflow, align=self.align, carry_bits=self.carry_bits)
+            overflow=self.overflow, align=self.align, carry_bits=self.carry_bits,
+            carry_top=self.carry_top)
         parts = deal(dp.k, self.parts(dp.k), self.unit, self.reverse)
         return SplitModel(name, dp, evidence, parts=parts, stage=stage, acc_type=acc_type,
                           c_entry=c_join, c_add_rounding=c_add or "rne",
@@ -204,6 +216,10 @@ class Recipe:
             text.append("IEEE zero signs")
         if self.input != "truncate":
             text.append(f"inputs {self.input.upper()}")
+        if self.carry_bits is not None:
+            text.append(f"{self.carry_bits} carry bits ({self.carry_top} past them)")
+        if self.overflow != "inf":
+            text.append(f"overflow {self.overflow}")
         return "; ".join(text)
 
     def as_dict(self) -> dict:
@@ -279,6 +295,11 @@ def values(r: Recipe, dim: str, dp: Datapath, up: bool = True, floors=()) -> lis
         return [x for x in ("truncate", "rne", "rna") if x != r.input]
     if dim == "split":
         return [s for s in split_values(dp.k, r.split) if s != r.split]
+    if dim == "carry":  # (carry bits, top) together: one move reaches a saturating top
+        opts = [(None, "wrap")] + [(b, t) for b in range(0, MAX_CARRY_BITS + 1) for t in CARRY_TOPS]
+        return [x for x in opts if x != r.get("carry")]
+    if dim == "overflow":
+        return [x for x in OVERFLOWS if x != r.overflow]
     if dim == "inter":
         if r.parts(dp.k) == 1 or r.acc:
             return []

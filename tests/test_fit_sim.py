@@ -14,6 +14,7 @@ from _fitcases import random_cases, simulated_capture
 
 from tcprobe.fit import FitConfig, fit
 from tcprobe.fit_space import Recipe
+from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.model import FixedPointModel
@@ -105,3 +106,40 @@ def test_generator_exercises_zero_signs_and_the_floor():
     lo = FixedPointModel("d", dp, params=EngineParams(zero_floor=-140, window_bits=14))
     assert (hi.evaluate(cases) != lo.evaluate(cases)).sum() > 10
     assert np.all(cases.a.max() < (1 << 16))
+
+
+def _carry_rows(dp, seed):
+    """n lanes of 1*1 or max*max (n = 1 .. K), C = 0 or max, both signs:
+    sums that walk up the accumulator's top (random cases rarely do)."""
+    rng = np.random.default_rng(seed)
+    rows_a, rows_b, cs = [], [], []
+    for sign in (0, 0x8000):
+        for sig in (0x3F80, 0x3FFF, 0x3F81):
+            for n in range(1, dp.k + 1):
+                for c in (0, 0x3FFF0000 | (sign << 16)):
+                    a = np.zeros(dp.k, np.uint32)
+                    lanes = rng.permutation(dp.k)[:n]
+                    a[lanes] = sig | sign
+                    b = np.zeros(dp.k, np.uint32)
+                    b[lanes] = sig
+                    rows_a.append(a)
+                    rows_b.append(b)
+                    cs.append(c)
+    return Cases(np.array(rows_a), np.array(rows_b), np.array(cs, np.uint32))
+
+
+@pytest.mark.parametrize("bits,top,overflow", [(3, "wrap", "inf"), (4, "saturate", "saturate")])
+def test_fit_searches_carry_bits_top_and_overflow(bits, top, overflow):
+    dp = Datapath("mma", "bf16", "bf16", "bf16", "f32", 16)
+    params = EngineParams(window_bits=25, block_size=16, zero_floor=-133, carry_bits=bits,
+                          carry_top=top, overflow=overflow)
+    device = FixedPointModel("custom", dp, "a simulated device", params)
+    cases = Cases.concat([random_cases(dp, 3000, seed=7), _carry_rows(dp, 8)])
+    # the largest sums past f32 (C = max f32 and the largest bf16 products): saturation shows
+    big = Cases(np.full((4, 16), 0x7F7F, np.uint32), np.full((4, 16), 0x7F7F, np.uint32),
+                np.full(4, 0x7F7FFFFF, np.uint32))
+    cap = simulated_capture(device, Cases.concat([cases, big]))
+    res = fit(cap, FitConfig(analyse=False))
+    assert res.mismatches == 0, res.best_description
+    assert (res.best.carry_bits, res.best.carry_top) == (bits, top), res.best_description
+    assert res.best.overflow == overflow, res.best_description
