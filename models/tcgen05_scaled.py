@@ -46,6 +46,7 @@ from .core import (
     NO_FLOOR,
     SIG,
     SIGN,
+    WRAP,
     ZERO,
     Stage,
     Window,
@@ -132,7 +133,7 @@ def kernel_params(dp, p: ScaledParams) -> ScaledKernelParams:
         f32.spec, dp.scale_block, _opt(p.product_window), _opt(p.c_window),
         _opt(p.scale_window), p.product_group, p.c_dominant, p.merge_group, p.c_merge_bits,
         p.per_group_c_merge, _opt(p.group_floor), p.zero_c == "keep",
-        Window(0, _opt(p.q_floor), -1), Window(0, UNSET, -1), stage)
+        Window(0, _opt(p.q_floor), -1, WRAP), Window(0, UNSET, -1, WRAP), stage)
 
 
 @njit(cache=True)
@@ -264,7 +265,7 @@ def scaled_kernel(a, b, c, sa, sb, kp, out):
                 for row in range(4):
                     t[row, kept] = t[row, j]
                 kept += 1
-            word = block_word(t, kept, flags, Window(0, q, -1), kp.stage)
+            word = block_word(t, kept, flags, Window(0, q, -1, WRAP), kp.stage)
         out[i] = word
 
 
