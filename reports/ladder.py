@@ -83,7 +83,8 @@ def fingerprint_table(fp, simulated: bool) -> Table:
     t.add_column("note", overflow="fold")
     scaled = getattr(fp, "scaled", None)
     keys = ("window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
-            "zero_sign", "nan", "output_frac_bits", "k_order", "overflow", "carry_bits")
+            "zero_sign", "nan", "output_frac_bits", "k_order", "overflow", "carry_bits",
+            "carry_top")
     if scaled is not None:  # block-scaled: the scale step's keys instead of the engine's
         keys = ("scale_block", "product_window_bits", "scale_floor_offset", "nan")
     for key in keys:
@@ -96,6 +97,7 @@ def fingerprint_table(fp, simulated: bool) -> Table:
         if v is None and not note:
             note = {"output_frac_bits": "the output format's own",
                     "k_order": "K in order", "carry_bits": "no wrap",
+                    "carry_top": "no carry limit",
                     "zero_floor": ""}.get(key, "")
         t.add_row(key, "-" if v is None else str(v), note)
     if scaled is not None:
