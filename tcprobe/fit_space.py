@@ -34,14 +34,16 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import get_format
+from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, Model
 from tcprobe.models.structures import SplitModel, deal, split_name
 
 DIMS = ("c_entry", "rounding", "window", "split", "floor", "zero_sign", "frac_bits", "inter",
         "acc", "c_convert", "align", "input")
-ROUNDINGS = ("rz", "rne", "rna")
+ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 # Types a block result or a sub-MMA accumulator may be kept in.
 WIDE_TYPES = ("f32", "f16", "bf16")
 # Distances tried from the current value: every one near it, then growing.
@@ -49,14 +51,16 @@ STEPS = tuple(range(1, 17)) + (24, 32)
 FLOOR_STEPS = tuple(range(1, 17)) + (24, 32, 64, 128)
 
 
+F32_OUT = output_defaults("f32")  # a Recipe starts from the ISA's conversion into an f32 D
+
 @dataclass(frozen=True)
 class Recipe:
     """One candidate datapath (see the module doc for each field)."""
 
-    window: int | None = 25
+    window: int | None = DEFAULT_WINDOW_BITS
     block: int = 16
-    floor: int | None = -133
-    rounding: str = "rz"
+    floor: int | None = F32_OUT.zero_floor
+    rounding: str = F32_OUT.rounding
     frac_bits: int | None = None
     zero_sign: str = "positive"
     align: str = "raw"

@@ -7,9 +7,9 @@ import pytest
 from tcprobe.devices.base import DeviceError, RawModeUnsupported
 from tcprobe.devices.registry import open_device
 from tcprobe.devices.sim import SimDevice
-from tcprobe.ladder import random_cases
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import default_datapath
+from tcprobe.suites.mix import random_cases
 from tcprobe.tiles.tables import harness_for
 
 BASE = """window_bits = 18

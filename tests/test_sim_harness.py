@@ -103,8 +103,8 @@ def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     row in the order the metadata names them, B dense, the metadata words
     (models.sparsity's) in the metadata columns of every one of the 128 lanes."""
     from tcprobe.devices.sim import SimDevice
-    from tcprobe.ladder import random_cases
     from tcprobe.models import sparsity
+    from tcprobe.suites.mix import random_cases
 
     dp = Datapath.parse(text)
     h = harness_for(dp)
