@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -16,8 +15,9 @@ from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.commands import open_device
 from tcprobe.console import console, err_console, note, write_json
-from tcprobe.models import fastpath, registry
+from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath, default_datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
 
 
@@ -133,8 +133,8 @@ def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_name
     n_cases = v.parse_count(cases_text)
     suites = suites_mod.parse_suites(suite_text)
     plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
-    fastpath.set_jobs(jobs or os.cpu_count())
     device = open_device(device_spec, dp.family)
+    device.speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations
     gpu = device.info().get("gpu")
     if not model_names:
         # the baselines are exact float sums; they know no block scales
