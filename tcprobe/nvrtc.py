@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcprobe import cubin_cache
+
 # Bumped when the cache layout or the compile options this module adds change.
 CACHE_FORMAT = 1
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
@@ -136,8 +138,8 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
     path = cache_dir() / f"{Path(name).stem}-{arch}-{key[:24]}.cubin" if use_cache else None
     t0 = time.perf_counter()
     if path is not None and path.is_file():
-        data = path.read_bytes()
-        if data[:4] == b"\x7fELF":
+        data = cubin_cache.read(path, key, arch)  # key, sha256, ELF arch and owner verified
+        if data is not None:
             return Cubin(arch, data, key, path, True, time.perf_counter() - t0)
     prog = _program(nvrtc, source, name, headers)
     try:
@@ -159,7 +161,7 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
         nvrtc.nvrtcDestroyProgram(prog)
     seconds = time.perf_counter() - t0
     if path is not None:
-        _write_atomic(path, data)
+        cubin_cache.write(path, data, key, arch, _write_atomic)
     return Cubin(arch, data, key, path, False, seconds, log)
 
 
@@ -175,8 +177,8 @@ def _program(nvrtc, source: str, name: str, headers: dict[str, str] | None):
 
 def _write_atomic(path: Path, data: bytes) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)

@@ -6,9 +6,10 @@ import click
 import numpy as np
 from rich.table import Table
 
-from tcprobe.commands.validate import resolve_datapath, resolve_models
+from tcprobe.commands.choose import open_and_choose
+from tcprobe.commands.options import family_option, json_option
+from tcprobe.commands.validate import resolve_models
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Class, decode, describe, get_format, ulp_distance
 
@@ -37,8 +38,7 @@ def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.nd
 @click.command("run-case")
 @click.option("--datapath", help="Datapath id (e.g. mma.bf16.f32.k16).")
 @click.option("--format", "fmt", help="Input format, with --instr, instead of --datapath.")
-@click.option("--instr", type=click.Choice(["mma", "wgmma", "tcgen05"]), default="mma",
-              show_default=True)
+@family_option("Instruction family (default: the newest the device runs for the format).")
 @click.option("--device", "device_spec", help="Device (sim:b200, ...); default: the GPU, else a sim device.")
 @click.option("--a", "a_text", default="", help="A words, comma-separated (missing ones are +0).")
 @click.option("--b", "b_text", default="", help="B words, comma-separated (missing ones are +0).")
@@ -48,12 +48,12 @@ def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.nd
 @click.option("--active", "active_text", help="Selected K positions of a sparse datapath (e.g. 0,1,4,5).")
 @click.option("--model", "model_names", multiple=True, default=("auto",), show_default=True,
               help="Model to compare (repeatable).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result as JSON.")
-def command(datapath, fmt, instr, device_spec, a_text, b_text, c_text, sa_text, sb_text,
+@json_option("Write the result as JSON")
+def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text, sb_text,
             active_text, model_names, json_path):
     """Run one case on a device and print its word beside each model's
     (exit 1 when a model differs): the reproducers `tcprobe validate` prints."""
-    dp = resolve_datapath(fmt, instr, datapath)
+    device, dp = open_and_choose(device_spec, fmt, family, datapath)
     a = parse_words(a_text, dp.a_type, dp.k, "a")
     b = parse_words(b_text, dp.b_type, dp.k, "b")
     c = parse_words(c_text, dp.c, 1, "c")
@@ -77,7 +77,6 @@ def command(datapath, fmt, instr, device_spec, a_text, b_text, c_text, sa_text, 
     case = Cases(a[None, :], b[None, :], c, None if sa is None else sa[None, :],
                  None if sb is None else sb[None, :], active)
     case.check(dp)
-    device = open_device(device_spec, dp.family)
     models = resolve_models(model_names, dp, device.info().get("gpu"))
     fd = get_format(dp.d_type)
     dw = int(device.run(dp, case)[0])
