@@ -52,6 +52,8 @@ class Int:
         return v
 
     def _range(self) -> str:
+        if self.hex_text and self.lo is not None and self.hi is not None:
+            return f" ({self.lo:#x}..{self.hi:#x})"
         if self.lo is not None and self.hi is not None:
             return f" ({self.lo}..{self.hi})"
         if self.lo is not None:
@@ -397,4 +399,120 @@ def check_header(head: dict, where: str) -> dict:
     out = check(head, HEADER, where, unknown="keep")
     if isinstance(out.get("plan"), dict):
         check(out["plan"], PLAN, where, unknown="keep", key_path="plan")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# TOML sim profile (docs/sim-profiles.md; read by tcprobe/devices/sim.py).
+
+
+@dataclass(frozen=True)
+class Maybe:
+    """``type``, or one of ``words`` ("none", "exact") for no value (TOML has no null)."""
+
+    type: Any
+    words: tuple = ("none",)
+
+    def read(self, v, ctx):
+        if isinstance(v, str) and v.strip().lower() in self.words:
+            return None
+        try:
+            return self.type.read(v, ctx)
+        except ValueError as e:
+            raise ValueError(f"{e}; or {' / '.join(repr(w) for w in self.words)}") from None
+
+
+ROUNDING = Choice(("rz", "rne", "rna"))
+ORDER = Either((ListOf(Int(0, 1023)), Text()), "a list of K positions or a string "
+               "(reverse, shuffle[:SEED], rotate[:N])")
+
+
+def engine_schema(nan_bits: int = 32) -> dict:
+    """The engine parameter keys (EngineParams) a profile table may set."""
+    return {
+        "window_bits": F(Maybe(Int(0, 56), ("exact", "none"))),
+        "block_size": F(Int(1, 1024)),
+        "zero_floor": F(Maybe(Int(-1000, 1000))),
+        "input_conversion": F(Choice(("truncate", "rne", "rna"))),
+        "output_rounding": F(ROUNDING),
+        "output_frac_bits": F(Maybe(Int(0, 64))),
+        "zero_sign": F(Choice(("positive", "ieee"))),
+        "nan": F(Maybe(Int(0, (1 << nan_bits) - 1, hex_text=True))),
+        "overflow": F(Choice(("inf", "saturate", "ieee"))),
+        "align": F(Choice(("raw", "normalized"))),
+        "carry_bits": F(Maybe(Int(0, 64))),
+        "k_order": F(Maybe(ListOf(Int(0, 1023)))),
+        "c_join": F(Choice(("first", "last"))),
+        "c_convert": F(Maybe(Format())),
+        "inter_type": F(Maybe(Format())),
+        "inter_rounding": F(Maybe(ROUNDING)),
+        "inter_frac_bits": F(Maybe(Int(0, 64))),
+        "c_add_rounding": F(ROUNDING),
+    }
+
+
+PROFILE_REQUIRED = ("window_bits", "block_size", "zero_floor", "input_conversion",
+                    "output_rounding", "zero_sign", "nan")
+PROFILE_META = {
+    "name": F(Text()),
+    "gpu": F(Text()),
+    "families": F(ListOf(Choice(isa.FAMILIES), one_ok=True, least=1)),
+    "seed": F(Int(0, (1 << 63) - 1)),
+}
+PROFILE_LAYOUT = {
+    "a_k_order": F(ORDER), "b_k_order": F(ORDER),
+    "a_lbo": F(Int(0, 1 << 20)), "a_sbo": F(Int(0, 1 << 20)),
+    "b_lbo": F(Int(0, 1 << 20)), "b_sbo": F(Int(0, 1 << 20)),
+    "dump_permutation": F(ORDER), "dump_seed": F(Int(0, (1 << 63) - 1)),
+}
+OPTIONAL_INT = Maybe(Int(-1000, 1000))
+PROFILE_SCALED = {
+    "product_window": F(OPTIONAL_INT), "c_window": F(OPTIONAL_INT),
+    "scale_window": F(OPTIONAL_INT), "q_floor": F(OPTIONAL_INT),
+    "product_group": F(Int(1, 64)), "c_dominant": F(Flag()), "merge_group": F(Int(1, 64)),
+    "c_merge_bits": F(Int(0, 200)), "per_group_c_merge": F(Flag()),
+    "group_floor": F(OPTIONAL_INT), "zero_c": F(Choice(("positive", "keep"))),
+    "overflow": F(Choice(("inf", "saturate", "ieee"))),
+}
+PROFILE_TABLES = ("format", "output", "layout", "scaled")
+SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
+
+
+def check_profile(data: dict, where: str) -> dict:
+    """A parsed TOML profile read against its schema: the same tables with
+    every value normalized ("RNE" -> "rne", "0x7fc00000" -> an int,
+    window_bits = "exact" -> None). Errors name the key path."""
+    top = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    unknown = [k for k in tables if k not in PROFILE_TABLES]
+    if unknown:
+        raise SchemaError(f"{where}: unknown table [{unknown[0]}] "
+                          f"(tables: {', '.join(f'[{t}]' for t in PROFILE_TABLES)})")
+    engine = engine_schema()
+    top_schema = {**PROFILE_META, **engine}
+    for key in PROFILE_REQUIRED:
+        if key not in top:
+            raise SchemaError(f"{where}: missing key {key} (required: "
+                              f"{', '.join(PROFILE_REQUIRED)}; see docs/sim-profiles.md)")
+    out = check(top, top_schema, where)
+    for group in ("format", "output"):
+        out[group] = {}
+        for name, table in tables.get(group, {}).items():
+            path = f"{group}.{name}"
+            try:
+                fmt = get_format(name)
+            except FormatError as e:
+                raise SchemaError(f"{where}: [{path}]: {e}") from None
+            if not isinstance(table, dict):
+                raise SchemaError(f"{where}: [{path}] must be a table of engine keys")
+            schema = engine_schema(fmt.width if group == "output" else 32)
+            out[group][name] = check(table, schema, where, key_path=path)
+    if "layout" in tables:
+        out["layout"] = check(tables["layout"], PROFILE_LAYOUT, where, key_path="layout")
+    out["scaled"] = {}
+    for group, table in tables.get("scaled", {}).items():
+        if group not in SCALED_GROUPS or not isinstance(table, dict):
+            raise SchemaError(f"{where}: [scaled.{group}] is not a table of "
+                              f"{', '.join(f'[scaled.{g}]' for g in SCALED_GROUPS)}")
+        out["scaled"][group] = check(table, PROFILE_SCALED, where, key_path=f"scaled.{group}")
     return out

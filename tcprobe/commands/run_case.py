@@ -9,7 +9,7 @@ from rich.table import Table
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.options import family_option, json_option
 from tcprobe.commands.validate import resolve_models
-from tcprobe.console import console, write_json
+from tcprobe.console import console, plain, write_json
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Class, decode, describe, get_format, ulp_distance
 
@@ -83,7 +83,7 @@ def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text,
     t = Table(title=f"{dp.id}: one case", title_justify="left")
     for col in ("who", "word", "ulps vs device"):
         t.add_column(col)
-    t.add_row(device.name, describe(fd, dw), "")
+    t.add_row(plain(device.name), describe(fd, dw), "")
     rows, differ = [], 0
     for m in models:
         mw = int(m.evaluate(case)[0])
@@ -91,7 +91,7 @@ def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text,
         ulps = None if nan else int(ulp_distance(fd, [mw], [dw])[0])
         same = mw == dw
         differ += not same
-        t.add_row(m.name, f"[{'green' if same else 'red'}]{describe(fd, mw)}[/]",
+        t.add_row(plain(m.name), f"[{'green' if same else 'red'}]{describe(fd, mw)}[/]",
                   "same word" if same else ("NaN" if ulps is None else f"{ulps:+d}"))
         rows.append({"model": m.name, "word": f"{mw:#x}", "same": same, "ulps": ulps})
     console.print(t)
