@@ -16,7 +16,7 @@ import sys
 import click
 
 from tcprobe import __version__
-from tcprobe.console import fail, say
+from tcprobe.console import fail, say, send_output_to_stderr
 
 # One module per command in tcprobe/commands; each defines ``command``.
 COMMAND_MODULES = [
@@ -82,6 +82,7 @@ class Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Click's usage errors as one ``error:`` line (exit 2), like every other error."""
+        send_output_to_stderr(False)
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:

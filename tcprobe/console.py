@@ -63,9 +63,10 @@ def note(message: str) -> None:
     say(("note:", "yellow"), " ", str(message), err=True)
 
 
-def send_output_to_stderr() -> None:
-    """Human output goes to stderr (stdout carries JSON, ``--json -``)."""
-    console.file = sys.stderr
+def send_output_to_stderr(on: bool = True) -> None:
+    """Human output goes to stderr (stdout carries JSON, ``--json -``);
+    ``on=False`` sends it back to stdout (each command starts so)."""
+    console.stderr = on
 
 
 def write_json(path: str | Path, payload: dict) -> None:

@@ -52,6 +52,9 @@ def load(path: str | Path) -> list[Capture]:
         if not found:
             raise CaptureError(f"{path}: no captures found (expected GPU/FORMAT/d_*.txt files)")
         return found
+    if p.is_file() and p.stat().st_size == 0:
+        raise CaptureError(f"{path}: empty file (0 bytes): nothing was captured; delete it, or "
+                           "run tcprobe validate with --resume, which starts it over")
     if p.suffix == ".jsonl":
         return jsonl.read(p)
     try:

@@ -15,6 +15,7 @@ from tcprobe.devices.base import Device
 from tcprobe.devices.registry import open_device
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.formats import get_format
+from tcprobe.schema import check_instruction
 
 
 def choose_datapath(device: Device, family: str | None, fmt: str,
@@ -37,6 +38,9 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
         if fmt:
             raise click.UsageError("give --format or --datapath, not both")
         dp = Datapath.parse(datapath)
+        check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
+                          dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
+                          f"--datapath {datapath}")
         return open_device(device_spec, dp.family), dp
     if not fmt:
         raise click.UsageError("give --format (with --instr) or --datapath")

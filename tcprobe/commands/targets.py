@@ -16,20 +16,19 @@ from tcprobe.targets import SUITES, targets
                    "mixed A/B pairs; hmma: mma.sync/wgmma. Repeatable; default blog and mixed.")
 @json_option("Write the targets as JSON")
 def command(suites, json_path):
-    """List datapaths with family, kind, formats, scaling, sparsity, arch and descriptor."""
+    """List datapaths: the id --datapath takes (family, kind, types, K, scales,
+    sparsity), scaling, arch and instruction descriptor."""
     chosen = SUITES if "all" in suites else (suites or ("blog", "mixed"))
     rows = targets(chosen)
     t = Table(title=f"{len(rows)} targets", title_justify="left")
     for col, just in (("#", "right"), ("suite", "left"), ("group", "left"), ("name", "left"),
-                      ("datapath (--datapath)", "left"), ("family", "left"), ("kind", "left"), ("A x B", "left"), ("D", "left"),
-                      ("K", "right"), ("scaling", "left"), ("sparse", "left"),
+                      ("datapath (what --datapath takes)", "left"), ("scaling", "left"),
                       ("arch", "left"), ("idesc", "left")):
-        t.add_column(col, justify=just, overflow="fold")
+        t.add_column(col, justify=just, overflow="fold", no_wrap=col.startswith("datapath"))
     for i, r in enumerate(rows, 1):
-        dp, d = r.datapath, r.descriptor
-        t.add_row(str(i), r.suite, r.group, r.name, dp.id, dp.family, dp.kind,
-                  f"{dp.a_type} x {dp.b_type}", dp.d_type, str(dp.k), r.scaling,
-                  "yes" if dp.sparse else "-", r.arch, "-" if d is None else f"{d:#010x}")
+        d = r.descriptor
+        t.add_row(str(i), r.suite, r.group, r.name, r.datapath.id, r.scaling, r.arch,
+                  "-" if d is None else f"{d:#010x}")
     console.print(t)
     counts = {s: sum(r.suite == s for r in rows) for s in chosen}
     say(", ".join(f"{s}: {n}" for s, n in counts.items()))
