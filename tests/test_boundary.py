@@ -526,3 +526,37 @@ def test_a_cubin_copied_over_another_arch_is_refused(tmp_path, monkeypatch):
     assert cubin_cache.read(sm80.path, sm80.key, "sm_80") == sm80.data
     sm80.path.chmod(0o666)
     assert cubin_cache.read(sm80.path, sm80.key, "sm_80") is None  # others may write it
+
+
+# ---------------------------------------------------------------------------
+# --model PATH.json, and a custom device's default model.
+
+
+def test_validate_takes_the_ladders_fingerprint(tmp_path):
+    fp = tmp_path / "fp.json"
+    r = invoke("ladder", "--datapath", "mma.bf16.f32.k16", "--device", "sim:b200", "--validate",
+               "0", "--json", fp)
+    assert r.exit_code == 0, r.output
+    r = invoke("validate", "--datapath", "mma.bf16.f32.k16", "--device", "sim:b200", "--model", fp,
+               "--cases", "20k", "--shrink", "0", "--out", tmp_path / "v", "--json",
+               tmp_path / "v.json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads((tmp_path / "v.json").read_text())
+    assert rep["cases"]["run"] == 20_000 and rep["models"][0]["mismatches"] == 0
+    assert rep["models"][0]["name"].startswith("fingerprint")
+    one_error(invoke("validate", "--datapath", "mma.f16.f32.k16", "--device", "sim:b200",
+                     "--model", fp, "--out", tmp_path / "w"), "fingerprint of mma.bf16.f32.k16")
+    (tmp_path / "junk.json").write_text("[1]")
+    one_error(invoke("validate", "--datapath", "mma.bf16.f32.k16", "--device", "sim:b200",
+                     "--model", tmp_path / "junk.json", "--out", tmp_path / "w"),
+              "neither a ladder fingerprint")
+    assert not (tmp_path / "w").exists()
+
+
+def test_custom_device_default_model_says_what_to_pass(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text(PROFILE)
+    line = one_error(invoke("validate", "--datapath", "mma.bf16.f32.k16", "--device", f"sim:{p}",
+                            "--cases", "1000", "--out", tmp_path / "v"))
+    assert "--model NAME" in line and "--model fp.json" in line
+    assert not (tmp_path / "v").exists()

@@ -15,6 +15,7 @@ from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands.choose import open_and_choose
+from tcprobe.commands.model_file import is_model_file, load_model_file
 from tcprobe.commands.options import Count, family_option, json_option
 from tcprobe.console import console, err_console, note, plain, say, write_json
 from tcprobe.models import fastpath, registry
@@ -22,11 +23,25 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.model import ModelError
 
 
+def resolve_model(name: str, dp: Datapath, gpu: str | None):
+    """A model name (auto, a profile, a baseline) or a .json fingerprint / fit result."""
+    if is_model_file(name):
+        return load_model_file(name, dp)
+    try:
+        return registry.resolve(name, dp, gpu)
+    except ModelError as e:
+        if name.strip().lower() == "auto" and not gpu:
+            raise ModelError(f"{e}: this device names no GPU, so give the model: --model NAME "
+                             "(a profile, e.g. b200-hmma) or --model fp.json (tcprobe ladder "
+                             "--json fp.json)") from None
+        raise
+
+
 def resolve_models(names, dp: Datapath, gpu: str | None) -> list:
     models = []
     for i, name in enumerate(names):
         try:
-            models.append(registry.resolve(name, dp, gpu))
+            models.append(resolve_model(name, dp, gpu))
         except ModelError as e:
             if i == 0:
                 raise
@@ -69,9 +84,10 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
 @click.option("--cases", "n_cases", default="100000", show_default=True, type=Count(),
               help="Cases to run: 1e6, 1_000_000, 1000000 or 100k.")
 @click.option("--model", "model_names", multiple=True,
-              help="Model to score (repeatable); the first is the selected one, whose "
-                   "mismatches make the exit status 1. Default: auto, then ieee (auto alone "
-                   "for integer and block-scaled datapaths).")
+              help="Model to score (repeatable): a name, or PATH.json, a ladder fingerprint "
+                   "(tcprobe ladder --json) or a fit result (tcprobe fit --json); the first is "
+                   "the selected one, whose mismatches make the exit status 1. Default: auto, "
+                   "then ieee (auto alone for integer and block-scaled datapaths).")
 @click.option("--suite", "suite_text", default=",".join(suites_mod.SUITES), show_default=True,
               help="Comma-separated suites.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of every generator.")
