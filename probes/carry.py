@@ -10,7 +10,9 @@ integer bits above the anchor (and wraps) are the alternatives.
 
 from __future__ import annotations
 
-from .common import Batch, Finding, exp_range, home_exponent, max_sig, product, word
+from tcprobe.models.words import exp_range, home_exponent, max_sig, product, word
+
+from .common import Batch, Finding
 
 
 def run(ctx) -> Finding:

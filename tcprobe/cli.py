@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "run_case",
     "ladder",
     "smoke",
+    "report",
 ]
 
 EXIT_BAD_INPUT = 2

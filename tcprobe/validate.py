@@ -30,8 +30,9 @@ from tcprobe.devices.base import Device
 from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import Class, decode, get_format, ulp_distance
+from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
+from tcprobe.models.words import distance
 
 POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over the run
 
@@ -158,11 +159,19 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
             pick = bad[np.unique(np.linspace(0, bad.size - 1, min(room, bad.size)).astype(np.int64))]
             if spread is None:
                 spread = exponent_spread(dp, cases)
-            nan = (decode(fd, words[pick]).cls == Class.NAN) | (decode(fd, mw[pick]).cls == Class.NAN)
-            ulps = ulp_distance(fd, mw[pick], words[pick])
+            ulps, nan_model, nan_device = distance(fd, mw[pick], words[pick])
+            nan = nan_model | nan_device
             for i, u, isnan in zip(pick, ulps, nan, strict=True):
                 tally.points.append((int(spread[i]), None if isnan else int(u),
                                      keys[int(codes[i])].split("/")[0]))
+
+
+def plan_header(plan: suites_mod.Plan) -> dict:
+    """What a capture records of its plan (and a resume must match)."""
+    out = {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}
+    if plan.lanes is not None:
+        out["lanes"] = list(plan.lanes)
+    return out
 
 
 def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, keys: list,
@@ -172,7 +181,7 @@ def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, ke
                             f"not of {device.name!r}; resume it on the same device")
     want = {"datapath": dp.id, "seed": seed, "suites": list(plan.suites),
             "generators": keys,
-            "plan": {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}}
+            "plan": plan_header(plan)}
     for k, v in want.items():
         if head.get(k) != v:
             raise ValidateError(f"{path} was started with {k} = {head.get(k)!r}, this run has "
@@ -233,7 +242,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                                     "another --out")
             header = binary.make_header(
                 dp, device=device.info(), seed=seed, suites=list(plan.suites), generators=keys,
-                plan={"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)})
+                plan=plan_header(plan))
             writer = binary.Writer(path, header)
         done = result.resumed_cases
         for i in range(start_chunk, plan.n_chunks):

@@ -507,7 +507,8 @@ def test_two_a_files_are_refused(tmp_path):
 
 
 def test_a_cubin_copied_over_another_arch_is_refused(tmp_path, monkeypatch):
-    from tcprobe import cubin_cache, nvrtc
+    from tcprobe import cubin_cache
+    from tcprobe.devices.cuda import nvrtc
 
     try:
         nvrtc.version()

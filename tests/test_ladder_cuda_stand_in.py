@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 def device(monkeypatch, dpid, cc):
     import fake_cuda
 
-    from tcprobe.devices import cuda as cuda_mod
+    from tcprobe.devices.cuda import device as cuda_mod
 
     fake = fake_cuda.FakeDriver("NVIDIA H200", cc, Datapath.parse(dpid))
     monkeypatch.setattr(cuda_mod, "_driver", lambda: fake)

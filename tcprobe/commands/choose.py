@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import click
 
+from tcprobe.commands import open_device
 from tcprobe.devices.base import Device
-from tcprobe.devices.registry import open_device
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.formats import get_format
 from tcprobe.schema import check_instruction

@@ -7,7 +7,7 @@ import click
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.options import Count, family_option, json_option
 from tcprobe.console import console, say, write_json
-from tcprobe.ladder import STEPS, parse_steps, run_ladder
+from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
 
 
@@ -41,7 +41,7 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed)
     total = len(result.findings)
     for i, f in enumerate(result.findings, 1):
-        console.print(step_table(f, dp, result.simulated, i, total, evidence))
+        console.print(step_table(f, dp, result.simulated, i, total, evidence, TITLES[f.step]))
         console.print()
     if result.fingerprint is not None:
         console.print(fingerprint_table(result.fingerprint, result.simulated))

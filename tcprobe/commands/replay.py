@@ -6,9 +6,9 @@ import click
 from rich.table import Table
 
 from tcprobe.capture import load
+from tcprobe.commands import open_device
 from tcprobe.commands.options import Count, json_option
 from tcprobe.console import console, plain, say, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.models.isa import FAMILIES
 from tcprobe.replay import replay
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
+from tcprobe.commands import open_device
 from tcprobe.commands.options import Count, json_option
 from tcprobe.console import console, plain, say, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.models.formats import get_format
 from tcprobe.smoke import run_smoke
 

@@ -11,6 +11,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from tcprobe import campaign as camp
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.capture.lock import check_room, hold_out_folder
@@ -103,15 +104,44 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
               help="Mismatches shrunk to reproducers per model.")
 @click.option("--chunk", default=16384, show_default=True, hidden=True,
               type=click.IntRange(1, 1 << 22), help="Cases per capture chunk.")
-def command(fmt, family, datapath, device_spec, n_cases, model_names, suite_text, seed,
-            json_path, out_dir, resume, jobs, shrink_n, chunk):
+@click.option("--targets", "targets_text",
+              help="A campaign: one datapath after another into one folder (blog, mixed, hmma, "
+                   "all, or datapath ids, comma-separated); --cases is then per datapath and "
+                   "--suite may give per-suite counts (raw=1e6,finite=2e5,edge,sparse).")
+@click.option("--preset", type=click.Choice(sorted(camp.PRESETS)),
+              help="Campaign suite counts: write-up = raw 1e6, finite 2e5, edge 1e4, "
+                   "sparse 7e4 at 0,1,2,3,4,7,8 active lanes per datapath.")
+@click.option("--sparse-lanes", "lanes_text",
+              help="Active-lane counts of the sparse suite (e.g. 0,1,2,3,4,7,8).")
+@click.option("--shard", "shard_text", help="Campaign shard I/N: every N-th datapath from the "
+                                            "I-th (join the folders with tcprobe report merge).")
+@click.pass_context
+def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names, suite_text, seed,
+            json_path, out_dir, resume, jobs, shrink_n, chunk, targets_text, preset, lanes_text,
+            shard_text):
     """Run generated cases (raw, finite, edge, adversarial, sparse suites) on a
     device, stream them to a capture, score models, and shrink every kind of
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
 
+    if targets_text or preset or shard_text:
+        from click.core import ParameterSource
+
+        from tcprobe.commands.campaign import run_campaign
+
+        if not targets_text:
+            raise click.UsageError("--preset and --shard are for campaigns: give --targets")
+        if fmt or datapath:
+            raise click.UsageError("give --targets or --format/--datapath, not both")
+        given = click_ctx.get_parameter_source("suite_text") != ParameterSource.DEFAULT
+        run_campaign(targets_text=targets_text, device_spec=device_spec,
+                     cases=n_cases, suite_text=suite_text, suite_given=given,
+                     preset=preset, lanes_text=lanes_text, shard_text=shard_text,
+                     model_names=model_names, seed=seed, out_dir=out_dir, json_path=json_path,
+                     chunk=chunk)
+        return
     suites = suites_mod.parse_suites(suite_text)
     device, dp = open_and_choose(device_spec, fmt, family, datapath)
-    plan = suites_mod.Plan(suites, n_cases, chunk)
+    plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
     fastpath.set_jobs(jobs or os.cpu_count())
     gpu = device.info().get("gpu")
     if not model_names:
