@@ -12,6 +12,7 @@ profile, docs/sim-profiles.md) and :data:`HEADER` (a capture file header).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -425,8 +426,32 @@ class Maybe:
 
 
 ROUNDING = Choice(("rz", "rne", "rna"))
-ORDER = Either((ListOf(Int(0, 1023)), Text()), "a list of K positions or a string "
-               "(reverse, shuffle[:SEED], rotate[:N])")
+
+
+@dataclass(frozen=True)
+class Order:
+    """A reordering: a permutation of 0..n-1 as a list, or one of the named
+    forms (``reverse``, ``shuffle[:SEED]``, ``rotate[:N]``, as ``forms`` allows)."""
+
+    forms: tuple = ("reverse", "shuffle", "rotate")
+
+    def read(self, v, ctx):
+        if isinstance(v, list):
+            items = ListOf(Int(0, 4095)).read(v, ctx)
+            if sorted(items) != list(range(len(items))):
+                raise ValueError(f"{_show(v)} is not a permutation of 0..{len(items) - 1}")
+            return items
+        if not self.forms:
+            raise ValueError(f"{_show(v)} is not a list of K positions")
+        pattern = "|".join({"reverse": "reverse", "shuffle": r"shuffle(:\d+)?",
+                            "rotate": r"rotate(:-?\d+)?"}[f] for f in self.forms)
+        if isinstance(v, str) and re.fullmatch(pattern, v.strip().lower()):
+            return v.strip().lower()
+        spelled = ", ".join(f"{f}[:N]" if f != "reverse" else f for f in self.forms)
+        raise ValueError(f"{_show(v)} is not a permutation list or one of {spelled}")
+
+
+ORDER = Order()
 
 
 def engine_schema(nan_bits: int = 32) -> dict:
@@ -443,7 +468,7 @@ def engine_schema(nan_bits: int = 32) -> dict:
         "overflow": F(Choice(("inf", "saturate", "ieee"))),
         "align": F(Choice(("raw", "normalized"))),
         "carry_bits": F(Maybe(Int(0, 64))),
-        "k_order": F(Maybe(ListOf(Int(0, 1023)))),
+        "k_order": F(Maybe(Order(forms=()))),
         "c_join": F(Choice(("first", "last"))),
         "c_convert": F(Maybe(Format())),
         "inter_type": F(Maybe(Format())),
@@ -465,7 +490,7 @@ PROFILE_LAYOUT = {
     "a_k_order": F(ORDER), "b_k_order": F(ORDER),
     "a_lbo": F(Int(0, 1 << 20)), "a_sbo": F(Int(0, 1 << 20)),
     "b_lbo": F(Int(0, 1 << 20)), "b_sbo": F(Int(0, 1 << 20)),
-    "dump_permutation": F(ORDER), "dump_seed": F(Int(0, (1 << 63) - 1)),
+    "dump_permutation": F(Order(("reverse", "shuffle"))), "dump_seed": F(Int(0, (1 << 63) - 1)),
 }
 OPTIONAL_INT = Maybe(Int(-1000, 1000))
 PROFILE_SCALED = {

@@ -208,6 +208,10 @@ BAD_PROFILES = [
     ("", "[output.f16]\nnan = 0x7fc00000", ["output.f16.nan:"]),
     ("", '[layout]\na_lbo = "x"', ["layout.a_lbo:"]),
     ("", "[layout]\nbogus = 1", ["unknown key layout.bogus"]),
+    ("", "[layout]\na_k_order = [0, 0, 1]", ["layout.a_k_order:", "not a permutation"]),
+    ("", '[layout]\nb_k_order = "bogus"', ["layout.b_k_order:", "reverse, shuffle[:N]"]),
+    ("", '[layout]\ndump_permutation = "rotate:2"', ["layout.dump_permutation:"]),
+    ("", "k_order = [1, 1]", ["k_order:", "not a permutation"]),
     ("", '[scaled.mx]\nproduct_window = "x"', ["scaled.mx.product_window:"]),
     ("", "[scaled.mxx]\nproduct_window = 3", ["[scaled.mxx]"]),
     ("", "[foo]\nx = 1", ["unknown table [foo]"]),
@@ -561,3 +565,26 @@ def test_custom_device_default_model_says_what_to_pass(tmp_path):
                             "--cases", "1000", "--out", tmp_path / "v"))
     assert "--model NAME" in line and "--model fp.json" in line
     assert not (tmp_path / "v").exists()
+
+
+def test_replay_streams_a_capture_file(tmp_path):
+    out, cap = make_capture(tmp_path)
+    r = invoke("replay", "--capture", cap, "--device", "sim:b200", "--json", tmp_path / "r.json")
+    assert r.exit_code == 0, r.output
+    got = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert got["cases"] == 40_000 and got["mismatches"] == 0
+    r = invoke("replay", "--capture", cap, "--device", "sim:b200", "--limit", "12k", "--json",
+               tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["cases"] == 12_000
+    narrow = tmp_path / "narrow.toml"
+    narrow.write_text(PROFILE.replace("window_bits = 25", "window_bits = 3"))
+    r = invoke("replay", "--capture", cap, "--device", f"sim:{narrow}", "--json",
+               tmp_path / "r.json")
+    assert r.exit_code == 1  # a narrower datapath: some words differ
+    got = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    whole = binary.read(cap)
+    from tcprobe.devices.sim import SimDevice
+
+    dev = SimDevice(str(narrow))
+    differ = np.flatnonzero(dev.run(whole.datapath, whole.cases) != whole.words)
+    assert got["mismatches"] == len(differ) and got["examples"][0]["index"] == int(differ[0])

@@ -5,12 +5,34 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from tcprobe.capture import load
+from tcprobe.capture import streams
 from tcprobe.commands import open_device
 from tcprobe.commands.options import Count, json_option
 from tcprobe.console import console, plain, say, write_json
+from tcprobe.devices.base import DeviceError
 from tcprobe.models.isa import FAMILIES
 from tcprobe.replay import replay
+
+
+def replay_pieces(pieces, dev, family, limit, show):
+    """One ReplayResult over a capture's pieces (case numbers in the whole capture)."""
+    total = None
+    for piece in pieces:
+        left = None if limit is None else limit - (total.cases if total else 0)
+        if left is not None and left <= 0:
+            break
+        r = replay(piece, dev, family, left, show)
+        for m in r.examples:
+            m.index += piece.meta.get("offset", 0)
+        if total is None:
+            total = r
+        else:
+            total.cases += r.cases
+            total.mismatches += r.mismatches
+            total.examples = (total.examples + r.examples)[:show]
+        if r.skipped:
+            break
+    return total
 
 
 @click.command("replay")
@@ -28,10 +50,10 @@ from tcprobe.replay import replay
 def command(captures, device_spec, family, limit, show, json_path):
     """Send a capture's recorded inputs through a device and count the cases whose
     word differs from the recorded one (exit 1 on any difference)."""
-    caps = [c for path in captures for c in load(path)]
-    dev = open_device(device_spec, family or caps[0].datapath.family)
+    caps = [c for path in captures for c in streams(path)]
+    dev = open_device(device_spec, family or caps[0][0].datapath.family)
     try:
-        results = [replay(c, dev, family, limit, show) for c in caps]
+        results = [replay_pieces(pieces(), dev, family, limit, show) for _, pieces in caps]
         info = dev.info()
     finally:
         dev.close()
@@ -53,5 +75,5 @@ def command(captures, device_spec, family, limit, show, json_path):
     if json_path:
         write_json(json_path, {"device": info, "results": [r.as_dict() for r in results]})
     if not ran:
-        raise LookupError(f"{dev.name} runs none of these captures")
+        raise DeviceError(f"{dev.name} runs none of these captures")
     raise SystemExit(1 if total else 0)

@@ -1,35 +1,20 @@
 """tcprobe score: score models against recorded captures.
 
-A capture file is scored piece by piece (:func:`tcprobe.capture.binary.read_pieces`),
+A capture file is scored piece by piece (:func:`tcprobe.capture.streams`),
 so memory does not grow with the capture; other layouts are read whole.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from tcprobe.capture import CaptureError, binary, load
+from tcprobe.capture import CaptureError, streams
 from tcprobe.commands.options import json_option
 from tcprobe.console import console, note, say, write_json
 from tcprobe.models import registry
 from tcprobe.models.model import ModelError
 from tcprobe.reports.tables import mismatch_table, score_table
 from tcprobe.scoring import score
-
-
-def captures_of(path: str):
-    """(first piece, every piece) for each capture at ``path``: a capture
-    file streams its pieces, the other layouts yield one whole capture."""
-    p = Path(path)
-    if p.is_file() and binary.sniff(p):
-        scan = binary.Scan.of(p, strict=True)
-        first = next(binary.read_pieces(scan, 1))
-        yield first, lambda: binary.read_pieces(scan)
-        return
-    for cap in load(path):
-        yield cap, lambda cap=cap: iter([cap])
 
 
 def score_pieces(pieces, model, show: int):
@@ -62,7 +47,7 @@ def score_pieces(pieces, model, show: int):
               help="Mismatches shown per score.")
 def command(captures, models, json_path, show):
     """Score models against captured output bits (exit 1 on any mismatch)."""
-    found = [c for path in captures for c in captures_of(path)]
+    found = [c for path in captures for c in streams(path)]
     results, skipped, incomplete = [], [], []
     for first, pieces in found:
         if first.meta.get("problem"):
