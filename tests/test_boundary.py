@@ -283,6 +283,12 @@ BAD_COMMANDS = [
     (["run-case", "--device", "cuda", "--datapath", "mma.bf16.f32.k16"], ["cuda"]),
     (["run-case", "--device", "sim:nope", "--datapath", "mma.bf16.f32.k16"], ["nope"]),
     (["sass-check", "--arch", "sm_75"], ["no harness for sm_75"]),
+    (["run-case", "--datapath", "tcgen05.f16.f16.f32.k32.sparse", "--active", "a,b"],
+     ["--active", "not a list of K positions"]),
+    (["validate", "--format", "bf16", "--suite", "bogus"], ["unknown suite", "bogus"]),
+    (["ladder", "--format", "bf16", "--steps", "bogus"], ["unknown step", "bogus"]),
+    (["targets", "--json", "/proc/nope/x.json"], ["/proc/nope"]),
+    (["validate", "--targets", "blog,nosuch", "--cases", "100"], ["nosuch"]),
 ]
 
 

@@ -70,7 +70,11 @@ def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text,
     if dp.sparse:
         if not active_text:
             raise click.UsageError(f"{dp.id} is sparse: give --active (the selected K positions)")
-        lanes = [int(x) for x in active_text.split(",") if x.strip()]
+        try:
+            lanes = [int(x, 0) for x in active_text.split(",") if x.strip()]
+        except ValueError:
+            raise click.BadParameter(f"{active_text!r} is not a list of K positions "
+                                     "(e.g. 0,1,4,5)", param_hint="--active") from None
         if any(not 0 <= x < dp.k for x in lanes):
             raise click.BadParameter(f"positions must be in 0..{dp.k - 1}", param_hint="--active")
         active = np.zeros((1, dp.k), bool)
