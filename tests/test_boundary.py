@@ -594,3 +594,30 @@ def test_replay_streams_a_capture_file(tmp_path):
     dev = SimDevice(str(narrow))
     differ = np.flatnonzero(dev.run(whole.datapath, whole.cases) != whole.words)
     assert got["mismatches"] == len(differ) and got["examples"][0]["index"] == int(differ[0])
+
+
+def test_bytes_that_are_not_utf8_are_one_error_line(tmp_path):
+    p = tmp_path / "bin.jsonl"
+    p.write_bytes(b"\xff\xfe{}\n")
+    one_error(invoke("score", "--capture", p), "bin.jsonl:1", "not UTF-8")
+    d = copy_folder(tmp_path)
+    a = next(d.glob("a_*.txt"))
+    a.write_bytes(b"\xff\xfe\n")
+    one_error(invoke("score", "--capture", tmp_path), a.name, "not UTF-8")
+
+
+@pytest.mark.parametrize("change,needles", [({"plan": {"cases": "abc"}}, ["plan.cases"]),
+                                            ({"datapath": "mma.bf16.f32.k4096"}, ["4096"]),
+                                            ({"format": "other"}, ["format:"]),
+                                            ({"version": 7}, ["version:"])])
+def test_capture_header_schema(tmp_path, change, needles):
+    import struct
+    import zlib
+
+    from tcprobe.models.datapath import Datapath
+
+    head = binary.make_header(Datapath.parse("mma.bf16.f32.k16"), device={"device": "x"})
+    text = json.dumps({**head, **change}).encode()
+    p = tmp_path / "h.tcap"
+    p.write_bytes(struct.pack("<8sHHII", binary.MAGIC, 1, 0, len(text), zlib.crc32(text)) + text)
+    one_error(invoke("score", "--capture", p), "h.tcap", "header", *needles)

@@ -291,10 +291,12 @@ def _read_header(path: Path, fh, size: int) -> tuple[dict, Datapath, int]:
         header = json.loads(text)
         if not isinstance(header, dict):
             raise TypeError("the header is not a JSON object")
-        from tcprobe.schema import check_header
+        from tcprobe.schema import check_header, check_instruction
 
-        check_header(header, str(path))
+        check_header(header, "header")
         dp = Datapath.parse(header["datapath"])
+        check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
+                          dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate, "datapath")
     except (ValueError, KeyError, TypeError, DatapathError) as e:
         raise CaptureError(f"{path}: unreadable header at offset {_FILE_HEAD.size}: {e}") from None
     return header, dp, end

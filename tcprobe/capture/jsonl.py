@@ -96,8 +96,10 @@ def _case(rec: dict, dp: Datapath, where: str):
 def read(path: Path) -> list[Capture]:
     """The captures in one .jsonl file, one per (gpu, datapath)."""
     groups: dict[tuple, list] = {}
-    with open(path, encoding="utf-8-sig") as fh:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
+            if any("\udc80" <= ch <= "\udcff" for ch in line):
+                raise CaptureError(f"{path}:{n}: not UTF-8 text")
             if not line.strip() or line.lstrip().startswith("//"):
                 continue
             where = f"{path}:{n}"

@@ -38,8 +38,10 @@ FORMAT_DIRS = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e
 
 def _read_words(path: Path, base: int, width: int | None = None) -> np.ndarray:
     rows = []
-    with open(path) as fh:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
+            if any("\udc80" <= ch <= "\udcff" for ch in line):
+                raise CaptureError(f"{path}:{n}: not UTF-8 text")
             toks = line.split()
             if not toks:
                 continue
