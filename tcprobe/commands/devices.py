@@ -10,10 +10,11 @@ from tcprobe.console import console, plain, say, write_json
 
 
 def _gpus() -> tuple[list[dict], str]:
-    from tcprobe.devices.cuda.device import gpu_status
+    from tcprobe.devices.cuda.device import driver_versions, gpu_status
     from tcprobe.kernels import catalog
 
     found, why = gpu_status()
+    versions = driver_versions() if found else {}
     rows = []
     for index, name, (major, minor) in found:
         try:
@@ -23,8 +24,9 @@ def _gpus() -> tuple[list[dict], str]:
             arch, families = "-", "no harness for this compute capability"
         rows.append({"device": f"cuda:{index}", "kind": "GPU", "name": name, "arch": arch,
                      "compute_capability": f"{major}.{minor}",
-                     "detail": f"compute capability {major}.{minor}, harness {arch}",
-                     "families": families})
+                     "detail": f"compute capability {major}.{minor}, harness {arch}"
+                               + ("; the stand-in driver, no GPU" if "stand_in_driver" in versions else ""),
+                     "families": families, **versions})
     return rows, why
 
 
