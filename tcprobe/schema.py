@@ -277,6 +277,7 @@ def check(data: dict, schema: dict, where: str, *, unknown: str = "error",
 # ---------------------------------------------------------------------------
 # JSON Lines: one recorded case a line (tcprobe/capture/jsonl.py).
 
+MAX_K = 1024  # far above the K of any one instruction (a record holds 2K words)
 KINDS = tuple(dict.fromkeys((*isa.TCGEN05_KINDS, *isa.INPUT_K)))
 SCALE_VEC = Choice((1, 2, 4), {"1x": 1, "2x": 2, "4x": 4, "x1": 1, "x2": 2, "x4": 4,
                                "1": 1, "2": 2, "4": 4, "scale_vec::1x": 1,
@@ -292,7 +293,7 @@ VECTOR = {
     "b_type": F(Format(), required=True),
     "d_type": F(Format(), required=True),
     "c_type": F(Format()),
-    "k": F(Int(1, 1024), required=True),
+    "k": F(Int(1, MAX_K), required=True),
     "scale_type": F(Choice(SCALE_TYPES)),
     "scale_vec": F(SCALE_VEC),
     "sparse_metadata": F(Words(Word(bits=32))),

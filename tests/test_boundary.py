@@ -303,12 +303,18 @@ def test_bad_command_is_one_error_line(tmp_path, monkeypatch, args, needles):
     assert not (tmp_path / "out").exists()  # nothing written
 
 
-def test_install_hint_keeps_its_brackets(monkeypatch):
-    from tcprobe.devices import registry
+def test_error_messages_keep_their_brackets(monkeypatch):
+    from tcprobe.commands import choose
+    from tcprobe.devices.base import DeviceError
 
-    monkeypatch.setattr(registry, "_cuda_module", lambda: None)
+    text = "pip install 'tcprobe[cuda]'; [format.bf16] [layout] [scaled.mx] [/x] [bold]"
+
+    def refuse(*a, **k):
+        raise DeviceError(text)
+
+    monkeypatch.setattr(choose, "open_device", refuse)
     line = one_error(invoke("run-case", "--device", "cuda", "--datapath", "mma.bf16.f32.k16"))
-    assert "pip install 'tcprobe[cuda]'" in line
+    assert line == f"error: {text}"
 
 
 def test_internal_error_has_its_own_status_and_the_hint(monkeypatch):
@@ -607,7 +613,7 @@ def test_bytes_that_are_not_utf8_are_one_error_line(tmp_path):
 
 
 @pytest.mark.parametrize("change,needles", [({"plan": {"cases": "abc"}}, ["plan.cases"]),
-                                            ({"datapath": "mma.bf16.f32.k4096"}, ["4096"]),
+                                            ({"datapath": "mma.bf16.f32.k4096"}, ["K=4096", "1024 at most"]),
                                             ({"format": "other"}, ["format:"]),
                                             ({"version": 7}, ["version:"])])
 def test_capture_header_schema(tmp_path, change, needles):

@@ -308,12 +308,13 @@ def _read_header(path: Path, fh, size: int) -> tuple[dict, Datapath, int]:
         header = json.loads(text)
         if not isinstance(header, dict):
             raise TypeError("the header is not a JSON object")
-        from tcprobe.schema import check_header, check_instruction
+        from tcprobe.schema import MAX_K, check_header
 
         check_header(header, "header")
         dp = Datapath.parse(header["datapath"])
-        check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
-                          dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate, "datapath")
+        if dp.k > MAX_K:
+            raise ValueError(f"datapath {dp.id}: K={dp.k} is more than any instruction has "
+                             f"({MAX_K} at most)")
     except (ValueError, KeyError, TypeError, DatapathError) as e:
         raise CaptureError(f"{path}: unreadable header at offset {_FILE_HEAD.size}: {e}") from None
     return header, dp, end
