@@ -27,9 +27,9 @@ from tcprobe import suites as suites_mod
 from tcprobe.capture import CaptureError, binary
 from tcprobe.counts import parse_count  # noqa: F401  (the one count parser)
 from tcprobe.devices.base import Device
-from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.words import distance
@@ -119,7 +119,7 @@ class Result:
 
 def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: np.ndarray,
                  codes: np.ndarray, keys: list, local: np.ndarray, result: Result,
-                 quota: int) -> None:
+                 quota: int, speed: Speed) -> None:
     """Tally one chunk: ``offset`` is its first case's run position, ``local``
     each case's index among its suite's cases; up to ``quota`` mismatches
     per model, evenly spread over the chunk's, are kept for the chart."""
@@ -133,7 +133,7 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
     fd = get_format(dp.d_type)
     spread = None
     for tally in tallies:
-        mw = tally.model.evaluate(cases)
+        mw = tally.model.evaluate(cases, speed)
         bad = np.flatnonzero(mw != words)
         if bad.size == 0:
             continue
@@ -190,9 +190,10 @@ def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, ke
 
 def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan, seed: int, *,
         capture: str | Path | None, resume: bool = False,
-        progress: Callable[[int, int], None] | None = None) -> Result:
+        progress: Callable[[int, int], None] | None = None, speed: Speed | None = None) -> Result:
     """Run ``plan`` on ``device``, stream it to ``capture`` and score ``models``
-    (the first is the selected one). ``progress(done, total)`` is called after
+    (the first is the selected one), each run at ``speed`` (default: the
+    engine's fast path always, on the device's threads). ``progress(done, total)`` is called after
     every chunk. KeyboardInterrupt leaves every written chunk in the capture."""
     if not models:
         raise ValidateError("no model to score")
@@ -205,7 +206,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                     [Tally(m) for m in models], {}, {})
     t0 = time.perf_counter()
     quota = -(-POINTS_PER_MODEL // plan.n_chunks)  # chart points per chunk, per model
-    policy = fastpath.set_policy("always")  # every chunk runs the same configurations
+    speed = speed or Speed("always", device.speed.jobs)  # every chunk runs the same configurations
     writer = None
     start_chunk = 0
     path = Path(capture) if capture else None
@@ -226,7 +227,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             for rec in scan.iter_chunks():
                 cases, words, codes = binary.from_records(dp, rec)
                 _score_chunk(dp, result.tallies, offset, cases, words, codes, keys,
-                             suites_mod.suite_positions(plan, start_chunk), result, quota)
+                             suites_mod.suite_positions(plan, start_chunk), result, quota, speed)
                 offset += len(words)
                 start_chunk += 1
                 if progress:
@@ -251,13 +252,12 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             if writer is not None:
                 writer.append(cases, words, codes)
             _score_chunk(dp, result.tallies, done, cases, words, codes, keys,
-                         suites_mod.suite_positions(plan, i), result, quota)
+                         suites_mod.suite_positions(plan, i), result, quota, speed)
             done += len(words)
             if progress:
                 progress(done, plan.cases)
         result.complete = True
     finally:
-        fastpath.set_policy(policy)
         if writer is not None:
             writer.close()
         result.cases_run = sum(result.suite_cases.values())

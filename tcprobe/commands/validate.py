@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -19,8 +18,9 @@ from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.model_file import is_model_file, load_model_file
 from tcprobe.commands.options import Count, family_option, json_option
 from tcprobe.console import console, err_console, note, plain, say, write_json
-from tcprobe.models import fastpath, registry
+from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
 
 
@@ -142,7 +142,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     suites = suites_mod.parse_suites(suite_text)
     device, dp = open_and_choose(device_spec, fmt, family, datapath)
     plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
-    fastpath.set_jobs(jobs or os.cpu_count())
+    device.speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations
     gpu = device.info().get("gpu")
     if not model_names:
         # the baselines are exact float sums; they know no block scales
