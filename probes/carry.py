@@ -190,7 +190,8 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
                        f"{len(cs)} largest-sum cases", values, ev, notes)
     numeric = sorted({b for b, _, _, _ in found if b is not None})
     if None in {b for b, _, _, _ in found}:
-        need = numeric[0] if numeric else None
+        wraps = sorted({b for b, t, _, _ in found if b is not None and t == "wrap"})
+        need = wraps[0] if wraps else None
         values["carry_bits"] = None
         values["carries_ok"] = True
         same = [t for b, t, _, _ in found if b is not None and b < MAX_BITS]

@@ -44,7 +44,16 @@ from tcprobe.models.profiles import PROFILES, profile_for_gpu
 from .fit_diagnose import CaseFeatures, Diagnosis, diagnose, simplest
 from .fit_eval import INF, Evaluator, FitConfig, Record
 from .fit_result import FitResult, Rejection, Step, _jsonable
-from .fit_space import DIMS, FAMILY_DIMS, Recipe, family_members, family_of, moves, values
+from .fit_space import (
+    DIMS,
+    FAMILY_DIMS,
+    SINGLE_DIMS,
+    Recipe,
+    family_members,
+    family_of,
+    moves,
+    values,
+)
 from .shrink import minimize
 
 
@@ -212,7 +221,13 @@ class Search:
         diag = self.diagnose(rec)
         done = self.dims_done.setdefault(r, set())
         best = None
-        for dim in diag.priorities([d for d in DIMS if d not in done]):
+        # the carry and overflow only once no other single change helps: they can
+        # mimic a narrower window or kept precision on a few cases
+        dims = diag.priorities([d for d in DIMS if d not in done and d not in SINGLE_DIMS])
+        dims += [d for d in SINGLE_DIMS if d not in done]
+        for dim in dims:
+            if dim in SINGLE_DIMS and best is not None:
+                break
             self.reason[(r, dim)] = diag.reasons.get(dim, "")
             for v, cand in moves(r, dim, self.dp, up=diag.up, floors=diag.floors):
                 child = self._try(rec, cand, dim, v)
@@ -245,7 +260,7 @@ class Search:
         self.pairs_done.add(r)
         diag = self.diagnose(rec)
         tops = []
-        for dim in diag.priorities(list(DIMS)):
+        for dim in diag.priorities([d for d in DIMS if d not in SINGLE_DIMS]):
             scored = []
             for v in values(r, dim, self.dp, up=diag.up, floors=diag.floors):
                 c = self.ev.records.get(r.set(dim, v).canonical(self.dp))

@@ -43,6 +43,8 @@ from tcprobe.models.structures import SplitModel, deal, split_name
 
 DIMS = ("c_entry", "rounding", "window", "split", "floor", "zero_sign", "frac_bits", "inter",
         "acc", "c_convert", "align", "input", "carry", "overflow")
+# Tried one change at a time, never in pairs (they rarely interact with the rest).
+SINGLE_DIMS = ("carry", "overflow")
 CARRY_TOPS = ("wrap", "saturate", "normalize")
 OVERFLOWS = ("inf", "saturate", "ieee")
 MAX_CARRY_BITS = 8  # widths tried for the accumulator's top (None: unbounded)

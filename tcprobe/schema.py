@@ -469,6 +469,7 @@ def engine_schema(nan_bits: int = 32) -> dict:
         "overflow": F(Choice(("inf", "saturate", "ieee"))),
         "align": F(Choice(("raw", "normalized"))),
         "carry_bits": F(Maybe(Int(0, 64))),
+        "carry_top": F(Choice(("wrap", "saturate", "normalize"))),
         "k_order": F(Maybe(Order(forms=()))),
         "c_join": F(Choice(("first", "last"))),
         "c_convert": F(Maybe(Format())),
