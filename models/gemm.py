@@ -31,29 +31,44 @@ from numba import njit, prange
 
 from .engine import prepare
 from .fastpath import _cut, _fields, _finish
-from .formats import Class, convert_input, decode, get_format, inf_word
+from .formats import Class, convert_input, decode_scalar, get_format, inf_word
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
 _EMPTY = -(1 << 22)  # an anchor below this has no nonzero term
 
 
-def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int):
-    """Rows of ``words`` (rows, K) as the kernel reads them: signed integer
-    significands, raw exponents (ZERO_EXP for zeros and specials), classes
-    with the sign in bit 2, and a flag per block of K where a NaN or Inf is."""
+@njit(cache=True)
+def _decode_into(words, spec, sig, exp, cls):
+    """One pass of decode_scalar over the words (flattened)."""
+    flat = words.ravel()
+    for x in range(flat.size):
+        c, s, m, _lsb, raw = decode_scalar(np.int64(flat[x]), spec)
+        finite = c == 1
+        sig[x] = (-m if s else m) if finite else 0
+        exp[x] = raw if finite else ZERO_EXP
+        cls[x] = c | (s << 2)
+
+
+def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axis: int):
+    """``words`` (A: (M, K), axis 1; B: (K, N), axis 0) as the kernel reads
+    them: signed integer significands, raw exponents (ZERO_EXP for zeros and
+    specials), classes with the sign in bit 2, and a flag per block of K
+    where a NaN or Inf word is."""
     f = get_format(fmt)
-    words = convert_input(words, f, conversion)
-    d = decode(f, words)
-    finite = d.cls == Class.FINITE
-    sig = np.where(finite, np.where(d.sign == 1, -d.sig, d.sig), 0).astype(np.int64)
-    exp = np.where(finite, d.raw, ZERO_EXP).astype(np.int64)
-    cls = (d.cls.astype(np.int8) | (d.sign.astype(np.int8) << 2))
-    special = d.cls >= Class.INF
-    rows, k = words.shape
-    flags = special.reshape(rows, k // block, block).any(axis=2)
-    return (np.ascontiguousarray(sig), np.ascontiguousarray(exp), np.ascontiguousarray(cls),
-            np.ascontiguousarray(flags))
+    if f.drop_bits and conversion != "truncate":
+        words = convert_input(words, f, conversion)
+    words = np.ascontiguousarray(words)
+    sig = np.empty(words.shape, np.int64)
+    exp = np.empty(words.shape, np.int64)
+    cls = np.empty(words.shape, np.int8)
+    _decode_into(words, f.spec, sig.ravel(), exp.ravel(), cls.ravel())
+    special = (cls & 3) >= int(Class.INF)
+    if axis == 1:
+        flags = special.reshape(words.shape[0], -1, block).any(axis=2)
+    else:
+        flags = special.reshape(-1, block, words.shape[1]).any(axis=1)
+    return sig, exp, cls, np.ascontiguousarray(flags)
 
 
 def supports(model) -> bool:
@@ -74,7 +89,11 @@ def supports(model) -> bool:
 
 @lru_cache(maxsize=32)
 def _kernel(key: tuple):
-    """The blocked chain for one configuration, its knobs compile-time constants."""
+    """The blocked chain for one configuration, its knobs compile-time constants.
+
+    A row i of D is one task: for each block of K its columns run side by
+    side (one pass for the anchors, one for the sums, both over j, so the
+    loops vectorize with no horizontal step), then each word is rounded."""
     (block, per_instr, a_fb, b_fb, i_spec, d_spec, window, floor, carry_bits, overflow,
      i_round, i_keep, i_nan, d_round, d_keep, d_nan) = key
     fab = a_fb + b_fb
@@ -84,75 +103,103 @@ def _kernel(key: tuple):
     d_fm, i_fm = (1 << d_fb) - 1, (1 << i_fb) - 1
     d_fn, i_fn = d_spec[5] == 1, i_spec[5] == 1  # only the all-ones word is NaN
 
+    @njit(inline="always")
+    def specials(acc, starts, ends, a_cls, b_cls, i, j, lo):
+        """A block with a NaN or Inf word: NaN or an Inf whatever the finite
+        terms are (the engine's specials rule)."""
+        nan_f = False
+        pinf = False
+        ninf = False
+        if starts:
+            sp, cs, cm, cr = _fields(acc, d_spec)
+            is_nan = d_fn or (cm & d_fm) != 0
+        else:
+            sp, cs, cm, cr = _fields(acc, i_spec)
+            is_nan = i_fn or (cm & i_fm) != 0
+        if sp:
+            if is_nan:
+                nan_f = True
+            elif cs:
+                ninf = True
+            else:
+                pinf = True
+        for t in range(lo, lo + block):
+            ca = a_cls[i, t] & 3
+            cb = b_cls[t, j] & 3
+            if ca == 3 or cb == 3:
+                nan_f = True
+            elif ca == 2 or cb == 2:
+                if ca == 0 or cb == 0:
+                    nan_f = True
+                elif ((a_cls[i, t] ^ b_cls[t, j]) >> 2) & 1:
+                    ninf = True
+                else:
+                    pinf = True
+        if nan_f or (pinf and ninf):
+            return d_nan if ends else i_nan
+        if ends:
+            return inf_word(1 if ninf else 0, d_spec)
+        return inf_word(1 if ninf else 0, i_spec)
+
     @njit(cache=True, nogil=True, parallel=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, blk_lo, blk_hi, out):
+        n = b_sig.shape[1]
         for i in prange(a_sig.shape[0]):
-            for j in range(b_sig.shape[0]):
-                acc = np.int64(c[i, j])
-                for blk in range(blk_lo, blk_hi):
-                    starts = blk % per_instr == 0  # acc is C or the previous instruction's D
-                    ends = (blk + 1) % per_instr == 0
+            acc = np.empty(n, np.int64)
+            amax = np.empty(n, np.int64)
+            q = np.empty(n, np.int64)
+            m = np.empty(n, np.int64)
+            cmag = np.empty(n, np.int64)
+            csgn = np.empty(n, np.int64)
+            clsb = np.empty(n, np.int64)
+            slow = np.empty(n, np.uint8)
+            for j in range(n):
+                acc[j] = c[i, j]
+            for blk in range(blk_lo, blk_hi):
+                starts = blk % per_instr == 0  # acc is C or the previous instruction's D
+                ends = (blk + 1) % per_instr == 0
+                lo = blk * block
+                for j in range(n):
                     if starts:
-                        sp, cs, cm, cr = _fields(acc, d_spec)
-                        cl = cr - d_fb
+                        sp, cs, cm, cr = _fields(acc[j], d_spec)
+                        clsb[j] = cr - d_fb
                     else:
-                        sp, cs, cm, cr = _fields(acc, i_spec)
-                        cl = cr - i_fb
-                    lo = blk * block
-                    if not (sp or a_flag[i, blk] or b_flag[j, blk]):
-                        amax = cr if cm != 0 else ZERO_EXP
-                        for t in range(lo, lo + block):
-                            e = a_exp[i, t] + b_exp[j, t]
-                            amax = e if e > amax else amax
-                        if amax < _EMPTY:
-                            acc = 0  # every term zero: +0
-                            continue
-                        anchor = amax if amax > floor else floor
-                        q = anchor - window
-                        m = _cut(cm, cl - q, cs)
-                        for t in range(lo, lo + block):
-                            p = a_sig[i, t] * b_sig[j, t]
-                            neg = p >> 63
-                            sh = a_exp[i, t] + b_exp[j, t] - fab - q
-                            m += _cut((p ^ neg) - neg, sh, neg & 1)
-                        if ends:
-                            acc = _finish(m, q, False, window, carry_bits, True, d_spec,
-                                          d_round, d_keep, overflow, d_top)
-                        else:
-                            acc = _finish(m, q, False, window, carry_bits, True, i_spec,
-                                          i_round, i_keep, overflow, i_top)
-                        continue
-                    # A NaN or Inf word: the block is NaN or an Inf whatever
-                    # the finite terms are (the engine's specials rule).
-                    nan_f = False
-                    pinf = False
-                    ninf = False
-                    if sp:
-                        if (d_fn or (cm & d_fm) != 0) if starts else (i_fn or (cm & i_fm) != 0):
-                            nan_f = True
-                        elif cs:
-                            ninf = True
-                        else:
-                            pinf = True
-                    for t in range(lo, lo + block):
-                        ca = a_cls[i, t] & 3
-                        cb = b_cls[j, t] & 3
-                        if ca == 3 or cb == 3:
-                            nan_f = True
-                        elif ca == 2 or cb == 2:
-                            if ca == 0 or cb == 0:
-                                nan_f = True
-                            elif ((a_cls[i, t] ^ b_cls[j, t]) >> 2) & 1:
-                                ninf = True
-                            else:
-                                pinf = True
-                    if nan_f or (pinf and ninf):
-                        acc = d_nan if ends else i_nan
+                        sp, cs, cm, cr = _fields(acc[j], i_spec)
+                        clsb[j] = cr - i_fb
+                    csgn[j] = cs
+                    cmag[j] = cm
+                    amax[j] = cr if cm != 0 else ZERO_EXP
+                    slow[j] = sp | b_flag[blk, j]
+                for t in range(lo, lo + block):
+                    ea = a_exp[i, t]
+                    for j in range(n):
+                        e = ea + b_exp[t, j]
+                        amax[j] = e if e > amax[j] else amax[j]
+                for j in range(n):
+                    anchor = amax[j] if amax[j] > floor else floor
+                    q[j] = anchor - window
+                    m[j] = _cut(cmag[j], clsb[j] - q[j], csgn[j])
+                for t in range(lo, lo + block):
+                    ea = a_exp[i, t] - fab
+                    sa = a_sig[i, t]
+                    for j in range(n):
+                        p = sa * b_sig[t, j]
+                        neg = p >> 63
+                        m[j] += _cut((p ^ neg) - neg, ea + b_exp[t, j] - q[j], neg & 1)
+                row_slow = a_flag[i, blk]
+                for j in range(n):
+                    if row_slow or slow[j]:
+                        acc[j] = specials(acc[j], starts, ends, a_cls, b_cls, i, j, lo)
+                    elif amax[j] < _EMPTY:
+                        acc[j] = 0  # every term zero: +0
                     elif ends:
-                        acc = inf_word(1 if ninf else 0, d_spec)
+                        acc[j] = _finish(m[j], q[j], False, window, carry_bits, True, d_spec,
+                                         d_round, d_keep, overflow, d_top)
                     else:
-                        acc = inf_word(1 if ninf else 0, i_spec)
-                out[i, j] = acc
+                        acc[j] = _finish(m[j], q[j], False, window, carry_bits, True, i_spec,
+                                         i_round, i_keep, overflow, i_top)
+            for j in range(n):
+                out[i, j] = acc[j]
 
     return kernel
 
@@ -172,38 +219,36 @@ def engine_key(model: FixedPointModel) -> tuple:
             d_keep, d_nan)
 
 
-def gemm_words(model, a: np.ndarray, b_t: np.ndarray, c: np.ndarray, tiles: tuple[int, int],
+def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[int, int],
                decoded=None) -> np.ndarray:
     """D words (M, N) of the chain over instruction tiles ``tiles`` = (first,
-    end) of A (M, K) and B transposed (N, K), K a multiple of the
-    instruction's, starting from C words (M, N). ``decoded``: the operands as
-    :func:`decode_operand` gives them, to reuse across calls."""
+    end) of A (M, K) and B (K, N), K a multiple of the instruction's,
+    starting from C words (M, N). ``decoded``: the operands as
+    :func:`decoders` gives them, to reuse across calls (row slices of A's)."""
     dp = model.datapath
     c = np.ascontiguousarray(c, dtype=np.uint32)
     out = np.empty(c.shape, np.int64)
     if isinstance(model, IntegerModel):
         lo, hi = tiles[0] * dp.k, tiles[1] * dp.k
         integer_kernel(np.ascontiguousarray(a[:, lo:hi].astype(np.int64)),
-                       np.ascontiguousarray(b_t[:, lo:hi].astype(np.int64)),
+                       np.ascontiguousarray(b[lo:hi].astype(np.int64)),
                        get_format(dp.a_type).spec, get_format(dp.b_type).spec,
                        c, dp.k, model.saturate, out)
         return out.astype(np.uint32)
     key = engine_key(model)
-    block = key[0]
+    per_instr = key[1]
     if decoded is None:
-        decoded = decoders(model, a, b_t)
-    (a_sig, a_exp, a_cls, a_flag), (b_sig, b_exp, b_cls, b_flag) = decoded
-    _kernel(key)(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c,
-                 tiles[0] * (dp.k // block), tiles[1] * (dp.k // block), out)
+        decoded = decoders(model, a, b)
+    _kernel(key)(*decoded[0], *decoded[1], c, tiles[0] * per_instr, tiles[1] * per_instr, out)
     return out.astype(np.uint32)
 
 
-def decoders(model, a: np.ndarray, b_t: np.ndarray):
-    """Both operands decoded once for :func:`gemm_words`."""
+def decoders(model, a: np.ndarray, b: np.ndarray):
+    """A (M, K) and B (K, N) decoded once for :func:`gemm_words`."""
     dp, p = model.datapath, model.params
     block = min(p.block_size, dp.k)
-    return (decode_operand(a, dp.a_type, p.input_conversion, block),
-            decode_operand(b_t, dp.b_type, p.input_conversion, block))
+    return (decode_operand(a, dp.a_type, p.input_conversion, block, 1),
+            decode_operand(b, dp.b_type, p.input_conversion, block, 0))
 
 
 @njit(cache=True)
@@ -217,22 +262,25 @@ def _int_value(word, spec):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def integer_kernel(a, b_t, a_spec, b_spec, c, k_inst, saturate, out):
+def integer_kernel(a, b, a_spec, b_spec, c, k_inst, saturate, out):
     """Integer MMA chained over K: each instruction's exact sum plus C, wrapped
     to 32 bits or saturated (the IntegerModel's rule, once per instruction)."""
     k = a.shape[1]
+    n = b.shape[1]
     for i in prange(a.shape[0]):
-        for j in range(b_t.shape[0]):
-            acc = np.int64(c[i, j])
-            if acc >= (1 << 31):
-                acc -= 1 << 32
-            for lo in range(0, k, k_inst):
-                total = acc
-                for t in range(lo, lo + k_inst):
-                    total += _int_value(a[i, t], a_spec) * _int_value(b_t[j, t], b_spec)
+        acc = np.empty(n, np.int64)
+        for j in range(n):
+            v = np.int64(c[i, j])
+            acc[j] = v - (1 << 32) if v >= (1 << 31) else v
+        for lo in range(0, k, k_inst):
+            for t in range(lo, lo + k_inst):
+                x = _int_value(a[i, t], a_spec)
+                for j in range(n):
+                    acc[j] += x * _int_value(b[t, j], b_spec)
+            for j in range(n):
                 if saturate:
-                    total = min(max(total, -(1 << 31)), (1 << 31) - 1)
+                    acc[j] = min(max(acc[j], -(1 << 31)), (1 << 31) - 1)
                 else:
-                    total = ((total + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-                acc = total
-            out[i, j] = acc & 0xFFFFFFFF
+                    acc[j] = ((acc[j] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+        for j in range(n):
+            out[i, j] = acc[j] & 0xFFFFFFFF

@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "run_case",
     "ladder",
     "smoke",
+    "gemm",
 ]
 
 # Errors that mean bad input or an unusable device: one line, exit 2.

@@ -55,15 +55,29 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     the work proceeds; ``fast=False`` forces the tile-by-tile path."""
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
-    (m, k), (k_b, n) = a.words.shape, b.words.shape
-    if k != k_b:
-        raise ValueError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
-    if k == 0:
-        raise ValueError("A has no columns: K must be at least 1")
-    gpu = choice.gpu_name(gpu)
+    m, n = check_shapes(a.words.shape, b.words.shape)
     d_fmt, c_words = _output(C, out, a.fmt, (m, n))
+    sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
+    sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
+    words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
+                                instr=instr, model=model, scale_a=sa, scale_b=sb,
+                                split_k=split_k, progress=progress, fast=fast)
+    return result(words, dp.d_type, a.torch or b.torch)
+
+
+def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None, model=None,
+                 scale_a=None, scale_b=None, split_k: int = 1, progress: Progress | None = None,
+                 fast: bool | None = None) -> tuple[np.ndarray, Datapath, Model]:
+    """:func:`matmul` on words: A (M, K) of ``a_fmt``, B (K, N) of ``b_fmt``, C
+    (M, N) of ``d_fmt``; scales as :class:`~.operands.Operand`. Returns D's
+    words, the datapath of one instruction and the model."""
+    m, n = check_shapes(a.shape, b.shape)
+    k = a.shape[1]
+    if c.shape != (m, n):
+        raise ValueError(f"C is {c.shape} but A @ B is {(m, n)}")
+    gpu = choice.gpu_name(gpu)
     scale, block, sa, sb = _scales(scale_a, scale_b, m, n, k)
-    dp = choice.datapath(gpu, instr, a.fmt, b.fmt, d_fmt, scale, block)
+    dp = choice.datapath(gpu, instr, a_fmt, b_fmt, d_fmt, scale, block)
     if dp.c != dp.d_type:
         raise ValueError(f"instr: {dp.id} takes C in {dp.c} but writes D in {dp.d_type}; "
                          "a chain over K needs them equal")
@@ -73,9 +87,18 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     mdl = choice.model_for(dp, gpu, model)
     if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
         raise ValueError(f"split_k must be a positive integer, not {split_k!r}")
-    words = product_words(mdl, a.words, b.words, c_words, sa, sb, split_k=split_k,
-                          progress=progress, fast=fast)
-    return result(words, dp.d_type, a.torch or b.torch)
+    words = product_words(mdl, a, b, c, sa, sb, split_k=split_k, progress=progress, fast=fast)
+    return words, dp, mdl
+
+
+def check_shapes(a_shape, b_shape) -> tuple[int, int]:
+    """(M, N) of A (M, K) @ B (K, N); ValueError naming B when K differs."""
+    (m, k), (k_b, n) = a_shape, b_shape
+    if k != k_b:
+        raise ValueError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
+    if k == 0:
+        raise ValueError("A has no columns: K must be at least 1")
+    return m, n
 
 
 def _output(C, out, a_fmt: str, shape: tuple[int, int]) -> tuple[str, np.ndarray]:
@@ -94,22 +117,23 @@ def _output(C, out, a_fmt: str, shape: tuple[int, int]) -> tuple[str, np.ndarray
     return fmt, np.zeros(shape, np.uint32)
 
 
-def _scales(scale_a, scale_b, m: int, n: int, k: int):
-    """(scale type, block size, scale_a words (M, blocks), scale_b words (N, blocks))."""
-    if scale_a is None and scale_b is None:
+def _scales(sa, sb, m: int, n: int, k: int):
+    """(scale type, block size, scale_a words (M, blocks), scale_b words (N, blocks))
+    from the scale operands (None: not block-scaled)."""
+    if sa is None and sb is None:
         return None, None, None, None
-    if scale_a is None or scale_b is None:
-        raise ValueError(f"{'scale_b' if scale_b is None else 'scale_a'} is missing: "
+    if sa is None or sb is None:
+        raise ValueError(f"{'scale_b' if sb is None else 'scale_a'} is missing: "
                          "block-scaled kinds take both")
-    sa = read(scale_a, "scale_a", SCALE_FORMATS)
-    sb = read(scale_b, "scale_b", SCALE_FORMATS)
     if sa.fmt != sb.fmt:
         raise ValueError(f"scale_b is {sb.fmt} but scale_a is {sa.fmt}")
     if sa.fmt is None:
         raise ValueError("scale_a: give the scales as float8_e8m0fnu (ue8m0) or "
                          "float8_e4m3fn (ue4m3)")
-    if sa.fmt == "ue4m3" and ((sa.words | sb.words) & 0x80).any():
+    if sa.fmt == "ue4m3" and ((sa.words & 0x80).any() or (sb.words & 0x80).any()):
         raise ValueError("scale_a: a ue4m3 scale has its sign bit set")
+    if sa.words.ndim != 2 or sb.words.ndim != 2:
+        raise ValueError("scale_a and scale_b must be 2-D")
     blocks = sa.words.shape[1]
     block = next((bs for bs in (32, 16) if -(-k // bs) == blocks), None)
     if sa.words.shape[0] != m or block is None:
@@ -164,6 +188,7 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
     kp = tiles * dp.k
     a = _pad(a, kp, 0)
     b_t = _pad(np.ascontiguousarray(b.T), kp, 0)
+    b = np.ascontiguousarray(b_t.T)
     if dp.block_scaled:
         one = get_format(dp.scale_type).bias << get_format(dp.scale_type).frac_bits
         per_tile = dp.n_scales
@@ -186,11 +211,11 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
     partials = []
     decoded = None
     if use_fast and not dp.is_integer:
-        decoded = gemm.decoders(mdl, a, b_t)
+        decoded = gemm.decoders(mdl, a, b)
     for lo, hi in ranges:
         start = c if split_k == 1 else zero
         if use_fast:
-            partials.append(_fast_chain(mdl, a, b_t, start, lo, hi, decoded, step, progress))
+            partials.append(_fast_chain(mdl, a, b, start, lo, hi, decoded, step, progress))
         else:
             partials.append(_tile_chain(mdl, a, b_t, start, sa, sb, active, lo, hi, step))
     if split_k == 1:
@@ -198,7 +223,7 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
     return reduce_split(dp.d_type, c, partials)
 
 
-def _fast_chain(mdl, a, b_t, c, lo, hi, decoded, step, progress) -> np.ndarray:
+def _fast_chain(mdl, a, b, c, lo, hi, decoded, step, progress) -> np.ndarray:
     """The compiled chain over tiles lo..hi, in row chunks when progress is shown."""
     m = a.shape[0]
     rows = m if progress is None else max(16, -(-m // 40))
@@ -208,7 +233,7 @@ def _fast_chain(mdl, a, b_t, c, lo, hi, decoded, step, progress) -> np.ndarray:
         part = None
         if decoded is not None:
             part = (tuple(x[r0:r1] for x in decoded[0]), decoded[1])
-        out[r0:r1] = gemm.gemm_words(mdl, a[r0:r1], b_t, c[r0:r1], (lo, hi), part)
+        out[r0:r1] = gemm.gemm_words(mdl, a[r0:r1], b, c[r0:r1], (lo, hi), part)
         step((r1 - r0) * (hi - lo))
     return out
 
