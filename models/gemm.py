@@ -36,6 +36,7 @@ from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
 _EMPTY = -(1 << 22)  # an anchor below this has no nonzero term
+MASKED = 8  # class bit of a K position that sparse A's metadata leaves out
 
 
 @njit(cache=True)
@@ -50,11 +51,13 @@ def _decode_into(words, spec, sig, exp, cls):
         cls[x] = c | (s << 2)
 
 
-def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axis: int):
+def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axis: int,
+                   active: np.ndarray | None = None):
     """``words`` (A: (M, K), axis 1; B: (K, N), axis 0) as the kernel reads
     them: signed integer significands, raw exponents (ZERO_EXP for zeros and
-    specials), classes with the sign in bit 2, and a flag per block of K
-    where a NaN or Inf word is."""
+    specials), classes with the sign in bit 2 (and MASKED where ``active``,
+    a sparse A's kept positions, is False), and a flag per block of K where
+    a NaN or Inf word is."""
     f = get_format(fmt)
     if f.drop_bits and conversion != "truncate":
         words = convert_input(words, f, conversion)
@@ -64,6 +67,9 @@ def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axi
     cls = np.empty(words.shape, np.int8)
     _decode_into(words, f.spec, sig.ravel(), exp.ravel(), cls.ravel())
     special = (cls & 3) >= int(Class.INF)
+    if active is not None:
+        cls[~active] |= MASKED
+        special &= active
     if axis == 1:
         flags = special.reshape(words.shape[0], -1, block).any(axis=2)
     else:
@@ -124,6 +130,8 @@ def _kernel(key: tuple):
             else:
                 pinf = True
         for t in range(lo, lo + block):
+            if a_cls[i, t] & MASKED:
+                continue
             ca = a_cls[i, t] & 3
             cb = b_cls[t, j] & 3
             if ca == 3 or cb == 3:
@@ -136,10 +144,12 @@ def _kernel(key: tuple):
                 else:
                     pinf = True
         if nan_f or (pinf and ninf):
-            return d_nan if ends else i_nan
+            return True, d_nan if ends else i_nan
+        if not (pinf or ninf):
+            return False, 0  # the only specials sit where sparse A is masked
         if ends:
-            return inf_word(1 if ninf else 0, d_spec)
-        return inf_word(1 if ninf else 0, i_spec)
+            return True, inf_word(1 if ninf else 0, d_spec)
+        return True, inf_word(1 if ninf else 0, i_spec)
 
     @njit(cache=True, nogil=True, parallel=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, blk_lo, blk_hi, out):
@@ -189,8 +199,11 @@ def _kernel(key: tuple):
                 row_slow = a_flag[i, blk]
                 for j in range(n):
                     if row_slow or slow[j]:
-                        acc[j] = specials(acc[j], starts, ends, a_cls, b_cls, i, j, lo)
-                    elif amax[j] < _EMPTY:
+                        hit, word = specials(acc[j], starts, ends, a_cls, b_cls, i, j, lo)
+                        if hit:
+                            acc[j] = word
+                            continue
+                    if amax[j] < _EMPTY:
                         acc[j] = 0  # every term zero: +0
                     elif ends:
                         acc[j] = _finish(m[j], q[j], False, window, carry_bits, True, d_spec,
@@ -243,11 +256,12 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     return out.astype(np.uint32)
 
 
-def decoders(model, a: np.ndarray, b: np.ndarray):
-    """A (M, K) and B (K, N) decoded once for :func:`gemm_words`."""
+def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):
+    """A (M, K) and B (K, N) decoded once for :func:`gemm_words` (``active``:
+    the K positions a sparse A keeps; B's words elsewhere are never read)."""
     dp, p = model.datapath, model.params
     block = min(p.block_size, dp.k)
-    return (decode_operand(a, dp.a_type, p.input_conversion, block, 1),
+    return (decode_operand(a, dp.a_type, p.input_conversion, block, 1, active),
             decode_operand(b, dp.b_type, p.input_conversion, block, 0))
 
 

@@ -16,6 +16,7 @@ from tcprobe.models.datapath import Datapath
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "tf32": np.float32,
           "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
           "e2m1": ml_dtypes.float4_e2m1fn, "e2m3": ml_dtypes.float6_e2m3fn,
+          "e3m2": ml_dtypes.float6_e3m2fn,
           "s8": np.int8, "u8": np.uint8, "f32": np.float32, "s32": np.int32,
           "ue8m0": ml_dtypes.float8_e8m0fnu, "ue4m3": ml_dtypes.float8_e4m3fn}
 
@@ -62,9 +63,9 @@ def assert_elementwise(D, d_fmt, model, a, b, c, sa=None, sb=None, active=None):
             assert got[i, j] == want, f"({i}, {j}): {got[i, j]:#x} vs the model's {want:#x}"
 
 
-@pytest.mark.parametrize("datapath,fmt", [("tcgen05.i8.s32.k32", "s8"),
+@pytest.mark.parametrize("datapath,fmt", [("tcgen05.i8.s8.s32.k32", "s8"),
                                           ("tcgen05.i8.u8xs8.s32.k32", None),
-                                          ("tcgen05.i8.s32.k32.sat", "s8")])
+                                          ("tcgen05.i8.s8.s32.k32.sat", "s8")])
 def test_tcgen05_i8_equals_the_dot_model(datapath, fmt):
     rng = np.random.default_rng(3)
     dp = Datapath.parse(datapath)

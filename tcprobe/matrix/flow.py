@@ -211,7 +211,7 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
     partials = []
     decoded = None
     if use_fast and not dp.is_integer:
-        decoded = gemm.decoders(mdl, a, b)
+        decoded = gemm.decoders(mdl, a, b, active)
     for lo, hi in ranges:
         start = c if split_k == 1 else zero
         if use_fast:
