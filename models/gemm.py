@@ -15,7 +15,8 @@ compares the two word for word). What a matrix product lets it share:
   loops over the block that LLVM vectorizes; the window cut and the
   rounding into the output are the fast path's own helpers
   (:mod:`.fastpath`: ``_cut``, ``_finish``), the specials its classes rule;
-* the rows of D run on every core (numba ``prange``).
+* the rows of D run on every core (the kernel releases the GIL; rows are
+  split over :func:`threads` threads).
 
 Integer datapaths (s8/u8) take :func:`integer_gemm`: the exact sum of each
 instruction added to C and wrapped modulo 2**32, or saturated once per
@@ -24,8 +25,10 @@ instruction.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -151,10 +154,10 @@ def _kernel(key: tuple):
             return True, inf_word(1 if ninf else 0, d_spec)
         return True, inf_word(1 if ninf else 0, i_spec)
 
-    @njit(cache=True, nogil=True, parallel=True)
+    @njit(cache=True, nogil=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, blk_lo, blk_hi, out):
         n = b_sig.shape[1]
-        for i in prange(a_sig.shape[0]):
+        for i in range(a_sig.shape[0]):
             acc = np.empty(n, np.int64)
             amax = np.empty(n, np.int64)
             q = np.empty(n, np.int64)
@@ -252,8 +255,29 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     per_instr = key[1]
     if decoded is None:
         decoded = decoders(model, a, b)
-    _kernel(key)(*decoded[0], *decoded[1], c, tiles[0] * per_instr, tiles[1] * per_instr, out)
+    kernel = _kernel(key)
+    lo, hi = tiles[0] * per_instr, tiles[1] * per_instr
+    (a_sig, a_exp, a_cls, a_flag), b_dec = decoded
+
+    def rows(r0: int, r1: int) -> None:
+        kernel(a_sig[r0:r1], a_exp[r0:r1], a_cls[r0:r1], a_flag[r0:r1], *b_dec, c[r0:r1], lo,
+               hi, out[r0:r1])
+
+    m = c.shape[0]
+    parts = max(1, min(threads(), m))
+    if parts == 1:
+        rows(0, m)
+    else:
+        cuts = np.linspace(0, m, parts + 1).astype(int)
+        with ThreadPoolExecutor(parts) as pool:
+            list(pool.map(rows, cuts[:-1], cuts[1:]))
     return out.astype(np.uint32)
+
+
+def threads() -> int:
+    """Threads a product runs on: numba's thread count (every core unless
+    NUMBA_NUM_THREADS or numba.set_num_threads says otherwise)."""
+    return numba.get_num_threads()
 
 
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):

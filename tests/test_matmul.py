@@ -174,11 +174,12 @@ def test_compiled_kernel_equals_the_tile_path(gpu, instr, a_fmt, b_fmt, d_fmt):
     a, b = words(rng, a_fmt, (7, 77), special=0.01), words(rng, b_fmt, (77, 6), special=0.01)
     c = words(rng, d_fmt, (7, 6), special=0.02)
     args = (as_array(a, DTYPES[a_fmt]), as_array(b, DTYPES[b_fmt]), as_array(c, DTYPES[d_fmt]))
-    fast = words_of(tcprobe.matmul(*args, gpu=gpu, instr=instr), d_fmt)
+    D = tcprobe.matmul(*args, gpu=gpu, instr=instr)
+    fast = words_of(D, d_fmt)
     tiles = words_of(tcprobe.matmul(*args, gpu=gpu, instr=instr, fast=False), d_fmt)
     assert np.array_equal(fast, tiles), f"{int((fast != tiles).sum())} words differ"
     dp = choice.datapath(gpu, instr, a_fmt, b_fmt, d_fmt)
-    assert_elementwise(fast[:2, :2], d_fmt, registry.resolve("auto", dp, gpu), a[:2], b[:, :2],
+    assert_elementwise(D[:2, :2], d_fmt, registry.resolve("auto", dp, gpu), a[:2], b[:, :2],
                        c[:2, :2])
 
 
@@ -200,8 +201,9 @@ def test_split_k_is_the_serial_reduction(d_fmt):
     D = ((C + P0) + P1) + P2 in f32, rounded to nearest even (numpy's f32 add)."""
     rng = np.random.default_rng(4)
     k = 16 * 7
-    a, b = words(rng, "f16", (5, k), special=0.0), words(rng, "f16", (k, 4), special=0.0)
-    c = words(rng, d_fmt, (5, 4), special=0.0)
+    finite = {"special": 0.0, "extreme": 0.0, "spread": 3}  # no NaN: numpy keeps payloads
+    a, b = words(rng, "f16", (5, k), **finite), words(rng, "f16", (k, 4), **finite)
+    c = words(rng, d_fmt, (5, 4), **finite)
     A, B, C = as_array(a, np.float16), as_array(b, np.float16), as_array(c, DTYPES[d_fmt])
     D = tcprobe.matmul(A, B, C, gpu="H100", instr="mma", split_k=3)
     want = C.astype(np.float32)

@@ -126,7 +126,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     if compare_gpu:
         diff = compare.difference(d_type, words[1], words[0])
         report["compare"] = diff
-        console.print(_difference_table(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu))
+        _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
     if exact:
         if sa is not None:
             raise ValueError("--exact: the exact product of block-scaled kinds is not modeled here")
@@ -136,8 +136,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         for (g, _), d in zip(runs, words, strict=True):
             diff = compare.difference(d_type, d, want)
             report["exact"][g] = diff
-            console.print(_difference_table(f"{g} vs the exact product (rounded once, RNE)",
-                                            diff, d_type, g, "exact"))
+            _show_difference(f"{g} vs the exact product (rounded once, RNE)", diff, d_type, g,
+                             "exact")
     if json_path:
         write_json(Path(json_path), report)
 
@@ -166,9 +166,12 @@ class _progress:
         return False
 
 
-def _difference_table(title: str, diff: dict, d_type: str, got: str, want: str) -> Table:
-    t = Table(title=f"{title}: {diff['differ']:,} of {diff['elements']:,} elements differ",
-              title_justify="left")
+def _show_difference(title: str, diff: dict, d_type: str, got: str, want: str) -> None:
+    """The heading, the histogram of differences and the worst element."""
+    console.print(f"[bold]{title}[/]: {diff['differ']:,} of {diff['elements']:,} elements differ")
+    if not diff["differ"]:
+        return
+    t = Table()
     t.add_column("|difference| (ulps)")
     t.add_column("elements", justify="right")
     for name, count in diff["histogram"].items():
@@ -180,6 +183,7 @@ def _difference_table(title: str, diff: dict, d_type: str, got: str, want: str) 
     if w is not None:
         fmt = get_format(d_type)
         ulps = "NaN" if w["ulps"] is None else f"{w['ulps']:+,} ulps"
-        t.caption = (f"worst at row {w['row']}, column {w['column']}: {got} "
-                     f"{describe(fmt, w['got'])}, {want} {describe(fmt, w['want'])} ({ulps})")
-    return t
+    console.print(t)
+    if w is not None:
+        console.print(f"worst at row {w['row']}, column {w['column']}: {got} "
+                      f"{describe(fmt, w['got'])}, {want} {describe(fmt, w['want'])} ({ulps})")

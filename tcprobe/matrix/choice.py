@@ -24,8 +24,6 @@ try:  # the architecture facts move to the ISA table
 except ImportError:  # pragma: no cover - before that move
     from tcprobe.kernels.catalog import ARCH_FAMILIES
 
-# sm_70 (V100) has one mma.sync shape for f16: m8n8k4 (the ISA table's first f16 shape).
-ONLY_SMALLEST_SHAPE = ("sm_70",)
 
 
 def known_gpus() -> list[str]:
@@ -56,10 +54,14 @@ def families(gpu: str) -> tuple[str, ...]:
     return ("mma",)
 
 
-def _instr_k(family: str, kind: str, a_type: str, gpu: str, sparse: bool = False) -> int:
-    if family == "mma" and arch(gpu) in ONLY_SMALLEST_SHAPE:
-        return isa.MMA_SHAPES[a_type][0][2]
-    return isa.instruction_k(family, kind, a_type, sparse)
+def _instr_k(family: str, kind: str, a_type: str, gpu: str) -> int:
+    """K of one instruction: the largest shape the GPU's architecture has."""
+    shapes = isa.ARCH_MMA_SHAPES.get(arch(gpu)) if family == "mma" else None
+    if shapes is None:
+        return isa.instruction_k(family, kind, a_type)
+    if a_type not in shapes:
+        raise ValueError(f"{gpu}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
+    return max(k for _m, _n, k in shapes[a_type])
 
 
 def block_scaled_datapath(a: str, b: str, scale: str, block: int) -> Datapath:
