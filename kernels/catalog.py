@@ -6,17 +6,22 @@ an architecture, :func:`translation_unit` joins the family sources that the
 architecture runs and the instantiation lines of its variants into one
 compilation unit: one cubin, one nvdisasm call per architecture.
 
-Expected opcodes are stated per variant and architecture group (:class:`Expect`);
-``tcprobe sass-check`` compares them with the disassembly. Where the compiler
+This is the build manifest. The ISA facts it builds from (the families each
+architecture runs, the architecture groups, the SASS opcode each instruction
+compiles to) are the ISA table's (:mod:`tcprobe.models.isa`); each variant
+carries the expected opcodes of its architectures (:class:`Expect`), which
+``tcprobe sass-check`` compares with the disassembly. Where the compiler
 emulates an instruction (e4m3/e5m2 ``mma.sync`` on sm_90 and sm_100a/sm_103a:
-F2FP unpacks to f16, then HMMA), the expectation names the emulation and the
-model profile that describes it.
+F2FP unpacks to f16, then HMMA), the expectation says so; the model profile
+that describes the emulation is named by ``models/emulated.py``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+
+from tcprobe.models import isa
 
 from . import source
 
@@ -27,34 +32,8 @@ PACK_NAMES = {PACK_B32: "b32", PACK_B16: "b16", PACK_B8: "b8", PACK_B6X16P32: "b
 SOURCES = {"mma": "mma_sync.cu", "wgmma": "wgmma.cu", "tcgen05": "tcgen05.cu"}
 HEADER = "tcprobe_common.cuh"
 
-# Families each architecture's harness cubin holds. sm_90a adds wgmma to the
-# mma harness of sm_90; sm_100a and sm_103a add tcgen05.
-ARCH_FAMILIES: dict[str, tuple[str, ...]] = {
-    "sm_80": ("mma",),
-    "sm_86": ("mma",),
-    "sm_89": ("mma",),
-    "sm_90": ("mma",),
-    "sm_90a": ("mma", "wgmma"),
-    "sm_100a": ("mma", "tcgen05"),
-    "sm_103a": ("mma", "tcgen05"),
-    "sm_120a": ("mma",),
-}
-
-# Names the fit engineer's emulation profiles carry (they must match).
-EMULATION_PROFILES = {"sm_90": "hopper-fp8-emulated", "sm_90a": "hopper-fp8-emulated",
-                      "sm_100a": "b200-fp8-emulated", "sm_103a": "b200-fp8-emulated"}
-
-
-def arch_for_cc(major: int, minor: int) -> str:
-    """The harness architecture of a GPU of compute capability major.minor:
-    the arch-specific target where the family needs one (sm_90a, sm_100a)."""
-    cc = major * 10 + minor
-    table = {80: "sm_80", 86: "sm_86", 87: "sm_86", 89: "sm_89", 90: "sm_90a", 100: "sm_100a",
-             103: "sm_103a", 120: "sm_120a"}
-    if cc in table:
-        return table[cc]
-    raise LookupError(f"no tcprobe harness for compute capability {major}.{minor} "
-                      f"(harnesses: {', '.join(ARCH_FAMILIES)})")
+ARCH_FAMILIES = isa.ARCH_FAMILIES  # the architectures a harness cubin is built for
+arch_for_cc = isa.arch_for_cc
 
 
 @dataclass(frozen=True)
@@ -125,10 +104,8 @@ class Variant:
 # ---------------------------------------------------------------------------
 # mma.sync
 
-MMA_ALL = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_103a", "sm_120a")
-FP8_NATIVE = ("sm_89", "sm_120a")
-FP8_EMULATED = ("sm_90", "sm_90a", "sm_100a", "sm_103a")
-SM120 = ("sm_120a",)
+MMA_ALL, FP8_NATIVE, FP8_EMULATED = isa.MMA_ARCHS, isa.FP8_NATIVE_ARCHS, isa.FP8_EMULATED_ARCHS
+SM120 = isa.SM120_ARCHS
 _MMA = "mma.sync.aligned"
 _F2FP_NOTE = ("F2FP.F16.{t}.UNPACK_B turns the fp8 operands into f16, two chained "
               "HMMA.16816.{acc} (the first with C = 0, split by k mod 4 in {{0,1}} then {{2,3}}) "
@@ -141,54 +118,46 @@ def _mma(key, ptx, formats, d, k, acc_regs, bits, expects, **kw) -> Variant:
 
 
 def _mma_variants() -> list[Variant]:
-    out = [
-        _mma("f16.f32", f"{_MMA}.m16n8k16.row.col.f32.f16.f16.f32", ("f16",), "f32", 16, 4, 16,
-             (Expect(MMA_ALL, "HMMA.16816.F32"),)),
-        _mma("f16.f16", f"{_MMA}.m16n8k16.row.col.f16.f16.f16.f16", ("f16",), "f16", 16, 2, 16,
-             (Expect(MMA_ALL, "HMMA.16816.F16"),)),
-        _mma("bf16.f32", f"{_MMA}.m16n8k16.row.col.f32.bf16.bf16.f32", ("bf16",), "f32", 16, 4, 16,
-             (Expect(MMA_ALL, "HMMA.16816.F32.BF16"),)),
-        _mma("tf32.f32", f"{_MMA}.m16n8k8.row.col.f32.tf32.tf32.f32", ("tf32",), "f32", 8, 4, 32,
-             (Expect(MMA_ALL, "HMMA.1688.F32.TF32"),)),
-        _mma("s8.s32", f"{_MMA}.m16n8k32.row.col.s32.s8.s8.s32", ("s8",), "s32", 32, 4, 8,
-             (Expect(MMA_ALL, "IMMA.16832.S8.S8"),)),
-        _mma("u8.s32", f"{_MMA}.m16n8k32.row.col.s32.u8.u8.s32", ("u8",), "s32", 32, 4, 8,
-             (Expect(MMA_ALL, "IMMA.16832.U8.U8"),)),
-    ]
-    for t in ("e4m3", "e5m2"):
+    out = []
+    for t, d, regs, bits in (("f16", "f32", 4, 16), ("f16", "f16", 2, 16), ("bf16", "f32", 4, 16),
+                             ("tf32", "f32", 4, 32), ("s8", "s32", 4, 8), ("u8", "s32", 4, 8)):
+        k = isa.INPUT_K[t]
+        out.append(_mma(f"{t}.{d}", f"{_MMA}.m16n8k{k}.row.col.{d}.{t}.{t}.{d}", (t,), d, k,
+                        regs, bits, (Expect(MMA_ALL, isa.mma_opcode(t, d)),)))
+    for t in isa.FP8_TYPES:
         T = t.upper()
         for d, regs in (("f32", 4), ("f16", 2)):
             D = d.upper()
-            native = f"QMMA.16832.{D}.{T}.{T}"
             note = _F2FP_NOTE.format(t=T, acc=D, add="FADD" if d == "f32" else "HADD2")
             out.append(_mma(f"{t}.{d}", f"{_MMA}.m16n8k32.row.col.{d}.{t}.{t}.{d}", (t,), d, 32,
-                            regs, 8, (Expect(FP8_NATIVE, native),
-                                      Expect(FP8_EMULATED, f"HMMA.16816.{D}", True, note)),
+                            regs, 8, (Expect(FP8_NATIVE, isa.mma_opcode(t, d)),
+                                      Expect(FP8_EMULATED, isa.mma_opcode(t, d, emulated=True),
+                                             True, note)),
                             archs=FP8_NATIVE + FP8_EMULATED))
     # sm_120a: kind::f8f6f4 (fp6 in bits 5:0 of a byte, e2m1 in bits 5:2) and block scaling.
     fp_kinds = {"e4m3": (8, 0), "e5m2": (8, 0), "e2m3": (8, 0), "e3m2": (8, 0), "e2m1": (8, 2)}
     for t, (bits, shift) in fp_kinds.items():
-        T = t.upper()
         out.append(_mma(f"f8f6f4.{t}.f32", f"{_MMA}.kind::f8f6f4.m16n8k32.row.col.f32.{t}.{t}.f32",
-                        (t,), "f32", 32, 4, bits, (Expect(SM120, f"QMMA.16832.F32.{T}.{T}"),),
+                        (t,), "f32", 32, 4, bits, (Expect(SM120, isa.mma_kind_opcode("f8f6f4", t)),),
                         archs=SM120, a_shift=shift, b_shift=shift))
         out.append(_mma(f"mxf8f6f4.{t}.f32",
                         f"{_MMA}.kind::mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.row.col.f32.{t}.{t}.f32.ue8m0",
-                        (t,), "f32", 32, 4, bits, (Expect(SM120, f"QMMA.SF.16832.F32.{T}.{T}.E8"),),
+                        (t,), "f32", 32, 4, bits,
+                        (Expect(SM120, isa.mma_kind_opcode("mxf8f6f4", t, "ue8m0", 1)),),
                         archs=SM120, scaled=True, a_shift=shift, b_shift=shift))
-    for kind, vec, st in (("mxf4", "2X", "ue8m0"), ("mxf4nvf4", "2X", "ue8m0"), ("mxf4nvf4", "4X", "ue4m3")):
-        sc = "E8" if st == "ue8m0" else "UE4M3.4X"
-        out.append(_mma(f"{kind}.{vec.lower()}.{st}",
-                        f"{_MMA}.kind::{kind}.block_scale.scale_vec::{vec}.m16n8k64.row.col.f32.e2m1.e2m1.f32.{st}",
+    for kind, vec, st in (("mxf4", 2, "ue8m0"), ("mxf4nvf4", 2, "ue8m0"), ("mxf4nvf4", 4, "ue4m3")):
+        out.append(_mma(f"{kind}.{vec}x.{st}",
+                        f"{_MMA}.kind::{kind}.block_scale.scale_vec::{vec}X.m16n8k64.row.col.f32.e2m1.e2m1.f32.{st}",
                         ("e2m1",), "f32", 64, 4, 4,
-                        (Expect(SM120, f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"),), archs=SM120, scaled=True))
+                        (Expect(SM120, isa.mma_kind_opcode(kind, "e2m1", st, vec)),), archs=SM120,
+                        scaled=True))
     return out
 
 
 # ---------------------------------------------------------------------------
 # wgmma (sm_90a), m64n8kK, operands in shared memory
 
-HOPPER = ("sm_90a",)
+HOPPER = isa.HOPPER_ARCHS
 _WG = "wgmma.mma_async.sync.aligned"
 
 
@@ -199,18 +168,17 @@ def _wgmma_variants() -> list[Variant]:
                            k, 128, regs, a_pack=pack, b_pack=pack, tail=tail))
     for t in ("f16", "bf16"):
         for d in (("f32", "f16") if t == "f16" else ("f32",)):
-            suffix = "" if (t == "f16" and d == "f16") else (".BF16" if t == "bf16" else "")
             add(f"{t}.{d}", f"{_WG}.m64n8k16.{d}.{t}.{t}", t, d, 16, 4 if d == "f32" else 2,
-                PACK_B16, ", 1, 1, 0, 0", f"HGMMA.64x8x16.{d.upper()}{suffix}")
+                PACK_B16, ", 1, 1, 0, 0", isa.wgmma_opcode(t, d))
     add("tf32.f32", f"{_WG}.m64n8k8.f32.tf32.tf32", "tf32", "f32", 8, 4, PACK_B32, ", 1, 1",
-        "HGMMA.64x8x8.F32.TF32")
-    for t in ("e4m3", "e5m2"):
+        isa.wgmma_opcode("tf32", "f32"))
+    for t in isa.FP8_TYPES:
         for d in ("f32", "f16"):
             add(f"{t}.{d}", f"{_WG}.m64n8k32.{d}.{t}.{t}", t, d, 32, 4 if d == "f32" else 2, PACK_B8,
-                ", 1, 1", f"QGMMA.64x8x32.{d.upper()}.{t.upper()}.{t.upper()}")
-    for t in ("s8", "u8"):
+                ", 1, 1", isa.wgmma_opcode(t, d))
+    for t in isa.INTEGER_INPUT_TYPES:
         add(f"{t}.s32", f"{_WG}.m64n8k32.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
-            f"IGMMA.64x8x32.{t.upper()}.{t.upper()}")
+            isa.wgmma_opcode(t, "s32"))
     return out
 
 
@@ -218,33 +186,24 @@ def _wgmma_variants() -> list[Variant]:
 # tcgen05 (sm_100a, sm_103a): types, M and N live in the runtime instruction
 # descriptor, so one kernel serves every type of a kind.
 
-BLACKWELL = ("sm_100a", "sm_103a")
+BLACKWELL = isa.BLACKWELL_ARCHS
 _TC = "tcgen05.mma"
 UTC_SAME_OPCODE = ("UTCHMMA is one opcode for f16, bf16 and tf32 inputs: the types sit in the "
                    "runtime instruction descriptor, so SASS cannot tell them apart")
-# kind -> (formats, d types, dense K, opcode, archs). ptxas 13.5 rejects
-# kind::i8 for sm_103a ("Feature '.kind::i8' not supported on .target
-# 'sm_103a'"): the integer kind is built for sm_100a only.
-TC05_KINDS = {
-    "f16": (("f16", "bf16"), ("f32", "f16"), 16, "UTCHMMA", BLACKWELL),
-    "tf32": (("tf32",), ("f32",), 8, "UTCHMMA", BLACKWELL),
-    "f8f6f4": (("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"), ("f32", "f16"), 32, "UTCQMMA", BLACKWELL),
-    "i8": (("s8", "u8"), ("s32",), 32, "UTCIMMA", ("sm_100a",)),
-}
-# (kind, scale_vec) -> (formats, dense K, scale types, opcode)
-TC05_SCALED = {
-    ("mxf8f6f4", "1X"): (("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"), 32, ("ue8m0",), "UTCQMMA"),
-    ("mxf4", "2X"): (("e2m1",), 64, ("ue8m0",), "UTCOMMA"),
-    ("mxf4nvf4", "2X"): (("e2m1",), 64, ("ue8m0",), "UTCOMMA"),
-    # The same PTX disassembles as UTCOMMA.4X for sm_100a, UTCOMMA.BLOCK16 for sm_103a.
-    ("mxf4nvf4", "4X"): (("e2m1",), 64, ("ue8m0", "ue4m3"),
-                         {"sm_100a": "UTCOMMA.4X", "sm_103a": "UTCOMMA.BLOCK16"}),
-}
+# The unscaled kinds, then the block-scaled kinds by scale_vec (types, K,
+# outputs, scale types and opcodes: the ISA table).
+TC05_PLAIN = ("f16", "tf32", "f8f6f4", "i8")
+TC05_SCALED = (("mxf8f6f4", 1), ("mxf4", 2), ("mxf4nvf4", 2), ("mxf4nvf4", 4))
 
 
 def _tcgen05_variants() -> list[Variant]:
     out = []
-    for kind, (fmts, ds, k, op, archs) in TC05_KINDS.items():
+    for kind in TC05_PLAIN:
+        fmts, k = isa.TCGEN05_INPUT_TYPES[kind], isa.TCGEN05_K[kind]
+        if kind == "i8":
+            fmts = isa.INTEGER_INPUT_TYPES  # s8 first, as mma and wgmma list them
+        archs, op = isa.TCGEN05_KIND_ARCHS[kind], isa.TCGEN05_OPCODES[kind]
+        ds = isa.output_types("tcgen05", kind, fmts[0])
         for sparse in (False, True):
             sp = ".sp" if sparse else ""
             notes = (UTC_SAME_OPCODE,) if op == "UTCHMMA" else ()
@@ -252,14 +211,14 @@ def _tcgen05_variants() -> list[Variant]:
                                f"{_TC}{sp}.cta_group::1.kind::{kind}", fmts, ds, archs,
                                (Expect(archs, op, note=notes[0] if notes else ""),), 64, 8,
                                k * (2 if sparse else 1), 128, 8, sparse=sparse, notes=notes))
-    for (kind, vec), (fmts, k, _scales, op) in TC05_SCALED.items():
+    for kind, vec in TC05_SCALED:
+        fmts, k = isa.TCGEN05_INPUT_TYPES[kind], isa.TCGEN05_K[kind]
         for sparse in (False, True):
             sp = ".sp" if sparse else ""
-            key = f"{kind}.{vec.lower()}" + (".sparse" if sparse else "")
-            ops = op if isinstance(op, dict) else dict.fromkeys(BLACKWELL, op)
-            expects = tuple(Expect((a,), o) for a, o in ops.items())
+            key = f"{kind}.{vec}x" + (".sparse" if sparse else "")
+            expects = tuple(Expect((a,), isa.tcgen05_opcode(kind, a, vec)) for a in BLACKWELL)
             out.append(Variant("tcgen05", key,
-                               f"{_TC}{sp}.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}",
+                               f"{_TC}{sp}.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}X",
                                fmts, ("f32",), BLACKWELL, expects, 128, 8,
                                k * (2 if sparse else 1), 128, 8, scaled=True, sparse=sparse))
     return out

@@ -10,9 +10,15 @@
 //   idesc: the instruction descriptor (types, M, N, sparsity, scale ids),
 //   C: 128 lanes x 8 tensor-memory words, written with tcgen05.st.32x32b
 //      at columns 0-7 (word = lane * 8 + column),
-//   meta (sparse variants): 128 lanes x 2 words at columns 8-9,
-//   scale_a / scale_b (block-scaled variants): 128 lanes x 2 words each at
-//      columns 16-17 and 24-25 (bytes as the scale ids in idesc select).
+//   meta (sparse variants): 128 lanes x 2 words at columns 32-33,
+//   scale_a / scale_b (block-scaled variants): 128 lanes x 4 words each at
+//      columns 64-67 and 96-99 (word = lane * 4 + column). Scale A of an
+//      M=128 tile: column i of lane l holds row 32i + l, replicated in every
+//      warp's 32 lanes; scale B of N=8: column 0 of lane l holds column l % 8
+//      (the layout of MMA-Sim's B200-tested kernels). One byte a scale.
+// Each operand region starts on a 32-column boundary of one 128-column
+// allocation, as a tcgen05.alloc of its own would (MMA-Sim allocates D, scale
+// A and scale B apart); tcprobe/tiles/tmem.py holds the same map.
 // The tile reads back columns 0-7 of all 128 lanes with tcgen05.ld.32x32b:
 // dump word = lane * 8 + column. Which words carry D (M=64 uses part of the
 // lanes; f16 D sits in the low half of each word) is the ladder's slice step.
@@ -21,12 +27,13 @@
 
 #include "tcprobe_common.cuh"
 
-#define TCP_TC05_NCOLS 32u   // allocated tensor-memory columns
+#define TCP_TC05_NCOLS 128u  // allocated tensor-memory columns
 #define TCP_TC05_DCOLS 8     // C / D words a lane
-#define TCP_TC05_META_COL 8u
-#define TCP_TC05_SFA_COL 16u
-#define TCP_TC05_SFB_COL 24u
-#define TCP_TC05_XCOLS 2     // words a lane of metadata and of each scale operand
+#define TCP_TC05_META_COL 32u
+#define TCP_TC05_META_COLS 2 // metadata words a lane
+#define TCP_TC05_SFA_COL 64u
+#define TCP_TC05_SFB_COL 96u
+#define TCP_TC05_SCALE_COLS 4 // scale words a lane, each operand
 
 __device__ __forceinline__ void tcp_tmem_st8(u32 taddr, const u32* v) {
     asm volatile("tcgen05.st.sync.aligned.32x32b.x8.b32 [%0], {%1,%2,%3,%4,%5,%6,%7,%8};"
@@ -37,6 +44,11 @@ __device__ __forceinline__ void tcp_tmem_st8(u32 taddr, const u32* v) {
 __device__ __forceinline__ void tcp_tmem_st2(u32 taddr, u32 v0, u32 v1) {
     asm volatile("tcgen05.st.sync.aligned.32x32b.x2.b32 [%0], {%1,%2};"
                  :: "r"(taddr), "r"(v0), "r"(v1) : "memory");
+}
+
+__device__ __forceinline__ void tcp_tmem_st4(u32 taddr, const u32* v) {
+    asm volatile("tcgen05.st.sync.aligned.32x32b.x4.b32 [%0], {%1,%2,%3,%4};"
+                 :: "r"(taddr), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
 }
 
 __device__ __forceinline__ void tcp_tmem_ld8(u32 taddr, u32* v) {
@@ -113,9 +125,10 @@ __device__ __forceinline__ void tcp_mbar_wait(u32 mbar, u32 phase) {
             const u64 row = (u64)tile * 128u + tid;                                        \
             _Pragma("unroll") for (u32 j = 0; j < TCP_TC05_DCOLS; ++j) v[j] = C[row * TCP_TC05_DCOLS + j]; \
             tcp_tmem_st8(lane_addr, v);                                                    \
-            if (META) tcp_tmem_st2(lane_addr + TCP_TC05_META_COL, META[row * 2u], META[row * 2u + 1u]); \
-            if (SA) tcp_tmem_st2(lane_addr + TCP_TC05_SFA_COL, SA[row * 2u], SA[row * 2u + 1u]); \
-            if (SB) tcp_tmem_st2(lane_addr + TCP_TC05_SFB_COL, SB[row * 2u], SB[row * 2u + 1u]); \
+            if (META) tcp_tmem_st2(lane_addr + TCP_TC05_META_COL, META[row * TCP_TC05_META_COLS], \
+                                   META[row * TCP_TC05_META_COLS + 1u]);                  \
+            if (SA) tcp_tmem_st4(lane_addr + TCP_TC05_SFA_COL, SA + row * TCP_TC05_SCALE_COLS); \
+            if (SB) tcp_tmem_st4(lane_addr + TCP_TC05_SFB_COL, SB + row * TCP_TC05_SCALE_COLS); \
             asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");                  \
         }                                                                                  \
         tcp_tc05_sync();                                                                   \

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 

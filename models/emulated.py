@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
 
 from .formats import get_format
@@ -99,6 +100,12 @@ HOPPER_FP8_EMULATED = EmulatedFp8Profile(
 
 EMULATED: dict[str, EmulatedFp8Profile] = {
     p.name: p for p in (B200_FP8_EMULATED, HOPPER_FP8_EMULATED)}
+
+# The emulation profile of each architecture whose compiler emulates fp8
+# mma.sync (tcprobe sass-check names it): the profile of that arch's GPUs.
+EMULATION_BY_ARCH: dict[str, str] = {
+    arch: next(p.name for p in EMULATED.values() if set(isa.ARCH_GPUS[arch]) & set(p.gpus))
+    for arch in isa.FP8_EMULATED_ARCHS}
 
 
 def emulated_for(dp: Datapath, gpu: str | None) -> EmulatedFp8Profile | None:

@@ -234,3 +234,100 @@ def output_rounding(d_type: str) -> str:
 # Shared-memory packing of an element of each width (tcgen05/wgmma operands;
 # fp6 and fp4 are packed 16 elements into 12/8 bytes, padded to 16 bytes).
 ELEMENT_PACKINGS = {32: "b32", 16: "b16", 8: "b8", 6: "b6x16_p32", 4: "b4x16_p64"}
+
+
+# ---------------------------------------------------------------------------
+# Architectures: what each harness architecture runs, and the SASS it compiles to
+# (NVRTC/ptxas 13.5, checked by tests/test_sass.py; kernels/README.md)
+
+# Families each architecture's harness runs. sm_90a adds wgmma to the mma
+# harness of sm_90; sm_100a and sm_103a add tcgen05.
+ARCH_FAMILIES: dict[str, tuple[str, ...]] = {
+    "sm_80": ("mma",),
+    "sm_86": ("mma",),
+    "sm_89": ("mma",),
+    "sm_90": ("mma",),
+    "sm_90a": ("mma", "wgmma"),
+    "sm_100a": ("mma", "tcgen05"),
+    "sm_103a": ("mma", "tcgen05"),
+    "sm_120a": ("mma",),
+}
+
+# Harness architecture of each compute capability (the arch-specific target
+# where a family needs one: sm_90a, sm_100a).
+CC_ARCH = {80: "sm_80", 86: "sm_86", 87: "sm_86", 89: "sm_89", 90: "sm_90a", 100: "sm_100a",
+           103: "sm_103a", 120: "sm_120a"}
+
+# The GPUs of each architecture that tcprobe has profiles for.
+ARCH_GPUS = {"sm_80": ("A100",), "sm_86": (), "sm_89": ("Ada",), "sm_90": ("H100", "H200"),
+             "sm_90a": ("H100", "H200"), "sm_100a": ("B200",), "sm_103a": ("B300",),
+             "sm_120a": ()}
+
+# Architecture groups.
+MMA_ARCHS = tuple(ARCH_FAMILIES)  # every harness architecture runs mma.sync
+FP8_NATIVE_ARCHS = ("sm_89", "sm_120a")  # fp8 mma.sync is QMMA
+FP8_EMULATED_ARCHS = ("sm_90", "sm_90a", "sm_100a", "sm_103a")  # F2FP unpacks + HMMA
+SM120_ARCHS = ("sm_120a",)  # mma.sync kind::f8f6f4 and block scaling
+HOPPER_ARCHS = ("sm_90a",)  # wgmma
+BLACKWELL_ARCHS = ("sm_100a", "sm_103a")  # tcgen05
+# ptxas 13.5 rejects kind::i8 for sm_103a ("Feature '.kind::i8' not supported
+# on .target 'sm_103a'").
+TCGEN05_KIND_ARCHS = {kind: ("sm_100a",) if kind == "i8" else BLACKWELL_ARCHS
+                      for kind in TCGEN05_KINDS}
+
+
+def arch_for_cc(major: int, minor: int) -> str:
+    """The harness architecture of a GPU of compute capability major.minor."""
+    cc = major * 10 + minor
+    if cc in CC_ARCH:
+        return CC_ARCH[cc]
+    raise LookupError(f"no tcprobe harness for compute capability {major}.{minor} "
+                      f"(harnesses: {', '.join(ARCH_FAMILIES)})")
+
+
+def mma_opcode(a_type: str, d_type: str, emulated: bool = False) -> str:
+    """The SASS opcode of ``mma.sync`` m16n8kK with A/B of ``a_type`` (its
+    largest K) into ``d_type``; ``emulated``: the HMMA that an fp8 emulation issues."""
+    D = d_type.upper()
+    if a_type in FP8_TYPES:
+        return f"HMMA.16816.{D}" if emulated else f"QMMA.16832.{D}.{a_type.upper()}.{a_type.upper()}"
+    return {"f16": f"HMMA.16816.{D}", "bf16": "HMMA.16816.F32.BF16", "tf32": "HMMA.1688.F32.TF32",
+            "s8": "IMMA.16832.S8.S8", "u8": "IMMA.16832.U8.U8"}[a_type]
+
+
+def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
+                    scale_vec: int | None = None) -> str:
+    """The SASS opcode of sm_120a's ``mma.sync .kind::`` forms (into f32)."""
+    T = a_type.upper()
+    if kind == "f8f6f4":
+        return f"QMMA.16832.F32.{T}.{T}"
+    if kind == "mxf8f6f4":
+        return f"QMMA.SF.16832.F32.{T}.{T}.E8"
+    sc = "E8" if scale_type == "ue8m0" else f"UE4M3.{scale_vec}X"
+    return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
+
+
+def wgmma_opcode(a_type: str, d_type: str) -> str:
+    """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction)."""
+    k, D, T = INPUT_K[a_type], d_type.upper(), a_type.upper()
+    if a_type in FP8_TYPES:
+        return f"QGMMA.64x8x{k}.{D}.{T}.{T}"
+    if a_type in INTEGER_INPUT_TYPES:
+        return f"IGMMA.64x8x{k}.{T}.{T}"
+    suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
+    return f"HGMMA.64x8x{k}.{D}{suffix}"
+
+
+# tcgen05.mma: one opcode a kind (the types sit in the runtime instruction
+# descriptor, so f16, bf16 and tf32 all run UTCHMMA).
+TCGEN05_OPCODES = {"tf32": "UTCHMMA", "f16": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA",
+                   "mxf8f6f4": "UTCQMMA", "mxf4": "UTCOMMA", "mxf4nvf4": "UTCOMMA"}
+
+
+def tcgen05_opcode(kind: str, arch: str, scale_vec: int | None = None) -> str:
+    """The SASS opcode of ``tcgen05.mma`` of ``kind`` on ``arch``: the same PTX
+    of mxf4nvf4.scale_vec::4X disassembles as UTCOMMA.4X on sm_100a and
+    UTCOMMA.BLOCK16 on sm_103a."""
+    if kind == "mxf4nvf4" and scale_vec == 4:
+        return "UTCOMMA.BLOCK16" if arch == "sm_103a" else "UTCOMMA.4X"
+    return TCGEN05_OPCODES[kind]

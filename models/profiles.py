@@ -24,6 +24,7 @@ from tcprobe.models.datapath import Datapath
 from .engine import EngineParams
 from .formats import get_format
 from .model import FixedPointModel, IntegerModel, Model, ModelError
+from .structures import SplitModel
 
 FP8 = ("e4m3", "e5m2")
 
@@ -153,12 +154,33 @@ def fma_chain_model(dp: Datapath) -> Model:
 
 
 def two_stage_model(dp: Datapath) -> Model:
+    """The write-up's two-stage candidate ("fusing the product group and then
+    merging C"), read as: the products fused in the 25-bit window below their
+    largest raw exponent, each cut toward zero, the group truncated into an
+    output word; then C merged with it the same fixed-point way (both cut into
+    the window below the larger raw exponent, truncated). Of the 20 readings
+    that ``benchmarks/two_stage_study.py`` scores, this is the one near the
+    write-up's figure: 14.0 of 2,000 raw TF32 cases against the B200 model
+    (10 seeds, 10-20), where the write-up reports 12 (``ieee``: 128.9 there,
+    the write-up 144)."""
+    rounding = isa.output_rounding(get_format(dp.d_type).name)
+    stage = EngineParams(window_bits=isa.DEFAULT_WINDOW_BITS, block_size=dp.k, zero_floor=None,
+                         output_rounding=rounding, zero_sign="ieee", overflow="inf")
+    return SplitModel("two-stage", dp, "products fused in the window, truncated, then C merged "
+                      "in the window (the write-up's second candidate)", parts=(tuple(range(dp.k)),),
+                      stage=stage, c_entry="last", c_add_rounding=rounding,
+                      c_add_window=isa.DEFAULT_WINDOW_BITS)
+
+
+def two_stage_rne_model(dp: Datapath) -> Model:
     """Products fused exactly and rounded (RNE) to the output format, then C
-    merged by an ordinary RNE add (the write-up's second candidate)."""
+    merged by an ordinary RNE add (the most literal reading of "two-stage";
+    131 of 2,000 raw TF32 cases, no better than ``ieee``)."""
     p = EngineParams(window_bits=None, block_size=dp.k, zero_floor=None,
                      output_rounding="rne", zero_sign="ieee", overflow="ieee",
                      c_join="last", c_add_rounding="rne")
-    return FixedPointModel("two-stage", dp, "exact product sum rounded, then + C rounded", p)
+    return FixedPointModel("two-stage-rne", dp, "exact product sum rounded, then + C rounded", p)
 
 
-BASELINES = {"ieee": ieee_model, "fma-chain": fma_chain_model, "two-stage": two_stage_model}
+BASELINES = {"ieee": ieee_model, "fma-chain": fma_chain_model, "two-stage": two_stage_model,
+             "two-stage-rne": two_stage_rne_model}

@@ -19,9 +19,14 @@ tf32/f16/f8f6f4 and i8/mxf8f6f4/mxf4*):
 The stored (compressed) A values of a chunk go, in order, to the position
 named by the low field first, then the high field (the hardware harness of
 the write-up's release packs them that way).
+
+The codec (:func:`encode`, :func:`decode`) turns (N, K) masks into (N, words)
+metadata and back, vectorized; every other function here is a view of it.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 import numpy as np
 
@@ -72,82 +77,6 @@ def _selector_positions(pat: str, sel: int) -> tuple[int, ...]:
     return (2 * lo, 2 * lo + 1, 2 * hi, 2 * hi + 1)
 
 
-def _selectors(dp, meta_words) -> list[int]:
-    words = np.atleast_1d(np.asarray(meta_words, dtype=np.int64)).ravel()
-    need = n_words(dp)
-    if len(words) != need:
-        raise SparsityError(f"{dp.id} needs {need} sparse metadata word(s) per case, "
-                            f"not {len(words)}")
-    chunks = dp.k // chunk_width(dp)
-    return [(int(words[i // NIBBLES_PER_WORD]) >> (4 * (i % NIBBLES_PER_WORD))) & 0xF
-            for i in range(chunks)]
-
-
-def stored_positions(dp, meta_words) -> np.ndarray:
-    """Logical K positions of the stored A values, in storage order (K/2)."""
-    pat = pattern(dp)
-    width = chunk_width(dp)
-    out = []
-    for i, sel in enumerate(_selectors(dp, meta_words)):
-        out.extend(i * width + p for p in _selector_positions(pat, sel))
-    return np.array(out, dtype=np.int64)
-
-
-def active_positions(dp, meta_words) -> np.ndarray:
-    """Boolean (K,) mask of the logical K positions one case's metadata keeps."""
-    mask = np.zeros(dp.k, dtype=bool)
-    mask[stored_positions(dp, meta_words)] = True
-    return mask
-
-
-def _canonical_selector(pat: str, chunk: np.ndarray) -> int:
-    """The legal selector keeping exactly the True positions of one chunk."""
-    kept = tuple(int(x) for x in np.flatnonzero(chunk))
-    for sel in (TF32_LEGAL if pat == "1of2" else LEGAL):
-        if tuple(sorted(_selector_positions(pat, sel))) == kept:
-            return sel
-    raise SparsityError(f"positions {list(kept)} of a chunk are not a legal {pat} selection")
-
-
-def metadata_words(dp, mask) -> np.ndarray:
-    """The metadata words (uint32) that keep exactly ``mask`` (K,) (inverse of
-    :func:`active_positions`; 0x9 rather than 0x6 for positions 1 and 2)."""
-    mask = np.asarray(mask, dtype=bool).ravel()
-    if mask.size != dp.k:
-        raise SparsityError(f"a mask of {mask.size} positions for {dp.id} (K={dp.k})")
-    pat = pattern(dp)
-    width = chunk_width(dp)
-    words = [0] * n_words(dp)
-    for i in range(dp.k // width):
-        sel = _canonical_selector(pat, mask[i * width:(i + 1) * width])
-        words[i // NIBBLES_PER_WORD] |= sel << (4 * (i % NIBBLES_PER_WORD))
-    return np.array(words, dtype=np.uint32)
-
-
-def active_batch(dp, meta) -> np.ndarray:
-    """(N, K) masks from (N, words) metadata, one row per case."""
-    meta = np.asarray(meta, dtype=np.int64).reshape(-1, n_words(dp))
-    return np.array([active_positions(dp, row) for row in meta], dtype=bool).reshape(-1, dp.k)
-
-
-def metadata_batch(dp, masks) -> np.ndarray:
-    """(N, words) metadata from (N, K) masks."""
-    masks = np.asarray(masks, dtype=bool).reshape(-1, dp.k)
-    return np.array([metadata_words(dp, row) for row in masks],
-                    dtype=np.uint32).reshape(-1, n_words(dp))
-
-
-def random_metadata(dp, n: int, rng: np.random.Generator) -> np.ndarray:
-    """(n, words) metadata of uniformly drawn legal selectors."""
-    legal = np.array(TF32_LEGAL if pattern(dp) == "1of2" else LEGAL, dtype=np.uint32)
-    chunks = dp.k // chunk_width(dp)
-    sels = legal[rng.integers(0, len(legal), size=(n, chunks))]
-    words = np.zeros((n, n_words(dp)), dtype=np.uint32)
-    for i in range(chunks):
-        words[:, i // NIBBLES_PER_WORD] |= sels[:, i] << np.uint32(4 * (i % NIBBLES_PER_WORD))
-    return words
-
-
 def legal_selectors(dp) -> tuple[int, ...]:
     """The selector nibbles PTX defines for sparse datapath ``dp``."""
     return TF32_LEGAL if pattern(dp) == "1of2" else LEGAL
@@ -156,3 +85,111 @@ def legal_selectors(dp) -> tuple[int, ...]:
 def kept_positions(dp, sel: int) -> tuple[int, ...]:
     """Positions within one chunk that selector ``sel`` keeps, in storage order."""
     return _selector_positions(pattern(dp), sel)
+
+
+@cache
+def _tables(dp) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk mask bits -> canonical selector or -1, selector -> stored
+    positions in the chunk, row -1 where illegal) of ``dp``'s pattern."""
+    width = chunk_width(dp)
+    by_mask = np.full(1 << width, -1, np.int64)
+    legal = legal_selectors(dp)
+    per = len(kept_positions(dp, legal[0]))
+    pos_of = np.full((16, per), -1, np.int64)
+    for sel in legal:
+        pos = kept_positions(dp, sel)
+        pos_of[sel] = pos
+        bits = sum(1 << p for p in pos)
+        if by_mask[bits] < 0:  # the first legal selector (0x9 before 0x6)
+            by_mask[bits] = sel
+    return by_mask, pos_of
+
+
+def _stored(dp, sel: np.ndarray, pos_of: np.ndarray) -> np.ndarray:
+    n, chunks = sel.shape
+    pos = pos_of[sel] + (np.arange(chunks) * chunk_width(dp))[None, :, None]
+    return pos.reshape(n, -1)
+
+
+def encode(dp, active) -> tuple[np.ndarray, np.ndarray]:
+    """(metadata words (N, words) uint32, stored positions (N, K/2)) of (N, K)
+    masks: the canonical legal selector of every chunk (0x9 rather than 0x6
+    for positions 1 and 2). SparsityError if a chunk is no legal selection."""
+    active = np.atleast_2d(np.asarray(active, bool))
+    n, k = active.shape
+    if k != dp.k:
+        raise SparsityError(f"a mask of {k} positions for {dp.id} (K={dp.k})")
+    width = chunk_width(dp)
+    by_mask, pos_of = _tables(dp)
+    chunks = k // width
+    bits = (active.reshape(n, chunks, width) * (1 << np.arange(width))).sum(axis=2)
+    sel = by_mask[bits]
+    if (sel < 0).any():
+        i, c = map(int, np.argwhere(sel < 0)[0])
+        kept = np.flatnonzero(active[i, c * width:(c + 1) * width]).tolist()
+        raise SparsityError(f"case {i}: positions {kept} of chunk {c} are no legal "
+                            f"{pattern(dp)} selection of {dp.id}")
+    words = np.zeros((n, n_words(dp)), np.uint32)
+    for c in range(chunks):
+        words[:, c // NIBBLES_PER_WORD] |= (sel[:, c].astype(np.uint32)
+                                            << np.uint32(4 * (c % NIBBLES_PER_WORD)))
+    return words, _stored(dp, sel, pos_of)
+
+
+def decode(dp, meta) -> tuple[np.ndarray, np.ndarray]:
+    """(active masks (N, K), stored positions in storage order (N, K/2)) that
+    metadata words (N, words) select; SparsityError on an illegal selector."""
+    meta = np.atleast_2d(np.asarray(meta, np.int64))
+    need = n_words(dp)
+    if meta.shape[1] != need:
+        raise SparsityError(f"{dp.id} needs {need} sparse metadata word(s) per case, "
+                            f"not {meta.shape[1]}")
+    _, pos_of = _tables(dp)
+    idx = np.arange(dp.k // chunk_width(dp))
+    sel = (meta[:, idx // NIBBLES_PER_WORD] >> (4 * (idx % NIBBLES_PER_WORD))) & 0xF
+    if (pos_of[sel, 0] < 0).any():
+        i, c = map(int, np.argwhere(pos_of[sel, 0] < 0)[0])
+        names = ", ".join(f"{x:#x}" for x in legal_selectors(dp))
+        raise SparsityError(f"illegal sparse selector {int(sel[i, c]):#x} in chunk {c} of "
+                            f"{dp.id} ({pattern(dp)}: legal are {names})")
+    pos = _stored(dp, sel, pos_of)
+    active = np.zeros((len(meta), dp.k), bool)
+    np.put_along_axis(active, pos, True, axis=1)
+    return active, pos
+
+
+def stored_positions(dp, meta_words) -> np.ndarray:
+    """Logical K positions of the stored A values of one case, in storage order (K/2)."""
+    return decode(dp, np.atleast_1d(np.asarray(meta_words, np.int64)).reshape(1, -1))[1][0]
+
+
+def active_positions(dp, meta_words) -> np.ndarray:
+    """Boolean (K,) mask of the logical K positions one case's metadata keeps."""
+    return decode(dp, np.atleast_1d(np.asarray(meta_words, np.int64)).reshape(1, -1))[0][0]
+
+
+def metadata_words(dp, mask) -> np.ndarray:
+    """The metadata words (uint32) that keep exactly ``mask`` (K,) (inverse of
+    :func:`active_positions`)."""
+    return encode(dp, np.asarray(mask, bool).reshape(1, -1))[0][0]
+
+
+def active_batch(dp, meta) -> np.ndarray:
+    """(N, K) masks from (N, words) metadata, one row per case."""
+    return decode(dp, np.asarray(meta, np.int64).reshape(-1, n_words(dp)))[0]
+
+
+def metadata_batch(dp, masks) -> np.ndarray:
+    """(N, words) metadata from (N, K) masks."""
+    return encode(dp, np.asarray(masks, bool).reshape(-1, dp.k))[0]
+
+
+def random_metadata(dp, n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, words) metadata of uniformly drawn legal selectors."""
+    legal = np.array(legal_selectors(dp), dtype=np.uint32)
+    chunks = dp.k // chunk_width(dp)
+    sels = legal[rng.integers(0, len(legal), size=(n, chunks))]
+    words = np.zeros((n, n_words(dp)), dtype=np.uint32)
+    for i in range(chunks):
+        words[:, i // NIBBLES_PER_WORD] |= sels[:, i] << np.uint32(4 * (i % NIBBLES_PER_WORD))
+    return words

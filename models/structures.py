@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
-from .engine import ROUNDINGS, EngineParams, fused_dot
+from .engine import ROUNDINGS, EngineParams, Speed, fused_dot
 from .formats import convert, get_format
 from .model import Model, ModelError
 
@@ -64,12 +65,15 @@ def _one(fmt: str) -> int:
     return (f.bias << f.frac_bits) << f.drop_bits
 
 
-def ieee_add(d_type: str, x: np.ndarray, y: np.ndarray, rounding: str = "rne") -> np.ndarray:
+def ieee_add(d_type: str, x: np.ndarray, y: np.ndarray, rounding: str = "rne",
+             window: int | None = None) -> np.ndarray:
     """x + y in ``d_type`` as an ordinary IEEE add (exact sum, one rounding,
-    IEEE zero signs and overflow): the engine on x*1 + y, which is exact."""
+    IEEE zero signs and overflow): the engine on x*1 + y, which is exact.
+    ``window``: both cut toward zero into that many fraction bits below the
+    larger raw exponent first (a fixed-point merge), and Inf past the range."""
     dp = Datapath("mma", d_type, d_type, d_type, d_type, 1)
-    p = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_rounding=rounding,
-                     zero_sign="ieee", overflow="ieee")
+    p = EngineParams(window_bits=window, block_size=1, zero_floor=None, output_rounding=rounding,
+                     zero_sign="ieee", overflow="ieee" if window is None else "inf")
     x = np.asarray(x, np.uint32).reshape(-1, 1)
     one = np.full_like(x, _one(d_type))
     return fused_dot(dp, Cases(x, one, np.asarray(y, np.uint32)), p)
@@ -84,7 +88,8 @@ class SplitModel(Model):
     rounding into ``acc_type``). The first sub-MMA's accumulator is C
     (``c_entry='first'``; C converted to ``acc_type`` by RNE where the types
     differ) or +0 (``'last'``: C is added after, in the output type, by an
-    ordinary add rounded ``c_add_rounding``). Each later sub-MMA takes the
+    ordinary add rounded ``c_add_rounding``, or with ``c_add_window`` bits by
+    a fixed-point merge: :func:`ieee_add`). Each later sub-MMA takes the
     previous result as its accumulator. A result in ``acc_type`` other than
     the output type is converted to it rounding ``out_rounding``. ``unpack``
     converts A and B first (F2FP: fp8 to f16, exact); ``c_convert`` converts
@@ -95,6 +100,7 @@ class SplitModel(Model):
     acc_type: str | None = None  # None: the output type
     c_entry: str = "first"  # first | last
     c_add_rounding: str = "rne"
+    c_add_window: int | None = None  # None: an exact add; else a merge in this window
     out_rounding: str = "rne"
     unpack: str | None = None
     c_convert: str | None = None  # C converted (RNE) to this type before the MMA
@@ -113,7 +119,7 @@ class SplitModel(Model):
         if flat != list(range(k)):
             raise ModelError(f"{self.name}: the parts do not cover K=0..{k - 1} once each")
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
+    def evaluate(self, cases: Cases, speed: Speed | None = None) -> np.ndarray:
         dp = self.datapath
         cases.check(dp)
         self.check_parts(dp.k)
@@ -133,19 +139,20 @@ class SplitModel(Model):
         for part in self.parts:
             sub = Datapath(dp.family, a_t, a_t, b_t, acc_t, len(part))
             idx = list(part)
-            acc = fused_dot(sub, Cases(a[:, idx], b[:, idx], acc), self.stage)
+            acc = fused_dot(sub, Cases(a[:, idx], b[:, idx], acc), self.stage, speed=speed)
         d_t = get_format(dp.d_type).name
         if acc_t != d_t:
             acc = convert(acc, acc_t, d_t, ROUNDINGS[self.out_rounding])
         if self.c_entry == "last":
             if c_t != d_t:
                 c = convert(c, c_t, d_t)
-            acc = ieee_add(d_t, acc, c, self.c_add_rounding)
+            acc = ieee_add(d_t, acc, c, self.c_add_rounding, self.c_add_window)
         return np.asarray(acc, np.uint32)
 
     def describe(self) -> dict:
         return {**super().describe(), "parts": [list(p) for p in self.parts],
                 "stage": self.stage.as_dict(), "acc_type": self.acc_type or self.datapath.d_type,
                 "c_entry": self.c_entry, "c_add_rounding": self.c_add_rounding,
+                "c_add_window": self.c_add_window,
                 "out_rounding": self.out_rounding, "unpack": self.unpack,
                 "c_convert": self.c_convert}

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import Batch, Finding, pow2, product, word
+from tcprobe.models.words import pow2, product, word
+
+from .common import Batch, Finding
 from .internal import setup
 
 

@@ -10,7 +10,9 @@ integer bits above the anchor (and wraps) are the alternatives.
 
 from __future__ import annotations
 
-from .common import Batch, Finding, exp_range, home_exponent, max_sig, product, word
+from tcprobe.models.words import exp_range, home_exponent, max_sig, product, word
+
+from .common import Batch, Finding
 
 
 def run(ctx) -> Finding:
@@ -77,6 +79,7 @@ def _integer(ctx) -> Finding:
     s32: does the sum wrap modulo 2**32 or saturate once? (And random cases
     must be the exact sum.)"""
     import numpy as np
+
     from tcprobe.models.cases import Cases
     from tcprobe.models.model import IntegerModel
 

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Specials, decode_scalar, describe, encode, get_format
+from tcprobe.models.formats import describe, get_format
+from tcprobe.models.words import pow2, zero
 
 # ---------------------------------------------------------------------------
 # Findings and their evidence.
@@ -74,138 +76,6 @@ class Finding:
                 "evidence": [e.as_dict() for e in self.evidence]}
 
 
-# ---------------------------------------------------------------------------
-# Exact words.
-
-
-def exp_range(fmt) -> tuple[int, int, int]:
-    """(smallest subnormal exponent, smallest normal exponent, largest
-    exponent) of a float format: the values 2**e it holds."""
-    f = get_format(fmt)
-    emin = 1 - f.bias
-    top = (1 << f.exp_bits) - 1
-    emax = top - f.bias - (1 if f.specials == Specials.IEEE else 0)
-    return emin - f.frac_bits, emin, emax
-
-
-def word(fmt, sign: int, mag: int, q: int) -> int | None:
-    """The word of (-1)**sign * mag * 2**q in ``fmt``, or None if inexact."""
-    return _word(get_format(fmt).name, int(sign), int(mag), int(q))
-
-
-@lru_cache(maxsize=65536)
-def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
-    f = get_format(fmt)
-    if f.kind.name == "INT":  # two's complement (or unsigned) integers
-        if q < 0 and mag % (1 << -q):
-            return None
-        v = (mag << q) if q >= 0 else (mag >> -q)
-        v = -v if sign else v
-        lo, hi = (-(1 << (f.width - 1)), (1 << (f.width - 1)) - 1) if f.signed else (0, f.word_mask)
-        return v & f.word_mask if lo <= v <= hi else None
-    if f.kind.name == "E8M0":  # a power-of-two scale: 2**(code - bias)
-        if sign or mag <= 0 or mag & (mag - 1):
-            return None
-        code = q + mag.bit_length() - 1 + f.bias
-        return code if 0 <= code < (1 << f.width) - 1 else None
-    if mag == 0:
-        return (sign << (f.width - 1)) if f.signed else 0
-    w = int(encode(f, sign, mag, q)[()])
-    cls, s, sig, lsb, _ = decode_scalar(w, f.spec)
-    if cls != 1 or s != sign:
-        return None
-    # exact iff sig * 2**lsb == mag * 2**q
-    a, b = (sig, lsb), (mag, q)
-    lo = min(a[1], b[1])
-    return w if (a[0] << (a[1] - lo)) == (b[0] << (b[1] - lo)) else None
-
-
-def pow2(fmt, e: int, sign: int = 0) -> int | None:
-    return word(fmt, sign, 1, e)
-
-
-def zero(fmt, sign: int = 0) -> int:
-    return word(fmt, sign, 0, 0)
-
-
-def raw_exp(fmt, w: int) -> int:
-    return int(decode_scalar(int(w), get_format(fmt).spec)[4])
-
-
-def max_sig(fmt) -> int:
-    """The largest finite significand (e4m3's all-ones is NaN)."""
-    f = get_format(fmt)
-    m = (1 << (f.frac_bits + 1)) - 1
-    return m - 1 if f.specials == Specials.FN else m
-
-
-def product(fa, fb, e: int, sign: int = 0, mant: tuple[int, int] = (1, 1),
-            frac: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:
-    return _product(get_format(fa).name, get_format(fb).name, int(e), int(sign),
-                    tuple(mant), tuple(frac))
-
-
-@lru_cache(maxsize=65536)
-def _product(fa, fb, e, sign, mant, frac):
-    if get_format(fa).kind.name == "INT":
-        shift = e - frac[0] - frac[1]
-        wa = word(fa, sign, mant[0] << max(shift, 0), min(shift, 0))
-        wb = word(fb, 0, mant[1], 0)
-        return None if wa is None or wb is None else (wa, wb, 0)
-    return _float_product(fa, fb, e, sign, mant, frac)
-
-
-def _float_product(fa, fb, e, sign, mant, frac):
-    """Words (a, b) with a * b = (-1)**sign * mant_a*2**-frac_a * mant_b*2**-frac_b * 2**e,
-    normal numbers preferred and the exponent split evenly; also returns the
-    raw exponent sum (what the datapath aligns on). None if impossible."""
-    sa, na, xa = exp_range(fa)
-    sb, nb, xb = exp_range(fb)
-    # the best split has both factors normal and the exponents closest: try
-    # those first, nearest split first (the smaller ea first on a tie)
-    lo, hi = sa - 2, xa + 1
-    for ea in sorted(range(max(lo, na), hi), key=lambda x: (abs(2 * x - e), x)):
-        eb = e - ea
-        if eb < nb:
-            continue
-        wa = word(fa, sign, mant[0], ea - frac[0])
-        wb = word(fb, 0, mant[1], eb - frac[1])
-        if wa is not None and wb is not None and raw_exp(fa, wa) == ea and raw_exp(fb, wb) == eb:
-            return wa, wb, ea + eb
-    best = None
-    for ea in range(sa - 2, xa + 1):
-        eb = e - ea
-        wa = word(fa, sign, mant[0], ea - frac[0])
-        wb = word(fb, 0, mant[1], eb - frac[1])
-        if wa is None or wb is None:
-            continue
-        normal = (ea >= na) + (eb >= nb)
-        key = (normal, -abs(ea - eb))
-        if best is None or key > best[0]:
-            best = (key, wa, wb)
-    if best is None:
-        return None
-    _, wa, wb = best
-    return wa, wb, raw_exp(fa, wa) + raw_exp(fb, wb)
-
-
-def product_range(fa, fb) -> tuple[int, int]:
-    """Exponents e for which a product of two powers of two equals 2**e."""
-    sa, _, xa = exp_range(fa)
-    sb, _, xb = exp_range(fb)
-    return sa + sb, xa + xb
-
-
-def home_exponent(fa, fb, prefer: int = 10) -> int:
-    """An exponent E with +-2**E products, near ``prefer`` and away from the
-    ends of the range (probes stay clear of floors and overflow)."""
-    lo, hi = product_range(fa, fb)
-    _, na, xa = exp_range(fa)
-    _, nb, xb = exp_range(fb)
-    top = xa + xb - 1
-    return max(min(prefer, top), na + nb)
-
-
 def show(fmt, w) -> str:
     return describe(get_format(fmt), int(w))
 
@@ -217,19 +87,23 @@ def show(fmt, w) -> str:
 class Batch:
     """Logical cases for one step, built row by row, with labels."""
 
-    def __init__(self, dp, lanes: int | None = None):
+    def __init__(self, dp, lanes: int | None = None, show_scales: bool = False):
         self.dp = dp
+        self.show_scales = show_scales and dp.block_scaled  # scale codes in the evidence
         self.k = lanes or dp.k
-        self.rows: list[tuple[str, dict, dict, int]] = []
+        self.rows: list[tuple[str, dict, dict, int, dict, dict]] = []
         self.zero_a = zero(dp.a_type)
         self.zero_b = zero(dp.b_type)
 
-    def add(self, label: str, lanes: dict | None = None, c: int | None = None) -> int:
-        """lanes: {k: (a_word, b_word)}; c: C word (None: +0). Returns the row."""
+    def add(self, label: str, lanes: dict | None = None, c: int | None = None,
+            scale_a: dict | None = None, scale_b: dict | None = None) -> int:
+        """lanes: {k: (a_word, b_word)}; c: C word (None: +0); scale_a, scale_b:
+        {scale block: code} on block-scaled datapaths (others: 1). Returns the row."""
         lanes = lanes or {}
         a = {k: v[0] for k, v in lanes.items()}
         b = {k: v[1] for k, v in lanes.items()}
-        self.rows.append((label, a, b, zero(self.dp.c) if c is None else int(c)))
+        self.rows.append((label, a, b, zero(self.dp.c) if c is None else int(c),
+                          dict(scale_a or {}), dict(scale_b or {})))
         return len(self.rows) - 1
 
     def __len__(self) -> int:
@@ -244,7 +118,7 @@ class Batch:
         b = np.full((n, self.k), self.zero_b, np.uint32)
         c = np.zeros(n, np.uint32)
         named = np.zeros((n, self.k), bool)
-        for i, (_, ra, rb, rc) in enumerate(self.rows):
+        for i, (_, ra, rb, rc, _, _) in enumerate(self.rows):
             for k, v in ra.items():
                 a[i, k] = v
                 named[i, k] = True
@@ -253,8 +127,13 @@ class Batch:
                 named[i, k] = True
             c[i] = rc
         sa = sb = active = None
-        if self.dp.block_scaled:  # unit scales
+        if self.dp.block_scaled:  # unit scales, but where a row sets its blocks' codes
             sa, sb = unit_scales(self.dp, n)
+            for i, row in enumerate(self.rows):
+                for j, code in row[4].items():
+                    sa[i, j] = code
+                for j, code in row[5].items():
+                    sb[i, j] = code
         if self.dp.sparse:
             active = legal_mask(self.dp, named)
         return Cases(a, b, c, sa, sb, active, names=[r[0] for r in self.rows])
@@ -263,11 +142,16 @@ class Batch:
         """Evidence of row i (of ``cases`` when i lies past this batch's rows)."""
         if i >= len(self.rows):
             return case_evidence(cases, i, words, note, self.zero_a, self.zero_b)
-        label, a, b, c = self.rows[i]
+        label, a, b, c, xa, xb = self.rows[i]
         za, zb = self.zero_a, self.zero_b
-        return Evidence(label, {k: v for k, v in a.items() if v != za},
-                        {k: v for k, v in b.items() if v != zb}, c,
-                        [int(w) for w in np.atleast_1d(words)], note)
+        ev = Evidence(label, {k: v for k, v in a.items() if v != za},
+                      {k: v for k, v in b.items() if v != zb}, c,
+                      [int(w) for w in np.atleast_1d(words)], note)
+        if self.show_scales:
+            unit = pow2(self.dp.scale_type, 0)
+            ev.scale_a = [xa.get(j, unit) for j in range(self.dp.n_scales)]
+            ev.scale_b = [xb.get(j, unit) for j in range(self.dp.n_scales)]
+        return ev
 
 
 def unit_scales(dp, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -348,20 +232,6 @@ def complete(dp, cases: Cases) -> Cases:
     if not changed:
         return cases
     return Cases(cases.a, cases.b, cases.c, sa, sb, act, cases.names)
-
-
-def random_words(f, e, shape, rng, sign_p: float = 0.5) -> np.ndarray:
-    """Finite words of format f with unbiased exponents ``e`` (clipped into
-    the format) and random fractions: inputs for model-checked random cases."""
-    f = get_format(f)
-    top = (1 << f.exp_bits) - 1 - (1 if f.specials == Specials.IEEE else 0)
-    field = np.clip(np.broadcast_to(np.asarray(e), shape) + f.bias, 0, top).astype(np.int64)
-    frac = rng.integers(0, 1 << f.frac_bits, shape)
-    if f.specials == Specials.FN:  # e4m3: all ones is NaN
-        frac = np.where((field == top) & (frac == (1 << f.frac_bits) - 1), frac - 1, frac)
-    sign = (rng.random(shape) < sign_p).astype(np.int64) if f.signed else 0 * field
-    return ((sign << (f.width - 1)) | (field << (f.frac_bits + f.drop_bits))
-            | (frac << f.drop_bits)).astype(np.uint32)
 
 
 def case_evidence(cases: Cases, i: int, words, note: str, zero_a: int = 0, zero_b: int = 0):

@@ -12,7 +12,9 @@ the visible precision).
 
 from __future__ import annotations
 
-from .common import Batch, Finding, exp_range, home_exponent, pow2, product
+from tcprobe.models.words import exp_range, home_exponent, pow2, product
+
+from .common import Batch, Finding
 
 
 def sweep(ctx, pairs, E, emax):

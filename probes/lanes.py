@@ -7,7 +7,9 @@ once, wherever it sits. This is what makes the replication trick valid.
 
 from __future__ import annotations
 
-from .common import Batch, Finding, product, word
+from tcprobe.models.words import product, word
+
+from .common import Batch, Finding
 
 SIGNATURES = ((0, (1, 1), (0, 0), 0), (1, (3, 1), (1, 0), 1))  # (sign, mant, frac, exp)
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.devices.base import PhysicalBatch
-from tcprobe.harness import Harness, HarnessError
-from tcprobe.layout import core_matrix_layout
+from tcprobe.models.words import pow2, product, word, zero
+from tcprobe.tiles.harness import Harness, HarnessError
+from tcprobe.tiles.layout import core_matrix_layout
+from tcprobe.tiles.spec import PhysicalBatch
 
-from .common import Batch, Evidence, Finding, pow2, product, word, zero
+from .common import Batch, Evidence, Finding
 
 
 def _physical(ctx, a, b, c, meta=None) -> PhysicalBatch:

@@ -12,9 +12,11 @@ window found so far; the ones that reproduce every device word remain.
 from __future__ import annotations
 
 import numpy as np
-from tcprobe.models.cases import Cases
 
-from .common import Batch, Finding, product, word
+from tcprobe.models.cases import Cases
+from tcprobe.models.words import product, word
+
+from .common import Batch, Finding
 
 ROUNDINGS = ("rz", "rne", "rna")
 
@@ -58,7 +60,7 @@ def block_cases(ctx, bt, block, F):
     significands of both kinds (odd and even low bits, so the sum carries past
     the output's precision even with a narrow window) and random ones, C zero
     or below the products."""
-    from .common import max_sig
+    from tcprobe.models.words import max_sig
 
     fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
     ma, mb = max_sig(fa), max_sig(fb)
@@ -107,16 +109,16 @@ def random_sums(ctx, F, n):
     """Random significands in every lane near 2**0 and a random C down to the
     window's bottom: where blocks chain, a rounding shows only through carries
     that random sums reach now and then (no zeros, far above any floor)."""
-    from .common import random_words
+    from tcprobe.suites.mix import random_finite
 
     rng = np.random.default_rng(ctx.seed + 11)
     k = ctx.dp.k
     half = n // 2
-    a = np.vstack([random_words(ctx.a_fmt, 0, (half, k), rng, 0.1),
-                   random_words(ctx.a_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
-    b = np.vstack([random_words(ctx.b_fmt, 0, (half, k), rng, 0.1),
-                   random_words(ctx.b_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
-    c = random_words(ctx.c_fmt, rng.integers(-F - 3, 4, n), (n,), rng)
+    a = np.vstack([random_finite(ctx.a_fmt, 0, (half, k), rng, 0.1),
+                   random_finite(ctx.a_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
+    b = np.vstack([random_finite(ctx.b_fmt, 0, (half, k), rng, 0.1),
+                   random_finite(ctx.b_fmt, rng.integers(-2, 3, (n - half, k)), (n - half, k), rng)])
+    c = random_finite(ctx.c_fmt, rng.integers(-F - 3, 4, n), (n,), rng)
     return Cases(a, b, c, names=["random sum"] * n)
 
 

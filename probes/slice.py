@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import Evidence, Finding, pow2, word
+from tcprobe.models.words import pow2, word
+
+from .common import Evidence, Finding
 
 FILLS = ((0, 1, 0, 1, 0, 3, 0),  # (sign x, mag x, q x, mag y, q y, mag c, q c)
          (0, 3, -1, 1, 1, 1, -2),
@@ -81,7 +83,9 @@ def run(ctx) -> Finding:
     # a replicated random K-vector through the documented layout: the words
     # that keep the common value form the slice (rows whose operands the
     # layout overlaps read other lanes' values)
-    from .common import Batch, product
+    from tcprobe.models.words import product
+
+    from .common import Batch
 
     bt = Batch(ctx.dp)
     for j in range(4):

@@ -21,21 +21,14 @@
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models import sparsity as meta_rules
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Specials
+from tcprobe.models.words import exp_range, max_sig, pow2, word, zero
+from tcprobe.suites.mix import random_finite, random_scales
 
-from .common import (
-    Evidence,
-    Finding,
-    case_evidence,
-    exp_range,
-    max_sig,
-    pow2,
-    random_words,
-    word,
-    zero,
-)
+from .common import Evidence, Finding, case_evidence
 
 PATTERN_NAMES = {(2, 1): "1 of 2", (4, 2): "2 of 4", (8, 4): "two adjacent pairs of 8"}
 
@@ -206,14 +199,14 @@ def _disabled_cases(ctx):
     n = 96
     active = _random_masks(dp, n, rng)
     fa, fb = ctx.a_fmt, ctx.b_fmt
-    a = random_words(fa, rng.integers(-2, 2, (n, dp.k)), (n, dp.k), rng)
-    b = random_words(fb, rng.integers(-2, 2, (n, dp.k)), (n, dp.k), rng)
+    a = random_finite(fa, rng.integers(-2, 2, (n, dp.k)), (n, dp.k), rng)
+    b = random_finite(fb, rng.integers(-2, 2, (n, dp.k)), (n, dp.k), rng)
     bad_a, bad_b = _poison(fa), _poison(fb)
     pick_a = bad_a[rng.integers(0, len(bad_a), (n, dp.k))]
     pick_b = bad_b[rng.integers(0, len(bad_b), (n, dp.k))]
     a_bad = np.where(active, a, pick_a)
     b_bad = np.where(active, b, pick_b)
-    c = random_words(ctx.c_fmt, rng.integers(-3, 3, n), (n,), rng)
+    c = random_finite(ctx.c_fmt, rng.integers(-3, 3, n), (n,), rng)
     sa = sb = None
     if dp.block_scaled:
         from .common import unit_scales
@@ -245,9 +238,9 @@ def _max_exp(f) -> int:
 
 
 def _random_masks(dp, n, rng) -> np.ndarray:
-    from tcprobe.harness import sparse_decode
+    from tcprobe.models.sparsity import decode
 
-    return sparse_decode(dp, meta_rules.random_metadata(dp, n, rng))[0]
+    return decode(dp, meta_rules.random_metadata(dp, n, rng))[0]
 
 
 def _counts(ctx) -> Cases:
@@ -260,8 +253,8 @@ def _counts(ctx) -> Cases:
     fa, fb = ctx.a_fmt, ctx.b_fmt
     for nact in range(dp.k // 2 + 1):
         active = _random_masks(dp, per, rng)
-        a = random_words(fa, rng.integers(-3, 3, (per, dp.k)), (per, dp.k), rng)
-        b = random_words(fb, rng.integers(-3, 3, (per, dp.k)), (per, dp.k), rng)
+        a = random_finite(fa, rng.integers(-3, 3, (per, dp.k)), (per, dp.k), rng)
+        b = random_finite(fb, rng.integers(-3, 3, (per, dp.k)), (per, dp.k), rng)
         keep = np.zeros((per, dp.k), bool)
         for i in range(per):
             on = np.flatnonzero(active[i])
@@ -269,11 +262,9 @@ def _counts(ctx) -> Cases:
         a = np.where(keep, a, zero(fa)).astype(np.uint32)
         b = np.where(keep, b, zero(fb)).astype(np.uint32)
         c = np.where(rng.random(per) < 0.3, 0,
-                     random_words(ctx.c_fmt, rng.integers(-6, 2, per), (per,), rng))
+                     random_finite(ctx.c_fmt, rng.integers(-6, 2, per), (per,), rng))
         sa = sb = None
         if dp.block_scaled:
-            from tcprobe.ladder import random_scales
-
             sa, sb = random_scales(dp, per, rng), random_scales(dp, per, rng)
         parts.append(Cases(a, b, c.astype(np.uint32), sa, sb, active,
                            [f"{nact} active lanes"] * per))

@@ -11,8 +11,9 @@ saturation) must then reproduce every case.
 from __future__ import annotations
 
 from tcprobe.models.formats import Specials
+from tcprobe.models.words import exp_range, max_sig, pow2, product, word
 
-from .common import Batch, Finding, exp_range, max_sig, pow2, product, word
+from .common import Batch, Finding
 
 
 def _nans(f):

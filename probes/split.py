@@ -25,12 +25,16 @@ probe, so products probe each other:
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import EngineParams
+from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
+from tcprobe.models.words import home_exponent, product, word
+from tcprobe.suites.mix import random_cases
 
-from .common import Batch, Finding, home_exponent, product, word
+from .common import Batch, Finding
 
 ROUNDINGS = ("rz", "rne", "rna")
 
@@ -55,12 +59,13 @@ def splits(k: int) -> dict:
     return out
 
 
-def model(ctx, parts, *, window=25, rounding=None, c_add="rne", unpack="f16", **stage):
+def model(ctx, parts, *, window=DEFAULT_WINDOW_BITS, rounding=None, c_add="rne", unpack="f16",
+          **stage):
     """The split model of this datapath with one stage engine."""
     dp = ctx.dp
-    f16_out = ctx.d_fmt.name == "f16"
     p = EngineParams(window_bits=window, block_size=len(parts[0]), zero_floor=None,
-                     output_rounding=rounding or ("rne" if f16_out else "rz"), **stage)
+                     output_rounding=rounding or output_defaults(ctx.d_fmt.name).rounding,
+                     **stage)
     return SplitModel("split", dp, "ladder findings", parts=tuple(tuple(x) for x in parts),
                       stage=p, c_entry="last", c_add_rounding=c_add, unpack=unpack)
 
@@ -201,7 +206,5 @@ def _rounding_cases(ctx, parts, E) -> Cases:
             p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
             if one is not None and p is not None:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
-    from tcprobe.ladder import random_cases
-
     rng = np.random.default_rng(ctx.seed + 53)
     return Cases.concat([bt.cases(), random_cases(dp, 800, rng)])

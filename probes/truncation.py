@@ -12,7 +12,9 @@ is round-to-nearest-even; ties up is round-to-nearest-away.
 
 from __future__ import annotations
 
-from .common import Batch, Finding, pow2
+from tcprobe.models.words import pow2
+
+from .common import Batch, Finding
 
 
 def _flips(ctx, bt, fmt, other_one, op):

@@ -10,7 +10,9 @@ fraction bits and rounding with these numbers in hand.
 
 from __future__ import annotations
 
-from .common import Batch, Finding, exp_range, pow2, product
+from tcprobe.models.words import exp_range, pow2, product
+
+from .common import Batch, Finding
 
 
 def run(ctx) -> Finding:

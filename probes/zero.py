@@ -16,9 +16,11 @@ run as models; the ones that reproduce every device word remain.
 from __future__ import annotations
 
 import numpy as np
-from tcprobe.models.cases import Cases
 
-from .common import Batch, Finding, exp_range, product, word, zero
+from tcprobe.models.cases import Cases
+from tcprobe.models.words import exp_range, product, word, zero
+
+from .common import Batch, Finding
 
 
 def _lanes(ctx, n: int = 2):
@@ -138,7 +140,7 @@ def run(ctx) -> Finding:
         if p is not None:
             bt2.add(f"C = 0, one product near 2^{t}", {lane0: p[:2]})
     # random sums landing near the output's last steps
-    from .common import random_words
+    from tcprobe.suites.mix import random_finite
 
     rng2 = np.random.default_rng(ctx.seed + 13)
     m = 600
@@ -146,8 +148,8 @@ def run(ctx) -> Finding:
     eb = osub - ea + rng2.integers(-10, 10, (m, 1))
     tiny_c = np.where(rng2.random(m) < 0.5,
                       (rng2.random(m) < 0.5).astype(np.uint32) << np.uint32(fc.width - 1),
-                      random_words(fc, rng2.integers(osub, osub + 24, m), (m,), rng2))
-    tiny = Cases(random_words(fa, ea, (m, dp.k), rng2), random_words(fb, eb, (m, dp.k), rng2),
+                      random_finite(fc, rng2.integers(osub, osub + 24, m), (m,), rng2))
+    tiny = Cases(random_finite(fa, ea, (m, dp.k), rng2), random_finite(fb, eb, (m, dp.k), rng2),
                  tiny_c.astype(np.uint32), names=["random tiny sum"] * m)
     if not len(bt2) and not _reaches(tiny, fa, fb, lowest_raw, osub):
         ok = ctx.consistent(cs, w, {z: {"zero_sign": z, "zero_floor": None}

@@ -5,7 +5,9 @@ step spent. Every title says when the device is simulated."""
 from __future__ import annotations
 
 from rich.table import Table
+
 from tcprobe.models.formats import describe, get_format
+from tcprobe.models.words import pow2
 
 STATUS_STYLE = {"found": "green", "partial": "yellow", "skipped": "dim", "failed": "red"}
 
@@ -25,22 +27,20 @@ def _words(fmt, d: dict, limit: int = 4) -> str:
 
 def _scales(sf, sa, sb) -> str:
     """Scale factors that are not 1, as A0=2 B1=0x70 (else 'all 1')."""
-    from tcprobe.probes.common import pow2
-
     unit = pow2(sf, 0)
     parts = [f"{side}{j}={describe(sf, int(x))}" for side, codes in (("A", sa), ("B", sb))
              for j, x in enumerate(codes) if int(x) != unit]
     return ", ".join(parts) or "all 1"
 
 
-def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int = 6) -> Table:
-    """A step's finding with its proving cases (inputs and raw output words)."""
-    from tcprobe.ladder import TITLES
-
+def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int = 6,
+               title: str = "") -> Table:
+    """A step's finding with its proving cases (inputs and raw output words);
+    ``title`` names what the step probes."""
     sim = " [dim](simulated)[/]" if simulated else ""
     style = STATUS_STYLE.get(finding.status, "")
     pre = " [dim](prerequisite)[/]" if finding.prerequisite else ""
-    title = (f"{index}/{total} {finding.step}: {TITLES.get(finding.step, '')}{pre}{sim}\n"
+    title = (f"{index}/{total} {finding.step}: {title}{pre}{sim}\n"
              f"[{style}]{finding.status}[/]: {finding.summary}")
     t = Table(title=title, title_justify="left", show_edge=True, min_width=100)
     fa, fb, fc, fd = (get_format(x) for x in (dp.a_type, dp.b_type, dp.c, dp.d_type))

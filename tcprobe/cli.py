@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "run_case",
     "ladder",
     "smoke",
+    "report",
     "gemm",
 ]
 

@@ -29,261 +29,27 @@ reported with the device word and the candidate word.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 
 from tcprobe.capture import Capture
-from tcprobe.models.cases import Cases
-from tcprobe.models.engine import EngineParams, ParamError
-from tcprobe.models.formats import Class, decode, get_format, ordered
+from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import describe as describe_word
+from tcprobe.models.formats import get_format
+from tcprobe.models.isa import output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
-from .fit_diagnose import CaseFeatures, Diagnosis, bit_lengths, diagnose, shrink, simplest
+from .fit_diagnose import CaseFeatures, Diagnosis, diagnose, simplest
+from .fit_eval import INF, Evaluator, FitConfig, Record
+from .fit_result import FitResult, Rejection, Step, _jsonable
 from .fit_space import DIMS, FAMILY_DIMS, Recipe, family_members, family_of, moves, values
-
-INF = 1 << 60
-
-
-def error_bits(d_type: str, got: np.ndarray, want: np.ndarray) -> int:
-    """Sum of the bit lengths of the ulp distances (a NaN on one side: 64)."""
-    if len(got) == 0:
-        return 0
-    fmt = get_format(d_type)
-    dist = np.abs(ordered(fmt, got) - ordered(fmt, want))
-    nan = (decode(fmt, got).cls == Class.NAN) != (decode(fmt, want).cls == Class.NAN)
-    return int(np.where(nan, 64, bit_lengths(dist)).sum())
+from .shrink import minimize
 
 
 class FitError(ValueError):
     """A capture that fit cannot search (integer or block-scaled datapaths)."""
-
-
-@dataclass
-class FitConfig:
-    """Knobs of the search."""
-
-    budget: int = 2000  # distinct candidates screened, at most
-    screen: int = 256  # cases in the screening subset
-    beam: int = 4
-    grow: int = 32  # failing cases that join the screen after a failed confirmation
-    chunk: int = 64  # screening chunk: a candidate stops after the chunk that rules it out
-    pair_dims: int = 5
-    pair_values: int = 3
-    seed: int = 0
-    analyse: bool = True  # check the winner's neighbours and families on the whole capture
-
-
-@dataclass
-class Record:
-    """A candidate's score on the screen: ``count`` mismatches (a lower
-    bound when ``complete`` is false: it stopped early)."""
-
-    recipe: Recipe
-    count: int
-    complete: bool
-    fails: np.ndarray  # capture indices it fails (all of them when complete)
-    fixed: int | None  # of its parent's failing cases, how many it gets right
-    version: int
-    order: int  # when it was first screened
-    error: str | None = None
-    distance: int = 0  # sum over its failures of the bit length of the ulp error
-
-    @property
-    def score(self) -> tuple[int, int]:
-        """Mismatches first; among equal counts, the smaller errors (so a
-        search can move where every case still fails)."""
-        return (self.count, self.distance)
-
-
-class Evaluator:
-    """Scores recipes on a capture: a growing screen with early stopping,
-    and the whole capture (cached)."""
-
-    def __init__(self, capture: Capture, config: FitConfig):
-        self.cap, self.dp, self.cfg = capture, capture.datapath, config
-        n = len(capture)
-        rng = np.random.default_rng(config.seed)
-        pick = rng.choice(n, size=min(n, config.screen), replace=False)
-        self.screen_idx = np.sort(pick)
-        self.added: list[np.ndarray] = []  # cases added at each version
-        self.records: dict[Recipe, Record] = {}
-        self.full: dict[Recipe, np.ndarray] = {}
-        self.full_evals = 0
-
-    @property
-    def version(self) -> int:
-        return len(self.added)
-
-    @property
-    def screened(self) -> int:
-        return len(self.records)
-
-    def words(self, recipe: Recipe, idx: np.ndarray) -> np.ndarray:
-        return recipe.model(self.dp).evaluate(self.cap.cases.take(idx))
-
-    def _fails(self, recipe: Recipe, idx: np.ndarray) -> tuple[np.ndarray, int]:
-        """The cases of ``idx`` that ``recipe`` fails, and their distance."""
-        if len(idx) == 0:
-            return idx, 0
-        got, want = self.words(recipe, idx), self.cap.words[idx]
-        bad = got != want
-        return idx[bad], error_bits(self.dp.d_type, got[bad], want[bad])
-
-    def grow(self, idx: np.ndarray) -> None:
-        new = np.setdiff1d(np.asarray(idx), self.screen_idx)
-        if len(new):
-            self.screen_idx = np.sort(np.concatenate([self.screen_idx, new]))
-            self.added.append(new)
-
-    def screen(self, recipe: Recipe, threshold: int = INF, first=None) -> Record:
-        """Score ``recipe`` on the screen, stopping once it exceeds ``threshold``;
-        ``first``: cases to score first (its parent's failures)."""
-        rec = self.records.get(recipe)
-        if rec is not None and rec.error:
-            return rec
-        if rec is not None and rec.version == self.version:
-            if rec.complete or rec.count > threshold:
-                return rec
-        elif rec is not None and rec.complete:
-            new = np.concatenate(self.added[rec.version:])
-            extra, dist = self._fails(recipe, new)
-            rec.fails = np.concatenate([rec.fails, extra])
-            rec.count += len(extra)
-            rec.distance += dist
-            rec.version = self.version
-            return rec
-        order = len(self.records) if rec is None else rec.order
-        try:
-            first_idx = (np.intersect1d(first, self.screen_idx) if first is not None
-                         else np.empty(0, np.int64))
-            f, dist = self._fails(recipe, first_idx)
-            fails = [f]
-            fixed = len(first_idx) - len(f) if first is not None else None
-            count = len(f)
-            complete = True
-            rest = np.setdiff1d(self.screen_idx, first_idx)
-            for s in range(0, len(rest), self.cfg.chunk):
-                if count > threshold:
-                    complete = False
-                    break
-                f, d = self._fails(recipe, rest[s:s + self.cfg.chunk])
-                fails.append(f)
-                count += len(f)
-                dist += d
-            rec = Record(recipe, count, complete, np.concatenate(fails), fixed, self.version,
-                         order, distance=dist)
-        except (ModelError, ParamError) as e:
-            rec = Record(recipe, INF, False, np.empty(0, np.int64), None, self.version, order,
-                         error=str(e))
-        self.records[recipe] = rec
-        return rec
-
-    def full_fails(self, recipe: Recipe) -> np.ndarray:
-        """The capture indices ``recipe`` fails, over the whole capture."""
-        if recipe not in self.full:
-            self.full_evals += 1
-            try:
-                self.full[recipe] = np.flatnonzero(
-                    recipe.model(self.dp).evaluate(self.cap.cases) != self.cap.words)
-            except (ModelError, ParamError):
-                self.full[recipe] = np.arange(len(self.cap))
-        return self.full[recipe]
-
-
-# ---------------------------------------------------------------------------
-# Results.
-
-
-@dataclass
-class Step:
-    """One move of the search path."""
-
-    dim: str
-    value: object
-    before: int  # screen mismatches of the parent
-    after: int  # screen mismatches of the child (when found)
-    reason: str  # why the diagnosis put this dimension first
-
-    def as_dict(self) -> dict:
-        return {"dim": self.dim, "value": _jsonable(self.value), "before": self.before,
-                "after": self.after, "reason": self.reason}
-
-
-@dataclass
-class Rejection:
-    """One family the capture rules out, and a case that shows it."""
-
-    dim: str
-    family: str
-    member: str  # the family's member nearest the winner
-    member_mismatches: int
-    best_tried: str | None
-    best_tried_mismatches: int | None
-    case_index: int | None
-    case: dict | None  # a, b, c, device, candidate (words as hex and value)
-    rules_out_best_tried: bool = False
-    shrunk: dict | None = None  # a smaller case, device word from a live oracle
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass
-class FitResult:
-    label: str
-    capture: str
-    gpu: str | None
-    datapath: str
-    cases: int
-    seeds: list[dict]
-    start: str
-    start_mismatches: int
-    best: Recipe
-    best_description: str
-    mismatches: int
-    params: dict | None  # engine parameters when one engine computes it
-    candidates: int  # distinct candidates screened
-    full_evaluations: int
-    seconds: float
-    stop: str
-    path: list[Step] = field(default_factory=list)
-    top: list[dict] = field(default_factory=list)
-    unpinned: dict = field(default_factory=dict)  # dim -> the values that also fit
-    rejected: list[Rejection] = field(default_factory=list)
-    remaining: str = ""  # what the best candidate's mismatches share
-    changed_from_start: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {
-            "label": self.label, "capture": self.capture, "gpu": self.gpu,
-            "datapath": self.datapath, "cases": self.cases, "seeds": self.seeds,
-            "start": self.start, "start_mismatches": self.start_mismatches,
-            "best": {k: _jsonable(v) for k, v in self.best.as_dict().items()},
-            "best_description": self.best_description, "mismatches": self.mismatches,
-            "params": self.params, "candidates": self.candidates,
-            "full_evaluations": self.full_evaluations, "seconds": round(self.seconds, 3),
-            "stop": self.stop, "changed_from_start": self.changed_from_start,
-            "path": [s.as_dict() for s in self.path], "top": self.top,
-            "unpinned": {k: v if isinstance(v, dict) else [_jsonable(x) for x in v]
-                         for k, v in self.unpinned.items()},
-            "rejected": [r.as_dict() for r in self.rejected], "remaining": self.remaining,
-        }
-
-
-def _jsonable(v):
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
-# ---------------------------------------------------------------------------
-# Seeds.
 
 
 def seed_recipes(capture: Capture, start: str | None = None) -> list[tuple[str, Recipe]]:
@@ -315,7 +81,7 @@ def seed_recipes(capture: Capture, start: str | None = None) -> list[tuple[str, 
             seen.add(r)
             out.append((prof.name, r))
     if not out:
-        floor = -21 if get_format(dp.d_type).name == "f16" else -133
+        floor = output_defaults(get_format(dp.d_type).name).zero_floor
         r = Recipe.from_params(EngineParams(block_size=dp.k, zero_floor=floor)).canonical(dp)
         out.append(("engine defaults", r))
     return out
@@ -594,21 +360,22 @@ class Search:
         return int(self.ev.words(r, np.array([i]))[0])
 
     def _shrink(self, r: Recipe, i: int) -> dict | None:
+        """The simplest case (by the one shrinker) on which the live oracle
+        and candidate ``r`` still differ, from capture case ``i``."""
         if self.oracle is None:
             return None
-        model = r.model(self.dp)
-
-        def differs(cs: Cases) -> bool:
-            return int(self.oracle(cs)[0]) != int(model.evaluate(cs)[0])
-
-        small = shrink(self.dp, self.cap.cases.take([i]), differs)
+        try:
+            s = minimize(self.dp, self.cap.cases.take([i]), self.oracle, r.model(self.dp).evaluate)
+        except ValueError:  # the oracle agrees with the candidate here
+            return None
+        small = s.case
         fa, fc = get_format(self.dp.a_type), get_format(self.dp.c)
         nz = [k for k in range(self.dp.k) if small.a[0, k] or small.b[0, k]]
         return {"lanes": {str(k): [f"0x{int(small.a[0, k]):0{fa.hex_digits}x}",
                                    f"0x{int(small.b[0, k]):0{fa.hex_digits}x}"] for k in nz},
                 "c": f"0x{int(small.c[0]):0{fc.hex_digits}x}",
-                "device": describe_word(self.dp.d_type, int(self.oracle(small)[0])),
-                "candidate": describe_word(self.dp.d_type, int(model.evaluate(small)[0])),
+                "device": describe_word(self.dp.d_type, s.device_word),
+                "candidate": describe_word(self.dp.d_type, s.model_word),
                 "note": "device word from the live oracle, not the capture"}
 
     def _fits(self, r: Recipe) -> bool:

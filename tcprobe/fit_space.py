@@ -36,6 +36,7 @@ from dataclasses import dataclass, fields, replace
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import get_format
+from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, Model
 from tcprobe.models.structures import SplitModel, deal, split_name
 
@@ -49,14 +50,16 @@ STEPS = tuple(range(1, 17)) + (24, 32)
 FLOOR_STEPS = tuple(range(1, 17)) + (24, 32, 64, 128)
 
 
+F32_OUT = output_defaults("f32")  # a Recipe starts from the ISA's conversion into an f32 D
+
 @dataclass(frozen=True)
 class Recipe:
     """One candidate datapath (see the module doc for each field)."""
 
-    window: int | None = 25
+    window: int | None = DEFAULT_WINDOW_BITS
     block: int = 16
-    floor: int | None = -133
-    rounding: str = "rz"
+    floor: int | None = F32_OUT.zero_floor
+    rounding: str = F32_OUT.rounding
     frac_bits: int | None = None
     zero_sign: str = "positive"
     align: str = "raw"

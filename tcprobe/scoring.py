@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcprobe.capture import Capture
-from tcprobe.models.formats import Class, decode, describe, get_format, ulp_distance
+from tcprobe.models.formats import describe, get_format
 from tcprobe.models.model import Model
+from tcprobe.models.words import ulps_or_none
 
 
 @dataclass
@@ -64,14 +65,13 @@ def mismatch_details(cap_dp, cases, idx, device_words, model_words, names=None) 
     for i in idx:
         i = int(i)
         dw, mw = int(device_words[i]), int(model_words[i])
-        nan = (decode(out_fmt, [dw, mw]).cls == Class.NAN).any()
         out.append(Mismatch(
             index=i,
             name=names[i] if names else None,
             a=_hex(cap_dp.a_type, cases.a[i]), b=_hex(cap_dp.b_type, cases.b[i]),
             c=_hex(cap_dp.c, [cases.c[i]])[0],
             device=describe(out_fmt, dw), model=describe(out_fmt, mw),
-            ulps=None if nan else int(ulp_distance(out_fmt, [mw], [dw])[0]),
+            ulps=ulps_or_none(out_fmt, mw, dw),
             scale_a=None if cases.scale_a is None else _hex(cap_dp.scale_type, cases.scale_a[i]),
             scale_b=None if cases.scale_b is None else _hex(cap_dp.scale_type, cases.scale_b[i]),
         ))

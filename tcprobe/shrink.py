@@ -26,8 +26,9 @@ import numpy as np
 from tcprobe.devices.base import Device
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import Class, Format, Kind, decode, describe, get_format, ulp_distance
+from tcprobe.models.formats import Format, Kind, describe, get_format
 from tcprobe.models.model import Model
+from tcprobe.models.words import ulps_or_none
 
 
 @dataclass
@@ -141,9 +142,15 @@ def active_lanes(case: Cases) -> int:
 
 
 def shrink(dp: Datapath, device: Device, model: Model, case: Cases, max_rounds: int = 200) -> Shrunk:
-    """The simplest case reached from ``case`` that still mismatches."""
-    dw = int(device.run(dp, case)[0])
-    mw = int(model.evaluate(case)[0])
+    """The simplest case reached from ``case`` that still mismatches on ``device``."""
+    return minimize(dp, case, lambda cases: device.run(dp, cases), model.evaluate, max_rounds)
+
+
+def minimize(dp: Datapath, case: Cases, device_words, model_words, max_rounds: int = 200) -> Shrunk:
+    """The simplest case reached from ``case`` on which ``device_words(cases)``
+    (a device, or a live oracle) and ``model_words(cases)`` still differ."""
+    dw = int(device_words(case)[0])
+    mw = int(model_words(case)[0])
     if dw == mw:
         raise ValueError("the case does not mismatch: nothing to shrink")
     start = active_lanes(case)
@@ -152,7 +159,7 @@ def shrink(dp: Datapath, device: Device, model: Model, case: Cases, max_rounds: 
     if current.active is not None:  # clear the positions the metadata does not select
         a, b = current.masked()
         current = Cases(a, b, current.c, current.scale_a, current.scale_b, current.active)
-        d2, m2 = int(device.run(dp, current)[0]), int(model.evaluate(current)[0])
+        d2, m2 = int(device_words(current)[0]), int(model_words(current)[0])
         if d2 != m2:
             dw, mw = d2, m2
         else:
@@ -162,8 +169,8 @@ def shrink(dp: Datapath, device: Device, model: Model, case: Cases, max_rounds: 
         if not cands:
             break
         batch = Cases.concat(cands)
-        dws = np.asarray(device.run(dp, batch), np.uint32)
-        mws = np.asarray(model.evaluate(batch), np.uint32)
+        dws = np.asarray(device_words(batch), np.uint32)
+        mws = np.asarray(model_words(batch), np.uint32)
         hit = np.flatnonzero(dws != mws)
         if hit.size == 0:
             break
@@ -199,8 +206,7 @@ def command(dp: Datapath, device_name: str, model_name: str, case: Cases) -> str
 def reproducer(dp: Datapath, device: Device, model: Model, s: Shrunk) -> dict:
     """A shrunk mismatch as the report stores it."""
     fd = get_format(dp.d_type)
-    nan = bool((decode(fd, [s.device_word, s.model_word]).cls == Class.NAN).any())
-    ulps = None if nan else int(ulp_distance(fd, [s.model_word], [s.device_word])[0])
+    ulps = ulps_or_none(fd, s.model_word, s.device_word)
     return {"command": command(dp, device.name, model.name, s.case),
             "device_word": describe(fd, s.device_word), "model_word": describe(fd, s.model_word),
             "ulps": ulps, "lanes": s.lanes, "lanes_before": s.start_lanes, "rounds": s.rounds}

@@ -94,7 +94,7 @@ def _sass_step(arch: str | None, families: tuple[str, ...]) -> Step:
     if arch is None:
         return Step("sass", "skipped", "the device names no architecture to check")
     try:
-        from tcprobe import sass
+        from tcprobe.devices.cuda import sass
     except ImportError as e:  # pragma: no cover - sass imports only the optional wheels lazily
         return Step("sass", "skipped", f"SASS check unavailable: {e}")
     try:

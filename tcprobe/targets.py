@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcprobe.descriptor import encode
 from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.isa import F8F6F4_TYPES as F8F6F4
+from tcprobe.tiles.descriptors import encode
 
 SUITES = ("blog", "mixed", "hmma")
 _UNSCALED = (("tf32", "tf32"), ("f16", "bf16"), ("f16", "f16"), *(("f8f6f4", f) for f in F8F6F4))

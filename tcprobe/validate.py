@@ -26,11 +26,12 @@ import numpy as np
 from tcprobe import suites as suites_mod
 from tcprobe.capture import CaptureError, binary
 from tcprobe.devices.base import Device
-from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import Class, decode, get_format, ulp_distance
+from tcprobe.models.engine import Speed
+from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
+from tcprobe.models.words import distance
 
 POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over the run
 
@@ -148,7 +149,7 @@ class Result:
 
 def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: np.ndarray,
                  codes: np.ndarray, keys: list, local: np.ndarray, result: Result,
-                 quota: int) -> None:
+                 quota: int, speed: Speed) -> None:
     """Tally one chunk: ``offset`` is its first case's run position, ``local``
     each case's index among its suite's cases; up to ``quota`` mismatches
     per model, evenly spread over the chunk's, are kept for the chart."""
@@ -162,7 +163,7 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
     fd = get_format(dp.d_type)
     spread = None
     for tally in tallies:
-        mw = tally.model.evaluate(cases)
+        mw = tally.model.evaluate(cases, speed)
         bad = np.flatnonzero(mw != words)
         if bad.size == 0:
             continue
@@ -188,11 +189,19 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
             pick = bad[np.unique(np.linspace(0, bad.size - 1, min(room, bad.size)).astype(np.int64))]
             if spread is None:
                 spread = exponent_spread(dp, cases)
-            nan = (decode(fd, words[pick]).cls == Class.NAN) | (decode(fd, mw[pick]).cls == Class.NAN)
-            ulps = ulp_distance(fd, mw[pick], words[pick])
+            ulps, nan_model, nan_device = distance(fd, mw[pick], words[pick])
+            nan = nan_model | nan_device
             for i, u, isnan in zip(pick, ulps, nan, strict=True):
                 tally.points.append((int(spread[i]), None if isnan else int(u),
                                      keys[int(codes[i])].split("/")[0]))
+
+
+def plan_header(plan: suites_mod.Plan) -> dict:
+    """What a capture records of its plan (and a resume must match)."""
+    out = {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}
+    if plan.lanes is not None:
+        out["lanes"] = list(plan.lanes)
+    return out
 
 
 def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, keys: list,
@@ -202,7 +211,7 @@ def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, ke
                             f"not of {device.name!r}; resume it on the same device")
     want = {"datapath": dp.id, "seed": seed, "suites": list(plan.suites),
             "generators": keys,
-            "plan": {"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)}}
+            "plan": plan_header(plan)}
     for k, v in want.items():
         if head.get(k) != v:
             raise ValidateError(f"{path} was started with {k} = {head.get(k)!r}, this run has "
@@ -211,9 +220,10 @@ def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, ke
 
 def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan, seed: int, *,
         capture: str | Path | None, resume: bool = False,
-        progress: Callable[[int, int], None] | None = None) -> Result:
+        progress: Callable[[int, int], None] | None = None, speed: Speed | None = None) -> Result:
     """Run ``plan`` on ``device``, stream it to ``capture`` and score ``models``
-    (the first is the selected one). ``progress(done, total)`` is called after
+    (the first is the selected one), each run at ``speed`` (default: the
+    engine's fast path always, on the device's threads). ``progress(done, total)`` is called after
     every chunk. KeyboardInterrupt leaves every written chunk in the capture."""
     if not models:
         raise ValidateError("no model to score")
@@ -226,7 +236,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                     [Tally(m) for m in models], {}, {})
     t0 = time.perf_counter()
     quota = -(-POINTS_PER_MODEL // plan.n_chunks)  # chart points per chunk, per model
-    policy = fastpath.set_policy("always")  # every chunk runs the same configurations
+    speed = speed or Speed("always", device.speed.jobs)  # every chunk runs the same configurations
     writer = None
     start_chunk = 0
     path = Path(capture) if capture else None
@@ -241,7 +251,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             for rec in scan.chunks:
                 cases, words, codes = binary.from_records(dp, rec)
                 _score_chunk(dp, result.tallies, offset, cases, words, codes, keys,
-                             suites_mod.suite_positions(plan, start_chunk), result, quota)
+                             suites_mod.suite_positions(plan, start_chunk), result, quota, speed)
                 offset += len(words)
                 start_chunk += 1
                 if progress:
@@ -257,7 +267,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                                     "another --out")
             header = binary.make_header(
                 dp, device=device.info(), seed=seed, suites=list(plan.suites), generators=keys,
-                plan={"cases": plan.cases, "chunk": plan.chunk, "suites": list(plan.suites)})
+                plan=plan_header(plan))
             writer = binary.Writer(path, header)
         done = result.resumed_cases
         for i in range(start_chunk, plan.n_chunks):
@@ -266,13 +276,12 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             if writer is not None:
                 writer.append(cases, words, codes)
             _score_chunk(dp, result.tallies, done, cases, words, codes, keys,
-                         suites_mod.suite_positions(plan, i), result, quota)
+                         suites_mod.suite_positions(plan, i), result, quota, speed)
             done += len(words)
             if progress:
                 progress(done, plan.cases)
         result.complete = True
     finally:
-        fastpath.set_policy(policy)
         if writer is not None:
             writer.close()
         result.cases_run = sum(result.suite_cases.values())

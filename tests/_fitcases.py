@@ -8,11 +8,11 @@ Independent of ``tcprobe.suites`` (written concurrently); integer words only.
 from __future__ import annotations
 
 import numpy as np
+
+from tcprobe.capture import Capture
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
-
-from tcprobe.capture import Capture
 
 
 def _words(fmt: str, sign, exp, frac) -> np.ndarray:

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from tcprobe import nvrtc
+from tcprobe.devices.cuda import nvrtc
 
 _CACHE: dict[str, str] = {}
 
@@ -18,7 +18,7 @@ needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC (tcprobe[c
 
 def _has_nvdisasm() -> bool:
     try:
-        from tcprobe import sass
+        from tcprobe.devices.cuda import sass
 
         sass.nvdisasm_path()
     except Exception:
@@ -30,7 +30,7 @@ needs_nvdisasm = pytest.mark.skipif(not _has_nvdisasm(), reason="nvdisasm (tcpro
 
 
 def _gpus():
-    from tcprobe.devices.cuda import probe_gpu
+    from tcprobe.devices.cuda.device import probe_gpu
 
     return probe_gpu()
 

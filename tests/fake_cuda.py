@@ -17,15 +17,37 @@ import ctypes
 
 import numpy as np
 from cuda.bindings import driver as real
+
+from tcprobe.devices.cuda import launch as L
 from tcprobe.kernels import catalog
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.registry import resolve
-
-from tcprobe.descriptors import decode_smem_descriptor
-from tcprobe.devices import cuda_launch as L
+from tcprobe.tiles.descriptors import decode_smem_descriptor
+from tcprobe.tiles.layout import MMA_FRAGMENTS, wgmma_d_layout
 
 OK = real.CUresult.CUDA_SUCCESS
+TMEM_COLS = 8  # C/D words a tensor-memory lane in the kernels' dump
+
+
+def d_word(v: catalog.Variant, dp: Datapath, row: int, col: int) -> tuple[int, int]:
+    """(dump word, half) where a harness kernel leaves D[row, col]: half 0 is
+    the word (or its low 16 bits for f16 accumulators), half 1 the high 16
+    bits. Register fragments from the PTX ISA; tensor memory: M=128 row r in
+    lane r, M=64 rows 16*w + i in lanes 32*w + i (f16 D in the low half)."""
+    if v.family == "tcgen05":
+        lane = row if v.m == 128 else 32 * (row // 16) + row % 16
+        return lane * TMEM_COLS + col, 0
+    if v.family == "mma":
+        slot = int(MMA_FRAGMENTS[("m16n8k16", 16)][2].offset(row, col))  # one D fragment for all m16n8
+        per = 4  # D elements a lane
+    else:
+        slot = int(wgmma_d_layout(v.n).offset(row, col))
+        per = v.n // 2
+    lane, e = divmod(slot, per)
+    if v.acc_regs * 2 == per:  # f16 accumulators: two halves a register
+        return lane * v.acc_regs + e // 2, e % 2
+    return lane * v.acc_regs + e, 0
 
 
 def unpack_smem_words(words: np.ndarray, pack: int, slots: int) -> np.ndarray:
@@ -100,12 +122,12 @@ class KernelStandIn:
             dump = C[i].copy()
             cw = []
             for r, c in rows:
-                w, h = L.d_word(v, dp, r, c)
+                w, h = d_word(v, dp, r, c)
                 cw.append((int(C[i, w]) >> (16 * h)) & (0xFFFF if dp.d_type == "f16" else 0xFFFFFFFF))
             d = self.model.evaluate(Cases(np.stack([a[r] for r, _ in rows]), np.stack([b[c] for _, c in rows]),
                                           np.array(cw, np.uint32)))
             for (r, c), word in zip(rows, d.tolist(), strict=True):
-                w, h = L.d_word(v, dp, r, c)
+                w, h = d_word(v, dp, r, c)
                 if dp.d_type == "f16":
                     keep = int(dump[w]) & (0xFFFF0000 if h == 0 else 0xFFFF)
                     dump[w] = keep | (word << (16 * h))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tcprobe.models.datapath import DatapathError
 from tcprobe.models.formats import FormatError, get_format
-from tcprobe.probes.common import exp_range
+from tcprobe.models.words import exp_range
 
 FORMATS = ("tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 
@@ -83,9 +83,9 @@ def stress_cases(dp, n: int, seed: int = 0):
     many random significands at one exponent with a small C (rounding,
     carries), and the ladder's own random mix."""
     import numpy as np
-    from tcprobe.models.cases import Cases
 
-    from tcprobe.ladder import random_cases
+    from tcprobe.models.cases import Cases
+    from tcprobe.suites.mix import random_cases
 
     rng = np.random.default_rng(seed)
     k = dp.k

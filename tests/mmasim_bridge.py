@@ -8,6 +8,7 @@ the packed mxf4 kinds as float16 values (exact). Only test code uses this."""
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.formats import decode
 
 torch = None

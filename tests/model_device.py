@@ -4,10 +4,10 @@ parameters: the "true datapath" of the mutation checks, altered at will."""
 from __future__ import annotations
 
 import numpy as np
-from tcprobe.models.engine import EngineParams
-from tcprobe.models.model import FixedPointModel
 
 from tcprobe.devices.base import Device
+from tcprobe.models.engine import EngineParams
+from tcprobe.models.model import FixedPointModel
 
 
 class ModelDevice(Device):

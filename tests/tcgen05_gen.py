@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+
 from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Class, decode, get_format

@@ -7,12 +7,12 @@ import struct
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from tcprobe.models.datapath import Datapath
 
 from tcprobe import suites
 from tcprobe.capture import CaptureError, binary, load
 from tcprobe.cli import main
 from tcprobe.devices.registry import open_device
+from tcprobe.models.datapath import Datapath
 
 DEV = {"device": "sim:b200", "gpu": "B200", "simulated": True}
 

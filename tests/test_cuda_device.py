@@ -11,23 +11,28 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from cuda_support import GPUS, cubin_cache, gpu_only, needs_nvrtc  # noqa: F401
+from fake_cuda import d_word
+
+from tcprobe.cli import main
+from tcprobe.devices.base import DeviceError
+from tcprobe.devices.cuda import launch as L
+from tcprobe.devices.cuda import nvrtc
+from tcprobe.devices.registry import open_device
 from tcprobe.kernels import catalog
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, default_datapath
-
-from tcprobe import nvrtc
-from tcprobe.cli import main
-from tcprobe.descriptors import (
+from tcprobe.tiles import tmem
+from tcprobe.tiles.descriptors import (
     DescriptorError,
     decode_smem_descriptor,
     descriptor_for_layout,
     instruction_descriptor,
     smem_descriptor,
 )
-from tcprobe.devices import cuda_launch as L
-from tcprobe.devices.base import DeviceError, PhysicalBatch
-from tcprobe.devices.registry import open_device
-from tcprobe.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
+from tcprobe.tiles.harness import HarnessError
+from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
+from tcprobe.tiles.spec import PhysicalBatch
+from tcprobe.tiles.tables import harness_for
 
 pytestmark = pytest.mark.usefixtures("cubin_cache")
 dp = Datapath.parse
@@ -184,7 +189,7 @@ def test_tile_specs():
     assert t.dump_labels[-1] == "l127.c7"
     d = dp("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4")
     t = L.tile_spec(L.variant_for(d, "sm_100a"), d)
-    assert (t.m, t.a_slots, t.b_slots, t.scale_slots, t.meta_slots) == (128, 8192, 512, 256, 0)
+    assert (t.m, t.a_slots, t.b_slots, t.scale_slots, t.meta_slots) == (128, 8192, 512, 512, 0)
 
 
 @pytest.mark.parametrize("dpid,arch", [("mma.bf16.f32.k16", "sm_80"), ("mma.tf32.f32.k8", "sm_80"),
@@ -258,12 +263,12 @@ def test_host_buffers_refuse_bad_batches():
     d = dp("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     v = L.variant_for(d, "sm_100a")
     spec = L.tile_spec(v, d)
-    with pytest.raises(DeviceError, match="needs scale_a with 256 words"):
+    with pytest.raises(DeviceError, match="needs scale_a with 512 words"):  # 128 lanes x 4 columns
         L.host_buffers(v, d, _batch(1, spec), spec)
-    assert L.host_buffers(v, d, _batch(1, spec, scales=True), spec).scale_a.shape == (1, 256)
+    assert L.host_buffers(v, d, _batch(1, spec, scales=True), spec).scale_a.shape == (1, 512)
     big = PhysicalBatch(np.zeros((1, 60000), np.uint32), np.zeros((1, 256), np.uint32),
-                        np.zeros((1, 1024), np.uint32), np.zeros((1, 256), np.uint32),
-                        np.zeros((1, 256), np.uint32))
+                        np.zeros((1, 1024), np.uint32), np.zeros((1, 512), np.uint32),
+                        np.zeros((1, 512), np.uint32))
     with pytest.raises(DeviceError, match="more than 48 KiB"):
         L.host_buffers(v, d, big, spec)
 
@@ -346,14 +351,14 @@ def test_expand_picked_places_words_and_zeros_the_rest():
 
 def test_tmem_16x256b_covers_the_published_slices():
     # tf32 M64N8: threads 0-31 x registers 0-3 carry the result -> D rows 0-15, all columns
-    tf32 = {L.tmem_16x256b(t, r) for t in range(32) for r in range(4)}
+    tf32 = {divmod(tmem.tmem_16x256b(t, r), tmem.D_COLS) for t in range(32) for r in range(4)}
     assert tf32 == {(lane, c) for lane in range(16) for c in range(8)}
     # bf16 M64N8: threads 0-15 x registers 0-3 and 16-31 x 0-1 (96 words) -> lanes 0-11, whole rows
-    bf16 = {L.tmem_16x256b(t, r) for t in range(16) for r in range(4)}
-    bf16 |= {L.tmem_16x256b(t, r) for t in range(16, 32) for r in range(2)}
+    bf16 = {divmod(tmem.tmem_16x256b(t, r), tmem.D_COLS) for t in range(16) for r in range(4)}
+    bf16 |= {divmod(tmem.tmem_16x256b(t, r), tmem.D_COLS) for t in range(16, 32) for r in range(2)}
     assert len(bf16) == 96 and bf16 == {(lane, c) for lane in range(12) for c in range(8)}
     # the four warps read four disjoint 32-lane sub-partitions
-    allw = {L.tmem_16x256b(t, r) for t in range(128) for r in range(4)}
+    allw = {divmod(tmem.tmem_16x256b(t, r), tmem.D_COLS) for t in range(128) for r in range(4)}
     assert len(allw) == 512 and {lane // 32 for lane, _ in allw} == {0, 1, 2, 3}
 
 
@@ -364,16 +369,16 @@ def test_d_word_maps_every_element_once():
                               ("tcgen05.f16.bf16.f32.k16", "sm_100a", 1024)):
         d = dp(dpid)
         v = L.variant_for(d, arch)
-        places = {L.d_word(v, d, r, c) for r in range(v.m) for c in range(v.n)}
+        places = {d_word(v, d, r, c) for r in range(v.m) for c in range(v.n)}
         assert len(places) == v.m * v.n
         assert all(0 <= w < words for w, _ in places)
     v = L.variant_for(dp("mma.bf16.f32.k16"), "sm_80")
     table = MMA_FRAGMENTS[("m16n8k16", 16)][2].table
-    assert all(L.d_word(v, dp("mma.bf16.f32.k16"), r, c) == (table[r, c], 0) for r in range(16) for c in range(8))
+    assert all(d_word(v, dp("mma.bf16.f32.k16"), r, c) == (table[r, c], 0) for r in range(16) for c in range(8))
     v = L.variant_for(dp("wgmma.f16.f32.k16"), "sm_90a")
-    assert L.d_word(v, dp("wgmma.f16.f32.k16"), 17, 5) == (int(wgmma_d_layout(8).offset(17, 5)), 0)
+    assert d_word(v, dp("wgmma.f16.f32.k16"), 17, 5) == (int(wgmma_d_layout(8).offset(17, 5)), 0)
     v = L.variant_for(dp("tcgen05.f16.bf16.f32.k16"), "sm_100a")
-    assert L.d_word(v, dp("tcgen05.f16.bf16.f32.k16"), 17, 3) == ((32 + 1) * 8 + 3, 0)
+    assert d_word(v, dp("tcgen05.f16.bf16.f32.k16"), 17, 3) == ((32 + 1) * 8 + 3, 0)
 
 
 # ---------------------------------------------------------------------------
@@ -403,7 +408,7 @@ def test_cli_without_gpu_exits_2():
 def test_probe_gpu_never_raises(monkeypatch):
     import cuda.bindings
 
-    from tcprobe.devices.cuda import probe_gpu
+    from tcprobe.devices.cuda.device import probe_gpu
 
     monkeypatch.setitem(sys.modules, "cuda.bindings.driver", None)
     monkeypatch.delattr(cuda.bindings, "driver", raising=False)
@@ -452,7 +457,7 @@ def test_gpu_raw_launch_all_ones():
             dump = dev.launch(d, batch)
             assert dump.shape == (3, spec.dump_words)
             # every element of D = K (all-ones operands, C = +0): the word of K in f32
-            words = {L.d_word(v, d, r, c)[0] for r in range(v.m) for c in range(v.n)}
+            words = {d_word(v, d, r, c)[0] for r in range(v.m) for c in range(v.n)}
             assert set(dump[:, sorted(words)].ravel().tolist()) == {k_word}, dpid
             picked = dev.launch(d, batch, pick=np.array(sorted(words)[:5]))
             assert picked.shape == (3, 5) and set(picked.ravel().tolist()) == {k_word}
@@ -498,7 +503,7 @@ def test_gpu_shared_memory_packing_matches_the_host_mirror():
 
 
 # ---------------------------------------------------------------------------
-# Result mode without tcprobe.harness, through a CPU stand-in for the kernel
+# Result mode through the tiles harness, with a CPU stand-in for the kernel
 
 def _emulate_kernel(v, d, batch, a_layout, b_layout, model):
     """What a harness kernel computes, restated on the host: D[r, c] from the
@@ -513,11 +518,11 @@ def _emulate_kernel(v, d, batch, a_layout, b_layout, model):
         b = np.stack([batch.b[i, bt[c]] for _, c in rows])
         cw = []
         for r, c in rows:
-            w, h = L.d_word(v, d, r, c)
+            w, h = d_word(v, d, r, c)
             cw.append((batch.c[i, w] >> (16 * h)) & (0xFFFF if d.d_type == "f16" else 0xFFFFFFFF))
         out = model.evaluate(Cases(a, b, np.array(cw, np.uint32)))
         for (r, c), word in zip(rows, out, strict=True):
-            w, h = L.d_word(v, d, r, c)
+            w, h = d_word(v, d, r, c)
             if d.d_type == "f16":
                 keep = dump[i, w] & np.uint32(0xFFFF0000 if h == 0 else 0x0000FFFF)
                 dump[i, w] = keep | (np.uint32(word) << np.uint32(16 * h))
@@ -535,7 +540,9 @@ def _emulate_kernel(v, d, batch, a_layout, b_layout, model):
     ("tcgen05.f16.bf16.f32.k16", "sm_100a", "mma.bf16.f32.k16"),
     ("tcgen05.f16.f16.k16", "sm_100a", "mma.f16.f16.k16"),
 ])
-def test_replicated_result_mode_round_trip(dpid, arch, model_dp):
+def test_harness_result_mode_round_trip(dpid, arch, model_dp):
+    """The harness the CUDA device packs with, through a restated kernel:
+    every slice word holds the case's dot product."""
     from tcprobe.models.registry import resolve
 
     d = dp(dpid)
@@ -552,11 +559,14 @@ def test_replicated_result_mode_round_trip(dpid, arch, model_dp):
         b = (base + rng.integers(-0x300, 0x300, (n, k))).astype(np.uint32)
     c = np.array([0x3C00, 0xBC00, 0] if d.d_type == "f16" else [0x3F800000, 0xBF800000, 0], np.uint32)
     cases = Cases(a, b, c)
-    h = L.ReplicatedPacking(v, d)
+    h = harness_for(d)
     batch = h.pack(cases)
     spec = L.tile_spec(v, d)
-    assert batch.a.shape == (n, spec.a_slots) and batch.c.shape == (n, spec.c_slots)
-    assert len(h.slice) == v.m * v.n // (2 if h.half16 else 1)
+    assert batch.a.shape[0] == n and batch.c.shape == (n, spec.c_slots)
+    # mma and wgmma read every D element back; tcgen05 the published slice
+    half16 = h.halves == 2
+    if v.family != "tcgen05":
+        assert len(h.slice) == v.m * v.n // (2 if half16 else 1)
     dump = _emulate_kernel(v, d, batch, h.a_layout, h.b_layout, model)
     assert np.array_equal(h.unpack(dump), model.evaluate(cases))
     # result mode reads back only the slice: the same words after expansion
@@ -564,19 +574,19 @@ def test_replicated_result_mode_round_trip(dpid, arch, model_dp):
     assert np.array_equal(h.unpack(L.expand_picked(picked, h.slice, spec.dump_words)), model.evaluate(cases))
 
 
-def test_replicated_unpack_refuses_disagreeing_words():
+def test_harness_unpack_refuses_disagreeing_words():
     d = dp("mma.bf16.f32.k16")
-    h = L.ReplicatedPacking(L.variant_for(d, "sm_80"), d)
+    h = harness_for(d)
     dump = np.full((2, 128), 0x41800000, np.uint32)
     assert h.unpack(dump).tolist() == [0x41800000] * 2
     dump[1, 37] = 0
-    with pytest.raises(DeviceError, match="D words of 1 tiles disagree"):
+    with pytest.raises(HarnessError, match="disagree in 1 of 2 tiles"):
         h.unpack(dump)
 
 
-def test_replicated_packing_places_the_k_vector_in_every_row():
+def test_harness_packing_places_the_k_vector_in_every_row():
     d = dp("mma.bf16.f32.k16")
-    h = L.ReplicatedPacking(L.variant_for(d, "sm_80"), d)
+    h = harness_for(d)
     a = np.arange(0x3F80, 0x3F90, dtype=np.uint32)[None]
     batch = h.pack(Cases(a, a, [0x40000000]))
     table = MMA_FRAGMENTS[("m16n8k16", 16)][0].table
@@ -584,9 +594,9 @@ def test_replicated_packing_places_the_k_vector_in_every_row():
     assert table[1, 2] == 5 * 8 and batch.a[0, 40] == 0x3F82
     assert all(batch.a[0, table[r, k]] == 0x3F80 + k for r in range(16) for k in range(16))
     assert set(batch.c[0].tolist()) == {0x40000000}
-    with pytest.raises(DeviceError, match="needs tcprobe.harness"):
-        L.ReplicatedPacking(L.variant_for(dp("tcgen05.f16.bf16.f32.k32.sparse"), "sm_100a"),
-                            dp("tcgen05.f16.bf16.f32.k32.sparse"))
+    sparse = dp("tcgen05.f16.bf16.f32.k32.sparse")
+    with pytest.raises(HarnessError, match="need their active positions"):
+        harness_for(sparse).pack(Cases(np.zeros((1, 32)), np.zeros((1, 32)), [0]))
 
 
 @pytest.mark.gpu
@@ -612,7 +622,7 @@ def test_gpu_replays_the_published_h200_words(fmt, out):
 def _fake_device(monkeypatch, dpid, name="NVIDIA H200", cc=(9, 0)):
     import fake_cuda
 
-    from tcprobe.devices import cuda as cuda_mod
+    from tcprobe.devices.cuda import device as cuda_mod
 
     fake = fake_cuda.FakeDriver(name, cc, dp(dpid))
     monkeypatch.setattr(cuda_mod, "_driver", lambda: fake)
@@ -666,8 +676,7 @@ def test_device_result_mode_on_a_stand_in_driver(monkeypatch, dpid, cc, model_dp
 def test_device_raw_mode_chunks_and_picks(monkeypatch):
     dev, fake = _fake_device(monkeypatch, "mma.bf16.f32.k16")
     d = dp("mma.bf16.f32.k16")
-    v = dev.variant(d)
-    h = L.ReplicatedPacking(v, d)
+    h = harness_for(d)
     cases = _random_cases(d, 7)
     batch = h.pack(cases)
     monkeypatch.setattr(L, "MAX_TILES_PER_LAUNCH", 3)
@@ -685,7 +694,7 @@ def test_device_raw_mode_chunks_and_picks(monkeypatch):
 def test_device_on_an_unknown_gpu_is_one_line(monkeypatch):
     import fake_cuda
 
-    from tcprobe.devices import cuda as cuda_mod
+    from tcprobe.devices.cuda import device as cuda_mod
 
     monkeypatch.setattr(cuda_mod, "_driver", lambda: fake_cuda.FakeDriver("GPU from the future", (13, 0)))
     with pytest.raises(LookupError, match="no tcprobe harness for compute capability 13.0"):

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tcprobe.capture import load
 from tcprobe.models import registry
 from tcprobe.models.emulated import B200_FP8_EMULATED, HOPPER_FP8_EMULATED, emulated_for
 from tcprobe.models.structures import SplitModel, deal
-
-from tcprobe.capture import load
 from tcprobe.scoring import score
 
 HERE = Path(__file__).resolve().parent

@@ -6,11 +6,19 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from engine_reference import reference_dot
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError, fused_dot
 from tcprobe.models.formats import Rounding, encode, get_format
-from tcprobe.models.profiles import A100, H100, V100, fma_chain_model, ieee_model, two_stage_model
+from tcprobe.models.profiles import (
+    A100,
+    H100,
+    V100,
+    fma_chain_model,
+    ieee_model,
+    two_stage_rne_model,
+)
 
 
 def word(fmt, x) -> int:
@@ -249,7 +257,7 @@ def test_baselines_differ_where_they_should():
     assert ieee_model(dp).evaluate(cases)[0] == f32(T**-12 + T**-24)
     assert fma_chain_model(dp).evaluate(cases)[0] == f32(T**-12 + T**-24)
     # two-stage: 1 + 2^-12 + 2^-24 ties in f32 and rounds to even before C joins
-    assert two_stage_model(dp).evaluate(cases)[0] == f32(T**-12)
+    assert two_stage_rne_model(dp).evaluate(cases)[0] == f32(T**-12)
     # the V100 window (F=23 below 2^0) drops 2^-24
     assert V100.model(dp).evaluate(cases)[0] == f32(T**-12)
 

@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import describe
-from tcprobe.models.profiles import profile_for_gpu
 
 from tcprobe.capture import Capture, load
 from tcprobe.cli import main
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
 from tcprobe.fit_space import Recipe
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import describe
+from tcprobe.models.profiles import profile_for_gpu
 
 HERE = Path(__file__).resolve().parent
 SUBSET = HERE / "data" / "khattak-mikaitis-2025"

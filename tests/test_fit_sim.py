@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _fitcases import random_cases, simulated_capture
-from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import EngineParams
-from tcprobe.models.model import FixedPointModel
 
 from tcprobe.fit import FitConfig, fit
 from tcprobe.fit_space import Recipe
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import EngineParams
+from tcprobe.models.model import FixedPointModel
 
 ENGINE_PROFILES = [
     # (inputs, output, K, window, block, floor, rounding, zero sign, case seed)

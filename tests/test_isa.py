@@ -1,6 +1,7 @@
 """The ISA table against the PTX ISA's own numbers (shapes, kinds, scales)."""
 
 import pytest
+
 from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.model import ModelError

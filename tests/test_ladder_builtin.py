@@ -4,10 +4,10 @@ them at all) and its model matches the device on 10,000 random cases."""
 
 import pytest
 from ladder_helpers import datapaths, mismatched_keys
-from tcprobe.models.model import FixedPointModel
 
 from tcprobe.devices.sim import BUILTIN, SimDevice
 from tcprobe.ladder import run_ladder
+from tcprobe.models.model import FixedPointModel
 
 
 def _engine(name, dp):

@@ -7,9 +7,8 @@ import pytest
 
 pytest.importorskip("cuda.bindings")
 
-from tcprobe.models.datapath import Datapath  # noqa: E402
-
 from tcprobe.ladder import run_ladder  # noqa: E402
+from tcprobe.models.datapath import Datapath  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.slow
 def device(monkeypatch, dpid, cc):
     import fake_cuda
 
-    from tcprobe.devices import cuda as cuda_mod
+    from tcprobe.devices.cuda import device as cuda_mod
 
     fake = fake_cuda.FakeDriver("NVIDIA H200", cc, Datapath.parse(dpid))
     monkeypatch.setattr(cuda_mod, "_driver", lambda: fake)

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ladder_helpers import mismatched_keys, unobservable
 
-from tcprobe.devices.sim import SimDevice, _order
+from tcprobe.devices.sim import SimDevice
+from tcprobe.devices.sim_layout import _order
 from tcprobe.ladder import run_ladder
 
 
@@ -101,7 +102,7 @@ def test_shared_k_permutation_becomes_the_k_order(tmp_path):
               "nan": 0x7FFFFFFF}
     dev = write(tmp_path, "kperm", params, {"a_k_order": "shuffle:11", "b_k_order": "shuffle:11"})
     result, dp, _ = check(dev, "tcgen05", "bf16")
-    perm = _order("shuffle:11", dp.k, "", 0)
+    perm = _order("shuffle:11", dp.k, "", 0).table
     blocks = [sorted(perm[i:i + 4].tolist()) for i in range(0, dp.k, 4)]
     assert result.finding("block").values["blocks"] == blocks
     assert result.finding("layout").values["layout_documented"]

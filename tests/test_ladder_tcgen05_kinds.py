@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from ladder_helpers import mismatched_keys
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
 
 from tcprobe.devices.sim import SimDevice
-from tcprobe.ladder import random_cases, run_ladder
+from tcprobe.ladder import run_ladder
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.suites.mix import random_cases
 
 B200 = SimDevice.builtin("b200")
 
@@ -24,14 +25,15 @@ B200 = SimDevice.builtin("b200")
 def scaled_stress(result, dp, n=6000):
     """Random cases (random scales), plus tiny scales near the f32 subnormal
     range: the fingerprint's model against the device through the ladder's harness."""
-    from tcprobe.probes.scale import Geometry, _tiny_family
+    from tcprobe.probes.scale.floors import tiny_family
+    from tcprobe.probes.scale.geometry import Geometry
 
     ctx = result.context
     parts = [random_cases(dp, n, np.random.default_rng(7))]
     if dp.scale_type == "ue8m0":
         blocks = [list(range(j * dp.scale_block, (j + 1) * dp.scale_block))
                   for j in range(dp.n_scales)]
-        parts.append(_tiny_family(ctx, Geometry(ctx, blocks), 3000))
+        parts.append(tiny_family(ctx, Geometry(ctx, blocks), 3000))
     cases = Cases.concat([ctx.complete(c) for c in parts])
     return np.array_equal(ctx.run(cases), result.fingerprint.model(dp).evaluate(cases))
 

@@ -6,12 +6,12 @@ the adversarial and edge suites are for (docs/validation.md)."""
 
 import pytest
 from model_device import altered
-from tcprobe.models.datapath import Datapath
-from tcprobe.models.profiles import PROFILES
-from tcprobe.reports.validate import report
 
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.profiles import PROFILES
+from tcprobe.reports.validate import report
 
 BF16 = Datapath("mma", "bf16", "bf16", "bf16", "f32", 16)
 F16 = Datapath("mma", "f16", "f16", "f16", "f16", 16)

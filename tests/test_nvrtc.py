@@ -6,9 +6,9 @@ import sys
 
 import pytest
 from cuda_support import cubin_cache, needs_nvrtc  # noqa: F401
-from tcprobe.kernels import catalog
 
-from tcprobe import nvrtc
+from tcprobe.devices.cuda import nvrtc
+from tcprobe.kernels import catalog
 
 pytestmark = [needs_nvrtc, pytest.mark.usefixtures("cubin_cache")]
 

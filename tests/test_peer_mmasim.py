@@ -3,6 +3,7 @@ it is not installed): the same words on random raw bf16 and f16 cases."""
 
 import numpy as np
 import pytest
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES

@@ -4,14 +4,14 @@ block scales and sparsity (the last two on stand-in result-mode devices)."""
 
 import numpy as np
 import pytest
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import EngineParams, fused_dot
-from tcprobe.models.formats import decode, encode
 
 from tcprobe.devices.base import Device
 from tcprobe.devices.sim import SimDevice
 from tcprobe.ladder import run_ladder
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import EngineParams, fused_dot
+from tcprobe.models.formats import decode, encode
 
 BASE = {"window_bits": 25, "block_size": 16, "zero_floor": -133, "input_conversion": "truncate",
         "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}

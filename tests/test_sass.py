@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 from cuda_support import cubin_cache, needs_nvdisasm, needs_nvrtc  # noqa: F401
-from tcprobe.kernels import catalog
 
-from tcprobe import nvrtc, sass
 from tcprobe.cli import main
+from tcprobe.devices.cuda import nvrtc, sass
+from tcprobe.kernels import catalog
 
 pytestmark = [needs_nvrtc, needs_nvdisasm, pytest.mark.usefixtures("cubin_cache")]
 

@@ -2,14 +2,16 @@
 
 import numpy as np
 import pytest
+from smem_packing import pack_elements
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, default_datapath
-
-from tcprobe.harness import HarnessError, harness_for, pack_elements
+from tcprobe.tiles.harness import HarnessError
+from tcprobe.tiles.tables import harness_for
 
 
 def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
-    h = harness_for(default_datapath("tcgen05", "bf16"))
+    h = harness_for(default_datapath("tcgen05", "bf16"), smem="published")
     r, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
     want = (r & 7) * 8 + (r >> 3) * 32 + (k & 7) + (k >> 3) * 64
     assert np.array_equal(h.a_layout.table, want)
@@ -20,7 +22,7 @@ def test_tcgen05_bf16_offsets_and_slice_follow_the_release():
 
 
 def test_tcgen05_tf32_and_8bit_slices():
-    tf32 = harness_for(default_datapath("tcgen05", "tf32"))
+    tf32 = harness_for(default_datapath("tcgen05", "tf32"), smem="published")
     assert sorted(tf32.slice.tolist()) == list(range(128))  # lanes 0-15
     r, k = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
     assert np.array_equal(tf32.a_layout.table, (r & 7) * 4 + (r >> 3) * 32 + (k & 3) + (k >> 2) * 64)
@@ -33,7 +35,7 @@ def test_tcgen05_tf32_and_8bit_slices():
 def test_tcgen05_block_scaled_reads_thread0_register0():
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     h = harness_for(dp)
-    assert h.slice_labels() == ["l0.c0"] and h.tile.m == 128 and h.tile.scale_slots == 256
+    assert h.slice_labels() == ["l0.c0"] and h.tile.m == 128 and h.tile.scale_slots == 512
 
 
 def test_mma_slots_follow_the_ptx_fragment_tables():
@@ -60,10 +62,11 @@ def test_f16_accumulators_pack_two_elements_a_register():
 def test_tiles_match_the_cuda_harness_kernels():
     """The CUDA device packs with these harnesses: its kernels' C, dump,
     scale and metadata words must be the same, and A/B must hold the layout."""
-    pytest.importorskip("tcprobe.devices.cuda_launch")
-    from tcprobe.models.datapath import Datapath
+    pytest.importorskip("cuda.bindings")
+    from fake_cuda import d_word
 
-    from tcprobe.devices import cuda_launch as L
+    from tcprobe.devices.cuda import launch as L
+    from tcprobe.models.datapath import Datapath
 
     ids = ["mma.bf16.f32.k16", "mma.f16.f16.k16", "mma.tf32.f32.k8", "mma.e4m3.f32.k32",
            "mma.s8.s32.k32", "wgmma.bf16.f32.k16", "wgmma.f16.f16.k16", "wgmma.tf32.f32.k8",
@@ -89,7 +92,7 @@ def test_tiles_match_the_cuda_harness_kernels():
         for r, c in ((0, 0), (9, 3), (min(63, v.m - 1), 7)):
             if r >= v.m:
                 continue
-            word, half = L.d_word(v, dp, r, c)
+            word, half = d_word(v, dp, r, c)
             assert int(h.d_layout.offset(r, c)) == word * h.halves + half, (text, r, c)
 
 
@@ -98,11 +101,10 @@ def test_tiles_match_the_cuda_harness_kernels():
 def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     """A sparse case goes in as the CUDA harness takes it: K/2 stored A values a
     row in the order the metadata names them, B dense, the metadata words
-    (models.sparsity's) in columns 8-9 of every one of the 128 lanes."""
-    from tcprobe.models import sparsity
-
+    (models.sparsity's) in the metadata columns of every one of the 128 lanes."""
     from tcprobe.devices.sim import SimDevice
-    from tcprobe.ladder import random_cases
+    from tcprobe.models import sparsity
+    from tcprobe.suites.mix import random_cases
 
     dp = Datapath.parse(text)
     h = harness_for(dp)
@@ -123,7 +125,8 @@ def test_sparse_tiles_hold_compressed_a_and_metadata_in_every_lane(text):
     assert np.array_equal(dev.run_through_tiles(dp, cases), dev.run(dp, cases))
     bad = batch.meta.copy()
     bad[:, 0] = 0x1  # selector 1 names one position twice: no legal selection
-    from tcprobe.devices.base import DeviceError, PhysicalBatch
+    from tcprobe.devices.base import DeviceError
+    from tcprobe.tiles.spec import PhysicalBatch
 
     with pytest.raises(DeviceError, match="illegal sparse selector"):
         dev.launch(dp, PhysicalBatch(batch.a, batch.b, batch.c, batch.scale_a, batch.scale_b, bad))

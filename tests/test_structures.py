@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _fitcases import random_cases
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams

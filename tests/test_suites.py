@@ -6,11 +6,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+
+from tcprobe import suites
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import Class, decode, get_format, to_fraction
-
-from tcprobe import suites
 from tcprobe.suites import adversarial as adv
 from tcprobe.suites.words import Bits, specials
 

@@ -4,10 +4,10 @@ the words the write-up's authors used on B200 (../shared/notes)."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tcprobe.models.datapath import Datapath
 
-from tcprobe.descriptor import DescriptorError, InstrDescriptor, decode, encode
+from tcprobe.models.datapath import Datapath
 from tcprobe.targets import targets
+from tcprobe.tiles.descriptors import DescriptorError, InstrDescriptor, decode, encode
 
 
 @pytest.mark.parametrize("dp_id, m, word", [
@@ -87,9 +87,9 @@ def test_k96_bit_only_for_dense_mxf4_kinds():
 
 
 def test_the_harness_encoder_gives_the_same_words():
-    """tcprobe.descriptors (the CUDA harness side) and this module encode every
+    """tcprobe.tiles.descriptors.instruction_descriptor (the CUDA harness side) and this module encode every
     target alike, so the harness and the models name one datapath by one word."""
-    from tcprobe import descriptors
+    from tcprobe.tiles import descriptors
 
     for t in targets(("blog", "mixed")):
         dp = t.datapath

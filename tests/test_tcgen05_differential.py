@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.tcgen05 import model_for
-
 from tcprobe.targets import blog_targets, mixed_targets
 
 sys.path.insert(0, str(Path(__file__).parent))

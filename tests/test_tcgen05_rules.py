@@ -6,6 +6,7 @@ choice gives the other word, so the test shows the rule is live."""
 
 import numpy as np
 import pytest
+
 from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from tcprobe.models import sparsity
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.sparsity import SparsityError

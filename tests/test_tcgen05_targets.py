@@ -4,9 +4,9 @@ import json
 from collections import Counter
 
 from click.testing import CliRunner
-from tcprobe.models.tcgen05 import model_for
 
 from tcprobe.cli import main
+from tcprobe.models.tcgen05 import model_for
 from tcprobe.targets import blog_targets, mixed_targets, targets
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tcprobe.capture import load
 from tcprobe.models import registry
 from tcprobe.models.tcgen05 import B200_TCGEN05
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
-
-from tcprobe.capture import load
 from tcprobe.scoring import score
 
 DATA = Path(__file__).parent / "data" / "vectors"

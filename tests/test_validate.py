@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from model_device import altered
-from tcprobe.models import registry
-from tcprobe.models.datapath import Datapath
-from tcprobe.models.profiles import PROFILES
-from tcprobe.reports.validate import html, markdown, report
 
 from tcprobe import suites
 from tcprobe import validate as v
 from tcprobe.capture import binary, load
 from tcprobe.cli import main
 from tcprobe.devices.registry import open_device
+from tcprobe.models import registry
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.profiles import PROFILES
+from tcprobe.reports.validate import html, markdown, report
 
 BF16 = Datapath.parse("mma.bf16.f32.k16")
 

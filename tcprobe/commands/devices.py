@@ -9,7 +9,7 @@ from tcprobe.console import console, write_json
 
 
 def _gpus() -> tuple[list[dict], str]:
-    from tcprobe.devices.cuda import gpu_status
+    from tcprobe.devices.cuda.device import gpu_status
     from tcprobe.kernels import catalog
 
     found, why = gpu_status()
@@ -49,7 +49,7 @@ def _mmasim() -> list[dict]:
 
 def _tools() -> list[str]:
     out = []
-    from tcprobe import nvrtc
+    from tcprobe.devices.cuda import nvrtc
 
     try:
         out.append(f"NVRTC {'.'.join(map(str, nvrtc.version()))}: harness cubins compile here "
@@ -57,7 +57,7 @@ def _tools() -> list[str]:
     except nvrtc.NvrtcUnavailable as e:
         out.append(f"no NVRTC: {e}")
     try:
-        from tcprobe import sass
+        from tcprobe.devices.cuda import sass
 
         out.append(f"nvdisasm {sass.nvdisasm_version()}: sass-check runs here")
     except Exception as e:

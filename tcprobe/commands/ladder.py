@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from tcprobe.commands import open_device
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
-from tcprobe.ladder import STEPS, parse_steps, run_ladder
+from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.models.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.models.formats import get_format
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
@@ -62,7 +62,7 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed)
     total = len(result.findings)
     for i, f in enumerate(result.findings, 1):
-        console.print(step_table(f, dp, result.simulated, i, total, evidence))
+        console.print(step_table(f, dp, result.simulated, i, total, evidence, TITLES[f.step]))
         console.print()
     if result.fingerprint is not None:
         console.print(fingerprint_table(result.fingerprint, result.simulated))

@@ -6,8 +6,8 @@ import click
 from rich.table import Table
 
 from tcprobe.capture import load
+from tcprobe.commands import open_device
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.replay import replay
 
 

@@ -6,11 +6,12 @@ import click
 import numpy as np
 from rich.table import Table
 
+from tcprobe.commands import open_device
 from tcprobe.commands.validate import resolve_datapath, resolve_models
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Class, decode, describe, get_format, ulp_distance
+from tcprobe.models.formats import describe, get_format
+from tcprobe.models.words import ulps_or_none
 
 
 def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.ndarray:
@@ -88,8 +89,7 @@ def command(datapath, fmt, instr, device_spec, a_text, b_text, c_text, sa_text, 
     rows, differ = [], 0
     for m in models:
         mw = int(m.evaluate(case)[0])
-        nan = bool((decode(fd, [dw, mw]).cls == Class.NAN).any())
-        ulps = None if nan else int(ulp_distance(fd, [mw], [dw])[0])
+        ulps = ulps_or_none(fd, mw, dw)
         same = mw == dw
         differ += not same
         t.add_row(m.name, f"[{'green' if same else 'red'}]{describe(fd, mw)}[/]",

@@ -7,9 +7,10 @@ import time
 import click
 from rich.table import Table
 
-from tcprobe import nvrtc, sass
 from tcprobe.console import console, write_json
+from tcprobe.devices.cuda import nvrtc, sass
 from tcprobe.kernels import catalog
+from tcprobe.models.emulated import EMULATION_BY_ARCH
 
 FAMILY_ALIASES = {"mma": "mma", "mma.sync": "mma", "wgmma": "wgmma", "wgmma.mma_async": "wgmma",
                   "tcgen05": "tcgen05", "tcgen05.mma": "tcgen05"}
@@ -109,7 +110,7 @@ def command(instrs, formats, archs, json_path, no_cache):
     if json_path:
         write_json(json_path, {
             "nvrtc": ".".join(map(str, nvrtc.version())), "nvdisasm": sass.nvdisasm_version(),
-            "emulation_profiles": catalog.EMULATION_PROFILES,
+            "emulation_profiles": EMULATION_BY_ARCH,
             "archs": [r.as_dict() for r in reports],
             "summary": dict(n)})
     raise SystemExit(1 if n["missing"] else 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
+from tcprobe.commands import open_device
 from tcprobe.console import console, write_json
-from tcprobe.devices.registry import open_device
 from tcprobe.smoke import run_smoke
 
 STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -11,12 +10,14 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from tcprobe import campaign as camp
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
+from tcprobe.commands import open_device
 from tcprobe.console import console, err_console, note, write_json
-from tcprobe.devices.registry import open_device
-from tcprobe.models import fastpath, registry
+from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath, default_datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
 
 
@@ -92,19 +93,48 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
               help="Mismatches shrunk to reproducers per model.")
 @click.option("--chunk", default=16384, show_default=True, hidden=True,
               help="Cases per capture chunk.")
-def command(fmt, instr, datapath, device_spec, cases_text, model_names, suite_text, seed,
-            json_path, out_dir, resume, jobs, shrink_n, chunk):
+@click.option("--targets", "targets_text",
+              help="A campaign: one datapath after another into one folder (blog, mixed, hmma, "
+                   "all, or datapath ids, comma-separated); --cases is then per datapath and "
+                   "--suite may give per-suite counts (raw=1e6,finite=2e5,edge,sparse).")
+@click.option("--preset", type=click.Choice(sorted(camp.PRESETS)),
+              help="Campaign suite counts: write-up = raw 1e6, finite 2e5, edge 1e4, "
+                   "sparse 7e4 at 0,1,2,3,4,7,8 active lanes per datapath.")
+@click.option("--sparse-lanes", "lanes_text",
+              help="Active-lane counts of the sparse suite (e.g. 0,1,2,3,4,7,8).")
+@click.option("--shard", "shard_text", help="Campaign shard I/N: every N-th datapath from the "
+                                            "I-th (join the folders with tcprobe report merge).")
+@click.pass_context
+def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_names, suite_text, seed,
+            json_path, out_dir, resume, jobs, shrink_n, chunk, targets_text, preset, lanes_text,
+            shard_text):
     """Run generated cases (raw, finite, edge, adversarial, sparse suites) on a
     device, stream them to a capture, score models, and shrink every kind of
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
     from tcprobe.reports.validate import html, markdown, report
 
+    if targets_text or preset or shard_text:
+        from click.core import ParameterSource
+
+        from tcprobe.commands.campaign import run_campaign
+
+        if not targets_text:
+            raise click.UsageError("--preset and --shard are for campaigns: give --targets")
+        if fmt or datapath:
+            raise click.UsageError("give --targets or --format/--datapath, not both")
+        given = click_ctx.get_parameter_source("suite_text") != ParameterSource.DEFAULT
+        run_campaign(targets_text=targets_text, device_spec=device_spec,
+                     cases=v.parse_count(cases_text), suite_text=suite_text, suite_given=given,
+                     preset=preset, lanes_text=lanes_text, shard_text=shard_text,
+                     model_names=model_names, seed=seed, out_dir=out_dir, json_path=json_path,
+                     chunk=chunk)
+        return
     dp = resolve_datapath(fmt, instr, datapath)
     n_cases = v.parse_count(cases_text)
     suites = suites_mod.parse_suites(suite_text)
-    plan = suites_mod.Plan(suites, n_cases, chunk)
-    fastpath.set_jobs(jobs or os.cpu_count())
+    plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
     device = open_device(device_spec, dp.family)
+    device.speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations
     gpu = device.info().get("gpu")
     if not model_names:
         # the baselines are exact float sums; they know no block scales

@@ -5,7 +5,7 @@ Two levels, as a hardware harness has them:
 * ``launch`` (raw mode) takes the physical operand buffers of T tiles, one
   array row a tile, exactly as the harness places them (shared-memory
   element offsets, or ``thread * E + e`` register-fragment slots; see
-  :mod:`tcprobe.layout`), and returns every word the harness reads back per
+  :mod:`tcprobe.tiles`), and returns every word the harness reads back per
   tile: for mma.sync and wgmma the accumulator registers of every thread,
   for tcgen05 the tensor-memory words of 128 lanes. Only a slice of that
   dump carries D; finding which, and the operand layout, is the ladder's job.
@@ -13,19 +13,21 @@ Two levels, as a hardware harness has them:
   case, the way a validated harness does (each case replicated across the
   tile, its result read from the known slice).
 
-``TileSpec`` says how big the buffers of one tile are. Devices that cannot
-do raw mode (a replayed capture, MMA-Sim) raise :class:`RawModeUnsupported`.
+``TileSpec`` (:mod:`tcprobe.tiles.spec`) says how big the buffers of one
+tile are. Devices that cannot do raw mode (a replayed capture, MMA-Sim) raise :class:`RawModeUnsupported`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
+from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
 
 class DeviceError(RuntimeError):
@@ -37,35 +39,19 @@ class RawModeUnsupported(DeviceError):
 
 
 @dataclass(frozen=True)
-class TileSpec:
-    """Physical buffer sizes of one tile of a harness launch."""
+class KernelCheck:
+    """A device's SASS verdict on the kernel that runs one datapath."""
 
-    m: int
-    n: int
-    k: int
-    a_slots: int  # element slots of the A buffer
-    b_slots: int
-    c_slots: int  # slots the harness writes C into (accumulator words)
-    dump_words: int  # words read back per tile
-    dump_labels: tuple[str, ...] = field(default=(), compare=False)  # e.g. "t17.r2"
-    scale_slots: int = 0  # scale words per operand per tile (block-scaled kinds)
-    meta_slots: int = 0  # sparsity metadata words per tile
-    instruction: str = ""  # the PTX the harness issues, e.g. mma.sync.aligned.m16n8k16...
-
-
-@dataclass
-class PhysicalBatch:
-    """The physical buffers of T tiles (one row a tile), element codes as uint32."""
-
-    a: np.ndarray  # (T, a_slots)
-    b: np.ndarray  # (T, b_slots)
-    c: np.ndarray  # (T, c_slots)
-    scale_a: np.ndarray | None = None  # (T, scale_slots)
-    scale_b: np.ndarray | None = None
-    meta: np.ndarray | None = None  # (T, meta_slots)
-
-    def __len__(self) -> int:
-        return len(self.a)
+    kernel: str  # harness variant, e.g. mma.e4m3.f32
+    symbol: str  # the kernel's symbol in the cubin
+    arch: str
+    ptx: str
+    expected: str  # the opcode expected
+    found: tuple[str, ...]  # tensor-core opcodes found
+    status: str  # ok | emulated | missing | unsupported
+    note: str = ""
+    emulation: dict | None = None
+    profile: str | None = None  # the model profile of an emulation
 
 
 class Device(ABC):
@@ -73,6 +59,7 @@ class Device(ABC):
 
     name: str = "device"
     simulated: bool = True  # reports label results from simulated devices
+    speed: Speed = Speed()  # how a device that runs models runs them (never what they give)
 
     @abstractmethod
     def supports(self, dp: Datapath) -> bool:
@@ -89,6 +76,10 @@ class Device(ABC):
     def launch(self, dp: Datapath, batch: PhysicalBatch) -> np.ndarray:
         """Raw mode: (T, dump_words) words read back for T tiles."""
         raise RawModeUnsupported(f"{self.name} has no raw mode")
+
+    def sass_verdict(self, dp: Datapath) -> KernelCheck | None:
+        """The SASS check of the kernel that runs ``dp``; None where no kernel runs."""
+        return None
 
     def info(self) -> dict:
         """Metadata recorded in every report (GPU, driver, profile, ...)."""

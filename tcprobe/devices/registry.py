@@ -4,13 +4,15 @@ Spellings: ``sim:NAME`` (a built-in profile: v100, a100, ada, h100, h200,
 b200), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
 ``mmasim:ARCH:INSTRUCTION`` (MMA-Sim as a black box) and ``cuda[:N]`` (the
 harness kernels on a GPU, :mod:`tcprobe.devices.cuda`).
+
+A device prints nothing: :func:`choose_device` returns the device and the
+notes worth telling the user (a sim device chosen for want of a GPU); the
+CLI prints them.
 """
 
 from __future__ import annotations
 
-import importlib
-
-from tcprobe.console import note
+from typing import NamedTuple
 
 from .base import Device, DeviceError
 
@@ -18,12 +20,20 @@ from .base import Device, DeviceError
 DEFAULT_SIM = {"mma": "b200", "wgmma": "h200", "tcgen05": "b200"}
 
 
+class Opened(NamedTuple):
+    """A device and the notes that say how it was chosen."""
+
+    device: Device
+    notes: tuple[str, ...] = ()
+
+
 def _cuda_module():
-    """tcprobe.devices.cuda where it imports (cuda-bindings present), else None."""
+    """tcprobe.devices.cuda.device where it imports, else None."""
     try:
-        return importlib.import_module("tcprobe.devices.cuda")
+        from .cuda import device
     except ImportError:
         return None
+    return device
 
 
 def probe_gpu() -> Device | None:
@@ -45,24 +55,34 @@ def probe_gpu() -> Device | None:
         return None
 
 
-def default_device(family: str | None = None) -> Device:
+def default_device(family: str | None = None) -> Opened:
     """The GPU where one is present; else, with a one-line note, the sim
     device of the newest modeled GPU that runs ``family``."""
     gpu = probe_gpu()
     if gpu is not None:
-        return gpu
+        return Opened(gpu)
     name = DEFAULT_SIM.get(family or "tcgen05", "b200")
-    note(f"no GPU found; running on the simulated device sim:{name} "
-         "(results are labelled simulated)")
     from .sim import SimDevice
 
-    return SimDevice.builtin(name)
+    return Opened(SimDevice.builtin(name),
+                  (f"no GPU found; running on the simulated device sim:{name} "
+                   "(results are labelled simulated)",))
 
 
 def open_device(spec: str | None, family: str | None = None) -> Device:
-    """The device ``spec`` names, or the default (see :func:`default_device`)."""
+    """The device ``spec`` names, or the default (see :func:`choose_device`)."""
+    return choose_device(spec, family).device
+
+
+def choose_device(spec: str | None, family: str | None = None) -> Opened:
+    """The device ``spec`` names, or the default (see :func:`default_device`),
+    with the notes that say how it was chosen."""
     if spec is None or spec.strip() == "":
         return default_device(family)
+    return Opened(_open(spec))
+
+
+def _open(spec: str) -> Device:
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
     if kind == "sim":

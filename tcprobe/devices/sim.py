@@ -3,153 +3,35 @@
 A sim device behaves like the hardware harness, not like a model call. In
 raw mode (:meth:`SimDevice.launch`) it takes the physical buffers of each
 tile, reads every operand through the device's own layout (register
-fragments or shared-memory core matrices, see :mod:`tcprobe.harness`),
+fragments or shared-memory core matrices, see :mod:`tcprobe.tiles`),
 computes D for every slice word with its datapath model, and returns the
 raw dump: the slice words carry D, every other word is garbage that differs
 from launch to launch (like stale tensor memory). Result mode
 (:meth:`SimDevice.run`) is a validated harness on top: pack, launch, unpack.
 
-Built-in profiles run the named GPU profiles (``models/profiles.py``; tcgen05
-through ``registry.auto``, so the tcgen05 models plug in where registered).
-A TOML profile sets the datapath parameters and may move the operand layout
-and permute the dump; the schema is in ``docs/sim-profiles.md``.
+What it runs is its profile (:mod:`tcprobe.devices.sim_profile`); where the
+operands sit, its own harness (:mod:`tcprobe.devices.sim_layout`).
 """
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from tcprobe.devices.base import Device, DeviceError, PhysicalBatch, TileSpec
-from tcprobe.layout import core_matrix_layout
-from tcprobe.models import registry
+from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
-from tcprobe.models.engine import EngineParams, ParamError
-from tcprobe.models.formats import FormatError, get_format
-from tcprobe.models.model import FixedPointModel, Model, ModelError
+from tcprobe.models.formats import FormatError
+from tcprobe.models.model import Model, ModelError
+from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
-# Built-in sim profiles: name -> (GPU whose profile it runs, families it runs).
-BUILTIN = {
-    "v100": ("V100", ("mma",)),
-    "a100": ("A100", ("mma",)),
-    "ada": ("Ada", ("mma",)),
-    "h100": ("H100", ("mma", "wgmma")),
-    "h200": ("H200", ("mma", "wgmma")),
-    "b200": ("B200", ("mma", "tcgen05")),
-}
-FAMILIES = ("mma", "wgmma", "tcgen05")
-# Input formats a GPU's instructions take where its profile would accept more
-# (V100's mma.sync is m8n8k4 with f16 only; bf16 and tf32 arrive with sm_80).
-ONLY_FORMATS = {"V100": ("f16",)}
-REQUIRED_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
-                 "output_rounding", "zero_sign", "nan")
-LAYOUT_KEYS = {"a_k_order", "b_k_order", "a_lbo", "a_sbo", "b_lbo", "b_sbo",
-               "dump_permutation", "dump_seed"}
+from .base import Device, DeviceError
+from .sim_layout import device_harness
+from .sim_profile import BUILTIN, SimProfile, load_profile
+
+__all__ = ["BUILTIN", "SimDevice", "SimProfile"]
 CHUNK = 128  # tiles evaluated together in launch
-
-
-def tcgen05_plain_params(dp: Datapath) -> EngineParams:
-    """Unscaled tcgen05 kinds where no tcgen05 model is registered: one block
-    of K products, the 25-bit window, floors -133 (f32 D) / -21 (f16 D), inputs
-    truncated, RZ into f32 or RNE into f16, +0 (notes: published parameters;
-    MMA-Sim PR for the floors and the zero sign)."""
-    f16_out = get_format(dp.d_type).name == "f16"
-    return EngineParams(window_bits=25, block_size=dp.k, zero_floor=-21 if f16_out else -133,
-                        input_conversion="truncate", output_rounding="rne" if f16_out else "rz",
-                        zero_sign="positive")
-
-
-@dataclass
-class SimProfile:
-    """What a sim device runs: per datapath a model, and its harness changes."""
-
-    name: str
-    gpu: str | None
-    families: tuple[str, ...]
-    params: dict | None = None  # custom profiles: EngineParams fields
-    per_format: dict = field(default_factory=dict)  # input format -> overriding fields
-    per_output: dict = field(default_factory=dict)  # output type -> overriding fields
-    layout: dict = field(default_factory=dict)
-    seed: int = 0
-    source: str = "built-in"
-    scaled: dict = field(default_factory=dict)  # [scaled.mx|mxf4|nvfp4]: ScaledParams fields
-
-    def model(self, dp: Datapath) -> Model:
-        if dp.family not in self.families:
-            raise ModelError(f"sim:{self.name} does not run {dp.family} "
-                             f"(it runs {', '.join(self.families)})")
-        only = ONLY_FORMATS.get(self.gpu or "")
-        if only and (get_format(dp.a_type).name not in only or get_format(dp.b_type).name not in only):
-            raise ModelError(f"sim:{self.name} ({self.gpu}) takes {', '.join(only)} inputs only")
-        if self.params is None:
-            if dp.family == "tcgen05" and "tcgen05" not in registry.AUTO_BY_FAMILY:
-                if dp.block_scaled or dp.is_integer:
-                    raise ModelError(f"no tcgen05 model registered for {dp.id}")
-                return FixedPointModel(f"sim:{self.name}", dp, "tcgen05 published parameters",
-                                       tcgen05_plain_params(dp))
-            return registry.auto(dp, self.gpu)
-        if dp.block_scaled:
-            return self._scaled_model(dp)
-        if dp.is_integer:
-            raise ModelError(f"sim:{self.name} (a TOML profile) runs float datapaths")
-        fields_ = dict(self.params)
-        fields_.update(self.per_format.get(get_format(dp.a_type).name, {}))
-        fields_.update(self.per_output.get(get_format(dp.d_type).name, {}))
-        try:
-            p = EngineParams.from_dict(fields_)
-            p.check()
-        except (ParamError, TypeError) as e:
-            raise DeviceError(f"sim:{self.name}: {e}") from None
-        return FixedPointModel(f"sim:{self.name}", dp, self.source, p)
-
-
-    def _scaled_model(self, dp: Datapath) -> Model:
-        """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of
-        the kind, with the profile's [scaled.GROUP] keys over them."""
-        from tcprobe.models.tcgen05 import B200_TCGEN05, check_datapath
-        from tcprobe.models.tcgen05_scaled import BlockScaledModel
-
-        if dp.family != "tcgen05":
-            raise ModelError(f"{dp.id}: block scales are a tcgen05 feature")
-        check_datapath(dp)
-        params = B200_TCGEN05.scaled_params(dp).replace(**self.scaled.get(scaled_group(dp), {}))
-        return BlockScaledModel(f"sim:{self.name}", dp, self.source, params)
-
-
-SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
-
-
-def scaled_group(dp: Datapath) -> str:
-    """The [scaled.GROUP] table that sets a block-scaled datapath: mx
-    (kind::mxf8f6f4), nvfp4 (ue4m3 scales) or mxf4 (mxf4, mxf4nvf4 with ue8m0)."""
-    if dp.kind == "mxf8f6f4":
-        return "mx"
-    return "nvfp4" if dp.scale_type == "ue4m3" else "mxf4"
-
-
-def _order(spec, k: int, what: str, seed: int) -> np.ndarray | None:
-    """A K permutation from a list, 'reverse', 'shuffle' or 'rotate:N'."""
-    if spec is None:
-        return None
-    if isinstance(spec, str):
-        word, _, arg = spec.partition(":")
-        if word == "reverse":
-            return np.arange(k)[::-1].copy()
-        if word == "shuffle":
-            return np.random.default_rng(int(arg or seed)).permutation(k)
-        if word == "rotate":
-            return np.roll(np.arange(k), -int(arg or 1))
-        raise DeviceError(f"{what}: unknown order {spec!r} (a list, reverse, shuffle[:SEED], "
-                          "rotate[:N])")
-    order = np.asarray(spec, np.int64)
-    if sorted(order.tolist()) != list(range(k)):
-        raise DeviceError(f"{what} must be a permutation of 0..{k - 1} here ({len(order)} entries)")
-    return order
 
 
 class SimDevice(Device):
@@ -271,7 +153,7 @@ class SimDevice(Device):
                            c_el[rep, h.c_read[0]],
                            pick(batch.scale_a, h.sa_read) if dp.block_scaled else None,
                            pick(batch.scale_b, h.sb_read) if dp.block_scaled else None, meta)
-            d[rep] = model.evaluate(cases)[:, None]
+            d[rep] = model.evaluate(cases, self.speed)[:, None]
         rest = np.flatnonzero(~uniform)
         for lo in range(0, len(rest), CHUNK):
             idx = rest[lo:lo + CHUNK]
@@ -307,7 +189,7 @@ class SimDevice(Device):
         cases = _cases(dp, parts[0][first], parts[1][first], parts[2][first, 0],
                        pick(parts[3]) if n_s else None, pick(parts[4]) if n_s else None,
                        pick(parts[3 + n_s]) if dp.sparse else None)
-        words = model.evaluate(cases)
+        words = model.evaluate(cases, self.speed)
         return words[inverse.ravel()].reshape(t, w)
 
     # -- result mode ----------------------------------------------------------
@@ -318,7 +200,7 @@ class SimDevice(Device):
         is exactly one evaluation of the device's datapath, so it is
         computed directly (:meth:`run_through_tiles` takes the long way and
         the tests hold the two equal)."""
-        return self.model(dp).evaluate(cases)
+        return self.model(dp).evaluate(cases, self.speed)
 
     def run_through_tiles(self, dp: Datapath, cases: Cases) -> np.ndarray:
         """Result mode the long way: pack each case into a tile, launch, read the slice."""
@@ -348,11 +230,9 @@ def _cases(dp: Datapath, a, b, c, sa, sb, meta) -> Cases:
     values go to the positions its metadata selects (the others +0, inactive)."""
     active = None
     if dp.sparse:
-        from tcprobe.harness import HarnessError, sparse_decode
-
         try:
-            active, pos = sparse_decode(dp, meta)
-        except HarnessError as e:
+            active, pos = sparsity.decode(dp, meta)
+        except sparsity.SparsityError as e:
             raise DeviceError(f"launch: {e}") from None
         full = np.zeros((len(a), dp.k), np.uint32)
         np.put_along_axis(full, pos, a, axis=1)
@@ -364,167 +244,3 @@ def _scale_bytes(words: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """Scale codes at byte slots (word * 4 + byte) of (T, words) scale buffers."""
     slots = np.asarray(slots)
     return (words[:, slots // 4] >> (8 * (slots % 4)).astype(np.uint32)) & np.uint32(0xFF)
-
-
-# ---------------------------------------------------------------------------
-# The device's own harness.
-
-
-def device_harness(dp: Datapath, layout: dict, seed: int = 0):
-    """The documented harness of ``dp`` with the profile's layout changes:
-    ``a_k_order``/``b_k_order`` (device lane k reads the slots the documented
-    layout gives lane order[k]), ``a_lbo``/``a_sbo``/``b_lbo``/``b_sbo``
-    (shared-memory families: other core-matrix strides), ``dump_permutation``
-    (word j of the dump is documented word perm[j])."""
-    from tcprobe.harness import Harness, HarnessError, harness_for
-
-    h = harness_for(dp)
-    if not layout:
-        return h
-    a_read, b_read, c_read = h.a_read.copy(), h.b_read.copy(), h.c_read.copy()
-    for op in ("a", "b"):
-        k = a_read.shape[1] if op == "a" else b_read.shape[1]  # a sparse A stores K/2
-        lbo, sbo = layout.get(f"{op}_lbo"), layout.get(f"{op}_sbo")
-        if (lbo is not None or sbo is not None) and dp.family != "mma":
-            # shared-memory strides: mma.sync reads registers and ignores them
-            lay = h.a_layout if op == "a" else h.b_layout
-            (_, _), (t, _) = lay.shape
-            (_, sbo0), (_, lbo0) = lay.stride
-            rows = h.tile.m if op == "a" else h.tile.n
-            new = core_matrix_layout(rows, k, t, int(lbo if lbo is not None else lbo0),
-                                     int(sbo if sbo is not None else sbo0))
-            idx = h.word_rows if op == "a" else h.word_cols
-            table = new.table[idx]
-            size = h.tile.a_slots if op == "a" else h.tile.b_slots
-            if table.max() >= size:
-                raise DeviceError(f"{op}_lbo/{op}_sbo put {op.upper()} past its "
-                                  f"{size}-slot buffer")
-            if op == "a":
-                a_read = table
-            else:
-                b_read = table
-    for op in ("a", "b"):
-        k = a_read.shape[1] if op == "a" else b_read.shape[1]
-        order = _order(layout.get(f"{op}_k_order"), k, f"{op}_k_order", seed)
-        if order is not None:
-            if op == "a":
-                a_read = a_read[:, order]
-            else:
-                b_read = b_read[:, order]
-    slice_ = h.elems
-    spec = layout.get("dump_permutation")
-    if spec is not None:
-        n = h.tile.dump_words
-        if isinstance(spec, str):
-            if spec == "reverse":
-                perm = np.arange(n)[::-1].copy()
-            elif spec.startswith("shuffle"):
-                arg = spec.partition(":")[2]
-                perm = np.random.default_rng(int(arg or layout.get("dump_seed", seed))).permutation(n)
-            else:
-                raise DeviceError(f"dump_permutation: unknown {spec!r} (reverse, shuffle[:SEED], "
-                                  "or a list)")
-        else:
-            perm = np.asarray(spec, np.int64)
-            if sorted(perm.tolist()) != list(range(n)):
-                raise DeviceError(f"dump_permutation must be a permutation of 0..{n - 1} "
-                                  f"for {dp.id}")
-        inv = np.argsort(perm)
-        word, half = np.divmod(slice_, h.halves)
-        slice_ = inv[word] * h.halves + half
-    try:
-        return Harness.from_reads(dp, h.tile, slice_, a_read, b_read, c_read, c_slots=h.c_slots,
-                                  sa_read=h.sa_read, sb_read=h.sb_read, meta_read=h.meta_read,
-                                  a_layout=None,
-                                  b_layout=None, c_layout=h.c_layout, d_layout=None,
-                                  word_rows=h.word_rows, word_cols=h.word_cols,
-                                  a_packing=h.a_packing, b_packing=h.b_packing,
-                                  halves=h.halves, elem_mask=h.elem_mask, source="device truth")
-    except HarnessError as e:
-        raise DeviceError(f"the profile's layout is not a usable harness for {dp.id}: {e}") from None
-
-
-# ---------------------------------------------------------------------------
-# TOML profiles.
-
-
-def _engine_fields(table: dict, where: str) -> dict:
-    known = set(EngineParams.__dataclass_fields__)
-    out = {}
-    for key, value in table.items():
-        if key not in known:
-            raise DeviceError(f"{where}: unknown key {key!r}")
-        out[key] = value
-    return out
-
-
-@cache
-def _load(path: str, mtime: float) -> SimProfile:
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise DeviceError(f"{p}: not a TOML profile ({e})") from None
-    top = {k: v for k, v in data.items() if not isinstance(v, dict)}
-    meta = {k: top.pop(k) for k in ("name", "gpu", "families", "seed") if k in top}
-    missing = [k for k in REQUIRED_KEYS if k not in top]
-    if missing:
-        raise DeviceError(f"{p}: missing key(s) {', '.join(missing)} (see docs/sim-profiles.md)")
-    params = _engine_fields(top, str(p))
-    try:
-        EngineParams.from_dict(params).check()
-    except (ParamError, TypeError) as e:
-        raise DeviceError(f"{p}: {e}") from None
-    families = meta.get("families", list(FAMILIES))
-    if isinstance(families, str):
-        families = [families]
-    bad = [f for f in families if f not in FAMILIES]
-    if bad or not families:
-        raise DeviceError(f"{p}: families must be among {', '.join(FAMILIES)}")
-    per_format, per_output = {}, {}
-    for name, table in data.get("format", {}).items():
-        per_format[get_format(name).name] = _engine_fields(table, f"{p} [format.{name}]")
-    for name, table in data.get("output", {}).items():
-        per_output[get_format(name).name] = _engine_fields(table, f"{p} [output.{name}]")
-    layout = dict(data.get("layout", {}))
-    extra = set(layout) - LAYOUT_KEYS
-    if extra:
-        raise DeviceError(f"{p} [layout]: unknown key(s) {', '.join(sorted(extra))}")
-    unknown_tables = set(k for k, v in data.items() if isinstance(v, dict)) - {
-        "format", "output", "layout", "scaled"}
-    if unknown_tables:
-        raise DeviceError(f"{p}: unknown table(s) {', '.join(sorted(unknown_tables))}")
-    scaled = _scaled_tables(data.get("scaled", {}), p)
-    return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"), tuple(families), params,
-                      per_format, per_output, layout, int(meta.get("seed", 0)), str(p), scaled)
-
-
-def _scaled_tables(tables: dict, p: Path) -> dict:
-    """[scaled.mx], [scaled.mxf4], [scaled.nvfp4]: ScaledParams fields, checked."""
-    from tcprobe.models.tcgen05_scaled import ScaledParams
-
-    known = set(ScaledParams.__dataclass_fields__)
-    out = {}
-    for group, table in tables.items():
-        if group not in SCALED_GROUPS or not isinstance(table, dict):
-            raise DeviceError(f"{p}: [scaled.{group}] is not a table of "
-                              f"{', '.join(SCALED_GROUPS)}")
-        bad = sorted(set(table) - known)
-        if bad:
-            raise DeviceError(f"{p} [scaled.{group}]: unknown key(s) {', '.join(bad)} "
-                              f"(keys: {', '.join(sorted(known))})")
-        try:
-            ScaledParams().replace(**table)
-        except TypeError as e:
-            raise DeviceError(f"{p} [scaled.{group}]: {e}") from None
-        out[group] = dict(table)
-    return out
-
-
-def load_profile(path: str | Path) -> SimProfile:
-    """Read a TOML sim profile (schema: docs/sim-profiles.md)."""
-    p = Path(path)
-    if not p.is_file():
-        raise DeviceError(f"no sim profile at {p}")
-    return _load(str(p.resolve()), p.stat().st_mtime)
-

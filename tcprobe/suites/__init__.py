@@ -26,91 +26,33 @@ of any size makes the same cases (see :mod:`.words` for the bit source).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import Format, get_format
 
+from .registry import (  # noqa: F401 (the suites' vocabulary)
+    REGISTRY,
+    SUITE_IDS,
+    SUITES,
+    WEIGHTS,
+    Ctx,
+    Generator,
+    Parts,
+    register,
+    sparse_chunks,
+    sparse_masks,
+)
 from .words import Bits, one
 
-SUITES = ("raw", "finite", "edge", "adversarial", "sparse")
-SUITE_IDS = {name: i + 1 for i, name in enumerate(SUITES)}
-# Share of a run's cases per suite (normalized over the suites selected).
-WEIGHTS = {"raw": 3, "finite": 2, "edge": 1, "adversarial": 3, "sparse": 1}
 BLOCK = 1024  # cases of one generator drawn from one seed sequence
 
 
 class SuiteError(ValueError):
     """An unknown suite or generator, or a plan that cannot be made."""
-
-
-@dataclass(frozen=True)
-class Ctx:
-    """What a generator needs to know about the datapath."""
-
-    dp: Datapath
-    fa: Format
-    fb: Format
-    fc: Format
-    fd: Format
-    fs: Format | None
-    k: int
-    n_scales: int
-
-    @classmethod
-    def of(cls, dp: Datapath) -> Ctx:
-        return cls(dp, get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c),
-                   get_format(dp.d_type), get_format(dp.scale_type) if dp.scale_type else None,
-                   dp.k, dp.n_scales)
-
-    @property
-    def is_integer(self) -> bool:
-        return self.dp.is_integer
-
-    @property
-    def sparse_group(self) -> tuple[int, int]:
-        """(positions per chunk, selected per chunk) of a sparse datapath
-        (models/sparsity.py: 1 of 2 for tf32, 2 of 4, 4 of 8 in pairs for
-        packed e2m1)."""
-        chunks = sparse_chunks(self.dp)
-        return chunks.shape[1], int(chunks[0].sum())
-
-
-# A generator returns a dict with some of: a, b (n, K), c (n,), scale_a,
-# scale_b (n, n_scales), active (n, K) bool. What it leaves out is filled in:
-# unit scales, and for sparse datapaths a random selection pattern.
-Parts = dict
-GenFn = Callable[[Ctx, Bits, np.ndarray], Parts]
-
-
-@dataclass(frozen=True)
-class Generator:
-    suite: str
-    name: str
-    doc: str
-    fn: GenFn = field(repr=False)
-    applies: Callable[[Ctx], bool] = field(default=lambda ctx: True, repr=False)
-
-    @property
-    def key(self) -> str:
-        return f"{self.suite}/{self.name}"
-
-
-REGISTRY: dict[str, list[Generator]] = {s: [] for s in SUITES}
-
-
-def register(suite: str, name: str, applies: Callable[[Ctx], bool] | None = None):
-    """Decorator: add a generator to a suite (its docstring says what it aims at)."""
-    def wrap(fn: GenFn) -> GenFn:
-        doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
-        REGISTRY[suite].append(Generator(suite, name, doc, fn, applies or (lambda ctx: True)))
-        return fn
-    return wrap
 
 
 def parse_suites(text: str | None) -> tuple[str, ...]:
@@ -169,44 +111,21 @@ def _complete(ctx: Ctx, bits: Bits, parts: Parts, n: int) -> Cases:
     return Cases(a, b, c, sa, sb, active)
 
 
-@cache
-def sparse_chunks(dp: Datapath) -> np.ndarray:
-    """Every selection one metadata selector can make in a chunk of K
-    positions, as (choices, chunk width) booleans: the legal selectors of
-    models/sparsity.py, duplicates (0x6 and 0x9) once."""
-    from tcprobe.models import sparsity
-
-    pat = sparsity.pattern(dp)
-    width = sparsity.chunk_width(dp)
-    legal = sparsity.TF32_LEGAL if pat == "1of2" else sparsity.LEGAL
-    kept = sorted({tuple(sorted(sparsity._selector_positions(pat, sel))) for sel in legal})
-    return np.array([[i in pos for i in range(width)] for pos in kept], dtype=bool)
-
-
-def sparse_masks(ctx: Ctx, bits: Bits, n: int, pattern=None) -> np.ndarray:
-    """Legal selection masks (n, K), one selector per chunk of K; ``pattern``
-    (n,) picks the choice of every chunk by mixed radix, else random."""
-    combos = sparse_chunks(ctx.dp)
-    group = combos.shape[1]
-    n_groups = max(1, ctx.k // group)
-    if pattern is None:
-        choice = bits.below((n, n_groups), len(combos))
-    else:
-        pattern = np.asarray(pattern, np.int64)
-        choice = np.stack([(pattern // len(combos) ** g) % len(combos) for g in range(n_groups)],
-                          axis=1)
-    return combos[choice].reshape(n, n_groups * group)[:, : ctx.k]
-
-
-def generate(dp: Datapath, suite: str, seed: int, start: int, count: int) -> tuple[Cases, np.ndarray]:
+def generate(dp: Datapath, suite: str, seed: int, start: int, count: int,
+             lanes: tuple[int, ...] | None = None) -> tuple[Cases, np.ndarray]:
     """Cases ``start .. start+count-1`` of ``suite`` for ``dp`` and, per
-    case, the index of its generator in :func:`generators` (dp, suite)."""
+    case, the index of its generator in :func:`generators` (dp, suite).
+    ``lanes``: the active-lane counts the sparse suite's lane generator
+    takes in turn (None: every count from 0 to K)."""
     gens = generators(dp, suite)
     if not gens:
         raise SuiteError(f"suite {suite} has no generator for {dp.id}")
     if count <= 0:
         raise SuiteError("count must be positive")
-    ctx = Ctx.of(dp)
+    ctx = Ctx.of(dp, lanes)
+    if lanes is not None and (not lanes or max(lanes) > ctx.max_lanes or min(lanes) < 0):
+        raise SuiteError(f"{dp.id} has 0 to {ctx.max_lanes} active lanes, not "
+                         f"{', '.join(map(str, lanes))}")
     g_count = len(gens)
     j = start + np.arange(count, dtype=np.int64)
     which = j % g_count
@@ -243,6 +162,7 @@ class Plan:
     suites: tuple[str, ...]
     cases: int
     chunk: int = 16384
+    lanes: tuple[int, ...] | None = None  # the sparse suite's active-lane counts (None: all)
 
     def __post_init__(self):
         if self.cases <= 0:
@@ -298,7 +218,7 @@ def make_chunk(dp: Datapath, plan: Plan, seed: int, i: int) -> tuple[Cases, np.n
     keys = generator_keys(dp, plan.suites)
     parts, codes, suites = [], [], []
     for s, start, n in plan.segments(i):
-        cases, which = generate(dp, s, seed, start, n)
+        cases, which = generate(dp, s, seed, start, n, plan.lanes if s == "sparse" else None)
         base = keys.index(generators(dp, s)[0].key)
         parts.append(cases)
         codes.append(which.astype(np.int64) + base)

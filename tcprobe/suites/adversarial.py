@@ -17,8 +17,8 @@ import numpy as np
 
 from tcprobe.models.formats import Format, Kind
 
-from . import Ctx, register
 from .basic import moderate
+from .registry import Ctx, register
 from .words import Bits, emax_biased, finite, one, with_exponent, zero
 
 # ---------------------------------------------------------------------------

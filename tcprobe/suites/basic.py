@@ -6,7 +6,7 @@ import numpy as np
 
 from tcprobe.models.formats import Kind
 
-from . import Ctx, register, sparse_masks
+from .registry import Ctx, register, sparse_masks
 from .words import Bits, finite, raw, with_exponent, zero
 
 
@@ -49,11 +49,20 @@ def gen_finite(ctx: Ctx, bits: Bits, idx: np.ndarray):
     return out
 
 
+def _lane_counts(ctx: Ctx, idx: np.ndarray) -> np.ndarray:
+    """The active-lane count of each case: the run's counts in turn, else
+    0 .. the most a case can have."""
+    if ctx.lanes:
+        return np.asarray(ctx.lanes, np.int64)[idx % len(ctx.lanes)]
+    return idx % (ctx.max_lanes + 1)
+
+
 @register("sparse", "lanes")
 def gen_lanes(ctx: Ctx, bits: Bits, idx: np.ndarray):
     """Exactly m nonzero product lanes at random positions, m = 0 .. K in
-    turn (for sparse datapaths m counts selected positions, 0 .. K/2); the
-    other lanes are zeros of random sign, C is zero or a moderate value."""
+    turn (for sparse datapaths m counts selected positions, 0 .. K/2; a run
+    may name the counts: ``--sparse-lanes``); the other lanes are zeros of
+    random sign, C is zero or a moderate value."""
     n, k = len(idx), ctx.k
     a = moderate(ctx, ctx.fa, bits, (n, k))
     b = moderate(ctx, ctx.fb, bits, (n, k))
@@ -61,13 +70,12 @@ def gen_lanes(ctx: Ctx, bits: Bits, idx: np.ndarray):
     active = None
     if ctx.dp.sparse:
         active = sparse_masks(ctx, bits, n)
-        slots = k // ctx.sparse_group[0] * ctx.sparse_group[1]
-        m = idx % (slots + 1)
+        m = _lane_counts(ctx, idx)
         # rank the selected positions first, in random order
         key = np.where(active, 0, 1) * k + np.argsort(order, axis=1)
         rank = np.argsort(np.argsort(key, axis=1), axis=1)
     else:
-        m = idx % (k + 1)
+        m = _lane_counts(ctx, idx)
         rank = np.argsort(order, axis=1)
     live = rank < m[:, None]
     sign = bits.bits((n, k), 1)

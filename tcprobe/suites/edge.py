@@ -11,8 +11,8 @@ import numpy as np
 
 from tcprobe.models.formats import Kind
 
-from . import Ctx, register
 from .basic import moderate
+from .registry import Ctx, register
 from .words import Bits, one, specials, zero
 
 

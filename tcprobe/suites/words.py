@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.formats import Format, Kind, Specials
+from tcprobe.models.words import emax_biased, fields, max_frac, pack  # noqa: F401 (the suites' word vocabulary)
 
 
 class Bits:
@@ -55,44 +56,6 @@ class Bits:
     def pick(self, shape, options) -> np.ndarray:
         options = np.asarray(options)
         return options[self.below(shape, len(options))]
-
-
-# ---------------------------------------------------------------------------
-# Format fields.
-
-
-def emax_biased(fmt: Format) -> int:
-    """Largest biased exponent of a finite value."""
-    emask = (1 << fmt.exp_bits) - 1
-    return emask - 1 if fmt.specials == Specials.IEEE else emask
-
-
-def max_frac(fmt: Format, biased) -> np.ndarray:
-    """Largest fraction field of a finite value at each biased exponent."""
-    fmask = (1 << fmt.frac_bits) - 1
-    biased = np.asarray(biased, np.int64)
-    if fmt.specials == Specials.FN:
-        top = (1 << fmt.exp_bits) - 1
-        return np.where(biased == top, fmask - 1, fmask)
-    return np.full(biased.shape, fmask, np.int64)
-
-
-def pack(fmt: Format, sign, biased, frac) -> np.ndarray:
-    """Words (uint32) from fields; the dropped low bits (tf32) are zero."""
-    sign, biased, frac = np.broadcast_arrays(*(np.asarray(x, np.int64) for x in (sign, biased, frac)))
-    word = (biased << fmt.frac_bits) | frac
-    if fmt.signed:
-        word = word | (sign << (fmt.exp_bits + fmt.frac_bits))
-    return (word << fmt.drop_bits).astype(np.uint32)
-
-
-def fields(fmt: Format, words) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(sign, biased exponent, fraction) of float words."""
-    w = np.asarray(words, np.int64) >> fmt.drop_bits
-    frac = w & ((1 << fmt.frac_bits) - 1)
-    biased = (w >> fmt.frac_bits) & ((1 << fmt.exp_bits) - 1)
-    sign = (w >> (fmt.exp_bits + fmt.frac_bits)) & 1 if fmt.signed else np.zeros_like(w)
-    return sign, biased, frac
 
 
 def finite(fmt: Format, bits: Bits, shape, *, sign=None, biased=None, frac=None) -> np.ndarray:

@@ -2,23 +2,23 @@
 
 No GPU and no driver are needed: NVRTC comes from the ``nvidia-cuda-nvrtc``
 wheel through ``cuda-bindings`` (the optional extra ``tcprobe[cuda]``).
-Cubins are cached on disk by (source, headers, arch, options, NVRTC version)
-under ``$TCPROBE_CACHE`` or ``~/.cache/tcprobe``; the cached file name carries
-the key, so a changed source never reads a stale cubin.
+Cubins are cached on disk (:mod:`.cache`) by (source, headers, arch,
+options, NVRTC version); the cached file name carries the key, so a changed
+source never reads a stale cubin.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Bumped when the cache layout or the compile options this module adds change.
-CACHE_FORMAT = 1
+from tcprobe.kernels import catalog
+
+from .cache import CACHE_FORMAT, cache_dir, read_cubin, write_cubin
+
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 INSTALL_HINT = "install the optional extra: pip install 'tcprobe[cuda]'"
 
@@ -93,13 +93,6 @@ def supported_archs() -> list[int]:
     return [int(a) for a in archs]
 
 
-def cache_dir() -> Path:
-    """Where cubins are cached: $TCPROBE_CACHE, else ~/.cache/tcprobe."""
-    env = os.environ.get("TCPROBE_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tcprobe"
-    return base / "cubin"
-
-
 def cache_key(source: str, arch: str, options: tuple[str, ...] = (),
               headers: dict[str, str] | None = None) -> str:
     """The key a cubin is cached under."""
@@ -135,9 +128,9 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
     key = cache_key(source, arch, opts, headers)
     path = cache_dir() / f"{Path(name).stem}-{arch}-{key[:24]}.cubin" if use_cache else None
     t0 = time.perf_counter()
-    if path is not None and path.is_file():
-        data = path.read_bytes()
-        if data[:4] == b"\x7fELF":
+    if path is not None:
+        data = read_cubin(path)
+        if data is not None:
             return Cubin(arch, data, key, path, True, time.perf_counter() - t0)
     prog = _program(nvrtc, source, name, headers)
     try:
@@ -159,7 +152,7 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
         nvrtc.nvrtcDestroyProgram(prog)
     seconds = time.perf_counter() - t0
     if path is not None:
-        _write_atomic(path, data)
+        write_cubin(path, data)
     return Cubin(arch, data, key, path, False, seconds, log)
 
 
@@ -171,17 +164,6 @@ def _program(nvrtc, source: str, name: str, headers: dict[str, str] | None):
                                          [n.encode() for n in hnames])
     _check(nvrtc, err, "program creation")
     return prog
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache only costs a recompile
-        pass
 
 
 def compile_ptx(source: str, arch: str, *, name: str = "harness.cu",
@@ -211,8 +193,6 @@ def compile_harness(arch: str, families: tuple[str, ...] | None = None,
                     use_cache: bool = True) -> Cubin:
     """The harness cubin of ``arch``: every harness variant that the
     architecture supports (all families, or ``families``), in one cubin."""
-    from tcprobe.kernels import catalog
-
     unit = catalog.translation_unit(arch, families)
     return compile_cubin(unit.source, arch, name=f"tcprobe-{'-'.join(unit.families)}.cu",
                          headers=unit.headers, use_cache=use_cache)

@@ -1,9 +1,18 @@
 """Layouts: maps from logical operand coordinates to physical slots.
 
-A Layout is written the CuTe way, as (shape, stride) per logical mode: a
+A Layout is written the CuTe way, as (shape):(stride) per logical mode: a
 coordinate of a mode is split colexicographically over that mode's shape
 (first sub-mode fastest) and dotted with its strides. Operand layouts are
 over (row of A or column of B, k); output layouts over (row, col) of D.
+
+Layouts compose as functions (CuTe's composition): ``outer.compose(inner)``
+maps a coordinate through ``inner`` to an index of ``outer``'s domain (its
+coordinates counted colexicographically) and then through ``outer``.
+``permute(mode, order)`` reorders one mode (a composition with a reordering
+of that mode); where the result has no (shape):(stride) form it is a
+:class:`TableLayout`, the same map given by its table. Reorderings of one
+mode are 1-D layouts (:func:`reverse`, :func:`rotate`, :func:`shuffle`,
+:func:`reorder`).
 
 A physical slot is one element position the harness fills or reads: a
 shared-memory element offset, or ``thread * E + e`` for the e-th element of
@@ -23,8 +32,54 @@ def _flat(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+class _Map:
+    """What every layout does, given ``dims`` and ``table``."""
+
+    dims: tuple[int, ...]
+    table: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Coordinates in the domain."""
+        return int(np.prod(self.dims))
+
+    @property
+    def cosize(self) -> int:
+        """Slots a buffer needs to hold every coordinate."""
+        return int(self.table.max()) + 1
+
+    @cached_property
+    def flat(self) -> np.ndarray:
+        """Slots in colexicographic order of the coordinates (first mode fastest)."""
+        return self.table.ravel(order="F")
+
+    def compose(self, inner: _Map) -> Layout | TableLayout:
+        """``self`` after ``inner``: coordinate c -> slot ``self.flat[inner(c)]``
+        (inner's slots index self's domain colexicographically)."""
+        if inner.size and (inner.table.min() < 0 or inner.table.max() >= self.size):
+            raise ValueError(f"{inner} reaches past the {self.size} coordinates of {self}")
+        table = self.flat[inner.table]
+        return _simplest(table, f"{self} o {inner}")
+
+    def permute(self, mode: int, order: _Map | np.ndarray) -> Layout | TableLayout:
+        """The layout whose coordinate k of ``mode`` is ``self``'s coordinate
+        order[k] (the other modes unchanged)."""
+        order = order.table if isinstance(order, _Map) else np.asarray(order, np.int64)
+        if sorted(order.tolist()) != list(range(self.dims[mode])):
+            raise ValueError(f"a reordering of mode {mode} must be a permutation of "
+                             f"0..{self.dims[mode] - 1}")
+        grids = list(np.meshgrid(*[np.arange(n) for n in self.dims], indexing="ij"))
+        grids[mode] = order[grids[mode]]
+        index = np.ravel_multi_index(tuple(grids), self.dims, order="F")
+        return self.compose(TableLayout(index, f"mode {mode} reordered {_name(order)}"))
+
+    def offset(self, *coords):
+        """Physical slot of logical coordinates (ints or numpy arrays)."""
+        return self.table[tuple(np.asarray(c) for c in coords)]
+
+
 @dataclass(frozen=True)
-class Layout:
+class Layout(_Map):
     shape: tuple  # per mode: an int or a tuple of ints
     stride: tuple  # the same nesting as shape
 
@@ -55,11 +110,6 @@ class Layout:
         """The slot of every logical coordinate, as an array of shape ``dims``."""
         grids = np.meshgrid(*[np.arange(n) for n in self.dims], indexing="ij")
         return np.asarray(self.offset(*grids), dtype=np.int64)
-
-    @property
-    def cosize(self) -> int:
-        """Slots a buffer needs to hold every coordinate."""
-        return int(self.table.max()) + 1
 
     def __str__(self) -> str:
         def fmt(x):
@@ -100,6 +150,71 @@ class Layout:
         except ValueError:
             ok = False
         return cand if ok else None
+
+
+@dataclass(frozen=True, eq=False)
+class TableLayout(_Map):
+    """A layout given by the slot of every coordinate: what a composition
+    with a reordering leaves where no (shape):(stride) form fits."""
+
+    slots: np.ndarray  # the table, shape = dims
+    how: str = ""  # how it was built, for reports
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in np.shape(self.slots))
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        return np.asarray(self.slots, np.int64)
+
+    def __str__(self) -> str:
+        return self.how or f"table {'x'.join(map(str, self.dims))}"
+
+
+def _simplest(table: np.ndarray, how: str) -> Layout | TableLayout:
+    """The (shape):(stride) Layout of ``table`` where one fits, else a TableLayout."""
+    if table.size and int(table.flat[0]) == 0:
+        found = Layout.from_table(table)
+        if found is not None:
+            return found
+    return TableLayout(table, how)
+
+
+def _name(order: np.ndarray) -> str:
+    n = len(order)
+    if np.array_equal(order, np.arange(n)[::-1]):
+        return "reversed"
+    if n and np.array_equal(order, np.roll(np.arange(n), -int(order[0]))):
+        return f"rotated by {int(order[0])}"
+    return "[" + ",".join(map(str, order.tolist())) + "]"
+
+
+def reorder(order) -> TableLayout:
+    """The 1-D reordering k -> order[k] (a permutation of 0..n-1)."""
+    order = np.asarray(order, np.int64)
+    if sorted(order.tolist()) != list(range(len(order))):
+        raise ValueError(f"{order.tolist()} is not a permutation of 0..{len(order) - 1}")
+    return TableLayout(order, _name(order))
+
+
+def reverse(n: int) -> TableLayout:
+    return reorder(np.arange(n)[::-1])
+
+
+def rotate(n: int, by: int) -> TableLayout:
+    """k -> (k + by) mod n."""
+    return reorder(np.roll(np.arange(n), -by))
+
+
+def shuffle(n: int, seed: int) -> TableLayout:
+    """A seeded random reordering of 0..n-1."""
+    return reorder(np.random.default_rng(seed).permutation(n))
+
+
+def inverse(order: _Map) -> TableLayout:
+    """The reordering that undoes a 1-D reordering."""
+    return reorder(np.argsort(order.table))
 
 
 # ---------------------------------------------------------------------------

@@ -14,13 +14,16 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe import nvrtc
 from tcprobe.kernels import catalog
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.tiles.harness import Harness
+from tcprobe.tiles.spec import PhysicalBatch, TileSpec
+from tcprobe.tiles.tables import harness_for
 
-from . import cuda_launch as L
-from .base import Device, DeviceError, PhysicalBatch, TileSpec
+from ..base import Device, DeviceError, KernelCheck
+from . import launch as L
+from . import nvrtc, sass
 
 
 def _driver():
@@ -107,7 +110,10 @@ class CudaDevice(Device):
 
     simulated = False
 
-    def __init__(self, index: int = 0):
+    def __init__(self, index: int = 0, tcgen05_smem: str = "canonical"):
+        """``tcgen05_smem``: tcgen05's A layout, canonical (general tiles) or
+        published (the write-up's overlapping offsets, for replaying its release)."""
+        self.tcgen05_smem = tcgen05_smem
         self.driver = driver = _driver()
         count = _ok(driver, driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if count == 0:
@@ -166,7 +172,7 @@ class CudaDevice(Device):
         """Raw mode: (T, dump_words) words for T tiles, or (T, len(pick)) with
         ``pick`` (the dump words to read back). ``layouts``: the (A, B) operand
         layouts the slots follow (default: the harness's own, see
-        :func:`tcprobe.devices.cuda_launch.default_layouts`)."""
+        :func:`tcprobe.devices.cuda.launch.default_layouts`)."""
         v = self.variant(dp)
         spec = L.tile_spec(v, dp)
         bufs = L.host_buffers(v, dp, batch, spec)
@@ -187,10 +193,9 @@ class CudaDevice(Device):
         return out
 
     def run(self, dp: Datapath, cases: Cases) -> np.ndarray:
-        """Result mode: a harness packing places each case in a tile, the
-        kernel reads back the slice that carries D, the packing turns it into
-        one word a case. The packing is the ladder's ``tcprobe.harness`` where
-        present, else :class:`~tcprobe.devices.cuda_launch.ReplicatedPacking`."""
+        """Result mode: the harness (:mod:`tcprobe.tiles.tables`) places each
+        case in a tile, the kernel reads back the slice that carries D, the
+        harness turns it into one word a case."""
         cases.check(dp)
         v = self.variant(dp)
         h = self.packing(dp)
@@ -200,21 +205,27 @@ class CudaDevice(Device):
                 raise DeviceError(f"the harness packing of {dp.id} has {f} = {getattr(h.tile, f)} "
                                   f"but the CUDA kernel has {getattr(mine, f)}")
         batch = h.pack(cases)
-        pick = _slice_words(getattr(h, "slice", None), mine.dump_words)
+        pick = np.asarray(h.slice, np.uint32)
         layouts = (h.a_layout, h.b_layout) if v.family != "mma" else None
-        if pick is None:
-            dump = self.launch(dp, batch, layouts=layouts)
-        else:
-            dump = L.expand_picked(self.launch(dp, batch, pick=pick, layouts=layouts), pick, mine.dump_words)
+        dump = L.expand_picked(self.launch(dp, batch, pick=pick, layouts=layouts), pick,
+                               mine.dump_words)
         return np.asarray(h.unpack(dump), np.uint32)
 
-    def packing(self, dp: Datapath):
-        """The result-mode packing of ``dp``: tcprobe.harness, or the replicated one."""
-        try:
-            from tcprobe.harness import harness_for
-        except ImportError:
-            return L.ReplicatedPacking(self.variant(dp), dp)
-        return harness_for(dp)
+    def packing(self, dp: Datapath) -> Harness:
+        """The result-mode packing of ``dp``: its documented harness."""
+        return harness_for(dp, smem=self.tcgen05_smem)
+
+    def sass_verdict(self, dp: Datapath) -> KernelCheck:
+        """The SASS check of the kernel that runs ``dp`` on this GPU's architecture."""
+        v = self.variant(dp)
+        report = sass.check_arch(self.arch, (dp.family,))
+        verdict = next((x for x in report.verdicts if x.harness == v.name), None)
+        if verdict is None:
+            return KernelCheck(v.name, v.symbol, self.arch, v.ptx, "?", (), "missing",
+                               f"no verdict for kernel {v.name} on {self.arch}")
+        return KernelCheck(v.name, v.symbol, self.arch, v.ptx, verdict.expected,
+                           tuple(verdict.found), verdict.status, verdict.note,
+                           verdict.emulation, verdict.profile)
 
     def info(self) -> dict:
         out = {**super().info(), "gpu": self.gpu, "compute_capability": f"{self.cc[0]}.{self.cc[1]}",
@@ -251,8 +262,6 @@ class CudaDevice(Device):
     def _opcodes(self) -> dict:
         """Tensor-core opcodes (from the SASS) of the kernels this device ran."""
         try:
-            from tcprobe import sass
-
             ops = sass.kernel_opcodes(self._cubin)
         except Exception as e:
             return {"error": f"SASS not read: {e}"}
@@ -307,22 +316,6 @@ class CudaDevice(Device):
         finally:
             for p in allocs:
                 d.cuMemFree(p)
-
-
-def _slice_words(slice_, dump_words: int) -> np.ndarray | None:
-    """The dump words a harness slice names, when it is a list of word
-    indices (or a boolean mask over the dump); None otherwise."""
-    if slice_ is None:
-        return None
-    try:
-        arr = np.asarray(slice_)
-    except Exception:
-        return None
-    if arr.dtype == bool and arr.size == dump_words:
-        return np.flatnonzero(arr.ravel()).astype(np.uint32)
-    if np.issubdtype(arr.dtype, np.integer) and arr.size:
-        return np.unique(arr.ravel()).astype(np.uint32)
-    return None
 
 
 def open_cuda(spec_rest: str) -> CudaDevice:

@@ -4,7 +4,8 @@ Which kernel runs a datapath, the tile geometry it implies (TileSpec), the
 default operand layouts and the descriptors that match them, the typed host
 buffers a PhysicalBatch becomes, the kernel's parameter block, and the
 reassembly of a result-mode readback. All of it is pure and runs without a
-GPU; :mod:`tcprobe.devices.cuda` adds the driver.
+GPU; :mod:`tcprobe.devices.cuda.device` adds the driver. Result mode packs
+cases with the tiles layer's harness (:mod:`tcprobe.tiles.tables`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcprobe.descriptors import descriptor_for_layout, instruction_descriptor
 from tcprobe.kernels import catalog
 from tcprobe.kernels.catalog import (
     PACK_B4,
@@ -25,13 +25,15 @@ from tcprobe.kernels.catalog import (
     PACK_B32,
     Variant,
 )
-from tcprobe.layout import Layout, core_matrix_layout
+from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
+from tcprobe.tiles import tmem
+from tcprobe.tiles.descriptors import descriptor_for_layout, instruction_descriptor
+from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout
+from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
-from .base import DeviceError, PhysicalBatch, TileSpec
+from ..base import DeviceError
 
-TMEM_COLS = 8  # C/D words a tensor-memory lane (columns 0-7)
-TMEM_X_COLS = 2  # metadata and scale words a lane
 # Most tiles one launch carries; larger batches go in several launches.
 MAX_TILES_PER_LAUNCH = 1 << 18
 
@@ -66,7 +68,7 @@ def variant_for(dp: Datapath, arch: str) -> Variant:
         if v.family == "tcgen05":
             if dp.c != dp.d_type:
                 continue
-            if dp.block_scaled and dp.scale_type not in catalog.TC05_SCALED[(dp.kind, f"{dp.scale_vec or 1}X")][2]:
+            if dp.block_scaled and (dp.scale_type, dp.scale_vec or 1) not in isa.scale_choices(dp.kind):
                 continue
         return v
     raise LookupError(f"no CUDA harness runs {dp.id} on {arch}")
@@ -159,10 +161,11 @@ def tile_spec(v: Variant, dp: Datapath) -> TileSpec:
         labels = tuple(f"t{t}.r{r}" for t in range(128) for r in range(v.acc_regs))
         return TileSpec(64, 8, v.k, 64 * v.k, 8 * v.k, 128 * v.acc_regs, 128 * v.acc_regs, labels,
                         0, 0, v.ptx)
-    labels = tuple(f"l{lane}.c{c}" for lane in range(128) for c in range(TMEM_COLS))
-    words = 128 * TMEM_COLS
+    labels = tuple(f"l{lane}.c{c}" for lane in range(tmem.LANES) for c in range(tmem.D_COLS))
+    words = tmem.LANES * tmem.D_COLS
     return TileSpec(v.m, v.n, v.k, v.m * dp.stored_k, v.n * v.k, words, words, labels,
-                    128 * TMEM_X_COLS if v.scaled else 0, 128 * TMEM_X_COLS if v.sparse else 0, v.ptx)
+                    tmem.LANES * tmem.SCALE_COLS if v.scaled else 0,
+                    tmem.LANES * tmem.META_COLS if v.sparse else 0, v.ptx)
 
 
 def default_layouts(v: Variant, dp: Datapath) -> tuple[Layout, Layout]:
@@ -171,8 +174,6 @@ def default_layouts(v: Variant, dp: Datapath) -> tuple[Layout, Layout]:
     unswizzled core matrices, 8-row groups contiguous (SBO = 16 bytes x 8
     rows), then K blocks (LBO = all row groups). Each (row, k) has its own slot."""
     if v.family == "mma":
-        from tcprobe.layout import MMA_FRAGMENTS
-
         shape = v.ptx.split(".m16n8k")[1].split(".")[0]
         bits = 8 if v.a_bits == 4 else v.a_bits  # packed e2m1 has no table of its own
         key = (f"m16n8k{shape}", bits)
@@ -312,94 +313,3 @@ def expand_picked(picked: np.ndarray, pick: np.ndarray, dump_words: int) -> np.n
     full = np.zeros((picked.shape[0], dump_words), np.uint32)
     full[:, pick] = picked
     return full
-
-
-# ---------------------------------------------------------------------------
-# Where D lands in the dump (documented layouts; the ladder's slice step is
-# what confirms them on silicon).
-
-def tmem_16x256b(thread: int, reg: int) -> tuple[int, int]:
-    """(lane, column) that ``tcgen05.ld.16x256b.x1`` (128 threads, 4 registers)
-    reads into register ``reg`` of ``thread``: lanes 32*warp + t/4 (+8 for
-    registers 2-3), columns 2*(t%4) + (reg%2). The published B200 slices are
-    stated in this (thread, register) form; this maps them onto this
-    harness's dump word lane * 8 + column."""
-    warp, t = divmod(thread, 32)
-    return 32 * warp + t // 4 + 8 * (reg // 2), 2 * (t % 4) + reg % 2
-
-
-def d_word(v: Variant, dp: Datapath, row: int, col: int) -> tuple[int, int]:
-    """(dump word, half) that holds D[row, col]: half 0 is the word (or its
-    low 16 bits for f16 accumulators), half 1 the high 16 bits. Register
-    fragments from the PTX ISA; tensor memory: M=128 row r in lane r, M=64
-    rows 16*w + i in lanes 32*w + i (f16 D in the low half of a word)."""
-    from tcprobe.layout import MMA_FRAGMENTS, wgmma_d_layout
-
-    if v.family == "tcgen05":
-        lane = row if v.m == 128 else 32 * (row // 16) + row % 16
-        return lane * TMEM_COLS + col, 0
-    if v.family == "mma":
-        slot = int(MMA_FRAGMENTS[("m16n8k16", 16)][2].offset(row, col))  # one D fragment for all m16n8
-        per = 4  # D elements a lane
-    else:
-        slot = int(wgmma_d_layout(v.n).offset(row, col))
-        per = v.n // 2
-    lane, e = divmod(slot, per)
-    if v.acc_regs * 2 == per:  # f16 accumulators: two halves a register
-        return lane * v.acc_regs + e // 2, e % 2
-    return lane * v.acc_regs + e, 0
-
-
-# ---------------------------------------------------------------------------
-# Result mode without tcprobe.harness: every case fills a whole tile.
-
-class ReplicatedPacking:
-    """Result-mode packing used when the ladder's ``tcprobe.harness`` is
-    absent: case i fills tile i, its K-vector in every row of A and every
-    column of B and its C in every accumulator, so every element of D is the
-    same dot product (the replication the published harnesses use). The
-    slice is every word that holds D (:func:`d_word`); :meth:`unpack`
-    requires them to agree. Dense, unscaled datapaths only."""
-
-    def __init__(self, v: Variant, dp: Datapath, a_layout: Layout | None = None,
-                 b_layout: Layout | None = None):
-        if dp.sparse or dp.block_scaled:
-            raise DeviceError(f"{dp.id}: sparse and block-scaled result mode needs tcprobe.harness")
-        self.v, self.dp = v, dp
-        self.tile = tile_spec(v, dp)
-        if a_layout is None or b_layout is None:
-            a_layout, b_layout = default_layouts(v, dp)
-        self.a_layout, self.b_layout = a_layout, b_layout
-        places = [d_word(v, dp, r, c) for r in range(v.m) for c in range(v.n)]
-        self.slice = np.array(sorted({w for w, _ in places}), np.uint32)
-        self._half = {w: h for w, h in places}
-        self.half16 = v.family != "tcgen05" and v.acc_regs * 2 == (4 if v.family == "mma" else v.n // 2)
-
-    def pack(self, cases) -> PhysicalBatch:
-        n, k = len(cases), self.dp.k
-        a, b = cases.masked()
-        if a.shape[1] != k:
-            raise DeviceError(f"cases have K={a.shape[1]} but {self.dp.id} has K={k}")
-        spec = self.tile
-        pa = np.zeros((n, spec.a_slots), np.uint32)
-        pb = np.zeros((n, spec.b_slots), np.uint32)
-        at, bt = self.a_layout.table, self.b_layout.table  # (rows, K) -> slot
-        pa[:, at.reshape(-1)] = a[:, np.tile(np.arange(k), at.shape[0])]
-        pb[:, bt.reshape(-1)] = b[:, np.tile(np.arange(k), bt.shape[0])]
-        c = cases.c.astype(np.uint32)
-        word = (c | (c << 16)) if self.half16 else c
-        pc = np.repeat(word[:, None], spec.c_slots, axis=1)
-        return PhysicalBatch(pa, pb, pc)
-
-    def unpack(self, dump: np.ndarray) -> np.ndarray:
-        words = np.asarray(dump, np.uint32)[:, self.slice]
-        if self.half16:
-            halves = np.array([self._half[int(w)] for w in self.slice])
-            words = np.where(halves == 1, words >> 16, words & 0xFFFF)
-        elif self.v.family == "tcgen05" and self.dp.d_type == "f16":
-            words = words & 0xFFFF
-        bad = np.flatnonzero((words != words[:, :1]).any(axis=1))
-        if len(bad):
-            raise DeviceError(f"{self.v.name}: the D words of {len(bad)} tiles disagree (first: tile "
-                              f"{int(bad[0])}); the operand layout or the D map does not fit this GPU")
-        return words[:, 0].copy()

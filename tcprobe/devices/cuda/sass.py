@@ -20,8 +20,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
-from tcprobe import nvrtc
 from tcprobe.kernels import catalog
+from tcprobe.models.emulated import EMULATION_BY_ARCH
+
+from . import nvrtc
 
 # Tensor-core opcodes: warp MMA (HMMA, IMMA, QMMA, OMMA, BMMA, DMMA), warpgroup
 # MMA (HGMMA, QGMMA, IGMMA, BGMMA) and tcgen05 (UTCHMMA, UTCQMMA, UTCIMMA, UTCOMMA).
@@ -160,14 +162,14 @@ def judge(variant: catalog.Variant, arch: str, instrs: list[Instr] | None) -> Ve
     hit = expected in found
     if exp.emulated:
         status = "emulated" if hit and emu else "missing"
-        profile = catalog.EMULATION_PROFILES.get(arch)
+        profile = EMULATION_BY_ARCH.get(arch)
         if emu:
             note = f"emulated: {emu['summary']}"
         return Verdict(variant.name, arch, variant.ptx, variant.formats, expected, found, status, emu,
                        profile, note)
     if hit and emu:  # expected native but the compiler emulated it
         return Verdict(variant.name, arch, variant.ptx, variant.formats, expected, found, "missing", emu,
-                       catalog.EMULATION_PROFILES.get(arch), f"unexpected emulation: {emu['summary']}")
+                       EMULATION_BY_ARCH.get(arch), f"unexpected emulation: {emu['summary']}")
     return Verdict(variant.name, arch, variant.ptx, variant.formats, expected, found,
                    "ok" if hit else "missing", emu, None, note)
 

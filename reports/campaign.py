@@ -1,0 +1,71 @@
+"""Reports of a validation campaign: Markdown and a self-contained HTML page
+with a datapath x suite table, rendered from the summary JSON
+(:func:`tcprobe.campaign.summarize`)."""
+
+from __future__ import annotations
+
+import html as _html
+
+
+def _cell(cell: dict | None) -> str:
+    if not cell:
+        return "-"
+    if cell["status"] == "skipped":
+        return "skipped"
+    return f"{cell['mismatches']:,} / {cell['cases']:,}"
+
+
+def markdown(summary: dict) -> str:
+    """The campaign as a Markdown table: mismatches / cases per suite."""
+    suites = summary["suites"]
+    dev = summary.get("device") or {}
+    lines = [f"# Validation campaign on {dev.get('device', '?')}"
+             + (" (simulated)" if summary.get("simulated") else ""), "",
+             f"{len(summary['datapaths'])} datapaths, {summary['cases']:,} cases, "
+             f"{summary['mismatches']:,} mismatches, {summary['seconds']:.1f} s", "",
+             "| datapath | model | " + " | ".join(suites) + " | seconds |",
+             "| --- | --- | " + " | ".join("---:" for _ in suites) + " | ---: |"]
+    for row in summary["datapaths"]:
+        cells = [_cell(row["suites"].get(s)) for s in suites]
+        lines.append(f"| `{row['datapath']}` | {row.get('model') or '-'} | " + " | ".join(cells)
+                     + f" | {row['seconds']:.1f} |")
+    if summary["mismatched_datapaths"]:
+        lines += ["", "Mismatched: " + ", ".join(f"`{d}`" for d in summary["mismatched_datapaths"])]
+    notes = [(r["datapath"], s, c["note"]) for r in summary["datapaths"]
+             for s, c in r["suites"].items() if c.get("note")]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- `{d}` {s}: {n}" for d, s, n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def html(summary: dict) -> str:
+    """The campaign as one HTML page: the datapath x suite table, cells
+    coloured by outcome."""
+    e = _html.escape
+    suites = summary["suites"]
+    dev = summary.get("device") or {}
+    colour = {"ok": "#d9f2d9", "mismatch": "#f8d0d0", "skipped": "#eeeeee"}
+    head = "".join(f"<th>{e(s)}</th>" for s in suites)
+    rows = []
+    for row in summary["datapaths"]:
+        tds = []
+        for s in suites:
+            c = row["suites"].get(s)
+            st = c["status"] if c else "skipped"
+            title = e(c.get("note", "")) if c else ""
+            tds.append(f'<td style="background:{colour[st]}" title="{title}">{e(_cell(c))}</td>')
+        rows.append(f"<tr><td><code>{e(row['datapath'])}</code></td><td>{e(row.get('model') or '-')}"
+                    f"</td>{''.join(tds)}<td>{row['seconds']:.1f}</td></tr>")
+    title = (f"Validation campaign on {e(str(dev.get('device', '?')))}"
+             + (" (simulated)" if summary.get("simulated") else ""))
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}td:first-child,td:nth-child(2){{text-align:left}}</style>
+</head><body><h1>{title}</h1>
+<p>{len(summary['datapaths'])} datapaths, {summary['cases']:,} cases, {summary['mismatches']:,}
+mismatches (mismatches / cases per cell), {summary['seconds']:.1f} s.</p>
+<table><tr><th>datapath</th><th>model</th>{head}<th>seconds</th></tr>
+{''.join(rows)}
+</table></body></html>
+"""

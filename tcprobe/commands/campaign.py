@@ -1,0 +1,100 @@
+"""``tcprobe validate --targets ...``: a validation campaign over many datapaths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from tcprobe import campaign as camp
+from tcprobe.commands import open_device
+from tcprobe.console import console, err_console, write_json
+
+
+def _table(summary: dict) -> Table:
+    dev = summary.get("device") or {}
+    t = Table(title=f"campaign on {dev.get('device', '?')}"
+              + (" (simulated)" if summary.get("simulated") else ""), title_justify="left")
+    t.add_column("datapath")
+    t.add_column("model")
+    for s in summary["suites"]:
+        t.add_column(s, justify="right")
+    t.add_column("s", justify="right")
+    for row in summary["datapaths"]:
+        cells = []
+        for s in summary["suites"]:
+            c = row["suites"].get(s)
+            if not c or c["status"] == "skipped":
+                cells.append(Text("skipped", style="dim"))
+            else:
+                cells.append(Text(f"{c['mismatches']:,}", style="red" if c["mismatches"] else "green"))
+        t.add_row(Text(row["datapath"]), Text(row.get("model") or "-"), *cells, f"{row['seconds']:.1f}")
+    return t
+
+
+def write_reports(summary: dict, out: Path, json_path: str | None) -> None:
+    """summary.json, summary.md and summary.html in ``out`` (and --json)."""
+    from tcprobe.reports.campaign import html, markdown
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "summary.json", summary)
+    (out / "summary.md").write_text(markdown(summary))
+    (out / "summary.html").write_text(html(summary))
+    if json_path:
+        write_json(json_path, summary)
+
+
+def finish(summary: dict, out: Path, json_path: str | None) -> None:
+    write_reports(summary, out, json_path)
+    console.print(_table(summary))
+    caught = summary["mismatched_datapaths"]
+    line = (f"{len(summary['datapaths'])} datapaths, {summary['cases']:,} cases, "
+            f"{summary['mismatches']:,} mismatches in {summary['seconds']:.1f} s")
+    if caught:
+        line += f"; mismatched: {', '.join(caught)}"
+    if summary["skipped_datapaths"]:
+        line += f"; skipped: {', '.join(summary['skipped_datapaths'])}"
+    console.print(Text(line + f"; report {out / 'summary.html'}"), soft_wrap=True)
+    raise SystemExit(summary["exit_status"])
+
+
+def run_campaign(*, targets_text, device_spec, cases, suite_text, suite_given, preset, lanes_text,
+                 shard_text, model_names, seed, out_dir, json_path, chunk) -> None:
+    """The campaign form of ``tcprobe validate``."""
+    targets = camp.parse_targets(targets_text)
+    lanes = camp.parse_lanes(lanes_text)
+    if preset:
+        if suite_given:
+            raise click.UsageError("give --preset or --suite, not both")
+        suites, preset_lanes = camp.PRESETS[preset]
+        lanes = lanes if lanes is not None else preset_lanes
+    else:
+        suites = camp.parse_suite_counts(suite_text, cases)
+    shard = camp.parse_shard(shard_text)
+    mine = camp.shard_targets(targets, shard)
+    if not mine:
+        raise camp.CampaignError(f"shard {shard[0]}/{shard[1]} of {len(targets)} datapaths is empty")
+    spec = camp.Spec(mine, tuple(suites), lanes, seed, tuple(model_names), shard, chunk)
+    families = {t.datapath.family for t in mine}
+    device = open_device(device_spec, None if device_spec or len(families) > 1 else families.pop())
+    out = Path(out_dir) if out_dir else Path("out") / "campaign" / (
+        f"{targets_text.replace(',', '+')}.s{seed}" + (f".shard{shard[0]}of{shard[1]}"
+                                                       if shard != (1, 1) else ""))
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task("campaign", total=len(mine) * len(suites))
+        sub = bar.add_task("", total=1)
+        done = [0]
+
+        def on_piece(piece):
+            done[0] += 1
+            bar.update(task, completed=done[0])
+
+        def progress(label, d, t):
+            bar.update(sub, description=label, completed=d, total=t)
+
+        summary = camp.run(spec, device, out, on_piece=on_piece, progress=progress)
+    finish(summary, out, json_path)

@@ -1,0 +1,205 @@
+"""Sim profiles: what a ``sim:`` device runs, built in or read from TOML.
+
+Built-in profiles run the named GPU profiles (``models/profiles.py``; tcgen05
+through ``registry.auto``, so the tcgen05 models plug in where registered).
+A TOML profile sets the datapath parameters and may move the operand layout
+and permute the dump (:mod:`tcprobe.devices.sim_layout`); the schema is in
+``docs/sim-profiles.md``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from tcprobe.models import isa, registry
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import EngineParams, ParamError
+from tcprobe.models.formats import get_format
+from tcprobe.models.model import FixedPointModel, Model, ModelError
+
+from .base import DeviceError
+from .sim_layout import LAYOUT_KEYS
+
+# Built-in sim profiles: name -> (GPU whose profile it runs, families it runs).
+BUILTIN = {
+    "v100": ("V100", ("mma",)),
+    "a100": ("A100", ("mma",)),
+    "ada": ("Ada", ("mma",)),
+    "h100": ("H100", ("mma", "wgmma")),
+    "h200": ("H200", ("mma", "wgmma")),
+    "b200": ("B200", ("mma", "tcgen05")),
+}
+FAMILIES = isa.FAMILIES
+# Input formats a GPU's instructions take where its profile would accept more
+# (V100's mma.sync is m8n8k4 with f16 only; bf16 and tf32 arrive with sm_80).
+ONLY_FORMATS = {"V100": ("f16",)}
+REQUIRED_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
+                 "output_rounding", "zero_sign", "nan")
+
+
+def tcgen05_plain_params(dp: Datapath) -> EngineParams:
+    """Unscaled tcgen05 kinds where no tcgen05 model is registered: one block
+    of K products, the 25-bit window, floors -133 (f32 D) / -21 (f16 D), inputs
+    truncated, RZ into f32 or RNE into f16, +0 (notes: published parameters;
+    MMA-Sim PR for the floors and the zero sign)."""
+    out = isa.output_defaults(get_format(dp.d_type).name)
+    return EngineParams(window_bits=out.window_bits, block_size=dp.k, zero_floor=out.zero_floor,
+                        input_conversion="truncate", output_rounding=out.rounding,
+                        zero_sign="positive")
+
+
+@dataclass
+class SimProfile:
+    """What a sim device runs: per datapath a model, and its harness changes."""
+
+    name: str
+    gpu: str | None
+    families: tuple[str, ...]
+    params: dict | None = None  # custom profiles: EngineParams fields
+    per_format: dict = field(default_factory=dict)  # input format -> overriding fields
+    per_output: dict = field(default_factory=dict)  # output type -> overriding fields
+    layout: dict = field(default_factory=dict)
+    seed: int = 0
+    source: str = "built-in"
+    scaled: dict = field(default_factory=dict)  # [scaled.mx|mxf4|nvfp4]: ScaledParams fields
+
+    def model(self, dp: Datapath) -> Model:
+        if dp.family not in self.families:
+            raise ModelError(f"sim:{self.name} does not run {dp.family} "
+                             f"(it runs {', '.join(self.families)})")
+        only = ONLY_FORMATS.get(self.gpu or "")
+        if only and (get_format(dp.a_type).name not in only or get_format(dp.b_type).name not in only):
+            raise ModelError(f"sim:{self.name} ({self.gpu}) takes {', '.join(only)} inputs only")
+        if self.params is None:
+            if dp.family == "tcgen05" and "tcgen05" not in registry.AUTO_BY_FAMILY:
+                if dp.block_scaled or dp.is_integer:
+                    raise ModelError(f"no tcgen05 model registered for {dp.id}")
+                return FixedPointModel(f"sim:{self.name}", dp, "tcgen05 published parameters",
+                                       tcgen05_plain_params(dp))
+            return registry.auto(dp, self.gpu)
+        if dp.block_scaled:
+            return self._scaled_model(dp)
+        if dp.is_integer:
+            raise ModelError(f"sim:{self.name} (a TOML profile) runs float datapaths")
+        fields_ = dict(self.params)
+        fields_.update(self.per_format.get(get_format(dp.a_type).name, {}))
+        fields_.update(self.per_output.get(get_format(dp.d_type).name, {}))
+        try:
+            p = EngineParams.from_dict(fields_)
+            p.check()
+        except (ParamError, TypeError) as e:
+            raise DeviceError(f"sim:{self.name}: {e}") from None
+        return FixedPointModel(f"sim:{self.name}", dp, self.source, p)
+
+
+    def _scaled_model(self, dp: Datapath) -> Model:
+        """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of
+        the kind, with the profile's [scaled.GROUP] keys over them."""
+        from tcprobe.models.tcgen05 import B200_TCGEN05, check_datapath
+        from tcprobe.models.tcgen05_scaled import BlockScaledModel
+
+        if dp.family != "tcgen05":
+            raise ModelError(f"{dp.id}: block scales are a tcgen05 feature")
+        check_datapath(dp)
+        params = B200_TCGEN05.scaled_params(dp).replace(**self.scaled.get(scaled_group(dp), {}))
+        return BlockScaledModel(f"sim:{self.name}", dp, self.source, params)
+
+
+SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
+
+
+def scaled_group(dp: Datapath) -> str:
+    """The [scaled.GROUP] table that sets a block-scaled datapath: mx
+    (kind::mxf8f6f4), nvfp4 (ue4m3 scales) or mxf4 (mxf4, mxf4nvf4 with ue8m0)."""
+    if dp.kind == "mxf8f6f4":
+        return "mx"
+    return "nvfp4" if dp.scale_type == "ue4m3" else "mxf4"
+
+
+# ---------------------------------------------------------------------------
+# TOML profiles.
+
+
+def _engine_fields(table: dict, where: str) -> dict:
+    known = set(EngineParams.__dataclass_fields__)
+    out = {}
+    for key, value in table.items():
+        if key not in known:
+            raise DeviceError(f"{where}: unknown key {key!r}")
+        out[key] = value
+    return out
+
+
+@cache
+def _load(path: str, mtime: float) -> SimProfile:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise DeviceError(f"{p}: not a TOML profile ({e})") from None
+    top = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    meta = {k: top.pop(k) for k in ("name", "gpu", "families", "seed") if k in top}
+    missing = [k for k in REQUIRED_KEYS if k not in top]
+    if missing:
+        raise DeviceError(f"{p}: missing key(s) {', '.join(missing)} (see docs/sim-profiles.md)")
+    params = _engine_fields(top, str(p))
+    try:
+        EngineParams.from_dict(params).check()
+    except (ParamError, TypeError) as e:
+        raise DeviceError(f"{p}: {e}") from None
+    families = meta.get("families", list(FAMILIES))
+    if isinstance(families, str):
+        families = [families]
+    bad = [f for f in families if f not in FAMILIES]
+    if bad or not families:
+        raise DeviceError(f"{p}: families must be among {', '.join(FAMILIES)}")
+    per_format, per_output = {}, {}
+    for name, table in data.get("format", {}).items():
+        per_format[get_format(name).name] = _engine_fields(table, f"{p} [format.{name}]")
+    for name, table in data.get("output", {}).items():
+        per_output[get_format(name).name] = _engine_fields(table, f"{p} [output.{name}]")
+    layout = dict(data.get("layout", {}))
+    extra = set(layout) - LAYOUT_KEYS
+    if extra:
+        raise DeviceError(f"{p} [layout]: unknown key(s) {', '.join(sorted(extra))}")
+    unknown_tables = set(k for k, v in data.items() if isinstance(v, dict)) - {
+        "format", "output", "layout", "scaled"}
+    if unknown_tables:
+        raise DeviceError(f"{p}: unknown table(s) {', '.join(sorted(unknown_tables))}")
+    scaled = _scaled_tables(data.get("scaled", {}), p)
+    return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"), tuple(families), params,
+                      per_format, per_output, layout, int(meta.get("seed", 0)), str(p), scaled)
+
+
+def _scaled_tables(tables: dict, p: Path) -> dict:
+    """[scaled.mx], [scaled.mxf4], [scaled.nvfp4]: ScaledParams fields, checked."""
+    from tcprobe.models.tcgen05_scaled import ScaledParams
+
+    known = set(ScaledParams.__dataclass_fields__)
+    out = {}
+    for group, table in tables.items():
+        if group not in SCALED_GROUPS or not isinstance(table, dict):
+            raise DeviceError(f"{p}: [scaled.{group}] is not a table of "
+                              f"{', '.join(SCALED_GROUPS)}")
+        bad = sorted(set(table) - known)
+        if bad:
+            raise DeviceError(f"{p} [scaled.{group}]: unknown key(s) {', '.join(bad)} "
+                              f"(keys: {', '.join(sorted(known))})")
+        try:
+            ScaledParams().replace(**table)
+        except TypeError as e:
+            raise DeviceError(f"{p} [scaled.{group}]: {e}") from None
+        out[group] = dict(table)
+    return out
+
+
+def load_profile(path: str | Path) -> SimProfile:
+    """Read a TOML sim profile (schema: docs/sim-profiles.md)."""
+    p = Path(path)
+    if not p.is_file():
+        raise DeviceError(f"no sim profile at {p}")
+    return _load(str(p.resolve()), p.stat().st_mtime)
+

@@ -1,0 +1,227 @@
+"""The fingerprint: a ladder's findings reduced to the sim-profile keys,
+and the one way findings become engine parameters and a Model.
+
+:func:`engine_params` turns key values (a finding's or a fingerprint's)
+into EngineParams, with the defaults for keys nothing determined;
+:func:`build_model` makes the Model of those parameters (the engine's, the
+block-scaled one, or a SplitModel of sub-MMAs with C added after). The
+ladder's context and the :class:`Fingerprint` both go through these two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import EngineParams
+from tcprobe.models.formats import get_format
+from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
+from tcprobe.models.model import FixedPointModel
+from tcprobe.models.structures import SplitModel
+from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
+from tcprobe.probes.common import complete
+
+FINGERPRINT_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
+                    "output_rounding", "zero_sign", "nan")
+# Every engine parameter a finding may set (the fingerprint keys and the rest).
+ENGINE_KEYS = (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits")
+
+
+class FingerprintError(ValueError):
+    """Findings that make no model (a block-scaled datapath without its scale step)."""
+
+
+def engine_params(dp: Datapath, values: dict, assumed: dict | None = None,
+                  **override) -> EngineParams:
+    """EngineParams from key values (None: not determined): the ISA's
+    default window (models/isa.py), one block of K, truncated inputs, +0 for exact zeros, Inf on
+    overflow where nothing says otherwise; the output rounding a step
+    assumed, else the output type's default (models/isa.py)."""
+    assumed = assumed or {}
+    out = output_defaults(get_format(dp.d_type).name)
+
+    def given(key, default=None):
+        v = values.get(key)
+        return default if v is None else v
+
+    p = {
+        "window_bits": given("window_bits", DEFAULT_WINDOW_BITS),
+        "block_size": given("block_size", dp.k),
+        "k_order": given("k_order"),
+        "zero_floor": given("zero_floor"),
+        "input_conversion": given("input_conversion", "truncate"),
+        "output_rounding": given("output_rounding") or assumed.get("output_rounding")
+        or out.rounding,
+        "output_frac_bits": given("output_frac_bits"),
+        "zero_sign": given("zero_sign", "positive"),
+        "nan": given("nan"),
+        "overflow": given("overflow", "inf"),
+        "carry_bits": given("carry_bits"),
+    }
+    if p["k_order"] is not None:
+        p["k_order"] = tuple(int(x) for x in p["k_order"])
+    p.update(override)
+    return EngineParams(**p)
+
+
+@dataclass
+class CompletingModel(FixedPointModel):
+    """An engine model that completes cases as the ladder runs them (unit
+    scales, legal sparse masks), so device and model see the same cases."""
+
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
+        return super().evaluate(complete(self.datapath, cases), speed)
+
+
+@dataclass
+class CompletingSplit(SplitModel):
+    """A SplitModel that completes cases as the ladder runs them."""
+
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
+        return super().evaluate(complete(self.datapath, cases), speed)
+
+
+def build_model(dp: Datapath, params: EngineParams, *, split: dict | None = None,
+                scaled: dict | None = None, c_add_rounding: str | None = None,
+                name: str = "ladder", source: str = "ladder findings", completing: bool = False):
+    """The Model of findings: sub-MMAs with C added after (``split``: their
+    parts, C's rounding, the unpacking), else the block-scaled model of
+    ``scaled`` (block-scaled kinds), else the engine model of ``params``.
+    ``completing``: the model completes cases as the ladder runs them."""
+    if split:
+        cls = CompletingSplit if completing else SplitModel
+        return cls(name, dp, source, parts=tuple(tuple(p) for p in split["parts"]), stage=params,
+                   c_entry="last", c_add_rounding=c_add_rounding or split["c_add_rounding"],
+                   unpack=split["unpack"])
+    if dp.block_scaled and scaled:
+        return BlockScaledModel(name, dp, source, ScaledParams(**scaled))
+    return (CompletingModel if completing else FixedPointModel)(name, dp, source, params)
+
+
+@dataclass
+class Fingerprint:
+    """The findings reduced to the sim-profile keys (None: not determined
+    on this datapath, with the reason in ``undetermined``)."""
+
+    datapath: str
+    window_bits: int | None = None
+    block_size: int | None = None
+    zero_floor: int | None = None
+    input_conversion: str | None = None
+    output_rounding: str | None = None
+    zero_sign: str | None = None
+    nan: int | None = None
+    output_frac_bits: int | None = None  # None: the output format's own
+    k_order: list | None = None  # None: K in order
+    overflow: str | None = None
+    carry_bits: int | None = None
+    slice: list | None = None
+    layout: dict | None = None
+    undetermined: dict = field(default_factory=dict)
+    assumed: dict = field(default_factory=dict)  # model values for undetermined keys
+    # block-scaled kinds (the scale step): q = max(R - product window, S - offset)
+    scale_block: int | None = None
+    product_window_bits: int | None = None
+    scale_floor_offset: int | None = None
+    scaled: dict | None = None  # every ScaledParams field the model runs with
+    sparsity: dict | None = None  # sparse kinds: pattern, selectors, disabled positions
+    split: dict | None = None  # sub-MMAs with C added after (the block step found them)
+
+    @classmethod
+    def from_context(cls, ctx) -> Fingerprint:
+        if ctx.dp.block_scaled:
+            return cls._scaled(ctx)
+        fp = cls(ctx.dp.id)
+        for key in ENGINE_KEYS:
+            setattr(fp, key, ctx.value(key))
+        fp.split = ctx.value("split")
+        for step in ctx.order:
+            f = ctx.findings[step]
+            for key, why in f.values.get("undetermined", {}).items():
+                if getattr(fp, key, None) is None:
+                    fp.undetermined[key] = why
+            for key, value in f.values.get("assumed", {}).items():
+                if getattr(fp, key, None) is None:
+                    fp.assumed[key] = value
+        for key in FINGERPRINT_KEYS:
+            if getattr(fp, key) is None and key not in fp.undetermined:
+                fp.undetermined[key] = "its step did not run or found nothing"
+        fp._common(ctx)
+        return fp
+
+    def _common(self, ctx) -> None:
+        if ctx.harness is not None and ctx.raw:
+            self.slice = [int(i) for i in ctx.harness.elems]
+            self.layout = ctx.harness.describe()
+        f = ctx.findings.get("sparsity")
+        if ctx.dp.sparse and f is not None and f.ok:
+            keys = ("pattern", "chunk_width", "kept_per_chunk", "selectors",
+                    "selectors_documented", "disabled_ignored", "active_counts")
+            self.sparsity = {k: f.values[k] for k in keys if k in f.values}
+            for key, why in f.values.get("undetermined", {}).items():
+                self.undetermined[f"sparsity.{key}"] = why
+
+    @classmethod
+    def _scaled(cls, ctx) -> Fingerprint:
+        """A block-scaled datapath: the scale step's keys and model parameters;
+        the engine keys do not apply (the quantum is not one engine window)."""
+        fp = cls(ctx.dp.id)
+        f = ctx.findings.get("scale")
+        v = f.values if f is not None else {}
+        fp.scale_block = v.get("scale_block")
+        fp.product_window_bits = v.get("product_window_bits")
+        fp.scale_floor_offset = v.get("scale_floor_offset")
+        fp.scaled = dict(v["params"]) if v.get("params") else None
+        why = ("block-scaled: the quantum is max(R - product window, S - scale floor offset), "
+               "see product_window_bits, scale_floor_offset and scaled")
+        for key in FINGERPRINT_KEYS:
+            fp.undetermined[key] = why
+        fp.nan = v.get("nan")
+        if fp.nan is not None:
+            fp.undetermined.pop("nan")
+        names = {"product_window": "product_window_bits", "scale_window": "scale_floor_offset"}
+        for key, text in v.get("undetermined", {}).items():
+            fp.undetermined[names.get(key, f"scaled.{key}")] = text
+        for key, value in v.get("assumed", {}).items():
+            fp.assumed[names.get(key, f"scaled.{key}")] = value
+        fp._common(ctx)
+        return fp
+
+    def params(self, dp: Datapath) -> EngineParams:
+        """Engine parameters; undetermined keys take values that make no
+        difference on this datapath (that is why they are undetermined)."""
+        return engine_params(dp, {key: getattr(self, key) for key in ENGINE_KEYS}, self.assumed)
+
+    def model(self, dp: Datapath):
+        """The engine model (the block-scaled one for block-scaled kinds; a
+        SplitModel where the block step found sub-MMAs with C added after)."""
+        if dp.block_scaled and not self.split and not self.scaled:
+            raise FingerprintError(f"{dp.id}: the scale step found no block-scaled parameters")
+        return build_model(dp, self.params(dp), split=self.split, scaled=self.scaled,
+                           name="fingerprint", source="tcprobe ladder")
+
+    def as_dict(self) -> dict:
+        out = {"datapath": self.datapath}
+        for key in (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits"):
+            out[key] = getattr(self, key)
+        if self.scaled is not None:
+            out.update({"scale_block": self.scale_block,
+                        "product_window_bits": self.product_window_bits,
+                        "scale_floor_offset": self.scale_floor_offset, "scaled": dict(self.scaled)})
+        if self.sparsity is not None:
+            out["sparsity"] = dict(self.sparsity)
+        if self.split is not None:
+            out["split"] = dict(self.split)
+        if self.nan is not None:
+            out["nan_hex"] = f"{self.nan:#x}"
+        out["undetermined"] = dict(self.undetermined)
+        if self.assumed:
+            out["assumed"] = dict(self.assumed)
+        if self.slice is not None:
+            out["slice"] = self.slice
+        if self.layout is not None:
+            out["layout"] = self.layout
+        return out

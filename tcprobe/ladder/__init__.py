@@ -1,0 +1,231 @@
+"""The probe ladder: named steps that make a device confess its datapath.
+
+Each step is a module in ``probes/`` with ``run(ctx) -> Finding``. Steps run
+in ladder order; a step that needs an earlier finding asks for it with
+:meth:`Context.require`, which runs that step first (marked a
+prerequisite). The findings reduce to a :class:`Fingerprint` (the sim-profile
+keys: window_bits, block_size, zero_floor, input_conversion,
+output_rounding, zero_sign, nan, plus the output precision, K order, slice
+and layout; block-scaled kinds: the scale step's keys; sparse kinds: the
+sparsity step's; a split datapath: its sub-MMAs); the fingerprint builds a
+Model (the engine's, the block-scaled one, or a SplitModel), which is
+checked on 10,000 random cases against the same device.
+
+This module is the runner: the steps in order, their prerequisites, the
+fingerprint and the validation. What the steps share is the
+:class:`~tcprobe.ladder.context.Context`; the fingerprint and its model are
+:mod:`tcprobe.fingerprint`; the random validation mix is
+:mod:`tcprobe.suites.mix`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcprobe.devices.base import Device
+from tcprobe.fingerprint import Fingerprint
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import describe
+from tcprobe.models.model import IntegerModel
+from tcprobe.probes.common import Finding
+from tcprobe.suites.mix import random_cases
+
+from .context import Context
+
+STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
+         "specials", "block", "zero", "carry", "scale", "sparsity")
+TITLES = {
+    "sass": "SASS check: the real tensor-core opcode",
+    "slice": "output slice: which dump words carry D",
+    "lanes": "lane isolation: every lane and C alone, position independence",
+    "layout": "operand layout: what each slot feeds",
+    "truncation": "input truncation: which input bits are ignored",
+    "visible": "visible precision: C + a product below C's ulp",
+    "internal": "internal precision: the window F below the largest exponent",
+    "rounding": "rounding: fractions of an ulp, carries",
+    "specials": "special values: NaN word, Inf*0, Inf-Inf, payloads",
+    "block": "block size: products fused before a rounding",
+    "zero": "zero: the sign of an exact zero, the zero floor",
+    "carry": "carries into the top of the accumulator",
+    "scale": "block scales",
+    "sparsity": "sparsity metadata",
+}
+VALIDATION_CASES = 10_000
+
+
+class LadderError(ValueError):
+    """A step name that does not exist, or a datapath the device cannot run."""
+
+
+def parse_steps(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return STEPS
+    steps = tuple(s.strip().lower() for s in text.split(",") if s.strip())
+    bad = [s for s in steps if s not in STEPS]
+    if bad:
+        raise LadderError(f"unknown step(s) {', '.join(bad)} (steps: {', '.join(STEPS)})")
+    return tuple(s for s in STEPS if s in steps)
+
+
+# Steps that run logical cases through the harness: on a raw device they need
+# the measured slice and layout first.
+NEEDS_LAYOUT = ("truncation", "visible", "internal", "rounding", "specials", "block", "zero",
+                "carry", "scale", "sparsity")
+
+
+# Steps whose probes are unscaled float dot products with an engine model
+# (sparse datapaths run them with legal masks: the arithmetic of the kept lanes).
+ENGINE_STEPS = ("lanes", "truncation", "visible", "internal", "rounding", "specials", "block",
+                "zero", "carry")
+
+
+def _not_engine(dp: Datapath) -> str | None:
+    """Why the engine-model steps do not apply to ``dp`` (None: they do)."""
+    if dp.is_integer:
+        return "an integer datapath is an exact sum (no window, rounding or floor to find)"
+    if dp.block_scaled:
+        return ("block-scaled arithmetic is not one engine window (a scale-anchored floor, "
+                "product groups, C merges: models/tcgen05_scaled.py); the scale step measures it")
+    return None
+
+
+def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
+    """Run one step (its module in probes/) and record its finding."""
+    if step not in STEPS:
+        raise LadderError(f"unknown step {step!r}")
+    why = _not_engine(ctx.dp) if step in ENGINE_STEPS else None
+    if why and ctx.dp.is_integer and step in ("lanes", "carry"):
+        why = None  # integer lanes and the wrap-or-saturate test run
+    if why and ctx.dp.block_scaled and step == "lanes":
+        why = None  # with unit scales every lane alone is still its exact product
+    if why:
+        finding = Finding(step, "skipped", why, prerequisite=prerequisite)
+        ctx.findings[step] = finding
+        ctx.order.append(step)
+        return finding
+    if step in NEEDS_LAYOUT and ctx.raw and "layout" not in ctx.findings:
+        ctx.require("layout")
+    mod = importlib.import_module(f"tcprobe.probes.{step}")
+    ctx._stack.append(step)
+    t0 = time.perf_counter()
+    try:
+        finding = mod.run(ctx)
+    finally:
+        ctx._stack.pop()
+    finding.seconds = time.perf_counter() - t0
+    finding.cases = ctx.spent.get(step, 0)
+    finding.prerequisite = prerequisite
+    ctx.findings[step] = finding
+    if step in ctx.order:
+        ctx.order.remove(step)
+    ctx.order.append(step)
+    return finding
+
+
+@dataclass
+class Validation:
+    cases: int
+    mismatches: int
+    examples: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {"cases": self.cases, "mismatches": self.mismatches,
+                "examples": self.examples, "seconds": round(self.seconds, 4)}
+
+
+@dataclass
+class LadderResult:
+    device: dict
+    datapath: str
+    simulated: bool
+    findings: list
+    fingerprint: Fingerprint | None
+    validation: Validation | None
+    seconds: float = 0.0
+    context: Context | None = field(default=None, repr=False)  # to run more cases the same way
+
+    def finding(self, step: str) -> Finding | None:
+        return next((f for f in self.findings if f.step == step), None)
+
+    def as_dict(self) -> dict:
+        return {
+            "tool": "tcprobe ladder",
+            "simulated": self.simulated,
+            "device": self.device,
+            "datapath": self.datapath,
+            "steps": [f.as_dict() for f in self.findings],
+            "cases_per_step": {f.step: f.cases for f in self.findings},
+            "fingerprint": None if self.fingerprint is None else self.fingerprint.as_dict(),
+            "validation": None if self.validation is None else self.validation.as_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
+    """Run ``n`` random cases on the device and the model; count mismatches."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(ctx.seed + 1)
+    cases = random_cases(ctx.dp, n, rng)
+    ctx._stack.append("validation")
+    try:
+        got = ctx.run(cases)
+    finally:
+        ctx._stack.pop()
+    want = model.evaluate(cases)
+    bad = np.flatnonzero(got != want)
+    examples = []
+    for i in bad[:5]:
+        examples.append({
+            "a": [f"{int(w):#x}" for w in cases.a[i]], "b": [f"{int(w):#x}" for w in cases.b[i]],
+            "c": f"{int(cases.c[i]):#x}", "device": describe(ctx.d_fmt, int(got[i])),
+            "model": describe(ctx.d_fmt, int(want[i]))})
+        if cases.scale_a is not None:
+            examples[-1]["scale_a"] = [f"{int(w):#x}" for w in cases.scale_a[i]]
+            examples[-1]["scale_b"] = [f"{int(w):#x}" for w in cases.scale_b[i]]
+        if cases.active is not None:
+            examples[-1]["active"] = np.flatnonzero(cases.active[i]).tolist()
+    return Validation(len(cases), int(len(bad)), examples, time.perf_counter() - t0)
+
+
+def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int = VALIDATION_CASES,
+               seed: int = 0, on_finding=None) -> LadderResult:
+    """Run the ladder (all steps, or ``steps``) on ``device`` for ``dp``."""
+    if not device.supports(dp):
+        reason = ""
+        try:
+            device.tile(dp)
+        except Exception as e:  # the device's own words say why
+            reason = f": {e}"
+        raise LadderError(f"{device.name} does not run {dp.id}{reason}")
+    t0 = time.perf_counter()
+    ctx = Context(device, dp, seed, run_step)
+    wanted = tuple(steps) if steps else STEPS
+    for step in wanted:
+        if step in ctx.findings:  # already run as a prerequisite
+            continue
+        f = run_step(ctx, step)
+        if on_finding:
+            on_finding(f)
+    findings = [ctx.findings[s] for s in ctx.order]
+    fp = None
+    val = None
+    numeric = set(wanted) & {"truncation", "visible", "internal", "rounding", "specials",
+                             "block", "zero", "carry"}
+    scaled = dp.block_scaled and "scale" in ctx.findings and ctx.findings["scale"].ok and \
+        ctx.findings["scale"].values.get("params")
+    if (numeric and _not_engine(dp) is None) or scaled:
+        fp = Fingerprint.from_context(ctx)
+        if validate_cases:
+            val = validate(ctx, fp.model(dp), validate_cases)
+    elif dp.is_integer and "carry" in ctx.findings and validate_cases:
+        sat = bool(ctx.value("saturate", False))
+        val = validate(ctx, IntegerModel("ladder", dp, "ladder: exact integer sum",
+                                         saturate=sat), validate_cases)
+    info = device.info()
+    return LadderResult(info, dp.id, bool(getattr(device, "simulated", True)), findings, fp, val,
+                        time.perf_counter() - t0, ctx)
