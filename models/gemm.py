@@ -3,7 +3,7 @@
 :func:`gemm_words` computes, for every (i, j), exactly what the engine
 (:func:`~tcprobe.models.engine.fused_dot`) computes for the dot product of
 row i of A and column j of B chained over K tiles, one instruction a tile,
-each instruction's D the next one's C (``tests/test_matmul_fast.py``
+each instruction's D the next one's C (``tests/test_matmul.py``
 compares the two word for word). What a matrix product lets it share:
 
 * every row of A and column of B is decoded once into (signed significand,
@@ -11,10 +11,10 @@ compares the two word for word). What a matrix product lets it share:
   never sets the anchor, so zero padding is exact) and a flag per block of
   K for a NaN or Inf word;
 * a block is then one pass for its anchor (the largest exponent sum) and
-  one that cuts each integer product to the window and sums it, both plain
-  loops over the block that LLVM vectorizes; the window cut and the
-  rounding into the output are the fast path's own helpers
-  (:mod:`.fastpath`: ``_cut``, ``_finish``), the specials its classes rule;
+  one that cuts each integer product to the quantum and sums it, both
+  loops over the columns of D that LLVM vectorizes; the quantum, the cut,
+  the rounding and the specials rule are the arithmetic core's
+  (:mod:`.core`), the same steps as every other kernel;
 * the rows of D run on every core (the kernel releases the GIL; rows are
   split over :func:`threads` threads).
 
@@ -26,19 +26,20 @@ instruction.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields as dataclass_fields
 from functools import lru_cache
 
 import numba
 import numpy as np
 from numba import njit, prange
 
-from .engine import prepare
-from .fastpath import _cut, _fields, _finish
-from .formats import Class, convert_input, decode_scalar, get_format, inf_word
+from . import fastpath
+from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
+from .core_loop import KernelParams, _lane_class, fields, kernel_params, lane_decoder_applies
+from .formats import Class, convert_input, decode_scalar, get_format
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
-_EMPTY = -(1 << 22)  # an anchor below this has no nonzero term
 MASKED = 8  # class bit of a K position that sparse A's metadata leaves out
 
 
@@ -90,82 +91,60 @@ def supports(model) -> bool:
     dp, p = model.datapath, model.params
     if dp.block_scaled or dp.c != dp.d_type or dp.k % min(p.block_size, dp.k):
         return False
-    specs = [get_format(t) for t in (dp.a_type, dp.b_type, dp.d_type, p.inter_type or dp.d_type)]
-    return (p.window_bits is not None and p.align == "raw" and p.zero_sign == "positive"
-            and p.k_order is None and p.c_join == "first" and p.c_convert is None
-            and all(f.kind == 0 for f in specs))
+    for f in dataclass_fields(p):
+        if f.name not in fastpath.KNOWN_FIELDS and getattr(p, f.name) != f.default:
+            return False
+    kp = kernel_params(dp, p, dp.k)
+    return (lane_decoder_applies(kp) and kp.out.zero_pos and not kp.ordered
+            and not kp.c_last and p.c_convert is None)
 
 
 @lru_cache(maxsize=32)
-def _kernel(key: tuple):
-    """The blocked chain for one configuration, its knobs compile-time constants.
+def _kernel(kp: KernelParams):
+    """The blocked chain for one configuration, ``kp`` a compile-time constant.
 
-    A row i of D is one task: for each block of K its columns run side by
-    side (one pass for the anchors, one for the sums, both over j, so the
-    loops vectorize with no horizontal step), then each word is rounded."""
-    (block, per_instr, a_fb, b_fb, i_spec, d_spec, window, floor, carry_bits, overflow,
-     i_round, i_keep, i_nan, d_round, d_keep, d_nan) = key
-    fab = a_fb + b_fb
-    d_top = (1 << (d_spec[1] - 1)) - 1
-    i_top = (1 << (i_spec[1] - 1)) - 1
-    d_fb, i_fb = d_spec[3], i_spec[3]
-    d_fm, i_fm = (1 << d_fb) - 1, (1 << i_fb) - 1
-    d_fn, i_fn = d_spec[5] == 1, i_spec[5] == 1  # only the all-ones word is NaN
+    One call runs rows of D: for each block of K the columns run side by
+    side (one pass for the anchors, one for the cut and the sum, both over
+    j, so the loops vectorize with no horizontal step); each word is then
+    the core's: :func:`~.core.quantum` gives the quantum, :func:`~.core.cut`
+    cuts the terms, :func:`~.core.window_word` rounds the sum, and a block
+    with a NaN or Inf word is :func:`~.core.specials_word`'s."""
+    block, window, inter, out_stage = kp.block, kp.window, kp.inter, kp.out
+    per_instr = kp.k // block
+    fab = kp.a_spec[3] + kp.b_spec[3]
+    d_fb, i_fb = out_stage.spec[3], inter.spec[3]
 
     @njit(inline="always")
-    def specials(acc, starts, ends, a_cls, b_cls, i, j, lo):
-        """A block with a NaN or Inf word: NaN or an Inf whatever the finite
-        terms are (the engine's specials rule)."""
-        nan_f = False
-        pinf = False
-        ninf = False
+    def special_flags(acc, starts, a_cls, b_cls, i, j, lo):
+        """The core's flags of a block with a NaN or Inf word (sparse A's
+        masked positions left out)."""
         if starts:
-            sp, cs, cm, cr = _fields(acc, d_spec)
-            is_nan = d_fn or (cm & d_fm) != 0
+            sp, cs, cm, _cr = fields(acc, out_stage.spec)
+            cls = _lane_class(sp, cm, out_stage.spec)
         else:
-            sp, cs, cm, cr = _fields(acc, i_spec)
-            is_nan = i_fn or (cm & i_fm) != 0
-        if sp:
-            if is_nan:
-                nan_f = True
-            elif cs:
-                ninf = True
-            else:
-                pinf = True
+            sp, cs, cm, _cr = fields(acc, inter.spec)
+            cls = _lane_class(sp, cm, inter.spec)
+        flags = term_flags(cls, cs)
         for t in range(lo, lo + block):
-            if a_cls[i, t] & MASKED:
+            x = a_cls[i, t]
+            if x & MASKED:
                 continue
-            ca = a_cls[i, t] & 3
-            cb = b_cls[t, j] & 3
-            if ca == 3 or cb == 3:
-                nan_f = True
-            elif ca == 2 or cb == 2:
-                if ca == 0 or cb == 0:
-                    nan_f = True
-                elif ((a_cls[i, t] ^ b_cls[t, j]) >> 2) & 1:
-                    ninf = True
-                else:
-                    pinf = True
-        if nan_f or (pinf and ninf):
-            return True, d_nan if ends else i_nan
-        if not (pinf or ninf):
-            return False, 0  # the only specials sit where sparse A is masked
-        if ends:
-            return True, inf_word(1 if ninf else 0, d_spec)
-        return True, inf_word(1 if ninf else 0, i_spec)
+            y = b_cls[t, j]
+            flags |= term_flags(mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1)
+        return flags
 
     @njit(cache=True, nogil=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, blk_lo, blk_hi, out):
         n = b_sig.shape[1]
+        acc = np.empty(n, np.int64)
+        amax = np.empty(n, np.int64)
+        q = np.empty(n, np.int64)
+        m = np.empty(n, np.int64)
+        cmag = np.empty(n, np.int64)
+        csgn = np.empty(n, np.int64)
+        clsb = np.empty(n, np.int64)
+        slow = np.empty(n, np.uint8)
         for i in range(a_sig.shape[0]):
-            acc = np.empty(n, np.int64)
-            amax = np.empty(n, np.int64)
-            q = np.empty(n, np.int64)
-            m = np.empty(n, np.int64)
-            cmag = np.empty(n, np.int64)
-            csgn = np.empty(n, np.int64)
-            clsb = np.empty(n, np.int64)
-            slow = np.empty(n, np.uint8)
             for j in range(n):
                 acc[j] = c[i, j]
             for blk in range(blk_lo, blk_hi):
@@ -174,10 +153,10 @@ def _kernel(key: tuple):
                 lo = blk * block
                 for j in range(n):
                     if starts:
-                        sp, cs, cm, cr = _fields(acc[j], d_spec)
+                        sp, cs, cm, cr = fields(acc[j], out_stage.spec)
                         clsb[j] = cr - d_fb
                     else:
-                        sp, cs, cm, cr = _fields(acc[j], i_spec)
+                        sp, cs, cm, cr = fields(acc[j], inter.spec)
                         clsb[j] = cr - i_fb
                     csgn[j] = cs
                     cmag[j] = cm
@@ -189,50 +168,31 @@ def _kernel(key: tuple):
                         e = ea + b_exp[t, j]
                         amax[j] = e if e > amax[j] else amax[j]
                 for j in range(n):
-                    anchor = amax[j] if amax[j] > floor else floor
-                    q[j] = anchor - window
-                    m[j] = _cut(cmag[j], clsb[j] - q[j], csgn[j])
+                    q[j] = quantum(amax[j], window)
+                    m[j] = cut(cmag[j], clsb[j] - q[j], csgn[j])
                 for t in range(lo, lo + block):
                     ea = a_exp[i, t] - fab
                     sa = a_sig[i, t]
                     for j in range(n):
                         p = sa * b_sig[t, j]
                         neg = p >> 63
-                        m[j] += _cut((p ^ neg) - neg, ea + b_exp[t, j] - q[j], neg & 1)
+                        m[j] += cut((p ^ neg) - neg, ea + b_exp[t, j] - q[j], neg & 1)
                 row_slow = a_flag[i, blk]
                 for j in range(n):
                     if row_slow or slow[j]:
-                        hit, word = specials(acc[j], starts, ends, a_cls, b_cls, i, j, lo)
-                        if hit:
+                        flags = special_flags(acc[j], starts, a_cls, b_cls, i, j, lo)
+                        special, word = specials_word(flags, out_stage if ends else inter)
+                        if special:
                             acc[j] = word
                             continue
-                    if amax[j] < _EMPTY:
-                        acc[j] = 0  # every term zero: +0
-                    elif ends:
-                        acc[j] = _finish(m[j], q[j], False, window, carry_bits, True, d_spec,
-                                         d_round, d_keep, overflow, d_top)
+                    if ends:
+                        acc[j] = window_word(m[j], q[j], NONNEG, window, out_stage)
                     else:
-                        acc[j] = _finish(m[j], q[j], False, window, carry_bits, True, i_spec,
-                                         i_round, i_keep, overflow, i_top)
+                        acc[j] = window_word(m[j], q[j], NONNEG, window, inter)
             for j in range(n):
                 out[i, j] = acc[j]
 
     return kernel
-
-
-def engine_key(model: FixedPointModel) -> tuple:
-    """The kernel configuration of a model: the engine's own kernel settings
-    (:func:`~tcprobe.models.engine.prepare`, on one zero case)."""
-    from .cases import Cases
-
-    dp, p = model.datapath, model.params
-    zero = np.zeros((1, dp.k), np.uint32)
-    prep = prepare(dp, Cases(zero, zero, np.zeros(1, np.uint32)), p)
-    (window, floor, carry_bits, _normalized, _zero_pos, overflow, i_round, i_keep, i_nan,
-     d_round, d_keep, d_nan, _c_last, _c_add) = prep.settings
-    return (prep.block, dp.k // prep.block, prep.a_spec[3], prep.b_spec[3], prep.i_spec,
-            prep.d_spec, window, floor, carry_bits, overflow, i_round, i_keep, i_nan, d_round,
-            d_keep, d_nan)
 
 
 def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[int, int],
@@ -251,11 +211,11 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
                        get_format(dp.a_type).spec, get_format(dp.b_type).spec,
                        c, dp.k, model.saturate, out)
         return out.astype(np.uint32)
-    key = engine_key(model)
-    per_instr = key[1]
+    kp = kernel_params(dp, model.params, dp.k)
+    per_instr = dp.k // kp.block
     if decoded is None:
         decoded = decoders(model, a, b)
-    kernel = _kernel(key)
+    kernel = _kernel(kp)
     lo, hi = tiles[0] * per_instr, tiles[1] * per_instr
     (a_sig, a_exp, a_cls, a_flag), b_dec = decoded
 
