@@ -15,8 +15,8 @@ compares the two word for word). What a matrix product lets it share:
   loops over the columns of D that LLVM vectorizes; the quantum, the cut,
   the rounding and the specials rule are the arithmetic core's
   (:mod:`.core`), the same steps as every other kernel;
-* the rows of D run on every core (the kernel releases the GIL; rows are
-  split over :func:`threads` threads).
+* the rows of D are split over the caller's ``jobs`` threads (the kernel
+  releases the GIL).
 
 Integer datapaths (s8/u8) take :func:`integer_gemm`: the exact sum of each
 instruction added to C and wrapped modulo 2**32, or saturated once per
@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields as dataclass_fields
 from functools import lru_cache
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -196,11 +195,12 @@ def _kernel(kp: KernelParams):
 
 
 def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[int, int],
-               decoded=None) -> np.ndarray:
+               decoded=None, jobs: int = 1) -> np.ndarray:
     """D words (M, N) of the chain over instruction tiles ``tiles`` = (first,
     end) of A (M, K) and B (K, N), K a multiple of the instruction's,
-    starting from C words (M, N). ``decoded``: the operands as
-    :func:`decoders` gives them, to reuse across calls (row slices of A's)."""
+    starting from C words (M, N), rows split over ``jobs`` threads.
+    ``decoded``: the operands as :func:`decoders` gives them, to reuse
+    across calls (row slices of A's)."""
     dp = model.datapath
     c = np.ascontiguousarray(c, dtype=np.uint32)
     out = np.empty(c.shape, np.int64)
@@ -224,7 +224,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
                hi, out[r0:r1])
 
     m = c.shape[0]
-    parts = max(1, min(threads(), m))
+    parts = max(1, min(jobs, m))
     if parts == 1:
         rows(0, m)
     else:
@@ -232,12 +232,6 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
         with ThreadPoolExecutor(parts) as pool:
             list(pool.map(rows, cuts[:-1], cuts[1:]))
     return out.astype(np.uint32)
-
-
-def threads() -> int:
-    """Threads a product runs on: numba's thread count (every core unless
-    NUMBA_NUM_THREADS or numba.set_num_threads says otherwise)."""
-    return numba.get_num_threads()
 
 
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):

@@ -28,6 +28,7 @@ import numpy as np
 from tcprobe.models import gemm, sparsity
 from tcprobe.models.cases import Cases, CasesError
 from tcprobe.models.datapath import Datapath, DatapathError
+from tcprobe.models.fastpath import Speed
 from tcprobe.models.formats import Class, FormatError, convert, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.structures import ieee_add
@@ -40,7 +41,8 @@ Progress = Callable[[int, int], None]
 
 
 def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None, scale_b=None,
-           split_k: int = 1, progress: Progress | None = None, fast: bool | None = None):
+           split_k: int = 1, progress: Progress | None = None, fast: bool | None = None,
+           jobs: int | None = None):
     """D = A @ B + C, every word as ``gpu``'s instruction sequence computes it.
 
     ``A`` (M, K) and ``B`` (K, N): arrays whose dtype names the element
@@ -52,7 +54,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     name or a fit/ladder JSON. ``scale_a`` (M, K/block) and ``scale_b``
     (K/block, N): float8_e8m0fnu (ue8m0) or float8_e4m3fn (ue4m3) scale
     codes of a block-scaled kind. ``progress(done, total)`` is called as
-    the work proceeds; ``fast=False`` forces the tile-by-tile path."""
+    the work proceeds; ``fast=False`` forces the tile-by-tile path; ``jobs``
+    threads (None: numba's thread count, every core unless
+    NUMBA_NUM_THREADS says otherwise)."""
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
     m, n = check_shapes(a.words.shape, b.words.shape)
@@ -61,13 +65,14 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
     words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
                                 instr=instr, model=model, scale_a=sa, scale_b=sb,
-                                split_k=split_k, progress=progress, fast=fast)
+                                split_k=split_k, progress=progress, fast=fast, jobs=jobs)
     return result(words, dp.d_type, a.torch or b.torch)
 
 
 def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None, model=None,
                  scale_a=None, scale_b=None, split_k: int = 1, progress: Progress | None = None,
-                 fast: bool | None = None) -> tuple[np.ndarray, Datapath, Model]:
+                 fast: bool | None = None, jobs: int | None = None
+                 ) -> tuple[np.ndarray, Datapath, Model]:
     """:func:`matmul` on words: A (M, K) of ``a_fmt``, B (K, N) of ``b_fmt``, C
     (M, N) of ``d_fmt``; scales as :class:`~.operands.Operand`. Returns D's
     words, the datapath of one instruction and the model."""
@@ -87,7 +92,8 @@ def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None
     mdl = choice.model_for(dp, gpu, model)
     if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
         raise ValueError(f"split_k must be a positive integer, not {split_k!r}")
-    words = product_words(mdl, a, b, c, sa, sb, split_k=split_k, progress=progress, fast=fast)
+    words = product_words(mdl, a, b, c, sa, sb, split_k=split_k, progress=progress, fast=fast,
+                          jobs=jobs)
     return words, dp, mdl
 
 
@@ -153,6 +159,18 @@ def _pad(x: np.ndarray, cols: int, fill: int) -> np.ndarray:
     return out
 
 
+def threads(jobs: int | None) -> int:
+    """Threads a product runs on: ``jobs``, or numba's thread count (every
+    core unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise)."""
+    if jobs is not None:
+        if not isinstance(jobs, int) or jobs < 1:
+            raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
+        return jobs
+    import numba
+
+    return numba.get_num_threads()
+
+
 def split_ranges(tiles: int, split_k: int) -> list[tuple[int, int]]:
     """``split_k`` contiguous ranges of K tiles, as even as possible, first ones longer."""
     if split_k > tiles:
@@ -179,11 +197,12 @@ def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
 
 def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=None, sb=None,
                   *, split_k: int = 1, progress: Progress | None = None,
-                  fast: bool | None = None) -> np.ndarray:
+                  fast: bool | None = None, jobs: int | None = None) -> np.ndarray:
     """D words (M, N) of A (M, K) @ B (K, N) + C, every operand as words of
     ``mdl``'s datapath; scales (M, blocks) and (N, blocks) where block-scaled."""
     dp = mdl.datapath
     m, k = a.shape
+    speed = Speed(policy="auto", jobs=threads(jobs))
     tiles = -(-k // dp.k)
     kp = tiles * dp.k
     a = _pad(a, kp, 0)
@@ -215,15 +234,17 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
     for lo, hi in ranges:
         start = c if split_k == 1 else zero
         if use_fast:
-            partials.append(_fast_chain(mdl, a, b, start, lo, hi, decoded, step, progress))
+            partials.append(_fast_chain(mdl, a, b, start, lo, hi, decoded, step, progress,
+                                        speed.jobs))
         else:
-            partials.append(_tile_chain(mdl, a, b_t, start, sa, sb, active, lo, hi, step))
+            partials.append(_tile_chain(mdl, a, b_t, start, sa, sb, active, lo, hi, step,
+                                        speed))
     if split_k == 1:
         return partials[0]
     return reduce_split(dp.d_type, c, partials)
 
 
-def _fast_chain(mdl, a, b, c, lo, hi, decoded, step, progress) -> np.ndarray:
+def _fast_chain(mdl, a, b, c, lo, hi, decoded, step, progress, jobs: int) -> np.ndarray:
     """The compiled chain over tiles lo..hi, in row chunks when progress is shown."""
     m = a.shape[0]
     rows = m if progress is None else max(16, -(-m // 40))
@@ -233,12 +254,12 @@ def _fast_chain(mdl, a, b, c, lo, hi, decoded, step, progress) -> np.ndarray:
         part = None
         if decoded is not None:
             part = (tuple(x[r0:r1] for x in decoded[0]), decoded[1])
-        out[r0:r1] = gemm.gemm_words(mdl, a[r0:r1], b, c[r0:r1], (lo, hi), part)
+        out[r0:r1] = gemm.gemm_words(mdl, a[r0:r1], b, c[r0:r1], (lo, hi), part, jobs)
         step((r1 - r0) * (hi - lo))
     return out
 
 
-def _tile_chain(mdl, a, b_t, c, sa, sb, active, lo, hi, step) -> np.ndarray:
+def _tile_chain(mdl, a, b_t, c, sa, sb, active, lo, hi, step, speed) -> np.ndarray:
     """The chain over tiles lo..hi by the dot-level model on every (row, column)."""
     dp = mdl.datapath
     m, n = c.shape
@@ -255,7 +276,7 @@ def _tile_chain(mdl, a, b_t, c, sa, sb, active, lo, hi, step) -> np.ndarray:
                 None if ss is None else np.repeat(sa[r0:r1, ss], n, axis=0),
                 None if ss is None else np.tile(sb[:, ss], (r1 - r0, 1)),
                 None if active is None else np.repeat(active[r0:r1, ks], n, axis=0))
-            acc[r0:r1] = mdl.evaluate(cases).reshape(r1 - r0, n)
+            acc[r0:r1] = mdl.evaluate(cases, speed).reshape(r1 - r0, n)
             step(r1 - r0)
     return acc
 
