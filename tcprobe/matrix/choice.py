@@ -19,10 +19,6 @@ from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
-try:  # the architecture facts move to the ISA table
-    from tcprobe.models.isa import ARCH_FAMILIES
-except ImportError:  # pragma: no cover - before that move
-    from tcprobe.kernels.catalog import ARCH_FAMILIES
 
 
 
@@ -49,8 +45,8 @@ def families(gpu: str) -> tuple[str, ...]:
     arch-specific target (sm_90a, sm_100a) where one exists."""
     a = arch(gpu)
     for name in (a + "a", a):
-        if name in ARCH_FAMILIES:
-            return ARCH_FAMILIES[name]
+        if name in isa.ARCH_FAMILIES:
+            return isa.ARCH_FAMILIES[name]
     return ("mma",)
 
 
