@@ -2,6 +2,7 @@
 
     python3 examples/multiword_gemm.py                       # the table
     python3 examples/multiword_gemm.py --plot multiword.png  # and a plot (pip install tcprobe[plot])
+    python3 examples/multiword_gemm.py --csv multiword.csv   # the table as CSV
 
 An fp32 matrix A is split into words A = A1 + A2 + A3 (A1 = bf16(A),
 A2 = bf16(A - A1), ...; the host's split is part of the algorithm being
@@ -95,6 +96,7 @@ def main(argv=None) -> int:
     ap.add_argument("--spread", type=int, default=4, help="exponent spread of the inputs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plot", help="write a plot here (needs matplotlib)")
+    ap.add_argument("--csv", help="write the table here as CSV")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -115,6 +117,13 @@ def main(argv=None) -> int:
                 rows.append((k, gpu, method, worst, median, same))
                 print(f"{k:>6} {gpu:>5} {method:>7} {worst:>17.3e} {median:>13.2e} "
                       f"{100 * same:>17.1f}%", flush=True)
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("k,gpu,method,max_componentwise_error,median_relative_error,"
+                    "correctly_rounded\n")
+            for r in rows:
+                f.write(",".join(str(x) for x in r) + "\n")
+        print(f"wrote {args.csv}")
     if args.plot:
         try:
             import matplotlib

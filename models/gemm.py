@@ -18,7 +18,7 @@ compares the two word for word). What a matrix product lets it share:
 * the rows of D are split over the caller's ``jobs`` threads (the kernel
   releases the GIL).
 
-Integer datapaths (s8/u8) take :func:`integer_gemm`: the exact sum of each
+Integer datapaths (s8/u8) take :func:`integer_kernel`: the exact sum of each
 instruction added to C and wrapped modulo 2**32, or saturated once per
 instruction.
 """
