@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import numba
+
     import tcprobe
 
     threads = numba.get_num_threads()

@@ -4,6 +4,7 @@ with zeros, subnormals, extreme exponents and a few NaN/Inf words mixed in."""
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.formats import Class, decode, get_format
 
 

@@ -6,8 +6,9 @@ against the tile-by-tile path; split-K, padding, the API's errors."""
 import ml_dtypes
 import numpy as np
 import pytest
-import tcprobe
 from matmul_data import as_array, words
+
+import tcprobe
 from tcprobe.matrix import choice
 from tcprobe.models import registry
 from tcprobe.models.cases import Cases
@@ -267,3 +268,27 @@ def test_dot_on_raw_words():
 def test_bad_input_is_a_value_error_naming_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_model_from_a_fit_json(tmp_path):
+    """A fit JSON's engine parameters replace the profile: the h100 profile's
+    own parameters give its words, a narrower window other words."""
+    import json
+
+    from tcprobe.models.profiles import PROFILES
+
+    rng = np.random.default_rng(8)
+    a = as_array(words(rng, "bf16", (6, 64), special=0.0), DTYPES["bf16"])
+    b = as_array(words(rng, "bf16", (64, 5), special=0.0), DTYPES["bf16"])
+    dp = Datapath.parse("mma.bf16.f32.k16")
+    params = PROFILES["h100"].params(dp).as_dict()
+    same, narrow = tmp_path / "same.json", tmp_path / "narrow.json"
+    same.write_text(json.dumps({"datapath": dp.id, "params": params}))
+    narrow.write_text(json.dumps({"datapath": dp.id, "params": {**params, "window_bits": 10}}))
+    want = words_of(tcprobe.matmul(a, b, gpu="H100", instr="mma"), "f32")
+    got = words_of(tcprobe.matmul(a, b, gpu="H100", instr="mma", model=str(same)), "f32")
+    assert np.array_equal(got, want)
+    other = words_of(tcprobe.matmul(a, b, gpu="H100", instr="mma", model=str(narrow)), "f32")
+    assert (other != want).any()
+    with pytest.raises(ValueError, match="^model: cannot read"):
+        tcprobe.matmul(a, b, gpu="H100", model=str(tmp_path / "missing.json"))

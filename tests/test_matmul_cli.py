@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 from click.testing import CliRunner
 from matmul_data import as_array, words
+
 from tcprobe.cli import main
 
 

@@ -8,9 +8,10 @@ issues. K that is not a multiple is zero-padded on MMA-Sim's side too."""
 import ml_dtypes
 import numpy as np
 import pytest
-import tcprobe
 from matmul_data import as_array, words
 from mmasim_bridge import _view, _words
+
+import tcprobe
 
 mmasim = pytest.importorskip("mmasim")
 torch = pytest.importorskip("torch")

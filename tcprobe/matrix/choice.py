@@ -20,8 +20,6 @@ from tcprobe.models.model import FixedPointModel, Model, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
 
-
-
 def known_gpus() -> list[str]:
     return [g for p in PROFILES.values() for g in p.gpus]
 

@@ -10,6 +10,7 @@ correctly rounded when its word equals that one.
 from __future__ import annotations
 
 import numpy as np
+
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import Class, decode, get_format, ulp_distance
 from tcprobe.models.profiles import ieee_model

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from tcprobe.models import gemm, sparsity
 from tcprobe.models.cases import Cases, CasesError
 from tcprobe.models.datapath import Datapath, DatapathError

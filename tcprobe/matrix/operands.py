@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
 from tcprobe.models.formats import get_format
 
 # dtype name (numpy, ml_dtypes or torch) -> element format of an A or B operand
