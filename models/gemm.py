@@ -15,8 +15,9 @@ compares the two word for word). What a matrix product lets it share:
   loops over the columns of D that LLVM vectorizes; the quantum, the cut,
   the rounding and the specials rule are the arithmetic core's
   (:mod:`.core`), the same steps as every other kernel;
-* the rows of D are split over the caller's ``jobs`` threads (the kernel
-  releases the GIL).
+* B is held in panels of PANEL columns that stay in cache while the rows
+  of A pass over them; the rows of D are split over the caller's ``jobs``
+  threads (the kernel releases the GIL).
 
 Integer datapaths (s8/u8) take :func:`integer_kernel`: the exact sum of each
 instruction added to C and wrapped modulo 2**32, or saturated once per
@@ -39,6 +40,7 @@ from .formats import Class, convert_input, decode_scalar, get_format
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
+PANEL = 128  # columns of B one kernel call holds (its K x 128 decoded panel stays in cache)
 MASKED = 8  # class bit of a K position that sparse A's metadata leaves out
 
 
@@ -65,8 +67,8 @@ def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axi
     if f.drop_bits and conversion != "truncate":
         words = convert_input(words, f, conversion)
     words = np.ascontiguousarray(words)
-    sig = np.empty(words.shape, np.int64)
-    exp = np.empty(words.shape, np.int64)
+    sig = np.empty(words.shape, np.int32)  # |significand| < 2**24, products formed in int64
+    exp = np.empty(words.shape, np.int32)
     cls = np.empty(words.shape, np.int8)
     _decode_into(words, f.spec, sig.ravel(), exp.ravel(), cls.ravel())
     special = (cls & 3) >= int(Class.INF)
@@ -133,8 +135,9 @@ def _kernel(kp: KernelParams):
         return flags
 
     @njit(cache=True, nogil=True)
-    def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, blk_lo, blk_hi, out):
-        n = b_sig.shape[1]
+    def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo, blk_hi,
+               out):
+        n = b_sig.shape[1]  # columns j0 .. j0 + n of D (one panel of B)
         acc = np.empty(n, np.int64)
         amax = np.empty(n, np.int64)
         q = np.empty(n, np.int64)
@@ -145,7 +148,7 @@ def _kernel(kp: KernelParams):
         slow = np.empty(n, np.uint8)
         for i in range(a_sig.shape[0]):
             for j in range(n):
-                acc[j] = c[i, j]
+                acc[j] = c[i, j0 + j]
             for blk in range(blk_lo, blk_hi):
                 starts = blk % per_instr == 0  # acc is C or the previous instruction's D
                 ends = (blk + 1) % per_instr == 0
@@ -162,7 +165,7 @@ def _kernel(kp: KernelParams):
                     amax[j] = cr if cm != 0 else ZERO_EXP
                     slow[j] = sp | b_flag[blk, j]
                 for t in range(lo, lo + block):
-                    ea = a_exp[i, t]
+                    ea = np.int64(a_exp[i, t])
                     for j in range(n):
                         e = ea + b_exp[t, j]
                         amax[j] = e if e > amax[j] else amax[j]
@@ -170,8 +173,8 @@ def _kernel(kp: KernelParams):
                     q[j] = quantum(amax[j], window)
                     m[j] = cut(cmag[j], clsb[j] - q[j], csgn[j])
                 for t in range(lo, lo + block):
-                    ea = a_exp[i, t] - fab
-                    sa = a_sig[i, t]
+                    ea = np.int64(a_exp[i, t]) - fab
+                    sa = np.int64(a_sig[i, t])
                     for j in range(n):
                         p = sa * b_sig[t, j]
                         neg = p >> 63
@@ -189,7 +192,7 @@ def _kernel(kp: KernelParams):
                     else:
                         acc[j] = window_word(m[j], q[j], NONNEG, window, inter)
             for j in range(n):
-                out[i, j] = acc[j]
+                out[i, j0 + j] = acc[j]
 
     return kernel
 
@@ -217,20 +220,23 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
         decoded = decoders(model, a, b)
     kernel = _kernel(kp)
     lo, hi = tiles[0] * per_instr, tiles[1] * per_instr
-    (a_sig, a_exp, a_cls, a_flag), b_dec = decoded
+    (a_sig, a_exp, a_cls, a_flag), panels = decoded
 
-    def rows(r0: int, r1: int) -> None:
-        kernel(a_sig[r0:r1], a_exp[r0:r1], a_cls[r0:r1], a_flag[r0:r1], *b_dec, c[r0:r1], lo,
-               hi, out[r0:r1])
+    def task(r0: int, r1: int, j0: int, panel) -> None:
+        kernel(a_sig[r0:r1], a_exp[r0:r1], a_cls[r0:r1], a_flag[r0:r1], *panel, c[r0:r1], j0,
+               lo, hi, out[r0:r1])
 
     m = c.shape[0]
     parts = max(1, min(jobs, m))
+    cuts = np.linspace(0, m, parts + 1).astype(int)
+    work = [(r0, r1, j0, panel) for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
+            for j0, panel in panels]
     if parts == 1:
-        rows(0, m)
+        for args in work:
+            task(*args)
     else:
-        cuts = np.linspace(0, m, parts + 1).astype(int)
         with ThreadPoolExecutor(parts) as pool:
-            list(pool.map(rows, cuts[:-1], cuts[1:]))
+            list(pool.map(lambda args: task(*args), work))
     return out.astype(np.uint32)
 
 
@@ -239,8 +245,10 @@ def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = No
     the K positions a sparse A keeps; B's words elsewhere are never read)."""
     dp, p = model.datapath, model.params
     block = min(p.block_size, dp.k)
-    return (decode_operand(a, dp.a_type, p.input_conversion, block, 1, active),
-            decode_operand(b, dp.b_type, p.input_conversion, block, 0))
+    b_dec = decode_operand(b, dp.b_type, p.input_conversion, block, 0)
+    panels = [(j0, tuple(np.ascontiguousarray(x[:, j0:j0 + PANEL]) for x in b_dec))
+              for j0 in range(0, b.shape[1], PANEL)]
+    return decode_operand(a, dp.a_type, p.input_conversion, block, 1, active), panels
 
 
 @njit(cache=True)
