@@ -25,6 +25,7 @@ import numpy as np
 
 from tcprobe import suites as suites_mod
 from tcprobe.capture import CaptureError, binary
+from tcprobe.counts import parse_count  # noqa: F401  (the one count parser)
 from tcprobe.devices.base import Device
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
@@ -38,38 +39,6 @@ POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over 
 
 class ValidateError(ValueError):
     """A run that cannot start or continue (a capture that does not match)."""
-
-
-def parse_count(text) -> int:
-    """A case count written as 1e6, 1_000_000, 1,000,000 or 1000000."""
-    if isinstance(text, int):
-        value = text
-    else:
-        s = str(text).strip().lower().replace("_", "").replace(",", "")
-        try:
-            if "e" in s:
-                mant, _, exp = s.partition("e")
-                if not exp.lstrip("+").isdigit():
-                    raise ValueError
-                digits, _, frac = mant.partition(".")
-                if not (digits or frac) or not (digits + frac).isdigit():
-                    raise ValueError
-                scale = int(exp.lstrip("+")) - len(frac)
-                whole = int(digits + frac)
-                if scale < 0:
-                    if whole % (10 ** -scale):
-                        raise ValueError
-                    value = whole // (10 ** -scale)
-                else:
-                    value = whole * 10 ** scale
-            else:
-                value = int(s)
-        except ValueError:
-            raise ValidateError(f"not a whole number of cases: {text!r} "
-                                "(write 1e6, 1_000_000 or 1000000)") from None
-    if value <= 0:
-        raise ValidateError(f"the number of cases must be positive, not {text!r}")
-    return value
 
 
 # ---------------------------------------------------------------------------
@@ -141,6 +110,7 @@ class Result:
     seconds: float = 0.0
     complete: bool = False
     reproducers: dict = field(default_factory=dict)  # model name -> list of dicts
+    set_aside: str | None = None  # where a resume kept bytes after a damaged chunk
 
     @property
     def primary(self) -> Tally:
@@ -241,14 +211,20 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
     start_chunk = 0
     path = Path(capture) if capture else None
     try:
-        if path is not None and resume and path.exists():
+        if path is not None and resume and path.exists() and path.stat().st_size > 0:
+            def refuse_unless_same_run(scan):  # before the file is touched
+                _check_header(scan.header, dp, seed, plan, keys, path, device)
+                sizes = scan.chunk_sizes
+                if len(sizes) > plan.n_chunks or sizes != [plan.chunk_size(i)
+                                                           for i in range(len(sizes))]:
+                    raise ValidateError(f"{path} holds {sum(sizes):,} cases in {len(sizes)} "
+                                        "chunks, which is not a prefix of this plan")
             try:
-                writer, scan = binary.Writer.reopen(path)
+                writer, scan = binary.Writer.reopen(path, check=refuse_unless_same_run)
             except CaptureError as e:
                 raise ValidateError(str(e)) from None
-            _check_header(scan.header, dp, seed, plan, keys, path, device)
             offset = 0
-            for rec in scan.chunks:
+            for rec in scan.iter_chunks():
                 cases, words, codes = binary.from_records(dp, rec)
                 _score_chunk(dp, result.tallies, offset, cases, words, codes, keys,
                              suites_mod.suite_positions(plan, start_chunk), result, quota, speed)
@@ -257,13 +233,13 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                 if progress:
                     progress(offset, plan.cases)
             result.resumed_cases = offset
-            if start_chunk > plan.n_chunks or (start_chunk and offset != sum(
-                    plan.chunk_size(i) for i in range(start_chunk))):
-                raise ValidateError(f"{path} holds {offset:,} cases in {start_chunk} chunks, "
-                                    f"which is not a prefix of this plan")
+            result.set_aside = scan.set_aside
         elif path is not None:
             if path.exists() and not resume:
-                raise ValidateError(f"{path} exists: add --resume to continue it, or choose "
+                empty = path.stat().st_size == 0
+                raise ValidateError(f"{path} exists{' but is empty (0 bytes)' if empty else ''}: "
+                                    "add --resume to continue it"
+                                    f"{' (it starts over)' if empty else ''}, or choose "
                                     "another --out")
             header = binary.make_header(
                 dp, device=device.info(), seed=seed, suites=list(plan.suites), generators=keys,
