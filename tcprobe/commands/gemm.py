@@ -16,6 +16,7 @@ from tcprobe.matrix.operands import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
     SCALE_FORMATS,
+    MatmulError,
     Operand,
     output_format,
     read,
@@ -35,22 +36,22 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as e:
-        raise ValueError(f"--{what}: cannot read {path}: {e}") from None
+        raise MatmulError(f"--{what}: cannot read {path}: {e}") from None
     if fmt:
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
-            raise ValueError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
+            raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
         name = get_format(fmt).name
         width = get_format(name).width
         if arr.dtype.itemsize not in _UNSIGNED:
-            raise ValueError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte elements")
+            raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte elements")
         words = np.ascontiguousarray(arr).view(_UNSIGNED[arr.dtype.itemsize]).astype(np.uint32)
         if arr.ndim != 2:
-            raise ValueError(f"--{what}: {path} is not a matrix (shape {arr.shape})")
+            raise MatmulError(f"--{what}: {path} is not a matrix (shape {arr.shape})")
         if words.size and int(words.max()) >> width:
-            raise ValueError(f"--{what}: a word of {path} does not fit {name}")
+            raise MatmulError(f"--{what}: a word of {path} does not fit {name}")
         return Operand(words, name, False)
     if arr.dtype.kind == "V":
-        raise ValueError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
+        raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
                          f"dtype name (np.save drops ml_dtypes' names): give --{what}-format "
                          "(bf16, e4m3, ...)")
     return read(arr, f"--{what}", table)
@@ -97,7 +98,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     if c is not None:
         d_fmt, c_words = c.fmt, c.words
         if out_type and output_format(out_type) != d_fmt:
-            raise ValueError(f"--out-type {out_type} differs from C's dtype ({d_fmt})")
+            raise MatmulError(f"--out-type {out_type} differs from C's dtype ({d_fmt})")
     else:
         d_fmt = output_format(out_type) if out_type else (
             "s32" if get_format(a.fmt).kind.name == "INT" else "f32")
@@ -129,7 +130,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
     if exact:
         if sa is not None:
-            raise ValueError("--exact: the exact product of block-scaled kinds is not modeled here")
+            raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")
         with _progress("exact") as bar:
             want = compare.exact_words(a.words, a.fmt, b.words, b.fmt, c_words, d_type, bar)
         report["exact"] = {}

@@ -19,6 +19,8 @@ from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
+from .operands import MatmulError
+
 
 def known_gpus() -> list[str]:
     return [g for p in PROFILES.values() for g in p.gpus]
@@ -27,11 +29,11 @@ def known_gpus() -> list[str]:
 def gpu_name(gpu) -> str:
     """The GPU's name as the profiles spell it; ValueError naming ``gpu``."""
     if not isinstance(gpu, str) or not gpu.strip():
-        raise ValueError(f"gpu must name a GPU ({', '.join(known_gpus())}), not {gpu!r}")
+        raise MatmulError(f"gpu must name a GPU ({', '.join(known_gpus())}), not {gpu!r}")
     for g in known_gpus():
         if g.upper() == gpu.strip().upper():
             return g
-    raise ValueError(f"gpu: unknown GPU {gpu!r} (known: {', '.join(known_gpus())})")
+    raise MatmulError(f"gpu: unknown GPU {gpu!r} (known: {', '.join(known_gpus())})")
 
 
 def arch(gpu: str) -> str:
@@ -54,7 +56,7 @@ def _instr_k(family: str, kind: str, a_type: str, gpu: str) -> int:
     if shapes is None:
         return isa.instruction_k(family, kind, a_type)
     if a_type not in shapes:
-        raise ValueError(f"{gpu}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
+        raise MatmulError(f"{gpu}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
     return max(k for _m, _n, k in shapes[a_type])
 
 
@@ -69,7 +71,7 @@ def block_scaled_datapath(a: str, b: str, scale: str, block: int) -> Datapath:
         vec = 1 if (scale, block) == ("ue8m0", 32) else None
         kind = "mxf8f6f4"
     if vec is None:
-        raise ValueError(f"scale_a: {scale} scales every {block} K positions fit no "
+        raise MatmulError(f"scale_a: {scale} scales every {block} K positions fit no "
                          f"block-scaled kind for {a}x{b} (mxf8f6f4: ue8m0 every 32; "
                          "mxf4: ue8m0 every 32; mxf4nvf4: ue8m0 or ue4m3 every 16)")
     return Datapath("tcgen05", kind, a, b, "f32", isa.instruction_k("tcgen05", kind),
@@ -85,7 +87,7 @@ def _family_datapath(family: str, a: str, b: str, d: str, gpu: str) -> Datapath:
             return Datapath("tcgen05", "f8f6f4", a, b, d, isa.instruction_k("tcgen05", "f8f6f4"))
     elif a in isa.FP8_TYPES and b in isa.FP8_TYPES:
         return Datapath(family, a, a, b, d, _instr_k(family, a, a, gpu))
-    raise ValueError(f"B: {family} takes no {a} x {b} product")
+    raise MatmulError(f"B: {family} takes no {a} x {b} product")
 
 
 def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
@@ -96,28 +98,28 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
         try:
             dp = Datapath.parse(instr)
         except (DatapathError, FormatError) as e:
-            raise ValueError(f"instr: {e}") from None
+            raise MatmulError(f"instr: {e}") from None
         if dp.family not in fams:
-            raise ValueError(f"instr: {gpu} has no {dp.family} (it has {', '.join(fams)})")
+            raise MatmulError(f"instr: {gpu} has no {dp.family} (it has {', '.join(fams)})")
         for what, want, got in (("A", dp.a_type, a), ("B", dp.b_type, b), ("C", dp.d_type, d)):
             if get_format(want).name != got:
-                raise ValueError(f"{what}: {dp.id} takes {want}, not {got}")
+                raise MatmulError(f"{what}: {dp.id} takes {want}, not {got}")
         return dp
     if scale is not None:
         if instr not in (None, "tcgen05") or "tcgen05" not in fams:
-            raise ValueError(f"scale_a: block scales need tcgen05, which {gpu} "
+            raise MatmulError(f"scale_a: block scales need tcgen05, which {gpu} "
                              f"{'has' if 'tcgen05' in fams else 'lacks'}")
         return block_scaled_datapath(a, b, scale, block)
     if instr is not None:
         if instr not in isa.FAMILIES:
-            raise ValueError(f"instr: {instr!r} is no family ({', '.join(isa.FAMILIES)}) "
+            raise MatmulError(f"instr: {instr!r} is no family ({', '.join(isa.FAMILIES)}) "
                              "or datapath id")
         if instr not in fams:
-            raise ValueError(f"instr: {gpu} has no {instr} (it has {', '.join(fams)})")
+            raise MatmulError(f"instr: {gpu} has no {instr} (it has {', '.join(fams)})")
         try:
             return _family_datapath(instr, a, b, d, gpu)
         except DatapathError as e:
-            raise ValueError(f"A: {e}") from None
+            raise MatmulError(f"A: {e}") from None
     errors = []
     for family in reversed(fams):
         try:
@@ -126,7 +128,7 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
             return dp
         except (DatapathError, ValueError) as e:
             errors.append(f"{family}: {e}")
-    raise ValueError(f"A: {gpu}'s instructions take no {a} x {b} -> {d} product "
+    raise MatmulError(f"A: {gpu}'s instructions take no {a} x {b} -> {d} product "
                      f"({'; '.join(errors)})")
 
 
@@ -136,13 +138,13 @@ def _json_model(path: Path, dp: Datapath) -> Model:
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"model: cannot read {path}: {e}") from None
+        raise MatmulError(f"model: cannot read {path}: {e}") from None
     if isinstance(data.get("params"), dict):
         try:
             params = EngineParams.from_dict(data["params"])
             params.check()
         except (ParamError, TypeError) as e:
-            raise ValueError(f"model: {path}: {e}") from None
+            raise MatmulError(f"model: {path}: {e}") from None
         return FixedPointModel(f"fit:{path.name}", dp, f"tcprobe fit {path}", params)
     if isinstance(data.get("fingerprint"), dict):
         from dataclasses import fields
@@ -152,7 +154,7 @@ def _json_model(path: Path, dp: Datapath) -> Model:
         known = {f.name for f in fields(Fingerprint)}
         fp = Fingerprint(**{k: v for k, v in data["fingerprint"].items() if k in known})
         return fp.model(dp)
-    raise ValueError(f"model: {path} is neither a fit JSON (params) nor a ladder JSON "
+    raise MatmulError(f"model: {path} is neither a fit JSON (params) nor a ladder JSON "
                      "(fingerprint)")
 
 
@@ -168,4 +170,4 @@ def model_for(dp: Datapath, gpu: str, model=None) -> Model:
             return _json_model(Path(model), dp)
         return registry.resolve(str(model), dp, gpu)
     except (ModelError, ParamError, FormatError, DatapathError) as e:
-        raise ValueError(f"{'gpu' if model is None else 'model'}: {e}") from None
+        raise MatmulError(f"{'gpu' if model is None else 'model'}: {e}") from None

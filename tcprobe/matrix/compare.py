@@ -16,6 +16,7 @@ from tcprobe.models.formats import Class, decode, get_format, ulp_distance
 from tcprobe.models.profiles import ieee_model
 
 from .flow import Progress, product_words
+from .operands import MatmulError
 
 # Histogram buckets of |ulps|: 1, 2, 3-4, 5-8, ... (powers of two), then the rest.
 BUCKETS = 12
@@ -25,7 +26,7 @@ def exact_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str,
                 progress: Progress | None = None) -> np.ndarray:
     """D words of A @ B + C summed exactly and rounded once (RNE) into ``d_fmt``."""
     if get_format(a_fmt).kind.name == "INT":
-        raise ValueError("A: integer products are exact on every GPU; --exact is for floats")
+        raise MatmulError("A: integer products are exact on every GPU; --exact is for floats")
     dp = Datapath("mma", a_fmt, a_fmt, b_fmt, d_fmt, a.shape[1])
     return product_words(ieee_model(dp), a, b, c, progress=progress, fast=False)
 

@@ -35,7 +35,15 @@ from tcprobe.models.model import Model
 from tcprobe.models.structures import ieee_add
 
 from . import choice
-from .operands import INPUT_FORMATS, OUTPUT_FORMATS, SCALE_FORMATS, output_format, read, result
+from .operands import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    SCALE_FORMATS,
+    MatmulError,
+    output_format,
+    read,
+    result,
+)
 
 CASES_PER_CHUNK = 1 << 21  # (row, column) pairs x K the tile-by-tile path holds at once
 Progress = Callable[[int, int], None]
@@ -80,19 +88,19 @@ def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None
     m, n = check_shapes(a.shape, b.shape)
     k = a.shape[1]
     if c.shape != (m, n):
-        raise ValueError(f"C is {c.shape} but A @ B is {(m, n)}")
+        raise MatmulError(f"C is {c.shape} but A @ B is {(m, n)}")
     gpu = choice.gpu_name(gpu)
     scale, block, sa, sb = _scales(scale_a, scale_b, m, n, k)
     dp = choice.datapath(gpu, instr, a_fmt, b_fmt, d_fmt, scale, block)
     if dp.c != dp.d_type:
-        raise ValueError(f"instr: {dp.id} takes C in {dp.c} but writes D in {dp.d_type}; "
+        raise MatmulError(f"instr: {dp.id} takes C in {dp.c} but writes D in {dp.d_type}; "
                          "a chain over K needs them equal")
     if dp.block_scaled != (scale is not None):
-        raise ValueError(f"scale_a: {dp.id} {'needs' if dp.block_scaled else 'takes no'} "
+        raise MatmulError(f"scale_a: {dp.id} {'needs' if dp.block_scaled else 'takes no'} "
                          "block scales")
     mdl = choice.model_for(dp, gpu, model)
     if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
-        raise ValueError(f"split_k must be a positive integer, not {split_k!r}")
+        raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
     words = product_words(mdl, a, b, c, sa, sb, split_k=split_k, progress=progress, fast=fast,
                           jobs=jobs)
     return words, dp, mdl
@@ -102,9 +110,9 @@ def check_shapes(a_shape, b_shape) -> tuple[int, int]:
     """(M, N) of A (M, K) @ B (K, N); ValueError naming B when K differs."""
     (m, k), (k_b, n) = a_shape, b_shape
     if k != k_b:
-        raise ValueError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
+        raise MatmulError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
     if k == 0:
-        raise ValueError("A has no columns: K must be at least 1")
+        raise MatmulError("A has no columns: K must be at least 1")
     return m, n
 
 
@@ -113,9 +121,9 @@ def _output(C, out, a_fmt: str, shape: tuple[int, int]) -> tuple[str, np.ndarray
     if C is not None:
         c = read(C, "C", OUTPUT_FORMATS)
         if tuple(c.words.shape) != shape:
-            raise ValueError(f"C is {tuple(c.words.shape)} but A @ B is {shape}")
+            raise MatmulError(f"C is {tuple(c.words.shape)} but A @ B is {shape}")
         if out is not None and output_format(out) != c.fmt:
-            raise ValueError(f"out: {out!r} differs from C's dtype ({c.fmt})")
+            raise MatmulError(f"out: {out!r} differs from C's dtype ({c.fmt})")
         return c.fmt, c.words
     if out is not None:
         fmt = output_format(out)
@@ -130,24 +138,24 @@ def _scales(sa, sb, m: int, n: int, k: int):
     if sa is None and sb is None:
         return None, None, None, None
     if sa is None or sb is None:
-        raise ValueError(f"{'scale_b' if sb is None else 'scale_a'} is missing: "
+        raise MatmulError(f"{'scale_b' if sb is None else 'scale_a'} is missing: "
                          "block-scaled kinds take both")
     if sa.fmt != sb.fmt:
-        raise ValueError(f"scale_b is {sb.fmt} but scale_a is {sa.fmt}")
+        raise MatmulError(f"scale_b is {sb.fmt} but scale_a is {sa.fmt}")
     if sa.fmt is None:
-        raise ValueError("scale_a: give the scales as float8_e8m0fnu (ue8m0) or "
+        raise MatmulError("scale_a: give the scales as float8_e8m0fnu (ue8m0) or "
                          "float8_e4m3fn (ue4m3)")
     if sa.fmt == "ue4m3" and ((sa.words & 0x80).any() or (sb.words & 0x80).any()):
-        raise ValueError("scale_a: a ue4m3 scale has its sign bit set")
+        raise MatmulError("scale_a: a ue4m3 scale has its sign bit set")
     if sa.words.ndim != 2 or sb.words.ndim != 2:
-        raise ValueError("scale_a and scale_b must be 2-D")
+        raise MatmulError("scale_a and scale_b must be 2-D")
     blocks = sa.words.shape[1]
     block = next((bs for bs in (32, 16) if -(-k // bs) == blocks), None)
     if sa.words.shape[0] != m or block is None:
-        raise ValueError(f"scale_a is {tuple(sa.words.shape)}; A ({m}x{k}) takes "
+        raise MatmulError(f"scale_a is {tuple(sa.words.shape)}; A ({m}x{k}) takes "
                          f"({m}, {-(-k // 32)}) for blocks of 32 or ({m}, {-(-k // 16)}) of 16")
     if tuple(sb.words.shape) != (blocks, n):
-        raise ValueError(f"scale_b is {tuple(sb.words.shape)} but scale_a's blocks "
+        raise MatmulError(f"scale_b is {tuple(sb.words.shape)} but scale_a's blocks "
                          f"need ({blocks}, {n})")
     return sa.fmt, block, sa.words, np.ascontiguousarray(sb.words.T)
 
@@ -165,7 +173,7 @@ def threads(jobs: int | None) -> int:
     core unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise)."""
     if jobs is not None:
         if not isinstance(jobs, int) or jobs < 1:
-            raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
+            raise MatmulError(f"jobs must be a positive integer, not {jobs!r}")
         return jobs
     import numba
 
@@ -175,7 +183,7 @@ def threads(jobs: int | None) -> int:
 def split_ranges(tiles: int, split_k: int) -> list[tuple[int, int]]:
     """``split_k`` contiguous ranges of K tiles, as even as possible, first ones longer."""
     if split_k > tiles:
-        raise ValueError(f"split_k={split_k} but K has only {tiles} instruction tile(s)")
+        raise MatmulError(f"split_k={split_k} but K has only {tiles} instruction tile(s)")
     cuts = [round(i * tiles / split_k) for i in range(split_k + 1)]
     return list(zip(cuts[:-1], cuts[1:], strict=True))
 
@@ -192,7 +200,7 @@ def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
     kept = units.reshape(rows, k // width, width // per_field).sum(axis=2)
     if (kept > (1 if width == 2 else 2)).any():
         limit = {4: "2 of every 4", 2: "1 of every 2", 8: "2 pairs of every 8"}[width]
-        raise ValueError(f"A is not sparse as {dp.id} needs: it keeps {limit} K positions")
+        raise MatmulError(f"A is not sparse as {dp.id} needs: it keeps {limit} K positions")
     return np.repeat(units, per_field, axis=1)
 
 
@@ -309,9 +317,9 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
     try:
         dp = datapath if isinstance(datapath, Datapath) else Datapath.parse(str(datapath))
     except (DatapathError, FormatError) as e:
-        raise ValueError(f"datapath: {e}") from None
+        raise MatmulError(f"datapath: {e}") from None
     if gpu is None and model is None and dp.family != "tcgen05":
-        raise ValueError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
+        raise MatmulError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
     mdl = choice.model_for(dp, choice.gpu_name(gpu) if gpu is not None else None, model)
     single = np.ndim(a) == 1
     words = [None if x is None else np.atleast_2d(np.asarray(x, dtype=np.int64))
@@ -324,6 +332,6 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
                       None if active is None else np.atleast_2d(active))
         cases.check(dp)
     except CasesError as e:
-        raise ValueError(f"a: {e}") from None
+        raise MatmulError(f"a: {e}") from None
     out = mdl.evaluate(cases)
     return out[0] if single else out

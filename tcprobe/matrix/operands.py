@@ -35,6 +35,10 @@ RESULT_DTYPES = {"f32": np.float32, "f16": np.float16, "s32": np.int32}
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
+class MatmulError(ValueError):
+    """Bad input to a matrix product; the message starts with the argument."""
+
+
 class Operand(NamedTuple):
     """An array as words: ``fmt`` is None for uint8 scale codes (the datapath names them)."""
 
@@ -57,14 +61,14 @@ def _numpy(x, what: str) -> np.ndarray:
         t = x.detach().cpu().contiguous()
         size = t.element_size()
         if size not in _UNSIGNED:
-            raise ValueError(f"{what}: torch dtype {t.dtype} has no format here")
+            raise MatmulError(f"{what}: torch dtype {t.dtype} has no format here")
         import torch
 
         signed = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[size]
         return t.view(signed).numpy().view(_UNSIGNED[size])
     a = np.asarray(x)
     if a.dtype.itemsize not in _UNSIGNED:
-        raise ValueError(f"{what}: dtype {a.dtype} has no tensor-core format")
+        raise MatmulError(f"{what}: dtype {a.dtype} has no tensor-core format")
     return np.ascontiguousarray(a).view(_UNSIGNED[a.dtype.itemsize])
 
 
@@ -72,19 +76,19 @@ def read(x, what: str, table: dict, ndim: int = 2) -> Operand:
     """The words of array ``x`` (argument ``what``) and the format its dtype
     names in ``table``; ValueError naming the argument otherwise."""
     if not hasattr(x, "dtype"):
-        raise ValueError(f"{what} must be a numpy array or torch tensor, not {type(x).__name__}")
+        raise MatmulError(f"{what} must be a numpy array or torch tensor, not {type(x).__name__}")
     name = dtype_name(x)
     if name not in table:
-        raise ValueError(f"{what}: dtype {name} is not one of {', '.join(table)}")
+        raise MatmulError(f"{what}: dtype {name} is not one of {', '.join(table)}")
     if len(x.shape) != ndim:
-        raise ValueError(f"{what} must be {ndim}-D, not of shape {tuple(x.shape)}")
+        raise MatmulError(f"{what} must be {ndim}-D, not of shape {tuple(x.shape)}")
     fmt = table[name]
     raw = _numpy(x, what)
     words = raw.astype(np.uint32)
     if fmt is not None:
         limit = get_format(fmt).word_mask
         if words.size and int(words.max()) > limit:
-            raise ValueError(f"{what}: a word does not fit {fmt}")
+            raise MatmulError(f"{what}: a word does not fit {fmt}")
     return Operand(words, fmt, is_torch(x))
 
 
@@ -115,4 +119,4 @@ def output_format(out) -> str:
         return OUTPUT_FORMATS[name]
     if name in RESULT_DTYPES:
         return name
-    raise ValueError(f"out: {out!r} names no output type (float32, float16, int32)")
+    raise MatmulError(f"out: {out!r} names no output type (float32, float16, int32)")
