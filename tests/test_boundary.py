@@ -523,7 +523,7 @@ def test_two_a_files_are_refused(tmp_path):
 
 
 def test_a_cubin_copied_over_another_arch_is_refused(tmp_path, monkeypatch):
-    from tcprobe import cubin_cache
+    from tcprobe.devices.cuda import cache as cubin_cache
     from tcprobe.devices.cuda import nvrtc
 
     try:

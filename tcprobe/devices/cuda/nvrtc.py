@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcprobe import cubin_cache
 from tcprobe.kernels import catalog
 
+from . import cache as cubin_cache
 from .cache import CACHE_FORMAT, cache_dir, write_cubin
 
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
