@@ -33,7 +33,7 @@ from tcprobe.models.datapath import Datapath
 
 from .formats import get_format
 from .model import Model, ModelError
-from .profiles import B200_HMMA, FP8, H100, GpuProfile
+from .profiles import B200_HMMA, FP8, H100, GpuProfile, names_gpu
 from .structures import SplitModel, deal
 
 HMMA_K = 16  # K of one HMMA.16816
@@ -112,8 +112,7 @@ def emulated_for(dp: Datapath, gpu: str | None) -> EmulatedFp8Profile | None:
     """The emulation profile that ``mma`` datapath ``dp`` runs as on ``gpu``, if any."""
     if not gpu:
         return None
-    g = gpu.strip().upper()
     for p in EMULATED.values():
-        if g in (x.upper() for x in p.gpus) and p.supports(dp):
+        if names_gpu(gpu, p.gpus) and p.supports(dp):
             return p
     return None

@@ -16,6 +16,7 @@ anchors at 2**-21).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from tcprobe.models import isa
@@ -124,11 +125,19 @@ B200_HMMA = H100.derive(
 PROFILES: dict[str, GpuProfile] = {p.name: p for p in (V100, A100, ADA, H100, B200_HMMA)}
 
 
+def names_gpu(gpu: str, known: tuple[str, ...]) -> bool:
+    """Whether ``gpu`` is one of the ``known`` GPUs: a short name ('H200') or
+    the name the driver reports ('NVIDIA H200', 'NVIDIA H100 80GB HBM3',
+    'NVIDIA A100-SXM4-80GB', 'NVIDIA GeForce RTX 4090')."""
+    words = [w for w in re.split(r"[^A-Z0-9]+", gpu.strip().upper()) if w]
+    spelled = {gpu.strip().upper(), *words, *(a + b for a, b in zip(words, words[1:], strict=False))}
+    return any(x.upper() in spelled for x in known)
+
+
 def profile_for_gpu(gpu: str) -> GpuProfile:
-    """The HMMA profile that covers the GPU called ``gpu`` (e.g. 'H200')."""
-    g = gpu.strip().upper()
+    """The HMMA profile that covers the GPU called ``gpu`` ('H200', 'NVIDIA H200')."""
     for p in PROFILES.values():
-        if g in (x.upper() for x in p.gpus):
+        if names_gpu(gpu, p.gpus):
             return p
     raise ModelError(f"no profile for GPU {gpu!r} (known: "
                      f"{', '.join(x for p in PROFILES.values() for x in p.gpus)})")

@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.words import product, word
 
 from .common import Batch, Finding
 
-ROUNDINGS = ("rz", "rne", "rna")
+ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 
 
 def cases(ctx, kappas, F, lane):

@@ -281,9 +281,9 @@ def _model_agrees(ctx, cases, words):
             return None
         from tcprobe.models.tcgen05_scaled import ScaledParams
 
-        from .scale import _consistent
+        from .scale.geometry import consistent
 
-        return bool(_consistent(ctx, cases, words, ScaledParams(**params), {"findings": {}}))
+        return bool(consistent(ctx, cases, words, ScaledParams(**params), {"findings": {}}))
     if dp.is_integer:
         return None
     for step in ("rounding", "zero", "carry"):

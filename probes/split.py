@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import ModelError
@@ -36,7 +37,7 @@ from tcprobe.suites.mix import random_cases
 
 from .common import Batch, Finding
 
-ROUNDINGS = ("rz", "rne", "rna")
+ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 
 
 def splits(k: int) -> dict:

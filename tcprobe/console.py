@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 
 def _width(stream) -> int | None:
@@ -24,13 +25,13 @@ class UsageError(ValueError):
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` in red on stderr and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     sys.exit(code)
 
 
 def note(message: str) -> None:
     """A one-line remark on stderr (for example: no GPU, using a sim device)."""
-    err_console.print(f"[yellow]note:[/] {message}", soft_wrap=True)
+    err_console.print(f"[yellow]note:[/] {escape(message)}", soft_wrap=True)
 
 
 def write_json(path: str | Path, payload: dict) -> None:

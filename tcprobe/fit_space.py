@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import get_format
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
@@ -42,7 +43,7 @@ from tcprobe.models.structures import SplitModel, deal, split_name
 
 DIMS = ("c_entry", "rounding", "window", "split", "floor", "zero_sign", "frac_bits", "inter",
         "acc", "c_convert", "align", "input")
-ROUNDINGS = ("rz", "rne", "rna")
+ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 # Types a block result or a sub-MMA accumulator may be kept in.
 WIDE_TYPES = ("f32", "f16", "bf16")
 # Distances tried from the current value: every one near it, then growing.

@@ -2,7 +2,7 @@
 blocked fixed-point datapath can differ in (window, block, order, floor,
 rounding, zero signs), and a simulated capture of a model on them.
 
-Independent of ``tcprobe.suites`` (written concurrently); integer words only.
+Words come from the suites' one word builder (``tcprobe.suites.words``); integer words only.
 """
 
 from __future__ import annotations
@@ -13,21 +13,15 @@ from tcprobe.capture import Capture
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
+from tcprobe.suites.words import with_exponent
 
 
 def _words(fmt: str, sign, exp, frac) -> np.ndarray:
     """Words of a float format from sign, unbiased exponent and fraction
     fields (exponents below the normal range give subnormals of the same
-    fraction pattern, shifted)."""
+    fraction pattern, shifted): the suites' word builder."""
     f = get_format(fmt)
-    biased = exp + f.bias
-    frac = frac & ((1 << f.frac_bits) - 1)
-    sub = biased < 1
-    # Subnormal: shift the significand (implicit bit included) right.
-    shift = np.clip(1 - biased, 0, 62)
-    sig = (frac | (1 << f.frac_bits)) >> shift
-    field = np.where(sub, sig, (np.clip(biased, 1, (1 << f.exp_bits) - 2) << f.frac_bits) | frac)
-    return ((sign.astype(np.int64) << (f.width - 1)) | field).astype(np.uint32) << f.drop_bits
+    return with_exponent(f, exp, sign, np.asarray(frac) & ((1 << f.frac_bits) - 1))
 
 
 def random_cases(dp: Datapath, n: int, seed: int = 0, floor_hint: int = -133) -> Cases:

@@ -13,7 +13,7 @@ from tcprobe.devices.cuda import nvrtc
 
 _CACHE: dict[str, str] = {}
 
-needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC (tcprobe[cuda]) is not installed")
+needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="NVRTC (nvidia-cuda-nvrtc, a core dependency) is not installed")
 
 
 def _has_nvdisasm() -> bool:
@@ -26,7 +26,7 @@ def _has_nvdisasm() -> bool:
     return True
 
 
-needs_nvdisasm = pytest.mark.skipif(not _has_nvdisasm(), reason="nvdisasm (tcprobe[cuda]) is not installed")
+needs_nvdisasm = pytest.mark.skipif(not _has_nvdisasm(), reason="nvdisasm (nvidia-cuda-nvdisasm, a core dependency) is not installed")
 
 
 def _gpus():

@@ -26,7 +26,7 @@ def test_tcgen05_tf32_and_8bit_slices():
     assert sorted(tf32.slice.tolist()) == list(range(128))  # lanes 0-15
     r, k = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
     assert np.array_equal(tf32.a_layout.table, (r & 7) * 4 + (r >> 3) * 32 + (k & 3) + (k >> 2) * 64)
-    e4 = harness_for(default_datapath("tcgen05", "e4m3"))
+    e4 = harness_for(default_datapath("tcgen05", "e4m3"), smem="published")
     # threads {0,1,4,5} x 4 registers, {8,9,12,13} x 2: lanes 0-3 and 8-9, columns 0-3
     want = {f"l{lane}.c{c}" for lane in (0, 1, 2, 3, 8, 9) for c in range(4)}
     assert set(e4.slice_labels()) == want
@@ -34,7 +34,7 @@ def test_tcgen05_tf32_and_8bit_slices():
 
 def test_tcgen05_block_scaled_reads_thread0_register0():
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
-    h = harness_for(dp)
+    h = harness_for(dp, smem="published")
     assert h.slice_labels() == ["l0.c0"] and h.tile.m == 128 and h.tile.scale_slots == 512
 
 

@@ -98,6 +98,22 @@ def make_header(dp: Datapath, *, device: dict, seed: int | None = None,
     return head
 
 
+# A test hook: "N:SIGNAME" makes the writing process send itself SIGNAME
+# once the file holds N chunks, so a test interrupts a run at a known point.
+STOP_HOOK_ENV = "TCPROBE_TEST_STOP_AFTER_CHUNK"
+
+
+def _stop_hook(chunks: int) -> None:
+    spec = os.environ.get(STOP_HOOK_ENV)
+    if not spec:
+        return
+    n, _, name = spec.partition(":")
+    if n.strip().isdigit() and int(n) == chunks:
+        import signal
+
+        os.kill(os.getpid(), getattr(signal, "SIG" + name.strip().upper().removeprefix("SIG")))
+
+
 class Writer:
     """Appends chunks to a capture file; every chunk is flushed when written.
 
@@ -141,6 +157,7 @@ class Writer:
         self.fh.write(head + payload)
         self._flush()
         self.next_index += 1
+        _stop_hook(self.next_index)
 
     def close(self) -> None:
         if not self.fh.closed:

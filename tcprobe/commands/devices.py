@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from tcprobe.console import console, write_json
 
 
 def _gpus() -> tuple[list[dict], str]:
-    from tcprobe.devices.cuda.device import gpu_status
+    from tcprobe.devices.cuda.device import driver_versions, gpu_status
     from tcprobe.kernels import catalog
 
     found, why = gpu_status()
+    versions = driver_versions() if found else {}
     rows = []
     for index, name, (major, minor) in found:
         try:
@@ -22,8 +24,9 @@ def _gpus() -> tuple[list[dict], str]:
             arch, families = "-", "no harness for this compute capability"
         rows.append({"device": f"cuda:{index}", "kind": "GPU", "name": name, "arch": arch,
                      "compute_capability": f"{major}.{minor}",
-                     "detail": f"compute capability {major}.{minor}, harness {arch}",
-                     "families": families})
+                     "detail": f"compute capability {major}.{minor}, harness {arch}"
+                               + ("; the stand-in driver, no GPU" if "stand_in_driver" in versions else ""),
+                     "families": families, **versions})
     return rows, why
 
 
@@ -79,10 +82,10 @@ def command(json_path):
         table.add_row(r["device"], r["kind"], r["name"], r["detail"], r["families"])
     console.print(table)
     if not gpus:
-        console.print(f"[yellow]no GPU:[/] {why}; --device cuda is unavailable, the sim devices run "
+        console.print(f"[yellow]no GPU:[/] {escape(why)}; --device cuda is unavailable, the sim devices run "
                       "everywhere")
     tools = _tools()
     for line in tools:
-        console.print(line)
+        console.print(line, markup=False)
     if json_path:
         write_json(json_path, {"devices": rows, "gpu_note": why, "tools": tools})

@@ -98,7 +98,9 @@ def _open(spec: str) -> Device:
     if kind == "cuda":
         mod = _cuda_module()
         if mod is None:
-            raise DeviceError("no CUDA support in this install (pip install 'tcprobe[cuda]')")
+            from tcprobe.devices.cuda.nvrtc import INSTALL_HINT
+
+            raise DeviceError(f"no CUDA support in this install: cuda-bindings does not import; {INSTALL_HINT}")
         return mod.open_cuda(rest)
     raise DeviceError(f"unknown device {spec!r} (sim:NAME, sim:PATH.toml, "
                       "mmasim:ARCH:INSTRUCTION, cuda[:N])")

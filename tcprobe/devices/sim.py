@@ -205,13 +205,7 @@ class SimDevice(Device):
     def run_through_tiles(self, dp: Datapath, cases: Cases) -> np.ndarray:
         """Result mode the long way: pack each case into a tile, launch, read the slice."""
         self.model(dp)
-        h = self.harness(dp)
-        out = np.empty(len(cases), np.uint32)
-        step = 2048
-        for lo in range(0, len(cases), step):
-            part = cases.take(slice(lo, lo + step))
-            out[lo:lo + len(part)] = h.unpack(self.launch(dp, h.pack(part)))
-        return out
+        return self.harness(dp).run(lambda batch: self.launch(dp, batch), cases)
 
     def info(self) -> dict:
         p = self.profile

@@ -86,13 +86,7 @@ class Context:
         cases = self.complete(cases)
         self._count(len(cases))
         if self.raw and self.harness is not None:
-            out = np.empty(len(cases), np.uint32)
-            step = 2048
-            for lo in range(0, len(cases), step):
-                part = cases.take(slice(lo, lo + step))
-                dump = self.device.launch(self.dp, self.harness.pack(part))
-                out[lo:lo + len(part)] = self.harness.unpack(dump)
-            return out
+            return self.harness.run(lambda batch: self.device.launch(self.dp, batch), cases)
         return np.asarray(self.device.run(self.dp, cases), np.uint32)
 
     def run_checked(self, cases: Cases) -> tuple[np.ndarray, np.ndarray]:

@@ -102,10 +102,9 @@ def sparse_chunks(dp: Datapath) -> np.ndarray:
     """Every selection one metadata selector can make in a chunk of K
     positions, as (choices, chunk width) booleans: the legal selectors of
     models/sparsity.py, duplicates (0x6 and 0x9) once."""
-    pat = sparsity.pattern(dp)
     width = sparsity.chunk_width(dp)
-    legal = sparsity.TF32_LEGAL if pat == "1of2" else sparsity.LEGAL
-    kept = sorted({tuple(sorted(sparsity._selector_positions(pat, sel))) for sel in legal})
+    kept = sorted({tuple(sorted(sparsity.kept_positions(dp, sel)))
+                   for sel in sparsity.legal_selectors(dp)})
     return np.array([[i in pos for i in range(width)] for pos in kept], dtype=bool)
 
 

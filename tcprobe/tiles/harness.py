@@ -256,6 +256,16 @@ class Harness:
                 f"{self.label(int(self.elems[j]))}={int(words[i, j]):#x})")
         return words[:, 0].copy()
 
+    def run(self, launch, cases: Cases, chunk: int = 2048) -> np.ndarray:
+        """Result words of logical cases the long way (the tile round trip):
+        each chunk of cases packed into tiles, ``launch(batch) -> dumps``,
+        the slice read back."""
+        out = np.empty(len(cases), np.uint32)
+        for lo in range(0, len(cases), chunk):
+            part = cases.take(slice(lo, lo + chunk))
+            out[lo:lo + len(part)] = self.unpack(launch(self.pack(part)))
+        return out
+
     def describe(self) -> dict:
         """A JSON-able account of the harness."""
         out = {

@@ -198,9 +198,10 @@ def canonical_smem_layout(rows: int, k: int, t: int) -> Layout:
 def tcgen05_harness(dp: Datapath, smem: str = "canonical") -> Harness:
     """tcgen05.mma.cta_group::1 M64N8 (M128N8 block-scaled), A and B in
     shared memory (K-major, no swizzle; ``smem``: A in the canonical layout,
-    or ``published``, the write-up's overlapping one), C written to and D
-    read from tensor-memory lanes 0-127, columns 0-7; metadata and block
-    scales where :mod:`tcprobe.tiles.tmem` puts them."""
+    or ``published``, the write-up's overlapping one, with its slice), C
+    written to and D read from tensor-memory lanes 0-127, columns 0-7 (the
+    slice: every D word, or the release's); metadata and block scales where
+    :mod:`tcprobe.tiles.tmem` puts them."""
     m = 128 if dp.block_scaled else 64
     n = 8
     ta, tb = _smem_t(dp.a_type), _smem_t(dp.b_type)
@@ -215,7 +216,9 @@ def tcgen05_harness(dp: Datapath, smem: str = "canonical") -> Harness:
         raise HarnessError(f"unknown tcgen05 A layout {smem!r} (canonical, published)")
     lb = canonical_smem_layout(n, dp.k, tb)
     ld = tcgen05_d_layout(m)
-    slice_ = tcgen05_slice(dp)
+    # the release's slice is what its overlapping A leaves agreeing; with every
+    # (row, k) in a slot of its own every D word carries the replicated case
+    slice_ = tcgen05_slice(dp) if smem == "published" else np.unique(ld.table)
     d_table = ld.table
     a_read, b_read, c_read, rows, cols = _words_from_layouts(d_table, la.table, lb.table,
                                                              d_table, slice_)

@@ -9,6 +9,7 @@ never raises.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -25,8 +26,19 @@ from ..base import Device, DeviceError, KernelCheck
 from . import launch as L
 from . import nvrtc, sass
 
+# The environment variable that puts the project's stand-in driver
+# (tcprobe.devices.standin_driver) in place of libcuda: TCPROBE_CUDA_DRIVER=standin.
+DRIVER_ENV = "TCPROBE_CUDA_DRIVER"
+
 
 def _driver():
+    chosen = os.environ.get(DRIVER_ENV, "").strip().lower()
+    if chosen == "standin":
+        from tcprobe.devices.standin_driver import StandInDriver
+
+        return StandInDriver()
+    if chosen not in ("", "libcuda"):
+        raise DeviceError(f"{DRIVER_ENV}={chosen!r}: the CUDA driver is 'libcuda' (the default) or 'standin'")
     try:
         from cuda.bindings import driver
     except ImportError:
@@ -103,6 +115,20 @@ def kernel_driver_version() -> str | None:
         return m.group(1) if m else None
     except OSError:
         return None
+
+
+def driver_versions(driver=None) -> dict:
+    """What ran: the kernel driver, the CUDA version the driver implements, and
+    whether it is the stand-in driver; {} where there is no driver."""
+    try:
+        driver = driver or _driver()
+        v = _ok(driver, driver.cuDriverGetVersion(), "cuDriverGetVersion")
+    except Exception:
+        return {}
+    out = {"driver_cuda_version": f"{v // 1000}.{(v % 1000) // 10}", "driver_version": kernel_driver_version()}
+    if getattr(driver, "stand_in", False):
+        out["stand_in_driver"] = "tcprobe.devices.standin_driver: no GPU ran these kernels"
+    return out
 
 
 class CudaDevice(Device):
@@ -230,17 +256,18 @@ class CudaDevice(Device):
     def info(self) -> dict:
         out = {**super().info(), "gpu": self.gpu, "compute_capability": f"{self.cc[0]}.{self.cc[1]}",
                "arch": self.arch}
-        try:
-            v = _ok(self.driver, self.driver.cuDriverGetVersion(), "cuDriverGetVersion")
-            out["driver_cuda_version"] = f"{v // 1000}.{(v % 1000) // 10}"
-        except DeviceError:
-            pass
-        out["driver_version"] = kernel_driver_version()
+        out.update(driver_versions(self.driver))
         try:
             out["nvrtc_version"] = ".".join(map(str, nvrtc.version()))
             from cuda.bindings import __version__ as cb_version
 
             out["cuda_bindings_version"] = cb_version
+        except Exception:
+            pass
+        try:
+            from . import sass
+
+            out["nvdisasm_version"] = sass.nvdisasm_version()
         except Exception:
             pass
         try:

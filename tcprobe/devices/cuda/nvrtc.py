@@ -1,7 +1,7 @@
 """Compile CUDA C++ to a cubin for any named architecture with NVRTC.
 
 No GPU and no driver are needed: NVRTC comes from the ``nvidia-cuda-nvrtc``
-wheel through ``cuda-bindings`` (the optional extra ``tcprobe[cuda]``).
+wheel through ``cuda-bindings`` (both in tcprobe's core install).
 Cubins are cached on disk (:mod:`.cache`) by (source, headers, arch,
 options, NVRTC version); the cached file name carries the key, so a changed
 source never reads a stale cubin.
@@ -20,7 +20,8 @@ from tcprobe.kernels import catalog
 from .cache import CACHE_FORMAT, cache_dir, read_cubin, write_cubin
 
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
-INSTALL_HINT = "install the optional extra: pip install 'tcprobe[cuda]'"
+INSTALL_HINT = ("tcprobe's core install brings them: pip install tcprobe "
+                "(cuda-bindings, nvidia-cuda-nvrtc and nvidia-cuda-nvdisasm 13.x)")
 
 
 class NvrtcUnavailable(RuntimeError):
