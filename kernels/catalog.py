@@ -227,9 +227,9 @@ def _tcgen05_variants() -> list[Variant]:
 # Variants a family's architecture cannot build, with the compiler's reason
 # (shown by sass-check; tests/test_sass.py recompiles them to confirm).
 UNSUPPORTED = {
-    ("tcgen05.i8", "sm_103a"): "ptxas rejects kind::i8 for sm_103a",
-    ("tcgen05.i8.sparse", "sm_103a"): "ptxas rejects kind::i8 for sm_103a",
-}
+    (f"tcgen05.{kind}{sparse}", arch): f"ptxas rejects kind::{kind} for {arch}"
+    for kind in TC05_PLAIN for arch in BLACKWELL if arch not in isa.TCGEN05_KIND_ARCHS[kind]
+    for sparse in ("", ".sparse")}
 
 
 @cache

@@ -9,7 +9,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
-from .engine import EngineParams, fused_dot
+from .engine import EngineParams, Speed, fused_dot
 
 
 class ModelError(ValueError):
@@ -24,7 +24,9 @@ class Model:
     datapath: Datapath
     evidence: str = ""
 
-    def evaluate(self, cases: Cases) -> np.ndarray:  # pragma: no cover - abstract
+    def evaluate(self, cases: Cases, speed: Speed | None = None) -> np.ndarray:  # pragma: no cover
+        """Output words of every case; ``speed`` (how the engine runs, never
+        what it gives) is the caller's, for the models that use the engine."""
         raise NotImplementedError
 
     def describe(self) -> dict:
@@ -37,9 +39,9 @@ class FixedPointModel(Model):
 
     params: EngineParams = field(default_factory=EngineParams)
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
+    def evaluate(self, cases: Cases, speed: Speed | None = None) -> np.ndarray:
         cases.check(self.datapath)
-        return fused_dot(self.datapath, cases, self.params)
+        return fused_dot(self.datapath, cases, self.params, speed=speed)
 
     def describe(self) -> dict:
         return {**super().describe(), "params": self.params.as_dict()}
@@ -52,7 +54,7 @@ class IntegerModel(Model):
 
     saturate: bool = False
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
+    def evaluate(self, cases: Cases, speed: Speed | None = None) -> np.ndarray:
         from .formats import decode
 
         cases.check(self.datapath)

@@ -48,6 +48,9 @@ def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
     if key in BASELINES:
         if dp.is_integer:
             raise ModelError(f"baseline {key} is for floating-point datapaths")
+        if dp.block_scaled:
+            raise ModelError(f"baseline {key} knows no block scales, so it cannot score "
+                             f"{dp.id} (use auto or a tcgen05 profile)")
         return BASELINES[key](dp)
     raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")
 

@@ -23,7 +23,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
-from .engine import ROUNDINGS, EngineParams, fused_dot
+from .engine import ROUNDINGS, EngineParams, Speed, fused_dot
 from .formats import convert, get_format
 from .model import Model, ModelError
 
@@ -119,7 +119,7 @@ class SplitModel(Model):
         if flat != list(range(k)):
             raise ModelError(f"{self.name}: the parts do not cover K=0..{k - 1} once each")
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
+    def evaluate(self, cases: Cases, speed: Speed | None = None) -> np.ndarray:
         dp = self.datapath
         cases.check(dp)
         self.check_parts(dp.k)
@@ -139,7 +139,7 @@ class SplitModel(Model):
         for part in self.parts:
             sub = Datapath(dp.family, a_t, a_t, b_t, acc_t, len(part))
             idx = list(part)
-            acc = fused_dot(sub, Cases(a[:, idx], b[:, idx], acc), self.stage)
+            acc = fused_dot(sub, Cases(a[:, idx], b[:, idx], acc), self.stage, speed=speed)
         d_t = get_format(dp.d_type).name
         if acc_t != d_t:
             acc = convert(acc, acc_t, d_t, ROUNDINGS[self.out_rounding])

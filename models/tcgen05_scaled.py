@@ -31,18 +31,38 @@ section "Block-scaled"; ../shared/notes/tcgen05-published-parameters.md):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from tcprobe.models.cases import Cases
 
-from .bits import bit_length, shl
-from .engine import OVERFLOWS
-from .formats import decode_scalar, encode_scalar, get_format, inf_word
+from .bits import bit_length
+from .core import (
+    ALIGN,
+    FINITE,
+    LSB,
+    NO_FLOOR,
+    SIG,
+    SIGN,
+    ZERO,
+    Stage,
+    Window,
+    anchor,
+    block_word,
+    cut,
+    mul_class,
+    new_terms,
+    quantum,
+    specials_word,
+    term_flags,
+)
+from .core_loop import OVERFLOWS
+from .formats import Rounding, decode_scalar, get_format
 from .model import Model, ModelError
 
-UNSET = -(1 << 40)  # an absent term of the quantum
+UNSET = NO_FLOOR  # an absent term of the quantum
 SMALL_RANGE = ("e2m1",)  # element formats whose exact group sums fit an int64
 
 
@@ -71,14 +91,48 @@ class ScaledParams:
 
 
 # ---------------------------------------------------------------------------
-# The compiled kernel.
+# The compiled kernel: its own product decoder and quantum rule, the core's
+# block routine (core.block_word: specials first, anchor, cut, sum, round).
 
 
-@njit(cache=True)
-def _units(sign, mag, lsb, q):
-    """Signed units of 2**q of (-1)**sign * mag * 2**lsb, cut toward zero."""
-    u = shl(mag, lsb - q)
-    return -u if sign else u
+class ScaledKernelParams(NamedTuple):
+    """Every parameter of scaled_kernel, named (built by kernel_params)."""
+
+    a_spec: tuple
+    b_spec: tuple
+    s_spec: tuple  # the scale type
+    c_spec: tuple  # f32
+    scale_block: int  # K positions one scale covers
+    product_window: int  # UNSET: not a term of the quantum
+    c_window: int
+    scale_window: int
+    product_group: int
+    c_dominant: bool
+    merge_group: int
+    c_merge_bits: int
+    per_group_c_merge: bool
+    group_floor: int  # UNSET: no group floor
+    zero_c_keep: bool
+    window: Window  # Window(0, q_floor, -1): q is the largest term quantum and the floor
+    dominant: Window  # the C-dominant merge: q is C's own
+    stage: Stage  # truncation into f32, +0 for an exact zero
+
+
+def _opt(v: int | None) -> int:
+    return UNSET if v is None else int(v)
+
+
+def kernel_params(dp, p: ScaledParams) -> ScaledKernelParams:
+    """The kernel parameters of ``p`` on block-scaled datapath ``dp``."""
+    f32 = get_format("f32")
+    stage = Stage(f32.spec, int(Rounding.RZ), f32.frac_bits, int(f32.canonical_nan),
+                  int(OVERFLOWS[p.overflow]), True)
+    return ScaledKernelParams(
+        get_format(dp.a_type).spec, get_format(dp.b_type).spec, get_format(dp.scale_type).spec,
+        f32.spec, dp.scale_block, _opt(p.product_window), _opt(p.c_window),
+        _opt(p.scale_window), p.product_group, p.c_dominant, p.merge_group, p.c_merge_bits,
+        p.per_group_c_merge, _opt(p.group_floor), p.zero_c == "keep",
+        Window(0, _opt(p.q_floor), -1), Window(0, UNSET, -1), stage)
 
 
 @njit(cache=True)
@@ -97,73 +151,47 @@ def _group_sum(psign, psig, plsb, lo, hi):
 
 
 @njit(cache=True)
-def _cut(total, base, q):
-    """Units of 2**q of an exact signed integer total * 2**base, cut toward zero."""
-    if total == 0:
-        return 0
-    if total < 0:
-        return -shl(-total, base - q)
-    return shl(total, base - q)
+def _add_sum(t, n, total, base, align):
+    """Store the exact sum total * 2**base as term n (a zero sum cuts to 0)."""
+    t[SIGN, n] = 1 if total < 0 else 0
+    t[SIG, n] = -total if total < 0 else total
+    t[LSB, n] = base
+    t[ALIGN, n] = align
+    return n + 1
 
 
 @njit(cache=True)
-def _to_f32(units, q, f32, overflow):
-    neg = units < 0
-    mag = -units if neg else units
-    if mag == 0:
-        return 0
-    word = encode_scalar(1 if neg else 0, mag, q, False, f32, 0, 23, overflow)
-    if (word & 0x7FFFFFFF) == 0:
-        return 0
-    return word
-
-
-@njit(cache=True)
-def scaled_kernel(a, b, c, sa, sb, a_spec, b_spec, s_spec, f32, scale_block,
-                  product_window, c_window, scale_window, q_floor, product_group,
-                  c_dominant, merge_group, c_merge_bits, per_group_c_merge, group_floor,
-                  zero_c_keep, overflow, nan_word, out):
+def scaled_kernel(a, b, c, sa, sb, kp, out):
     """The block-scaled fused dot product over every case (see the module doc)."""
     n_cases, k = a.shape
-    n_groups = (k + product_group - 1) // product_group
+    pg = kp.product_group
+    n_groups = (k + pg - 1) // pg
     psign = np.zeros(k, np.int64)
     psig = np.zeros(k, np.int64)
     plsb = np.zeros(k, np.int64)
     praw = np.zeros(k, np.int64)
     pscale = np.zeros(k, np.int64)
-    gunits = np.zeros(n_groups, np.int64)
-    gscale = np.zeros(n_groups, np.int64)
+    t = new_terms(n_groups + k // kp.merge_group + 2)
+    tscale = np.zeros(n_groups + 1, np.int64)  # the scale exponent of each group term
     for i in range(n_cases):
-        nan = False
-        pos_inf = False
-        neg_inf = False
+        # step 1 and 2: classify and fold the scales into each product
+        flags = 0
         have = False
         big_r = UNSET
         big_s = UNSET
         for kk in range(k):
-            j = kk // scale_block
-            ca, sga, ma, la, ra = decode_scalar(np.int64(a[i, kk]), a_spec)
-            cb, sgb, mb, lb, rb = decode_scalar(np.int64(b[i, kk]), b_spec)
-            cx, _sx, mx, lx, rx = decode_scalar(np.int64(sa[i, j]), s_spec)
-            cy, _sy, my, ly, ry = decode_scalar(np.int64(sb[i, j]), s_spec)
+            j = kk // kp.scale_block
+            ca, sga, ma, la, ra = decode_scalar(np.int64(a[i, kk]), kp.a_spec)
+            cb, sgb, mb, lb, rb = decode_scalar(np.int64(b[i, kk]), kp.b_spec)
+            cx, _sx, mx, lx, rx = decode_scalar(np.int64(sa[i, j]), kp.s_spec)
+            cy, _sy, my, ly, ry = decode_scalar(np.int64(sb[i, j]), kp.s_spec)
+            cls = mul_class(mul_class(ca, cb), mul_class(cx, cy))
+            flags |= term_flags(cls, sga ^ sgb)
             psig[kk] = 0
-            if ca == 3 or cb == 3 or cx == 3 or cy == 3:
-                nan = True
+            if cls != FINITE:
                 continue
-            s = sga ^ sgb
-            if ca == 2 or cb == 2:
-                if ca == 0 or cb == 0 or cx == 0 or cy == 0:
-                    nan = True
-                elif s:
-                    neg_inf = True
-                else:
-                    pos_inf = True
-                continue
-            m = ma * mb * mx * my
-            if m == 0:
-                continue
-            psign[kk] = s
-            psig[kk] = m
+            psign[kk] = sga ^ sgb
+            psig[kk] = ma * mb * mx * my
             plsb[kk] = la + lb + lx + ly
             praw[kk] = ra + rb + rx + ry
             pscale[kk] = rx + ry
@@ -172,49 +200,32 @@ def scaled_kernel(a, b, c, sa, sb, a_spec, b_spec, s_spec, f32, scale_block,
             if not have or pscale[kk] > big_s:
                 big_s = pscale[kk]
             have = True
-        cc, csg, cm, cl, cr = decode_scalar(np.int64(c[i]), f32)
-        if cc == 3:
-            nan = True
-        elif cc == 2:
-            if csg:
-                neg_inf = True
-            else:
-                pos_inf = True
-        if nan or (pos_inf and neg_inf):
-            out[i] = nan_word
-            continue
-        if pos_inf or neg_inf:
-            out[i] = inf_word(1 if neg_inf else 0, f32)
+        cc, csg, cm, cl, cr = decode_scalar(np.int64(c[i]), kp.c_spec)
+        flags |= term_flags(cc, csg)
+        special, word = specials_word(flags, kp.stage)
+        if special:
+            out[i] = word
             continue
         if not have:
-            if cc == 0 and not zero_c_keep:
-                out[i] = 0
-            else:
-                out[i] = c[i]
+            out[i] = 0 if (cc == ZERO and not kp.zero_c_keep) else c[i]
             continue
-        c_nonzero = cc == 1
-        if c_dominant and c_nonzero and cr >= big_r:
-            q = cr - c_merge_bits
-            units = _units(csg, cm, cl, q)
-            for lo in range(0, k, merge_group):
-                total, base = _group_sum(psign, psig, plsb, lo, min(lo + merge_group, k))
-                units += _cut(total, base, q)
-            out[i] = _to_f32(units, q, f32, overflow)
+        c_nonzero = cc == FINITE
+        if kp.c_dominant and c_nonzero and cr >= big_r:  # step 5
+            n = _add_sum(t, 0, -cm if csg else cm, cl, cr - kp.c_merge_bits)
+            for lo in range(0, k, kp.merge_group):
+                total, base = _group_sum(psign, psig, plsb, lo, min(lo + kp.merge_group, k))
+                n = _add_sum(t, n, total, base, UNSET)
+            out[i] = block_word(t, n, flags, kp.dominant, kp.stage)
             continue
-        q = UNSET
-        if product_window != UNSET and big_r - product_window > q:
-            q = big_r - product_window
-        if c_window != UNSET and c_nonzero and cr - c_window > q:
-            q = cr - c_window
-        if scale_window != UNSET and big_s - scale_window > q:
-            q = big_s - scale_window
-        if q_floor != UNSET and q_floor > q:
-            q = q_floor
-        c_units = _units(csg, cm, cl, q) if c_nonzero else 0
-        units = c_units
+        # step 3 and 4: each term's quantum, the group sums
+        n = 0
+        if c_nonzero:
+            c_align = cr - kp.c_window if kp.c_window != UNSET else UNSET
+            n = _add_sum(t, 0, -cm if csg else cm, cl, c_align)
+        first = n
         for g in range(n_groups):
-            lo = g * product_group
-            hi = min(lo + product_group, k)
+            lo = g * pg
+            hi = min(lo + pg, k)
             total, base = _group_sum(psign, psig, plsb, lo, hi)
             g_raw = UNSET
             g_scale = UNSET
@@ -224,36 +235,41 @@ def scaled_kernel(a, b, c, sa, sb, a_spec, b_spec, s_spec, f32, scale_block,
                         g_raw = praw[kk]
                     if pscale[kk] > g_scale:
                         g_scale = pscale[kk]
-            gq = q
-            if per_group_c_merge and c_nonzero and g_raw != UNSET and cr >= g_raw:
-                if cr - c_merge_bits > gq:
-                    gq = cr - c_merge_bits
-            gu = _cut(total, base, gq)
-            if gq > q:
-                gu = gu << (gq - q)
-            gunits[g] = gu
-            gscale[g] = g_scale
-            units += gu
-        word = _to_f32(units, q, f32, overflow)
-        if group_floor != UNSET and (word & 0x7FFFFFFF) != 0 and (word & 0x7FFFFFFF) < (1 << 23):
-            limit = group_floor - q if q < group_floor else 0  # |units| < 2**limit is dropped
-            units = c_units
-            for g in range(n_groups):
-                gu = gunits[g]
-                small = bit_length(-gu if gu < 0 else gu) <= limit
-                if gscale[g] != UNSET and gscale[g] < big_s and small:
+            align = UNSET
+            if g_raw != UNSET:
+                if kp.product_window != UNSET and g_raw - kp.product_window > align:
+                    align = g_raw - kp.product_window
+                if kp.scale_window != UNSET and g_scale - kp.scale_window > align:
+                    align = g_scale - kp.scale_window
+            if kp.per_group_c_merge and c_nonzero and g_raw != UNSET and cr >= g_raw:
+                # cut to raw(C) - c_merge_bits first: truncations nest, so a
+                # second cut to q gives the cut to the coarser of the two
+                x = cr - kp.c_merge_bits
+                if x > base:
+                    total = cut(-total if total < 0 else total, base - x, 1 if total < 0 else 0)
+                    base = x
+            tscale[n - first] = g_scale
+            n = _add_sum(t, n, total, base, align)
+        word = block_word(t, n, flags, kp.window, kp.stage)
+        mag = word & 0x7FFFFFFF
+        if kp.group_floor != UNSET and mag != 0 and mag < (1 << 23):  # step 6
+            q = quantum(anchor(t, n), kp.window)
+            limit = kp.group_floor - q if q < kp.group_floor else 0  # |units| < 2**limit drop
+            kept = first
+            for j in range(first, n):
+                units = cut(t[SIG, j], t[LSB, j] - q, 0)
+                g_scale = tscale[j - first]
+                if g_scale != UNSET and g_scale < big_s and bit_length(units) <= limit:
                     continue
-                units += gu
-            word = _to_f32(units, q, f32, overflow)
+                for row in range(4):
+                    t[row, kept] = t[row, j]
+                kept += 1
+            word = block_word(t, kept, flags, Window(0, q, -1), kp.stage)
         out[i] = word
 
 
 # ---------------------------------------------------------------------------
 # The model.
-
-
-def _opt(v: int | None) -> int:
-    return UNSET if v is None else int(v)
 
 
 @dataclass
@@ -282,24 +298,17 @@ class BlockScaledModel(Model):
         if p.overflow not in OVERFLOWS:
             raise ModelError(f"overflow must be one of {', '.join(OVERFLOWS)}")
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
-        dp, p = self.datapath, self.params
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
+        dp = self.datapath
         cases.check(dp)
         a, b = cases.masked()
-        f32 = get_format("f32")
         out = np.empty(len(cases), np.int64)
         scaled_kernel(
             np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
             np.asarray(cases.c, np.int64),
             np.ascontiguousarray(cases.scale_a, dtype=np.int64),
             np.ascontiguousarray(cases.scale_b, dtype=np.int64),
-            get_format(dp.a_type).spec, get_format(dp.b_type).spec,
-            get_format(dp.scale_type).spec, f32.spec, dp.scale_block,
-            _opt(p.product_window), _opt(p.c_window), _opt(p.scale_window), _opt(p.q_floor),
-            p.product_group, p.c_dominant, p.merge_group, p.c_merge_bits,
-            p.per_group_c_merge, _opt(p.group_floor), p.zero_c == "keep",
-            int(OVERFLOWS[p.overflow]), int(f32.canonical_nan), out,
-        )
+            kernel_params(dp, self.params), out)
         return out.astype(np.uint32)
 
     def describe(self) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -14,20 +15,21 @@ def score_table(results, title: str = "Scores") -> Table:
         t.add_column(col, justify=just)
     for r in results:
         style = "green" if r.mismatches == 0 else "red"
-        label = r.label + (" [dim](simulated)[/]" if r.simulated else "")
-        t.add_row(label, r.gpu or "-", r.input_format, r.output, r.model, f"{r.cases:,}",
+        label = escape(r.label) + (" [dim](simulated)[/]" if r.simulated else "")
+        t.add_row(label, escape(r.gpu or "-"), r.input_format, r.output, escape(r.model),
+                  f"{r.cases:,}",
                   f"[{style}]{r.mismatches:,}[/]")
     return t
 
 
 def mismatch_table(result, limit: int = 3) -> Table:
     """The first mismatches of one score: inputs, both words, ulp difference."""
-    t = Table(title=f"{result.label}: {result.model} mismatches "
-              f"({result.mismatches:,} of {result.cases:,})", title_justify="left")
+    t = Table(title=escape(f"{result.label}: {result.model} mismatches "
+                           f"({result.mismatches:,} of {result.cases:,})"), title_justify="left")
     for col in ("case", "a", "b", "c", "device", "model", "ulps"):
         t.add_column(col, overflow="fold")
     for m in result.examples[:limit]:
-        case = m.name or str(m.index)
+        case = escape(str(m.name or m.index))
         t.add_row(case, " ".join(m.a), " ".join(m.b), m.c, m.device, m.model,
                   "nan" if m.ulps is None else f"{m.ulps:+d}")
     return t

@@ -1,7 +1,14 @@
-"""The ``tcprobe`` command line: a thin click group over the commands."""
+"""The ``tcprobe`` command line: a thin click group over the commands.
+
+Exit status: 0 fine, 1 a mismatch or a failed check, 2 bad input (one
+``error:`` line, click's usage errors included), 3 an internal error (a
+bug: one line and the hint to rerun with TCPROBE_DEBUG=1 for the
+traceback), 130 interrupted.
+"""
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -9,7 +16,7 @@ import sys
 import click
 
 from tcprobe import __version__
-from tcprobe.console import err_console, fail
+from tcprobe.console import fail, say, send_output_to_stderr
 
 # One module per command in tcprobe/commands; each defines ``command``.
 COMMAND_MODULES = [
@@ -26,8 +33,35 @@ COMMAND_MODULES = [
     "report",
 ]
 
-# Errors that mean bad input or an unusable device: one line, exit 2.
-USER_ERRORS = (ValueError, LookupError, OSError, RuntimeError)
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+DEBUG_HINT = "rerun with TCPROBE_DEBUG=1 to see the traceback"
+
+# File-system errors that are the user's to fix (a path, a permission, a full disk).
+USER_OS_ERRNOS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EEXIST, errno.EISDIR,
+                  errno.ENOTDIR, errno.ENOSPC, errno.EROFS, errno.ENAMETOOLONG, errno.EDQUOT,
+                  errno.ELOOP, errno.EFBIG}
+# The stdlib bases the project's own error classes derive from.
+PROJECT_ERROR_BASES = (ValueError, RuntimeError, LookupError)
+
+
+def is_input_error(e: BaseException) -> bool:
+    """Whether ``e`` is the project's word for bad input or an unusable
+    device (an error class of tcprobe's own), or a file-system problem of a
+    path the user gave; anything else is a bug."""
+    if isinstance(e, OSError):
+        return e.errno in USER_OS_ERRNOS
+    cls = type(e)
+    own = any(k.__module__.startswith("tcprobe") for k in cls.__mro__)
+    return own and isinstance(e, PROJECT_ERROR_BASES)
+
+
+def describe(e: BaseException) -> str:
+    """One line for an input error."""
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or e}"
+    return str(e) or type(e).__name__
 
 
 class Group(click.Group):
@@ -37,12 +71,37 @@ class Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
-            err_console.print("[yellow]interrupted[/]")
-            sys.exit(130)
-        except USER_ERRORS as e:
+            say(("interrupted", "yellow"), err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except Exception as e:
             if os.environ.get("TCPROBE_DEBUG"):
                 raise
-            fail(str(e) or type(e).__name__)
+            if is_input_error(e):
+                fail(describe(e), EXIT_BAD_INPUT)
+            fail(f"internal error ({type(e).__name__}: {e}); this is a bug in tcprobe, not in "
+                 f"your input: {DEBUG_HINT} and report it", EXIT_INTERNAL)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Click's usage errors as one ``error:`` line (exit 2), like every other error."""
+        send_output_to_stderr(False)
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help(), err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.ClickException as e:
+            hint = ""
+            if isinstance(e, click.UsageError) and e.ctx is not None:
+                hint = f" (see {e.ctx.command_path} --help)"
+            fail(e.format_message() + hint, EXIT_BAD_INPUT if e.exit_code == 2 else e.exit_code)
+        except click.exceptions.Abort:
+            say(("interrupted", "yellow"), err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            sys.exit(0)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"],
@@ -51,7 +110,8 @@ class Group(click.Group):
 def main():
     """Find out exactly how NVIDIA tensor-core instructions compute, bit for bit.
 
-    Set TCPROBE_DEBUG=1 to see a traceback instead of a one-line error.
+    Bad input exits 2 with one error line; an internal error exits 3. Set
+    TCPROBE_DEBUG=1 to see a traceback instead of a one-line error.
     """
 
 

@@ -1,18 +1,31 @@
-"""The shared rich console and the one-line error convention of the CLI."""
+"""The shared rich console and the one-line error convention of the CLI.
+
+Every message and every user-supplied string is printed as plain text:
+:func:`say`, :func:`fail` and :func:`note` never read console markup in
+what they are given, and :func:`plain` escapes a string for a rich table
+cell, so a word such as ``[/x]`` or ``tcprobe[cuda]`` prints as written.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
+
+PIPED_WIDTH = 140  # page width when output goes to a file or a pipe and COLUMNS is unset
 
 
 def _width(stream) -> int | None:
-    """Full terminal width on a terminal; a wide page when piped to a file."""
-    return None if stream.isatty() else 140
+    """The terminal's width on a terminal; COLUMNS, else a wide page, when piped."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return None if stream.isatty() else PIPED_WIDTH
 
 
 console = Console(highlight=False, width=_width(sys.stdout))
@@ -23,23 +36,50 @@ class UsageError(ValueError):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
+def plain(text) -> str:
+    """``text`` escaped so that a rich table or markup string shows it as written."""
+    return escape(str(text))
+
+
+def styled(*parts) -> Text:
+    """A line of plain strings and (string, style) pairs; no markup is read."""
+    return Text.assemble(*[(str(p[0]), p[1]) if isinstance(p, tuple) else str(p) for p in parts])
+
+
+def say(*parts, err: bool = False) -> None:
+    """Print one line of plain strings and (string, style) pairs."""
+    (err_console if err else console).print(styled(*parts), soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` in red on stderr and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    """Print ``error: message`` (plain text) on stderr and exit with ``code``."""
+    one_line = " ".join(str(message).split())
+    say(("error:", "bold red"), " ", one_line, err=True)
     sys.exit(code)
 
 
 def note(message: str) -> None:
     """A one-line remark on stderr (for example: no GPU, using a sim device)."""
-    err_console.print(f"[yellow]note:[/] {escape(message)}", soft_wrap=True)
+    say(("note:", "yellow"), " ", str(message), err=True)
+
+
+def send_output_to_stderr(on: bool = True) -> None:
+    """Human output goes to stderr (stdout carries JSON, ``--json -``);
+    ``on=False`` sends it back to stdout (each command starts so)."""
+    console.stderr = on
 
 
 def write_json(path: str | Path, payload: dict) -> None:
-    """Write ``payload`` as indented JSON, creating parent folders."""
+    """Write ``payload`` as indented JSON (``-``: to stdout), creating parent folders."""
+    text = json.dumps(payload, indent=2, default=_jsonable) + "\n"
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+    p.write_text(text)
 
 
 def _jsonable(x):

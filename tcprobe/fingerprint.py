@@ -72,16 +72,16 @@ class CompletingModel(FixedPointModel):
     """An engine model that completes cases as the ladder runs them (unit
     scales, legal sparse masks), so device and model see the same cases."""
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
-        return super().evaluate(complete(self.datapath, cases))
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
+        return super().evaluate(complete(self.datapath, cases), speed)
 
 
 @dataclass
 class CompletingSplit(SplitModel):
     """A SplitModel that completes cases as the ladder runs them."""
 
-    def evaluate(self, cases: Cases) -> np.ndarray:
-        return super().evaluate(complete(self.datapath, cases))
+    def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
+        return super().evaluate(complete(self.datapath, cases), speed)
 
 
 def build_model(dp: Datapath, params: EngineParams, *, split: dict | None = None,

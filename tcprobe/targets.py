@@ -111,10 +111,14 @@ def hmma_targets() -> list[Target]:
     return out
 
 
+class TargetsError(ValueError):
+    """A suite of targets that does not exist."""
+
+
 def targets(suites=("blog", "mixed")) -> list[Target]:
     """The targets of the named suites, in order."""
     make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets}
     unknown = [s for s in suites if s not in make]
     if unknown:
-        raise ValueError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")
+        raise TargetsError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")
     return [t for s in suites for t in make[s]()]

@@ -25,10 +25,11 @@ import numpy as np
 
 from tcprobe import suites as suites_mod
 from tcprobe.capture import CaptureError, binary
+from tcprobe.counts import parse_count  # noqa: F401  (the one count parser)
 from tcprobe.devices.base import Device
-from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.words import distance
@@ -38,38 +39,6 @@ POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over 
 
 class ValidateError(ValueError):
     """A run that cannot start or continue (a capture that does not match)."""
-
-
-def parse_count(text) -> int:
-    """A case count written as 1e6, 1_000_000, 1,000,000 or 1000000."""
-    if isinstance(text, int):
-        value = text
-    else:
-        s = str(text).strip().lower().replace("_", "").replace(",", "")
-        try:
-            if "e" in s:
-                mant, _, exp = s.partition("e")
-                if not exp.lstrip("+").isdigit():
-                    raise ValueError
-                digits, _, frac = mant.partition(".")
-                if not (digits or frac) or not (digits + frac).isdigit():
-                    raise ValueError
-                scale = int(exp.lstrip("+")) - len(frac)
-                whole = int(digits + frac)
-                if scale < 0:
-                    if whole % (10 ** -scale):
-                        raise ValueError
-                    value = whole // (10 ** -scale)
-                else:
-                    value = whole * 10 ** scale
-            else:
-                value = int(s)
-        except ValueError:
-            raise ValidateError(f"not a whole number of cases: {text!r} "
-                                "(write 1e6, 1_000_000 or 1000000)") from None
-    if value <= 0:
-        raise ValidateError(f"the number of cases must be positive, not {text!r}")
-    return value
 
 
 # ---------------------------------------------------------------------------
@@ -141,6 +110,7 @@ class Result:
     seconds: float = 0.0
     complete: bool = False
     reproducers: dict = field(default_factory=dict)  # model name -> list of dicts
+    set_aside: str | None = None  # where a resume kept bytes after a damaged chunk
 
     @property
     def primary(self) -> Tally:
@@ -149,7 +119,7 @@ class Result:
 
 def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: np.ndarray,
                  codes: np.ndarray, keys: list, local: np.ndarray, result: Result,
-                 quota: int) -> None:
+                 quota: int, speed: Speed) -> None:
     """Tally one chunk: ``offset`` is its first case's run position, ``local``
     each case's index among its suite's cases; up to ``quota`` mismatches
     per model, evenly spread over the chunk's, are kept for the chart."""
@@ -163,7 +133,7 @@ def _score_chunk(dp: Datapath, tallies: list, offset: int, cases: Cases, words: 
     fd = get_format(dp.d_type)
     spread = None
     for tally in tallies:
-        mw = tally.model.evaluate(cases)
+        mw = tally.model.evaluate(cases, speed)
         bad = np.flatnonzero(mw != words)
         if bad.size == 0:
             continue
@@ -220,9 +190,10 @@ def _check_header(head: dict, dp: Datapath, seed: int, plan: suites_mod.Plan, ke
 
 def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan, seed: int, *,
         capture: str | Path | None, resume: bool = False,
-        progress: Callable[[int, int], None] | None = None) -> Result:
+        progress: Callable[[int, int], None] | None = None, speed: Speed | None = None) -> Result:
     """Run ``plan`` on ``device``, stream it to ``capture`` and score ``models``
-    (the first is the selected one). ``progress(done, total)`` is called after
+    (the first is the selected one), each run at ``speed`` (default: the
+    engine's fast path always, on the device's threads). ``progress(done, total)`` is called after
     every chunk. KeyboardInterrupt leaves every written chunk in the capture."""
     if not models:
         raise ValidateError("no model to score")
@@ -235,34 +206,40 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
                     [Tally(m) for m in models], {}, {})
     t0 = time.perf_counter()
     quota = -(-POINTS_PER_MODEL // plan.n_chunks)  # chart points per chunk, per model
-    policy = fastpath.set_policy("always")  # every chunk runs the same configurations
+    speed = speed or Speed("always", device.speed.jobs)  # every chunk runs the same configurations
     writer = None
     start_chunk = 0
     path = Path(capture) if capture else None
     try:
-        if path is not None and resume and path.exists():
+        if path is not None and resume and path.exists() and path.stat().st_size > 0:
+            def refuse_unless_same_run(scan):  # before the file is touched
+                _check_header(scan.header, dp, seed, plan, keys, path, device)
+                sizes = scan.chunk_sizes
+                if len(sizes) > plan.n_chunks or sizes != [plan.chunk_size(i)
+                                                           for i in range(len(sizes))]:
+                    raise ValidateError(f"{path} holds {sum(sizes):,} cases in {len(sizes)} "
+                                        "chunks, which is not a prefix of this plan")
             try:
-                writer, scan = binary.Writer.reopen(path)
+                writer, scan = binary.Writer.reopen(path, check=refuse_unless_same_run)
             except CaptureError as e:
                 raise ValidateError(str(e)) from None
-            _check_header(scan.header, dp, seed, plan, keys, path, device)
             offset = 0
-            for rec in scan.chunks:
+            for rec in scan.iter_chunks():
                 cases, words, codes = binary.from_records(dp, rec)
                 _score_chunk(dp, result.tallies, offset, cases, words, codes, keys,
-                             suites_mod.suite_positions(plan, start_chunk), result, quota)
+                             suites_mod.suite_positions(plan, start_chunk), result, quota, speed)
                 offset += len(words)
                 start_chunk += 1
                 if progress:
                     progress(offset, plan.cases)
             result.resumed_cases = offset
-            if start_chunk > plan.n_chunks or (start_chunk and offset != sum(
-                    plan.chunk_size(i) for i in range(start_chunk))):
-                raise ValidateError(f"{path} holds {offset:,} cases in {start_chunk} chunks, "
-                                    f"which is not a prefix of this plan")
+            result.set_aside = scan.set_aside
         elif path is not None:
             if path.exists() and not resume:
-                raise ValidateError(f"{path} exists: add --resume to continue it, or choose "
+                empty = path.stat().st_size == 0
+                raise ValidateError(f"{path} exists{' but is empty (0 bytes)' if empty else ''}: "
+                                    "add --resume to continue it"
+                                    f"{' (it starts over)' if empty else ''}, or choose "
                                     "another --out")
             header = binary.make_header(
                 dp, device=device.info(), seed=seed, suites=list(plan.suites), generators=keys,
@@ -275,13 +252,12 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
             if writer is not None:
                 writer.append(cases, words, codes)
             _score_chunk(dp, result.tallies, done, cases, words, codes, keys,
-                         suites_mod.suite_positions(plan, i), result, quota)
+                         suites_mod.suite_positions(plan, i), result, quota, speed)
             done += len(words)
             if progress:
                 progress(done, plan.cases)
         result.complete = True
     finally:
-        fastpath.set_policy(policy)
         if writer is not None:
             writer.close()
         result.cases_run = sum(result.suite_cases.values())

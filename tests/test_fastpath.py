@@ -8,7 +8,7 @@ import pytest
 from tcprobe.models import fastpath
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import EngineParams, fused_dot
+from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import get_format
 from tcprobe.models.profiles import BASELINES, PROFILES
 
@@ -98,14 +98,8 @@ def test_sparse_masked_positions():
 def test_threads_give_the_same_words():
     cases = raw_cases(BF16, 40_000, 9)
     p = PROFILES["b200-hmma"].params(BF16)
-    before = fastpath.jobs()
-    try:
-        fastpath.set_jobs(1)
-        one = fused_dot(BF16, cases, p, fast=True)
-        fastpath.set_jobs(4)
-        four = fused_dot(BF16, cases, p, fast=True)
-    finally:
-        fastpath.set_jobs(before)
+    one = fused_dot(BF16, cases, p, fast=True, speed=Speed(jobs=1))
+    four = fused_dot(BF16, cases, p, fast=True, speed=Speed(jobs=4))
     assert np.array_equal(one, four)
     assert np.array_equal(one[:3000], fused_dot(BF16, cases.take(slice(0, 3000)), p, fast=False))
 
@@ -136,12 +130,15 @@ def test_policy_keeps_small_one_off_batches_on_the_plain_kernel(monkeypatch):
     monkeypatch.setattr(fastpath, "AUTO_MIN_CASES", 10**9)
     fused_dot(BF16, small.take(slice(0, 10)), p)  # ran before: fast
     assert len(calls) == 2
-    old = fastpath.set_policy("never")
-    try:
-        fused_dot(BF16, small, p)
-        assert len(calls) == 2
-        fastpath.set_policy("always")
-        fused_dot(BF16, small, EngineParams(window_bits=22))
-        assert len(calls) == 3
-    finally:
-        fastpath.set_policy(old)
+    fused_dot(BF16, small, p, speed=Speed("never"))
+    assert len(calls) == 2
+    fused_dot(BF16, small, EngineParams(window_bits=22), speed=Speed("always"))
+    assert len(calls) == 3
+
+
+def test_speed_is_checked():
+    with pytest.raises(ValueError, match="policy"):
+        Speed("sometimes")
+    with pytest.raises(ValueError, match="jobs"):
+        Speed(jobs=0)
+    assert Speed.threads(3).jobs == 3

@@ -194,7 +194,7 @@ def test_custom_sparse_profile_with_a_moved_layout(tmp_path):
     path.write_text("\n".join([
         'families = ["tcgen05"]', "window_bits = 21", "block_size = 8", "zero_floor = -140",
         'input_conversion = "rne"', 'output_rounding = "rne"', 'zero_sign = "ieee"',
-        "nan = 0x7fc00000", "[layout]", "a_lbo = 256", "a_sbo = 128", 'a_k_order = "rotate:3"',
+        "nan = 0x7fc00000", "[layout]", "a_lbo = 256", "a_sbo = 32", 'a_k_order = "rotate:3"',
         'dump_permutation = "shuffle:4"']) + "\n")
     dev = SimDevice.from_toml(path)
     dp = Datapath.parse("tcgen05.tf32.f32.k16.sparse")
@@ -206,7 +206,7 @@ def test_custom_sparse_profile_with_a_moved_layout(tmp_path):
                                                           0x7FC00000)
     lay = r.finding("layout")
     assert lay.status == "found" and not lay.values["layout_documented"]
-    assert "LBO=256, SBO=128" in lay.values["layout_A"]
+    assert "LBO=256, SBO=32" in lay.values["layout_A"]
     assert r.validation.mismatches == 0, r.validation.examples[:2]
 
 

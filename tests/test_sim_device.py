@@ -88,8 +88,9 @@ def test_toml_profile_sets_the_datapath(tmp_path):
 
 
 def test_toml_layout_moves_the_device_harness(tmp_path):
-    # SBO 64 elements (128 bytes): row group 1 reads row group 0's K block 1
-    text = BASE + '[layout]\na_k_order = "reverse"\na_lbo = 256\na_sbo = 64\n' \
+    # row groups one core matrix apart, K blocks after all eight: row group 1
+    # reads the slots the documented layout gives row group 0's K block 1
+    text = BASE + '[layout]\na_k_order = "reverse"\na_lbo = 512\na_sbo = 64\n' \
         'dump_permutation = "shuffle:4"\n'
     dev = SimDevice.from_toml(profile(tmp_path, text))
     dp = dev.datapath("tcgen05", "bf16")

@@ -36,7 +36,9 @@ def test_case_counts(text, n):
 
 @pytest.mark.parametrize("text", ["1e-3", "2.5", "abc", "0", "-5", "1e", "e6", "1.2.3e4", ""])
 def test_bad_case_counts(text):
-    with pytest.raises(v.ValidateError):
+    from tcprobe.counts import CountError
+
+    with pytest.raises(CountError):
         v.parse_count(text)
 
 
@@ -142,7 +144,7 @@ def test_killed_run_resumes_to_the_same_counts(tmp_path, sig):
 def test_cli_exit_status_and_files(tmp_path):
     runner = CliRunner()
     out = tmp_path / "ok"
-    r = runner.invoke(main, ["validate", "--format", "bf16", "--device", "sim:b200", "--cases",
+    r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "20_000", "--out", str(out), "--json", str(tmp_path / "r.json")])
     assert r.exit_code == 0, r.output
     assert "b200-hmma" in r.output and "ieee" in r.output
@@ -151,18 +153,18 @@ def test_cli_exit_status_and_files(tmp_path):
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["models"][0]["mismatches"] == 0 and rep["models"][1]["mismatches"] > 0
     assert rep["exit_status"] == 0
-    r = runner.invoke(main, ["validate", "--format", "bf16", "--device", "sim:b200", "--cases",
+    r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "1e4", "--model", "ieee", "--out", str(tmp_path / "bad")])
     assert r.exit_code == 1
     r = runner.invoke(main, ["validate", "--format", "bf17", "--device", "sim:b200"])
     assert r.exit_code == 2 and "unknown format" in r.output
-    r = runner.invoke(main, ["validate", "--format", "bf16", "--device", "sim:b200", "--cases",
+    r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "1e-2", "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "whole number" in r.output
-    r = runner.invoke(main, ["validate", "--format", "bf16", "--device", "sim:b200", "--cases",
+    r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "20000", "--out", str(out)])
     assert r.exit_code == 2 and "--resume" in r.output
-    r = runner.invoke(main, ["validate", "--format", "bf16", "--device", "sim:b200", "--cases",
+    r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "20000", "--out", str(out), "--resume"])
     assert r.exit_code == 0 and "20,000 of them from the capture" in r.output
 

@@ -52,6 +52,9 @@ def load(path: str | Path) -> list[Capture]:
         if not found:
             raise CaptureError(f"{path}: no captures found (expected GPU/FORMAT/d_*.txt files)")
         return found
+    if p.is_file() and p.stat().st_size == 0:
+        raise CaptureError(f"{path}: empty file (0 bytes): nothing was captured; delete it, or "
+                           "run tcprobe validate with --resume, which starts it over")
     if p.suffix == ".jsonl":
         return jsonl.read(p)
     try:
@@ -61,3 +64,20 @@ def load(path: str | Path) -> list[Capture]:
     if binary is not None and binary.sniff(p):
         return [binary.read(p)]
     raise CaptureError(f"{path}: not a capture (a folder, a .jsonl file or a tcprobe capture file)")
+
+
+def streams(path: str | Path):
+    """(first piece, pieces) for each capture at ``path``: ``pieces()`` yields
+    the capture in pieces of bounded size (a capture file is read chunk by
+    chunk, so memory does not grow with it; other layouts are one piece).
+    Every chunk's checksum is checked before the first piece is handed out."""
+    from . import binary
+
+    p = Path(path)
+    if p.is_file() and p.stat().st_size > 0 and binary.sniff(p):
+        scan = binary.Scan.of(p, strict=True)
+        first = next(binary.read_pieces(scan, 1))
+        yield first, lambda: binary.read_pieces(scan)
+        return
+    for cap in load(path):
+        yield cap, lambda cap=cap: iter([cap])

@@ -134,9 +134,10 @@ class Writer:
         self._flush()
 
     @classmethod
-    def reopen(cls, path, *, fsync: bool = False) -> tuple[Writer, Scan]:
-        """Continue ``path``: its intact chunks stay, a torn end is cut off."""
-        scan = recover(path)
+    def reopen(cls, path, *, fsync: bool = False, check=None) -> tuple[Writer, Scan]:
+        """Continue ``path``: its intact chunks stay, a torn end is cut off
+        (see :func:`recover`; ``check(scan)`` may refuse first, the file untouched)."""
+        scan = recover(path, check)
         self = cls.__new__(cls)
         self.path, self.fsync, self.header, self.dp = Path(path), fsync, scan.header, scan.datapath
         self.dtype = record_dtype(self.dp)
@@ -207,63 +208,87 @@ def from_records(dp: Datapath, rec: np.ndarray) -> tuple[Cases, np.ndarray, np.n
 
 @dataclass
 class Scan:
-    """What a capture file holds: the header and every intact chunk, and
-    where (and why) reading stopped if the file is torn or corrupted."""
+    """What a capture file holds: the header, where every intact chunk lies
+    (read back one at a time by :meth:`iter_chunks`, so memory does not grow
+    with the file), and where (and why) reading stopped if the file is torn
+    or corrupted."""
 
     path: Path
     header: dict
     datapath: Datapath
-    chunks: list = field(default_factory=list)  # record arrays, in order
+    index: list = field(default_factory=list)  # (payload offset, records) of each intact chunk
     good_end: int = 0  # byte offset after the last intact chunk
     problem: str | None = None  # why reading stopped early (with the offset)
+    size: int = 0  # bytes in the file when it was scanned
+    set_aside: str | None = None  # where recover() kept the bytes after a damaged chunk
 
     @property
     def n_chunks(self) -> int:
-        return len(self.chunks)
+        return len(self.index)
 
     @property
     def n_records(self) -> int:
-        return sum(len(c) for c in self.chunks)
+        return sum(n for _, n in self.index)
+
+    @property
+    def chunk_sizes(self) -> list[int]:
+        return [n for _, n in self.index]
+
+    def iter_chunks(self):
+        """The record array of every intact chunk, in order, one at a time."""
+        dt = record_dtype(self.datapath)
+        with open(self.path, "rb") as fh:
+            for offset, n in self.index:
+                fh.seek(offset)
+                yield np.frombuffer(fh.read(n * dt.itemsize), dt)
 
     @classmethod
     def of(cls, path, strict: bool = True) -> Scan:
-        """Read ``path``. ``strict``: any damage raises CaptureError; else
-        reading stops at the first damaged chunk and ``problem`` says why."""
+        """Read ``path`` chunk by chunk, checking every checksum. ``strict``:
+        any damage raises CaptureError; else reading stops at the first
+        damaged chunk and ``problem`` says why."""
         path = Path(path)
         try:
-            data = path.read_bytes()
+            fh = open(path, "rb")
         except OSError as e:
             raise CaptureError(f"{path}: {e.strerror or e}") from None
-        header, dp, pos = _read_header(path, data)
-        dt = record_dtype(dp)
-        if header.get("record", {}).get("size") != dt.itemsize:
-            raise CaptureError(f"{path}: header record size {header.get('record', {}).get('size')} "
-                               f"does not match {dp.id} ({dt.itemsize} bytes)")
-        scan = cls(path, header, dp, good_end=pos)
-        index = 0
-        while pos < len(data):
-            problem, payload, nxt = _read_chunk(data, pos, index, dt)
-            if problem:
-                msg = f"{path}: {problem}"
-                if strict:
-                    raise CaptureError(msg + " (tcprobe validate --resume cuts a torn end off "
-                                       "and continues the run)")
-                scan.problem = msg
-                break
-            scan.chunks.append(np.frombuffer(payload, dt))
-            pos = nxt
-            scan.good_end = pos
-            index += 1
+        with fh:
+            size = os.fstat(fh.fileno()).st_size
+            header, dp, pos = _read_header(path, fh, size)
+            dt = record_dtype(dp)
+            if header.get("record", {}).get("size") != dt.itemsize:
+                raise CaptureError(f"{path}: header record size "
+                                   f"{header.get('record', {}).get('size')} does not match "
+                                   f"{dp.id} ({dt.itemsize} bytes)")
+            scan = cls(path, header, dp, good_end=pos, size=size)
+            index = 0
+            while pos < size:
+                problem, n, nxt = _read_chunk(fh, size, pos, index, dt)
+                if problem:
+                    msg = f"{path}: {problem}"
+                    if strict:
+                        raise CaptureError(msg + " (tcprobe validate --resume keeps every intact "
+                                           "chunk and continues the run)")
+                    scan.problem = msg
+                    break
+                scan.index.append((pos + _CHUNK_HEAD.size, n))
+                pos = nxt
+                scan.good_end = pos
+                index += 1
         return scan
 
 
-def _read_header(path: Path, data: bytes) -> tuple[dict, Datapath, int]:
-    if len(data) < _FILE_HEAD.size:
-        if not data.startswith(MAGIC[: len(data)]):
+def _read_header(path: Path, fh, size: int) -> tuple[dict, Datapath, int]:
+    head = fh.read(_FILE_HEAD.size)
+    if size == 0:
+        raise CaptureError(f"{path}: empty file (0 bytes): nothing was captured; delete it, or "
+                           "run tcprobe validate with --resume, which starts it over")
+    if len(head) < _FILE_HEAD.size:
+        if not head.startswith(MAGIC[: len(head)]):
             raise CaptureError(f"{path}: not a tcprobe capture (bad magic at offset 0)")
-        raise CaptureError(f"{path}: truncated file header at offset {len(data)} "
+        raise CaptureError(f"{path}: truncated file header at offset {len(head)} "
                            f"(need {_FILE_HEAD.size} bytes)")
-    magic, version, _flags, hlen, hcrc = _FILE_HEAD.unpack_from(data, 0)
+    magic, version, _flags, hlen, hcrc = _FILE_HEAD.unpack(head)
     if magic != MAGIC:
         raise CaptureError(f"{path}: not a tcprobe capture (bad magic at offset 0)")
     if version != VERSION:
@@ -272,69 +297,119 @@ def _read_header(path: Path, data: bytes) -> tuple[dict, Datapath, int]:
     if hlen > MAX_HEADER:
         raise CaptureError(f"{path}: corrupted header length {hlen} at offset 12")
     end = _FILE_HEAD.size + hlen
-    if len(data) < end:
-        raise CaptureError(f"{path}: truncated header at offset {len(data)} "
+    if size < end:
+        raise CaptureError(f"{path}: truncated header at offset {size} "
                            f"(the header ends at offset {end})")
-    text = data[_FILE_HEAD.size:end]
+    text = fh.read(hlen)
     if zlib.crc32(text) != hcrc:
         raise CaptureError(f"{path}: corrupted header at offset {_FILE_HEAD.size} "
                            "(checksum mismatch)")
     try:
         header = json.loads(text)
+        if not isinstance(header, dict):
+            raise TypeError("the header is not a JSON object")
+        from tcprobe.schema import MAX_K, check_header
+
+        check_header(header, "header")
         dp = Datapath.parse(header["datapath"])
+        if dp.k > MAX_K:
+            raise ValueError(f"datapath {dp.id}: K={dp.k} is more than any instruction has "
+                             f"({MAX_K} at most)")
     except (ValueError, KeyError, TypeError, DatapathError) as e:
         raise CaptureError(f"{path}: unreadable header at offset {_FILE_HEAD.size}: {e}") from None
     return header, dp, end
 
 
-def _read_chunk(data: bytes, pos: int, index: int, dt: np.dtype):
-    """(problem, payload, next offset) of the chunk at ``pos``."""
-    if len(data) - pos < _CHUNK_HEAD.size:
-        return (f"truncated chunk {index} at offset {pos}: {len(data) - pos} of "
-                f"{_CHUNK_HEAD.size} header bytes", None, pos)
-    magic, idx, n, crc = _CHUNK_HEAD.unpack_from(data, pos)
+def _read_chunk(fh, size: int, pos: int, index: int, dt: np.dtype):
+    """(problem, records, next offset) of the chunk at ``pos`` (its checksum checked)."""
+    fh.seek(pos)
+    head = fh.read(_CHUNK_HEAD.size)
+    if len(head) < _CHUNK_HEAD.size:
+        return (f"truncated chunk {index} at offset {pos}: {len(head)} of "
+                f"{_CHUNK_HEAD.size} header bytes", 0, pos)
+    magic, idx, n, crc = _CHUNK_HEAD.unpack(head)
     if magic != CHUNK_MAGIC:
-        return f"corrupted chunk {index} at offset {pos}: bad chunk marker {magic!r}", None, pos
+        return f"corrupted chunk {index} at offset {pos}: bad chunk marker {magic!r}", 0, pos
     if idx != index:
-        return f"corrupted chunk {index} at offset {pos}: it says it is chunk {idx}", None, pos
+        return f"corrupted chunk {index} at offset {pos}: it says it is chunk {idx}", 0, pos
     start = pos + _CHUNK_HEAD.size
     end = start + n * dt.itemsize
-    if end > len(data):
-        return (f"truncated chunk {index} at offset {pos}: {len(data) - start} of "
-                f"{n * dt.itemsize} payload bytes (file ends at offset {len(data)})", None, pos)
-    payload = data[start:end]
-    if zlib.crc32(payload) != crc:
+    if end > size:
+        return (f"truncated chunk {index} at offset {pos}: {size - start} of "
+                f"{n * dt.itemsize} payload bytes (file ends at offset {size})", 0, pos)
+    got, left = 0, end - start
+    while left:
+        block = fh.read(min(1 << 22, left))
+        got, left = zlib.crc32(block, got), left - len(block)
+    if got != crc:
         return (f"corrupted chunk {index} at offset {pos}: checksum mismatch in its "
-                f"{n} records (bytes {start}..{end - 1})", None, pos)
-    return None, payload, end
+                f"{n} records (bytes {start}..{end - 1})", 0, pos)
+    return None, n, end
 
 
-def read(path, strict: bool = True) -> Capture:
-    """The capture in a .tcap file (every intact chunk)."""
-    scan = Scan.of(path, strict=strict)
-    dp = scan.datapath
-    if scan.chunks:
-        rec = np.concatenate(scan.chunks)
-    else:
-        rec = np.zeros(0, record_dtype(dp))
+def _capture_of(scan: Scan, rec: np.ndarray, offset: int = 0) -> Capture:
+    dp, head = scan.datapath, scan.header
     cases, words, codes = from_records(dp, rec)
-    head = scan.header
     dev = head.get("device") or {}
     planned = (head.get("plan") or {}).get("cases")
     meta = {"header": head, "generator_codes": codes, "simulated": bool(dev.get("simulated")),
-            "complete": planned is None or planned == len(words), "chunks": scan.n_chunks}
+            "complete": planned is None or planned == scan.n_records, "chunks": scan.n_chunks,
+            "planned": planned, "recorded": scan.n_records, "offset": offset}
     if scan.problem:
         meta["problem"] = scan.problem
-    label = f"{dev.get('device', '?')}/{dp.id} ({Path(path).name})"
-    return Capture(str(path), dp, cases, words, dev.get("gpu"), label, meta)
+    label = f"{dev.get('device', '?')}/{dp.id} ({scan.path.name})"
+    return Capture(str(scan.path), dp, cases, words, dev.get("gpu"), label, meta)
 
 
-def recover(path) -> Scan:
+def read(path, strict: bool = True) -> Capture:
+    """The capture in a .tcap file (every intact chunk, in memory)."""
+    scan = Scan.of(path, strict=strict)
+    chunks = list(scan.iter_chunks())
+    rec = np.concatenate(chunks) if chunks else np.zeros(0, record_dtype(scan.datapath))
+    return _capture_of(scan, rec)
+
+
+def read_pieces(scan: Scan, cases_per_piece: int = 1 << 18):
+    """The capture of ``scan`` as a sequence of Captures of about
+    ``cases_per_piece`` cases each (``meta["offset"]``: the first case's
+    position), read one at a time: memory does not grow with the file."""
+    pending, held, offset = [], 0, 0
+    for rec in scan.iter_chunks():
+        pending.append(rec)
+        held += len(rec)
+        if held >= cases_per_piece:
+            yield _capture_of(scan, np.concatenate(pending), offset)
+            offset += held
+            pending, held = [], 0
+    if pending or offset == 0:
+        rec = np.concatenate(pending) if pending else np.zeros(0, record_dtype(scan.datapath))
+        yield _capture_of(scan, rec, offset)
+
+
+def recover(path, check=None) -> Scan:
     """Read what survives of ``path`` and cut off a torn or corrupted end,
-    so that appending continues a valid file. Returns the scan."""
+    so that appending continues a valid file. Returns the scan.
+
+    ``check(scan)`` runs before anything is changed (it raises to refuse).
+    Nothing is lost: when more follows the damaged chunk than one torn
+    chunk could hold (intact chunks after a damaged one), those bytes are
+    first copied to ``NAME.after-OFFSET`` beside the file."""
     scan = Scan.of(path, strict=False)
+    if check is not None:
+        check(scan)
     size = Path(path).stat().st_size
     if scan.good_end < size:
+        tail = size - scan.good_end
+        largest = max(scan.chunk_sizes, default=0) * record_dtype(scan.datapath).itemsize
         with open(path, "r+b") as fh:
+            if tail > _CHUNK_HEAD.size + largest:
+                aside = Path(f"{path}.after-{scan.good_end}")
+                fh.seek(scan.good_end)
+                with open(aside, "wb") as out:
+                    while block := fh.read(1 << 22):
+                        out.write(block)
+                scan.problem = (f"{scan.problem}; the {tail:,} bytes from there on are kept "
+                                f"in {aside}")
+                scan.set_aside = str(aside)
             fh.truncate(scan.good_end)
     return scan

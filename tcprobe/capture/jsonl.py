@@ -1,6 +1,10 @@
 """Recorded hardware vectors as JSON Lines: one case a line, written by hand.
 
-Fields (words as hex strings; optional fields may be absent or null)::
+Fields (words as hex strings or JSON integers; optional fields may be
+absent or null; names of families, kinds and types in any case). The
+schema is :data:`tcprobe.schema.VECTOR`, checked line by line before
+anything runs; a bad field is an error naming the file, the line, the
+field and what is allowed::
 
     name            free text, shown in reports
     gpu             the GPU that produced ``d`` (e.g. "B200")
@@ -9,21 +13,24 @@ Fields (words as hex strings; optional fields may be absent or null)::
                     mxf4nvf4); for mma and wgmma the input type
     a_type, b_type  element types of A and B
     d_type          output type; ``c_type`` (optional) defaults to it
-    k               K of the dot product
+    k               K of one instruction (the ISA table: mma.sync m16n8k16
+                    bf16 has 16; mma f16 8 or 16; twice that for sparse)
     a, b            K words each (raw codes of their type; a tf32 is an f32
                     word, a bf16 16 bits, an e2m1 4 bits); fewer than K words
                     are padded with +0. Sparse: ``a`` may hold the K/2 stored
                     values, placed at the positions the metadata selects.
     c               one word of c_type
     scale_type      ue8m0 | ue4m3 (block-scaled kinds)
-    scale_vec       1, 2 or 4
+    scale_vec       1, 2 or 4 (also "4X", "4x", "x4", "scale_vec::4X")
     scale_a, scale_b   one word or a list (one per scale block)
     sparse_metadata one 32-bit word or a list (tcgen05 selector nibbles)
-    saturate        integer kinds: clamp instead of wrap
+    saturate        integer kinds: clamp instead of wrap (true/false)
     d               the output word the hardware wrote
 
-Other fields (``source``, notes) are kept out of the arithmetic and ignored.
-Blank lines and lines starting with ``//`` are skipped. Lines are grouped
+``source``, ``note``, ``notes``, ``comment`` and any field whose name
+starts with ``_`` are kept out of the arithmetic; any other field is an
+error (a misspelt ``scale_vec`` would otherwise be silently dropped). A
+UTF-8 byte-order mark is allowed. Blank lines and lines starting with ``//`` are skipped. Lines are grouped
 into one capture per (gpu, datapath).
 """
 
@@ -36,54 +43,28 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError
-from tcprobe.models.formats import FormatError, get_format
+from tcprobe.models.formats import FormatError
+from tcprobe.schema import SchemaError, check_vector
 
 from . import Capture, CaptureError
 
-REQUIRED = ("family", "kind", "a_type", "b_type", "d_type", "k", "a", "b", "c", "d")
 
-
-def _word(v, where: str) -> int:
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str):
-        try:
-            return int(v, 16) if v.lower().startswith("0x") else int(v, 16)
-        except ValueError:
-            pass
-    raise CaptureError(f"{where}: {v!r} is not a hex word")
-
-
-def _words(v, where: str) -> list[int]:
-    if v is None:
-        return []
-    if isinstance(v, list):
-        return [_word(x, where) for x in v]
-    return [_word(v, where)]
-
-
-def _datapath(rec: dict, where: str) -> Datapath:
-    try:
-        return Datapath(
-            family=rec["family"], kind=rec["kind"], a_type=get_format(rec["a_type"]).name,
-            b_type=get_format(rec["b_type"]).name, d_type=get_format(rec["d_type"]).name,
-            k=int(rec["k"]), c_type=get_format(rec["c_type"]).name if rec.get("c_type") else None,
-            scale_type=rec.get("scale_type") or None,
-            scale_vec=int(rec["scale_vec"]) if rec.get("scale_vec") else (1 if rec.get("scale_type") else None),
-            sparse=rec.get("sparse_metadata") not in (None, [], ""),
-            saturate=bool(rec.get("saturate") or False),
-        )
-    except (DatapathError, FormatError, ValueError, TypeError) as e:
-        raise CaptureError(f"{where}: {e}") from None
+def _datapath(rec: dict) -> Datapath:
+    """The datapath of a record already read against the schema."""
+    return Datapath(
+        family=rec["family"], kind=rec["kind"], a_type=rec["a_type"], b_type=rec["b_type"],
+        d_type=rec["d_type"], k=rec["k"], c_type=rec["c_type"],
+        scale_type=rec.get("scale_type"), scale_vec=rec.get("scale_vec"),
+        sparse=bool(rec.get("sparse_metadata")), saturate=bool(rec.get("saturate", False)))
 
 
 def _case(rec: dict, dp: Datapath, where: str):
-    a, b = _words(rec["a"], where + " a"), _words(rec["b"], where + " b")
+    a, b = list(rec["a"]), list(rec["b"])
     active = None
     if dp.sparse:
         from tcprobe.models import sparsity
 
-        meta = _words(rec["sparse_metadata"], where + " sparse_metadata")
+        meta = rec["sparse_metadata"]
         try:
             active = sparsity.active_positions(dp, np.array(meta, np.uint32))
         except ValueError as e:
@@ -100,21 +81,25 @@ def _case(rec: dict, dp: Datapath, where: str):
     a = a + [0] * (dp.k - len(a))
     b = b + [0] * (dp.k - len(b))
     n = dp.n_scales
-    sa = _words(rec.get("scale_a"), where + " scale_a")
-    sb = _words(rec.get("scale_b"), where + " scale_b")
+    sa, sb = list(rec.get("scale_a", [])), list(rec.get("scale_b", []))
     if dp.block_scaled:
         sa = sa * n if len(sa) == 1 else sa
         sb = sb * n if len(sb) == 1 else sb
         if len(sa) != n or len(sb) != n:
-            raise CaptureError(f"{where}: {dp.id} needs {n} scale words for A and for B")
-    return a, b, _word(rec["c"], where + " c"), sa, sb, active, _word(rec["d"], where + " d")
+            raise CaptureError(f"{where}: {dp.id} needs {n} scale words for A and for B "
+                               f"(or one, used for every block)")
+    elif sa or sb:
+        raise CaptureError(f"{where}: scale_a/scale_b given but {dp.kind} is not block-scaled")
+    return a, b, rec["c"], sa, sb, active, rec["d"]
 
 
 def read(path: Path) -> list[Capture]:
     """The captures in one .jsonl file, one per (gpu, datapath)."""
     groups: dict[tuple, list] = {}
-    with open(path) as fh:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
+            if any("\udc80" <= ch <= "\udcff" for ch in line):
+                raise CaptureError(f"{path}:{n}: not UTF-8 text")
             if not line.strip() or line.lstrip().startswith("//"):
                 continue
             where = f"{path}:{n}"
@@ -122,12 +107,11 @@ def read(path: Path) -> list[Capture]:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise CaptureError(f"{where}: not JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise CaptureError(f"{where}: a line must be a JSON object")
-            missing = [f for f in REQUIRED if f not in rec]
-            if missing:
-                raise CaptureError(f"{where}: missing field(s) {', '.join(missing)}")
-            dp = _datapath(rec, where)
+            try:
+                rec = check_vector(rec, where)
+                dp = _datapath(rec)
+            except (SchemaError, DatapathError, FormatError) as e:
+                raise CaptureError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
             row = _case(rec, dp, where)
             groups.setdefault((rec.get("gpu") or "unknown", dp), []).append((rec.get("name") or f"line {n}", row))
     if not groups:

@@ -38,11 +38,17 @@ FORMAT_DIRS = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e
 
 def _read_words(path: Path, base: int, width: int | None = None) -> np.ndarray:
     rows = []
-    with open(path) as fh:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
+            if any("\udc80" <= ch <= "\udcff" for ch in line):
+                raise CaptureError(f"{path}:{n}: not UTF-8 text")
             toks = line.split()
             if not toks:
                 continue
+            if base == 2 and any(len(t) != 32 for t in toks):
+                bad = next(t for t in toks if len(t) != 32)
+                raise CaptureError(f"{path}:{n}: a binary word has {len(bad)} digits, not 32: "
+                                   f"{bad[:40]!r}")
             try:
                 vals = [int(t, base) for t in toks]
             except ValueError:
@@ -61,6 +67,17 @@ def _read_words(path: Path, base: int, width: int | None = None) -> np.ndarray:
     return np.array(rows, dtype=np.uint32)
 
 
+def _one_file(folder: Path, operand: str) -> Path:
+    """The one ``{operand}_*.txt`` file of ``folder`` (none or two are an error)."""
+    found = sorted(folder.glob(f"{operand}_*.txt"))
+    if not found:
+        raise CaptureError(f"{folder}: needs a_*, b_* and c_* files (no {operand}_*.txt)")
+    if len(found) > 1:
+        raise CaptureError(f"{folder}: {len(found)} {operand}_*.txt files "
+                           f"({', '.join(p.name for p in found)}); keep one")
+    return found[0]
+
+
 def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
     """The captures (one per d_* file) of one GPU/FORMAT folder."""
     folder = Path(folder)
@@ -69,11 +86,7 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
         raise CaptureError(f"{folder}: unknown input format folder {folder.name!r}")
     fmt = get_format(FORMAT_DIRS[fmt_key])
     gpu = gpu or folder.parent.name
-    a_file = next(folder.glob("a_*.txt"), None)
-    b_file = next(folder.glob("b_*.txt"), None)
-    c_file = next(folder.glob("c_*.txt"), None)
-    if not (a_file and b_file and c_file):
-        raise CaptureError(f"{folder}: needs a_*, b_* and c_* files")
+    a_file, b_file, c_file = (_one_file(folder, x) for x in "abc")
     a32 = _read_words(a_file, 16)
     b32 = _read_words(b_file, 16, a32.shape[1])
     c32 = _read_words(c_file, 2, 1)[:, 0]

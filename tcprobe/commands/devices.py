@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
-from tcprobe.console import console, write_json
+from tcprobe.commands.options import json_option
+from tcprobe.console import console, plain, say, write_json
 
 
 def _gpus() -> tuple[list[dict], str]:
@@ -69,7 +69,7 @@ def _tools() -> list[str]:
 
 
 @click.command("devices")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the list as JSON.")
+@json_option("Write the list as JSON")
 def command(json_path):
     """List the devices found: GPUs (through the driver), the simulated
     devices, and MMA-Sim where it is installed."""
@@ -79,13 +79,13 @@ def command(json_path):
     for col in ("device", "kind", "name", "detail", "families"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r["device"], r["kind"], r["name"], r["detail"], r["families"])
+        table.add_row(*[plain(r[k]) for k in ("device", "kind", "name", "detail", "families")])
     console.print(table)
     if not gpus:
-        console.print(f"[yellow]no GPU:[/] {escape(why)}; --device cuda is unavailable, the sim devices run "
-                      "everywhere")
+        say(("no GPU:", "yellow"), f" {why}; --device cuda is unavailable, the sim devices run "
+            "everywhere")
     tools = _tools()
     for line in tools:
-        console.print(line, markup=False)
+        say(line)
     if json_path:
         write_json(json_path, {"devices": rows, "gpu_note": why, "tools": tools})

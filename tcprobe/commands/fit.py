@@ -7,7 +7,8 @@ import time
 import click
 
 from tcprobe.capture import load
-from tcprobe.console import console, note, write_json
+from tcprobe.commands.options import json_option
+from tcprobe.console import console, note, plain, say, write_json
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
 from tcprobe.reports.fit import fit_detail, fit_summary_table
 
@@ -16,8 +17,7 @@ from tcprobe.reports.fit import fit_detail, fit_summary_table
 @click.option("--capture", "captures", multiple=True, required=True, type=click.Path(),
               help="A capture folder (a/b/c/d text files, every output below it is fitted), "
                    "a .jsonl file of recorded vectors, or a tcprobe capture file. Repeatable.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write every fit (path, candidates, cases) as JSON.")
+@json_option("Write every fit (path, candidates, cases) as JSON")
 @click.option("--budget", default=2000, show_default=True, type=click.IntRange(1),
               help="Most distinct candidates screened per capture.")
 @click.option("--screen", default=256, show_default=True, type=click.IntRange(8),
@@ -54,7 +54,7 @@ def command(captures, json_path, budget, screen, start, only, details, quick):
     t0 = time.perf_counter()
     with console.status("fitting") as status:
         for i, cap in enumerate(caps, 1):
-            status.update(f"fitting {cap.label} ({i}/{len(caps)})")
+            status.update(plain(f"fitting {cap.label} ({i}/{len(caps)})"))
             try:
                 seeds = seed_recipes(cap, start) if start else None
                 results.append(fit(cap, cfg, seeds=seeds))
@@ -71,9 +71,9 @@ def command(captures, json_path, budget, screen, start, only, details, quick):
     for s in skipped:
         note(f"skipped {s}")
     exact = sum(r.mismatches == 0 for r in results)
-    console.print(f"{len(results)} captures, {exact} fitted without a mismatch; "
-                  f"{sum(r.candidates for r in results):,} candidates screened in "
-                  f"{time.perf_counter() - t0:.1f} s")
+    say(f"{len(results)} captures, {exact} fitted without a mismatch; "
+        f"{sum(r.candidates for r in results):,} candidates screened in "
+        f"{time.perf_counter() - t0:.1f} s")
     if json_path:
         write_json(json_path, {"config": cfg.__dict__, "results": [r.as_dict() for r in results],
                                "skipped": skipped})

@@ -5,49 +5,75 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from tcprobe.capture import load
+from tcprobe.capture import streams
 from tcprobe.commands import open_device
-from tcprobe.console import console, write_json
+from tcprobe.commands.options import Count, json_option
+from tcprobe.console import console, plain, say, write_json
+from tcprobe.devices.base import DeviceError
+from tcprobe.models.isa import FAMILIES
 from tcprobe.replay import replay
+
+
+def replay_pieces(pieces, dev, family, limit, show):
+    """One ReplayResult over a capture's pieces (case numbers in the whole capture)."""
+    total = None
+    for piece in pieces:
+        left = None if limit is None else limit - (total.cases if total else 0)
+        if left is not None and left <= 0:
+            break
+        r = replay(piece, dev, family, left, show)
+        for m in r.examples:
+            m.index += piece.meta.get("offset", 0)
+        if total is None:
+            total = r
+        else:
+            total.cases += r.cases
+            total.mismatches += r.mismatches
+            total.examples = (total.examples + r.examples)[:show]
+        if r.skipped:
+            break
+    return total
 
 
 @click.command("replay")
 @click.option("--capture", "captures", multiple=True, required=True, type=click.Path(),
               help="A capture folder (a/b/c/d text files), a .jsonl file or a capture file. Repeatable.")
-@click.option("--device", "device_spec", required=True, help="Device to replay on: cuda[:N] or sim:NAME.")
-@click.option("--family", type=click.Choice(["mma", "wgmma", "tcgen05"]),
+@click.option("--device", "device_spec",
+              help="Device to replay on: cuda[:N], sim:NAME or sim:PATH.toml (default: the GPU, "
+                   "else a sim device).")
+@click.option("--family", type=click.Choice(FAMILIES, case_sensitive=False),
               help="Replay on this instruction family instead of the capture's own.")
-@click.option("--limit", type=int, help="Replay at most this many cases per capture.")
-@click.option("--show", default=3, show_default=True, help="Differing cases shown per capture.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the results as JSON.")
+@click.option("--limit", type=Count(), help="Replay at most this many cases per capture (1e4, 10k).")
+@click.option("--show", default=3, show_default=True, type=click.IntRange(0, 10_000),
+              help="Differing cases shown per capture.")
+@json_option("Write the results as JSON")
 def command(captures, device_spec, family, limit, show, json_path):
     """Send a capture's recorded inputs through a device and count the cases whose
     word differs from the recorded one (exit 1 on any difference)."""
-    caps = [c for path in captures for c in load(path)]
-    family_of = {"mma": "mma", "wgmma": "wgmma", "tcgen05": "tcgen05"}
-    dev = open_device(device_spec, family_of.get(family or caps[0].datapath.family, "mma"))
+    caps = [c for path in captures for c in streams(path)]
+    dev = open_device(device_spec, family or caps[0][0].datapath.family)
     try:
-        results = [replay(c, dev, family, limit, show) for c in caps]
+        results = [replay_pieces(pieces(), dev, family, limit, show) for _, pieces in caps]
         info = dev.info()
     finally:
         dev.close()
-    table = Table(title=f"Replay on {dev.name}", header_style="bold")
+    table = Table(title=plain(f"Replay on {dev.name}"), header_style="bold")
     for col in ("capture", "recorded as", "replayed as", "cases", "differ", "note"):
         table.add_column(col, overflow="fold")
     for r in results:
         differ = "skipped" if r.skipped else ("[green]0[/]" if not r.mismatches else f"[red]{r.mismatches:,}[/]")
-        table.add_row(r.label, r.recorded_datapath, r.datapath, f"{r.cases:,}", differ,
-                      "; ".join(r.notes + ([r.skipped] if r.skipped else [])))
+        table.add_row(plain(r.label), r.recorded_datapath, r.datapath, f"{r.cases:,}", differ,
+                      plain("; ".join(r.notes + ([r.skipped] if r.skipped else []))))
     console.print(table)
     for r in results:
         for m in r.examples:
-            console.print(f"  {r.label} case {m.index}: recorded {m.device}, {dev.name} {m.model}")
+            say(f"  {r.label} case {m.index}: recorded {m.device}, {dev.name} {m.model}")
     ran = [r for r in results if not r.skipped]
     total = sum(r.mismatches for r in ran)
-    console.print(f"{len(ran)} captures replayed ({len(results) - len(ran)} skipped), "
+    say(f"{len(ran)} captures replayed ({len(results) - len(ran)} skipped), "
                   f"{sum(r.cases for r in ran):,} cases, {total:,} differ from the recorded words")
     if json_path:
         write_json(json_path, {"device": info, "results": [r.as_dict() for r in results]})
     if not ran:
-        raise LookupError(f"{dev.name} runs none of these captures")
+        raise DeviceError(f"{dev.name} runs none of these captures")
     raise SystemExit(1 if total else 0)

@@ -6,9 +6,10 @@ import click
 import numpy as np
 from rich.table import Table
 
-from tcprobe.commands import open_device
-from tcprobe.commands.validate import resolve_datapath, resolve_models
-from tcprobe.console import console, write_json
+from tcprobe.commands.choose import open_and_choose
+from tcprobe.commands.options import family_option, json_option
+from tcprobe.commands.validate import resolve_models
+from tcprobe.console import console, plain, write_json
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import ulps_or_none
@@ -38,8 +39,7 @@ def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.nd
 @click.command("run-case")
 @click.option("--datapath", help="Datapath id (e.g. mma.bf16.f32.k16).")
 @click.option("--format", "fmt", help="Input format, with --instr, instead of --datapath.")
-@click.option("--instr", type=click.Choice(["mma", "wgmma", "tcgen05"]), default="mma",
-              show_default=True)
+@family_option("Instruction family (default: the newest the device runs for the format).")
 @click.option("--device", "device_spec", help="Device (sim:b200, ...); default: the GPU, else a sim device.")
 @click.option("--a", "a_text", default="", help="A words, comma-separated (missing ones are +0).")
 @click.option("--b", "b_text", default="", help="B words, comma-separated (missing ones are +0).")
@@ -49,12 +49,12 @@ def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.nd
 @click.option("--active", "active_text", help="Selected K positions of a sparse datapath (e.g. 0,1,4,5).")
 @click.option("--model", "model_names", multiple=True, default=("auto",), show_default=True,
               help="Model to compare (repeatable).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result as JSON.")
-def command(datapath, fmt, instr, device_spec, a_text, b_text, c_text, sa_text, sb_text,
+@json_option("Write the result as JSON")
+def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text, sb_text,
             active_text, model_names, json_path):
     """Run one case on a device and print its word beside each model's
     (exit 1 when a model differs): the reproducers `tcprobe validate` prints."""
-    dp = resolve_datapath(fmt, instr, datapath)
+    device, dp = open_and_choose(device_spec, fmt, family, datapath)
     a = parse_words(a_text, dp.a_type, dp.k, "a")
     b = parse_words(b_text, dp.b_type, dp.k, "b")
     c = parse_words(c_text, dp.c, 1, "c")
@@ -70,7 +70,11 @@ def command(datapath, fmt, instr, device_spec, a_text, b_text, c_text, sa_text, 
     if dp.sparse:
         if not active_text:
             raise click.UsageError(f"{dp.id} is sparse: give --active (the selected K positions)")
-        lanes = [int(x) for x in active_text.split(",") if x.strip()]
+        try:
+            lanes = [int(x, 0) for x in active_text.split(",") if x.strip()]
+        except ValueError:
+            raise click.BadParameter(f"{active_text!r} is not a list of K positions "
+                                     "(e.g. 0,1,4,5)", param_hint="--active") from None
         if any(not 0 <= x < dp.k for x in lanes):
             raise click.BadParameter(f"positions must be in 0..{dp.k - 1}", param_hint="--active")
         active = np.zeros((1, dp.k), bool)
@@ -78,21 +82,20 @@ def command(datapath, fmt, instr, device_spec, a_text, b_text, c_text, sa_text, 
     case = Cases(a[None, :], b[None, :], c, None if sa is None else sa[None, :],
                  None if sb is None else sb[None, :], active)
     case.check(dp)
-    device = open_device(device_spec, dp.family)
     models = resolve_models(model_names, dp, device.info().get("gpu"))
     fd = get_format(dp.d_type)
     dw = int(device.run(dp, case)[0])
     t = Table(title=f"{dp.id}: one case", title_justify="left")
     for col in ("who", "word", "ulps vs device"):
         t.add_column(col)
-    t.add_row(device.name, describe(fd, dw), "")
+    t.add_row(plain(device.name), describe(fd, dw), "")
     rows, differ = [], 0
     for m in models:
         mw = int(m.evaluate(case)[0])
         ulps = ulps_or_none(fd, mw, dw)
         same = mw == dw
         differ += not same
-        t.add_row(m.name, f"[{'green' if same else 'red'}]{describe(fd, mw)}[/]",
+        t.add_row(plain(m.name), f"[{'green' if same else 'red'}]{describe(fd, mw)}[/]",
                   "same word" if same else ("NaN" if ulps is None else f"{ulps:+d}"))
         rows.append({"model": m.name, "word": f"{mw:#x}", "same": same, "ulps": ulps})
     console.print(t)

@@ -7,7 +7,8 @@ import time
 import click
 from rich.table import Table
 
-from tcprobe.console import console, write_json
+from tcprobe.commands.options import json_option
+from tcprobe.console import console, say, write_json
 from tcprobe.devices.cuda import nvrtc, sass
 from tcprobe.kernels import catalog
 from tcprobe.models.emulated import EMULATION_BY_ARCH
@@ -29,7 +30,8 @@ def parse_families(values) -> tuple[str, ...] | None:
     out = []
     for n in names:
         if n.lower() not in FAMILY_ALIASES:
-            raise ValueError(f"unknown instruction family {n!r} in --instr (mma, wgmma, tcgen05)")
+            raise click.BadParameter(f"unknown instruction family {n!r} (mma, wgmma, tcgen05)",
+                                     param_hint="--instr")
         out.append(FAMILY_ALIASES[n.lower()])
     return tuple(dict.fromkeys(out))
 
@@ -66,7 +68,7 @@ def verdict_table(reports: list[sass.ArchReport]) -> Table:
               help="Only harnesses that run these input formats (comma list, e.g. bf16,e4m3).")
 @click.option("--arch", "archs", multiple=True,
               help=f"Architectures (comma list; default {','.join(catalog.ARCH_FAMILIES)}).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the verdicts as JSON.")
+@json_option("Write the verdicts as JSON")
 @click.option("--no-cache", is_flag=True, help="Recompile the cubins instead of reading the cache.")
 def command(instrs, formats, archs, json_path, no_cache):
     """Compile the harnesses with NVRTC, disassemble with nvdisasm, and check that
@@ -76,33 +78,37 @@ def command(instrs, formats, archs, json_path, no_cache):
     """
     families = parse_families(instrs)
     fmts = tuple(f.lower() for f in _split(formats))
-    arch_list = [nvrtc.check_arch(a) for a in _split(archs)] or list(catalog.ARCH_FAMILIES)
+    arch_list = [a.strip().lower() for a in _split(archs)] or list(catalog.ARCH_FAMILIES)
     for a in arch_list:
+        if not nvrtc.ARCH_RE.match(a):
+            raise click.BadParameter(f"not a GPU architecture: {a!r} (e.g. sm_90a, sm_100a)",
+                                     param_hint="--arch")
         if a not in catalog.ARCH_FAMILIES:
-            raise LookupError(f"no harness for {a} (known: {', '.join(catalog.ARCH_FAMILIES)})")
+            raise click.BadParameter(f"no harness for {a} (known: "
+                                     f"{', '.join(catalog.ARCH_FAMILIES)})", param_hint="--arch")
     t0 = time.perf_counter()
     reports = run_check(arch_list, families, fmts, use_cache=not no_cache)
     if not reports:
-        raise LookupError("no harness matches the selection (--instr, --format, --arch)")
+        raise click.UsageError("no harness matches the selection (--instr, --format, --arch)")
     console.print(verdict_table(reports))
     verdicts = [v for r in reports for v in r.verdicts]
     for note in dict.fromkeys(v.note for v in verdicts if v.note and v.status == "ok"):
-        console.print(f"[cyan]note:[/] {note}")
+        say(("note:", "cyan"), f" {note}")
     for v in verdicts:
         if v.status == "unsupported":
-            console.print(f"[dim]not built:[/] {v.harness} on {v.arch}: {v.note}")
+            say(("not built:", "dim"), f" {v.harness} on {v.arch}: {v.note}")
     for v in verdicts:
         if v.status == "emulated":
-            console.print(f"[yellow]emulated:[/] {v.harness} on {v.arch} ({v.ptx}) is not a native "
-                          f"tensor-core op: {v.emulation['summary'] if v.emulation else '?'}; "
-                          f"model profile {v.profile}")
+            say(("emulated:", "yellow"), f" {v.harness} on {v.arch} ({v.ptx}) is not a native "
+                f"tensor-core op: {v.emulation['summary'] if v.emulation else '?'}; "
+                f"model profile {v.profile}")
         elif v.status == "missing":
-            console.print(f"[bold red]missing:[/] {v.harness} on {v.arch}: expected {v.expected}, "
-                          f"found {' '.join(v.found) or 'no tensor-core op'}"
-                          + (f" ({v.note})" if v.note else ""))
+            say(("missing:", "bold red"), f" {v.harness} on {v.arch}: expected {v.expected}, "
+                f"found {' '.join(v.found) or 'no tensor-core op'}"
+                + (f" ({v.note})" if v.note else ""))
     n = count_status(verdicts)
     compiled = sum(not r.cached for r in reports)
-    console.print(f"{len(verdicts) - n['unsupported']} kernel builds on {len(reports)} architectures: "
+    say(f"{len(verdicts) - n['unsupported']} kernel builds on {len(reports)} architectures: "
                   f"{n['ok']} ok, {n['emulated']} emulated (flagged), {n['missing']} missing; NVRTC "
                   f"{'.'.join(map(str, nvrtc.version()))}, nvdisasm {sass.nvdisasm_version()}; "
                   f"cubins: {compiled} compiled, {len(reports) - compiled} from the cache; "

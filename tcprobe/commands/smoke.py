@@ -6,7 +6,9 @@ import click
 from rich.table import Table
 
 from tcprobe.commands import open_device
-from tcprobe.console import console, write_json
+from tcprobe.commands.options import Count, json_option
+from tcprobe.console import console, plain, say, write_json
+from tcprobe.models.formats import get_format
 from tcprobe.smoke import run_smoke
 
 STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}
@@ -17,23 +19,25 @@ STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}
               help="cuda[:N], sim:NAME or sim:PATH.toml (default: the GPU, else a sim device).")
 @click.option("--format", "fmt", default="bf16", show_default=True,
               help="The input format checked on every family the device runs.")
-@click.option("--cases", default=10_000, show_default=True, help="Cases validated per family.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the generated cases.")
+@click.option("--cases", default="10000", show_default=True, type=Count(),
+              help="Cases validated per family (1e4, 10k, 10_000).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the generated cases.")
 @click.option("--no-sass", is_flag=True, help="Skip the SASS check.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@json_option("Write the report as JSON")
 def command(device_spec, fmt, cases, seed, no_sass, json_path):
     """Smoke-test a device: SASS check, ladder and validation per family (exit 1 on any failure)."""
+    get_format(fmt)  # a bad format is an error before any device is opened
     device = open_device(device_spec)
     tag = " (simulated)" if device.simulated else ""
-    console.print(f"smoke run on {device.name}{tag}")
+    say(f"smoke run on {device.name}{tag}")
 
     def show(step):
-        console.print(f"  [{STYLE[step.status]}]{step.status:7}[/] {step.name:16} {step.detail}"
-                      f" [dim]{step.seconds:.1f} s[/]", soft_wrap=True)
+        say("  ", (f"{step.status:7}", STYLE[step.status]), f" {step.name:16} {step.detail} ",
+            (f"{step.seconds:.1f} s", "dim"))
 
     result = run_smoke(device, fmt=fmt, cases=cases, seed=seed, sass_check=not no_sass,
                        on_step=show)
-    t = Table(title=f"smoke on {device.name}{tag}: {'passed' if result.ok else 'FAILED'}",
+    t = Table(title=plain(f"smoke on {device.name}{tag}: {'passed' if result.ok else 'FAILED'}"),
               title_justify="left")
     for col in ("step", "status", "seconds"):
         t.add_column(col)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from tcprobe.console import console, write_json
+from tcprobe.commands.options import json_option
+from tcprobe.console import console, say, write_json
 from tcprobe.targets import SUITES, targets
 
 
@@ -13,25 +14,23 @@ from tcprobe.targets import SUITES, targets
 @click.option("--suite", "suites", multiple=True, type=click.Choice([*SUITES, "all"]),
               help="blog: the 46 B200 tcgen05 datapaths of the write-up; mixed: the 50 "
                    "mixed A/B pairs; hmma: mma.sync/wgmma. Repeatable; default blog and mixed.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write the targets as JSON.")
+@json_option("Write the targets as JSON")
 def command(suites, json_path):
-    """List datapaths with family, kind, formats, scaling, sparsity, arch and descriptor."""
+    """List datapaths: the id --datapath takes (family, kind, types, K, scales,
+    sparsity), scaling, arch and instruction descriptor."""
     chosen = SUITES if "all" in suites else (suites or ("blog", "mixed"))
     rows = targets(chosen)
     t = Table(title=f"{len(rows)} targets", title_justify="left")
     for col, just in (("#", "right"), ("suite", "left"), ("group", "left"), ("name", "left"),
-                      ("family", "left"), ("kind", "left"), ("A x B", "left"), ("D", "left"),
-                      ("K", "right"), ("scaling", "left"), ("sparse", "left"),
+                      ("datapath (what --datapath takes)", "left"), ("scaling", "left"),
                       ("arch", "left"), ("idesc", "left")):
-        t.add_column(col, justify=just, overflow="fold")
+        t.add_column(col, justify=just, overflow="fold", no_wrap=col.startswith("datapath"))
     for i, r in enumerate(rows, 1):
-        dp, d = r.datapath, r.descriptor
-        t.add_row(str(i), r.suite, r.group, r.name, dp.family, dp.kind,
-                  f"{dp.a_type} x {dp.b_type}", dp.d_type, str(dp.k), r.scaling,
-                  "yes" if dp.sparse else "-", r.arch, "-" if d is None else f"{d:#010x}")
+        d = r.descriptor
+        t.add_row(str(i), r.suite, r.group, r.name, r.datapath.id, r.scaling, r.arch,
+                  "-" if d is None else f"{d:#010x}")
     console.print(t)
     counts = {s: sum(r.suite == s for r in rows) for s in chosen}
-    console.print(", ".join(f"{s}: {n}" for s, n in counts.items()))
+    say(", ".join(f"{s}: {n}" for s, n in counts.items()))
     if json_path:
         write_json(json_path, {"targets": [r.as_dict() for r in rows], "counts": counts})

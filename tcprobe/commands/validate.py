@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -14,26 +13,36 @@ from rich.table import Table
 from tcprobe import campaign as camp
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
-from tcprobe.commands import open_device
-from tcprobe.console import console, err_console, note, write_json
-from tcprobe.models import fastpath, registry
-from tcprobe.models.datapath import Datapath, default_datapath
+from tcprobe.capture.lock import check_room, hold_out_folder
+from tcprobe.commands.choose import open_and_choose
+from tcprobe.commands.model_file import is_model_file, load_model_file
+from tcprobe.commands.options import Count, family_option, json_option
+from tcprobe.console import console, err_console, note, plain, say, write_json
+from tcprobe.models import registry
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
 
 
-def resolve_datapath(fmt: str | None, instr: str, datapath: str | None) -> Datapath:
-    if datapath:
-        return Datapath.parse(datapath)
-    if not fmt:
-        raise click.UsageError("give --format (with --instr) or --datapath")
-    return default_datapath(instr, fmt)
+def resolve_model(name: str, dp: Datapath, gpu: str | None):
+    """A model name (auto, a profile, a baseline) or a .json fingerprint / fit result."""
+    if is_model_file(name):
+        return load_model_file(name, dp)
+    try:
+        return registry.resolve(name, dp, gpu)
+    except ModelError as e:
+        if name.strip().lower() == "auto" and not gpu:
+            raise ModelError(f"{e}: this device names no GPU, so give the model: --model NAME "
+                             "(a profile, e.g. b200-hmma) or --model fp.json (tcprobe ladder "
+                             "--json fp.json)") from None
+        raise
 
 
 def resolve_models(names, dp: Datapath, gpu: str | None) -> list:
     models = []
     for i, name in enumerate(names):
         try:
-            models.append(registry.resolve(name, dp, gpu))
+            models.append(resolve_model(name, dp, gpu))
         except ModelError as e:
             if i == 0:
                 raise
@@ -42,12 +51,12 @@ def resolve_models(names, dp: Datapath, gpu: str | None) -> list:
 
 
 def suite_table(rep: dict) -> Table:
-    t = Table(title=f"{rep['datapath']} on {rep['device'].get('device', '?')}"
-              + (" (simulated)" if rep["simulated"] else ""), title_justify="left")
+    t = Table(title=plain(f"{rep['datapath']} on {rep['device'].get('device', '?')}"
+                          + (" (simulated)" if rep["simulated"] else "")), title_justify="left")
     t.add_column("suite")
     t.add_column("cases", justify="right")
     for m in rep["models"]:
-        t.add_column(f"{m['name']}{' *' if m['selected'] else ''}", justify="right")
+        t.add_column(plain(f"{m['name']}{' *' if m['selected'] else ''}"), justify="right")
     for s in rep["suites"]:
         cells = []
         for m in rep["models"]:
@@ -67,32 +76,34 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
 
 @click.command("validate")
 @click.option("--format", "fmt", help="Input format (bf16, f16, tf32, e4m3, ...).")
-@click.option("--instr", type=click.Choice(["mma", "wgmma", "tcgen05"]), default="mma",
-              show_default=True, help="Instruction family.")
+@family_option("Instruction family (default: the newest the device runs for the format, "
+               "as in ladder).")
 @click.option("--datapath", help="A full datapath id instead of --format/--instr "
                                  "(e.g. tcgen05.f8f6f4.e4m3xe2m1.f32.k32).")
 @click.option("--device", "device_spec", help="Device to validate (sim:b200, ...). "
                                                "Default: the GPU, else a sim device.")
-@click.option("--cases", "cases_text", default="100000", show_default=True,
-              help="Cases to run: 1e6, 1_000_000 or 1000000.")
+@click.option("--cases", "n_cases", default="100000", show_default=True, type=Count(),
+              help="Cases to run: 1e6, 1_000_000, 1000000 or 100k.")
 @click.option("--model", "model_names", multiple=True,
-              help="Model to score (repeatable); the first is the selected one, whose "
-                   "mismatches make the exit status 1. Default: auto, then ieee (auto alone "
-                   "for integer and block-scaled datapaths).")
+              help="Model to score (repeatable): a name, or PATH.json, a ladder fingerprint "
+                   "(tcprobe ladder --json) or a fit result (tcprobe fit --json); the first is "
+                   "the selected one, whose mismatches make the exit status 1. Default: auto, "
+                   "then ieee (auto alone for integer and block-scaled datapaths).")
 @click.option("--suite", "suite_text", default=",".join(suites_mod.SUITES), show_default=True,
               help="Comma-separated suites.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of every generator.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@json_option("Also write the JSON report here")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Folder for capture.tcap and report.{json,md,html} "
                    "(default out/validate/DATAPATH.DEVICE.sSEED).")
 @click.option("--resume", is_flag=True, help="Continue the capture in --out (re-scores what "
                                              "it holds, then runs the rest).")
-@click.option("--jobs", type=int, default=0, help="Threads for the models (default: every core).")
-@click.option("--shrink", "shrink_n", default=5, show_default=True,
+@click.option("--jobs", type=click.IntRange(0, 1024), default=0,
+              help="Threads for the models (default: every core).")
+@click.option("--shrink", "shrink_n", default=5, show_default=True, type=click.IntRange(0, 1000),
               help="Mismatches shrunk to reproducers per model.")
 @click.option("--chunk", default=16384, show_default=True, hidden=True,
-              help="Cases per capture chunk.")
+              type=click.IntRange(1, 1 << 22), help="Cases per capture chunk.")
 @click.option("--targets", "targets_text",
               help="A campaign: one datapath after another into one folder (blog, mixed, hmma, "
                    "all, or datapath ids, comma-separated); --cases is then per datapath and "
@@ -105,13 +116,12 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
 @click.option("--shard", "shard_text", help="Campaign shard I/N: every N-th datapath from the "
                                             "I-th (join the folders with tcprobe report merge).")
 @click.pass_context
-def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_names, suite_text, seed,
+def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names, suite_text, seed,
             json_path, out_dir, resume, jobs, shrink_n, chunk, targets_text, preset, lanes_text,
             shard_text):
     """Run generated cases (raw, finite, edge, adversarial, sparse suites) on a
     device, stream them to a capture, score models, and shrink every kind of
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
-    from tcprobe.reports.validate import html, markdown, report
 
     if targets_text or preset or shard_text:
         from click.core import ParameterSource
@@ -124,17 +134,15 @@ def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_name
             raise click.UsageError("give --targets or --format/--datapath, not both")
         given = click_ctx.get_parameter_source("suite_text") != ParameterSource.DEFAULT
         run_campaign(targets_text=targets_text, device_spec=device_spec,
-                     cases=v.parse_count(cases_text), suite_text=suite_text, suite_given=given,
+                     cases=n_cases, suite_text=suite_text, suite_given=given,
                      preset=preset, lanes_text=lanes_text, shard_text=shard_text,
                      model_names=model_names, seed=seed, out_dir=out_dir, json_path=json_path,
                      chunk=chunk)
         return
-    dp = resolve_datapath(fmt, instr, datapath)
-    n_cases = v.parse_count(cases_text)
     suites = suites_mod.parse_suites(suite_text)
+    device, dp = open_and_choose(device_spec, fmt, family, datapath)
     plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
-    fastpath.set_jobs(jobs or os.cpu_count())
-    device = open_device(device_spec, dp.family)
+    device.speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations
     gpu = device.info().get("gpu")
     if not model_names:
         # the baselines are exact float sums; they know no block scales
@@ -142,6 +150,16 @@ def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_name
     models = resolve_models(model_names, dp, gpu)
     out = Path(out_dir) if out_dir else default_out(dp, device.name, seed)
     cap_path = out / "capture.tcap"
+    check_room(cap_path, dp, plan, resume)
+    with hold_out_folder(out):
+        _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrink_n,
+                        json_path)
+
+
+def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrink_n, json_path):
+    from tcprobe.reports.validate import html, markdown, report
+
+    n_cases = plan.cases
 
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
@@ -158,8 +176,8 @@ def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_name
                            progress=progress)
         except KeyboardInterrupt:
             bar.stop()
-            err_console.print(f"[yellow]interrupted[/]: every finished chunk is in {cap_path}; "
-                              "run the same command with --resume to continue")
+            say(("interrupted", "yellow"), f": every finished chunk is in {cap_path}; run the "
+                "same command with --resume to continue", err=True)
             raise
     if shrink_n:
         v.make_reproducers(result, device, per_model=shrink_n)
@@ -174,15 +192,18 @@ def command(click_ctx, fmt, instr, datapath, device_spec, cases_text, model_name
     console.print(suite_table(rep))
     for m in rep["models"]:
         if m["mismatches"]:
-            console.print(f"[b]{m['name']}[/]: {m['mismatches']:,} mismatches, first at case "
-                          f"{m['first_mismatch']:,}, caught by {', '.join(m['caught_by'])}")
+            say((m["name"], "bold"), f": {m['mismatches']:,} mismatches, first at case "
+                f"{m['first_mismatch']:,}, caught by {', '.join(m['caught_by'])}")
             for r in m["reproducers"][:3]:
                 ulps = "NaN" if r["ulps"] is None else f"{r['ulps']:+d} ulps"
-                console.print(f"  [dim]{r['generator']}[/] device {r['device_word']} model "
-                              f"{r['model_word']} ({ulps})\n    {r['command']}", soft_wrap=True)
+                say("  ", (r["generator"], "dim"), f" device {r['device_word']} model "
+                    f"{r['model_word']} ({ulps})")
+                say(f"    {r['command']}")
     rate = rep["cases_per_second"]
-    console.print(f"{rep['cases']['run']:,} cases in {rep['seconds']:.2f} s"
-                  + (f" ({rate:,} cases/s)" if rate else "")
-                  + (f", {result.resumed_cases:,} of them from the capture" if result.resumed_cases
-                     else "") + f"; capture {cap_path}, report {out / 'report.html'}")
+    if result.set_aside:
+        note(f"the capture was damaged; what followed the damage is kept in {result.set_aside}")
+    say(f"{rep['cases']['run']:,} cases in {rep['seconds']:.2f} s"
+        + (f" ({rate:,} cases/s)" if rate else "")
+        + (f", {result.resumed_cases:,} of them from the capture" if result.resumed_cases
+           else "") + f"; capture {cap_path}, report {out / 'report.html'}")
     raise SystemExit(rep["exit_status"])

@@ -26,6 +26,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
 from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
 
@@ -58,6 +59,7 @@ class Device(ABC):
 
     name: str = "device"
     simulated: bool = True  # reports label results from simulated devices
+    speed: Speed = Speed()  # how a device that runs models runs them (never what they give)
 
     @abstractmethod
     def supports(self, dp: Datapath) -> bool:

@@ -153,7 +153,7 @@ class SimDevice(Device):
                            c_el[rep, h.c_read[0]],
                            pick(batch.scale_a, h.sa_read) if dp.block_scaled else None,
                            pick(batch.scale_b, h.sb_read) if dp.block_scaled else None, meta)
-            d[rep] = model.evaluate(cases)[:, None]
+            d[rep] = model.evaluate(cases, self.speed)[:, None]
         rest = np.flatnonzero(~uniform)
         for lo in range(0, len(rest), CHUNK):
             idx = rest[lo:lo + CHUNK]
@@ -189,7 +189,7 @@ class SimDevice(Device):
         cases = _cases(dp, parts[0][first], parts[1][first], parts[2][first, 0],
                        pick(parts[3]) if n_s else None, pick(parts[4]) if n_s else None,
                        pick(parts[3 + n_s]) if dp.sparse else None)
-        words = model.evaluate(cases)
+        words = model.evaluate(cases, self.speed)
         return words[inverse.ravel()].reshape(t, w)
 
     # -- result mode ----------------------------------------------------------
@@ -200,7 +200,7 @@ class SimDevice(Device):
         is exactly one evaluation of the device's datapath, so it is
         computed directly (:meth:`run_through_tiles` takes the long way and
         the tests hold the two equal)."""
-        return self.model(dp).evaluate(cases)
+        return self.model(dp).evaluate(cases, self.speed)
 
     def run_through_tiles(self, dp: Datapath, cases: Cases) -> np.ndarray:
         """Result mode the long way: pack each case into a tile, launch, read the slice."""

@@ -19,6 +19,7 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError
+from tcprobe.schema import SchemaError, check_profile
 
 from .base import DeviceError
 from .sim_layout import LAYOUT_KEYS
@@ -137,9 +138,15 @@ def _engine_fields(table: dict, where: str) -> dict:
 def _load(path: str, mtime: float) -> SimProfile:
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as e:
         raise DeviceError(f"{p}: not a TOML profile ({e})") from None
+    except UnicodeDecodeError as e:
+        raise DeviceError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    try:
+        data = check_profile(data, str(p))  # the declarative schema, before anything runs
+    except SchemaError as e:
+        raise DeviceError(str(e)) from None
     top = {k: v for k, v in data.items() if not isinstance(v, dict)}
     meta = {k: top.pop(k) for k in ("name", "gpu", "families", "seed") if k in top}
     missing = [k for k in REQUIRED_KEYS if k not in top]

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from tcprobe.kernels import catalog
 
-from .cache import CACHE_FORMAT, cache_dir, read_cubin, write_cubin
+from . import cache as cubin_cache
+from .cache import CACHE_FORMAT, cache_dir, write_cubin
 
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 INSTALL_HINT = ("tcprobe's core install (and its old extra tcprobe[cuda]) brings cuda-bindings, "
@@ -130,7 +131,7 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
     path = cache_dir() / f"{Path(name).stem}-{arch}-{key[:24]}.cubin" if use_cache else None
     t0 = time.perf_counter()
     if path is not None:
-        data = read_cubin(path)
+        data = cubin_cache.read(path, key, arch)  # key, sha256, ELF arch and owner verified
         if data is not None:
             return Cubin(arch, data, key, path, True, time.perf_counter() - t0)
     prog = _program(nvrtc, source, name, headers)
@@ -153,7 +154,7 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
         nvrtc.nvrtcDestroyProgram(prog)
     seconds = time.perf_counter() - t0
     if path is not None:
-        write_cubin(path, data)
+        cubin_cache.write(path, data, key, arch, write_cubin)
     return Cubin(arch, data, key, path, False, seconds, log)
 
 

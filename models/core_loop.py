@@ -1,0 +1,287 @@
+"""The engine's dot product, block after block (engine module doc, steps 2-4),
+as one compiled loop that the plain kernel and the fast path both run.
+
+:func:`kernel_params` turns an EngineParams and a datapath into one named
+structure, :class:`KernelParams` (formats as specs, each stage's rounding,
+kept bits and NaN word, the window), built here and nowhere else.
+:func:`case_word` walks one case's K positions in blocks and hands each
+block to :func:`.core.block_word`. Two product decoders feed it:
+
+* the classed decoder (``decode_scalar`` on every word): every configuration;
+* the lane decoder (``lanes=True``): windowed, raw-aligned float
+  configurations. It reads each word's fields by bit operations alone, with
+  no class and no branch, keeps zero lanes as zero terms, and only when a
+  block holds a NaN or Inf word walks it again for the classes (such a
+  block's result is NaN or an Inf whatever its finite terms are).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .core import (
+    EXACT,
+    NO_FLOOR,
+    NONNEG,
+    Stage,
+    Window,
+    add_term,
+    add_word,
+    block_word,
+    cut,
+    mul_class,
+    product_term,
+    quantum,
+    specials_word,
+    term_flags,
+    window_word,
+)
+from .formats import Overflow, Rounding, convert, convert_input, decode_scalar, get_format
+
+ROUNDINGS = {"rz": Rounding.RZ, "rne": Rounding.RNE, "rna": Rounding.RNA}
+OVERFLOWS = {"ieee": Overflow.IEEE, "inf": Overflow.INF, "saturate": Overflow.SATURATE}
+
+
+class ParamError(ValueError):
+    """A parameter value the engine does not know."""
+
+
+class KernelParams(NamedTuple):
+    """Every parameter of the engine's kernels, named (see kernel_params)."""
+
+    k: int  # products of one dot product
+    block: int  # products fused per block (at most K)
+    ordered: bool  # K positions consumed in the order array (else 0..K-1)
+    a_spec: tuple
+    b_spec: tuple
+    c_spec: tuple  # C's format (after c_convert)
+    normalized: bool  # terms align on their leading bit, not raw exponent sums
+    window: Window
+    inter: Stage  # a block result passed on to the next block
+    out: Stage  # the last block's result, the output word
+    c_last: bool  # C is added after the blocks (c_join='last')
+    c_add: Stage  # that final add (exact, rounded by c_add_rounding)
+
+
+class Prepared(NamedTuple):
+    """Words as the kernels read them, the K order, and the parameters."""
+
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    order: np.ndarray
+    params: KernelParams
+
+
+def _nan_word(fmt, override: int | None) -> int:
+    if override is not None:
+        return int(override)
+    if fmt.canonical_nan is None:
+        raise ParamError(f"{fmt.name} has no NaN")
+    return fmt.canonical_nan
+
+
+def kernel_params(dp, p, k: int, c_fmt=None) -> KernelParams:
+    """The KernelParams of EngineParams ``p`` on datapath ``dp`` with K=k
+    (``c_fmt``: C's format when c_convert changed it)."""
+    d_fmt = get_format(dp.d_type)
+    c_fmt = c_fmt or get_format(dp.c)
+    i_fmt = get_format(p.inter_type) if p.inter_type else d_fmt
+    d_keep = d_fmt.frac_bits if p.output_frac_bits is None else p.output_frac_bits
+    if p.inter_frac_bits is not None:
+        i_keep = p.inter_frac_bits
+    elif i_fmt == d_fmt:
+        i_keep = d_keep
+    else:
+        i_keep = i_fmt.frac_bits
+    overflow = int(OVERFLOWS[p.overflow])
+    zero_pos = p.zero_sign == "positive"
+    d_nan = _nan_word(d_fmt, p.nan)
+    out = Stage(d_fmt.spec, int(ROUNDINGS[p.output_rounding]), d_keep, d_nan, overflow, zero_pos)
+    inter = Stage(i_fmt.spec, int(ROUNDINGS[p.inter_rounding or p.output_rounding]), i_keep,
+                  _nan_word(i_fmt, p.nan if i_fmt == d_fmt else None), overflow, zero_pos)
+    c_add = Stage(d_fmt.spec, int(ROUNDINGS[p.c_add_rounding]), d_keep, d_nan, overflow,
+                  zero_pos)
+    window = Window(-1 if p.window_bits is None else int(p.window_bits),
+                    NO_FLOOR if p.zero_floor is None else int(p.zero_floor),
+                    -1 if p.carry_bits is None else int(p.carry_bits))
+    return KernelParams(k, min(p.block_size, max(k, 1)), p.k_order is not None,
+                        get_format(dp.a_type).spec, get_format(dp.b_type).spec, c_fmt.spec,
+                        p.align == "normalized", window, inter, out, p.c_join == "last", c_add)
+
+
+def prepare(dp, cases, p, convert_inputs=convert_input) -> Prepared:
+    """Apply the input and C conversions and build the KernelParams (shared
+    by the plain kernel and the fast path)."""
+    a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
+    c_fmt = get_format(dp.c)
+    a_words, b_words = cases.masked()
+    a_words = convert_inputs(a_words, a_fmt, p.input_conversion)
+    b_words = convert_inputs(b_words, b_fmt, p.input_conversion)
+    c_words = np.asarray(cases.c, np.int64)
+    if p.c_convert:
+        c_words = convert(c_words, c_fmt, p.c_convert).astype(np.int64)
+        c_fmt = get_format(p.c_convert)
+    k = cases.k
+    order = np.arange(k, dtype=np.int64) if p.k_order is None else np.asarray(p.k_order, np.int64)
+    if sorted(order.tolist()) != list(range(k)):
+        raise ParamError(f"k_order must be a permutation of 0..{k - 1}")
+    return Prepared(a_words, b_words, c_words, order, kernel_params(dp, p, k, c_fmt))
+
+
+def lane_decoder_applies(kp: KernelParams) -> bool:
+    """Whether the lane decoder computes this configuration: a window, raw
+    alignment, float formats for A, B, C and the block results."""
+    return (kp.window.bits >= 0 and not kp.normalized
+            and all(spec[0] == 0 for spec in (kp.a_spec, kp.b_spec, kp.c_spec, kp.inter.spec)))
+
+
+# ---------------------------------------------------------------------------
+# The two product decoders
+
+
+@njit(cache=True)
+def fields(x, spec):
+    """(special, sign, significand, raw exponent) of a float word by bit
+    operations alone, as decode_scalar gives them for finite words and zeros;
+    ``special`` marks NaN and Inf words, whose other fields mean nothing."""
+    kind, width, ebits, fbits, bias, specials, signed, drop = spec
+    x = x & ((1 << width) - 1)
+    sign = (x >> (width - 1)) & 1 if signed else 0
+    emask = (1 << ebits) - 1
+    fmask = (1 << fbits) - 1
+    e = (x >> (fbits + drop)) & emask
+    f = (x >> drop) & fmask
+    if specials == 0:
+        special = e == emask
+    elif specials == 1:
+        special = (e == emask) & (f == fmask)
+    else:
+        special = False
+    sig = f | ((1 if e != 0 else 0) << fbits)
+    raw = (e if e != 0 else 1) - bias
+    return special, sign, sig, raw
+
+
+@njit(cache=True)
+def _lane_class(special, sig, spec):
+    """A word's class from its fields (NaN: a special with a fraction, or any
+    special of a format without Inf)."""
+    if special:
+        return 3 if (spec[5] == 1 or (sig & ((1 << spec[3]) - 1)) != 0) else 2
+    return 0 if sig == 0 else 1
+
+
+@njit(inline="always")
+def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage):
+    """One block through the lane decoder: a pass for the specials, the zero
+    sign and the anchor, a pass that cuts every lane to the quantum and sums
+    it (zero lanes are zero terms); no term is stored."""
+    a_spec, b_spec = kp.a_spec, kp.b_spec
+    shift = a_spec[3] + b_spec[3]
+    special = False
+    all_neg = True
+    anchor = NO_FLOOR
+    cs = 0
+    cm = 0
+    cr = 0
+    if have_acc:
+        special, cs, cm, cr = fields(acc_word, acc_spec)
+        all_neg = cs == 1
+        anchor = cr if cm != 0 else NO_FLOOR
+    for j in range(lo, hi):
+        kk = order[j] if kp.ordered else j
+        spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
+        spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
+        special = special | spa | spb
+        all_neg = all_neg & ((sa ^ sb) == 1)
+        al = ra + rb if (ma != 0) & (mb != 0) else NO_FLOOR
+        anchor = al if al > anchor else anchor
+    if special:
+        flags = _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc)
+        return specials_word(flags, stage)[1]
+    q = quantum(anchor, kp.window)
+    m = cut(cm, cr - acc_spec[3] - q, cs) if have_acc else 0
+    for j in range(lo, hi):
+        kk = order[j] if kp.ordered else j
+        spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
+        spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
+        m += cut(ma * mb, ra + rb - shift - q, sa ^ sb)
+    return window_word(m, q, 0 if all_neg else NONNEG, kp.window, stage)
+
+
+@njit(inline="always")
+def _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
+    """The flags of a lane-decoded block that holds a NaN or Inf word: only
+    the classes of its words matter (its result is NaN or an Inf)."""
+    flags = 0
+    if have_acc:
+        sp, cs, cm, cr = fields(acc_word, acc_spec)
+        flags |= term_flags(_lane_class(sp, cm, acc_spec), cs)
+    for j in range(lo, hi):
+        kk = order[j] if kp.ordered else j
+        spa, sa, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
+        spb, sb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
+        cls = mul_class(_lane_class(spa, ma, kp.a_spec), _lane_class(spb, mb, kp.b_spec))
+        flags |= term_flags(cls, sa ^ sb)
+    return flags
+
+
+@njit(inline="always")
+def _class_terms(a, b, i, lo, hi, order, kp, t, acc_word, acc_spec, have_acc):
+    """The classed decoder: finite nonzero products only, every word classed."""
+    n = 0
+    flags = 0
+    if have_acc:
+        n, flags = add_word(t, n, flags, acc_word, acc_spec, kp.normalized)
+    for j in range(lo, hi):
+        kk = order[j] if kp.ordered else j
+        ca, sa, ma, la, ra = decode_scalar(np.int64(a[i, kk]), kp.a_spec)
+        cb, sb, mb, lb, rb = decode_scalar(np.int64(b[i, kk]), kp.b_spec)
+        cls, s, sig, lsb, al = product_term(ca, sa, ma, la, ra, cb, sb, mb, lb, rb,
+                                            kp.normalized)
+        n, flags = add_term(t, n, flags, cls, s, sig, lsb, al)
+    return n, flags
+
+
+# ---------------------------------------------------------------------------
+# The loop
+
+
+@njit(inline="always")
+def case_word(a, b, i, c_word, order, kp, t, lanes):
+    """Case i through its blocks: C (or nothing, with c_join='last') is the
+    first block's addend, each block's result the next one's; returns the
+    output word. ``lanes``: take the lane decoder (lane_decoder_applies)."""
+    k = kp.k
+    block = kp.block
+    n_blocks = (k + block - 1) // block
+    acc_word = c_word
+    acc_spec = kp.c_spec
+    for blk in range(n_blocks):
+        last = blk == n_blocks - 1 and not kp.c_last
+        stage = kp.out if last else kp.inter
+        have_acc = blk > 0 or not kp.c_last
+        lo = blk * block
+        hi = min(lo + block, k)
+        if lanes:
+            acc_word = _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc,
+                                   stage)
+        else:
+            n, flags = _class_terms(a, b, i, lo, hi, order, kp, t, acc_word, acc_spec, have_acc)
+            acc_word = block_word(t, n, flags, kp.window, stage)
+        acc_spec = stage.spec
+    if kp.c_last:
+        acc_word = _c_last_word(t, acc_word, acc_spec, c_word, kp)
+    return acc_word
+
+
+@njit(cache=True)
+def _c_last_word(t, acc_word, acc_spec, c_word, kp):
+    """c_join='last': the blocks' result plus C, summed exactly and rounded once."""
+    n, flags = add_word(t, 0, 0, acc_word, acc_spec, kp.normalized)
+    n, flags = add_word(t, n, flags, c_word, kp.c_spec, kp.normalized)
+    return block_word(t, n, flags, EXACT, kp.c_add)

@@ -1,0 +1,62 @@
+"""One writer per capture folder, and room for the capture before it starts."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+from pathlib import Path
+
+from tcprobe.models.datapath import Datapath
+
+from . import CaptureError
+
+LOCK_NAME = ".tcprobe.lock"
+HEADER_ROOM = 1 << 16  # file header and slack, in bytes
+
+
+@contextlib.contextmanager
+def hold_out_folder(out: Path):
+    """Hold the lock of ``out`` (created if missing) while the body runs; a
+    second run into the same folder is refused at once, nothing written."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise CaptureError(f"{out}: --out must be a folder, and this is a file")
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CaptureError(f"{out}: another tcprobe run is writing to this folder "
+                               "(wait for it to finish, or choose another --out)") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def capture_bytes(dp: Datapath, cases: int, chunk: int) -> int:
+    """Bytes a capture of ``cases`` cases in chunks of ``chunk`` takes."""
+    from .binary import _CHUNK_HEAD, record_dtype
+
+    chunks = -(-cases // chunk)
+    return HEADER_ROOM + cases * record_dtype(dp).itemsize + chunks * _CHUNK_HEAD.size
+
+
+def check_room(path: Path, dp: Datapath, plan, resume: bool) -> None:
+    """Refuse, before writing, a capture the disk cannot hold."""
+    path = Path(path)
+    need = capture_bytes(dp, plan.cases, plan.chunk)
+    if resume and path.exists():
+        need -= path.stat().st_size
+    where = path.parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if need > free:
+        raise CaptureError(f"a capture of {plan.cases:,} {dp.id} cases needs {need / 1e9:,.1f} GB "
+                           f"and {where} has {free / 1e9:,.1f} GB free: ask for fewer "
+                           "--cases or choose another --out")

@@ -1,0 +1,51 @@
+"""One rule for every command: which device, and which datapath a format runs.
+
+``--datapath`` names the datapath itself. ``--format`` (with ``--instr``
+if given) asks the device: the newest family it runs for the format, and
+that family's datapath on the device (the ISA table's K, f32 output, or
+what ``--output`` says). ``ladder``, ``validate``, ``run-case`` and
+``smoke`` all choose this way.
+"""
+
+from __future__ import annotations
+
+import click
+
+from tcprobe.commands import open_device
+from tcprobe.devices.base import Device
+from tcprobe.models.datapath import Datapath, default_datapath
+from tcprobe.models.formats import get_format
+from tcprobe.schema import check_instruction
+
+
+def choose_datapath(device: Device, family: str | None, fmt: str,
+                    d_type: str | None = None) -> Datapath:
+    """The datapath ``device`` runs for input format ``fmt`` (and ``family``, if given)."""
+    get_format(fmt)
+    if family is None:
+        pref = getattr(device, "preferred_family", None)
+        family = pref(fmt) if pref else "mma"
+    chooser = getattr(device, "datapath", None)
+    if chooser is not None:
+        return chooser(family, fmt, d_type)
+    return default_datapath(family, fmt, d_type)
+
+
+def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None,
+                    datapath: str | None, d_type: str | None = None) -> tuple[Device, Datapath]:
+    """(device, datapath) from the options --device, --format, --instr, --datapath, --output."""
+    if datapath:
+        if fmt:
+            raise click.UsageError("give --format or --datapath, not both")
+        dp = Datapath.parse(datapath)
+        check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
+                          dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
+                          f"--datapath {datapath}")
+        return open_device(device_spec, dp.family), dp
+    if not fmt:
+        raise click.UsageError("give --format (with --instr) or --datapath")
+    get_format(fmt)  # a bad format is an error before any device is opened
+    if d_type:
+        get_format(d_type)
+    device = open_device(device_spec, family)
+    return device, choose_datapath(device, family, fmt, d_type)

@@ -1,0 +1,43 @@
+"""Options several commands share: counts, --json (``-`` is stdout), --instr."""
+
+from __future__ import annotations
+
+import click
+
+from tcprobe.console import send_output_to_stderr
+from tcprobe.counts import MAX_CASES, CountError, parse_count
+from tcprobe.models.isa import FAMILIES
+
+
+class Count(click.ParamType):
+    """A count written as 1e6, 1_000_000, 1,000,000, 10k or 1000.0."""
+
+    name = "count"
+
+    def __init__(self, minimum: int = 1, maximum: int = MAX_CASES, what: str = "cases"):
+        self.minimum, self.maximum, self.what = minimum, maximum, what
+
+    def convert(self, value, param, ctx):
+        try:
+            return parse_count(value, minimum=self.minimum, maximum=self.maximum, what=self.what)
+        except CountError as e:
+            self.fail(str(e), param, ctx)
+
+
+def _json_target(ctx, param, value):
+    if value == "-":
+        send_output_to_stderr()
+    return value
+
+
+def json_option(help_text: str):
+    """--json PATH; ``-`` writes the JSON to stdout and the tables to stderr."""
+    return click.option("--json", "json_path", type=click.Path(dir_okay=False, allow_dash=True),
+                        callback=_json_target, expose_value=True,
+                        help=help_text + " (- writes it to stdout)")
+
+
+def family_option(help_text: str, default: str | None = None):
+    """--instr: an instruction family in any case (mma, MMA, wgmma, tcgen05)."""
+    return click.option("--instr", "family", type=click.Choice(FAMILIES, case_sensitive=False),
+                        default=default, show_default=default is not None, help=help_text)
