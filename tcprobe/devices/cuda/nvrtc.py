@@ -21,8 +21,8 @@ from . import cache as cubin_cache
 from .cache import CACHE_FORMAT, cache_dir, write_cubin
 
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
-INSTALL_HINT = ("tcprobe's core install (and its old extra tcprobe[cuda]) brings cuda-bindings, "
-                "nvidia-cuda-nvrtc and nvidia-cuda-nvdisasm 13.x: pip install tcprobe")
+INSTALL_HINT = ("tcprobe's core install brings them: pip install tcprobe "
+                "(cuda-bindings, nvidia-cuda-nvrtc and nvidia-cuda-nvdisasm 13.x)")
 
 
 class NvrtcUnavailable(RuntimeError):
