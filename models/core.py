@@ -185,7 +185,7 @@ def specials_word(flags, stage):
     return False, np.int64(0)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def cut(sig, sh, sign):
     """(-1)**sign * bits.shl(sig, sh), without branches: a term cut toward
     zero to the quantum. Equal to shl for every shift a term of less than

@@ -148,7 +148,7 @@ def lane_decoder_applies(kp: KernelParams) -> bool:
 # The two product decoders
 
 
-@njit(cache=True)
+@njit(inline="always")
 def fields(x, spec):
     """(special, sign, significand, raw exponent) of a float word by bit
     operations alone, as decode_scalar gives them for finite words and zeros;

@@ -78,6 +78,11 @@ MMA_SHAPES = {
     "u8": ((8, 8, 16), (16, 8, 16), (16, 8, 32)),
 }
 
+# Architectures whose mma.sync has fewer shapes than MMA_SHAPES (input type ->
+# shapes): sm_70 (Volta) has only m8n8k4, with f16 inputs (PTX ISA, mma.sync
+# shapes by target; bf16/tf32 arrive with sm_80, integer mma with sm_75).
+ARCH_MMA_SHAPES = {"sm_70": {"f16": ((8, 8, 4),)}}
+
 # wgmma.mma_async M and N: M = 64, N = 8..256 in steps of 8 (integers: of 8 up
 # to 24, then of 16); K per input type is INPUT_K.
 WGMMA_M = 64

@@ -113,8 +113,10 @@ ADA = A100.derive(
 H100 = ADA.derive(
     "h100", gpus=("H100", "H200"), arch="sm_90",
     evidence=f"{_KM}: H100 and H200 fp16, bf16, tf32, and fp8 to f32; MMA-Sim PR vectors (H200)",
-    block={"f16": 16, "tf32": 8, "fp8": 32}, window={"f16": 25, "tf32": 25},
-    floor_f32=-133, floor_f16=-21,
+    block={"f16": 16, "tf32": 8, "fp8": 32},
+    window={"f16": isa.DEFAULT_WINDOW_BITS, "tf32": isa.DEFAULT_WINDOW_BITS},
+    # the default conversion of the ISA table is this measured one (-133 / -21)
+    floor_f32=isa.output_defaults("f32").zero_floor, floor_f16=isa.output_defaults("f16").zero_floor,
 )
 B200_HMMA = H100.derive(
     "b200-hmma", gpus=("B200", "B300"), arch="sm_100a",

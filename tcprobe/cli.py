@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "ladder",
     "smoke",
     "report",
+    "gemm",
 ]
 
 EXIT_BAD_INPUT = 2

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
@@ -59,7 +60,7 @@ def parse_instruction(text: str) -> tuple[str, str, Datapath]:
             kind = a
     except (IndexError, ValueError):
         raise DeviceError(f"cannot read the shape and types of {text!r}") from None
-    if family == "tcgen05" and kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
+    if family == "tcgen05" and kind in isa.BLOCK_SCALED_KINDS:
         raise DeviceError("block-scaled MMA-Sim instructions are not wired up yet")
     try:
         dp = Datapath(family, kind, a, b, d, k, None if c == d else c)

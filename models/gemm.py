@@ -1,0 +1,286 @@
+"""Whole matrix products on the fixed-point engine, decoding each operand once.
+
+:func:`gemm_words` computes, for every (i, j), exactly what the engine
+(:func:`~tcprobe.models.engine.fused_dot`) computes for the dot product of
+row i of A and column j of B chained over K tiles, one instruction a tile,
+each instruction's D the next one's C (``tests/test_matmul.py``
+compares the two word for word). What a matrix product lets it share:
+
+* every row of A and column of B is decoded once into (signed significand,
+  raw exponent) pairs, with -2**24 as the exponent of a zero (a zero product
+  never sets the anchor, so zero padding is exact) and a flag per block of
+  K for a NaN or Inf word;
+* a block is then one pass for its anchor (the largest exponent sum) and
+  one that cuts each integer product to the quantum and sums it, both
+  loops over the columns of D that LLVM vectorizes; the quantum, the cut,
+  the rounding and the specials rule are the arithmetic core's
+  (:mod:`.core`), the same steps as every other kernel;
+* B is held in panels of PANEL columns that stay in cache while the rows
+  of A pass over them; the rows of D are split over the caller's ``jobs``
+  threads (the kernel releases the GIL).
+
+Integer datapaths (s8/u8) take :func:`integer_kernel`: the exact sum of each
+instruction added to C and wrapped modulo 2**32, or saturated once per
+instruction.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields as dataclass_fields
+from functools import lru_cache
+
+import numpy as np
+from numba import njit, prange
+
+from . import fastpath
+from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
+from .core_loop import KernelParams, _lane_class, fields, kernel_params, lane_decoder_applies
+from .formats import Class, convert_input, decode_scalar, get_format
+from .model import FixedPointModel, IntegerModel
+
+ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
+PANEL = 128  # columns of B one kernel call holds (its K x 128 decoded panel stays in cache)
+MASKED = 8  # class bit of a K position that sparse A's metadata leaves out
+
+
+@njit(cache=True)
+def _decode_into(words, spec, sig, exp, cls):
+    """One pass of decode_scalar over the words (flattened)."""
+    flat = words.ravel()
+    for x in range(flat.size):
+        c, s, m, _lsb, raw = decode_scalar(np.int64(flat[x]), spec)
+        finite = c == 1
+        sig[x] = (-m if s else m) if finite else 0
+        exp[x] = raw if finite else ZERO_EXP
+        cls[x] = c | (s << 2)
+
+
+def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axis: int,
+                   active: np.ndarray | None = None):
+    """``words`` (A: (M, K), axis 1; B: (K, N), axis 0) as the kernel reads
+    them: signed integer significands, raw exponents (ZERO_EXP for zeros and
+    specials), classes with the sign in bit 2 (and MASKED where ``active``,
+    a sparse A's kept positions, is False), and a flag per block of K where
+    a NaN or Inf word is."""
+    f = get_format(fmt)
+    if f.drop_bits and conversion != "truncate":
+        words = convert_input(words, f, conversion)
+    words = np.ascontiguousarray(words)
+    sig = np.empty(words.shape, np.int32)  # |significand| < 2**24, products formed in int64
+    exp = np.empty(words.shape, np.int32)
+    cls = np.empty(words.shape, np.int8)
+    _decode_into(words, f.spec, sig.ravel(), exp.ravel(), cls.ravel())
+    special = (cls & 3) >= int(Class.INF)
+    if active is not None:
+        cls[~active] |= MASKED
+        special &= active
+    if axis == 1:
+        flags = special.reshape(words.shape[0], -1, block).any(axis=2)
+    else:
+        flags = special.reshape(-1, block, words.shape[1]).any(axis=1)
+    return sig, exp, cls, np.ascontiguousarray(flags)
+
+
+def supports(model) -> bool:
+    """Whether :func:`gemm_words` computes this model's chain (else the
+    caller evaluates the dot-level model tile by tile)."""
+    if isinstance(model, IntegerModel):
+        return True
+    if type(model) is not FixedPointModel:
+        return False
+    dp, p = model.datapath, model.params
+    if dp.block_scaled or dp.c != dp.d_type or dp.k % min(p.block_size, dp.k):
+        return False
+    for f in dataclass_fields(p):
+        if f.name not in fastpath.KNOWN_FIELDS and getattr(p, f.name) != f.default:
+            return False
+    kp = kernel_params(dp, p, dp.k)
+    return (lane_decoder_applies(kp) and kp.out.zero_pos and not kp.ordered
+            and not kp.c_last and p.c_convert is None)
+
+
+@lru_cache(maxsize=32)
+def _kernel(kp: KernelParams):
+    """The blocked chain for one configuration, ``kp`` a compile-time constant.
+
+    One call runs rows of D: for each block of K the columns run side by
+    side (one pass for the anchors, one for the cut and the sum, both over
+    j, so the loops vectorize with no horizontal step); each word is then
+    the core's: :func:`~.core.quantum` gives the quantum, :func:`~.core.cut`
+    cuts the terms, :func:`~.core.window_word` rounds the sum, and a block
+    with a NaN or Inf word is :func:`~.core.specials_word`'s."""
+    block, window, inter, out_stage = kp.block, kp.window, kp.inter, kp.out
+    per_instr = kp.k // block
+    fab = kp.a_spec[3] + kp.b_spec[3]
+    d_fb, i_fb = out_stage.spec[3], inter.spec[3]
+
+    @njit(inline="always")
+    def special_flags(acc, starts, a_cls, b_cls, i, j, lo):
+        """The core's flags of a block with a NaN or Inf word (sparse A's
+        masked positions left out)."""
+        if starts:
+            sp, cs, cm, _cr = fields(acc, out_stage.spec)
+            cls = _lane_class(sp, cm, out_stage.spec)
+        else:
+            sp, cs, cm, _cr = fields(acc, inter.spec)
+            cls = _lane_class(sp, cm, inter.spec)
+        flags = term_flags(cls, cs)
+        for t in range(lo, lo + block):
+            x = a_cls[i, t]
+            if x & MASKED:
+                continue
+            y = b_cls[t, j]
+            flags |= term_flags(mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1)
+        return flags
+
+    @njit(cache=True, nogil=True)
+    def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo, blk_hi,
+               out):
+        n = b_sig.shape[1]  # columns j0 .. j0 + n of D (one panel of B)
+        acc = np.empty(n, np.int64)
+        amax = np.empty(n, np.int64)
+        q = np.empty(n, np.int64)
+        m = np.empty(n, np.int64)
+        cmag = np.empty(n, np.int64)
+        csgn = np.empty(n, np.int64)
+        clsb = np.empty(n, np.int64)
+        slow = np.empty(n, np.uint8)
+        for i in range(a_sig.shape[0]):
+            for j in range(n):
+                acc[j] = c[i, j0 + j]
+            for blk in range(blk_lo, blk_hi):
+                starts = blk % per_instr == 0  # acc is C or the previous instruction's D
+                ends = (blk + 1) % per_instr == 0
+                lo = blk * block
+                for j in range(n):
+                    if starts:
+                        sp, cs, cm, cr = fields(acc[j], out_stage.spec)
+                        clsb[j] = cr - d_fb
+                    else:
+                        sp, cs, cm, cr = fields(acc[j], inter.spec)
+                        clsb[j] = cr - i_fb
+                    csgn[j] = cs
+                    cmag[j] = cm
+                    amax[j] = cr if cm != 0 else ZERO_EXP
+                    slow[j] = sp | b_flag[blk, j]
+                for t in range(lo, lo + block):
+                    ea = np.int64(a_exp[i, t])
+                    for j in range(n):
+                        e = ea + b_exp[t, j]
+                        amax[j] = e if e > amax[j] else amax[j]
+                for j in range(n):
+                    q[j] = quantum(amax[j], window)
+                    m[j] = cut(cmag[j], clsb[j] - q[j], csgn[j])
+                for t in range(lo, lo + block):
+                    ea = np.int64(a_exp[i, t]) - fab
+                    sa = np.int64(a_sig[i, t])
+                    for j in range(n):
+                        p = sa * b_sig[t, j]
+                        neg = p >> 63
+                        m[j] += cut((p ^ neg) - neg, ea + b_exp[t, j] - q[j], neg & 1)
+                row_slow = a_flag[i, blk]
+                for j in range(n):
+                    if row_slow or slow[j]:
+                        flags = special_flags(acc[j], starts, a_cls, b_cls, i, j, lo)
+                        special, word = specials_word(flags, out_stage if ends else inter)
+                        if special:
+                            acc[j] = word
+                            continue
+                    if ends:
+                        acc[j] = window_word(m[j], q[j], NONNEG, window, out_stage)
+                    else:
+                        acc[j] = window_word(m[j], q[j], NONNEG, window, inter)
+            for j in range(n):
+                out[i, j0 + j] = acc[j]
+
+    return kernel
+
+
+def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[int, int],
+               decoded=None, jobs: int = 1) -> np.ndarray:
+    """D words (M, N) of the chain over instruction tiles ``tiles`` = (first,
+    end) of A (M, K) and B (K, N), K a multiple of the instruction's,
+    starting from C words (M, N), rows split over ``jobs`` threads.
+    ``decoded``: the operands as :func:`decoders` gives them, to reuse
+    across calls (row slices of A's)."""
+    dp = model.datapath
+    c = np.ascontiguousarray(c, dtype=np.uint32)
+    out = np.empty(c.shape, np.int64)
+    if isinstance(model, IntegerModel):
+        lo, hi = tiles[0] * dp.k, tiles[1] * dp.k
+        integer_kernel(np.ascontiguousarray(a[:, lo:hi].astype(np.int64)),
+                       np.ascontiguousarray(b[lo:hi].astype(np.int64)),
+                       get_format(dp.a_type).spec, get_format(dp.b_type).spec,
+                       c, dp.k, model.saturate, out)
+        return out.astype(np.uint32)
+    kp = kernel_params(dp, model.params, dp.k)
+    per_instr = dp.k // kp.block
+    if decoded is None:
+        decoded = decoders(model, a, b)
+    kernel = _kernel(kp)
+    lo, hi = tiles[0] * per_instr, tiles[1] * per_instr
+    (a_sig, a_exp, a_cls, a_flag), panels = decoded
+
+    def task(r0: int, r1: int, j0: int, panel) -> None:
+        kernel(a_sig[r0:r1], a_exp[r0:r1], a_cls[r0:r1], a_flag[r0:r1], *panel, c[r0:r1], j0,
+               lo, hi, out[r0:r1])
+
+    m = c.shape[0]
+    parts = max(1, min(jobs, m))
+    cuts = np.linspace(0, m, parts + 1).astype(int)
+    work = [(r0, r1, j0, panel) for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
+            for j0, panel in panels]
+    if parts == 1:
+        for args in work:
+            task(*args)
+    else:
+        with ThreadPoolExecutor(parts) as pool:
+            list(pool.map(lambda args: task(*args), work))
+    return out.astype(np.uint32)
+
+
+def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):
+    """A (M, K) and B (K, N) decoded once for :func:`gemm_words` (``active``:
+    the K positions a sparse A keeps; B's words elsewhere are never read)."""
+    dp, p = model.datapath, model.params
+    block = min(p.block_size, dp.k)
+    b_dec = decode_operand(b, dp.b_type, p.input_conversion, block, 0)
+    panels = [(j0, tuple(np.ascontiguousarray(x[:, j0:j0 + PANEL]) for x in b_dec))
+              for j0 in range(0, b.shape[1], PANEL)]
+    return decode_operand(a, dp.a_type, p.input_conversion, block, 1, active), panels
+
+
+@njit(cache=True)
+def _int_value(word, spec):
+    signed = spec[6]
+    width = spec[1]
+    w = word & ((1 << width) - 1)
+    if signed and (w >> (width - 1)) & 1:
+        return w - (1 << width)
+    return w
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def integer_kernel(a, b, a_spec, b_spec, c, k_inst, saturate, out):
+    """Integer MMA chained over K: each instruction's exact sum plus C, wrapped
+    to 32 bits or saturated (the IntegerModel's rule, once per instruction)."""
+    k = a.shape[1]
+    n = b.shape[1]
+    for i in prange(a.shape[0]):
+        acc = np.empty(n, np.int64)
+        for j in range(n):
+            v = np.int64(c[i, j])
+            acc[j] = v - (1 << 32) if v >= (1 << 31) else v
+        for lo in range(0, k, k_inst):
+            for t in range(lo, lo + k_inst):
+                x = _int_value(a[i, t], a_spec)
+                for j in range(n):
+                    acc[j] += x * _int_value(b[t, j], b_spec)
+            for j in range(n):
+                if saturate:
+                    acc[j] = min(max(acc[j], -(1 << 31)), (1 << 31) - 1)
+                else:
+                    acc[j] = ((acc[j] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+        for j in range(n):
+            out[i, j] = acc[j] & 0xFFFFFFFF

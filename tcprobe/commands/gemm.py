@@ -1,0 +1,190 @@
+"""tcprobe gemm: multiply two matrices from .npy files as a GPU's tensor cores do."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tcprobe.console import console, err_console, write_json
+from tcprobe.matrix import compare, flow
+from tcprobe.matrix.operands import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    SCALE_FORMATS,
+    MatmulError,
+    Operand,
+    output_format,
+    read,
+    result,
+)
+from tcprobe.models.formats import describe, get_format
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand | None:
+    """An operand from a .npy file. np.save drops ml_dtypes' names (a bfloat16
+    array comes back as 2-byte voids), so ``fmt`` names the format of raw
+    words (void or unsigned arrays)."""
+    if path is None:
+        return None
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise MatmulError(f"--{what}: cannot read {path}: {e}") from None
+    if fmt:
+        if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
+            raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
+        name = get_format(fmt).name
+        width = get_format(name).width
+        if arr.dtype.itemsize not in _UNSIGNED:
+            raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte elements")
+        words = np.ascontiguousarray(arr).view(_UNSIGNED[arr.dtype.itemsize]).astype(np.uint32)
+        if arr.ndim != 2:
+            raise MatmulError(f"--{what}: {path} is not a matrix (shape {arr.shape})")
+        if words.size and int(words.max()) >> width:
+            raise MatmulError(f"--{what}: a word of {path} does not fit {name}")
+        return Operand(words, name, False)
+    if arr.dtype.kind == "V":
+        raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
+                         f"dtype name (np.save drops ml_dtypes' names): give --{what}-format "
+                         "(bf16, e4m3, ...)")
+    return read(arr, f"--{what}", table)
+
+
+@click.command("gemm")
+@click.option("--a", "a_path", required=True, type=click.Path(dir_okay=False),
+              help="A (M, K) as .npy; its dtype names the format (float32 is tf32).")
+@click.option("--b", "b_path", required=True, type=click.Path(dir_okay=False),
+              help="B (K, N) as .npy.")
+@click.option("--c", "c_path", type=click.Path(dir_okay=False),
+              help="C (M, N) as .npy: float32, float16 or int32 (default +0).")
+@click.option("--gpu", required=True, help="GPU whose tensor cores compute (V100, A100, H100, B200, ...).")
+@click.option("--instr", help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
+                              "library issues on that GPU).")
+@click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write D here (.npy).")
+@click.option("--out-type", help="Output type when there is no C: f32, f16 or s32.")
+@click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "
+                                            "ml_dtypes' names): bf16, e4m3, e2m1, ...")
+@click.option("--a-format", help="Format of a raw-word A file (overrides --format).")
+@click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
+@click.option("--scale-a", "sa_path", type=click.Path(dir_okay=False), help="Scales of A (M, K/block).")
+@click.option("--scale-b", "sb_path", type=click.Path(dir_okay=False), help="Scales of B (K/block, N).")
+@click.option("--scale-format", type=click.Choice(["ue8m0", "ue4m3"]),
+              help="Format of raw-word scale files.")
+@click.option("--split-k", type=int, default=1, show_default=True,
+              help="Split K into this many ranges reduced in f32 (serial split-K).")
+@click.option("--compare", "compare_gpu", help="Also compute on this GPU and show how D differs.")
+@click.option("--compare-instr", help="Instruction on the --compare GPU (default: its library's).")
+@click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the figures as JSON.")
+def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
+            b_format, sa_path, sb_path, scale_format, split_k, compare_gpu, compare_instr, exact,
+            json_path):
+    """Multiply A @ B + C as GPU's instruction sequence computes it, every word.
+
+    K runs as a CUTLASS main loop issues it: one instruction per K tile, each
+    taking the previous D as C (K padded with zeros, which is exact)."""
+    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
+    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    m, n = flow.check_shapes(a.words.shape, b.words.shape)
+    c = load(c_path, "c", OUTPUT_FORMATS, None)
+    if c is not None:
+        d_fmt, c_words = c.fmt, c.words
+        if out_type and output_format(out_type) != d_fmt:
+            raise MatmulError(f"--out-type {out_type} differs from C's dtype ({d_fmt})")
+    else:
+        d_fmt = output_format(out_type) if out_type else (
+            "s32" if get_format(a.fmt).kind.name == "INT" else "f32")
+        c_words = np.zeros((m, n), np.uint32)
+    sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
+    sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
+    runs = [(gpu, instr)] + ([(compare_gpu, compare_instr)] if compare_gpu else [])
+    report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
+    words = []
+    for g, ins in runs:
+        t0 = time.perf_counter()
+        with _progress(f"{g}") as bar:
+            d, dp, mdl = flow.matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt,
+                                           gpu=g, instr=ins, model=model if g == gpu else None,
+                                           scale_a=sa, scale_b=sb, split_k=split_k,
+                                           progress=bar)
+        words.append(d)
+        report["products"].append({"gpu": g, "datapath": dp.id, "model": mdl.name,
+                                   "seconds": round(time.perf_counter() - t0, 3)})
+        console.print(f"{g}: {dp.id} ({mdl.name}), {m}x{n}x{report['k']}, "
+                      f"{time.perf_counter() - t0:.2f} s")
+    d_type = dp.d_type
+    if out_path:
+        np.save(out_path, result(words[0], d_type, False))
+        console.print(f"wrote {out_path} ({d_type})")
+    if compare_gpu:
+        diff = compare.difference(d_type, words[1], words[0])
+        report["compare"] = diff
+        _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
+    if exact:
+        if sa is not None:
+            raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")
+        with _progress("exact") as bar:
+            want = compare.exact_words(a.words, a.fmt, b.words, b.fmt, c_words, d_type, bar)
+        report["exact"] = {}
+        for (g, _), d in zip(runs, words, strict=True):
+            diff = compare.difference(d_type, d, want)
+            report["exact"][g] = diff
+            _show_difference(f"{g} vs the exact product (rounded once, RNE)", diff, d_type, g,
+                             "exact")
+    if json_path:
+        write_json(Path(json_path), report)
+
+
+class _progress:
+    """A progress bar on stderr for long products (a callback for matmul)."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.bar = Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(),
+                            TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn(),
+                            console=err_console, transient=True)
+        self.task = None
+
+    def __enter__(self):
+        self.bar.start()
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.task is None:
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def __exit__(self, *exc):
+        self.bar.stop()
+        return False
+
+
+def _show_difference(title: str, diff: dict, d_type: str, got: str, want: str) -> None:
+    """The heading, the histogram of differences and the worst element."""
+    console.print(f"[bold]{title}[/]: {diff['differ']:,} of {diff['elements']:,} elements differ")
+    if not diff["differ"]:
+        return
+    t = Table()
+    t.add_column("|difference| (ulps)")
+    t.add_column("elements", justify="right")
+    for name, count in diff["histogram"].items():
+        if count:
+            t.add_row(name, f"{count:,}")
+    if diff["nan_mismatch"]:
+        t.add_row("NaN on one side only", f"{diff['nan_mismatch']:,}")
+    w = diff["worst"]
+    if w is not None:
+        fmt = get_format(d_type)
+        ulps = "NaN" if w["ulps"] is None else f"{w['ulps']:+,} ulps"
+    console.print(t)
+    if w is not None:
+        console.print(f"worst at row {w['row']}, column {w['column']}: {got} "
+                      f"{describe(fmt, w['got'])}, {want} {describe(fmt, w['want'])} ({ulps})")

@@ -1,0 +1,5 @@
+"""Matrix products from Python: :func:`matmul` on arrays, :func:`dot` on raw words."""
+
+from .flow import dot, matmul, matmul_words, product_words
+
+__all__ = ["dot", "matmul", "matmul_words", "product_words"]

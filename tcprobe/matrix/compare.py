@@ -1,0 +1,82 @@
+"""How two products differ, and how far each is from the exact product.
+
+Differences are counted in units in the last place of the output format
+(:func:`tcprobe.models.formats.ulp_distance`). The exact product is the
+exact sum of every product and C, rounded once to nearest even into the
+output format (the ``ieee`` baseline on the whole K): an element is
+correctly rounded when its word equals that one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import Class, decode, get_format, ulp_distance
+from tcprobe.models.profiles import ieee_model
+
+from .flow import Progress, product_words
+from .operands import MatmulError
+
+# Histogram buckets of |ulps|: 1, 2, 3-4, 5-8, ... (powers of two), then the rest.
+BUCKETS = 12
+
+
+def exact_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str,
+                progress: Progress | None = None) -> np.ndarray:
+    """D words of A @ B + C summed exactly and rounded once (RNE) into ``d_fmt``."""
+    if get_format(a_fmt).kind.name == "INT":
+        raise MatmulError("A: integer products are exact on every GPU; --exact is for floats")
+    dp = Datapath("mma", a_fmt, a_fmt, b_fmt, d_fmt, a.shape[1])
+    return product_words(ieee_model(dp), a, b, c, progress=progress, fast=False)
+
+
+def bucket_names() -> list[str]:
+    names = ["1", "2"]
+    lo = 3
+    for i in range(2, BUCKETS - 1):
+        hi = 1 << i
+        names.append(f"{lo}-{hi}")
+        lo = hi + 1
+    names.append(f">={lo}")
+    return names
+
+
+def difference(d_fmt: str, got: np.ndarray, want: np.ndarray) -> dict:
+    """Elements that differ, a histogram of |got - want| in ulps, NaN
+    mismatches, and the worst element (row, column, both words, ulps)."""
+    fmt = get_format(d_fmt)
+    got, want = np.asarray(got, np.uint32), np.asarray(want, np.uint32)
+    differ = got != want
+    out = {"elements": int(got.size), "differ": int(differ.sum())}
+    if fmt.kind.name == "INT":
+        dist = (got.astype(np.int64) - want.astype(np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)
+        nan_mismatch = np.zeros(got.shape, bool)
+    else:
+        g_nan = decode(fmt, got).cls == Class.NAN
+        w_nan = decode(fmt, want).cls == Class.NAN
+        nan_mismatch = g_nan != w_nan
+        differ &= ~(g_nan & w_nan)
+        out["differ"] = int(differ.sum())
+        dist = ulp_distance(fmt, got, want)
+    mag = np.abs(dist)
+    counts = [0] * BUCKETS
+    finite = differ & ~nan_mismatch
+    if finite.any():
+        edges = np.array([1 << i for i in range(BUCKETS - 1)], np.int64)
+        idx = np.searchsorted(edges, mag[finite], side="left")
+        counts = np.bincount(idx, minlength=BUCKETS).tolist()
+    out["histogram"] = dict(zip(bucket_names(), counts, strict=True))
+    out["nan_mismatch"] = int(nan_mismatch.sum())
+    out["max_ulps"] = int(mag[finite].max()) if finite.any() else 0
+    out["worst"] = None
+    if finite.any():
+        flat = np.where(finite, mag, -1)
+        r, c = np.unravel_index(int(np.argmax(flat)), got.shape)
+        out["worst"] = {"row": int(r), "column": int(c), "got": int(got[r, c]),
+                        "want": int(want[r, c]), "ulps": int(dist[r, c])}
+    elif nan_mismatch.any():
+        r, c = np.argwhere(nan_mismatch)[0]
+        out["worst"] = {"row": int(r), "column": int(c), "got": int(got[r, c]),
+                        "want": int(want[r, c]), "ulps": None}
+    return out

@@ -1,0 +1,337 @@
+"""Bit-exact matrix products: ``matmul`` on whole matrices, ``dot`` on raw words.
+
+The K order is the one a CUTLASS main loop issues: D starts at C, one
+instruction per K tile of the instruction's K, in order, each taking the
+previous D as its C. K that is not a multiple of the instruction's K is
+padded with +0 words, which is exact: a zero product never sets the
+anchor (only nonzero terms do) and adds nothing to the sum, and a block of
+zero products passes its C through unchanged (a D word has at most the
+window's significant bits above the floor). ``split_k=S`` cuts the K tiles
+into S contiguous ranges, each accumulated from +0, and reduces them into C
+the way a serial split-K epilogue does: D = C, then D = D + P_s for s = 0,
+1, ..., S-1, each add in f32 rounded to nearest even (an f16 C and D are
+converted to f32 and back, RNE; integers add modulo 2**32).
+
+Words are computed by the GPU's dot-level model (``tcprobe.models``): by
+the compiled GEMM kernel of :mod:`tcprobe.models.gemm`, which decodes each
+row of A and column of B once, where it covers the model (the
+fixed-point HMMA and tcgen05 datapaths, integers), else by evaluating the
+model tile by tile on every (row, column) pair (block-scaled kinds, the fp8
+mma.sync emulation, baselines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tcprobe.models import gemm, sparsity
+from tcprobe.models.cases import Cases, CasesError
+from tcprobe.models.datapath import Datapath, DatapathError
+from tcprobe.models.fastpath import Speed
+from tcprobe.models.formats import Class, FormatError, convert, decode, get_format
+from tcprobe.models.model import Model
+from tcprobe.models.structures import ieee_add
+
+from . import choice
+from .operands import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    SCALE_FORMATS,
+    MatmulError,
+    output_format,
+    read,
+    result,
+)
+
+CASES_PER_CHUNK = 1 << 21  # (row, column) pairs x K the tile-by-tile path holds at once
+Progress = Callable[[int, int], None]
+
+
+def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None, scale_b=None,
+           split_k: int = 1, progress: Progress | None = None, fast: bool | None = None,
+           jobs: int | None = None):
+    """D = A @ B + C, every word as ``gpu``'s instruction sequence computes it.
+
+    ``A`` (M, K) and ``B`` (K, N): arrays whose dtype names the element
+    format (float16, bfloat16, float8_e4m3fn/e5m2, float6_e2m3fn/e3m2fn,
+    float4_e2m1fn, float32 for tf32, int8/uint8). ``C`` (M, N): float32,
+    float16 or int32, naming the output; ``out`` names it when C is None
+    (C = +0). ``instr``: mma, wgmma, tcgen05 or a datapath id (default: the
+    GPU's newest family that takes the formats). ``model``: a ``--model``
+    name or a fit/ladder JSON. ``scale_a`` (M, K/block) and ``scale_b``
+    (K/block, N): float8_e8m0fnu (ue8m0) or float8_e4m3fn (ue4m3) scale
+    codes of a block-scaled kind. ``progress(done, total)`` is called as
+    the work proceeds; ``fast=False`` forces the tile-by-tile path; ``jobs``
+    threads (None: numba's thread count, every core unless
+    NUMBA_NUM_THREADS says otherwise)."""
+    a = read(A, "A", INPUT_FORMATS)
+    b = read(B, "B", INPUT_FORMATS)
+    m, n = check_shapes(a.words.shape, b.words.shape)
+    d_fmt, c_words = _output(C, out, a.fmt, (m, n))
+    sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
+    sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
+    words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
+                                instr=instr, model=model, scale_a=sa, scale_b=sb,
+                                split_k=split_k, progress=progress, fast=fast, jobs=jobs)
+    return result(words, dp.d_type, a.torch or b.torch)
+
+
+def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None, model=None,
+                 scale_a=None, scale_b=None, split_k: int = 1, progress: Progress | None = None,
+                 fast: bool | None = None, jobs: int | None = None
+                 ) -> tuple[np.ndarray, Datapath, Model]:
+    """:func:`matmul` on words: A (M, K) of ``a_fmt``, B (K, N) of ``b_fmt``, C
+    (M, N) of ``d_fmt``; scales as :class:`~.operands.Operand`. Returns D's
+    words, the datapath of one instruction and the model."""
+    m, n = check_shapes(a.shape, b.shape)
+    k = a.shape[1]
+    if c.shape != (m, n):
+        raise MatmulError(f"C is {c.shape} but A @ B is {(m, n)}")
+    gpu = choice.gpu_name(gpu)
+    scale, block, sa, sb = _scales(scale_a, scale_b, m, n, k)
+    dp = choice.datapath(gpu, instr, a_fmt, b_fmt, d_fmt, scale, block)
+    if dp.c != dp.d_type:
+        raise MatmulError(f"instr: {dp.id} takes C in {dp.c} but writes D in {dp.d_type}; "
+                         "a chain over K needs them equal")
+    if dp.block_scaled != (scale is not None):
+        raise MatmulError(f"scale_a: {dp.id} {'needs' if dp.block_scaled else 'takes no'} "
+                         "block scales")
+    mdl = choice.model_for(dp, gpu, model)
+    if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
+        raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
+    words = product_words(mdl, a, b, c, sa, sb, split_k=split_k, progress=progress, fast=fast,
+                          jobs=jobs)
+    return words, dp, mdl
+
+
+def check_shapes(a_shape, b_shape) -> tuple[int, int]:
+    """(M, N) of A (M, K) @ B (K, N); ValueError naming B when K differs."""
+    (m, k), (k_b, n) = a_shape, b_shape
+    if k != k_b:
+        raise MatmulError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
+    if k == 0:
+        raise MatmulError("A has no columns: K must be at least 1")
+    return m, n
+
+
+def _output(C, out, a_fmt: str, shape: tuple[int, int]) -> tuple[str, np.ndarray]:
+    """The output format and C's words (+0 words when C is None)."""
+    if C is not None:
+        c = read(C, "C", OUTPUT_FORMATS)
+        if tuple(c.words.shape) != shape:
+            raise MatmulError(f"C is {tuple(c.words.shape)} but A @ B is {shape}")
+        if out is not None and output_format(out) != c.fmt:
+            raise MatmulError(f"out: {out!r} differs from C's dtype ({c.fmt})")
+        return c.fmt, c.words
+    if out is not None:
+        fmt = output_format(out)
+    else:
+        fmt = "s32" if get_format(a_fmt).kind.name == "INT" else "f32"
+    return fmt, np.zeros(shape, np.uint32)
+
+
+def _scales(sa, sb, m: int, n: int, k: int):
+    """(scale type, block size, scale_a words (M, blocks), scale_b words (N, blocks))
+    from the scale operands (None: not block-scaled)."""
+    if sa is None and sb is None:
+        return None, None, None, None
+    if sa is None or sb is None:
+        raise MatmulError(f"{'scale_b' if sb is None else 'scale_a'} is missing: "
+                         "block-scaled kinds take both")
+    if sa.fmt != sb.fmt:
+        raise MatmulError(f"scale_b is {sb.fmt} but scale_a is {sa.fmt}")
+    if sa.fmt is None:
+        raise MatmulError("scale_a: give the scales as float8_e8m0fnu (ue8m0) or "
+                         "float8_e4m3fn (ue4m3)")
+    if sa.fmt == "ue4m3" and ((sa.words & 0x80).any() or (sb.words & 0x80).any()):
+        raise MatmulError("scale_a: a ue4m3 scale has its sign bit set")
+    if sa.words.ndim != 2 or sb.words.ndim != 2:
+        raise MatmulError("scale_a and scale_b must be 2-D")
+    blocks = sa.words.shape[1]
+    block = next((bs for bs in (32, 16) if -(-k // bs) == blocks), None)
+    if sa.words.shape[0] != m or block is None:
+        raise MatmulError(f"scale_a is {tuple(sa.words.shape)}; A ({m}x{k}) takes "
+                         f"({m}, {-(-k // 32)}) for blocks of 32 or ({m}, {-(-k // 16)}) of 16")
+    if tuple(sb.words.shape) != (blocks, n):
+        raise MatmulError(f"scale_b is {tuple(sb.words.shape)} but scale_a's blocks "
+                         f"need ({blocks}, {n})")
+    return sa.fmt, block, sa.words, np.ascontiguousarray(sb.words.T)
+
+
+def _pad(x: np.ndarray, cols: int, fill: int) -> np.ndarray:
+    if x.shape[1] == cols:
+        return np.ascontiguousarray(x)
+    out = np.full((x.shape[0], cols), fill, np.uint32)
+    out[:, :x.shape[1]] = x
+    return out
+
+
+def threads(jobs: int | None) -> int:
+    """Threads a product runs on: ``jobs``, or numba's thread count (every
+    core unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise)."""
+    if jobs is not None:
+        if not isinstance(jobs, int) or jobs < 1:
+            raise MatmulError(f"jobs must be a positive integer, not {jobs!r}")
+        return jobs
+    import numba
+
+    return numba.get_num_threads()
+
+
+def split_ranges(tiles: int, split_k: int) -> list[tuple[int, int]]:
+    """``split_k`` contiguous ranges of K tiles, as even as possible, first ones longer."""
+    if split_k > tiles:
+        raise MatmulError(f"split_k={split_k} but K has only {tiles} instruction tile(s)")
+    cuts = [round(i * tiles / split_k) for i in range(split_k + 1)]
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
+    """The K positions a sparse A keeps: its nonzero words, checked against the
+    datapath's pattern (2 of 4, 1 of 2, or 2 pairs of 8). Which zero
+    positions the metadata also selects changes no word (zero products never
+    set the anchor), so only the nonzero ones are marked."""
+    width, per_field = sparsity.PATTERNS[sparsity.pattern(dp)]
+    nonzero = decode(dp.a_type, a).cls != Class.ZERO
+    rows, k = a.shape
+    units = nonzero.reshape(rows, k // per_field, per_field).any(axis=2)
+    kept = units.reshape(rows, k // width, width // per_field).sum(axis=2)
+    if (kept > (1 if width == 2 else 2)).any():
+        limit = {4: "2 of every 4", 2: "1 of every 2", 8: "2 pairs of every 8"}[width]
+        raise MatmulError(f"A is not sparse as {dp.id} needs: it keeps {limit} K positions")
+    return np.repeat(units, per_field, axis=1)
+
+
+def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=None, sb=None,
+                  *, split_k: int = 1, progress: Progress | None = None,
+                  fast: bool | None = None, jobs: int | None = None) -> np.ndarray:
+    """D words (M, N) of A (M, K) @ B (K, N) + C, every operand as words of
+    ``mdl``'s datapath; scales (M, blocks) and (N, blocks) where block-scaled."""
+    dp = mdl.datapath
+    m, k = a.shape
+    speed = Speed(policy="auto", jobs=threads(jobs))
+    tiles = -(-k // dp.k)
+    kp = tiles * dp.k
+    a = _pad(a, kp, 0)
+    b_t = _pad(np.ascontiguousarray(b.T), kp, 0)
+    b = np.ascontiguousarray(b_t.T)
+    if dp.block_scaled:
+        one = get_format(dp.scale_type).bias << get_format(dp.scale_type).frac_bits
+        per_tile = dp.n_scales
+        sa, sb = (_pad(s, tiles * per_tile, one) for s in (sa, sb))
+    active = None
+    if dp.sparse:
+        active = active_positions(dp, a)
+        a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+    ranges = split_ranges(tiles, split_k)
+    total = max(1, tiles * m)
+    done = [0]
+
+    def step(units: int) -> None:
+        done[0] += units
+        if progress is not None:
+            progress(done[0], total)
+
+    use_fast = gemm.supports(mdl) if fast is None else bool(fast) and gemm.supports(mdl)
+    zero = np.zeros_like(c)
+    partials = []
+    decoded = None
+    if use_fast and not dp.is_integer:
+        decoded = gemm.decoders(mdl, a, b, active)
+    for lo, hi in ranges:
+        start = c if split_k == 1 else zero
+        if use_fast:
+            partials.append(_fast_chain(mdl, a, b, start, lo, hi, decoded, step, progress,
+                                        speed.jobs))
+        else:
+            partials.append(_tile_chain(mdl, a, b_t, start, sa, sb, active, lo, hi, step,
+                                        speed))
+    if split_k == 1:
+        return partials[0]
+    return reduce_split(dp.d_type, c, partials)
+
+
+def _fast_chain(mdl, a, b, c, lo, hi, decoded, step, progress, jobs: int) -> np.ndarray:
+    """The compiled chain over tiles lo..hi, in row chunks when progress is shown."""
+    m = a.shape[0]
+    rows = m if progress is None else max(16, -(-m // 40))
+    out = np.empty_like(c)
+    for r0 in range(0, m, rows):
+        r1 = min(m, r0 + rows)
+        part = None
+        if decoded is not None:
+            part = (tuple(x[r0:r1] for x in decoded[0]), decoded[1])
+        out[r0:r1] = gemm.gemm_words(mdl, a[r0:r1], b, c[r0:r1], (lo, hi), part, jobs)
+        step((r1 - r0) * (hi - lo))
+    return out
+
+
+def _tile_chain(mdl, a, b_t, c, sa, sb, active, lo, hi, step, speed) -> np.ndarray:
+    """The chain over tiles lo..hi by the dot-level model on every (row, column)."""
+    dp = mdl.datapath
+    m, n = c.shape
+    rows = max(1, CASES_PER_CHUNK // max(1, n * dp.k))
+    acc = c.copy()
+    for t in range(lo, hi):
+        ks = slice(t * dp.k, (t + 1) * dp.k)
+        ss = slice(t * dp.n_scales, (t + 1) * dp.n_scales) if dp.block_scaled else None
+        for r0 in range(0, m, rows):
+            r1 = min(m, r0 + rows)
+            cases = Cases(
+                np.repeat(a[r0:r1, ks], n, axis=0), np.tile(b_t[:, ks], (r1 - r0, 1)),
+                acc[r0:r1].ravel(),
+                None if ss is None else np.repeat(sa[r0:r1, ss], n, axis=0),
+                None if ss is None else np.tile(sb[:, ss], (r1 - r0, 1)),
+                None if active is None else np.repeat(active[r0:r1, ks], n, axis=0))
+            acc[r0:r1] = mdl.evaluate(cases, speed).reshape(r1 - r0, n)
+            step(r1 - r0)
+    return acc
+
+
+def reduce_split(d_type: str, c: np.ndarray, partials: list[np.ndarray]) -> np.ndarray:
+    """The serial split-K reduction (module doc): D = C + P_0 + P_1 + ..., in order."""
+    fmt = get_format(d_type).name
+    if fmt == "s32":
+        acc = c.astype(np.int64)
+        for p in partials:
+            acc = (acc + p.astype(np.int64)) & 0xFFFFFFFF
+        return acc.astype(np.uint32)
+    to32 = (lambda w: w) if fmt == "f32" else (lambda w: convert(w, fmt, "f32"))  # noqa: E731
+    acc = to32(c).ravel()
+    for p in partials:
+        acc = ieee_add("f32", acc, to32(p).ravel())
+    if fmt != "f32":
+        acc = convert(acc, "f32", fmt)
+    return acc.reshape(c.shape).astype(np.uint32)
+
+
+def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, active=None):
+    """Output words of one instruction per case on raw words: ``a``, ``b``
+    (cases, K) or (K,), ``c`` (cases,) or a scalar, ``datapath`` an id or a
+    Datapath; the model is ``gpu``'s profile or ``model`` (a name, JSON or
+    Model). Scales (cases, blocks) and the sparse ``active`` mask (cases, K)
+    where the datapath needs them. Returns uint32 words (a scalar for one
+    1-D case)."""
+    try:
+        dp = datapath if isinstance(datapath, Datapath) else Datapath.parse(str(datapath))
+    except (DatapathError, FormatError) as e:
+        raise MatmulError(f"datapath: {e}") from None
+    if gpu is None and model is None and dp.family != "tcgen05":
+        raise MatmulError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
+    mdl = choice.model_for(dp, choice.gpu_name(gpu) if gpu is not None else None, model)
+    single = np.ndim(a) == 1
+    words = [None if x is None else np.atleast_2d(np.asarray(x, dtype=np.int64))
+             for x in (a, b, scale_a, scale_b)]
+    c_words = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    try:
+        if any(x is not None and (x < 0).any() for x in (*words, c_words)):
+            raise CasesError("a word is negative")
+        cases = Cases(words[0], words[1], c_words, words[2], words[3],
+                      None if active is None else np.atleast_2d(active))
+        cases.check(dp)
+    except CasesError as e:
+        raise MatmulError(f"a: {e}") from None
+    out = mdl.evaluate(cases)
+    return out[0] if single else out

@@ -1,0 +1,122 @@
+"""The numpy/torch edge of the matrix API: arrays in as raw words, words out as arrays.
+
+An array's dtype names its element format (the table below); the words
+are the array's own bits, never converted. torch tensors are read and
+written the same way when torch is installed (it is never required).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from tcprobe.models.formats import get_format
+
+# dtype name (numpy, ml_dtypes or torch) -> element format of an A or B operand
+INPUT_FORMATS = {
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "tf32",  # the tensor core reads the top 19 bits of the word
+    "float8_e4m3fn": "e4m3",
+    "float8_e5m2": "e5m2",
+    "float6_e2m3fn": "e2m3",
+    "float6_e3m2fn": "e3m2",
+    "float4_e2m1fn": "e2m1",
+    "int8": "s8",
+    "uint8": "u8",
+}
+# dtype name -> format of C and D
+OUTPUT_FORMATS = {"float32": "f32", "float16": "f16", "int32": "s32"}
+# dtype name -> format of a block scale
+SCALE_FORMATS = {"float8_e8m0fnu": "ue8m0", "float8_e4m3fn": "ue4m3", "uint8": None}
+# output format -> numpy dtype of the result
+RESULT_DTYPES = {"f32": np.float32, "f16": np.float16, "s32": np.int32}
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+class MatmulError(ValueError):
+    """Bad input to a matrix product; the message starts with the argument."""
+
+
+class Operand(NamedTuple):
+    """An array as words: ``fmt`` is None for uint8 scale codes (the datapath names them)."""
+
+    words: np.ndarray  # uint32, the array's shape
+    fmt: str | None
+    torch: bool
+
+
+def is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def dtype_name(x) -> str:
+    """The dtype's name without its module: 'bfloat16', 'float8_e4m3fn', ..."""
+    return str(x.dtype).removeprefix("torch.")
+
+
+def _numpy(x, what: str) -> np.ndarray:
+    if is_torch(x):
+        t = x.detach().cpu().contiguous()
+        size = t.element_size()
+        if size not in _UNSIGNED:
+            raise MatmulError(f"{what}: torch dtype {t.dtype} has no format here")
+        import torch
+
+        signed = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[size]
+        return t.view(signed).numpy().view(_UNSIGNED[size])
+    a = np.asarray(x)
+    if a.dtype.itemsize not in _UNSIGNED:
+        raise MatmulError(f"{what}: dtype {a.dtype} has no tensor-core format")
+    return np.ascontiguousarray(a).view(_UNSIGNED[a.dtype.itemsize])
+
+
+def read(x, what: str, table: dict, ndim: int = 2) -> Operand:
+    """The words of array ``x`` (argument ``what``) and the format its dtype
+    names in ``table``; ValueError naming the argument otherwise."""
+    if not hasattr(x, "dtype"):
+        raise MatmulError(f"{what} must be a numpy array or torch tensor, not {type(x).__name__}")
+    name = dtype_name(x)
+    if name not in table:
+        raise MatmulError(f"{what}: dtype {name} is not one of {', '.join(table)}")
+    if len(x.shape) != ndim:
+        raise MatmulError(f"{what} must be {ndim}-D, not of shape {tuple(x.shape)}")
+    fmt = table[name]
+    raw = _numpy(x, what)
+    words = raw.astype(np.uint32)
+    if fmt is not None:
+        limit = get_format(fmt).word_mask
+        if words.size and int(words.max()) > limit:
+            raise MatmulError(f"{what}: a word does not fit {fmt}")
+    return Operand(words, fmt, is_torch(x))
+
+
+def result(words: np.ndarray, fmt: str, as_torch: bool):
+    """Output words as an array of the output's dtype (a torch tensor if asked)."""
+    dtype = RESULT_DTYPES[get_format(fmt).name]
+    size = np.dtype(dtype).itemsize
+    arr = np.ascontiguousarray(words).astype(_UNSIGNED[size]).view(dtype)
+    if as_torch:
+        import torch
+
+        return torch.from_numpy(arr.copy())
+    return arr
+
+
+def output_format(out) -> str:
+    """The output format that ``out=`` names: a dtype, a dtype name or a format name."""
+    if isinstance(out, str):
+        name = out
+    elif type(out).__module__.startswith("torch"):
+        name = str(out).removeprefix("torch.")
+    else:
+        try:
+            name = np.dtype(out).name
+        except TypeError:
+            name = str(out)
+    if name in OUTPUT_FORMATS:
+        return OUTPUT_FORMATS[name]
+    if name in RESULT_DTYPES:
+        return name
+    raise MatmulError(f"out: {out!r} names no output type (float32, float16, int32)")
