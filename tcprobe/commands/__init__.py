@@ -12,3 +12,16 @@ def open_device(spec: str | None, family: str | None = None):
     for line in notes:
         note(line)
     return device
+
+
+def write_report_set(out, stem: str, doc: dict, markdown, html, json_path=None) -> None:
+    """``out/STEM.json``, ``.md`` and ``.html`` of a report document (and the
+    JSON again at ``json_path``, ``-`` for stdout)."""
+    from tcprobe.console import write_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / f"{stem}.json", doc)
+    (out / f"{stem}.md").write_text(markdown(doc))
+    (out / f"{stem}.html").write_text(html(doc))
+    if json_path:
+        write_json(json_path, doc)

@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from tcprobe import campaign as camp
-from tcprobe.commands import open_device
-from tcprobe.console import console, err_console, write_json
+from tcprobe.commands import open_device, write_report_set
+from tcprobe.console import console, err_console
 
 
 def _table(summary: dict) -> Table:
@@ -39,12 +39,7 @@ def write_reports(summary: dict, out: Path, json_path: str | None) -> None:
     """summary.json, summary.md and summary.html in ``out`` (and --json)."""
     from tcprobe.reports.campaign import html, markdown
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "summary.json", summary)
-    (out / "summary.md").write_text(markdown(summary))
-    (out / "summary.html").write_text(html(summary))
-    if json_path:
-        write_json(json_path, summary)
+    write_report_set(out, "summary", summary, markdown, html, json_path)
 
 
 def finish(summary: dict, out: Path, json_path: str | None) -> None:

@@ -14,10 +14,11 @@ from tcprobe import campaign as camp
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.capture.lock import check_room, hold_out_folder
+from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.model_file import is_model_file, load_model_file
 from tcprobe.commands.options import Count, family_option, json_option
-from tcprobe.console import console, err_console, note, plain, say, write_json
+from tcprobe.console import console, err_console, note, plain, say
 from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
@@ -182,12 +183,7 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
     if shrink_n:
         v.make_reproducers(result, device, per_model=shrink_n)
     rep = report(result)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "report.json", rep)
-    (out / "report.md").write_text(markdown(rep))
-    (out / "report.html").write_text(html(rep))
-    if json_path:
-        write_json(json_path, rep)
+    write_report_set(out, "report", rep, markdown, html, json_path)
 
     console.print(suite_table(rep))
     for m in rep["models"]:
