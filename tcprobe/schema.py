@@ -34,6 +34,18 @@ def _show(value) -> str:
 # raises ValueError with what is wrong (the field is added by check()).
 
 
+def _read_each(items: list, reader, ctx, what: str | None) -> list:
+    """``reader.read`` of every item; an error names the item (``what i``)
+    unless ``what`` is None (a single value given without a list)."""
+    out = []
+    for i, x in enumerate(items):
+        try:
+            out.append(reader.read(x, ctx))
+        except ValueError as e:
+            raise ValueError(f"{what} {i}: {e}" if what else str(e)) from None
+    return out
+
+
 @dataclass(frozen=True)
 class Int:
     """A whole number in lo..hi (true/false and 1.0 are not numbers);
@@ -116,13 +128,7 @@ class Words:
         most = ctx.get(self.most) if isinstance(self.most, str) else self.most
         if most is not None and len(items) > most:
             raise ValueError(f"{len(items)} words, more than {most}")
-        out = []
-        for i, x in enumerate(items):
-            try:
-                out.append(self.word.read(x, ctx))
-            except ValueError as e:
-                raise ValueError(f"word {i}: {e}" if isinstance(v, list) else str(e)) from None
-        return out
+        return _read_each(items, self.word, ctx, "word" if isinstance(v, list) else None)
 
 
 @dataclass(frozen=True)
@@ -211,13 +217,7 @@ class ListOf:
             v = [v]
         if len(v) < self.least:
             raise ValueError(f"needs at least {self.least} entries")
-        out = []
-        for i, x in enumerate(v):
-            try:
-                out.append(self.item.read(x, ctx))
-            except ValueError as e:
-                raise ValueError(f"entry {i}: {e}") from None
-        return out
+        return _read_each(v, self.item, ctx, "entry")
 
 
 @dataclass(frozen=True)
