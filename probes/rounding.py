@@ -73,9 +73,13 @@ def block_cases(ctx, bt, block, F):
         if p is None or q is None:
             continue
         lanes = {k: (p if n % 2 else q)[:2] for n, k in enumerate(block)}
-        # C's low bits sit at the bottom of the window, below the products' own
-        for c in (None, word(fc, s, 1, -F), word(fc, 1 - s, 3, -F), word(fc, s, 1, 1 - F),
-                  word(fc, 1 - s, 1, 1 - F)):
+        # C's low bits sit at the bottom of the window, below the products' own;
+        # C near 1 or 2 of the products' sign carries the sum past the next power
+        # of two, so a narrow window's bottom bit falls off the output's precision
+        for c in [None] + [c for c in (word(fc, s, 1, -F), word(fc, 1 - s, 3, -F), word(fc, s, 1, 1 - F),
+                  word(fc, 1 - s, 1, 1 - F), word(fc, s, (1 << F) + 1, -F),
+                  word(fc, s, (1 << F) + 3, -F), word(fc, s, (2 << F) - 1, -F),
+                  word(fc, s, (3 << F) + 1, -F)) if c is not None]:
             bt.add(f"last block: lanes {'-' if s else '+'}max*max and (max-1)*max", lanes, c)
     for _ in range(48):
         lanes = {}
