@@ -61,5 +61,7 @@ def low_bits(x, s):
 
 @njit(cache=True, inline="always")
 def mask(width):
-    """An all-ones mask of ``width`` bits (width <= 63)."""
+    """An all-ones mask of ``width`` bits (64 and more: every bit, -1 as an int64)."""
+    if width >= 64:
+        return -1
     return (1 << width) - 1

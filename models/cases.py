@@ -25,18 +25,18 @@ class CasesError(ValueError):
 
 @dataclass
 class Cases:
-    a: np.ndarray  # (N, K) uint32
-    b: np.ndarray  # (N, K) uint32
-    c: np.ndarray  # (N,) uint32
+    a: np.ndarray  # (N, K) uint32; uint64 where the given words are (f64)
+    b: np.ndarray  # (N, K) uint32 / uint64
+    c: np.ndarray  # (N,) uint32 / uint64
     scale_a: np.ndarray | None = None  # (N, n_scales) uint32
     scale_b: np.ndarray | None = None  # (N, n_scales) uint32
     active: np.ndarray | None = None  # (N, K) bool, sparse only
     names: list[str] | None = field(default=None, compare=False)
 
     def __post_init__(self):
-        self.a = np.atleast_2d(np.asarray(self.a, dtype=np.uint32))
-        self.b = np.atleast_2d(np.asarray(self.b, dtype=np.uint32))
-        self.c = np.atleast_1d(np.asarray(self.c, dtype=np.uint32))
+        self.a = np.atleast_2d(_words(self.a))
+        self.b = np.atleast_2d(_words(self.b))
+        self.c = np.atleast_1d(_words(self.c))
         for name in ("scale_a", "scale_b"):
             v = getattr(self, name)
             if v is not None:
@@ -103,5 +103,19 @@ class Cases:
         words, so a NaN there cannot poison the result (tcgen05 write-up)."""
         if self.active is None:
             return self.a, self.b
-        return (np.where(self.active, self.a, np.uint32(zero_a)),
-                np.where(self.active, self.b, np.uint32(zero_b)))
+        return (np.where(self.active, self.a, self.a.dtype.type(zero_a)),
+                np.where(self.active, self.b, self.b.dtype.type(zero_b)))
+
+
+def _words(v) -> np.ndarray:
+    """Words as uint32, or as uint64 where they come as uint64 (the 64-bit
+    words of f64 datapaths; every other datapath keeps uint32)."""
+    given = v
+    v = np.asarray(v)
+    if v.dtype.kind in "fO" and not isinstance(given, np.ndarray):
+        v = np.array(given, dtype=np.uint64)  # Python ints past 2**63 (negative f64 words)
+    if v.dtype in (np.uint32, np.uint64):
+        return v
+    if v.dtype.kind in "iu" and v.size and int(v.max()) > 0xFFFFFFFF:
+        return v.astype(np.uint64)
+    return np.asarray(v, dtype=np.uint32)

@@ -102,6 +102,11 @@ class Format:
         return 1 - self.bias
 
     @property
+    def dtype(self) -> type:
+        """The numpy type that holds a word: uint64 for the 64-bit f64, else uint32."""
+        return np.uint64 if self.width > 32 else np.uint32
+
+    @property
     def precision(self) -> int:
         return self.frac_bits + 1
 
@@ -126,6 +131,8 @@ def _float(name, width, e, f, specials, *, signed=True, drop=0, nan=None):
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
+        # f64 (DMMA): the NaN a datapath writes is its profile's (models/f64.py)
+        _float("f64", 64, 11, 52, Specials.IEEE, nan=0x7FF8000000000000),
         _float("f32", 32, 8, 23, Specials.IEEE, nan=0x7FFFFFFF),
         _float("tf32", 32, 8, 10, Specials.IEEE, drop=13, nan=0x7FFFFFFF),
         _float("bf16", 16, 8, 7, Specials.IEEE, nan=0x7FFF),
@@ -144,6 +151,9 @@ FORMATS: dict[str, Format] = {
 }
 
 _ALIASES = {
+    "fp64": "f64",
+    "float64": "f64",
+    "double": "f64",
     "fp32": "f32",
     "float32": "f32",
     "fp16": "f16",
@@ -320,7 +330,10 @@ class Decoded(NamedTuple):
 def decode(fmt: str | Format, codes) -> Decoded:
     """Decode an array of words of ``fmt`` (any shape) into exact parts."""
     fmt = get_format(fmt)
-    codes = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
+    codes = np.asarray(codes)
+    # a 64-bit word keeps its bits in an int64 (the sign bit wraps to negative)
+    codes = np.ascontiguousarray(codes.view(np.int64) if codes.dtype == np.uint64
+                                 else codes.astype(np.int64, copy=False))
     shape = codes.shape
     n = codes.size
     cls = np.empty(n, np.int8)
@@ -364,7 +377,7 @@ def encode(
         int(overflow),
         out,
     )
-    return out.reshape(shape).astype(np.uint32)
+    return out.reshape(shape).astype(fmt.dtype)
 
 
 def convert(codes, src: str | Format, dst: str | Format, rounding=Rounding.RNE, *,
@@ -436,10 +449,16 @@ def convert_input(words, fmt: str | Format, mode: str) -> np.ndarray:
 # Exact values for people and tests (never on an arithmetic path).
 
 
+def word_int64(code: int) -> int:
+    """A word as the int64 the scalar kernels take (a 64-bit word's sign bit wraps)."""
+    code = int(code)
+    return code - (1 << 64) if code >= 1 << 63 else code
+
+
 def to_fraction(fmt: str | Format, code: int) -> Fraction | str:
     """The exact value of one word, or 'nan' / '+inf' / '-inf'."""
     fmt = get_format(fmt)
-    c, s, m, e, _ = decode_scalar(int(code), fmt.spec)
+    c, s, m, e, _ = decode_scalar(word_int64(code), fmt.spec)
     if c == Class.NAN:
         return "nan"
     if c == Class.INF:
@@ -455,7 +474,7 @@ def describe(fmt: str | Format, code: int) -> str:
     if isinstance(v, str):
         text = v
     elif v == 0:
-        c, s, *_ = decode_scalar(int(code), fmt.spec)
+        c, s, *_ = decode_scalar(word_int64(code), fmt.spec)
         text = "-0" if s else "0"
     else:
         text = f"{float(v):.9g}" if fmt.kind == Kind.FLOAT or fmt.kind == Kind.E8M0 else str(v)
@@ -466,6 +485,10 @@ def ordered(fmt: str | Format, words) -> np.ndarray:
     """Words mapped to integers that increase with the value (-0 and +0 both
     0), so the difference of two is their distance in units in the last place."""
     fmt = get_format(fmt)
+    if fmt.width == 64:  # sign and magnitude in an int64 (the sign bit makes it negative)
+        w = np.asarray(words).astype(np.uint64).view(np.int64)
+        mag = w & np.int64(0x7FFFFFFFFFFFFFFF)
+        return np.where(w < 0, -mag, mag)
     w = np.asarray(words, np.int64) & fmt.word_mask
     if not fmt.signed or fmt.kind != Kind.FLOAT:
         return w

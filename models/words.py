@@ -12,7 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .formats import Class, Format, Specials, decode, decode_scalar, encode, get_format, ordered
+from .formats import (Class, Format, Specials, decode, decode_scalar, encode, get_format, ordered,
+                      word_int64)
 
 # ---------------------------------------------------------------------------
 # Exact words of values.
@@ -51,7 +52,7 @@ def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
     if mag == 0:
         return (sign << (f.width - 1)) if f.signed else 0
     w = int(encode(f, sign, mag, q)[()])
-    cls, s, sig, lsb, _ = decode_scalar(w, f.spec)
+    cls, s, sig, lsb, _ = decode_scalar(word_int64(w), f.spec)
     if cls != 1 or s != sign:
         return None
     # exact iff sig * 2**lsb == mag * 2**q
@@ -69,7 +70,7 @@ def zero(fmt, sign: int = 0) -> int:
 
 
 def raw_exp(fmt, w: int) -> int:
-    return int(decode_scalar(int(w), get_format(fmt).spec)[4])
+    return int(decode_scalar(word_int64(w), get_format(fmt).spec)[4])
 
 
 def max_sig(fmt) -> int:
@@ -167,17 +168,18 @@ def max_frac(fmt: Format, biased) -> np.ndarray:
 
 
 def pack(fmt: Format, sign, biased, frac) -> np.ndarray:
-    """Words (uint32) from fields; the dropped low bits (tf32) are zero."""
+    """Words (uint32; uint64 for f64) from fields; the dropped low bits (tf32) are zero."""
     sign, biased, frac = np.broadcast_arrays(*(np.asarray(x, np.int64) for x in (sign, biased, frac)))
     word = (biased << fmt.frac_bits) | frac
     if fmt.signed:
         word = word | (sign << (fmt.exp_bits + fmt.frac_bits))
-    return (word << fmt.drop_bits).astype(np.uint32)
+    return (word << fmt.drop_bits).astype(fmt.dtype)
 
 
 def fields(fmt: Format, words) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sign, biased exponent, fraction) of float words."""
-    w = np.asarray(words, np.int64) >> fmt.drop_bits
+    w = np.asarray(words)
+    w = (w.view(np.int64) if w.dtype == np.uint64 else w.astype(np.int64)) >> fmt.drop_bits
     frac = w & ((1 << fmt.frac_bits) - 1)
     biased = (w >> fmt.frac_bits) & ((1 << fmt.exp_bits) - 1)
     sign = (w >> (fmt.exp_bits + fmt.frac_bits)) & 1 if fmt.signed else np.zeros_like(w)

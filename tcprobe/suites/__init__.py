@@ -94,9 +94,9 @@ def _gen_block(ctx: Ctx, gen: Generator, seed: int, block: int) -> Cases:
 
 def _complete(ctx: Ctx, bits: Bits, parts: Parts, n: int) -> Cases:
     k = ctx.k
-    a = np.asarray(parts["a"], np.uint32).reshape(n, k)
-    b = np.asarray(parts["b"], np.uint32).reshape(n, k)
-    c = np.asarray(parts["c"], np.uint32).reshape(n)
+    a = np.asarray(parts["a"]).astype(ctx.fa.dtype, copy=False).reshape(n, k)
+    b = np.asarray(parts["b"]).astype(ctx.fb.dtype, copy=False).reshape(n, k)
+    c = np.asarray(parts["c"]).astype(ctx.fc.dtype, copy=False).reshape(n)
     sa = sb = None
     if ctx.fs is not None:
         unit = one(ctx.fs, (n, ctx.n_scales))

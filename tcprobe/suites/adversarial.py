@@ -90,8 +90,8 @@ def c_word(ctx: Ctx, bits: Bits, e, sign, frac=None) -> np.ndarray:
     return with_exponent(ctx.fc, e, sign if ctx.fc.signed else 0, frac)
 
 
-def sign_bit(fmt: Format) -> np.uint32:
-    return np.uint32(1 << (fmt.width - 1))
+def sign_bit(fmt: Format):
+    return fmt.dtype(1 << (fmt.width - 1))
 
 
 def negate(ctx: Ctx, a, b):

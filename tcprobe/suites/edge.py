@@ -17,7 +17,7 @@ from .words import Bits, one, specials, zero
 
 
 def _words(fmt) -> np.ndarray:
-    return np.array(list(specials(fmt).values()), np.uint32)
+    return np.array(list(specials(fmt).values()), fmt.dtype)
 
 
 def _zeros(ctx: Ctx, fmt, bits: Bits, shape) -> np.ndarray:
@@ -74,7 +74,7 @@ def gen_zero_signs(ctx: Ctx, bits: Bits, idx: np.ndarray):
         # every other case: all products -0 * |b| and C = -0
         neg = (idx % 2 == 1)
         if ctx.fb.signed:
-            b = b & np.uint32(((1 << (ctx.fb.width - 1)) - 1) << 0)
+            b = b & ctx.fb.dtype((1 << (ctx.fb.width - 1)) - 1)
         a = np.where(neg[:, None], zero(ctx.fa, (n, k), 1), a)
         c = np.where(neg, zero(ctx.fc, n, 1), c)
     return {"a": a, "b": b, "c": c}

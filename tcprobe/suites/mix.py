@@ -24,8 +24,8 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
     fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
 
     def raw_words(f, shape):
-        return rng.integers(0, f.word_mask + 1, shape, dtype=np.uint64).astype(np.uint32) & \
-            np.uint32(f.word_mask & ~((1 << f.drop_bits) - 1))
+        return rng.integers(0, f.word_mask, shape, dtype=np.uint64, endpoint=True).astype(f.dtype) & \
+            f.dtype(f.word_mask & ~((1 << f.drop_bits) - 1))
 
     def finite(f, shape, lo, hi):
         biased = np.clip(rng.integers(lo, hi + 1, shape) + f.bias, 0, emax_biased(f))
@@ -42,16 +42,16 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
     b = finite(fb, (q, k), -3, 3)
     if k > 1:
         a[:, 1::2] = a[:, 0:k - k % 2:2]
-        sign_b = np.uint32(1 << (fb.width - 1))
+        sign_b = fb.dtype(1 << (fb.width - 1))
         b[:, 1::2] = b[:, 0:k - k % 2:2] ^ sign_b
         # nudge one lane so the cancellation is not always exact
-        b[:, 1] ^= rng.integers(0, 4, q).astype(np.uint32) << np.uint32(fb.drop_bits)
+        b[:, 1] ^= rng.integers(0, 4, q).astype(fb.dtype) << fb.dtype(fb.drop_bits)
     parts.append(Cases(a, b, finite(fc, (q,), -30, 0)))
     r = n - 3 * q
     parts.append(Cases(finite(fa, (r, k), 1 - fa.bias - 1, 1 - fa.bias + 6),
                        finite(fb, (r, k), 1 - fb.bias - 1, 1 - fb.bias + 6),
                        np.where(rng.integers(0, 2, r) == 0, 0,
-                                finite(fc, (r,), 1 - fc.bias - 1, 1 - fc.bias + 6)).astype(np.uint32)))
+                                finite(fc, (r,), 1 - fc.bias - 1, 1 - fc.bias + 6)).astype(fc.dtype)))
     out = Cases.concat(parts)
     if dp.block_scaled:
         out.scale_a, out.scale_b = random_scales(dp, n, rng), random_scales(dp, n, rng)

@@ -79,19 +79,19 @@ def finite(fmt: Format, bits: Bits, shape, *, sign=None, biased=None, frac=None)
 def integer(fmt: Format, bits: Bits, shape, lo=None, hi=None) -> np.ndarray:
     """Random words of an integer format (two's complement for signed)."""
     if lo is None:
-        return bits.bits(shape, fmt.width).astype(np.uint32)
+        return bits.bits(shape, fmt.width).astype(fmt.dtype)
     v = bits.between(shape, lo, hi)
     return (v & fmt.word_mask).astype(np.uint32)
 
 
 def raw(fmt: Format, bits: Bits, shape) -> np.ndarray:
     """Uniform words over the whole container (dropped bits included)."""
-    return bits.bits(shape, fmt.width).astype(np.uint32)
+    return bits.bits(shape, fmt.width).astype(fmt.dtype)
 
 
 def zero(fmt: Format, shape, sign=0) -> np.ndarray:
     if fmt.kind != Kind.FLOAT:
-        return np.zeros(shape, np.uint32)
+        return np.zeros(shape, fmt.dtype)
     return pack(fmt, np.broadcast_to(np.asarray(sign, np.int64), shape), 0, 0)
 
 
