@@ -144,11 +144,12 @@ def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapa
     f = get_format(fmt).name
     if family not in FAMILIES:
         raise DatapathError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
-    if f not in isa.INPUT_K:
+    f64 = family == "mma" and f in isa.F64_TYPES  # DMMA: f64 in, f64 out
+    if f not in isa.INPUT_K and not f64:
         raise DatapathError(f"{f} is not an input format of {family}")
     if family in ("mma", "wgmma") and f in isa.SUB_BYTE_TYPES:
         raise DatapathError(f"{f} inputs need tcgen05 (or mma kind::f8f6f4 on sm_120a)")
-    out = d_type or ("s32" if f in isa.INTEGER_INPUT_TYPES else "f32")
+    out = d_type or ("s32" if f in isa.INTEGER_INPUT_TYPES else "f64" if f64 else "f32")
     if family == "tcgen05":
         kind = isa.TCGEN05_KIND_OF_INPUT[f]
         return Datapath("tcgen05", kind, f, f, out, isa.instruction_k("tcgen05", kind))

@@ -83,6 +83,59 @@ MMA_SHAPES = {
 # shapes by target; bf16/tf32 arrive with sm_80, integer mma with sm_75).
 ARCH_MMA_SHAPES = {"sm_70": {"f16": ((8, 8, 4),)}}
 
+# ---------------------------------------------------------------------------
+# f64 DMMA (issue 12, the f64 part; PTX ISA, mma.sync shapes by target):
+# mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 from sm_80, and
+# m16n8k4, m16n8k8, m16n8k16 .f64 from sm_90. A, B, C and D are all f64 (one
+# 64-bit register an element). MMA-Sim lists the m16n8 shapes for Hopper only;
+# the PTX ISA gives them to sm_90 "and higher".
+
+F64_TYPES = ("f64",)
+F64_K = 4  # K of m8n8k4.f64, the shape of every DMMA architecture: the default f64 datapath
+F64_SHAPES = ((8, 8, F64_K), (16, 8, 4), (16, 8, 8), (16, 8, 16))
+F64_SM80_ARCHS = ("sm_80", "sm_86", "sm_89")  # m8n8k4 only
+MMA_SHAPES["f64"] = F64_SHAPES
+for _arch in F64_SM80_ARCHS:
+    ARCH_MMA_SHAPES.setdefault(_arch, {})["f64"] = F64_SHAPES[:1]
+# sm_70 (V100) has no DMMA: its only mma.sync is m8n8k4 f16 (ARCH_MMA_SHAPES above).
+
+
+def f64_shapes(arch: str) -> tuple[tuple[int, int, int], ...]:
+    """The f64 mma.sync shapes an architecture has (none before sm_80)."""
+    shapes = ARCH_MMA_SHAPES.get(arch, {"f64": F64_SHAPES})
+    return shapes.get("f64", ())
+
+
+def f64_k_shape(k: int) -> tuple[int, int, int]:
+    """The shape of the f64 mma.sync with this K (K=4: m8n8k4, the sm_80 one)."""
+    for shape in F64_SHAPES:
+        if shape[2] == k:
+            return shape
+    raise IsaError(f"no f64 mma.sync has K={k} (K: {', '.join(str(s[2]) for s in F64_SHAPES)})")
+
+
+# The SASS of each f64 shape (NVRTC/ptxas 13.5 and nvdisasm, tests/test_sass.py):
+# sm_80/86/89 spell m8n8k4 DMMA.884; sm_90 has one native opcode a shape
+# (DMMA.8x8x4, DMMA.16x8x4, DMMA.16x8x8, DMMA.16x8x16); sm_100a, sm_103a and
+# sm_120a compile every m16n8 shape to DMMA.8x8x4s chained through the
+# accumulator (two row halves times K/4, e.g. eight for m16n8k16): emulated.
+F64_NATIVE_ARCHS = ("sm_90", "sm_90a")
+F64_SPLIT_ARCHS = ("sm_100a", "sm_103a", "sm_120a")
+
+
+def f64_opcode(shape: tuple[int, int, int], arch: str) -> tuple[str, bool]:
+    """(the SASS opcode an f64 mma.sync shape compiles to on ``arch``,
+    whether the compiler emulates the shape with smaller DMMAs)."""
+    m, n, k = shape
+    if shape not in f64_shapes(arch):
+        raise IsaError(f"{arch} has no f64 mma.sync m{m}n{n}k{k}")
+    if arch in F64_SM80_ARCHS:
+        return "DMMA.884", False
+    if arch in F64_NATIVE_ARCHS:
+        return f"DMMA.{m}x{n}x{k}", False
+    return "DMMA.8x8x4", shape != F64_SHAPES[0]
+
+
 # wgmma.mma_async M and N: M = 64, N = 8..256 in steps of 8 (integers: of 8 up
 # to 24, then of 16); K per input type is INPUT_K.
 WGMMA_M = 64
@@ -97,6 +150,8 @@ def instruction_k(family: str, kind: str, a_type: str | None = None, sparse: boo
         if kind not in TCGEN05_K:
             raise IsaError(f"unknown tcgen05 kind {kind!r} (known: {', '.join(TCGEN05_KINDS)})")
         k = TCGEN05_K[kind]
+    elif family == "mma" and (a_type or kind) in F64_TYPES:
+        k = F64_K
     else:
         t = a_type or kind
         if t not in INPUT_K or t in SUB_BYTE_TYPES:
@@ -134,6 +189,8 @@ def input_types(family: str, kind: str) -> tuple[str, ...]:
         return TCGEN05_INPUT_TYPES[kind]
     if kind in FP8_TYPES:
         return FP8_TYPES  # mma/wgmma fp8 mix e4m3 and e5m2 freely
+    if family == "mma" and kind in F64_TYPES:
+        return (kind,)
     if kind in INPUT_K and kind not in SUB_BYTE_TYPES:
         return (kind,)
     raise IsaError(f"{kind} is not an input type of {family}")
@@ -146,6 +203,8 @@ def output_types(family: str, kind: str, a_type: str) -> tuple[str, ...]:
                 "f8f6f4": ("f32", "f16"), "i8": ("s32",)}.get(kind, ("f32",))
     if a_type in INTEGER_INPUT_TYPES:
         return ("s32",)
+    if a_type in F64_TYPES:
+        return ("f64",)
     if a_type == "f16" or a_type in FP8_TYPES:
         return ("f32", "f16")
     return ("f32",)

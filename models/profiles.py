@@ -23,6 +23,7 @@ from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
 
 from .engine import EngineParams
+from .f64 import ChainParams, f64_model, is_f64
 from .formats import get_format
 from .model import FixedPointModel, IntegerModel, Model, ModelError
 from .structures import SplitModel
@@ -67,6 +68,8 @@ class GpuProfile:
         return replace(self, name=name, **merged, **changes)
 
     def supports(self, dp: Datapath) -> bool:
+        if is_f64(dp):
+            return any(k == dp.k for _m, _n, k in isa.f64_shapes(self.arch))
         return input_class(dp.a_type) in self.block or input_class(dp.a_type) == "int"
 
     def params(self, dp: Datapath) -> EngineParams:
@@ -87,11 +90,29 @@ class GpuProfile:
         )
 
     def model(self, dp: Datapath) -> Model:
+        if is_f64(dp):
+            return self._f64_model(dp)
         if dp.is_integer:
             return IntegerModel(f"{self.name}", dp, "exact integer sum (PTX semantics)",
                                 saturate=dp.saturate)
         return FixedPointModel(self.name, dp, self.evidence, self.params(dp))
 
+
+    def _f64_model(self, dp: Datapath) -> Model:
+        """DMMA (every profile from A100 on): the model MMA-Sim gives every
+        f64 mma, with the shapes the ISA table gives this architecture."""
+        if dp.k not in {k for _m, _n, k in isa.f64_shapes(self.arch)}:
+            shapes = ", ".join(f"m{m}n{n}k{k}" for m, n, k in isa.f64_shapes(self.arch)) or "none"
+            raise ModelError(f"profile {self.name} ({self.arch}) has no f64 mma with K={dp.k} "
+                             f"(f64 shapes: {shapes})")
+        return f64_model(self.name, dp, F64_EVIDENCE)
+
+
+# Every profile's f64 datapath: MMA-Sim's model, not a measurement.
+F64_EVIDENCE = ("MMA-Sim 2.1.1's model of f64 mma (a chain of IEEE fp64 FMAs, C first, k = 0 .. "
+                "K-1, one RNE rounding each, subnormals kept; NaN: the host FMA's rule); "
+                "unmeasured on silicon: `tcprobe ladder --datapath mma.f64.f64.k4` on a GPU "
+                "(its chain step) settles the order and the NaN word")
 
 _KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004) captures in ../shared/hwdata"
 
@@ -151,7 +172,11 @@ def profile_for_gpu(gpu: str) -> GpuProfile:
 
 def ieee_model(dp: Datapath) -> Model:
     """The obvious model: the exact sum of every product and C, rounded once
-    to nearest even (what the tcgen05 write-up tried first)."""
+    to nearest even (what the tcgen05 write-up tried first); on f64, the
+    fused fp64 dot product."""
+    if is_f64(dp):
+        return f64_model("ieee", dp, "IEEE 754 exact fp64 dot product, one RNE rounding",
+                         ChainParams(structure="fused"))
     p = EngineParams(window_bits=None, block_size=dp.k, zero_floor=None,
                      output_rounding="rne", zero_sign="ieee", overflow="ieee")
     return FixedPointModel("ieee", dp, "IEEE 754 exact dot product, one RNE rounding", p)
@@ -159,6 +184,8 @@ def ieee_model(dp: Datapath) -> Model:
 
 def fma_chain_model(dp: Datapath) -> Model:
     """A chain of FMAs in the output format: d = fma(a_k, b_k, d), RNE each."""
+    if is_f64(dp):
+        return f64_model("fma-chain", dp, "sequential IEEE fp64 FMAs, RNE each")
     p = EngineParams(window_bits=None, block_size=1, zero_floor=None,
                      output_rounding="rne", zero_sign="ieee", overflow="ieee")
     return FixedPointModel("fma-chain", dp, "sequential IEEE FMAs, RNE each", p)
@@ -193,5 +220,7 @@ def two_stage_rne_model(dp: Datapath) -> Model:
     return FixedPointModel("two-stage-rne", dp, "exact product sum rounded, then + C rounded", p)
 
 
+# The baselines with an f64 form (the others are the fixed-point engine's, which has no 64-bit words).
+F64_BASELINES = ("ieee", "fma-chain")
 BASELINES = {"ieee": ieee_model, "fma-chain": fma_chain_model, "two-stage": two_stage_model,
              "two-stage-rne": two_stage_rne_model}

@@ -8,7 +8,8 @@ from tcprobe.models.datapath import Datapath
 
 from .emulated import EMULATED, emulated_for
 from .model import Model, ModelError
-from .profiles import BASELINES, PROFILES, profile_for_gpu
+from .f64 import is_f64
+from .profiles import BASELINES, F64_BASELINES, PROFILES, profile_for_gpu
 
 # Extra resolvers register here: name -> builder(datapath) (tcgen05 models,
 # fitted profiles). Each builder raises ModelError for datapaths it lacks.
@@ -48,6 +49,8 @@ def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
     if key in BASELINES:
         if dp.is_integer:
             raise ModelError(f"baseline {key} is for floating-point datapaths")
+        if is_f64(dp) and key not in F64_BASELINES:
+            raise ModelError(f"baseline {key} has no f64 form (f64: {', '.join(F64_BASELINES)})")
         if dp.block_scaled:
             raise ModelError(f"baseline {key} knows no block scales, so it cannot score "
                              f"{dp.id} (use auto or a tcgen05 profile)")

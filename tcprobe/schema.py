@@ -361,7 +361,8 @@ def check_instruction(family, kind, a_type, b_type, c_type, d_type, k, scale_typ
             return
         if kind == f"{a_type}x{b_type}":  # an id such as wgmma.e4m3xe5m2.f16.k32
             kind = a_type
-        if kind not in isa.INPUT_K or kind in isa.SUB_BYTE_TYPES:
+        f64 = family == "mma" and kind in isa.F64_TYPES
+        if (kind not in isa.INPUT_K and not f64) or kind in isa.SUB_BYTE_TYPES:
             raise isa.IsaError(f"kind {kind!r} is not an input type of {family} (allowed: "
                                f"{', '.join(t for t in isa.INPUT_K if t not in isa.SUB_BYTE_TYPES)})")
         allowed = isa.input_types(family, kind)

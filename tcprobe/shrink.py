@@ -88,7 +88,7 @@ def _candidates(dp: Datapath, case: Cases) -> list[Cases]:
 
     def variant(**changes):
         new = Cases(changes.get("a", a).copy(), changes.get("b", b).copy(),
-                    np.array([changes.get("c", c)], np.uint32),
+                    np.array([changes.get("c", c)], fc.dtype),
                     None if case.scale_a is None else changes.get("scale_a", case.scale_a[0]).copy(),
                     None if case.scale_b is None else changes.get("scale_b", case.scale_b[0]).copy(),
                     None if case.active is None else case.active.copy())
@@ -169,8 +169,9 @@ def minimize(dp: Datapath, case: Cases, device_words, model_words, max_rounds: i
         if not cands:
             break
         batch = Cases.concat(cands)
-        dws = np.asarray(device_words(batch), np.uint32)
-        mws = np.asarray(model_words(batch), np.uint32)
+        word = get_format(dp.d_type).dtype
+        dws = np.asarray(device_words(batch)).astype(word, copy=False)
+        mws = np.asarray(model_words(batch)).astype(word, copy=False)
         hit = np.flatnonzero(dws != mws)
         if hit.size == 0:
             break

@@ -248,7 +248,7 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
         done = result.resumed_cases
         for i in range(start_chunk, plan.n_chunks):
             cases, codes, _ = suites_mod.make_chunk(dp, plan, seed, i)
-            words = np.asarray(device.run(dp, cases), np.uint32)
+            words = np.asarray(device.run(dp, cases)).astype(get_format(dp.d_type).dtype, copy=False)
             if writer is not None:
                 writer.append(cases, words, codes)
             _score_chunk(dp, result.tallies, done, cases, words, codes, keys,

@@ -13,6 +13,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import get_format
 
 
 class CaptureError(ValueError):
@@ -24,13 +25,13 @@ class Capture:
     source: str
     datapath: Datapath
     cases: Cases
-    words: np.ndarray  # (N,) uint32 output words recorded from the device
+    words: np.ndarray  # (N,) output words recorded from the device (uint32; uint64 for f64)
     gpu: str | None = None
     label: str = ""
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.words = np.asarray(self.words, dtype=np.uint32)
+        self.words = np.asarray(self.words).astype(get_format(self.datapath.d_type).dtype)
         if len(self.words) != len(self.cases):
             raise CaptureError(f"{self.source}: {len(self.cases)} cases but {len(self.words)} words")
 

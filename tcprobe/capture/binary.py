@@ -48,7 +48,7 @@ MAX_HEADER = 16 << 20
 
 def _word_dtype(fmt_name: str) -> str:
     width = get_format(fmt_name).width
-    return "u1" if width <= 8 else "<u2" if width <= 16 else "<u4"
+    return "u1" if width <= 8 else "<u2" if width <= 16 else "<u4" if width <= 32 else "<u8"
 
 
 def record_dtype(dp: Datapath) -> np.dtype:
@@ -185,13 +185,13 @@ def to_records(dp: Datapath, cases: Cases, words, gen_codes=None) -> np.ndarray:
         rec["scale_b"] = cases.scale_b
     if dp.sparse:
         rec["active"] = np.packbits(cases.active, axis=1, bitorder="little")
-    rec["d"] = np.asarray(words, np.uint32)
+    rec["d"] = np.asarray(words).astype(get_format(dp.d_type).dtype, copy=False)
     return rec
 
 
 def from_records(dp: Datapath, rec: np.ndarray) -> tuple[Cases, np.ndarray, np.ndarray]:
     """(cases, device words, generator codes) of records."""
-    u = lambda x: np.asarray(x, np.uint32)  # noqa: E731
+    u = lambda x: np.asarray(x).astype(np.uint64 if x.dtype.itemsize == 8 else np.uint32)  # noqa: E731
     sa = sb = active = None
     if dp.block_scaled:
         sa, sb = u(rec["scale_a"]), u(rec["scale_b"])

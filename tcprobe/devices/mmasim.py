@@ -109,6 +109,9 @@ class MmaSimDevice(Device):
     def _tensor(self, words: np.ndarray, fmt_name: str, ptx_type: str):
         torch = self.torch
         f = get_format(fmt_name)
+        if f.width == 64:  # f64 (DMMA): the 64-bit words as torch float64, bit for bit
+            w = np.ascontiguousarray(np.asarray(words).astype(np.uint64))
+            return torch.from_numpy(w.view(np.int64).copy()).view(torch.float64)
         w = np.ascontiguousarray(np.asarray(words, np.uint32))
         if f.width == 32:
             return torch.from_numpy(w.view(np.int32).copy()).view(torch.float32)
@@ -126,6 +129,8 @@ class MmaSimDevice(Device):
 
     def _words(self, d) -> np.ndarray:
         torch = self.torch
+        if d.dtype == torch.float64:
+            return d.contiguous().view(torch.int64).numpy().view(np.uint64).copy()
         if d.dtype == torch.float32:
             return d.contiguous().view(torch.int32).numpy().view(np.uint32).copy()
         if d.dtype == torch.float16:
@@ -136,7 +141,7 @@ class MmaSimDevice(Device):
         if dp != self.dp:
             raise DeviceError(f"{self.name} runs {self.dp.id}, not {dp.id}")
         cases.check(dp)
-        out = np.empty(len(cases), np.uint32)
+        out = np.empty(len(cases), get_format(dp.d_type).dtype)
         step = 65536
         for lo in range(0, len(cases), step):
             part = cases.take(slice(lo, lo + step))

@@ -22,11 +22,11 @@ import numpy as np
 from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
-from tcprobe.models.formats import FormatError
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import Model, ModelError
 from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
-from .base import Device, DeviceError
+from .base import Device, DeviceError, RawModeUnsupported
 from .sim_layout import device_harness
 from .sim_profile import BUILTIN, SimProfile, load_profile
 
@@ -77,7 +77,8 @@ class SimDevice(Device):
     def supports(self, dp: Datapath) -> bool:
         try:
             self.model(dp)
-            self.harness(dp)
+            if not _result_mode_only(dp):
+                self.harness(dp)
         except (ModelError, DeviceError, ValueError):
             return False
         return True
@@ -108,6 +109,9 @@ class SimDevice(Device):
 
     def tile(self, dp: Datapath) -> TileSpec:
         self.model(dp)
+        if _result_mode_only(dp):
+            raise RawModeUnsupported(f"{self.name} runs {dp.id} in result mode only (the f64 "
+                                     "register harness, two 32-bit words an element, is not modelled)")
         return self.harness(dp).tile
 
     def launch(self, dp: Datapath, batch: PhysicalBatch) -> np.ndarray:
@@ -217,6 +221,11 @@ class SimDevice(Device):
             out["layout"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
                              for k, v in p.layout.items()}
         return out
+
+
+def _result_mode_only(dp: Datapath) -> bool:
+    """f64 (DMMA) datapaths: 64-bit words, no raw-mode tile."""
+    return get_format(dp.a_type).width == 64
 
 
 def _cases(dp: Datapath, a, b, c, sa, sb, meta) -> Cases:

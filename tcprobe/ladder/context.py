@@ -87,7 +87,7 @@ class Context:
         self._count(len(cases))
         if self.raw and self.harness is not None:
             return self.harness.run(lambda batch: self.device.launch(self.dp, batch), cases)
-        return np.asarray(self.device.run(self.dp, cases), np.uint32)
+        return np.asarray(self.device.run(self.dp, cases)).astype(self.d_fmt.dtype, copy=False)
 
     def run_checked(self, cases: Cases) -> tuple[np.ndarray, np.ndarray]:
         """Like :meth:`run`, without insisting that the slice agrees: (the
