@@ -7,8 +7,8 @@ from collections.abc import Callable
 from tcprobe.models.datapath import Datapath
 
 from .emulated import EMULATED, emulated_for
-from .model import Model, ModelError
 from .f64 import is_f64
+from .model import Model, ModelError
 from .profiles import BASELINES, F64_BASELINES, PROFILES, profile_for_gpu
 
 # Extra resolvers register here: name -> builder(datapath) (tcgen05 models,

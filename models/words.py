@@ -12,8 +12,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from .formats import (Class, Format, Specials, decode, decode_scalar, encode, get_format, ordered,
-                      word_int64)
+from .formats import (
+    Class,
+    Format,
+    Specials,
+    decode,
+    decode_scalar,
+    encode,
+    get_format,
+    ordered,
+    word_int64,
+)
 
 # ---------------------------------------------------------------------------
 # Exact words of values.

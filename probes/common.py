@@ -114,9 +114,10 @@ class Batch:
         sparse ones a legal mask that keeps every lane a row names (where the
         selectors allow; see :func:`legal_mask`)."""
         n = len(self.rows)
-        a = np.full((n, self.k), self.zero_a, np.uint32)
-        b = np.full((n, self.k), self.zero_b, np.uint32)
-        c = np.zeros(n, np.uint32)
+        dp = self.dp
+        a = np.full((n, self.k), self.zero_a, get_format(dp.a_type).dtype)
+        b = np.full((n, self.k), self.zero_b, get_format(dp.b_type).dtype)
+        c = np.zeros(n, get_format(dp.c).dtype)
         named = np.zeros((n, self.k), bool)
         for i, (_, ra, rb, rc, _, _) in enumerate(self.rows):
             for k, v in ra.items():

@@ -87,6 +87,15 @@ def fingerprint_table(fp, simulated: bool) -> Table:
             "carry_top")
     if scaled is not None:  # block-scaled: the scale step's keys instead of the engine's
         keys = ("scale_block", "product_window_bits", "scale_floor_offset", "nan")
+    chain = getattr(fp, "chain", None)
+    if chain is not None:  # f64: the chain step's keys instead of the engine's
+        keys = ()
+        for key, v in chain.items():
+            if key == "nan" and isinstance(v, int):
+                v = f"{v:#018x}"
+            note = {"k_order": "K in order" if v is None else "",
+                    "c_at": "C starts the chain" if v == 0 else "products before C"}.get(key, "")
+            t.add_row(f"chain.{key}", "-" if v is None else str(v), note)
     for key in keys:
         v = getattr(fp, key)
         if key == "nan" and v is not None:

@@ -17,6 +17,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
+from tcprobe.models.f64 import ChainParams, F64Model, is_f64
 from tcprobe.models.formats import get_format
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel
@@ -132,11 +133,14 @@ class Fingerprint:
     scaled: dict | None = None  # every ScaledParams field the model runs with
     sparsity: dict | None = None  # sparse kinds: pattern, selectors, disabled positions
     split: dict | None = None  # sub-MMAs with C added after (the block step found them)
+    chain: dict | None = None  # f64: the chain step's ChainParams (order, C entry, NaN rule)
 
     @classmethod
     def from_context(cls, ctx) -> Fingerprint:
         if ctx.dp.block_scaled:
             return cls._scaled(ctx)
+        if is_f64(ctx.dp):
+            return cls._chain(ctx)
         fp = cls(ctx.dp.id)
         for key in ENGINE_KEYS:
             setattr(fp, key, ctx.value(key))
@@ -193,6 +197,17 @@ class Fingerprint:
         fp._common(ctx)
         return fp
 
+    @classmethod
+    def _chain(cls, ctx) -> Fingerprint:
+        """An f64 datapath: the chain step's parameters; the engine keys do not apply."""
+        fp = cls(ctx.dp.id)
+        f = ctx.findings.get("chain")
+        if f is not None and f.values.get("params"):
+            fp.chain = dict(f.values["params"])
+        for key in FINGERPRINT_KEYS:
+            fp.undetermined[key] = "f64: fp64 FMAs, not a fixed-point window (see chain)"
+        return fp
+
     def params(self, dp: Datapath) -> EngineParams:
         """Engine parameters; undetermined keys take values that make no
         difference on this datapath (that is why they are undetermined)."""
@@ -201,6 +216,11 @@ class Fingerprint:
     def model(self, dp: Datapath):
         """The engine model (the block-scaled one for block-scaled kinds; a
         SplitModel where the block step found sub-MMAs with C added after)."""
+        if self.chain is not None:
+            params = dict(self.chain)
+            if params.get("k_order") is not None:
+                params["k_order"] = tuple(params["k_order"])
+            return F64Model("fingerprint", dp, "tcprobe ladder", ChainParams(**params))
         if dp.block_scaled and not self.split and not self.scaled:
             raise FingerprintError(f"{dp.id}: the scale step found no block-scaled parameters")
         return build_model(dp, self.params(dp), split=self.split, scaled=self.scaled,
@@ -218,6 +238,8 @@ class Fingerprint:
             out["sparsity"] = dict(self.sparsity)
         if self.split is not None:
             out["split"] = dict(self.split)
+        if self.chain is not None:
+            out["chain"] = dict(self.chain)
         if self.nan is not None:
             out["nan_hex"] = f"{self.nan:#x}"
         out["undetermined"] = dict(self.undetermined)

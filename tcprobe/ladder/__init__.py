@@ -29,6 +29,7 @@ import numpy as np
 from tcprobe.devices.base import Device
 from tcprobe.fingerprint import Fingerprint
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.f64 import is_f64
 from tcprobe.models.formats import describe
 from tcprobe.models.model import IntegerModel
 from tcprobe.probes.common import Finding
@@ -37,7 +38,7 @@ from tcprobe.suites.mix import random_cases
 from .context import Context
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
-         "specials", "block", "carry", "zero", "scale", "sparsity")
+         "specials", "block", "carry", "zero", "scale", "sparsity", "chain")
 TITLES = {
     "sass": "SASS check: the real tensor-core opcode",
     "slice": "output slice: which dump words carry D",
@@ -53,6 +54,7 @@ TITLES = {
     "carry": "carries into the top of the accumulator",
     "scale": "block scales",
     "sparsity": "sparsity metadata",
+    "chain": "f64: a chain of fp64 FMAs or one fused rounding, its order, C, NaN",
 }
 VALIDATION_CASES = 10_000
 
@@ -74,7 +76,7 @@ def parse_steps(text: str | None) -> tuple[str, ...]:
 # Steps that run logical cases through the harness: on a raw device they need
 # the measured slice and layout first.
 NEEDS_LAYOUT = ("truncation", "visible", "internal", "rounding", "specials", "block", "zero",
-                "carry", "scale", "sparsity")
+                "carry", "scale", "sparsity", "chain")
 
 
 # Steps whose probes are unscaled float dot products with an engine model
@@ -87,6 +89,9 @@ def _not_engine(dp: Datapath) -> str | None:
     """Why the engine-model steps do not apply to ``dp`` (None: they do)."""
     if dp.is_integer:
         return "an integer datapath is an exact sum (no window, rounding or floor to find)"
+    if is_f64(dp):
+        return ("an f64 datapath is fp64 FMAs on 64-bit words, not one fixed-point window "
+                "(models/f64.py); the chain step measures it")
     if dp.block_scaled:
         return ("block-scaled arithmetic is not one engine window (a scale-anchored floor, "
                 "product groups, C merges: models/tcgen05_scaled.py); the scale step measures it")
@@ -218,7 +223,8 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
                              "block", "zero", "carry"}
     scaled = dp.block_scaled and "scale" in ctx.findings and ctx.findings["scale"].ok and \
         ctx.findings["scale"].values.get("params")
-    if (numeric and _not_engine(dp) is None) or scaled:
+    chained = is_f64(dp) and "chain" in ctx.findings and ctx.findings["chain"].status == "found"
+    if (numeric and _not_engine(dp) is None) or scaled or chained:
         fp = Fingerprint.from_context(ctx)
         if validate_cases:
             val = validate(ctx, fp.model(dp), validate_cases)
