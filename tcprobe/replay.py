@@ -75,7 +75,7 @@ def pad_cases(cases: Cases, k: int) -> Cases:
         return cases
     if cases.k > k:
         raise ValueError(f"cases have K={cases.k}, more than the instruction's K={k}")
-    pad = np.zeros((len(cases), k - cases.k), np.uint32)
+    pad = np.zeros((len(cases), k - cases.k), cases.a.dtype)
     active = None if cases.active is None else np.hstack([cases.active, np.zeros_like(pad, bool)])
     return Cases(np.hstack([cases.a, pad]), np.hstack([cases.b, pad]), cases.c, cases.scale_a,
                  cases.scale_b, active, cases.names)
@@ -93,7 +93,7 @@ def replay(cap: Capture, device: Device, family: str | None = None, limit: int |
         return res
     cases = cap.cases if n == len(cap) else cap.cases.take(np.arange(n))
     recorded = cap.words[:n]
-    got = np.asarray(device.run(dp, pad_cases(cases, dp.k)), np.uint32)
+    got = np.asarray(device.run(dp, pad_cases(cases, dp.k))).astype(recorded.dtype, copy=False)
     bad = np.flatnonzero(got != recorded)
     res.mismatches = int(len(bad))
     if len(bad) and show:

@@ -278,7 +278,7 @@ def check(data: dict, schema: dict, where: str, *, unknown: str = "error",
 # JSON Lines: one recorded case a line (tcprobe/capture/jsonl.py).
 
 MAX_K = 1024  # far above the K of any one instruction (a record holds 2K words)
-KINDS = tuple(dict.fromkeys((*isa.TCGEN05_KINDS, *isa.INPUT_K)))
+KINDS = tuple(dict.fromkeys((*isa.TCGEN05_KINDS, *isa.INPUT_K, *isa.F64_TYPES)))
 SCALE_VEC = Choice((1, 2, 4), {"1x": 1, "2x": 2, "4x": 4, "x1": 1, "x2": 2, "x4": 4,
                                "1": 1, "2": 2, "4": 4, "scale_vec::1x": 1,
                                "scale_vec::2x": 2, "scale_vec::4x": 4})

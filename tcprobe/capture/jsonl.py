@@ -16,7 +16,9 @@ field and what is allowed::
     k               K of one instruction (the ISA table: mma.sync m16n8k16
                     bf16 has 16; mma f16 8 or 16; twice that for sparse)
     a, b            K words each (raw codes of their type; a tf32 is an f32
-                    word, a bf16 16 bits, an e2m1 4 bits); fewer than K words
+                    word, a bf16 16 bits, an e2m1 4 bits, an f64 64 bits:
+                    hex words of up to 16 digits, "0x3ff0000000000000" is
+                    1.0, the DMMA datapaths mma.f64.f64.k4/k8/k16); fewer than K words
                     are padded with +0. Sparse: ``a`` may hold the K/2 stored
                     values, placed at the positions the metadata selects.
     c               one word of c_type
@@ -43,7 +45,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError
-from tcprobe.models.formats import FormatError
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.schema import SchemaError, check_vector
 
 from . import Capture, CaptureError
@@ -93,6 +95,10 @@ def _case(rec: dict, dp: Datapath, where: str):
     return a, b, rec["c"], sa, sb, active, rec["d"]
 
 
+def _dtype(fmt: str):
+    return get_format(fmt).dtype  # uint32, or uint64 for the 64-bit f64 words
+
+
 def read(path: Path) -> list[Capture]:
     """The captures in one .jsonl file, one per (gpu, datapath)."""
     groups: dict[tuple, list] = {}
@@ -121,8 +127,8 @@ def read(path: Path) -> list[Capture]:
         names = [r[0] for r in rows]
         cols = list(zip(*[r[1] for r in rows], strict=True))
         active = None if not dp.sparse else np.array(cols[5], bool)
-        cases = Cases(np.array(cols[0], np.uint32), np.array(cols[1], np.uint32),
-                      np.array(cols[2], np.uint32),
+        cases = Cases(np.array(cols[0], _dtype(dp.a_type)), np.array(cols[1], _dtype(dp.b_type)),
+                      np.array(cols[2], _dtype(dp.c)),
                       np.array(cols[3], np.uint32) if dp.block_scaled else None,
                       np.array(cols[4], np.uint32) if dp.block_scaled else None,
                       active, names)
@@ -130,6 +136,6 @@ def read(path: Path) -> list[Capture]:
             cases.check(dp)
         except ValueError as e:
             raise CaptureError(f"{path}: {e}") from None
-        out.append(Capture(str(path), dp, cases, np.array(cols[6], np.uint32), gpu,
+        out.append(Capture(str(path), dp, cases, np.array(cols[6], _dtype(dp.d_type)), gpu,
                            f"{gpu}/{dp.id} ({Path(path).name})", {"names": names}))
     return out
