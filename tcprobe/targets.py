@@ -8,6 +8,8 @@
 - ``mixed``: every ordered A/B pair of e4m3, e5m2, e2m3, e3m2, e2m1 with an
   f32 or f16 D (50 descriptor-level combinations, one implementation).
 - ``hmma``: the mma.sync and wgmma datapaths of the HMMA profiles.
+- ``dmma``: the f64 mma.sync datapaths (m8n8k4 from sm_80; m16n8k8 and
+  m16n8k16 from sm_90; m16n8k4 shares K=4 with m8n8k4).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.isa import F8F6F4_TYPES as F8F6F4
 from tcprobe.tiles.descriptors import encode
 
-SUITES = ("blog", "mixed", "hmma")
+SUITES = ("blog", "mixed", "hmma", "dmma")
 _UNSCALED = (("tf32", "tf32"), ("f16", "bf16"), ("f16", "f16"), *(("f8f6f4", f) for f in F8F6F4))
 _UE8M0 = (*(("mxf8f6f4", f, 1) for f in F8F6F4), ("mxf4", "e2m1", 2),
           ("mxf4nvf4", "e2m1", 2), ("mxf4nvf4", "e2m1", 4))
@@ -111,13 +113,25 @@ def hmma_targets() -> list[Target]:
     return out
 
 
+def dmma_targets() -> list[Target]:
+    """The f64 mma.sync datapaths, each K once, on the first architecture with it (ISA table)."""
+    out = []
+    for m, n, k in isa.F64_SHAPES:
+        arch = next(a for a in isa.MMA_ARCHS if (m, n, k) in isa.f64_shapes(a))
+        dp = Datapath("mma", "f64", "f64", "f64", "f64", k)
+        if all(t.datapath != dp for t in out):
+            out.append(Target("dmma", f"mma {arch}", f"f64 m{m}n{n}k{k}", dp, arch))
+    return out
+
+
 class TargetsError(ValueError):
     """A suite of targets that does not exist."""
 
 
 def targets(suites=("blog", "mixed")) -> list[Target]:
     """The targets of the named suites, in order."""
-    make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets}
+    make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets,
+            "dmma": dmma_targets}
     unknown = [s for s in suites if s not in make]
     if unknown:
         raise TargetsError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")

@@ -33,7 +33,7 @@ def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.nd
     if len(words) > count:
         raise click.BadParameter(f"{len(words)} words but {what} takes {count}",
                                  param_hint=f"--{what}")
-    return np.array(words + [0] * (count - len(words)), np.uint32)
+    return np.array(words + [0] * (count - len(words)), fmt.dtype)
 
 
 @click.command("run-case")
