@@ -89,6 +89,10 @@ class Variant:
     def macro(self) -> str:
         """The instantiation line of this variant."""
         if self.family == "mma":
+            if self.a_bits == 64:  # f64: one operand list a shape (mma_sync.cu)
+                return (f'TCP_MMA_F64({self.symbol}, "{self.ptx}", {self.m * self.k // 32}, '
+                        f'{self.k * self.n // 32}, {self.acc_regs // 2}, '
+                        f'TCP_F64_ASM_{self.m}{self.n}{self.k})')
             if self.scaled:
                 return (f'TCP_MMA_SCALED({self.symbol}, "{self.ptx}", {self.a_bits}, '
                         f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
@@ -152,6 +156,31 @@ def _mma_variants() -> list[Variant]:
                         (Expect(SM120, isa.mma_kind_opcode(kind, "e2m1", st, vec)),), archs=SM120,
                         scaled=True))
     return out
+
+
+def _f64_variants() -> list[Variant]:
+    """f64 mma.sync (DMMA): every shape of the ISA table on the architectures
+    that have it, with the opcode each compiles to (m16n8 shapes split into
+    DMMA.8x8x4s on sm_100a, sm_103a and sm_120a: flagged emulated). The
+    m8n8k4 variant is mma.f64.f64; the others name their shape."""
+    out = []
+    for shape in isa.F64_SHAPES:
+        m, n, k = shape
+        archs = tuple(a for a in MMA_ALL if shape in isa.f64_shapes(a))
+        expects: dict = {}
+        for a in archs:
+            expects.setdefault(isa.f64_opcode(shape, a), []).append(a)
+        key = "f64.f64" if shape == isa.F64_SHAPES[0] else f"f64.f64.m{m}n{n}k{k}"
+        out.append(Variant("mma", key, f"{_MMA}.m{m}n{n}k{k}.row.col.f64.f64.f64.f64", ("f64",),
+                           ("f64",), archs,
+                           tuple(Expect(tuple(group), op, emulated, _DMMA_SPLIT_NOTE if emulated else "")
+                                 for (op, emulated), group in expects.items()),
+                           m, n, k, 32, 2 * m * n // 32, a_bits=64, b_bits=64))
+    return out
+
+
+_DMMA_SPLIT_NOTE = ("the compiler splits the shape into DMMA.8x8x4s chained through the "
+                    "accumulator (two row halves times K/4)")
 
 
 # ---------------------------------------------------------------------------
@@ -234,7 +263,7 @@ UNSUPPORTED = {
 
 @cache
 def variants() -> tuple[Variant, ...]:
-    return tuple(_mma_variants() + _wgmma_variants() + _tcgen05_variants())
+    return tuple(_mma_variants() + _f64_variants() + _wgmma_variants() + _tcgen05_variants())
 
 
 def for_arch(arch: str, families: tuple[str, ...] | None = None) -> list[Variant]:

@@ -100,4 +100,57 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
         TCP_MMA_BODY(4, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_C4_SCALED(PTX))             \
     }
 
+// ---- f64 (DMMA, sm_80 and later) ----
+// One f64 an A/B register: codes arrive as u64, one a slot (slot = lane * E + e,
+// e-th element of the lane's fragment). The accumulators travel as pairs of
+// u32 words, the low word first: CR = 2 x the f64 accumulators of a lane
+// (m8n8k4: 2, m16n8k*: 4), C word lane * CR + 2r (+1) and D likewise.
+// Instantiated as TCP_MMA_F64(NAME, PTX, EA, EB, NACC, ASM) with ASM one of
+// the operand lists below (m8n8k4: A 1, B 1, C/D 2; m16n8k4: A 2, B 1, C/D 4;
+// m16n8k8: A 4, B 2; m16n8k16: A 8, B 4).
+
+#define TCP_F64_ASM_884(PTX)                                                              \
+    asm volatile(PTX " {%0,%1}, {%2}, {%3}, {%0,%1};"                                     \
+                 : "+d"(d[0]), "+d"(d[1]) : "d"(a[0]), "d"(b[0]))
+
+#define TCP_F64_ASM_1684(PTX)                                                             \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"                      \
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])                         \
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]))
+
+#define TCP_F64_ASM_1688(PTX)                                                             \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"             \
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])                         \
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]))
+
+#define TCP_F64_ASM_16816(PTX)                                                            \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15},"    \
+                     " {%0,%1,%2,%3};"                                                    \
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])                         \
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]),      \
+                   "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]))
+
+#define TCP_MMA_F64(NAME, PTX, EA, EB, NACC, ASM)                                         \
+    extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_PARAMS) {               \
+        const u32 tile = blockIdx.x, lane = threadIdx.x;                                  \
+        if (tile >= ntiles) return;                                                       \
+        (void)SA; (void)SB;                                                               \
+        const u64* a64 = (const u64*)A;                                                   \
+        const u64* b64 = (const u64*)B;                                                   \
+        const u64 t = (u64)tile * 32u + lane;                                             \
+        double a[EA], b[EB], d[NACC];                                                     \
+        _Pragma("unroll") for (u32 e = 0; e < EA; ++e) a[e] = __longlong_as_double((long long)a64[t * EA + e]); \
+        _Pragma("unroll") for (u32 e = 0; e < EB; ++e) b[e] = __longlong_as_double((long long)b64[t * EB + e]); \
+        _Pragma("unroll") for (u32 r = 0; r < NACC; ++r)                                  \
+            d[r] = __hiloint2double((int)C[t * 2u * NACC + 2u * r + 1u], (int)C[t * 2u * NACC + 2u * r]); \
+        ASM(PTX);                                                                         \
+        __shared__ u32 stage[32 * 2 * NACC];                                              \
+        _Pragma("unroll") for (u32 r = 0; r < NACC; ++r) {                                \
+            stage[lane * 2u * NACC + 2u * r] = (u32)__double2loint(d[r]);                 \
+            stage[lane * 2u * NACC + 2u * r + 1u] = (u32)__double2hiint(d[r]);            \
+        }                                                                                 \
+        __syncwarp();                                                                     \
+        tcp_emit(stage, 32u * 2u * NACC, pick, npick, out, tile);                         \
+    }
+
 // ---- instantiations (appended by tcprobe.kernels.catalog) ----

@@ -21,7 +21,9 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 
 from tcprobe.kernels import catalog
+from tcprobe.models import isa
 from tcprobe.models.emulated import EMULATION_BY_ARCH
+from tcprobe.models.profiles import profile_for_gpu
 
 from . import nvrtc
 
@@ -109,7 +111,13 @@ def emulation_summary(instrs: list[Instr]) -> dict | None:
     """How a kernel emulates an fp8 MMA, read off its instructions: the F2FP
     unpacks, the HMMA chain (and whether its first link starts from C = 0,
     RZ), and the separate additions of C that follow; None if no F2FP unpack
-    feeds an HMMA."""
+    feeds an HMMA. An f64 shape split into several DMMA.8x8x4s is summed up
+    as that chain."""
+    dmmas = [i.opcode for i in instrs if i.opcode.startswith("DMMA")]
+    if len(dmmas) > 1 and set(dmmas) == {"DMMA.8x8x4"}:
+        return {"dmma_chain": dmmas,
+                "summary": f"{len(dmmas)} DMMA.8x8x4 chained through the accumulator (the f64 "
+                           "model of the GPU's profile: its FMA chain goes on through each)"}
     unpacks = Counter(i.opcode for i in instrs if i.opcode.startswith("F2FP") and "UNPACK" in i.opcode)
     hmmas = [i for i in instrs if i.opcode.startswith("HMMA")]
     if not unpacks or not hmmas:
@@ -146,6 +154,12 @@ class Verdict:
         return asdict(self)
 
 
+def _f64_profile(arch: str) -> str | None:
+    """The profile whose f64 model describes an f64 shape split into DMMA.8x8x4s."""
+    gpus = isa.ARCH_GPUS.get(arch, ())
+    return profile_for_gpu(gpus[0]).name if gpus else None
+
+
 def judge(variant: catalog.Variant, arch: str, instrs: list[Instr] | None) -> Verdict:
     """Compare one kernel's opcodes on ``arch`` with the catalog's expectation."""
     exp = variant.expect(arch)
@@ -162,7 +176,7 @@ def judge(variant: catalog.Variant, arch: str, instrs: list[Instr] | None) -> Ve
     hit = expected in found
     if exp.emulated:
         status = "emulated" if hit and emu else "missing"
-        profile = EMULATION_BY_ARCH.get(arch)
+        profile = _f64_profile(arch) if emu and "dmma_chain" in emu else EMULATION_BY_ARCH.get(arch)
         if emu:
             note = f"emulated: {emu['summary']}"
         return Verdict(variant.name, arch, variant.ptx, variant.formats, expected, found, status, emu,
