@@ -41,13 +41,19 @@ def test_every_harness_has_its_expected_opcode(arch):
 
 @pytest.mark.parametrize("arch", list(catalog.ARCH_FAMILIES))
 def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
+    """... and for the f64 m16n8 shapes that sm_100a, sm_103a and sm_120a
+    split into DMMA.8x8x4s (tests/test_f64_sass.py checks those)."""
     for v in report(arch).verdicts:
         fp8_mma = v.harness in ("mma.e4m3.f32", "mma.e4m3.f16", "mma.e5m2.f32", "mma.e5m2.f16")
+        f64_split = v.harness.startswith("mma.f64.f64.m16n8") and arch in (
+            "sm_100a", "sm_103a", "sm_120a")
         if fp8_mma and arch in ("sm_90", "sm_90a", "sm_100a", "sm_103a"):
             assert v.status == "emulated", v
             want = "hopper-fp8-emulated" if arch.startswith("sm_90") else "b200-fp8-emulated"
             assert v.profile == want
             assert not any(op.startswith("QMMA") for op in v.found)
+        elif f64_split:
+            assert v.status == "emulated" and v.found == ["DMMA.8x8x4"], v
         else:
             assert v.status != "emulated" and v.emulation is None, v
 
@@ -168,7 +174,7 @@ def test_cli_filters_by_family():
     (["--instr", "hmma"], "unknown instruction family"),
     (["--arch", "sm_75"], "no harness for sm_75"),
     (["--arch", "compute_90"], "not a GPU architecture"),
-    (["--format", "f64"], "no harness matches"),
+    (["--format", "s32"], "no harness matches"),  # (f64 has a harness now: DMMA)
 ])
 def test_cli_bad_input_is_one_line_exit_2(args, msg):
     res = CliRunner().invoke(main, ["sass-check", *args])
