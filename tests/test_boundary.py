@@ -72,7 +72,8 @@ BAD_VECTORS = [
     ({"family": 5}, ["family:", "allowed: mma, wgmma, tcgen05"]),
     ({"family": "hmma"}, ["family:", "hmma"]),
     ({"a_type": "bf17"}, ["a_type:", "bf17"]),
-    ({"d_type": "f64"}, ["d_type:", "f64"]),
+    ({"d_type": "f128"}, ["d_type:", "f128"]),  # (f64 is a format now: DMMA)
+    ({"d_type": "f64"}, ["mma bf16 writes D in f32, not f64"]),
     ({"a": [-1]}, ["a:", "-1"]),
     ({"a": ["0x1ffff"]}, ["a:", "does not fit bf16"]),
     ({"a": ["[/x]"]}, ["a:", "[/x]", "not a hex word"]),
