@@ -95,15 +95,18 @@ F64_K = 4  # K of m8n8k4.f64, the shape of every DMMA architecture: the default 
 F64_SHAPES = ((8, 8, F64_K), (16, 8, 4), (16, 8, 8), (16, 8, 16))
 F64_SM80_ARCHS = ("sm_80", "sm_86", "sm_89")  # m8n8k4 only
 MMA_SHAPES["f64"] = F64_SHAPES
-for _arch in F64_SM80_ARCHS:
-    ARCH_MMA_SHAPES.setdefault(_arch, {})["f64"] = F64_SHAPES[:1]
-# sm_70 (V100) has no DMMA: its only mma.sync is m8n8k4 f16 (ARCH_MMA_SHAPES above).
+# (kept apart from ARCH_MMA_SHAPES, whose entries list every type of an architecture)
+
+
+F64_FIRST_SM = 80  # no DMMA before sm_80 (V100's sm_70, T4's sm_75)
 
 
 def f64_shapes(arch: str) -> tuple[tuple[int, int, int], ...]:
     """The f64 mma.sync shapes an architecture has (none before sm_80)."""
-    shapes = ARCH_MMA_SHAPES.get(arch, {"f64": F64_SHAPES})
-    return shapes.get("f64", ())
+    digits = "".join(ch for ch in arch if ch.isdigit())
+    if not digits or int(digits) < F64_FIRST_SM:
+        return ()
+    return F64_SHAPES[:1] if arch in F64_SM80_ARCHS else F64_SHAPES
 
 
 def f64_k_shape(k: int) -> tuple[int, int, int]:

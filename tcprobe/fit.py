@@ -110,6 +110,9 @@ class Search:
             raise FitError(f"{capture.label}: fit searches floating-point datapaths, not {dp.id}")
         if dp.block_scaled:
             raise FitError(f"{capture.label}: block-scaled datapaths are not in fit's model space")
+        if get_format(dp.a_type).width == 64:
+            raise FitError(f"{capture.label}: an f64 datapath is fp64 FMAs, not in fit's "
+                           "fixed-point model space (tcprobe ladder's chain step measures it)")
         self.cap, self.dp = capture, dp
         self.cfg = config or FitConfig()
         self.ev = Evaluator(capture, self.cfg)

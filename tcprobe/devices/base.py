@@ -67,7 +67,7 @@ class Device(ABC):
 
     @abstractmethod
     def run(self, dp: Datapath, cases: Cases) -> np.ndarray:
-        """Result mode: one output word (uint32) per case."""
+        """Result mode: one output word per case (uint32; uint64 for f64 datapaths)."""
 
     def tile(self, dp: Datapath) -> TileSpec:
         """Buffer sizes of one raw-mode tile."""
