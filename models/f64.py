@@ -178,8 +178,7 @@ def fused(a: np.ndarray, b: np.ndarray, c: np.ndarray, nan="propagate") -> np.nd
     neg = ((inf_p & (sign_p == 1)).any(axis=1)) | (inf_c & (dc.sign == 1))
     invalid = (inf_p & zero_p).any(axis=1) | (pos & neg)
     k = a.shape[1]
-    words = [a[:, j] for j in range(k)] + [b[:, j] for j in range(k)]
-    words = [w for pair in zip(words[:k], words[k:], strict=True) for w in pair] + [c]
+    words = [x for j in range(k) for x in (a[:, j], b[:, j])] + [c]  # the NaN priority
     nans = [decode(F64, w).cls == Class.NAN for w in words]
     any_nan = np.logical_or.reduce(nans) | invalid
     out = np.where(pos, INF_WORD, np.where(neg, INF_WORD | SIGN_BIT, np.uint64(0)))
@@ -218,18 +217,15 @@ class F64Model(Model):
         c = cases.c.astype(np.uint64)
         if p.structure == "fused":
             return fused(a[:, order], b[:, order], c, p.nan)
-        if p.c_at == 0:
-            d = c
-        else:
-            d = fma(a[:, order[0]], b[:, order[0]], np.full(len(c), NEG_ZERO), p.nan)
+        one = np.full(len(c), ONE_WORD)
+        # the chain starts at C, or at -0 (-0 + x = x for every x) when C comes later
+        d = c if p.c_at == 0 else np.full(len(c), NEG_ZERO)
         for i, k in enumerate(order):
-            if i == 0 and p.c_at != 0:
-                continue
-            if i == p.c_at and i != 0:
-                d = fma(d, np.full(len(c), ONE_WORD), c, p.nan)  # d + C, rounded
+            if i == p.c_at and i:
+                d = fma(d, one, c, p.nan)  # d + C, rounded
             d = fma(a[:, k], b[:, k], d, p.nan)
-        if p.c_at == dp.k and dp.k > 0:
-            d = fma(d, np.full(len(c), ONE_WORD), c, p.nan)
+        if p.c_at == dp.k:
+            d = fma(d, one, c, p.nan)
         return d
 
     def describe(self) -> dict:
