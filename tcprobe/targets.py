@@ -114,10 +114,11 @@ def hmma_targets() -> list[Target]:
 
 
 def dmma_targets() -> list[Target]:
-    """The f64 mma.sync datapaths, each K once, on the first architecture with it (ISA table)."""
+    """The f64 mma.sync datapaths, each K once, on the first GPU harness
+    architecture with its shape (ISA table)."""
     out = []
     for m, n, k in isa.F64_SHAPES:
-        arch = next(a for a in isa.MMA_ARCHS if (m, n, k) in isa.f64_shapes(a))
+        arch = next(a for a in dict.fromkeys(isa.CC_ARCH.values()) if (m, n, k) in isa.f64_shapes(a))
         dp = Datapath("mma", "f64", "f64", "f64", "f64", k)
         if all(t.datapath != dp for t in out):
             out.append(Target("dmma", f"mma {arch}", f"f64 m{m}n{n}k{k}", dp, arch))
