@@ -131,7 +131,8 @@ def _float(name, width, e, f, specials, *, signed=True, drop=0, nan=None):
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        # f64 (DMMA): the NaN a datapath writes is its profile's (models/f64.py)
+        # f64 (DMMA): the IEEE default quiet NaN stands in here; what DMMA writes is
+        # unmeasured, and the f64 model propagates NaN operands (models/f64.py)
         _float("f64", 64, 11, 52, Specials.IEEE, nan=0x7FF8000000000000),
         _float("f32", 32, 8, 23, Specials.IEEE, nan=0x7FFFFFFF),
         _float("tf32", 32, 8, 10, Specials.IEEE, drop=13, nan=0x7FFFFFFF),

@@ -81,6 +81,16 @@ def test_sim_devices_run_f64_in_result_mode():
     assert SimDevice.builtin("h200").datapath("mma", "f64") == DP[4]
 
 
+def test_a_toml_profile_refuses_f64():
+    from tcprobe.devices.sim_profile import SimProfile
+    from tcprobe.models.model import ModelError
+
+    prof = SimProfile("custom", None, ("mma",), params={"window_bits": 25, "block_size": 4})
+    with pytest.raises(ModelError, match="f64 datapaths run on the built-in sim devices"):
+        prof.model(DP[4])
+    assert not SimDevice(prof).supports(DP[4])
+
+
 class ChainDevice(Device):
     """A device that runs an f64 datapath of given ChainParams (result mode)."""
 

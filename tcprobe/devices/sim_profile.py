@@ -85,6 +85,9 @@ class SimProfile:
             return self._scaled_model(dp)
         if dp.is_integer:
             raise ModelError(f"sim:{self.name} (a TOML profile) runs float datapaths")
+        if get_format(dp.a_type).width == 64:
+            raise ModelError(f"sim:{self.name} (a TOML profile) sets fixed-point engine "
+                             "parameters; f64 datapaths run on the built-in sim devices")
         fields_ = dict(self.params)
         fields_.update(self.per_format.get(get_format(dp.a_type).name, {}))
         fields_.update(self.per_output.get(get_format(dp.d_type).name, {}))
