@@ -99,10 +99,94 @@ def instruction_k(family: str, kind: str, a_type: str | None = None, sparse: boo
         k = TCGEN05_K[kind]
     else:
         t = a_type or kind
-        if t not in INPUT_K or t in SUB_BYTE_TYPES:
+        if t not in INPUT_K or t in SUB_BYTE_TYPES or (family == "wgmma" and t in MMA_ONLY_TYPES):
             raise IsaError(f"{t} is not an input type of {family}")
         k = INPUT_K[t]
     return 2 * k if sparse else k
+
+
+# ---------------------------------------------------------------------------
+# Integer and sparse mma.sync / mma.sp and wgmma (issue 12, "integer and
+# sparse"; PTX ISA: "Warp-level matrix multiply-accumulate instructions",
+# "Sparse matrix storage", "wgmma.mma_async.sp")
+
+# Sub-byte integer and single-bit inputs: mma.sync only (sm_75+; no wgmma,
+# no tcgen05). s4/u4 pack eight elements a 32-bit register, b1 thirty-two.
+SUBBYTE_INTEGER_TYPES = ("s4", "u4")
+BIT_TYPES = ("b1",)
+MMA_ONLY_TYPES = (*SUBBYTE_INTEGER_TYPES, *BIT_TYPES)
+# mma .b1: d = c + popc(a OP b) over K, OP the .and.popc or .xor.popc qualifier.
+BIT_OPS = ("and", "xor")
+# 256 bits of K a row, as for every other input type.
+INPUT_K.update({"s4": 64, "u4": 64, "b1": 256})
+MMA_SHAPES.update({
+    "s4": ((8, 8, 32), (16, 8, 32), (16, 8, 64)),
+    "u4": ((8, 8, 32), (16, 8, 32), (16, 8, 64)),
+    "b1": ((8, 8, 128), (16, 8, 128), (16, 8, 256)),
+})
+# Types .satfinite applies to (it clamps the s32 result; the others wrap).
+SATFINITE_TYPES = ("s8", "u8", "s4", "u4")
+
+# mma.sp (sparse A, K doubled): shapes m16n8kK per input type, and the
+# legal sparsity selectors of each K (which threads of a group of four hold
+# the metadata: two of them, T0/T1 or T2/T3, at the smaller K; all four at
+# the larger, selector 0 only). fp8 mma.sp needs sm_89.
+MMA_SP_K = {"f16": (16, 32), "bf16": (16, 32), "tf32": (8, 16), "e4m3": (64,), "e5m2": (64,),
+            "s8": (32, 64), "u8": (32, 64), "s4": (64, 128), "u4": (64, 128)}
+
+
+def sparsity_selectors(family: str, a_type: str, k: int) -> tuple[int, ...]:
+    """The sparsity-selector values (operand f of mma.sp, the selector of
+    wgmma.sp) a sparse instruction of logical K ``k`` takes."""
+    if family == "mma":
+        ks = MMA_SP_K.get(a_type, ())
+        if k not in ks:
+            raise IsaError(f"mma.sp has no {a_type} shape with K={k} "
+                           f"(K: {', '.join(map(str, ks)) or 'none'})")
+        return (0, 1) if k == ks[0] and len(ks) > 1 else (0,)
+    return (0,)
+
+
+# Metadata nibbles of mma.sp / wgmma.sp: a 2-bit index per kept value (a
+# pair index for 4-bit types), the low field first; two equal indices
+# (0b0000, 0b0101, 0b1010, 0b1111) are undefined. mma.sp::ordered_metadata
+# needs the indices increasing (low field < high field). tf32 keeps one of
+# two: only 0b0100 and 0b1110. The ordered ones are listed first: they are
+# the canonical encoding of a mask.
+SP_ORDERED_NIBBLES = (0x4, 0x8, 0xC, 0x9, 0xD, 0xE)
+SP_NIBBLES = (*SP_ORDERED_NIBBLES, 0x1, 0x2, 0x3, 0x6, 0x7, 0xB)
+SP_TF32_NIBBLES = (0x4, 0xE)
+
+# wgmma.mma_async.sp: input types, K doubled (f16/bf16 32, tf32 16, 8-bit 64).
+WGMMA_SP_TYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
+
+# SASS of the integer and sparse forms (NVRTC/ptxas 13.5, tests/test_sass.py).
+# Hopper and later have no 4-bit IMMA: ptxas emulates mma .s4/.u4 there with
+# 8-bit IMMA (the nibbles unpacked by integer ALU code).
+S4_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
+S4_EMULATED_ARCHS = ("sm_90", "sm_90a", "sm_100a", "sm_103a", "sm_120a")
+
+
+def integer_mma_opcode(a_type: str, k: int, bitop: str | None = None, sparse: bool = False,
+                       emulated: bool = False) -> str:
+    """The SASS opcode of integer mma.sync / mma.sp m16n8kK (the physical K
+    of the instruction: K/2 stored A for sparse); ``emulated``: the 8-bit
+    IMMA an s4/u4 emulation issues."""
+    T = a_type.upper()
+    if a_type in BIT_TYPES:
+        return f"BMMA.168{k}.{bitop.upper()}.POPC"
+    if emulated:
+        return "IMMA.16832.S8.S8"
+    return f"IMMA{'.SP' if sparse else ''}.168{k}.{T}.{T}"
+
+
+def sparse_mma_opcode(a_type: str, d_type: str, k: int) -> str:
+    """The SASS opcode of float mma.sp m16n8kK (logical K)."""
+    D = d_type.upper()
+    if a_type in FP8_TYPES:
+        return f"QMMA.SP.168{k}.{D}.{a_type.upper()}.{a_type.upper()}"
+    suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
+    return f"HMMA.SP.168{k}.{D}{suffix}"
 
 
 # ---------------------------------------------------------------------------
@@ -144,7 +228,7 @@ def output_types(family: str, kind: str, a_type: str) -> tuple[str, ...]:
     if family == "tcgen05":
         return {"tf32": ("f32",), "f16": ("f32", "f16") if a_type == "f16" else ("f32",),
                 "f8f6f4": ("f32", "f16"), "i8": ("s32",)}.get(kind, ("f32",))
-    if a_type in INTEGER_INPUT_TYPES:
+    if a_type in INTEGER_INPUT_TYPES or a_type in MMA_ONLY_TYPES:
         return ("s32",)
     if a_type == "f16" or a_type in FP8_TYPES:
         return ("f32", "f16")
