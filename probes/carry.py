@@ -254,6 +254,10 @@ def _integer(ctx) -> Finding:
     rand = Cases(rng.integers(0, fa.word_mask + 1, (n, dp.k)),
                  rng.integers(0, fb.word_mask + 1, (n, dp.k)),
                  rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32))
+    if dp.sparse:
+        from tcprobe.models import sparsity
+
+        rand.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
     # signedness: the top-bit code of A (B) alone against 1 (C = 0)
     top_a, top_b = 1 << (fa.width - 1), 1 << (fb.width - 1)
     one_b = 0 if dp.bitop == "xor" else 1

@@ -169,21 +169,30 @@ def wgmma_harness(dp: Datapath, n: int = WGMMA_N) -> Harness:
     matrices of a row group adjacent (LBO = one core matrix), row groups SBO
     apart. D: the warpgroup accumulator fragment (PTX ISA)."""
     a, b = get_format(dp.a_type).name, get_format(dp.b_type).name
-    want = {t: isa.instruction_k("wgmma", t) for t in isa.INPUT_K if t not in isa.SUB_BYTE_TYPES}
-    if want.get(a) != dp.k or want.get(b) != dp.k:
-        raise HarnessError(f"no wgmma harness for {dp.id} (K: tf32 8, f16/bf16 16, 8-bit 32)")
+    want = {t: isa.instruction_k("wgmma", t, sparse=dp.sparse) for t in isa.INPUT_K
+            if t not in isa.SUB_BYTE_TYPES and t not in isa.MMA_ONLY_TYPES}
+    if want.get(a) != dp.k or want.get(b) != dp.k or (dp.sparse and a not in isa.WGMMA_SP_TYPES):
+        raise HarnessError(f"no wgmma harness for {dp.id} (K: tf32 8, f16/bf16 16, 8-bit 32; "
+                           "twice that for wgmma.sp)")
     ta, tb = _smem_t(a), _smem_t(b)
-    la = core_matrix_layout(64, dp.k, ta, 8 * ta, 8 * dp.k)
+    ka = dp.stored_k  # wgmma.sp: A holds K/2 stored values a row
+    la = core_matrix_layout(64, ka, ta, 8 * ta, 8 * ka)
     lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
     ld = wgmma_d_layout(n)
     regs, halves = _acc(dp, n // 2)
-    ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{dp.k}.{dp.d_type}.{dp.a_type}.{dp.b_type}"
-    tile = TileSpec(64, n, dp.k, 64 * dp.k, n * dp.k, 128 * regs, 128 * regs, _labels(128, regs),
-                    instruction=ptx)
+    op = "wgmma.mma_async.sp" if dp.sparse else "wgmma.mma_async"
+    sat = ".satfinite" if dp.saturate else ""
+    ptx = f"{op}.sync.aligned.m64n{n}k{dp.k}{sat}.{dp.d_type}.{dp.a_type}.{dp.b_type}"
+    # sparse (sim harness): each row of A its own metadata words, 64 rows x words
+    words = sparsity.n_words(dp) if dp.sparse else 0
+    tile = TileSpec(64, n, dp.k, 64 * ka, n * dp.k, 128 * regs, 128 * regs, _labels(128, regs),
+                    meta_slots=64 * words, instruction=ptx)
     slice_ = np.arange(64 * n)  # element = fragment slot: thread * N/2 + i
     a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
                                                              ld.table, slice_)
+    meta_read = rows[:, None] * words + np.arange(words) if dp.sparse else None
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
+                              meta_read=meta_read,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
                               a_packing=PACKINGS[_elem_bits(a)],
                               b_packing=PACKINGS[_elem_bits(b)], halves=halves)
