@@ -112,6 +112,18 @@ _F2FP_NOTE = ("F2FP.F16.{t}.UNPACK_B turns the fp8 operands into f16, two chaine
               "form the product sum, and a separate {add} adds C")
 
 
+WIDTH_BITS = {"s8": 8, "u8": 8, "s4": 4, "u4": 4}
+S4_NOTE = ("Hopper and later have no 4-bit IMMA: ptxas unpacks the nibbles with integer ALU "
+           "code and issues 8-bit IMMA (no .SAT on it under .satfinite); an exact sum by "
+           "construction, unmeasured (the ladder's carry step on an H100 would settle it)")
+
+
+B1_IMMA_NOTE = ("sm_100a and later have no BMMA: ptxas spreads the bits into bytes and "
+                "counts them with 8-bit IMMA (IMMA.16832.U8.U8) (unmeasured)")
+B1_XOR_NOTE = ("on sm_90 ptxas has no BMMA.XOR: it issues BMMA.AND.POPC and forms the "
+               "XOR count from it and the operands' own popcounts (unmeasured)")
+
+
 def _mma(key, ptx, formats, d, k, acc_regs, bits, expects, **kw) -> Variant:
     return Variant("mma", key, ptx, formats, (d,), kw.pop("archs", MMA_ALL), expects, 16, 8, k, 32,
                    acc_regs, a_bits=bits, b_bits=bits, **kw)
@@ -124,6 +136,33 @@ def _mma_variants() -> list[Variant]:
         k = isa.INPUT_K[t]
         out.append(_mma(f"{t}.{d}", f"{_MMA}.m16n8k{k}.row.col.{d}.{t}.{t}.{d}", (t,), d, k,
                         regs, bits, (Expect(MMA_ALL, isa.mma_opcode(t, d)),)))
+    # integer and single-bit mma.sync (the ISA table's integer block): .satfinite
+    # s8/u8 and s4/u4, s4/u4 m16n8k64 (emulated on Hopper and later), b1 .and/.xor
+    for t in ("s8", "u8", *isa.SUBBYTE_INTEGER_TYPES):
+        k, sub = isa.INPUT_K[t], t in isa.SUBBYTE_INTEGER_TYPES
+        native = isa.S4_NATIVE_ARCHS if sub else MMA_ALL
+        for sat in ((False, True) if sub else (True,)):
+            expects = [Expect(native, isa.integer_mma_opcode(t, k, saturate=sat))]
+            if sub:
+                expects.append(Expect(isa.S4_EMULATED_ARCHS, isa.integer_mma_opcode(
+                    t, k, emulated=True, saturate=sat), True, S4_NOTE))
+            out.append(_mma(f"{t}.s32" + (".sat" if sat else ""),
+                            f"{_MMA}.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{t}.{t}.s32",
+                            (t,), "s32", k, 4, WIDTH_BITS[t], tuple(expects)))
+    for op in isa.BIT_OPS:
+        k = isa.INPUT_K["b1"]
+        native = isa.B1_XOR_NATIVE_ARCHS if op == "xor" else isa.BMMA_ARCHS
+        expects = [Expect(native, isa.integer_mma_opcode("b1", k, op))]
+        if op == "xor":
+            hopper = tuple(a for a in isa.BMMA_ARCHS if a not in native)
+            expects.append(Expect(hopper, isa.integer_mma_opcode("b1", k, op, emulated=True),
+                                  True, B1_XOR_NOTE))
+        later = tuple(a for a in MMA_ALL if a not in isa.BMMA_ARCHS)
+        expects.append(Expect(later, isa.integer_mma_opcode("b1", k, op, emulated="imma"), True,
+                              B1_IMMA_NOTE))
+        expects = tuple(expects)
+        out.append(_mma(f"b1.{op}", f"{_MMA}.m16n8k{k}.row.col.s32.b1.b1.s32.{op}.popc", ("b1",),
+                        "s32", k, 4, 1, expects))
     for t in isa.FP8_TYPES:
         T = t.upper()
         for d, regs in (("f32", 4), ("f16", 2)):

@@ -167,17 +167,30 @@ S4_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
 S4_EMULATED_ARCHS = ("sm_90", "sm_90a", "sm_100a", "sm_103a", "sm_120a")
 
 
+# b1: BMMA up to Hopper. .xor.popc is BMMA.XOR on sm_80-sm_89; sm_90 issues
+# BMMA.AND.POPC for it (and derives the XOR count: popc(a ^ b) = popc(a) +
+# popc(b) - 2 popc(a & b)); sm_100a and later have no BMMA: both forms run
+# through 8-bit IMMA (IMMA.16832.U8.U8).
+B1_XOR_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
+BMMA_ARCHS = (*B1_XOR_NATIVE_ARCHS, "sm_90", "sm_90a")
+
+
 def integer_mma_opcode(a_type: str, k: int, bitop: str | None = None, sparse: bool = False,
-                       emulated: bool = False) -> str:
-    """The SASS opcode of integer mma.sync / mma.sp m16n8kK (the physical K
-    of the instruction: K/2 stored A for sparse); ``emulated``: the 8-bit
-    IMMA an s4/u4 emulation issues."""
+                       emulated: bool | str = False, saturate: bool = False) -> str:
+    """The SASS opcode of integer mma.sync / mma.sp m16n8kK (logical K);
+    ``emulated``: the 8-bit IMMA an s4/u4 emulation issues (same signedness),
+    the BMMA.AND of b1 .xor on sm_90 (True), or "imma": b1 on sm_100a and later;
+    ``saturate``: .satfinite (.SAT)."""
     T = a_type.upper()
     if a_type in BIT_TYPES:
-        return f"BMMA.168{k}.{bitop.upper()}.POPC"
-    if emulated:
-        return "IMMA.16832.S8.S8"
-    return f"IMMA{'.SP' if sparse else ''}.168{k}.{T}.{T}"
+        if emulated == "imma":
+            return "IMMA.16832.U8.U8"
+        return f"BMMA.168{k}.{'AND' if emulated else bitop.upper()}.POPC"
+    sat = ".SAT" if saturate else ""
+    if emulated:  # the emulation saturates outside the IMMA: no .SAT on it
+        t8 = "S8" if a_type.startswith("s") else "U8"
+        return f"IMMA.16832.{t8}.{t8}"
+    return f"IMMA{'.SP' if sparse else ''}.168{k}.{T}.{T}{sat}"
 
 
 def sparse_mma_opcode(a_type: str, d_type: str, k: int) -> str:
