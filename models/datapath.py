@@ -64,6 +64,10 @@ class Datapath:
             raise DatapathError(f"b1 needs its operation: .and or .xor (e.g. mma.b1.s32.k{self.k}.xor)")
         if not bits and self.bitop is not None:
             raise DatapathError(f".{self.bitop} is for b1 inputs only")
+        if self.saturate and self.family != "tcgen05" and \
+                get_format(self.a_type).name not in isa.SATFINITE_TYPES:
+            raise DatapathError(f".satfinite is for {', '.join(isa.SATFINITE_TYPES)} inputs "
+                                f"(not {self.a_type})")
         if self.ordered and not self.sparse:
             raise DatapathError("ordered (ordered_metadata) needs a sparse datapath")
 

@@ -291,3 +291,31 @@ def test_cli_b1_without_op_is_one_error_line():
                         "--datapath", "mma.b1.s32.k256"], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("error:") and "Traceback" not in r.stderr
+
+
+def test_targets_list_the_new_datapaths_and_sim_h200_runs_them():
+    from tcprobe.suites.mix import random_cases
+    from tcprobe.targets import targets
+
+    ts = targets(("integer", "sparse"))
+    ids = {t.datapath.id for t in ts}
+    assert {"mma.s4.s32.k64.sat", "mma.b1.s32.k256.and", "mma.b1.s32.k256.xor",
+            "mma.u4.s32.k128.sparse", "wgmma.u8.s32.k32.sat", "wgmma.tf32.f32.k16.sparse",
+            "mma.e5m2.f32.k64.sparse"} <= ids
+    dev = SimDevice("h200")
+    rng = np.random.default_rng(0)
+    for t in ts:
+        assert dev.supports(t.datapath), t.datapath.id
+        cs = random_cases(t.datapath, 8, rng)
+        assert np.array_equal(dev.run(t.datapath, cs), dev.run_through_tiles(t.datapath, cs))
+        if t.datapath.is_integer:  # the pure-Python reference, disabled lanes skipped
+            want = [reference(t.datapath, cs.a[i], cs.b[i], int(cs.c[i]),
+                              None if cs.active is None else cs.active[i]) for i in range(8)]
+            assert dev.run(t.datapath, cs).tolist() == want, t.datapath.id
+
+
+def test_satfinite_needs_an_integer_type():
+    with pytest.raises(DatapathError):
+        Datapath.parse("mma.b1.s32.k256.and.sat")
+    with pytest.raises(DatapathError):
+        Datapath.parse("mma.f16.f32.k16.sat")
