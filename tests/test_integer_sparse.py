@@ -319,3 +319,48 @@ def test_satfinite_needs_an_integer_type():
         Datapath.parse("mma.b1.s32.k256.and.sat")
     with pytest.raises(DatapathError):
         Datapath.parse("mma.f16.f32.k16.sat")
+
+
+def test_jsonl_vectors_of_the_new_kinds(tmp_path):
+    """Hand-written vectors: words and metadata as a person would type them."""
+    import json
+
+    from tcprobe.capture import CaptureError
+    from tcprobe.capture.jsonl import read
+
+    lines = [
+        {"gpu": "A100", "family": "mma", "kind": "s4", "a_type": "s4", "b_type": "s4",
+         "d_type": "s32", "k": 64, "a": ["0x8"] * 64, "b": ["0x8"] * 64, "c": 0, "d": "0x1000"},
+        {"gpu": "A100", "family": "mma", "kind": "b1", "a_type": "b1", "b_type": "b1",
+         "d_type": "s32", "k": 256, "bitop": "xor", "a": [1] * 256, "b": [0] * 256, "c": 5,
+         "d": 261},
+        # mma.sp s8 m16n8k64: nibble 0x4 keeps positions 0 and 1 of every chunk of 4;
+        # 32 stored A values 2 meet B's 3s; B's 0x7f at the dropped positions is ignored
+        {"gpu": "A100", "family": "mma", "kind": "s8", "a_type": "s8", "b_type": "s8",
+         "d_type": "s32", "k": 64, "sparse_metadata": ["0x44444444", "0x44444444"],
+         "a": [2] * 32, "b": [3, 3, 0x7F, 0x7F] * 16, "c": 16, "d": "0xd0"},
+        # nibble 0x1 (position 1, then 0) is legal for mma.sp
+        {"gpu": "A100", "family": "mma", "kind": "f16", "a_type": "f16", "b_type": "f16",
+         "d_type": "f32", "k": 32, "sparse_metadata": "0x11111111",
+         "a": ["0x3c00", "0x4000"] * 8, "b": ["0x3c00", "0x3c00", "0x7e00", "0x7e00"] * 8,
+         "c": 0, "d": "0x41c00000"},  # 8 chunks of 1*1 + 2*1: 24.0
+    ]
+    path = tmp_path / "v.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    caps = {c.datapath.id: c for c in read(path)}
+    assert set(caps) == {"mma.s4.s32.k64", "mma.b1.s32.k256.xor", "mma.s8.s32.k64.sparse",
+                         "mma.f16.f32.k32.sparse"}
+    sp = caps["mma.s8.s32.k64.sparse"]
+    assert np.flatnonzero(sp.cases.active[0]).tolist()[:4] == [0, 1, 4, 5]
+    for dp_id in ("mma.s4.s32.k64", "mma.b1.s32.k256.xor", "mma.s8.s32.k64.sparse"):
+        cap = caps[dp_id]
+        active = None if cap.cases.active is None else cap.cases.active[0]
+        got = reference(cap.datapath, cap.cases.a[0], cap.cases.b[0], int(cap.cases.c[0]), active)
+        assert got == int(cap.words[0]), dp_id
+    f16 = caps["mma.f16.f32.k32.sparse"]
+    assert f16.cases.a[0, :2].tolist() == [0x4000, 0x3C00]  # the stored order swaps them
+    assert int(SimDevice("h200").run(f16.datapath, f16.cases)[0]) == 0x41C00000
+    lines[3]["ordered_metadata"] = True  # 0x1 is descending: not ordered metadata
+    path.write_text(json.dumps(lines[3]) + "\n")
+    with pytest.raises(CaptureError, match="illegal sparse selector"):
+        read(path)
