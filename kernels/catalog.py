@@ -89,6 +89,9 @@ class Variant:
     def macro(self) -> str:
         """The instantiation line of this variant."""
         if self.family == "mma":
+            if self.sparse:
+                return (f'TCP_MMA_SPARSE({self.symbol}, "{self.ptx}", {self.acc_regs}, '
+                        f'{self.a_bits}, {self.b_bits})')
             if self.scaled:
                 return (f'TCP_MMA_SCALED({self.symbol}, "{self.ptx}", {self.a_bits}, '
                         f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
@@ -129,6 +132,50 @@ def _mma(key, ptx, formats, d, k, acc_regs, bits, expects, **kw) -> Variant:
                    acc_regs, a_bits=bits, b_bits=bits, **kw)
 
 
+_MMA_SP_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+                "s4": 4, "u4": 4}
+
+
+def _mma_sp_variants() -> list[Variant]:
+    """mma.sp at the largest K of each type (the ISA table's MMA_SP_K): every
+    output type, .satfinite for the integers, and one ::ordered_metadata form."""
+    out = []
+    for t, ks in isa.MMA_SP_K.items():
+        k, bits = max(ks), _MMA_SP_BITS[t]
+        archs = isa.FP8_NATIVE_ARCHS if t in isa.FP8_TYPES else MMA_ALL
+        # ptxas 13.5: "mma with F16 accumulator and F8 floating point type not
+        # supported on .target sm_89" for mma.sp: fp8 sparse into f32 only
+        outs = ("f32",) if t in isa.FP8_TYPES else isa.output_types("mma", t, t)
+        for d in outs:
+            regs = 2 if d == "f16" else 4
+            sats = (False, True) if t in isa.SATFINITE_TYPES else (False,)
+            for sat in sats:
+                key = f"{t}.{d}.sparse" + (".sat" if sat else "")
+                ptx = (f"mma.sp.sync.aligned.m16n8k{k}.row.col{'.satfinite' if sat else ''}"
+                       f".{d}.{t}.{t}.{d}")
+                out.append(_mma(key, ptx, (t,), d, k, regs, bits,
+                                tuple(SP_EXPECTS(t, d, k, sat, archs)), archs=archs,
+                                sparse=True))
+    out.append(_mma("f16.f32.sparse.ordered",
+                    "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32",
+                    ("f16",), "f32", 32, 4, 16, tuple(SP_EXPECTS("f16", "f32", 32, False, MMA_ALL)),
+                    sparse=True))
+    return out
+
+
+def SP_EXPECTS(t, d, k, sat, archs):  # noqa: N802 (a table, read like one)
+    """The expected opcodes of one mma.sp variant on ``archs``."""
+    if t in isa.MMA_ONLY_TYPES or t in ("s8", "u8"):
+        native = tuple(a for a in archs if a in isa.S4_NATIVE_ARCHS or t in ("s8", "u8"))
+        yield Expect(native, isa.integer_mma_opcode(t, k, sparse=True, saturate=sat))
+        later = tuple(a for a in archs if a not in native)
+        if later:
+            yield Expect(later, isa.integer_mma_opcode(t, k, sparse=True, saturate=sat,
+                                                       emulated=True), True, S4_NOTE)
+        return
+    yield Expect(archs, isa.sparse_mma_opcode(t, d, k))
+
+
 def _mma_variants() -> list[Variant]:
     out = []
     for t, d, regs, bits in (("f16", "f32", 4, 16), ("f16", "f16", 2, 16), ("bf16", "f32", 4, 16),
@@ -163,6 +210,7 @@ def _mma_variants() -> list[Variant]:
         expects = tuple(expects)
         out.append(_mma(f"b1.{op}", f"{_MMA}.m16n8k{k}.row.col.s32.b1.b1.s32.{op}.popc", ("b1",),
                         "s32", k, 4, 1, expects))
+    out += _mma_sp_variants()
     for t in isa.FP8_TYPES:
         T = t.upper()
         for d, regs in (("f32", 4), ("f16", 2)):
@@ -218,6 +266,8 @@ def _wgmma_variants() -> list[Variant]:
     for t in isa.INTEGER_INPUT_TYPES:
         add(f"{t}.s32", f"{_WG}.m64n8k32.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
             isa.wgmma_opcode(t, "s32"))
+        add(f"{t}.s32.sat", f"{_WG}.m64n8k32.satfinite.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
+            isa.wgmma_opcode(t, "s32", saturate=True))
     return out
 
 

@@ -189,7 +189,7 @@ def integer_mma_opcode(a_type: str, k: int, bitop: str | None = None, sparse: bo
     sat = ".SAT" if saturate else ""
     if emulated:  # the emulation saturates outside the IMMA: no .SAT on it
         t8 = "S8" if a_type.startswith("s") else "U8"
-        return f"IMMA.16832.{t8}.{t8}"
+        return f"IMMA.SP.16864.{t8}.{t8}" if sparse else f"IMMA.16832.{t8}.{t8}"
     return f"IMMA{'.SP' if sparse else ''}.168{k}.{T}.{T}{sat}"
 
 
@@ -404,13 +404,14 @@ def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
     return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
 
 
-def wgmma_opcode(a_type: str, d_type: str) -> str:
-    """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction)."""
+def wgmma_opcode(a_type: str, d_type: str, saturate: bool = False) -> str:
+    """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction;
+    ``saturate``: .satfinite)."""
     k, D, T = INPUT_K[a_type], d_type.upper(), a_type.upper()
     if a_type in FP8_TYPES:
         return f"QGMMA.64x8x{k}.{D}.{T}.{T}"
     if a_type in INTEGER_INPUT_TYPES:
-        return f"IGMMA.64x8x{k}.{T}.{T}"
+        return f"IGMMA.64x8x{k}.{T}.{T}{'.SAT' if saturate else ''}"
     suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
     return f"HGMMA.64x8x{k}.{D}{suffix}"
 

@@ -44,17 +44,20 @@ def variant_key(dp: Datapath) -> str:
     if dp.family == "tcgen05":
         key = dp.kind + (f".{dp.scale_vec or 1}x" if dp.block_scaled else "")
         return key + (".sparse" if dp.sparse else "")
-    if dp.a_type != dp.b_type or dp.c != d or dp.sparse or dp.saturate:
-        return "?"  # mixed types, f16-to-f32 C, sparse mma.sp, .satfinite: no harness variant
+    if dp.a_type != dp.b_type or dp.c != d or dp.sparse:
+        return "?"  # mixed types, f16-to-f32 C, sparse mma.sp / wgmma.sp: no harness variant
+    sat = ".sat" if dp.saturate else ""  # integer .satfinite variants
+    if dp.bitop:
+        return f"b1.{dp.bitop}"
     if dp.family == "wgmma":
-        return f"{a}.{d}"
+        return f"{a}.{d}{sat}"
     if dp.kind == "f8f6f4":
         return f"f8f6f4.{a}.{d}"
     if dp.kind == "mxf8f6f4":  # scale_vec::1X with ue8m0 scales only
         return f"mxf8f6f4.{a}.{d}" if dp.scale_type == "ue8m0" and (dp.scale_vec or 1) == 1 else "?"
     if dp.block_scaled:
         return f"{dp.kind}.{dp.scale_vec or 1}x.{dp.scale_type}"
-    return f"{a}.{d}" if dp.kind == a else "?"
+    return f"{a}.{d}{sat}" if dp.kind == a else "?"
 
 
 def variant_for(dp: Datapath, arch: str) -> Variant:
