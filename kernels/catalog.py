@@ -98,7 +98,8 @@ class Variant:
             return (f'TCP_MMA_PLAIN({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_bits}, '
                     f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
         if self.family == "wgmma":
-            return (f'TCP_WGMMA({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_pack}, '
+            sp = "_SP" if self.sparse else ""
+            return (f'TCP_WGMMA{sp}({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_pack}, '
                     f'{self.b_pack}, "{self.tail}")')
         form = ("SCALED_" if self.scaled else "") + ("SPARSE" if self.sparse else "")
         return f'TCP_TC05({self.symbol}, "{self.ptx}", {form.rstrip("_") or "DENSE"})'
@@ -268,6 +269,19 @@ def _wgmma_variants() -> list[Variant]:
             isa.wgmma_opcode(t, "s32"))
         add(f"{t}.s32.sat", f"{_WG}.m64n8k32.satfinite.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
             isa.wgmma_opcode(t, "s32", saturate=True))
+    # wgmma.mma_async.sp: K doubled, into f32 (s32 for the integers)
+    tails = {"f16": ", 1, 1, 0, 0", "bf16": ", 1, 1, 0, 0", "tf32": ", 1, 1"}
+    packs = {"f16": PACK_B16, "bf16": PACK_B16, "tf32": PACK_B32}
+    for t in isa.WGMMA_SP_TYPES:
+        d = isa.output_types("wgmma", t, t)[0]
+        k = isa.instruction_k("wgmma", t, sparse=True)
+        integer = t in isa.INTEGER_INPUT_TYPES
+        out.append(Variant("wgmma", f"{t}.{d}.sparse",
+                           f"wgmma.mma_async.sp.sync.aligned.m64n8k{k}.{d}.{t}.{t}", (t,), (d,),
+                           HOPPER, (Expect(HOPPER, isa.wgmma_opcode(t, d, sparse=True)),), 64, 8,
+                           k, 128, 4, sparse=True, a_pack=packs.get(t, PACK_B8),
+                           b_pack=packs.get(t, PACK_B8),
+                           tail="" if integer else tails.get(t, ", 1, 1")))
     return out
 
 

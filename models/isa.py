@@ -404,16 +404,17 @@ def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
     return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
 
 
-def wgmma_opcode(a_type: str, d_type: str, saturate: bool = False) -> str:
+def wgmma_opcode(a_type: str, d_type: str, saturate: bool = False, sparse: bool = False) -> str:
     """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction;
-    ``saturate``: .satfinite)."""
-    k, D, T = INPUT_K[a_type], d_type.upper(), a_type.upper()
+    ``saturate``: .satfinite; ``sparse``: wgmma.mma_async.sp, K doubled)."""
+    k, D, T = instruction_k("wgmma", a_type, sparse=sparse), d_type.upper(), a_type.upper()
+    sp = ".SP" if sparse else ""
     if a_type in FP8_TYPES:
-        return f"QGMMA.64x8x{k}.{D}.{T}.{T}"
+        return f"QGMMA{sp}.64x8x{k}.{D}.{T}.{T}"
     if a_type in INTEGER_INPUT_TYPES:
-        return f"IGMMA.64x8x{k}.{T}.{T}{'.SAT' if saturate else ''}"
+        return f"IGMMA{sp}.64x8x{k}.{T}.{T}{'.SAT' if saturate else ''}"
     suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
-    return f"HGMMA.64x8x{k}.{D}{suffix}"
+    return f"HGMMA{sp}.64x8x{k}.{D}{suffix}"
 
 
 # tcgen05.mma: one opcode a kind (the types sit in the runtime instruction

@@ -78,6 +78,17 @@ def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
     ("sm_80", "mma.b1.xor", "BMMA.168256.XOR.POPC"),
     ("sm_90a", "mma.b1.and", "BMMA.168256.AND.POPC"),
     ("sm_120a", "mma.u8.s32.sat", "IMMA.16832.U8.U8.SAT"),
+    ("sm_80", "mma.f16.f32.sparse", "HMMA.SP.16832.F32"),
+    ("sm_80", "mma.f16.f32.sparse.ordered", "HMMA.SP.16832.F32"),
+    ("sm_86", "mma.bf16.f32.sparse", "HMMA.SP.16832.F32.BF16"),
+    ("sm_90", "mma.tf32.f32.sparse", "HMMA.SP.16816.F32.TF32"),
+    ("sm_89", "mma.e4m3.f32.sparse", "QMMA.SP.16864.F32.E4M3.E4M3"),
+    ("sm_80", "mma.s8.s32.sparse.sat", "IMMA.SP.16864.S8.S8.SAT"),
+    ("sm_89", "mma.u4.s32.sparse", "IMMA.SP.168128.U4.U4"),
+    ("sm_90a", "wgmma.s8.s32.sat", "IGMMA.64x8x32.S8.S8.SAT"),
+    ("sm_90a", "wgmma.u8.s32.sparse", "IGMMA.SP.64x8x64.U8.U8"),
+    ("sm_90a", "wgmma.f16.f32.sparse", "HGMMA.SP.64x8x32.F32"),
+    ("sm_90a", "wgmma.e5m2.f32.sparse", "QGMMA.SP.64x8x64.F32.E5M2.E5M2"),
     ("sm_89", "mma.e4m3.f32", "QMMA.16832.F32.E4M3.E4M3"),
     ("sm_120a", "mma.e5m2.f16", "QMMA.16832.F16.E5M2.E5M2"),
     ("sm_120a", "mma.f8f6f4.e2m1.f32", "QMMA.16832.F32.E2M1.E2M1"),
@@ -109,6 +120,7 @@ def test_opcodes_found_in_the_disassembly(arch, name, opcode):
     ("sm_90", "mma.b1.xor", "BMMA.168256.AND.POPC"),
     ("sm_100a", "mma.b1.and", "IMMA.16832.U8.U8"),
     ("sm_120a", "mma.s4.s32", "IMMA.16832.S8.S8"),
+    ("sm_100a", "mma.u4.s32.sparse.sat", "IMMA.SP.16864.U8.U8"),
 ])
 def test_integer_emulations_name_their_substitute(arch, name, opcode):
     v = verdict(arch, name)
