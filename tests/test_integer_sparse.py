@@ -364,3 +364,23 @@ def test_jsonl_vectors_of_the_new_kinds(tmp_path):
     path.write_text(json.dumps(lines[3]) + "\n")
     with pytest.raises(CaptureError, match="illegal sparse selector"):
         read(path)
+
+
+@pytest.mark.parametrize("dp_id,cc", [("mma.s4.s32.k64.sat", (8, 0)), ("mma.b1.s32.k256.and", (9, 0)),
+                                      ("mma.b1.s32.k256.xor", (10, 0)),
+                                      ("wgmma.u8.s32.k32.sat", (9, 0))])
+def test_cuda_device_on_the_stand_in_driver(monkeypatch, dp_id, cc):
+    """The host side of the integer kernels (packing s4/b1 into registers,
+    the variant, the readback) through the CUDA device and the stand-in."""
+    pytest.importorskip("cuda.bindings")
+    import fake_cuda
+
+    from tcprobe.devices.cuda import device as cuda_mod
+
+    dp = Datapath.parse(dp_id)
+    fake = fake_cuda.FakeDriver("NVIDIA H200", cc, dp)
+    monkeypatch.setattr(cuda_mod, "_driver", lambda: fake)
+    dev = cuda_mod.CudaDevice(0)
+    cs = random_int_cases(dp, 30, seed=9)
+    want = [reference(dp, cs.a[i], cs.b[i], int(cs.c[i])) for i in range(len(cs))]
+    assert dev.run(dp, cs).tolist() == want

@@ -29,7 +29,7 @@ from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
 from tcprobe.tiles import tmem
 from tcprobe.tiles.descriptors import descriptor_for_layout, instruction_descriptor
-from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout
+from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, mma_fragment_layouts
 from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
 from ..base import DeviceError
@@ -178,6 +178,9 @@ def default_layouts(v: Variant, dp: Datapath) -> tuple[Layout, Layout]:
     rows), then K blocks (LBO = all row groups). Each (row, k) has its own slot."""
     if v.family == "mma":
         shape = v.ptx.split(".m16n8k")[1].split(".")[0]
+        if v.formats[0] in isa.MMA_ONLY_TYPES:  # s4/u4, b1: the rule the PTX tables follow
+            a, b, _ = mma_fragment_layouts(int(shape), v.a_bits)
+            return a, b
         bits = 8 if v.a_bits == 4 else v.a_bits  # packed e2m1 has no table of its own
         key = (f"m16n8k{shape}", bits)
         if key not in MMA_FRAGMENTS:
