@@ -350,7 +350,7 @@ def instruction_ks(family: str, kind: str, a_type: str, sparse: bool) -> tuple[i
     if family == "mma":
         if sparse:  # mma.sp: its own shapes (m16n8kK with K twice a dense m16n8 K)
             return isa.MMA_SP_K.get(a_type, ())
-        return tuple(k for _, _, k in isa.MMA_SHAPES.get(a_type, ()))
+        return tuple(dict.fromkeys(k for _, _, k in isa.MMA_SHAPES.get(a_type, ())))
     return (isa.instruction_k(family, kind, a_type, sparse),)
 
 
