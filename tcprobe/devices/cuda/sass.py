@@ -175,8 +175,14 @@ def judge(variant: catalog.Variant, arch: str, instrs: list[Instr] | None) -> Ve
                        emu, note="no expectation recorded for this architecture")
     hit = expected in found
     if exp.emulated:
-        status = "emulated" if hit and emu else "missing"
-        profile = _f64_profile(arch) if emu and "dmma_chain" in emu else EMULATION_BY_ARCH.get(arch)
+        # fp8 emulations show their F2FP unpacks; integer ones (s4/u4 through
+        # 8-bit IMMA, b1 .xor through BMMA.AND) only their substitute opcode
+        dmma = variant.formats[0] in isa.F64_TYPES  # DMMA.8x8x4 chains, read off the SASS
+        integer = variant.formats[0] not in isa.FP8_TYPES and not dmma
+        status = "emulated" if hit and (emu or integer) else "missing"
+        profile = _f64_profile(arch) if dmma else EMULATION_BY_ARCH.get(arch)
+        if integer:  # an exact integer sum either way: the integer model
+            emu, profile = {"summary": exp.note}, "auto (exact integer sum)"
         if emu:
             note = f"emulated: {emu['summary']}"
         return Verdict(variant.name, arch, variant.ptx, variant.formats, expected, found, status, emu,
