@@ -241,6 +241,15 @@ def check_mma_kind(kind: str, a: str, b: str, c: str, d: str, k: int, scale: tup
         raise IsaError(f"one mma kind::{kind} instruction has K={MMA_KIND_K[kind]}, not {k}")
 
 
+
+def mma_shape_opcode(a_type: str, d_type: str, k: int) -> str:
+    """The SASS opcode of ``mma.sync`` m16n8kK (a K below the largest) with A/B
+    of ``a_type`` into ``d_type``: HMMA.1688 for m16n8k8 f16 (nvdisasm 13.5,
+    tests/test_sass.py)."""
+    if (a_type, k) == ("f16", 8):
+        return f"HMMA.1688.{d_type.upper()}"
+    raise IsaError(f"no recorded opcode for mma.sync k{k} with {a_type}")
+
 # ---------------------------------------------------------------------------
 # Default parameters per output type
 
@@ -351,7 +360,8 @@ def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
         return f"QMMA.16832.F32.{T}.{T}"
     if kind == "mxf8f6f4":
         return f"QMMA.SF.16832.F32.{T}.{T}.E8"
-    sc = "E8" if scale_type == "ue8m0" else f"UE4M3.{scale_vec}X"
+    # ue8m0 x4 prints .E8.4X (nvdisasm 13.5); 2X is the default and unprinted
+    sc = ("E8" if scale_type == "ue8m0" else "UE4M3") + (f".{scale_vec}X" if scale_vec == 4 else "")
     return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
 
 

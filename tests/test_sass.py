@@ -166,7 +166,7 @@ def test_cli_filters_by_family():
 
 @pytest.mark.parametrize("args,msg", [
     (["--instr", "hmma"], "unknown instruction family"),
-    (["--arch", "sm_75"], "no harness for sm_75"),
+    (["--arch", "sm_70"], "no harness for sm_70"),
     (["--arch", "compute_90"], "not a GPU architecture"),
     (["--format", "f64"], "no harness matches"),
 ])

@@ -47,6 +47,8 @@ def _acc(dp: Datapath, per_thread: int) -> tuple[int, int]:
 
 _MMA_SHAPE = {  # input format -> element bits of its register fragment
     "tf32": 32, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+    # sm_120a kind::f8f6f4: fp6/fp4 in 8-bit containers, the e4m3 fragments (PTX ISA)
+    **{t: 8 for t in isa.SUB_BYTE_TYPES},
 }
 
 
