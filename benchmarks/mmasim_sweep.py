@@ -32,6 +32,7 @@ from tcprobe import validate as v  # noqa: E402
 from tcprobe.devices.base import DeviceError  # noqa: E402
 from tcprobe.devices.mmasim import ARCHS, MmaSimDevice, parse_instruction  # noqa: E402
 from tcprobe.models import registry  # noqa: E402
+from tcprobe.models.engine import Speed  # noqa: E402
 from tcprobe.models.model import ModelError  # noqa: E402
 from tcprobe.schema import SchemaError, check_instruction  # noqa: E402
 
@@ -64,7 +65,9 @@ def validate_one(arch: str, instr: str, cases: int, seed: int = 0) -> dict:
         model = registry.resolve("auto", dp, device.info().get("gpu"))
         row["model"] = model.name
         plan = suites_mod.Plan(suites_mod.SUITES, cases)
-        result = v.run(dp, device, [model], plan, seed, capture=None)
+        # the plain kernel: the fast path compiles one kernel per configuration,
+        # which costs more than a few hundred cases (the words are the same)
+        result = v.run(dp, device, [model], plan, seed, capture=None, speed=Speed("never"))
     except (DeviceError, ModelError, SchemaError, v.ValidateError) as e:
         return {**row, "status": "refused", "reason": str(e).splitlines()[0]}
     n = result.primary.total
