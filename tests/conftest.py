@@ -1,9 +1,18 @@
 """Shared test fixtures: where the published captures are, and skips."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The suite's property tests draw the same examples on every run (a CI run
+# fails only on a change, never on a new draw); TCPROBE_HYPOTHESIS=explore
+# draws fresh examples each run, to hunt for new counterexamples.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("TCPROBE_HYPOTHESIS", "repeatable"))
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test helpers (engine_reference, ...)
