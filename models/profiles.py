@@ -66,6 +66,7 @@ class GpuProfile:
     # block-scaled mma.sync kinds (sm_120a): the tcgen05 profile whose
     # block-scaled parameters they run (models/tcgen05.py)
     scaled: object | None = None
+    measured: bool = True  # False: published parameters only (MMA-Sim's), no capture
 
     def derive(self, name: str, **changes) -> GpuProfile:
         """A new profile that differs from this one only in ``changes``."""
@@ -158,7 +159,7 @@ T4 = A100.derive(
              "not separate F=23 from 24 or L=4 from 8 on m16n8k8 (the block and truncation "
              "probes of tcprobe ladder would)",
     block={"f16": 8}, window={"f16": 24}, floor_f32=-132, floor_f16=-20,
-    by_shape={("f16", 4): V100},
+    by_shape={("f16", 4): V100}, measured=False,
 )
 # kind::mxf8f6f4: MMA-Sim's MMA_ST_FDPA, F=25 RZ, L=32, e_zero -133; mxf4 and
 # mxf4nvf4: MMA_GST_FDPA, G=16 groups, F=35, e_zero -139, RZ. They are
@@ -172,7 +173,7 @@ RTX5090 = B200_HMMA.derive(
              "kind::f8f6f4 to f32 truncated at F=25 (no 13-bit cut as Ada); block-scaled "
              "mma.sync as MMA-Sim's MMABlockScale",
     block={"f6f4": 32}, window={"f6f4": isa.DEFAULT_WINDOW_BITS}, keep={"f6f4": None},
-    scaled=MMASIM_TCGEN05,
+    scaled=MMASIM_TCGEN05, measured=False,
 )
 
 PROFILES: dict[str, GpuProfile] = {p.name: p for p in (V100, T4, A100, ADA, H100, B200_HMMA,

@@ -53,6 +53,13 @@ def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
 
 
 @pytest.mark.parametrize("arch,name,opcode", [
+    ("sm_75", "mma.f16.f32.k8", "HMMA.1688.F32"),
+    ("sm_75", "mma.f16.f16.k8", "HMMA.1688.F16"),
+    ("sm_120a", "mma.f16.f32.k8", "HMMA.1688.F32"),
+    ("sm_120a", "mma.f8f6f4.e3m2.f32", "QMMA.16832.F32.E3M2.E3M2"),
+    ("sm_120a", "mma.mxf8f6f4.e2m1.f32", "QMMA.SF.16832.F32.E2M1.E2M1.E8"),
+    ("sm_120a", "mma.mxf4.2x.ue8m0", "OMMA.SF.16864.F32.E2M1.E2M1.E8"),
+    ("sm_120a", "mma.mxf4nvf4.4x.ue8m0", "OMMA.SF.16864.F32.E2M1.E2M1.E8.4X"),
     ("sm_80", "mma.bf16.f32", "HMMA.16816.F32.BF16"),
     ("sm_80", "mma.tf32.f32", "HMMA.1688.F32.TF32"),
     ("sm_80", "mma.s8.s32", "IMMA.16832.S8.S8"),
@@ -79,6 +86,10 @@ def test_opcodes_found_in_the_disassembly(arch, name, opcode):
     v = verdict(arch, name)
     assert v.found == [opcode]
     assert v.status == "ok"
+
+
+def test_turing_builds_only_its_own_shapes():
+    assert {v.harness for v in report("sm_75").verdicts} == {"mma.f16.f32.k8", "mma.f16.f16.k8"}
 
 
 def test_utchmma_serves_f16_bf16_and_tf32_and_says_so():
