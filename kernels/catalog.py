@@ -92,7 +92,8 @@ class Variant:
             if self.scaled:
                 return (f'TCP_MMA_SCALED({self.symbol}, "{self.ptx}", {self.a_bits}, '
                         f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
-            plain = "TCP_MMA_PLAIN_K8" if self.k == 8 and self.a_bits == 16 else "TCP_MMA_PLAIN"
+            plain = {(8, 16): "TCP_MMA_PLAIN_K8", (4, 16): "TCP_MMA_PLAIN_M884"}.get(
+                (self.k, self.a_bits), "TCP_MMA_PLAIN")
             return (f'{plain}({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_bits}, '
                     f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
         if self.family == "wgmma":
@@ -141,6 +142,11 @@ def _mma_variants() -> list[Variant]:
         out.append(_mma(f"f16.{d}.k8", f"{_MMA}.m16n8k8.row.col.{d}.f16.f16.{d}", ("f16",), d, 8,
                         regs, 16, (Expect(TURING + MMA_ALL, isa.mma_shape_opcode("f16", d, 8)),),
                         archs=TURING + MMA_ALL))
+    # m8n8k4 f16 (Volta's shape; built for sm_75, whose largest f16 shape is k8)
+    for d, regs in (("f32", 8), ("f16", 4)):
+        out.append(Variant("mma", f"f16.{d}.k4", f"{_MMA}.m8n8k4.row.col.{d}.f16.f16.{d}", ("f16",),
+                           (d,), TURING, (Expect(TURING, isa.mma_shape_opcode("f16", d, 4)),),
+                           8, 8, 4, 32, regs, a_bits=16, b_bits=16))
     # sm_120a: kind::f8f6f4 (fp6 in bits 5:0 of a byte, e2m1 in bits 5:2) and block scaling.
     fp_kinds = {"e4m3": (8, 0), "e5m2": (8, 0), "e2m3": (8, 0), "e3m2": (8, 0), "e2m1": (8, 2)}
     for t, (bits, shift) in fp_kinds.items():

@@ -93,6 +93,19 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
                  : "+r"(d[0]), "+r"(d[1])                                                 \
                  : "r"(a[0]), "r"(a[1]), "r"(b[0]))
 
+// m8n8k4 (Volta's shape, sm_75 here): two A and two B registers a lane; 8
+// f32 accumulators (CR = 8) or 4 registers of f16 pairs (CR = 4).
+#define TCP_ASM_M884_C8(PTX)                                                              \
+    asm volatile(PTX " {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%0,%1,%2,%3,%4,%5,%6,%7};" \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]),                        \
+                   "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]))
+
+#define TCP_ASM_M884_C4(PTX)                                                              \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%0,%1,%2,%3};"                   \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]))
+
 #define TCP_ASM_C4_SCALED(PTX)                                                            \
     do {                                                                                  \
         const u16 zero = 0;                                                               \
@@ -113,6 +126,12 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
 #define TCP_MMA_PLAIN_K8(NAME, PTX, CR, ABITS, ASHIFT, BBITS, BSHIFT)                     \
     extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_PARAMS) {               \
         TCP_MMA_BODY_R(2, 1, CR, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_K8_C##CR(PTX))     \
+    }
+
+// m8n8k4 with f16 inputs: CR = 8 (f32) or 4 (f16).
+#define TCP_MMA_PLAIN_M884(NAME, PTX, CR, ABITS, ASHIFT, BBITS, BSHIFT)                   \
+    extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_PARAMS) {               \
+        TCP_MMA_BODY_R(2, 2, CR, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_M884_C##CR(PTX))   \
     }
 
 // A block-scaled variant (sm_120a): f32 accumulators, one scale register a lane.

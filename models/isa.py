@@ -244,10 +244,12 @@ def check_mma_kind(kind: str, a: str, b: str, c: str, d: str, k: int, scale: tup
 
 def mma_shape_opcode(a_type: str, d_type: str, k: int) -> str:
     """The SASS opcode of ``mma.sync`` m16n8kK (a K below the largest) with A/B
-    of ``a_type`` into ``d_type``: HMMA.1688 for m16n8k8 f16 (nvdisasm 13.5,
-    tests/test_sass.py)."""
+    of ``a_type`` into ``d_type``: HMMA.1688 for m16n8k8 f16, HMMA.884 steps for
+    m8n8k4 f16 (nvdisasm 13.5 on sm_75, tests/test_sass.py)."""
     if (a_type, k) == ("f16", 8):
         return f"HMMA.1688.{d_type.upper()}"
+    if (a_type, k) == ("f16", 4):  # sm_75: STEP0..3 into f32, STEP0..1 into f16; the first
+        return f"HMMA.884.{d_type.upper()}.{d_type.upper()}.STEP0"
     raise IsaError(f"no recorded opcode for mma.sync k{k} with {a_type}")
 
 # ---------------------------------------------------------------------------

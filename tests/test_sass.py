@@ -89,7 +89,12 @@ def test_opcodes_found_in_the_disassembly(arch, name, opcode):
 
 
 def test_turing_builds_only_its_own_shapes():
-    assert {v.harness for v in report("sm_75").verdicts} == {"mma.f16.f32.k8", "mma.f16.f16.k8"}
+    assert {v.harness for v in report("sm_75").verdicts} == {"mma.f16.f32.k8", "mma.f16.f16.k8",
+                                                             "mma.f16.f32.k4", "mma.f16.f16.k4"}
+    # m8n8k4 is four HMMA.884 steps into f32, two into f16 (nvdisasm 13.5)
+    assert verdict("sm_75", "mma.f16.f32.k4").found == [f"HMMA.884.F32.F32.STEP{i}" for i in range(4)]
+    assert verdict("sm_75", "mma.f16.f16.k4").found == ["HMMA.884.F16.F16.STEP0", "HMMA.884.F16.F16.STEP1"]
+    assert verdict("sm_75", "mma.f16.f32.k4").status == "ok"
 
 
 def test_utchmma_serves_f16_bf16_and_tf32_and_says_so():
