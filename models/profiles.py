@@ -26,7 +26,7 @@ from .engine import EngineParams
 from .formats import get_format
 from .model import FixedPointModel, IntegerModel, Model, ModelError
 from .structures import SplitModel
-from .tcgen05 import MMASIM_TCGEN05
+from .tcgen05 import MMASIM_TCGEN05, Tcgen05Profile
 
 FP8 = ("e4m3", "e5m2")
 
@@ -65,7 +65,7 @@ class GpuProfile:
     by_shape: dict = field(default_factory=dict)
     # block-scaled mma.sync kinds (sm_120a): the tcgen05 profile whose
     # block-scaled parameters they run (models/tcgen05.py)
-    scaled: object | None = None
+    scaled: Tcgen05Profile | None = None
     measured: bool = True  # False: published parameters only (MMA-Sim's), no capture
 
     def derive(self, name: str, **changes) -> GpuProfile:
@@ -149,7 +149,7 @@ B200_HMMA = H100.derive(
 # case and MMABlockScale), not measured by tcprobe on silicon.
 _MMASIM = "MMA-Sim 2.1.1 (mmasim/nv_ptx/sim.py), not measured by tcprobe on silicon"
 
-T4 = A100.derive(
+T4 = V100.derive(  # f16 only, as V100; m16n8k8 at A100's F and L
     "t4", gpus=("T4", "RTX2080", "RTX2070", "RTX2060", "TITANRTX", "QuadroRTX"), arch="sm_75",
     evidence=f"{_MMASIM}: Turing F=24, L = 16 bytes of inputs (f16: 8), zero floors -20 (f16 D) "
              "/ -132 (f32 D); m8n8k4 runs Volta's F=23, L=4, floors -19/-131. Further evidence: "
