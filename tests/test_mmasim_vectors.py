@@ -46,4 +46,4 @@ def test_frozen_words_are_mmasims():
     for arch, s in strings:
         dev = MmaSimDevice(f"{arch}:mma.{s}")
         cap = by_id[dev.dp.id]
-        assert (dev.run(dev.dp, cap.cases) == cap.words).all(), s
+        assert (dev.run(cap.datapath, cap.cases) == cap.words).all(), s
