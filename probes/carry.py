@@ -240,6 +240,8 @@ def _integer(ctx) -> Finding:
     hi_a = (1 << (fa.width - 1)) - 1 if fa.signed else fa.word_mask
     hi_b = (1 << (fb.width - 1)) - 1 if fb.signed else fb.word_mask
     lo_a = (1 << (fa.width - 1)) if fa.signed else 0  # the most negative code
+    if dp.bitop == "xor":  # b1 .xor: a lane adds a ^ b, so 1 ^ 0 is the largest
+        hi_b = 0
     bt = Batch(dp)
     top = (1 << 31) - 1
     for c in (top, top - 1000, 0, (1 << 31), (1 << 31) + 5):
@@ -252,14 +254,31 @@ def _integer(ctx) -> Finding:
     rand = Cases(rng.integers(0, fa.word_mask + 1, (n, dp.k)),
                  rng.integers(0, fb.word_mask + 1, (n, dp.k)),
                  rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32))
+    if dp.sparse:
+        from tcprobe.models import sparsity
+
+        rand.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
+    # signedness: the top-bit code of A (B) alone against 1 (C = 0)
+    top_a, top_b = 1 << (fa.width - 1), 1 << (fb.width - 1)
+    one_b = 0 if dp.bitop == "xor" else 1
+    n_sign = len(bt)
+    bt.add(f"lane 0: {top_a:#x} * {one_b}", {0: (top_a, one_b)}, 0)
+    bt.add(f"lane 0: 1 * {top_b:#x}", {0: (1, top_b if dp.bitop != "xor" else 0)}, 0)
     cs = Cases.concat([bt.cases(), rand])
     w = ctx.run(cs)
+    as_s32 = lambda x: int(x) - (1 << 32) if int(x) >> 31 else int(x)  # noqa: E731
+    signed_a = as_s32(w[n_sign]) < 0
+    signed_b = as_s32(w[n_sign + 1]) < 0
     ok = [sat for sat in (False, True)
           if np.array_equal(IntegerModel("c", dp, "", saturate=sat).evaluate(cs), w)]
     ev = [bt.evidence(i, [w[i]]) for i in range(min(4, len(bt)))]
     if len(ok) == 1:
         text = "saturates once to the s32 range" if ok[0] else "wraps modulo 2^32"
-        return Finding("carry", "found", f"the exact integer sum {text} ({len(cs)} cases, "
-                       f"{n} of them random)", {"saturate": ok[0], "exact": True}, ev)
+        sign = "signed" if signed_a else "unsigned"
+        sign_b = "signed" if signed_b else "unsigned"
+        return Finding("carry", "found", f"the exact integer sum {text}; A read as {sign}, "
+                       f"B as {sign_b} ({len(cs)} cases, {n} of them random)",
+                       {"saturate": ok[0], "exact": True, "a_signed": signed_a,
+                        "b_signed": signed_b}, ev)
     return Finding("carry", "failed", "neither the wrapped nor the saturated exact sum "
                    "reproduces these cases", {}, ev)
