@@ -107,6 +107,20 @@ def cases(ctx) -> tuple[Batch, int]:
             rows[lanes[n]] = ph
             rows[lanes[n + 1]] = pl
             bt.add(f"{n} ones at 2^{t}, half an ulp and 2^{t - F}", rows)
+    # -- normalize probes through C: the largest products on n lanes carry the
+    # sum past the top; a bit near the output's rounding position and the
+    # window's last bit (in C, or the last bit in one more lane) leave a tie
+    # where a normalizing top drops that last bit
+    if F is not None and homes:
+        _normalize_through_c(bt, ctx, lanes, homes[0], F, keep, sigs_a, sigs_b)
+        # a product can hold the window's last bit only where 2**(t-F) is a
+        # product too: the lowest such home (narrow formats need a high one)
+        _, _, dmax = exp_range(ctx.d_fmt)
+        up = [u for u in range(homes[0] + 1, homes[0] + 48)
+              if _split(fa, fb, u) and _split(fa, fb, u - F)
+              and u + L.bit_length() + 3 < dmax]
+        if up and not _split(fa, fb, homes[0] - F):
+            _normalize_through_c(bt, ctx, lanes, up[0], F, keep, sigs_a, sigs_b)
     # -- the Khattak-Mikaitis enumeration ----------------------------------
     start = len(bt)
     _, na, xa = exp_range(fa)
@@ -128,6 +142,33 @@ def cases(ctx) -> tuple[Batch, int]:
                     bt.add(f"KM: {n} lanes max*max, {L - n} lanes 1*1 at 2^{ea} x 2^{eb}",
                            rows, c)
     return bt, len(bt) - start
+
+
+def _normalize_through_c(bt, ctx, lanes, t, F, keep, sigs_a, sigs_b):
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    ea, eb = _split(fa, fb, t)
+    unit = t - fa.frac_bits - fb.frac_bits  # the exponent of one product's last bit
+    low = _split(fa, fb, t - F)
+    for sign in (0, 1):
+        tiny = None if low is None else _pair(fa, fb, *low, sign, 1 << fa.frac_bits,
+                                              1 << fb.frac_bits)
+        for ma, mb in ((sigs_a[1], sigs_b[1]), (sigs_a[1] - 1, sigs_b[1])):
+            p = _pair(fa, fb, ea, eb, sign, ma, mb)
+            if p is None:
+                continue
+            for n in range(1, len(lanes) + 1):
+                top = (n * ma * mb).bit_length() - 1 + unit
+                for h in range(top - keep - 2, top - keep + 1):
+                    if h <= t - F:
+                        continue
+                    rows = {k: p for k in lanes[:n]}
+                    both = word(fc, sign, (1 << (h - t + F)) + 1, t - F)
+                    if both is not None:
+                        bt.add(f"{n} lanes {ma}*{mb} at 2^{t}, C = 2^{h} + 2^{t - F}", rows, both)
+                    half = word(fc, sign, 1, h)
+                    if tiny is not None and n < len(lanes) and half is not None:
+                        bt.add(f"{n} lanes {ma}*{mb} at 2^{t}, 2^{t - F} in one more, C = 2^{h}",
+                               {**rows, lanes[n]: tiny}, half)
 
 
 def run(ctx) -> Finding:
