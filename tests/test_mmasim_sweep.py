@@ -57,10 +57,7 @@ def test_the_strings_come_from_mmasim_and_cover_every_arch_and_class():
 @pytest.mark.parametrize("arch,instr", SAMPLE, ids=[f"{a}:{i}" for a, i in SAMPLE])
 def test_auto_agrees_with_mmasim(arch, instr):
     row = sweep.validate_one(arch, instr, cases=64)
-    if "f64" in instr:  # issue 12's f64 part: refused with a clear reason until it lands
-        assert row["status"] == "refused" and "f64" in row["reason"]
-        return
-    assert row["status"] == "agree", row
+    assert row["status"] == "agree", row  # f64 too, since issue 12's f64 part landed
 
 
 def _words(arch, instr, a, b, c):
@@ -107,8 +104,10 @@ def test_cli_validate_needs_no_format_on_mmasim(tmp_path):
     assert "mma.f16.f32.k8" in res.output and "t4" in res.output
 
 
-def test_f64_is_refused_in_one_line(tmp_path):
+def test_f64_validates_in_one_command(tmp_path):
+    """(Refused in one line until issue 12's f64 part landed; now it runs.)"""
     res = CliRunner().invoke(main, ["validate", "--device", "mmasim:Ampere:mma.m8n8k4.f64.f64.f64.f64",
-                                    "--cases", "10", "--out", str(tmp_path / "v")])
-    assert res.exit_code == 2 and "error:" in res.output and "f64" in res.output
+                                    "--model", "auto", "--cases", "300", "--out", str(tmp_path / "v")])
+    assert res.exit_code == 0, res.output
+    assert "mma.f64.f64.k4" in res.output and "a100" in res.output
     assert "Traceback" not in res.output

@@ -65,8 +65,6 @@ def parse_instruction(text: str) -> tuple[str, str, Datapath, bool]:
         raise DeviceError(f"not an MMA-Sim instruction: {text!r} (e.g. "
                           "wgmma.m64n8k16.f32.bf16.bf16, tcgen05.m64n8k16.kind::f16.f32.f16.f16)")
     parts = shape_and_type.split(".")
-    if "f64" in parts:
-        raise DeviceError(f"{text!r}: f64 DMMA has no tcprobe datapath yet (issue 12's f64 part)")
     scaled = len(parts) > 2 and parts[2].startswith("block")
     scale = (None, None)
     try:
