@@ -172,7 +172,7 @@ def fields(x, spec):
 
 
 @njit(cache=True)
-def _lane_class(special, sig, spec):
+def lane_class(special, sig, spec):
     """A word's class from its fields (NaN: a special with a fraction, or any
     special of a format without Inf)."""
     if special:
@@ -225,12 +225,12 @@ def _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
     flags = 0
     if have_acc:
         sp, cs, cm, cr = fields(acc_word, acc_spec)
-        flags |= term_flags(_lane_class(sp, cm, acc_spec), cs)
+        flags |= term_flags(lane_class(sp, cm, acc_spec), cs)
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
         spa, sa, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
         spb, sb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
-        cls = mul_class(_lane_class(spa, ma, kp.a_spec), _lane_class(spb, mb, kp.b_spec))
+        cls = mul_class(lane_class(spa, ma, kp.a_spec), lane_class(spb, mb, kp.b_spec))
         flags |= term_flags(cls, sa ^ sb)
     return flags
 

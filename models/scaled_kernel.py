@@ -10,8 +10,8 @@ read by the lane decoder's branch-free :func:`~.core_loop.fields`: one pass
 for the quantum (the largest term quantum of the nonzero products and C),
 one that cuts each product, or each group's exact sum, to it and sums them
 (core.cut, core.quantum, core.window_word: the core's own steps). A case
-with a NaN or Inf element, a NaN scale or a special C goes to
-:func:`scaled_case` itself. Configurations with the C-dominant merge, the
+with a NaN or Inf element, a NaN scale or a special C is decided by
+its classes alone (core.specials_word). Configurations with the C-dominant merge, the
 per-group C cut or the group floor, or a quantum set by no window, run on
 the plain kernel (:func:`fast_applies`).
 """
@@ -48,7 +48,7 @@ from .core import (
     term_flags,
     window_word,
 )
-from .core_loop import OVERFLOWS, fields
+from .core_loop import OVERFLOWS, fields, lane_class
 from .formats import Rounding, decode_scalar, get_format
 
 UNSET = NO_FLOOR  # an absent term of the quantum
@@ -254,6 +254,17 @@ def fast_applies(kp: ScaledKernelParams) -> bool:
             and kp.k % kp.scale_block == 0 and kp.scale_block % kp.product_group == 0)
 
 
+@njit(inline="always")
+def _scale_fields(x, spec):
+    """(class, significand, lsb, raw exponent) of a scale word; a float
+    scale (ue4m3) by the lane decoder's branch-free fields."""
+    if spec[0] == 0:
+        special, _sign, sig, raw = fields(x, spec)
+        return lane_class(special, sig, spec), sig, raw - spec[3], raw
+    cls, _sign, sig, lsb, raw = decode_scalar(x, spec)
+    return cls, sig, lsb, raw
+
+
 def _build_fast(kp: ScaledKernelParams):
     """The fast kernel of one configuration (``kp`` a compile-time constant)."""
     k, block, group = kp.k, kp.scale_block, kp.product_group
@@ -271,37 +282,45 @@ def _build_fast(kp: ScaledKernelParams):
         s_sig = np.zeros(n_scales, np.int64)  # scale_a * scale_b of each block
         s_lsb = np.zeros(n_scales, np.int64)
         s_raw = np.zeros(n_scales, np.int64)
+        s_cls = np.zeros(n_scales, np.int64)  # the class of the scale product
         for i in range(a.shape[0]):
             bad = False
             for j in range(n_scales):
-                cx, _sx, mx, lx, rx = decode_scalar(np.int64(sa[i, j]), s_spec)
-                cy, _sy, my, ly, ry = decode_scalar(np.int64(sb[i, j]), s_spec)
-                bad |= (cx == NAN_CLASS) | (cy == NAN_CLASS)
+                cx, mx, lx, rx = _scale_fields(np.int64(sa[i, j]), s_spec)
+                cy, my, ly, ry = _scale_fields(np.int64(sb[i, j]), s_spec)
+                s_cls[j] = mul_class(cx, cy)
+                bad |= s_cls[j] == NAN_CLASS
                 s_sig[j] = mx * my
                 s_lsb[j] = lx + ly
                 s_raw[j] = rx + ry
             c_special, cs, cm, cr = fields(np.int64(c[i]), c_spec)
             bad |= c_special
-            # pass 1: the specials, the zero sign, the largest term quantum
+            # pass 1: the specials, the zero sign, the largest term quantum;
+            # in integer operations only, so that the lanes vectorize
             top = UNSET
             have = False
-            all_neg = cs == 1
+            all_neg = cs
             for j in range(n_scales):
+                specials = 0
+                nonzero = 0
+                top_raw = UNSET  # the largest raw exponent sum of a nonzero product
                 for kk in range(j * block, (j + 1) * block):
                     spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
                     spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
-                    bad |= spa | spb
-                    nonzero = (ma != 0) & (mb != 0) & (s_sig[j] != 0)
-                    al = UNSET
+                    specials |= np.int64(spa) | np.int64(spb)
+                    nz = np.int64(ma != 0) & np.int64(mb != 0)
+                    nonzero |= nz
+                    top_raw = max(top_raw, ra + rb - ((1 - nz) << 41))  # a zero: below UNSET
+                    all_neg &= sga ^ sgb
+                bad |= specials != 0
+                if nonzero != 0 and s_sig[j] != 0:
+                    have = True
                     if pw != UNSET:
-                        al = ra + rb + s_raw[j] - pw
+                        top = max(top, top_raw + s_raw[j] - pw)
                     if sw != UNSET:
-                        al = max(al, s_raw[j] - sw)
-                    top = max(top, al if nonzero else UNSET)
-                    have |= nonzero
-                    all_neg &= (sga ^ sgb) == 1
-            if bad:
-                out[i] = scaled_case(a, b, c, sa, sb, i, kp, prod, t, tscale)
+                        top = max(top, s_raw[j] - sw)
+            if bad:  # a NaN or Inf decides the word: only the classes matter
+                out[i] = _special_word(a, b, i, c_special, cs, cm, s_cls, kp)
                 continue
             if not have:
                 out[i] = 0 if (cm == 0 and not kp.zero_c_keep) else np.int64(c[i])
@@ -323,13 +342,26 @@ def _build_fast(kp: ScaledKernelParams):
                         spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
                         spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
                         v = (ma * mb) << (ra - fa + rb - fb - unit)
-                        total += -v if (sga ^ sgb) else v
+                        total += (v ^ -(sga ^ sgb)) + (sga ^ sgb)  # the signed product
                     total *= s_sig[j]
                     neg = total < 0
                     m += cut(-total if neg else total, unit + s_lsb[j] - q, 1 if neg else 0)
-            out[i] = window_word(m, q, 0 if all_neg else NONNEG, kp.window, kp.stage)
+            out[i] = window_word(m, q, 0 if all_neg == 1 else NONNEG, kp.window, kp.stage)
 
     return kernel
+
+
+@njit(inline="always")
+def _special_word(a, b, i, c_special, cs, cm, s_cls, kp):
+    """The word of a case with a NaN or Inf element, a NaN scale or a special
+    C: steps 1-2's flags from the classes alone, then core.specials_word."""
+    flags = term_flags(lane_class(c_special, cm, kp.c_spec), cs)
+    for kk in range(kp.k):
+        spa, sga, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
+        spb, sgb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
+        cls = mul_class(lane_class(spa, ma, kp.a_spec), lane_class(spb, mb, kp.b_spec))
+        flags |= term_flags(mul_class(cls, s_cls[kk // kp.scale_block]), sga ^ sgb)
+    return specials_word(flags, kp.stage)[1]
 
 
 @lru_cache(maxsize=32)
