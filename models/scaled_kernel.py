@@ -275,14 +275,19 @@ def _build_fast(kp: ScaledKernelParams):
     # unit of a group's exact sum (before its scales)
     unit = (1 - a_spec[4] - fa) + (1 - b_spec[4] - fb)
     pw, cw, sw = kp.product_window, kp.c_window, kp.scale_window
+    part = block if group == 1 else group  # the lanes of one first-pass step
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, sa, sb, out):
+        """Every case's word into ``out``; returns the OR of the A, B and C
+        words' bits above their formats (nonzero: a word does not fit)."""
+        high = 0
         prod, t, tscale = scaled_scratch(kp)
         s_sig = np.zeros(n_scales, np.int64)  # scale_a * scale_b of each block
         s_lsb = np.zeros(n_scales, np.int64)
         s_raw = np.zeros(n_scales, np.int64)
         s_cls = np.zeros(n_scales, np.int64)  # the class of the scale product
+        sums = np.zeros(k // part, np.int64)  # each group's exact sum, scales in
         for i in range(a.shape[0]):
             bad = False
             for j in range(n_scales):
@@ -293,26 +298,36 @@ def _build_fast(kp: ScaledKernelParams):
                 s_sig[j] = mx * my
                 s_lsb[j] = lx + ly
                 s_raw[j] = rx + ry
+            high |= np.int64(c[i]) >> c_spec[1]
             c_special, cs, cm, cr = fields(np.int64(c[i]), c_spec)
             bad |= c_special
-            # pass 1: the specials, the zero sign, the largest term quantum;
-            # in integer operations only, so that the lanes vectorize
+            # pass 1, per scale block (products cut one by one) or per group
+            # (its exact sum formed here): the specials, the zero sign, the
+            # largest term quantum; integer operations only (no early exit)
             top = UNSET
             have = False
             all_neg = cs
-            for j in range(n_scales):
+            for g in range(k // part):
+                j = (g * part) // block
                 specials = 0
-                nonzero = 0
+                nonzero = 0  # a sum of product significands: 0 iff all are zero
                 top_raw = UNSET  # the largest raw exponent sum of a nonzero product
-                for kk in range(j * block, (j + 1) * block):
+                total = 0
+                for kk in range(g * part, (g + 1) * part):
                     spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
                     spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
                     specials |= np.int64(spa) | np.int64(spb)
-                    nz = np.int64(ma != 0) & np.int64(mb != 0)
-                    nonzero |= nz
-                    top_raw = max(top_raw, ra + rb - ((1 - nz) << 41))  # a zero: below UNSET
+                    high |= (np.int64(a[i, kk]) >> a_spec[1]) | (np.int64(b[i, kk]) >> b_spec[1])
+                    sig = ma * mb
+                    nonzero += sig
+                    if pw != UNSET:  # a zero product: below UNSET
+                        top_raw = max(top_raw, ra + rb - (np.int64(sig == 0) << 41))
                     all_neg &= sga ^ sgb
+                    if group > 1:
+                        v = sig << (ra - fa + rb - fb - unit)
+                        total += (v ^ -(sga ^ sgb)) + (sga ^ sgb)  # the signed product
                 bad |= specials != 0
+                sums[g] = total * s_sig[j]
                 if nonzero != 0 and s_sig[j] != 0:
                     have = True
                     if pw != UNSET:
@@ -330,23 +345,20 @@ def _build_fast(kp: ScaledKernelParams):
             q = quantum(top, kp.window)
             # pass 2: each product (or group sum) and C cut to 2**q, summed
             m = cut(cm, cr - fc - q, cs)
-            for g in range(k // group):
-                j = (g * group) // block
-                if group == 1:
-                    spa, sga, ma, ra = fields(np.int64(a[i, g]), a_spec)
-                    spb, sgb, mb, rb = fields(np.int64(b[i, g]), b_spec)
+            if group == 1:
+                for kk in range(k):
+                    j = kk // block
+                    spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
+                    spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
                     m += cut(ma * mb * s_sig[j], ra - fa + rb - fb + s_lsb[j] - q, sga ^ sgb)
-                else:
-                    total = 0
-                    for kk in range(g * group, (g + 1) * group):
-                        spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
-                        spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
-                        v = (ma * mb) << (ra - fa + rb - fb - unit)
-                        total += (v ^ -(sga ^ sgb)) + (sga ^ sgb)  # the signed product
-                    total *= s_sig[j]
+            else:
+                for g in range(k // group):
+                    total = sums[g]
                     neg = total < 0
-                    m += cut(-total if neg else total, unit + s_lsb[j] - q, 1 if neg else 0)
+                    m += cut(-total if neg else total, unit + s_lsb[(g * group) // block] - q,
+                             1 if neg else 0)
             out[i] = window_word(m, q, 0 if all_neg == 1 else NONNEG, kp.window, kp.stage)
+        return high
 
     return kernel
 
