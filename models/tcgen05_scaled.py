@@ -26,6 +26,9 @@ section "Block-scaled"; ../shared/notes/tcgen05-published-parameters.md):
 7. The units are summed exactly and converted to f32 by truncation; an exact
    zero is +0. With no nonzero product the result is C (its sign of zero set
    by ``zero_c``).
+
+The kernels (the plain one and the compiled-per-configuration fast path)
+are in :mod:`.scaled_kernel`.
 """
 
 from __future__ import annotations
