@@ -89,13 +89,17 @@ class Variant:
     def macro(self) -> str:
         """The instantiation line of this variant."""
         if self.family == "mma":
+            if self.sparse:
+                return (f'TCP_MMA_SPARSE({self.symbol}, "{self.ptx}", {self.acc_regs}, '
+                        f'{self.a_bits}, {self.b_bits})')
             if self.scaled:
                 return (f'TCP_MMA_SCALED({self.symbol}, "{self.ptx}", {self.a_bits}, '
                         f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
             return (f'TCP_MMA_PLAIN({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_bits}, '
                     f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
         if self.family == "wgmma":
-            return (f'TCP_WGMMA({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_pack}, '
+            sp = "_SP" if self.sparse else ""
+            return (f'TCP_WGMMA{sp}({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_pack}, '
                     f'{self.b_pack}, "{self.tail}")')
         form = ("SCALED_" if self.scaled else "") + ("SPARSE" if self.sparse else "")
         return f'TCP_TC05({self.symbol}, "{self.ptx}", {form.rstrip("_") or "DENSE"})'
@@ -112,9 +116,65 @@ _F2FP_NOTE = ("F2FP.F16.{t}.UNPACK_B turns the fp8 operands into f16, two chaine
               "form the product sum, and a separate {add} adds C")
 
 
+WIDTH_BITS = {"s8": 8, "u8": 8, "s4": 4, "u4": 4}
+S4_NOTE = ("Hopper and later have no 4-bit IMMA: ptxas unpacks the nibbles with integer ALU "
+           "code and issues 8-bit IMMA (no .SAT on it under .satfinite); an exact sum by "
+           "construction, unmeasured (the ladder's carry step on an H100 would settle it)")
+
+
+B1_IMMA_NOTE = ("sm_100a and later have no BMMA: ptxas spreads the bits into bytes and "
+                "counts them with 8-bit IMMA (IMMA.16832.U8.U8) (unmeasured)")
+B1_XOR_NOTE = ("on sm_90 ptxas has no BMMA.XOR: it issues BMMA.AND.POPC and forms the "
+               "XOR count from it and the operands' own popcounts (unmeasured)")
+
+
 def _mma(key, ptx, formats, d, k, acc_regs, bits, expects, **kw) -> Variant:
     return Variant("mma", key, ptx, formats, (d,), kw.pop("archs", MMA_ALL), expects, 16, 8, k, 32,
                    acc_regs, a_bits=bits, b_bits=bits, **kw)
+
+
+_MMA_SP_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+                "s4": 4, "u4": 4}
+
+
+def _mma_sp_variants() -> list[Variant]:
+    """mma.sp at the largest K of each type (the ISA table's MMA_SP_K): every
+    output type, .satfinite for the integers, and one ::ordered_metadata form."""
+    out = []
+    for t, ks in isa.MMA_SP_K.items():
+        k, bits = max(ks), _MMA_SP_BITS[t]
+        archs = isa.FP8_NATIVE_ARCHS if t in isa.FP8_TYPES else MMA_ALL
+        # ptxas 13.5: "mma with F16 accumulator and F8 floating point type not
+        # supported on .target sm_89" for mma.sp: fp8 sparse into f32 only
+        outs = ("f32",) if t in isa.FP8_TYPES else isa.output_types("mma", t, t)
+        for d in outs:
+            regs = 2 if d == "f16" else 4
+            sats = (False, True) if t in isa.SATFINITE_TYPES else (False,)
+            for sat in sats:
+                key = f"{t}.{d}.sparse" + (".sat" if sat else "")
+                ptx = (f"mma.sp.sync.aligned.m16n8k{k}.row.col{'.satfinite' if sat else ''}"
+                       f".{d}.{t}.{t}.{d}")
+                out.append(_mma(key, ptx, (t,), d, k, regs, bits,
+                                tuple(SP_EXPECTS(t, d, k, sat, archs)), archs=archs,
+                                sparse=True))
+    out.append(_mma("f16.f32.sparse.ordered",
+                    "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32",
+                    ("f16",), "f32", 32, 4, 16, tuple(SP_EXPECTS("f16", "f32", 32, False, MMA_ALL)),
+                    sparse=True))
+    return out
+
+
+def SP_EXPECTS(t, d, k, sat, archs):  # noqa: N802 (a table, read like one)
+    """The expected opcodes of one mma.sp variant on ``archs``."""
+    if t in isa.MMA_ONLY_TYPES or t in ("s8", "u8"):
+        native = tuple(a for a in archs if a in isa.S4_NATIVE_ARCHS or t in ("s8", "u8"))
+        yield Expect(native, isa.integer_mma_opcode(t, k, sparse=True, saturate=sat))
+        later = tuple(a for a in archs if a not in native)
+        if later:
+            yield Expect(later, isa.integer_mma_opcode(t, k, sparse=True, saturate=sat,
+                                                       emulated=True), True, S4_NOTE)
+        return
+    yield Expect(archs, isa.sparse_mma_opcode(t, d, k))
 
 
 def _mma_variants() -> list[Variant]:
@@ -124,6 +184,34 @@ def _mma_variants() -> list[Variant]:
         k = isa.INPUT_K[t]
         out.append(_mma(f"{t}.{d}", f"{_MMA}.m16n8k{k}.row.col.{d}.{t}.{t}.{d}", (t,), d, k,
                         regs, bits, (Expect(MMA_ALL, isa.mma_opcode(t, d)),)))
+    # integer and single-bit mma.sync (the ISA table's integer block): .satfinite
+    # s8/u8 and s4/u4, s4/u4 m16n8k64 (emulated on Hopper and later), b1 .and/.xor
+    for t in ("s8", "u8", *isa.SUBBYTE_INTEGER_TYPES):
+        k, sub = isa.INPUT_K[t], t in isa.SUBBYTE_INTEGER_TYPES
+        native = isa.S4_NATIVE_ARCHS if sub else MMA_ALL
+        for sat in ((False, True) if sub else (True,)):
+            expects = [Expect(native, isa.integer_mma_opcode(t, k, saturate=sat))]
+            if sub:
+                expects.append(Expect(isa.S4_EMULATED_ARCHS, isa.integer_mma_opcode(
+                    t, k, emulated=True, saturate=sat), True, S4_NOTE))
+            out.append(_mma(f"{t}.s32" + (".sat" if sat else ""),
+                            f"{_MMA}.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{t}.{t}.s32",
+                            (t,), "s32", k, 4, WIDTH_BITS[t], tuple(expects)))
+    for op in isa.BIT_OPS:
+        k = isa.INPUT_K["b1"]
+        native = isa.B1_XOR_NATIVE_ARCHS if op == "xor" else isa.BMMA_ARCHS
+        expects = [Expect(native, isa.integer_mma_opcode("b1", k, op))]
+        if op == "xor":
+            hopper = tuple(a for a in isa.BMMA_ARCHS if a not in native)
+            expects.append(Expect(hopper, isa.integer_mma_opcode("b1", k, op, emulated=True),
+                                  True, B1_XOR_NOTE))
+        later = tuple(a for a in MMA_ALL if a not in isa.BMMA_ARCHS)
+        expects.append(Expect(later, isa.integer_mma_opcode("b1", k, op, emulated="imma"), True,
+                              B1_IMMA_NOTE))
+        expects = tuple(expects)
+        out.append(_mma(f"b1.{op}", f"{_MMA}.m16n8k{k}.row.col.s32.b1.b1.s32.{op}.popc", ("b1",),
+                        "s32", k, 4, 1, expects))
+    out += _mma_sp_variants()
     for t in isa.FP8_TYPES:
         T = t.upper()
         for d, regs in (("f32", 4), ("f16", 2)):
@@ -179,6 +267,21 @@ def _wgmma_variants() -> list[Variant]:
     for t in isa.INTEGER_INPUT_TYPES:
         add(f"{t}.s32", f"{_WG}.m64n8k32.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
             isa.wgmma_opcode(t, "s32"))
+        add(f"{t}.s32.sat", f"{_WG}.m64n8k32.satfinite.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
+            isa.wgmma_opcode(t, "s32", saturate=True))
+    # wgmma.mma_async.sp: K doubled, into f32 (s32 for the integers)
+    tails = {"f16": ", 1, 1, 0, 0", "bf16": ", 1, 1, 0, 0", "tf32": ", 1, 1"}
+    packs = {"f16": PACK_B16, "bf16": PACK_B16, "tf32": PACK_B32}
+    for t in isa.WGMMA_SP_TYPES:
+        d = isa.output_types("wgmma", t, t)[0]
+        k = isa.instruction_k("wgmma", t, sparse=True)
+        integer = t in isa.INTEGER_INPUT_TYPES
+        out.append(Variant("wgmma", f"{t}.{d}.sparse",
+                           f"wgmma.mma_async.sp.sync.aligned.m64n8k{k}.{d}.{t}.{t}", (t,), (d,),
+                           HOPPER, (Expect(HOPPER, isa.wgmma_opcode(t, d, sparse=True)),), 64, 8,
+                           k, 128, 4, sparse=True, a_pack=packs.get(t, PACK_B8),
+                           b_pack=packs.get(t, PACK_B8),
+                           tail="" if integer else tails.get(t, ", 1, 1")))
     return out
 
 

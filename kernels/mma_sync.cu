@@ -100,4 +100,45 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
         TCP_MMA_BODY(4, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_C4_SCALED(PTX))             \
     }
 
+// A sparse variant (mma.sp, mma.sp::ordered_metadata) at its largest K: A holds
+// the K/2 stored values in 4 registers, B its K values in 4; E gives each
+// lane's metadata register (the sparsity selector is 0: all four threads of
+// a group hold metadata). Built for sass-check; the CUDA device does not
+// launch it yet (which lane's register holds which row's nibbles is unmeasured).
+#define TCP_MMA_SP_BODY(CR, ABITS, BBITS, MMA_STATEMENT)                                   \
+    const u32 tile = blockIdx.x, lane = threadIdx.x;                                      \
+    if (tile >= ntiles) return;                                                           \
+    u32 a[4], b[4], d[CR];                                                                \
+    tcp_frag<ABITS, 0, 4>(A, tile, lane, a);                                              \
+    tcp_frag<BBITS, 0, 4>(B, tile, lane, b);                                              \
+    _Pragma("unroll") for (u32 r = 0; r < CR; ++r) d[r] = C[((u64)tile * 32u + lane) * CR + r]; \
+    const u32 e = E[(u64)tile * 32u + lane];                                              \
+    MMA_STATEMENT;                                                                        \
+    __shared__ u32 stage[32 * CR];                                                        \
+    _Pragma("unroll") for (u32 r = 0; r < CR; ++r) stage[lane * CR + r] = d[r];           \
+    __syncwarp();                                                                         \
+    tcp_emit(stage, 32u * CR, pick, npick, out, tile);
+
+#define TCP_MMA_SP_PARAMS                                                                 \
+    const void* __restrict__ A, const void* __restrict__ B, const u32* __restrict__ C,    \
+    const u32* __restrict__ E, const u32* __restrict__ pick, u32 npick,                   \
+    u32* __restrict__ out, u32 ntiles
+
+#define TCP_ASM_SP_C4(PTX)                                                                \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;" \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),                            \
+                   "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+
+#define TCP_ASM_SP_C2(PTX)                                                                \
+    asm volatile(PTX " {%0,%1}, {%2,%3,%4,%5}, {%6,%7,%8,%9}, {%0,%1}, %10, 0x0;"         \
+                 : "+r"(d[0]), "+r"(d[1])                                                 \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),                            \
+                   "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+
+#define TCP_MMA_SPARSE(NAME, PTX, CR, ABITS, BBITS)                                       \
+    extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_SP_PARAMS) {            \
+        TCP_MMA_SP_BODY(CR, ABITS, BBITS, TCP_ASM_SP_C##CR(PTX))                          \
+    }
+
 // ---- instantiations (appended by tcprobe.kernels.catalog) ----

@@ -56,4 +56,47 @@
         tcp_emit(stage, 128u * CR, pick, npick, out, tile);                                \
     }
 
+// wgmma.mma_async.sp at twice the dense K: A holds K/2 stored values a row,
+// E one metadata register a thread, the sparsity selector 0. Built for
+// sass-check; the CUDA device does not launch it yet (which thread's register
+// holds which row's nibbles is unmeasured).
+#define TCP_WGMMA_SP_ASM_C4(PTX, TAIL)                                                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"                              \
+                 PTX " {%0,%1,%2,%3}, %4, %5, %6, 0, p" TAIL ";\n}\n"                      \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                          \
+                 : "l"(da), "l"(db), "r"(e), "r"(1u) : "memory")
+
+#define TCP_WGMMA_SP_ASM_C2(PTX, TAIL)                                                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"                              \
+                 PTX " {%0,%1}, %2, %3, %4, 0, p" TAIL ";\n}\n"                            \
+                 : "+r"(d[0]), "+r"(d[1])                                                  \
+                 : "l"(da), "l"(db), "r"(e), "r"(1u) : "memory")
+
+#define TCP_WGMMA_SP(NAME, PTX, CR, APACK, BPACK, TAIL)                                    \
+    extern "C" __global__ void __launch_bounds__(128) NAME(                                \
+        const void* __restrict__ A, const void* __restrict__ B, const u32* __restrict__ C, \
+        const u32* __restrict__ E, u32 a_slots, u32 b_slots, u64 adesc, u64 bdesc,         \
+        const u32* __restrict__ pick, u32 npick, u32* __restrict__ out, u32 ntiles) {      \
+        const u32 tile = blockIdx.x, tid = threadIdx.x;                                    \
+        if (tile >= ntiles) return;                                                        \
+        u32* sa = tcp_dyn_smem;                                                            \
+        u32* sb = tcp_dyn_smem + tcp_b_offset_words(APACK, a_slots);                       \
+        tcp_fill_smem(sa, A, APACK, a_slots, tile);                                        \
+        tcp_fill_smem(sb, B, BPACK, b_slots, tile);                                        \
+        u32 d[CR];                                                                         \
+        _Pragma("unroll") for (u32 r = 0; r < CR; ++r) d[r] = C[((u64)tile * 128u + tid) * CR + r]; \
+        const u32 e = E[(u64)tile * 128u + tid];                                           \
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                      \
+        __syncthreads();                                                                   \
+        const u64 da = tcp_desc_at(adesc, sa), db = tcp_desc_at(bdesc, sb);                \
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");                           \
+        TCP_WGMMA_SP_ASM_C##CR(PTX, TAIL);                                                 \
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");                    \
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");                    \
+        __shared__ u32 stage[128 * CR];                                                    \
+        _Pragma("unroll") for (u32 r = 0; r < CR; ++r) stage[tid * CR + r] = d[r];         \
+        __syncthreads();                                                                   \
+        tcp_emit(stage, 128u * CR, pick, npick, out, tile);                                \
+    }
+
 // ---- instantiations (appended by tcprobe.kernels.catalog) ----

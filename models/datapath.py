@@ -10,6 +10,14 @@ and saturation. It prints to and parses from one short id, for example::
     tcgen05.f8f6f4.e4m3xe2m1.f32.k32
     tcgen05.i8.s8xu8.s32.k32.sat
     tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4.sparse
+    mma.s4.s32.k64.sat
+    mma.b1.s32.k256.xor
+    mma.e4m3.f32.k64.sparse.ordered
+
+The flags after K: a block-scale pair (``ue8m0x2``), ``sparse``, ``sat``
+(.satfinite), the single-bit operation of ``b1`` (``and``: .and.popc,
+``xor``: .xor.popc) and ``ordered`` (mma.sp::ordered_metadata: the same
+arithmetic, metadata indices increasing).
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ class Datapath:
     scale_vec: int | None = None  # scale_vec::1X, 2X or 4X
     sparse: bool = False
     saturate: bool = False
+    bitop: str | None = None  # b1 only: and / xor (popc of a AND / XOR b)
+    ordered: bool = False  # mma.sp::ordered_metadata
 
     def __post_init__(self):
         if self.family not in FAMILIES:
@@ -49,6 +59,17 @@ class Datapath:
             get_format(self.scale_type)
         if self.k <= 0:
             raise DatapathError(f"K must be positive, not {self.k}")
+        bits = get_format(self.a_type).name in isa.BIT_TYPES
+        if bits and self.bitop not in isa.BIT_OPS:
+            raise DatapathError(f"b1 needs its operation: .and or .xor (e.g. mma.b1.s32.k{self.k}.xor)")
+        if not bits and self.bitop is not None:
+            raise DatapathError(f".{self.bitop} is for b1 inputs only")
+        if self.saturate and self.family != "tcgen05" and \
+                get_format(self.a_type).name not in isa.SATFINITE_TYPES:
+            raise DatapathError(f".satfinite is for {', '.join(isa.SATFINITE_TYPES)} inputs "
+                                f"(not {self.a_type})")
+        if self.ordered and not self.sparse:
+            raise DatapathError("ordered (ordered_metadata) needs a sparse datapath")
 
     # -- derived facts ---------------------------------------------------
     @property
@@ -93,6 +114,10 @@ class Datapath:
             parts.append("sparse")
         if self.saturate:
             parts.append("sat")
+        if self.bitop:
+            parts.append(self.bitop)
+        if self.ordered:
+            parts.append("ordered")
         return ".".join(parts)
 
     def __str__(self) -> str:
@@ -124,7 +149,8 @@ class Datapath:
         if "to" in dt:
             ct, dt = dt.split("to")
         scale_type = scale_vec = None
-        sparse = saturate = False
+        sparse = saturate = ordered = False
+        bitop = None
         for f in flags:
             m = re.fullmatch(r"(ue8m0|ue4m3)x(\d)", f)
             if m:
@@ -133,9 +159,14 @@ class Datapath:
                 sparse = True
             elif f in ("sat", "satfinite"):
                 saturate = True
+            elif f in isa.BIT_OPS:
+                bitop = f
+            elif f in ("ordered", "ordered_metadata"):
+                ordered = True
             else:
                 raise DatapathError(f"unknown flag {f!r} in datapath id {text!r}")
-        return cls(family, kind, a, b, dt, k, ct, scale_type, scale_vec, sparse, saturate)
+        return cls(family, kind, a, b, dt, k, ct, scale_type, scale_vec, sparse, saturate,
+                   bitop, ordered)
 
 
 def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapath:
@@ -148,8 +179,14 @@ def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapa
         raise DatapathError(f"{f} is not an input format of {family}")
     if family in ("mma", "wgmma") and f in isa.SUB_BYTE_TYPES:
         raise DatapathError(f"{f} inputs need tcgen05 (or mma kind::f8f6f4 on sm_120a)")
-    out = d_type or ("s32" if f in isa.INTEGER_INPUT_TYPES else "f32")
     if family == "tcgen05":
+        if f not in isa.TCGEN05_KIND_OF_INPUT:
+            raise DatapathError(f"{f} is not an input format of tcgen05")
         kind = isa.TCGEN05_KIND_OF_INPUT[f]
+        out = d_type or isa.output_types(family, kind, f)[0]
         return Datapath("tcgen05", kind, f, f, out, isa.instruction_k("tcgen05", kind))
-    return Datapath(family, f, f, f, out, isa.instruction_k(family, f))
+    out = d_type or isa.output_types(family, f, f)[0]
+    if family == "wgmma" and f in isa.MMA_ONLY_TYPES:
+        raise DatapathError(f"{f} inputs are mma.sync only (no wgmma)")
+    bitop = isa.BIT_OPS[-1] if f in isa.BIT_TYPES else None  # b1: xor, the sm_75 form
+    return Datapath(family, f, f, f, out, isa.instruction_k(family, f), bitop=bitop)

@@ -139,6 +139,9 @@ FORMATS: dict[str, Format] = {
         _float("ue4m3", 8, 4, 3, Specials.FN, signed=False, nan=0x7F),
         Format("s8", 8, 0, 0, 0, Specials.NONE, True, Kind.INT),
         Format("u8", 8, 0, 0, 0, Specials.NONE, False, Kind.INT),
+        Format("s4", 4, 0, 0, 0, Specials.NONE, True, Kind.INT),  # eight a 32-bit register
+        Format("u4", 4, 0, 0, 0, Specials.NONE, False, Kind.INT),
+        Format("b1", 1, 0, 0, 0, Specials.NONE, False, Kind.INT),  # 32 a register; mma .and/.xor
         Format("s32", 32, 0, 0, 0, Specials.NONE, True, Kind.INT),
     )
 }
@@ -160,6 +163,8 @@ _ALIASES = {
     "nvfp4": "e2m1",
     "int8": "s8",
     "uint8": "u8",
+    "int4": "s4",
+    "uint4": "u4",
     "int32": "s32",
 }
 

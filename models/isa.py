@@ -99,10 +99,107 @@ def instruction_k(family: str, kind: str, a_type: str | None = None, sparse: boo
         k = TCGEN05_K[kind]
     else:
         t = a_type or kind
-        if t not in INPUT_K or t in SUB_BYTE_TYPES:
+        if t not in INPUT_K or t in SUB_BYTE_TYPES or (family == "wgmma" and t in MMA_ONLY_TYPES):
             raise IsaError(f"{t} is not an input type of {family}")
         k = INPUT_K[t]
     return 2 * k if sparse else k
+
+
+# ---------------------------------------------------------------------------
+# Integer and sparse mma.sync / mma.sp and wgmma (issue 12, "integer and
+# sparse"; PTX ISA: "Warp-level matrix multiply-accumulate instructions",
+# "Sparse matrix storage", "wgmma.mma_async.sp")
+
+# Sub-byte integer and single-bit inputs: mma.sync only (sm_75+; no wgmma,
+# no tcgen05). s4/u4 pack eight elements a 32-bit register, b1 thirty-two.
+SUBBYTE_INTEGER_TYPES = ("s4", "u4")
+BIT_TYPES = ("b1",)
+MMA_ONLY_TYPES = (*SUBBYTE_INTEGER_TYPES, *BIT_TYPES)
+# mma .b1: d = c + popc(a OP b) over K, OP the .and.popc or .xor.popc qualifier.
+BIT_OPS = ("and", "xor")
+# 256 bits of K a row, as for every other input type.
+INPUT_K.update({"s4": 64, "u4": 64, "b1": 256})
+MMA_SHAPES.update({
+    "s4": ((8, 8, 32), (16, 8, 32), (16, 8, 64)),
+    "u4": ((8, 8, 32), (16, 8, 32), (16, 8, 64)),
+    "b1": ((8, 8, 128), (16, 8, 128), (16, 8, 256)),
+})
+# Types .satfinite applies to (it clamps the s32 result; the others wrap).
+SATFINITE_TYPES = ("s8", "u8", "s4", "u4")
+
+# mma.sp (sparse A, K doubled): shapes m16n8kK per input type, and the
+# legal sparsity selectors of each K (which threads of a group of four hold
+# the metadata: two of them, T0/T1 or T2/T3, at the smaller K; all four at
+# the larger, selector 0 only). fp8 mma.sp needs sm_89.
+MMA_SP_K = {"f16": (16, 32), "bf16": (16, 32), "tf32": (8, 16), "e4m3": (64,), "e5m2": (64,),
+            "s8": (32, 64), "u8": (32, 64), "s4": (64, 128), "u4": (64, 128)}
+
+
+def sparsity_selectors(family: str, a_type: str, k: int) -> tuple[int, ...]:
+    """The sparsity-selector values (operand f of mma.sp, the selector of
+    wgmma.sp) a sparse instruction of logical K ``k`` takes."""
+    if family == "mma":
+        ks = MMA_SP_K.get(a_type, ())
+        if k not in ks:
+            raise IsaError(f"mma.sp has no {a_type} shape with K={k} "
+                           f"(K: {', '.join(map(str, ks)) or 'none'})")
+        return (0, 1) if k == ks[0] and len(ks) > 1 else (0,)
+    return (0,)
+
+
+# Metadata nibbles of mma.sp / wgmma.sp: a 2-bit index per kept value (a
+# pair index for 4-bit types), the low field first; two equal indices
+# (0b0000, 0b0101, 0b1010, 0b1111) are undefined. mma.sp::ordered_metadata
+# needs the indices increasing (low field < high field). tf32 keeps one of
+# two: only 0b0100 and 0b1110. The ordered ones are listed first: they are
+# the canonical encoding of a mask.
+SP_ORDERED_NIBBLES = (0x4, 0x8, 0xC, 0x9, 0xD, 0xE)
+SP_NIBBLES = (*SP_ORDERED_NIBBLES, 0x1, 0x2, 0x3, 0x6, 0x7, 0xB)
+SP_TF32_NIBBLES = (0x4, 0xE)
+
+# wgmma.mma_async.sp: input types, K doubled (f16/bf16 32, tf32 16, 8-bit 64).
+WGMMA_SP_TYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
+
+# SASS of the integer and sparse forms (NVRTC/ptxas 13.5, tests/test_sass.py).
+# Hopper and later have no 4-bit IMMA: ptxas emulates mma .s4/.u4 there with
+# 8-bit IMMA (the nibbles unpacked by integer ALU code).
+S4_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
+S4_EMULATED_ARCHS = ("sm_90", "sm_90a", "sm_100a", "sm_103a", "sm_120a")
+
+
+# b1: BMMA up to Hopper. .xor.popc is BMMA.XOR on sm_80-sm_89; sm_90 issues
+# BMMA.AND.POPC for it (and derives the XOR count: popc(a ^ b) = popc(a) +
+# popc(b) - 2 popc(a & b)); sm_100a and later have no BMMA: both forms run
+# through 8-bit IMMA (IMMA.16832.U8.U8).
+B1_XOR_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
+BMMA_ARCHS = (*B1_XOR_NATIVE_ARCHS, "sm_90", "sm_90a")
+
+
+def integer_mma_opcode(a_type: str, k: int, bitop: str | None = None, sparse: bool = False,
+                       emulated: bool | str = False, saturate: bool = False) -> str:
+    """The SASS opcode of integer mma.sync / mma.sp m16n8kK (logical K);
+    ``emulated``: the 8-bit IMMA an s4/u4 emulation issues (same signedness),
+    the BMMA.AND of b1 .xor on sm_90 (True), or "imma": b1 on sm_100a and later;
+    ``saturate``: .satfinite (.SAT)."""
+    T = a_type.upper()
+    if a_type in BIT_TYPES:
+        if emulated == "imma":
+            return "IMMA.16832.U8.U8"
+        return f"BMMA.168{k}.{'AND' if emulated else bitop.upper()}.POPC"
+    sat = ".SAT" if saturate else ""
+    if emulated:  # the emulation saturates outside the IMMA: no .SAT on it
+        t8 = "S8" if a_type.startswith("s") else "U8"
+        return f"IMMA.SP.16864.{t8}.{t8}" if sparse else f"IMMA.16832.{t8}.{t8}"
+    return f"IMMA{'.SP' if sparse else ''}.168{k}.{T}.{T}{sat}"
+
+
+def sparse_mma_opcode(a_type: str, d_type: str, k: int) -> str:
+    """The SASS opcode of float mma.sp m16n8kK (logical K)."""
+    D = d_type.upper()
+    if a_type in FP8_TYPES:
+        return f"QMMA.SP.168{k}.{D}.{a_type.upper()}.{a_type.upper()}"
+    suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
+    return f"HMMA.SP.168{k}.{D}{suffix}"
 
 
 # ---------------------------------------------------------------------------
@@ -144,7 +241,7 @@ def output_types(family: str, kind: str, a_type: str) -> tuple[str, ...]:
     if family == "tcgen05":
         return {"tf32": ("f32",), "f16": ("f32", "f16") if a_type == "f16" else ("f32",),
                 "f8f6f4": ("f32", "f16"), "i8": ("s32",)}.get(kind, ("f32",))
-    if a_type in INTEGER_INPUT_TYPES:
+    if a_type in INTEGER_INPUT_TYPES or a_type in MMA_ONLY_TYPES:
         return ("s32",)
     if a_type == "f16" or a_type in FP8_TYPES:
         return ("f32", "f16")
@@ -307,15 +404,17 @@ def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
     return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
 
 
-def wgmma_opcode(a_type: str, d_type: str) -> str:
-    """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction)."""
-    k, D, T = INPUT_K[a_type], d_type.upper(), a_type.upper()
+def wgmma_opcode(a_type: str, d_type: str, saturate: bool = False, sparse: bool = False) -> str:
+    """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction;
+    ``saturate``: .satfinite; ``sparse``: wgmma.mma_async.sp, K doubled)."""
+    k, D, T = instruction_k("wgmma", a_type, sparse=sparse), d_type.upper(), a_type.upper()
+    sp = ".SP" if sparse else ""
     if a_type in FP8_TYPES:
-        return f"QGMMA.64x8x{k}.{D}.{T}.{T}"
+        return f"QGMMA{sp}.64x8x{k}.{D}.{T}.{T}"
     if a_type in INTEGER_INPUT_TYPES:
-        return f"IGMMA.64x8x{k}.{T}.{T}"
+        return f"IGMMA{sp}.64x8x{k}.{T}.{T}{'.SAT' if saturate else ''}"
     suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
-    return f"HGMMA.64x8x{k}.{D}{suffix}"
+    return f"HGMMA{sp}.64x8x{k}.{D}{suffix}"
 
 
 # tcgen05.mma: one opcode a kind (the types sit in the runtime instruction

@@ -50,7 +50,9 @@ class FixedPointModel(Model):
 @dataclass
 class IntegerModel(Model):
     """Integer MMA: the exact sum of products and C, wrapped modulo 2**32
-    or saturated once after the exact sum (tcgen05 kind::i8, mma s8/u8)."""
+    or saturated once after the exact sum (tcgen05 kind::i8, mma s8/u8/s4/u4,
+    .satfinite); b1: C plus the count of ones of a AND b (or a XOR b) over K.
+    A sparse datapath's disabled positions contribute nothing."""
 
     saturate: bool = False
 
@@ -63,7 +65,11 @@ class IntegerModel(Model):
         b = decode(self.datapath.b_type, b_words)
         c = decode(self.datapath.c, cases.c)
         signed = lambda d: np.where(d.sign == 1, -d.sig, d.sig)  # noqa: E731
-        total = (signed(a) * signed(b)).sum(axis=1) + signed(c)
+        if self.datapath.bitop == "xor":  # popc(a ^ b); b1 is never sparse
+            terms = signed(a) ^ signed(b)
+        else:  # products; for b1 .and, popc(a & b) = sum of a * b
+            terms = signed(a) * signed(b)
+        total = terms.sum(axis=1) + signed(c)
         if self.saturate:
             total = np.clip(total, -(1 << 31), (1 << 31) - 1)
         return (total & 0xFFFFFFFF).astype(np.uint32)

@@ -20,6 +20,15 @@ The stored (compressed) A values of a chunk go, in order, to the position
 named by the low field first, then the high field (the hardware harness of
 the write-up's release packs them that way).
 
+mma.sp and wgmma.sp (PTX ISA "Sparse matrix storage"; the nibble lists
+are the ISA table's ``SP_*_NIBBLES``) use the same nibbles and chunks (the
+4-bit integers of mma.sp keep two pairs of eight, like mxf4), but any two
+distinct indices in either order are legal (twelve nibbles, 0x4 and 0xe for
+tf32), and ``ordered`` (mma.sp::ordered_metadata) takes the six increasing
+ones. The row's metadata words of the sim harness are per row, like
+tcgen05's per lane; a real mma.sp spreads them over the threads the
+sparsity selector names.
+
 The codec (:func:`encode`, :func:`decode`) turns (N, K) masks into (N, words)
 metadata and back, vectorized; every other function here is a view of it.
 """
@@ -29,6 +38,8 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+
+from tcprobe.models import isa
 
 LEGAL = (0x4, 0x8, 0xC, 0x9, 0xD, 0x6, 0xE)
 TF32_LEGAL = (0x4, 0xE)
@@ -48,7 +59,7 @@ def pattern(dp) -> str:
         raise SparsityError(f"{dp.id} is dense: it has no sparse metadata")
     if dp.kind == "tf32" or dp.a_type == "tf32":
         return "1of2"
-    if dp.kind in ("mxf4", "mxf4nvf4"):
+    if dp.kind in ("mxf4", "mxf4nvf4") or dp.a_type in isa.SUBBYTE_INTEGER_TYPES:
         return "pairs8"
     return "2of4"
 
@@ -63,9 +74,8 @@ def n_words(dp) -> int:
     return (chunks + NIBBLES_PER_WORD - 1) // NIBBLES_PER_WORD
 
 
-def _selector_positions(pat: str, sel: int) -> tuple[int, ...]:
+def _selector_positions(pat: str, sel: int, legal: tuple[int, ...]) -> tuple[int, ...]:
     """Positions (within the chunk, stored order) one selector keeps."""
-    legal = TF32_LEGAL if pat == "1of2" else LEGAL
     if sel not in legal:
         names = ", ".join(f"{x:#x}" for x in legal)
         raise SparsityError(f"illegal sparse selector {sel:#x} ({pat}: legal are {names})")
@@ -79,12 +89,17 @@ def _selector_positions(pat: str, sel: int) -> tuple[int, ...]:
 
 def legal_selectors(dp) -> tuple[int, ...]:
     """The selector nibbles PTX defines for sparse datapath ``dp``."""
-    return TF32_LEGAL if pattern(dp) == "1of2" else LEGAL
+    tf32 = pattern(dp) == "1of2"
+    if dp.family == "tcgen05":
+        return TF32_LEGAL if tf32 else LEGAL
+    if tf32:
+        return isa.SP_TF32_NIBBLES
+    return isa.SP_ORDERED_NIBBLES if dp.ordered else isa.SP_NIBBLES
 
 
 def kept_positions(dp, sel: int) -> tuple[int, ...]:
     """Positions within one chunk that selector ``sel`` keeps, in storage order."""
-    return _selector_positions(pattern(dp), sel)
+    return _selector_positions(pattern(dp), sel, legal_selectors(dp))
 
 
 @cache

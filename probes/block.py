@@ -43,7 +43,10 @@ def run(ctx) -> Finding:
 
         return split_run(ctx)
     F = ctx.require("internal").values.get("window_bits")
-    vis = ctx.require("visible").values.get("visible_bits", 0)
+    # a D word shows at most its format's fraction bits: one more visible bit
+    # is a tie rounded away (RNA), and the edge bit 2**(E-F) of F >= frac + 2
+    # stays hidden in both orders there too
+    vis = min(ctx.require("visible").values.get("visible_bits", 0), ctx.d_fmt.frac_bits)
     if F is None:
         return Finding("block", "skipped", "the window is not known, so no block probe can be "
                        "placed at its edge", {"undetermined": {"block_size": "window unknown"}})

@@ -107,6 +107,20 @@ def cases(ctx) -> tuple[Batch, int]:
             rows[lanes[n]] = ph
             rows[lanes[n + 1]] = pl
             bt.add(f"{n} ones at 2^{t}, half an ulp and 2^{t - F}", rows)
+    # -- normalize probes through C: the largest products on n lanes carry the
+    # sum past the top; a bit near the output's rounding position and the
+    # window's last bit (in C, or the last bit in one more lane) leave a tie
+    # where a normalizing top drops that last bit
+    if F is not None and homes:
+        _normalize_through_c(bt, ctx, lanes, homes[0], F, keep, sigs_a, sigs_b)
+        # a product can hold the window's last bit only where 2**(t-F) is a
+        # product too: the lowest such home (narrow formats need a high one)
+        _, _, dmax = exp_range(ctx.d_fmt)
+        up = [u for u in range(homes[0] + 1, homes[0] + 48)
+              if _split(fa, fb, u) and _split(fa, fb, u - F)
+              and u + L.bit_length() + 3 < dmax]
+        if up and not _split(fa, fb, homes[0] - F):
+            _normalize_through_c(bt, ctx, lanes, up[0], F, keep, sigs_a, sigs_b)
     # -- the Khattak-Mikaitis enumeration ----------------------------------
     start = len(bt)
     _, na, xa = exp_range(fa)
@@ -128,6 +142,33 @@ def cases(ctx) -> tuple[Batch, int]:
                     bt.add(f"KM: {n} lanes max*max, {L - n} lanes 1*1 at 2^{ea} x 2^{eb}",
                            rows, c)
     return bt, len(bt) - start
+
+
+def _normalize_through_c(bt, ctx, lanes, t, F, keep, sigs_a, sigs_b):
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    ea, eb = _split(fa, fb, t)
+    unit = t - fa.frac_bits - fb.frac_bits  # the exponent of one product's last bit
+    low = _split(fa, fb, t - F)
+    for sign in (0, 1):
+        tiny = None if low is None else _pair(fa, fb, *low, sign, 1 << fa.frac_bits,
+                                              1 << fb.frac_bits)
+        for ma, mb in ((sigs_a[1], sigs_b[1]), (sigs_a[1] - 1, sigs_b[1])):
+            p = _pair(fa, fb, ea, eb, sign, ma, mb)
+            if p is None:
+                continue
+            for n in range(1, len(lanes) + 1):
+                top = (n * ma * mb).bit_length() - 1 + unit
+                for h in range(top - keep - 2, top - keep + 1):
+                    if h <= t - F:
+                        continue
+                    rows = {k: p for k in lanes[:n]}
+                    both = word(fc, sign, (1 << (h - t + F)) + 1, t - F)
+                    if both is not None:
+                        bt.add(f"{n} lanes {ma}*{mb} at 2^{t}, C = 2^{h} + 2^{t - F}", rows, both)
+                    half = word(fc, sign, 1, h)
+                    if tiny is not None and n < len(lanes) and half is not None:
+                        bt.add(f"{n} lanes {ma}*{mb} at 2^{t}, 2^{t - F} in one more, C = 2^{h}",
+                               {**rows, lanes[n]: tiny}, half)
 
 
 def run(ctx) -> Finding:
@@ -240,6 +281,8 @@ def _integer(ctx) -> Finding:
     hi_a = (1 << (fa.width - 1)) - 1 if fa.signed else fa.word_mask
     hi_b = (1 << (fb.width - 1)) - 1 if fb.signed else fb.word_mask
     lo_a = (1 << (fa.width - 1)) if fa.signed else 0  # the most negative code
+    if dp.bitop == "xor":  # b1 .xor: a lane adds a ^ b, so 1 ^ 0 is the largest
+        hi_b = 0
     bt = Batch(dp)
     top = (1 << 31) - 1
     for c in (top, top - 1000, 0, (1 << 31), (1 << 31) + 5):
@@ -252,14 +295,31 @@ def _integer(ctx) -> Finding:
     rand = Cases(rng.integers(0, fa.word_mask + 1, (n, dp.k)),
                  rng.integers(0, fb.word_mask + 1, (n, dp.k)),
                  rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32))
+    if dp.sparse:
+        from tcprobe.models import sparsity
+
+        rand.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
+    # signedness: the top-bit code of A (B) alone against 1 (C = 0)
+    top_a, top_b = 1 << (fa.width - 1), 1 << (fb.width - 1)
+    one_b = 0 if dp.bitop == "xor" else 1
+    n_sign = len(bt)
+    bt.add(f"lane 0: {top_a:#x} * {one_b}", {0: (top_a, one_b)}, 0)
+    bt.add(f"lane 0: 1 * {top_b:#x}", {0: (1, top_b if dp.bitop != "xor" else 0)}, 0)
     cs = Cases.concat([bt.cases(), rand])
     w = ctx.run(cs)
+    as_s32 = lambda x: int(x) - (1 << 32) if int(x) >> 31 else int(x)  # noqa: E731
+    signed_a = as_s32(w[n_sign]) < 0
+    signed_b = as_s32(w[n_sign + 1]) < 0
     ok = [sat for sat in (False, True)
           if np.array_equal(IntegerModel("c", dp, "", saturate=sat).evaluate(cs), w)]
     ev = [bt.evidence(i, [w[i]]) for i in range(min(4, len(bt)))]
     if len(ok) == 1:
         text = "saturates once to the s32 range" if ok[0] else "wraps modulo 2^32"
-        return Finding("carry", "found", f"the exact integer sum {text} ({len(cs)} cases, "
-                       f"{n} of them random)", {"saturate": ok[0], "exact": True}, ev)
+        sign = "signed" if signed_a else "unsigned"
+        sign_b = "signed" if signed_b else "unsigned"
+        return Finding("carry", "found", f"the exact integer sum {text}; A read as {sign}, "
+                       f"B as {sign_b} ({len(cs)} cases, {n} of them random)",
+                       {"saturate": ok[0], "exact": True, "a_signed": signed_a,
+                        "b_signed": signed_b}, ev)
     return Finding("carry", "failed", "neither the wrapped nor the saturated exact sum "
                    "reproduces these cases", {}, ev)

@@ -140,7 +140,11 @@ def _measure(ctx, S) -> Finding:
         sels = sparsity.legal_selectors(dp)
         width = sparsity.chunk_width(dp)
         settings = []
-        for sel in (sels[0], sels[-1]):  # 0x4 and 0xe: complementary selections
+        first = set(sparsity.kept_positions(dp, sels[0]))
+        other = next(x for x in sels  # 0x4 and 0xe: complementary selections in storage order
+                     if not first & set(kept := sparsity.kept_positions(dp, x))
+                     and list(kept) == sorted(kept))
+        for sel in (sels[0], other):
             pos = [c * width + p for c in range(K // width) for p in sparsity.kept_positions(dp, sel)]
             want = np.zeros(K, bool)
             want[pos] = True
@@ -207,6 +211,10 @@ def _measure(ctx, S) -> Finding:
     old = ctx.harness
     sign = 1 if ctx.a_fmt.signed else 0  # unsigned integers have no -3
     p = product(ctx.a_fmt, ctx.b_fmt, 1, sign, (3, 1), (1, 0))
+    proof_value = 3
+    if p is None:  # b1: no 3 to make, a product of 1 then
+        sign, proof_value = 0, 1
+        p = product(ctx.a_fmt, ctx.b_fmt, 0)
     found = None
     last_proof = []
     for strategy in strategies:
@@ -248,7 +256,7 @@ def _measure(ctx, S) -> Finding:
         ctx.harness = cand
         bt = Batch(dp)
         rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
-        ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, 3, 0))
+        ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, proof_value, 0))
         words = ctx.run(bt.cases())
         bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
         proof = [bt.evidence(ref, [words[ref]])]

@@ -200,12 +200,20 @@ def run(ctx) -> Finding:
     keep = max(keeps)
     values["output_frac_bits"] = None if keep == out else keep
     if len(keeps) > 1:
+        # a narrow window's sums have fewer bits than any of these keeps: open
+        values["output_frac_bits"] = None
+        values["undetermined"]["output_frac_bits"] = (
+            f"keeping {keeps[0]} to {keeps[-1]} fraction bits of the output gives the same "
+            f"words on every case here (F = {F}: no sum had more significant bits)")
+        if keep != out:
+            values.setdefault("assumed", {})["output_frac_bits"] = keep
         notes.append(f"output fraction bits {keeps[0]}..{keeps[-1]} all agree; taking {keep}")
     name = {"rz": "cut toward zero (RZ)", "rne": "rounded to nearest even (RNE)",
             "rna": "rounded to nearest, ties away (RNA)"}
     head = (name[rounds[0]] if len(rounds) == 1 else f"rounding not observable ({'/'.join(rounds)})")
-    summary = (f"{head}; the output keeps {keep} fraction bits"
-               + (" (the format's own)" if keep == out else f" of {out}")
+    kept = (f"{keep} fraction bits" + (" (the format's own)" if keep == out else f" of {out}")
+            if len(keeps) == 1 else f"{keeps[0]} to {keeps[-1]} fraction bits (not observable)")
+    summary = (f"{head}; the output keeps {kept}"
                + f" ({len(cs)} cases: fractions of an ulp of both signs, even and odd, carries)")
     return Finding("rounding", "found" if len(rounds) == 1 else "partial", summary, values, ev,
                    notes)

@@ -214,7 +214,12 @@ def run(ctx) -> Finding:
                       f"with C = 0 a term below 2^{numeric[0] - F} is cut")
         status = "found"
     else:
-        values["zero_floor"] = numeric[-1]
+        # several floors fit and none of them is "no floor": the model takes
+        # the highest, and the key stays open with the range
+        values["undetermined"]["zero_floor"] = (
+            f"floors from {numeric[0]} to {numeric[-1]} give the same words on every case here "
+            f"(the window's last bit sits below any visible output bit for all of them)")
+        values.setdefault("assumed", {})["zero_floor"] = numeric[-1]
         floor_text = f"zero floor between {numeric[0]} and {numeric[-1]}"
         status = "partial"
     if "zero_sign" not in values:

@@ -298,6 +298,8 @@ VECTOR = {
     "scale_vec": F(SCALE_VEC),
     "sparse_metadata": F(Words(Word(bits=32))),
     "saturate": F(Flag()),
+    "bitop": F(Choice(isa.BIT_OPS)),
+    "ordered_metadata": F(Flag()),
     "a": F(Words(Word("a_type"), "k"), required=True),
     "b": F(Words(Word("b_type"), "k"), required=True),
     "c": F(Word("c_type"), required=True),
@@ -346,8 +348,9 @@ def _extra_ok(rec: dict) -> bool:
 def instruction_ks(family: str, kind: str, a_type: str, sparse: bool) -> tuple[int, ...]:
     """Every K one instruction of this family, kind and A type has (the ISA table)."""
     if family == "mma":
-        ks = tuple(k for _, _, k in isa.MMA_SHAPES.get(a_type, ()))
-        return tuple(2 * k for k in ks) if sparse else ks
+        if sparse:  # mma.sp: its own shapes (m16n8kK with K twice a dense m16n8 K)
+            return isa.MMA_SP_K.get(a_type, ())
+        return tuple(dict.fromkeys(k for _, _, k in isa.MMA_SHAPES.get(a_type, ())))
     return (isa.instruction_k(family, kind, a_type, sparse),)
 
 

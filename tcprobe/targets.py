@@ -8,18 +8,22 @@
 - ``mixed``: every ordered A/B pair of e4m3, e5m2, e2m3, e3m2, e2m1 with an
   f32 or f16 D (50 descriptor-level combinations, one implementation).
 - ``hmma``: the mma.sync and wgmma datapaths of the HMMA profiles.
+- ``integer``: integer mma.sync (s8/u8, s4/u4, wrapped and .satfinite; b1
+  .and/.xor popc) and integer wgmma (s8/u8), each at its largest K.
+- ``sparse``: mma.sp (f16, bf16, tf32, e4m3, e5m2, s8, u8, s4, u4) and
+  wgmma.sp (f16, bf16, tf32, e4m3, e5m2, s8, u8), each at its largest K.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.isa import F8F6F4_TYPES as F8F6F4
 from tcprobe.tiles.descriptors import encode
 
-SUITES = ("blog", "mixed", "hmma")
+SUITES = ("blog", "mixed", "hmma", "integer", "sparse")
 _UNSCALED = (("tf32", "tf32"), ("f16", "bf16"), ("f16", "f16"), *(("f8f6f4", f) for f in F8F6F4))
 _UE8M0 = (*(("mxf8f6f4", f, 1) for f in F8F6F4), ("mxf4", "e2m1", 2),
           ("mxf4nvf4", "e2m1", 2), ("mxf4nvf4", "e2m1", 4))
@@ -111,13 +115,50 @@ def hmma_targets() -> list[Target]:
     return out
 
 
+def integer_targets() -> list[Target]:
+    """Integer mma.sync and wgmma: wrapped and saturated, b1 both operations."""
+    out = []
+    for t in ("s8", "u8", *isa.SUBBYTE_INTEGER_TYPES):
+        dp = default_datapath("mma", t)
+        for sat in (False, True):
+            name = f"mma {t} {'satfinite' if sat else 'wrap'}"
+            out.append(Target("integer", "mma integer", name, replace(dp, saturate=sat), "sm_80"))
+    for op in isa.BIT_OPS:
+        dp = replace(default_datapath("mma", "b1"), bitop=op)
+        out.append(Target("integer", "mma b1", f"mma b1 {op}.popc", dp, "sm_80"))
+    for t in ("s8", "u8"):
+        dp = default_datapath("wgmma", t)
+        for sat in (False, True):
+            name = f"wgmma {t} {'satfinite' if sat else 'wrap'}"
+            out.append(Target("integer", "wgmma integer", name, replace(dp, saturate=sat),
+                              "sm_90a"))
+    return out
+
+
+def sparse_targets() -> list[Target]:
+    """mma.sp and wgmma.sp at their largest K (fp8 mma.sp needs sm_89)."""
+    out = []
+    for t, ks in isa.MMA_SP_K.items():
+        d = isa.output_types("mma", t, t)[0]
+        arch = "sm_89" if t in isa.FP8_TYPES else "sm_80"
+        out.append(Target("sparse", "mma.sp", f"mma.sp {t}",
+                          Datapath("mma", t, t, t, d, max(ks), sparse=True), arch))
+    for t in isa.WGMMA_SP_TYPES:
+        d = isa.output_types("wgmma", t, t)[0]
+        k = isa.instruction_k("wgmma", t, sparse=True)
+        out.append(Target("sparse", "wgmma.sp", f"wgmma.sp {t}",
+                          Datapath("wgmma", t, t, t, d, k, sparse=True), "sm_90a"))
+    return out
+
+
 class TargetsError(ValueError):
     """A suite of targets that does not exist."""
 
 
 def targets(suites=("blog", "mixed")) -> list[Target]:
     """The targets of the named suites, in order."""
-    make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets}
+    make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets,
+            "integer": integer_targets, "sparse": sparse_targets}
     unknown = [s for s in suites if s not in make]
     if unknown:
         raise TargetsError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")

@@ -158,12 +158,24 @@ def test_variant_for_datapath(dpid, arch, name):
     ("tcgen05.i8.s8.s32.k32", "sm_103a"),  # ptxas rejects kind::i8 there
     ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x2", "sm_100a"),  # ue4m3 only with 4X
     ("mma.bf16.f32.k8", "sm_80"),  # wrong K
-    ("mma.s8.s32.k32.sat", "sm_80"),  # no .satfinite variant
+    ("mma.f16.f32.k32.sparse", "sm_80"),  # mma.sp kernels are built for sass-check only
+    ("wgmma.s8.s32.k64.sparse", "sm_90a"),  # so are wgmma.sp ones
+    ("mma.s8xu8.s32.k32.sat", "sm_80"),  # mixed s8 x u8: no variant
     ("mma.mxf8f6f4.e4m3.f32.k32.ue4m3x1", "sm_120a"),  # MX fp8 takes ue8m0 scales
 ])
 def test_no_variant_for(dpid, arch):
     with pytest.raises(LookupError):
         L.variant_for(dp(dpid), arch)
+
+
+@pytest.mark.parametrize("dpid,arch,name", [
+    ("mma.s8.s32.k32.sat", "sm_80", "mma.s8.s32.sat"),  # .satfinite has its variant now
+    ("mma.u4.s32.k64", "sm_90", "mma.u4.s32"),
+    ("mma.b1.s32.k256.xor", "sm_100a", "mma.b1.xor"),
+    ("wgmma.u8.s32.k32.sat", "sm_90a", "wgmma.u8.s32.sat"),
+])
+def test_integer_variants(dpid, arch, name):
+    assert L.variant_for(dp(dpid), arch).name == name
 
 
 def test_every_default_datapath_has_a_harness_on_its_newest_arch():

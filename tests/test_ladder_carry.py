@@ -33,6 +33,19 @@ PROFILES = {
     "tcgen05-f16d-c4-keep7-rne": ("tcgen05", "f16", "f16",
                                   dict(F16_D, block_size=16, carry_bits=4, output_frac_bits=7,
                                        output_rounding="rne")),
+    # found by a sweep of random hidden-style profiles: an RNA tie bit read as
+    # precision hid the block probes; several floors or kept widths that fit
+    # must stay open rather than name one of them
+    "tcgen05-f16-rna-blocks-of-2": ("tcgen05", "f16", "f32",
+                                    dict(block_size=2, zero_floor=-138, carry_bits=3,
+                                         output_rounding="rna", overflow="saturate")),
+    "mma-f16d-f29-floor-23": ("mma", "f16", "f16",
+                              dict(F16_D, window_bits=29, block_size=32, zero_floor=-23,
+                                   output_rounding="rne", nan=0x7E00, carry_bits=5)),
+    "tcgen05-tf32-f12-keep18-rna": ("tcgen05", "tf32", "f32",
+                                    dict(window_bits=12, block_size=32, zero_floor=-122,
+                                         input_conversion="rne", output_rounding="rna",
+                                         output_frac_bits=18, carry_bits=4)),
 }
 
 

@@ -39,11 +39,27 @@ def test_every_harness_has_its_expected_opcode(arch):
     assert {v.harness for v in built} == {v.name for v in catalog.for_arch(arch)}
 
 
+def integer_emulated(arch: str, harness: str) -> bool:
+    """s4/u4 from sm_90 (8-bit IMMA), b1 .xor on sm_90 (BMMA.AND), every b1
+    from sm_100a (IMMA): what ptxas 13.5 printed."""
+    if harness.startswith(("mma.s4.", "mma.u4.")):
+        return arch not in ("sm_80", "sm_86", "sm_89")
+    if harness == "mma.b1.xor":
+        return arch not in ("sm_80", "sm_86", "sm_89")
+    if harness == "mma.b1.and":
+        return arch in ("sm_100a", "sm_103a", "sm_120a")
+    return False
+
+
 @pytest.mark.parametrize("arch", list(catalog.ARCH_FAMILIES))
 def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
     for v in report(arch).verdicts:
         fp8_mma = v.harness in ("mma.e4m3.f32", "mma.e4m3.f16", "mma.e5m2.f32", "mma.e5m2.f16")
-        if fp8_mma and arch in ("sm_90", "sm_90a", "sm_100a", "sm_103a"):
+        if integer_emulated(arch, v.harness):
+            assert v.status == "emulated", v
+            assert v.profile == "auto (exact integer sum)"
+            assert not any(op.startswith(("IMMA.16864", "BMMA.168256.XOR")) for op in v.found)
+        elif fp8_mma and arch in ("sm_90", "sm_90a", "sm_100a", "sm_103a"):
             assert v.status == "emulated", v
             want = "hopper-fp8-emulated" if arch.startswith("sm_90") else "b200-fp8-emulated"
             assert v.profile == want
@@ -56,6 +72,23 @@ def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
     ("sm_80", "mma.bf16.f32", "HMMA.16816.F32.BF16"),
     ("sm_80", "mma.tf32.f32", "HMMA.1688.F32.TF32"),
     ("sm_80", "mma.s8.s32", "IMMA.16832.S8.S8"),
+    ("sm_80", "mma.s8.s32.sat", "IMMA.16832.S8.S8.SAT"),
+    ("sm_80", "mma.s4.s32", "IMMA.16864.S4.S4"),
+    ("sm_89", "mma.u4.s32.sat", "IMMA.16864.U4.U4.SAT"),
+    ("sm_80", "mma.b1.xor", "BMMA.168256.XOR.POPC"),
+    ("sm_90a", "mma.b1.and", "BMMA.168256.AND.POPC"),
+    ("sm_120a", "mma.u8.s32.sat", "IMMA.16832.U8.U8.SAT"),
+    ("sm_80", "mma.f16.f32.sparse", "HMMA.SP.16832.F32"),
+    ("sm_80", "mma.f16.f32.sparse.ordered", "HMMA.SP.16832.F32"),
+    ("sm_86", "mma.bf16.f32.sparse", "HMMA.SP.16832.F32.BF16"),
+    ("sm_90", "mma.tf32.f32.sparse", "HMMA.SP.16816.F32.TF32"),
+    ("sm_89", "mma.e4m3.f32.sparse", "QMMA.SP.16864.F32.E4M3.E4M3"),
+    ("sm_80", "mma.s8.s32.sparse.sat", "IMMA.SP.16864.S8.S8.SAT"),
+    ("sm_89", "mma.u4.s32.sparse", "IMMA.SP.168128.U4.U4"),
+    ("sm_90a", "wgmma.s8.s32.sat", "IGMMA.64x8x32.S8.S8.SAT"),
+    ("sm_90a", "wgmma.u8.s32.sparse", "IGMMA.SP.64x8x64.U8.U8"),
+    ("sm_90a", "wgmma.f16.f32.sparse", "HGMMA.SP.64x8x32.F32"),
+    ("sm_90a", "wgmma.e5m2.f32.sparse", "QGMMA.SP.64x8x64.F32.E5M2.E5M2"),
     ("sm_89", "mma.e4m3.f32", "QMMA.16832.F32.E4M3.E4M3"),
     ("sm_120a", "mma.e5m2.f16", "QMMA.16832.F16.E5M2.E5M2"),
     ("sm_120a", "mma.f8f6f4.e2m1.f32", "QMMA.16832.F32.E2M1.E2M1"),
@@ -79,6 +112,20 @@ def test_opcodes_found_in_the_disassembly(arch, name, opcode):
     v = verdict(arch, name)
     assert v.found == [opcode]
     assert v.status == "ok"
+
+
+@pytest.mark.parametrize("arch,name,opcode", [
+    ("sm_90", "mma.s4.s32", "IMMA.16832.S8.S8"),
+    ("sm_90a", "mma.u4.s32.sat", "IMMA.16832.U8.U8"),  # no .SAT: saturated outside
+    ("sm_90", "mma.b1.xor", "BMMA.168256.AND.POPC"),
+    ("sm_100a", "mma.b1.and", "IMMA.16832.U8.U8"),
+    ("sm_120a", "mma.s4.s32", "IMMA.16832.S8.S8"),
+    ("sm_100a", "mma.u4.s32.sparse.sat", "IMMA.SP.16864.U8.U8"),
+])
+def test_integer_emulations_name_their_substitute(arch, name, opcode):
+    v = verdict(arch, name)
+    assert v.found == [opcode] and v.status == "emulated"
+    assert "unmeasured" in v.note
 
 
 def test_utchmma_serves_f16_bf16_and_tf32_and_says_so():

@@ -16,15 +16,22 @@ field and what is allowed::
     k               K of one instruction (the ISA table: mma.sync m16n8k16
                     bf16 has 16; mma f16 8 or 16; twice that for sparse)
     a, b            K words each (raw codes of their type; a tf32 is an f32
-                    word, a bf16 16 bits, an e2m1 4 bits); fewer than K words
+                    word, a bf16 16 bits, an e2m1 or s4/u4 4 bits, a b1 one
+                    bit, each its own word, not packed); fewer than K words
                     are padded with +0. Sparse: ``a`` may hold the K/2 stored
                     values, placed at the positions the metadata selects.
     c               one word of c_type
     scale_type      ue8m0 | ue4m3 (block-scaled kinds)
     scale_vec       1, 2 or 4 (also "4X", "4x", "x4", "scale_vec::4X")
     scale_a, scale_b   one word or a list (one per scale block)
-    sparse_metadata one 32-bit word or a list (tcgen05 selector nibbles)
-    saturate        integer kinds: clamp instead of wrap (true/false)
+    sparse_metadata one 32-bit word or a list: one nibble per chunk of K,
+                    chunk 0 in the low bits (tcgen05's selectors; for mma.sp
+                    and wgmma.sp one row's metadata: two 2-bit indices a
+                    nibble, the low field first, any two distinct ones;
+                    mma.sp::ordered_metadata only increasing ones)
+    ordered_metadata  mma.sp::ordered_metadata (true/false)
+    saturate        integer kinds: clamp instead of wrap (.satfinite; true/false)
+    bitop           b1 (mma .b1): "and" (.and.popc) or "xor" (.xor.popc)
     d               the output word the hardware wrote
 
 ``source``, ``note``, ``notes``, ``comment`` and any field whose name
@@ -55,7 +62,8 @@ def _datapath(rec: dict) -> Datapath:
         family=rec["family"], kind=rec["kind"], a_type=rec["a_type"], b_type=rec["b_type"],
         d_type=rec["d_type"], k=rec["k"], c_type=rec["c_type"],
         scale_type=rec.get("scale_type"), scale_vec=rec.get("scale_vec"),
-        sparse=bool(rec.get("sparse_metadata")), saturate=bool(rec.get("saturate", False)))
+        sparse=bool(rec.get("sparse_metadata")), saturate=bool(rec.get("saturate", False)),
+        bitop=rec.get("bitop"), ordered=bool(rec.get("ordered_metadata", False)))
 
 
 def _case(rec: dict, dp: Datapath, where: str):

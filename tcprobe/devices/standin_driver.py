@@ -20,6 +20,7 @@ together; it says nothing about silicon.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -27,7 +28,7 @@ from cuda.bindings import driver as real
 
 from tcprobe.devices.cuda import launch as L
 from tcprobe.kernels import catalog
-from tcprobe.models import registry
+from tcprobe.models import isa, registry
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.tiles.descriptors import decode_smem_descriptor
@@ -83,6 +84,9 @@ def variant_datapath(v: catalog.Variant) -> Datapath:
     if v.family == "tcgen05" or len(v.formats) != 1 or len(v.d_types) != 1:
         raise ValueError(f"{v.name} runs several datapaths: give the stand-in driver one")
     dp = default_datapath(v.family, v.formats[0], v.d_types[0])
+    parts = v.key.split(".")  # integer variants: .sat, and b1's operation
+    bitop = next((x for x in parts if x in isa.BIT_OPS), dp.bitop)
+    dp = replace(dp, saturate="sat" in parts, bitop=bitop)
     return dp if dp.k == v.k else dp.with_k(v.k)
 
 

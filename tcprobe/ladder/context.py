@@ -138,8 +138,10 @@ class Context:
         words = np.atleast_2d(np.asarray(words, np.uint32))
         t = self.tile()
         out = np.zeros((len(words), t.meta_slots), np.uint32)
+        # tcgen05: a tensor-memory lane's columns; mma/wgmma (sim harness): a row's words
+        stride = META_COLS if self.dp.family == "tcgen05" else words.shape[1]
         for j in range(words.shape[1]):
-            out[:, j::META_COLS] = words[:, j:j + 1]
+            out[:, j::stride] = words[:, j:j + 1]
         return out
 
     def c_fill(self, values) -> np.ndarray:

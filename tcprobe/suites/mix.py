@@ -22,6 +22,8 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
     quarter with small exponents (subnormal sums, floors)."""
     k = dp.k
     fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+    if dp.is_integer:
+        return _integer_cases(dp, n, rng)
 
     def raw_words(f, shape):
         return rng.integers(0, f.word_mask + 1, shape, dtype=np.uint64).astype(np.uint32) & \
@@ -55,6 +57,41 @@ def random_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
     out = Cases.concat(parts)
     if dp.block_scaled:
         out.scale_a, out.scale_b = random_scales(dp, n, rng), random_scales(dp, n, rng)
+    if dp.sparse:
+        out.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
+    return out
+
+
+def _integer_cases(dp: Datapath, n: int, rng: np.random.Generator) -> Cases:
+    """The integer mix: half raw random words; a quarter with every A and B
+    an extreme (the most negative or the largest value: the largest sums)
+    and C within a sum of the s32 limits (wrap or saturate); a quarter of
+    small values with C near zero."""
+    k = dp.k
+    fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+
+    def raw(f, shape):
+        return rng.integers(0, f.word_mask + 1, shape, dtype=np.uint64).astype(np.uint32)
+
+    def extreme(f, shape):
+        lo, hi = (1 << (f.width - 1), (1 << (f.width - 1)) - 1) if f.signed else (0, f.word_mask)
+        return np.where(rng.integers(0, 2, shape) == 0, lo, hi).astype(np.uint32)
+
+    h = n // 2
+    q = (n - h) // 2
+    r = n - h - q
+    span = int(k) * (1 << (fa.width + fb.width))  # at least the largest |sum of products|
+    edge = rng.integers(0, 2, q)
+    offset = rng.integers(0, span + 1, q)
+    c_edge = np.where(edge == 0, (1 << 31) - 1 - offset, (1 << 32) - (1 << 31) + offset)
+    small_c = rng.integers(-64, 65, r) & fc.word_mask
+    out = Cases.concat([
+        Cases(raw(fa, (h, k)), raw(fb, (h, k)), raw(fc, (h,))),
+        Cases(extreme(fa, (q, k)), extreme(fb, (q, k)), c_edge.astype(np.uint32)),
+        Cases(rng.integers(0, 4, (r, k)).astype(np.uint32) & np.uint32(fa.word_mask),
+              rng.integers(0, 4, (r, k)).astype(np.uint32) & np.uint32(fb.word_mask),
+              small_c.astype(np.uint32)),
+    ])
     if dp.sparse:
         out.active = sparsity.decode(dp, sparsity.random_metadata(dp, n, rng))[0]
     return out

@@ -142,11 +142,13 @@ class Harness:
         return len(self.a_lanes)
 
     def _all_meta(self) -> np.ndarray | None:
-        """Metadata slots of every tensor-memory lane (the harness fills them all)."""
+        """Metadata slots of every tensor-memory lane, or of every row of an
+        mma/wgmma sim harness (the harness fills them all)."""
         if not self.datapath.sparse or not self.tile.meta_slots:
             return None
         words = sparsity.n_words(self.datapath)
-        return np.arange(self.tile.meta_slots).reshape(-1, tmem.META_COLS)[:, :words]
+        cols = tmem.META_COLS if self.datapath.family == "tcgen05" else words
+        return np.arange(self.tile.meta_slots).reshape(-1, cols)[:, :words]
 
     @property
     def slice(self) -> np.ndarray:

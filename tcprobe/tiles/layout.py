@@ -245,6 +245,36 @@ MMA_FRAGMENTS = {
 }
 
 
+def _modes(pairs) -> tuple[tuple, tuple]:
+    """(shape, stride) of one mode from (extent, stride) sub-modes, dropping
+    the sub-modes of extent 1."""
+    kept = [(n, d) for n, d in pairs if n > 1] or [(1, 0)]
+    if len(kept) == 1:
+        return kept[0]
+    return tuple(n for n, _ in kept), tuple(d for _, d in kept)
+
+
+def mma_fragment_layouts(k: int, bits: int) -> tuple[Layout, Layout, Layout]:
+    """(A over (row, k), B over (col, k), D over (row, col)) of
+    mma.sync.m16n8kK with ``bits``-bit elements, by the rule every PTX ISA
+    fragment table of m16n8kK follows: a thread holds K/2 elements of A and
+    K/4 of B, r = 32/bits to a register. A register j of A is row groupID
+    (+8 for odd j), K columns threadID_in_group * r + e (+4r for j >= 2); a
+    register j of B is column groupID, K rows threadID_in_group * r + e + 4rj.
+    It reproduces :data:`MMA_FRAGMENTS` (tests) and gives the sub-byte shapes
+    (s4/u4 m16n8k32/k64, b1 m16n8k128/k256) and the B of mma.sp."""
+    r = 32 // bits
+    ea, eb = k // 2, k // 4
+    ra, rb = ea // r, eb // r
+    rows_a = _modes(((8, 4 * ea), (2, r)))
+    k_a = _modes(((r, 1), (4, ea), (ra // 2, 2 * r)))
+    a = Layout((rows_a[0], k_a[0]), (rows_a[1], k_a[1]))
+    k_b = _modes(((r, 1), (4, eb), (rb, r)))
+    b = Layout((8, k_b[0]), (4 * eb, k_b[1]))
+    d = Layout(((8, 2), (2, 4)), ((16, 2), (1, 4)))
+    return a, b, d
+
+
 def core_matrix_layout(rows: int, k: int, elems_per_16b: int, lbo: int, sbo: int) -> Layout:
     """K-major, unswizzled shared-memory layout of wgmma/tcgen05 operands:
     core matrices of 8 rows x 16 bytes, LBO (elements) between core matrices

@@ -19,7 +19,13 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 from tcprobe.tiles import tmem
 from tcprobe.tiles.harness import Harness, HarnessError
-from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, wgmma_d_layout
+from tcprobe.tiles.layout import (
+    MMA_FRAGMENTS,
+    Layout,
+    core_matrix_layout,
+    mma_fragment_layouts,
+    wgmma_d_layout,
+)
 from tcprobe.tiles.spec import TileSpec
 
 PACKINGS = isa.ELEMENT_PACKINGS  # element bits -> shared-memory packing name
@@ -47,33 +53,67 @@ def _acc(dp: Datapath, per_thread: int) -> tuple[int, int]:
 
 _MMA_SHAPE = {  # input format -> element bits of its register fragment
     "tf32": 32, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+    "s4": 4, "u4": 4, "b1": 1,
 }
 
 
+def _mma_shape_ks(dp: Datapath, a: str) -> tuple[int, ...]:
+    """The K of every m16n8kK the ISA table gives ``dp``'s form (dense or mma.sp)."""
+    if dp.sparse:
+        return isa.MMA_SP_K.get(a, ())
+    return tuple(k for m, _, k in isa.MMA_SHAPES.get(a, ()) if m == 16)
+
+
+def _fragments(k: int, bits: int):
+    """The PTX ISA table's fragments of m16n8kK, or the rule they follow."""
+    return MMA_FRAGMENTS.get((f"m16n8k{k}", bits)) or mma_fragment_layouts(k, bits)
+
+
+def _mma_ptx(dp: Datapath) -> str:
+    d_out, c_in = get_format(dp.d_type).name, get_format(dp.c).name
+    op = "mma.sync"
+    if dp.sparse:
+        op = "mma.sp::ordered_metadata.sync" if dp.ordered else "mma.sp.sync"
+    sat = ".satfinite" if dp.saturate else ""
+    tail = f".{dp.bitop}.popc" if dp.bitop else ""
+    return (f"{op}.aligned.m16n8k{dp.k}.row.col{sat}.{d_out}.{dp.a_type}.{dp.b_type}.{c_in}"
+            f"{tail}")
+
+
 def mma_harness(dp: Datapath) -> Harness:
-    """mma.sync.aligned.m16n8kK: register fragments of one warp (PTX ISA),
-    or m8n8k4 (V100's quad pairs) for f16 with K=4."""
+    """mma.sync.aligned.m16n8kK (and mma.sp, A holding K/2 stored values):
+    register fragments of one warp (PTX ISA), or m8n8k4 (V100's quad pairs)
+    for f16 with K=4. The sim harness gives each row of a sparse A its own
+    metadata words (16 rows x words); the PTX spreads them over the threads
+    of a group of four that the sparsity selector names."""
     a = get_format(dp.a_type).name
-    if a == "f16" and dp.k == 4 and get_format(dp.b_type).name == "f16":
+    if a == "f16" and dp.k == 4 and get_format(dp.b_type).name == "f16" and not dp.sparse:
         return _m8n8k4_harness(dp)
     bits = _MMA_SHAPE.get(a)
-    key = (f"m16n8k{dp.k}", bits)
-    if bits is None or key not in MMA_FRAGMENTS or _MMA_SHAPE.get(get_format(dp.b_type).name) != bits:
-        raise HarnessError(f"no mma.sync harness for {dp.id} "
-                           f"(shapes: {', '.join(f'{s}/{b}-bit' for s, b in MMA_FRAGMENTS)})")
-    la, lb, ld = MMA_FRAGMENTS[key]
-    d_out = get_format(dp.d_type).name
-    c_in = get_format(dp.c).name
-    ptx = (f"mma.sync.aligned.m16n8k{dp.k}.row.col.{d_out}.{dp.a_type}.{dp.b_type}.{c_in}")
+    if bits is None or _MMA_SHAPE.get(get_format(dp.b_type).name) != bits \
+            or dp.k not in _mma_shape_ks(dp, a):
+        form = "mma.sp" if dp.sparse else "mma.sync"
+        raise HarnessError(f"no {form} harness for {dp.id} (K of m16n8kK for {a}: "
+                           f"{', '.join(map(str, _mma_shape_ks(dp, a))) or 'none'})")
+    la = _fragments(dp.stored_k, bits)[0]
+    lb, ld = _fragments(dp.k, bits)[1:]
     regs, halves = _acc(dp, 4)
+    meta_slots = 16 * sparsity.n_words(dp) if dp.sparse else 0
     tile = TileSpec(16, 8, dp.k, la.cosize, lb.cosize, 32 * regs, 32 * regs, _labels(32, regs),
-                    instruction=ptx)
+                    meta_slots=meta_slots, instruction=_mma_ptx(dp))
     slice_ = np.arange(128)  # element = fragment slot: lane * 4 + e
     a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
                                                              ld.table, slice_)
+    # registers hold sub-byte elements densely, element 0 in the low bits
+    pack = PACKINGS[bits] if bits >= 8 else f"b{bits}"
+    meta_read = None
+    if dp.sparse:
+        words = sparsity.n_words(dp)
+        meta_read = rows[:, None] * words + np.arange(words)
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
-                              a_packing=PACKINGS[bits], b_packing=PACKINGS[bits], halves=halves)
+                              meta_read=meta_read, a_packing=pack, b_packing=pack,
+                              halves=halves)
 
 
 def _m8n8k4_harness(dp: Datapath) -> Harness:
@@ -129,21 +169,30 @@ def wgmma_harness(dp: Datapath, n: int = WGMMA_N) -> Harness:
     matrices of a row group adjacent (LBO = one core matrix), row groups SBO
     apart. D: the warpgroup accumulator fragment (PTX ISA)."""
     a, b = get_format(dp.a_type).name, get_format(dp.b_type).name
-    want = {t: isa.instruction_k("wgmma", t) for t in isa.INPUT_K if t not in isa.SUB_BYTE_TYPES}
-    if want.get(a) != dp.k or want.get(b) != dp.k:
-        raise HarnessError(f"no wgmma harness for {dp.id} (K: tf32 8, f16/bf16 16, 8-bit 32)")
+    want = {t: isa.instruction_k("wgmma", t, sparse=dp.sparse) for t in isa.INPUT_K
+            if t not in isa.SUB_BYTE_TYPES and t not in isa.MMA_ONLY_TYPES}
+    if want.get(a) != dp.k or want.get(b) != dp.k or (dp.sparse and a not in isa.WGMMA_SP_TYPES):
+        raise HarnessError(f"no wgmma harness for {dp.id} (K: tf32 8, f16/bf16 16, 8-bit 32; "
+                           "twice that for wgmma.sp)")
     ta, tb = _smem_t(a), _smem_t(b)
-    la = core_matrix_layout(64, dp.k, ta, 8 * ta, 8 * dp.k)
+    ka = dp.stored_k  # wgmma.sp: A holds K/2 stored values a row
+    la = core_matrix_layout(64, ka, ta, 8 * ta, 8 * ka)
     lb = core_matrix_layout(n, dp.k, tb, 8 * tb, 8 * dp.k)
     ld = wgmma_d_layout(n)
     regs, halves = _acc(dp, n // 2)
-    ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{dp.k}.{dp.d_type}.{dp.a_type}.{dp.b_type}"
-    tile = TileSpec(64, n, dp.k, 64 * dp.k, n * dp.k, 128 * regs, 128 * regs, _labels(128, regs),
-                    instruction=ptx)
+    op = "wgmma.mma_async.sp" if dp.sparse else "wgmma.mma_async"
+    sat = ".satfinite" if dp.saturate else ""
+    ptx = f"{op}.sync.aligned.m64n{n}k{dp.k}{sat}.{dp.d_type}.{dp.a_type}.{dp.b_type}"
+    # sparse (sim harness): each row of A its own metadata words, 64 rows x words
+    words = sparsity.n_words(dp) if dp.sparse else 0
+    tile = TileSpec(64, n, dp.k, 64 * ka, n * dp.k, 128 * regs, 128 * regs, _labels(128, regs),
+                    meta_slots=64 * words, instruction=ptx)
     slice_ = np.arange(64 * n)  # element = fragment slot: thread * N/2 + i
     a_read, b_read, c_read, rows, cols = _words_from_layouts(ld.table, la.table, lb.table,
                                                              ld.table, slice_)
+    meta_read = rows[:, None] * words + np.arange(words) if dp.sparse else None
     return Harness.from_reads(dp, tile, slice_, a_read, b_read, c_read, a_layout=la, b_layout=lb,
+                              meta_read=meta_read,
                               c_layout=ld, d_layout=ld, word_rows=rows, word_cols=cols,
                               a_packing=PACKINGS[_elem_bits(a)],
                               b_packing=PACKINGS[_elem_bits(b)], halves=halves)

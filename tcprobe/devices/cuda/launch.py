@@ -29,7 +29,7 @@ from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath
 from tcprobe.tiles import tmem
 from tcprobe.tiles.descriptors import descriptor_for_layout, instruction_descriptor
-from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout
+from tcprobe.tiles.layout import MMA_FRAGMENTS, Layout, core_matrix_layout, mma_fragment_layouts
 from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
 from ..base import DeviceError
@@ -44,17 +44,20 @@ def variant_key(dp: Datapath) -> str:
     if dp.family == "tcgen05":
         key = dp.kind + (f".{dp.scale_vec or 1}x" if dp.block_scaled else "")
         return key + (".sparse" if dp.sparse else "")
-    if dp.a_type != dp.b_type or dp.c != d or dp.sparse or dp.saturate:
-        return "?"  # mixed types, f16-to-f32 C, sparse mma.sp, .satfinite: no harness variant
+    if dp.a_type != dp.b_type or dp.c != d or dp.sparse:
+        return "?"  # mixed types, f16-to-f32 C, sparse mma.sp / wgmma.sp: no harness variant
+    sat = ".sat" if dp.saturate else ""  # integer .satfinite variants
+    if dp.bitop:
+        return f"b1.{dp.bitop}"
     if dp.family == "wgmma":
-        return f"{a}.{d}"
+        return f"{a}.{d}{sat}"
     if dp.kind == "f8f6f4":
         return f"f8f6f4.{a}.{d}"
     if dp.kind == "mxf8f6f4":  # scale_vec::1X with ue8m0 scales only
         return f"mxf8f6f4.{a}.{d}" if dp.scale_type == "ue8m0" and (dp.scale_vec or 1) == 1 else "?"
     if dp.block_scaled:
         return f"{dp.kind}.{dp.scale_vec or 1}x.{dp.scale_type}"
-    return f"{a}.{d}" if dp.kind == a else "?"
+    return f"{a}.{d}{sat}" if dp.kind == a else "?"
 
 
 def variant_for(dp: Datapath, arch: str) -> Variant:
@@ -175,6 +178,9 @@ def default_layouts(v: Variant, dp: Datapath) -> tuple[Layout, Layout]:
     rows), then K blocks (LBO = all row groups). Each (row, k) has its own slot."""
     if v.family == "mma":
         shape = v.ptx.split(".m16n8k")[1].split(".")[0]
+        if v.formats[0] in isa.MMA_ONLY_TYPES:  # s4/u4, b1: the rule the PTX tables follow
+            a, b, _ = mma_fragment_layouts(int(shape), v.a_bits)
+            return a, b
         bits = 8 if v.a_bits == 4 else v.a_bits  # packed e2m1 has no table of its own
         key = (f"m16n8k{shape}", bits)
         if key not in MMA_FRAGMENTS:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 
 from tcprobe.kernels import catalog
+from tcprobe.models import isa
 from tcprobe.models.emulated import EMULATION_BY_ARCH
 
 from . import nvrtc
@@ -161,8 +162,13 @@ def judge(variant: catalog.Variant, arch: str, instrs: list[Instr] | None) -> Ve
                        emu, note="no expectation recorded for this architecture")
     hit = expected in found
     if exp.emulated:
-        status = "emulated" if hit and emu else "missing"
+        # fp8 emulations show their F2FP unpacks; integer ones (s4/u4 through
+        # 8-bit IMMA, b1 .xor through BMMA.AND) only their substitute opcode
+        integer = variant.formats[0] not in isa.FP8_TYPES
+        status = "emulated" if hit and (emu or integer) else "missing"
         profile = EMULATION_BY_ARCH.get(arch)
+        if integer:  # an exact integer sum either way: the integer model
+            emu, profile = {"summary": exp.note}, "auto (exact integer sum)"
         if emu:
             note = f"emulated: {emu['summary']}"
         return Verdict(variant.name, arch, variant.ptx, variant.formats, expected, found, status, emu,
