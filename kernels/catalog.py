@@ -95,7 +95,9 @@ class Variant:
             if self.scaled:
                 return (f'TCP_MMA_SCALED({self.symbol}, "{self.ptx}", {self.a_bits}, '
                         f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
-            return (f'TCP_MMA_PLAIN({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_bits}, '
+            plain = {(8, 16): "TCP_MMA_PLAIN_K8", (4, 16): "TCP_MMA_PLAIN_M884"}.get(
+                (self.k, self.a_bits), "TCP_MMA_PLAIN")
+            return (f'{plain}({self.symbol}, "{self.ptx}", {self.acc_regs}, {self.a_bits}, '
                     f'{self.a_shift}, {self.b_bits}, {self.b_shift})')
         if self.family == "wgmma":
             sp = "_SP" if self.sparse else ""
@@ -109,6 +111,7 @@ class Variant:
 # mma.sync
 
 MMA_ALL, FP8_NATIVE, FP8_EMULATED = isa.MMA_ARCHS, isa.FP8_NATIVE_ARCHS, isa.FP8_EMULATED_ARCHS
+TURING = isa.TURING_ARCHS
 SM120 = isa.SM120_ARCHS
 _MMA = "mma.sync.aligned"
 _F2FP_NOTE = ("F2FP.F16.{t}.UNPACK_B turns the fp8 operands into f16, two chained "
@@ -222,6 +225,16 @@ def _mma_variants() -> list[Variant]:
                                       Expect(FP8_EMULATED, isa.mma_opcode(t, d, emulated=True),
                                              True, note)),
                             archs=FP8_NATIVE + FP8_EMULATED))
+    # m16n8k8 f16 (sm_75 and later: Turing's largest f16 shape)
+    for d, regs in (("f32", 4), ("f16", 2)):
+        out.append(_mma(f"f16.{d}.k8", f"{_MMA}.m16n8k8.row.col.{d}.f16.f16.{d}", ("f16",), d, 8,
+                        regs, 16, (Expect(TURING + MMA_ALL, isa.mma_shape_opcode("f16", d, 8)),),
+                        archs=TURING + MMA_ALL))
+    # m8n8k4 f16 (Volta's shape; built for sm_75, whose largest f16 shape is k8)
+    for d, regs in (("f32", 8), ("f16", 4)):
+        out.append(Variant("mma", f"f16.{d}.k4", f"{_MMA}.m8n8k4.row.col.{d}.f16.f16.{d}", ("f16",),
+                           (d,), TURING, (Expect(TURING, isa.mma_shape_opcode("f16", d, 4)),),
+                           8, 8, 4, 32, regs, a_bits=16, b_bits=16))
     # sm_120a: kind::f8f6f4 (fp6 in bits 5:0 of a byte, e2m1 in bits 5:2) and block scaling.
     fp_kinds = {"e4m3": (8, 0), "e5m2": (8, 0), "e2m3": (8, 0), "e3m2": (8, 0), "e2m1": (8, 2)}
     for t, (bits, shift) in fp_kinds.items():
@@ -233,7 +246,8 @@ def _mma_variants() -> list[Variant]:
                         (t,), "f32", 32, 4, bits,
                         (Expect(SM120, isa.mma_kind_opcode("mxf8f6f4", t, "ue8m0", 1)),),
                         archs=SM120, scaled=True, a_shift=shift, b_shift=shift))
-    for kind, vec, st in (("mxf4", 2, "ue8m0"), ("mxf4nvf4", 2, "ue8m0"), ("mxf4nvf4", 4, "ue4m3")):
+    for kind, vec, st in (("mxf4", 2, "ue8m0"), ("mxf4nvf4", 2, "ue8m0"), ("mxf4nvf4", 4, "ue8m0"),
+                          ("mxf4nvf4", 4, "ue4m3")):
         out.append(_mma(f"{kind}.{vec}x.{st}",
                         f"{_MMA}.kind::{kind}.block_scale.scale_vec::{vec}X.m16n8k64.row.col.f32.e2m1.e2m1.f32.{st}",
                         ("e2m1",), "f32", 64, 4, 4,

@@ -1,4 +1,4 @@
-// tcprobe harness: warp-level mma.sync (sm_80 and later).
+// tcprobe harness: warp-level mma.sync (sm_75 and later).
 //
 // One tile per CTA of one warp. Per tile the host gives, as codes one a slot:
 //   A: 32 lanes x EA slots (slot = lane * EA + e, e-th element of the lane's
@@ -46,13 +46,14 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
 }
 
 // The body shared by every variant; MMA_STATEMENT issues the instruction on
-// a[4], b[2], d[CR] (and sfa, sfb for the scaled form).
-#define TCP_MMA_BODY(CR, ABITS, ASHIFT, BBITS, BSHIFT, MMA_STATEMENT)                     \
+// a[AR], b[BR], d[CR] (and sfa, sfb for the scaled form). AR = 4, BR = 2 for
+// m16n8k16 and up; m16n8k8 f16 (sm_75) has AR = 2, BR = 1.
+#define TCP_MMA_BODY_R(AR, BR, CR, ABITS, ASHIFT, BBITS, BSHIFT, MMA_STATEMENT)           \
     const u32 tile = blockIdx.x, lane = threadIdx.x;                                      \
     if (tile >= ntiles) return;                                                           \
-    u32 a[4], b[2], d[CR];                                                                \
-    tcp_frag<ABITS, ASHIFT, 4>(A, tile, lane, a);                                         \
-    tcp_frag<BBITS, BSHIFT, 2>(B, tile, lane, b);                                         \
+    u32 a[AR], b[BR], d[CR];                                                              \
+    tcp_frag<ABITS, ASHIFT, AR>(A, tile, lane, a);                                        \
+    tcp_frag<BBITS, BSHIFT, BR>(B, tile, lane, b);                                        \
     _Pragma("unroll") for (u32 r = 0; r < CR; ++r) d[r] = C[((u64)tile * 32u + lane) * CR + r]; \
     const u32 sfa = SA ? SA[(u64)tile * 32u + lane] : 0u;                                 \
     const u32 sfb = SB ? SB[(u64)tile * 32u + lane] : 0u;                                 \
@@ -62,6 +63,9 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
     _Pragma("unroll") for (u32 r = 0; r < CR; ++r) stage[lane * CR + r] = d[r];           \
     __syncwarp();                                                                         \
     tcp_emit(stage, 32u * CR, pick, npick, out, tile);
+
+#define TCP_MMA_BODY(CR, ABITS, ASHIFT, BBITS, BSHIFT, MMA_STATEMENT)                     \
+    TCP_MMA_BODY_R(4, 2, CR, ABITS, ASHIFT, BBITS, BSHIFT, MMA_STATEMENT)
 
 #define TCP_MMA_PARAMS                                                                    \
     const void* __restrict__ A, const void* __restrict__ B, const u32* __restrict__ C,    \
@@ -78,6 +82,30 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
                  : "+r"(d[0]), "+r"(d[1])                                                 \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 
+// m16n8k8 with 16-bit inputs: two A registers, one B register.
+#define TCP_ASM_K8_C4(PTX)                                                                \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"                      \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]))
+
+#define TCP_ASM_K8_C2(PTX)                                                                \
+    asm volatile(PTX " {%0,%1}, {%2,%3}, {%4}, {%0,%1};"                                  \
+                 : "+r"(d[0]), "+r"(d[1])                                                 \
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]))
+
+// m8n8k4 (Volta's shape, sm_75 here): two A and two B registers a lane; 8
+// f32 accumulators (CR = 8) or 4 registers of f16 pairs (CR = 4).
+#define TCP_ASM_M884_C8(PTX)                                                              \
+    asm volatile(PTX " {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%0,%1,%2,%3,%4,%5,%6,%7};" \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]),                        \
+                   "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]))
+
+#define TCP_ASM_M884_C4(PTX)                                                              \
+    asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%0,%1,%2,%3};"                   \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]))
+
 #define TCP_ASM_C4_SCALED(PTX)                                                            \
     do {                                                                                  \
         const u16 zero = 0;                                                               \
@@ -92,6 +120,18 @@ __device__ __forceinline__ void tcp_frag(const void* src, u32 tile, u32 lane, u3
 #define TCP_MMA_PLAIN(NAME, PTX, CR, ABITS, ASHIFT, BBITS, BSHIFT)                        \
     extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_PARAMS) {               \
         TCP_MMA_BODY(CR, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_C##CR(PTX))                \
+    }
+
+// m16n8k8 with 16-bit inputs (sm_75 and later): CR = 4 (f32) or 2 (f16).
+#define TCP_MMA_PLAIN_K8(NAME, PTX, CR, ABITS, ASHIFT, BBITS, BSHIFT)                     \
+    extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_PARAMS) {               \
+        TCP_MMA_BODY_R(2, 1, CR, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_K8_C##CR(PTX))     \
+    }
+
+// m8n8k4 with f16 inputs: CR = 8 (f32) or 4 (f16).
+#define TCP_MMA_PLAIN_M884(NAME, PTX, CR, ABITS, ASHIFT, BBITS, BSHIFT)                   \
+    extern "C" __global__ void __launch_bounds__(32) NAME(TCP_MMA_PARAMS) {               \
+        TCP_MMA_BODY_R(2, 2, CR, ABITS, ASHIFT, BBITS, BSHIFT, TCP_ASM_M884_C##CR(PTX))   \
     }
 
 // A block-scaled variant (sm_120a): f32 accumulators, one scale register a lane.

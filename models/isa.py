@@ -81,7 +81,8 @@ MMA_SHAPES = {
 # Architectures whose mma.sync has fewer shapes than MMA_SHAPES (input type ->
 # shapes): sm_70 (Volta) has only m8n8k4, with f16 inputs (PTX ISA, mma.sync
 # shapes by target; bf16/tf32 arrive with sm_80, integer mma with sm_75).
-ARCH_MMA_SHAPES = {"sm_70": {"f16": ((8, 8, 4),)}}
+ARCH_MMA_SHAPES = {"sm_70": {"f16": ((8, 8, 4),)},
+                   "sm_75": {"f16": ((8, 8, 4), (16, 8, 8))}}  # sm_75: m16n8k8 arrives
 
 # wgmma.mma_async M and N: M = 64, N = 8..256 in steps of 8 (integers: of 8 up
 # to 24, then of 16); K per input type is INPUT_K.
@@ -293,6 +294,62 @@ def check_tcgen05(kind: str, a: str, b: str, c: str, d: str, k: int, scale: tupl
 
 
 # ---------------------------------------------------------------------------
+# Turing (sm_75) and RTX Blackwell (sm_120a) mma.sync (issue 12: MMA-Sim,
+# Turing, RTX Blackwell). PTX ISA, mma.sync: Turing adds m16n8k8 (f16) to
+# Volta's m8n8k4; sm_120a adds .kind::f8f6f4 (e4m3, e5m2, e2m3, e3m2, e2m1
+# in 8-bit containers, any A/B pair, f32 or f16 D) and the block-scaled
+# .kind::mxf8f6f4 / mxf4 / mxf4nvf4 with .block_scale.scale_vec::NX.
+
+# The .kind:: qualifiers of mma.sync (sm_120a only).
+MMA_KINDS = ("f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4")
+MMA_KIND_INPUT_TYPES = {kind: TCGEN05_INPUT_TYPES[kind] for kind in MMA_KINDS}
+# K of one mma.sync .kind:: instruction (m16n8k32, m16n8k64): tcgen05's K of the kind.
+MMA_KIND_K = {kind: TCGEN05_K[kind] for kind in MMA_KINDS}
+# Scale type and vector each scaled kind takes: the same as tcgen05.mma's.
+MMA_KIND_SCALES = {kind: TCGEN05_SCALES[kind] for kind in BLOCK_SCALED_KINDS}
+
+
+def mma_kind_outputs(kind: str) -> tuple[str, ...]:
+    """The C/D types of mma.sync .kind::``kind`` (the scaled kinds write f32 only)."""
+    return ("f32", "f16") if kind == "f8f6f4" else ("f32",)
+
+
+def check_mma_kind(kind: str, a: str, b: str, c: str, d: str, k: int, scale: tuple | None,
+                   sparse: bool, saturate: bool) -> None:
+    """Raise IsaError unless this is an sm_120a ``mma.sync .kind::`` the PTX
+    ISA defines (canonical type names; ``scale`` is (type, vector) or None)."""
+    if kind not in MMA_KINDS:
+        raise IsaError(f"unknown mma kind {kind!r} (known: {', '.join(MMA_KINDS)})")
+    allowed = MMA_KIND_INPUT_TYPES[kind]
+    if a not in allowed or b not in allowed:
+        raise IsaError(f"mma kind::{kind} takes A/B in {', '.join(allowed)}, not {a}x{b}")
+    outs = mma_kind_outputs(kind)
+    if d not in outs or c != d:
+        raise IsaError(f"mma kind::{kind} writes C/D in {', '.join(outs)}, not {c} -> {d}")
+    choices = MMA_KIND_SCALES.get(kind, frozenset())
+    if choices and scale not in choices:
+        raise IsaError(f"mma kind::{kind} needs block scales "
+                       f"({', '.join(f'{t}x{v}' for t, v in sorted(choices))})")
+    if not choices and scale:
+        raise IsaError(f"mma kind::{kind} takes no block scales")
+    if sparse or saturate:
+        raise IsaError(f"mma kind::{kind} has no sparse or saturating form here")
+    if k != MMA_KIND_K[kind]:
+        raise IsaError(f"one mma kind::{kind} instruction has K={MMA_KIND_K[kind]}, not {k}")
+
+
+
+def mma_shape_opcode(a_type: str, d_type: str, k: int) -> str:
+    """The SASS opcode of ``mma.sync`` m16n8kK (a K below the largest) with A/B
+    of ``a_type`` into ``d_type``: HMMA.1688 for m16n8k8 f16, HMMA.884 steps for
+    m8n8k4 f16 (nvdisasm 13.5 on sm_75, tests/test_sass.py)."""
+    if (a_type, k) == ("f16", 8):
+        return f"HMMA.1688.{d_type.upper()}"
+    if (a_type, k) == ("f16", 4):  # sm_75: STEP0..3 into f32, STEP0..1 into f16; the first
+        return f"HMMA.884.{d_type.upper()}.{d_type.upper()}.STEP0"
+    raise IsaError(f"no recorded opcode for mma.sync k{k} with {a_type}")
+
+# ---------------------------------------------------------------------------
 # Default parameters per output type
 
 DEFAULT_WINDOW_BITS = 25  # F of H100/H200/B200 HMMA and of tcgen05
@@ -340,6 +397,7 @@ ELEMENT_PACKINGS = {32: "b32", 16: "b16", 8: "b8", 6: "b6x16_p32", 4: "b4x16_p64
 # Families each architecture's harness runs. sm_90a adds wgmma to the mma
 # harness of sm_90; sm_100a and sm_103a add tcgen05.
 ARCH_FAMILIES: dict[str, tuple[str, ...]] = {
+    "sm_75": ("mma",),
     "sm_80": ("mma",),
     "sm_86": ("mma",),
     "sm_89": ("mma",),
@@ -352,16 +410,17 @@ ARCH_FAMILIES: dict[str, tuple[str, ...]] = {
 
 # Harness architecture of each compute capability (the arch-specific target
 # where a family needs one: sm_90a, sm_100a).
-CC_ARCH = {80: "sm_80", 86: "sm_86", 87: "sm_86", 89: "sm_89", 90: "sm_90a", 100: "sm_100a",
+CC_ARCH = {75: "sm_75", 80: "sm_80", 86: "sm_86", 87: "sm_86", 89: "sm_89", 90: "sm_90a", 100: "sm_100a",
            103: "sm_103a", 120: "sm_120a"}
 
 # The GPUs of each architecture that tcprobe has profiles for.
-ARCH_GPUS = {"sm_80": ("A100",), "sm_86": (), "sm_89": ("Ada",), "sm_90": ("H100", "H200"),
+ARCH_GPUS = {"sm_75": ("T4",), "sm_80": ("A100",), "sm_86": (), "sm_89": ("Ada",), "sm_90": ("H100", "H200"),
              "sm_90a": ("H100", "H200"), "sm_100a": ("B200",), "sm_103a": ("B300",),
-             "sm_120a": ()}
+             "sm_120a": ("RTX5090",)}
 
 # Architecture groups.
-MMA_ARCHS = tuple(ARCH_FAMILIES)  # every harness architecture runs mma.sync
+TURING_ARCHS = ("sm_75",)  # mma.sync m16n8k8 and m8n8k4 only (f16)
+MMA_ARCHS = tuple(a for a in ARCH_FAMILIES if a not in TURING_ARCHS)  # mma.sync m16n8k16 and up
 FP8_NATIVE_ARCHS = ("sm_89", "sm_120a")  # fp8 mma.sync is QMMA
 FP8_EMULATED_ARCHS = ("sm_90", "sm_90a", "sm_100a", "sm_103a")  # F2FP unpacks + HMMA
 SM120_ARCHS = ("sm_120a",)  # mma.sync kind::f8f6f4 and block scaling
@@ -400,7 +459,8 @@ def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
         return f"QMMA.16832.F32.{T}.{T}"
     if kind == "mxf8f6f4":
         return f"QMMA.SF.16832.F32.{T}.{T}.E8"
-    sc = "E8" if scale_type == "ue8m0" else f"UE4M3.{scale_vec}X"
+    # ue8m0 x4 prints .E8.4X (nvdisasm 13.5); 2X is the default and unprinted
+    sc = ("E8" if scale_type == "ue8m0" else "UE4M3") + (f".{scale_vec}X" if scale_vec == 4 else "")
     return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
 
 

@@ -26,6 +26,7 @@ from .engine import EngineParams
 from .formats import get_format
 from .model import FixedPointModel, IntegerModel, Model, ModelError
 from .structures import SplitModel
+from .tcgen05 import MMASIM_TCGEN05, Tcgen05Profile
 
 FP8 = ("e4m3", "e5m2")
 
@@ -39,6 +40,8 @@ def input_class(fmt: str) -> str:
         return "fp8"
     if f in ("s8", "u8"):
         return "int"
+    if f in isa.SUB_BYTE_TYPES:
+        return "f6f4"  # fp6/fp4 of mma kind::f8f6f4, each in an 8-bit container
     return f
 
 
@@ -57,6 +60,13 @@ class GpuProfile:
     floor_f16: int = isa.output_defaults("f16").zero_floor
     zero_sign: str = "positive"
     overflow: str = "inf"
+    # (input class, K) -> the profile whose parameters that shape runs (Turing
+    # runs Volta's m8n8k4 with Volta's datapath)
+    by_shape: dict = field(default_factory=dict)
+    # block-scaled mma.sync kinds (sm_120a): the tcgen05 profile whose
+    # block-scaled parameters they run (models/tcgen05.py)
+    scaled: Tcgen05Profile | None = None
+    measured: bool = True  # False: published parameters only (MMA-Sim's), no capture
 
     def derive(self, name: str, **changes) -> GpuProfile:
         """A new profile that differs from this one only in ``changes``."""
@@ -67,11 +77,15 @@ class GpuProfile:
         return replace(self, name=name, **merged, **changes)
 
     def supports(self, dp: Datapath) -> bool:
+        if dp.block_scaled:
+            return self.scaled is not None
         return input_class(dp.a_type) in self.block or input_class(dp.a_type) == "int"
 
     def params(self, dp: Datapath) -> EngineParams:
         """Engine parameters for datapath ``dp`` under this profile."""
         cls = input_class(dp.a_type)
+        if (cls, dp.k) in self.by_shape:
+            return self.by_shape[(cls, dp.k)].params(dp)
         if cls not in self.block:
             raise ModelError(f"profile {self.name} has no {dp.a_type} datapath")
         d = get_format(dp.d_type).name
@@ -90,6 +104,12 @@ class GpuProfile:
         if dp.is_integer:
             return IntegerModel(f"{self.name}", dp, "exact integer sum (PTX semantics)",
                                 saturate=dp.saturate)
+        if dp.block_scaled:
+            if self.scaled is None:
+                raise ModelError(f"profile {self.name} has no block-scaled datapath ({dp.id})")
+            from .tcgen05_scaled import BlockScaledModel
+
+            return BlockScaledModel(self.name, dp, self.evidence, self.scaled.scaled_params(dp))
         return FixedPointModel(self.name, dp, self.evidence, self.params(dp))
 
 
@@ -124,7 +144,40 @@ B200_HMMA = H100.derive(
     window={"fp8": 25}, keep={"fp8": None},
 )
 
-PROFILES: dict[str, GpuProfile] = {p.name: p for p in (V100, A100, ADA, H100, B200_HMMA)}
+# Turing and RTX Blackwell: MMA-Sim 2.1.1's parameters (mmasim/nv_ptx/sim.py:
+# _mma_F_bits, _mma_L_max_bytes, _mma_e_zero_for_fp16/_fp32, its Turing special
+# case and MMABlockScale), not measured by tcprobe on silicon.
+_MMASIM = "MMA-Sim 2.1.1 (mmasim/nv_ptx/sim.py), not measured by tcprobe on silicon"
+
+T4 = V100.derive(  # f16 only, as V100; m16n8k8 at A100's F and L
+    "t4", gpus=("T4", "RTX2080", "RTX2070", "RTX2060", "TITANRTX", "QuadroRTX"), arch="sm_75",
+    evidence=f"{_MMASIM}: Turing F=24, L = 16 bytes of inputs (f16: 8), zero floors -20 (f16 D) "
+             "/ -132 (f32 D); m8n8k4 runs Volta's F=23, L=4, floors -19/-131. Further evidence: "
+             "Fasi, Higham, Mikaitis, Pranesh 2021 (PeerJ CS 7:e330) ran their feature tests on a "
+             "T4 (subnormal support, rounding of the result, extra alignment bits, normalization "
+             "of partial sums, carry-out bits, monotonicity) with the V100's answers; those do "
+             "not separate F=23 from 24 or L=4 from 8 on m16n8k8 (the block and truncation "
+             "probes of tcprobe ladder would)",
+    block={"f16": 8}, window={"f16": 24}, floor_f32=-132, floor_f16=-20,
+    by_shape={("f16", 4): V100}, measured=False,
+)
+# kind::mxf8f6f4: MMA-Sim's MMA_ST_FDPA, F=25 RZ, L=32, e_zero -133; mxf4 and
+# mxf4nvf4: MMA_GST_FDPA, G=16 groups, F=35, e_zero -139, RZ. They are
+# MMA-Sim's tcgen05 block-scaled rules too, so the mmasim-tcgen05 profile
+# expresses them (models/tcgen05.py).
+RTX5090 = B200_HMMA.derive(
+    "rtx5090", gpus=("RTX5090", "RTX5080", "RTX5070", "RTXPRO6000"), arch="sm_120a",
+    evidence=f"{_MMASIM}: RTX Blackwell F=25, L = 32 bytes of inputs (f16: 16, tf32: 8, "
+             "8-bit containers: 32), zero floors -21/-133 (confirmed by MMA-Sim's maintainer in "
+             "the pull-request thread, ../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt); fp8 and "
+             "kind::f8f6f4 to f32 truncated at F=25 (no 13-bit cut as Ada); block-scaled "
+             "mma.sync as MMA-Sim's MMABlockScale",
+    block={"f6f4": 32}, window={"f6f4": isa.DEFAULT_WINDOW_BITS}, keep={"f6f4": None},
+    scaled=MMASIM_TCGEN05, measured=False,
+)
+
+PROFILES: dict[str, GpuProfile] = {p.name: p for p in (V100, T4, A100, ADA, H100, B200_HMMA,
+                                                       RTX5090)}
 
 
 def names_gpu(gpu: str, known: tuple[str, ...]) -> bool:

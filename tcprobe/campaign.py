@@ -43,7 +43,7 @@ PRESETS = {"write-up": (WRITE_UP_SUITES, WRITE_UP_LANES)}
 
 # The GPU whose models a target of each architecture is scored against when the
 # device does not name one (a custom sim profile): the modeled GPU of that arch.
-ARCH_GPU = {"sm_80": "A100", "sm_89": "Ada", "sm_90a": "H100", "sm_100a": "B200"}
+ARCH_GPU = {"sm_75": "T4", "sm_120a": "RTX5090", "sm_80": "A100", "sm_89": "Ada", "sm_90a": "H100", "sm_100a": "B200"}
 
 
 class CampaignError(ValueError):

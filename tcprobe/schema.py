@@ -362,6 +362,11 @@ def check_instruction(family, kind, a_type, b_type, c_type, d_type, k, scale_typ
             isa.check_tcgen05(kind, a_type, b_type, c_type, d_type, k,
                               (scale_type, scale_vec) if scale_type else None, sparse, saturate)
             return
+        if family == "mma" and kind in isa.MMA_KINDS:  # sm_120a's mma.sync .kind::
+            isa.check_mma_kind(kind, a_type, b_type, c_type, d_type, k,
+                               (scale_type, scale_vec or 1) if scale_type else None, sparse,
+                               saturate)
+            return
         if kind == f"{a_type}x{b_type}":  # an id such as wgmma.e4m3xe5m2.f16.k32
             kind = a_type
         if kind not in isa.INPUT_K or kind in isa.SUB_BYTE_TYPES:

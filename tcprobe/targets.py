@@ -12,6 +12,9 @@
   .and/.xor popc) and integer wgmma (s8/u8), each at its largest K.
 - ``sparse``: mma.sp (f16, bf16, tf32, e4m3, e5m2, s8, u8, s4, u4) and
   wgmma.sp (f16, bf16, tf32, e4m3, e5m2, s8, u8), each at its largest K.
+- ``mma-new``: the mma.sync of Turing (sm_75: m16n8k8, m8n8k4) and RTX
+  Blackwell (sm_120a: kind::f8f6f4, the block-scaled kinds), whose profiles
+  (t4, rtx5090) are MMA-Sim's parameters.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.isa import F8F6F4_TYPES as F8F6F4
 from tcprobe.tiles.descriptors import encode
 
-SUITES = ("blog", "mixed", "hmma", "integer", "sparse")
+SUITES = ("blog", "mixed", "hmma", "integer", "sparse", "mma-new")
 _UNSCALED = (("tf32", "tf32"), ("f16", "bf16"), ("f16", "f16"), *(("f8f6f4", f) for f in F8F6F4))
 _UE8M0 = (*(("mxf8f6f4", f, 1) for f in F8F6F4), ("mxf4", "e2m1", 2),
           ("mxf4nvf4", "e2m1", 2), ("mxf4nvf4", "e2m1", 4))
@@ -151,6 +154,22 @@ def sparse_targets() -> list[Target]:
     return out
 
 
+def new_mma_targets() -> list[Target]:
+    """Turing's f16 shapes and sm_120a's mma.sync kinds (f32 D), from the ISA table."""
+    out = [Target("mma-new", "mma sm_75", f"mma f16 m{m}n{n}k{k}",
+                  Datapath("mma", "f16", "f16", "f16", "f32", k), "sm_75")
+           for m, n, k in isa.ARCH_MMA_SHAPES["sm_75"]["f16"]]
+    for kind in isa.MMA_KINDS:
+        scales = sorted(isa.MMA_KIND_SCALES.get(kind, ())) or [(None, None)]
+        for f in isa.MMA_KIND_INPUT_TYPES[kind]:
+            for st, vec in scales:
+                name = f"mma kind::{kind} {f}" + (f" {st} x{vec}" if st else "")
+                out.append(Target("mma-new", f"mma sm_120a kind::{kind}", name,
+                                  Datapath("mma", kind, f, f, "f32", isa.MMA_KIND_K[kind],
+                                           scale_type=st, scale_vec=vec), "sm_120a"))
+    return out
+
+
 class TargetsError(ValueError):
     """A suite of targets that does not exist."""
 
@@ -158,7 +177,7 @@ class TargetsError(ValueError):
 def targets(suites=("blog", "mixed")) -> list[Target]:
     """The targets of the named suites, in order."""
     make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets,
-            "integer": integer_targets, "sparse": sparse_targets}
+            "integer": integer_targets, "sparse": sparse_targets, "mma-new": new_mma_targets}
     unknown = [s for s in suites if s not in make]
     if unknown:
         raise TargetsError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")

@@ -282,7 +282,7 @@ BAD_COMMANDS = [
     (["score", "--capture", HMMA, "--show", "-1"], ["--show"]),
     (["run-case", "--device", "cuda", "--datapath", "mma.bf16.f32.k16"], ["cuda"]),
     (["run-case", "--device", "sim:nope", "--datapath", "mma.bf16.f32.k16"], ["nope"]),
-    (["sass-check", "--arch", "sm_75"], ["no harness for sm_75"]),
+    (["sass-check", "--arch", "sm_70"], ["no harness for sm_70"]),
     (["run-case", "--datapath", "tcgen05.f16.f16.f32.k32.sparse", "--active", "a,b"],
      ["--active", "not a list of K positions"]),
     (["validate", "--format", "bf16", "--suite", "bogus"], ["unknown suite", "bogus"]),

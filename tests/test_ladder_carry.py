@@ -46,6 +46,19 @@ PROFILES = {
                                     dict(window_bits=12, block_size=32, zero_floor=-122,
                                          input_conversion="rne", output_rounding="rna",
                                          output_frac_bits=18, carry_bits=4)),
+    # a normalizing top under a nearest rounding: the dropped last bit turns a
+    # sum just above a tie into a tie
+    "mma-bf16-c2-normalize-rne": ("mma", "bf16", "f32",
+                                  dict(block_size=4, zero_floor=-131, output_rounding="rne",
+                                       zero_sign="ieee", nan=0x7FC00000, carry_bits=2,
+                                       carry_top="normalize")),
+    "mma-f16-c3-normalize-rne": ("mma", "f16", "f32",
+                                 dict(block_size=4, output_rounding="rne", carry_bits=3,
+                                      carry_top="normalize")),
+    "mma-e4m3-c2-normalize-keep6": ("mma", "e4m3", "f32",
+                                    dict(window_bits=22, block_size=16, zero_floor=-112,
+                                         output_rounding="rne", carry_bits=2,
+                                         carry_top="normalize", output_frac_bits=6)),
 }
 
 

@@ -69,6 +69,13 @@ def test_emulation_is_flagged_exactly_for_fp8_mma_on_hopper_and_blackwell(arch):
 
 
 @pytest.mark.parametrize("arch,name,opcode", [
+    ("sm_75", "mma.f16.f32.k8", "HMMA.1688.F32"),
+    ("sm_75", "mma.f16.f16.k8", "HMMA.1688.F16"),
+    ("sm_120a", "mma.f16.f32.k8", "HMMA.1688.F32"),
+    ("sm_120a", "mma.f8f6f4.e3m2.f32", "QMMA.16832.F32.E3M2.E3M2"),
+    ("sm_120a", "mma.mxf8f6f4.e2m1.f32", "QMMA.SF.16832.F32.E2M1.E2M1.E8"),
+    ("sm_120a", "mma.mxf4.2x.ue8m0", "OMMA.SF.16864.F32.E2M1.E2M1.E8"),
+    ("sm_120a", "mma.mxf4nvf4.4x.ue8m0", "OMMA.SF.16864.F32.E2M1.E2M1.E8.4X"),
     ("sm_80", "mma.bf16.f32", "HMMA.16816.F32.BF16"),
     ("sm_80", "mma.tf32.f32", "HMMA.1688.F32.TF32"),
     ("sm_80", "mma.s8.s32", "IMMA.16832.S8.S8"),
@@ -112,6 +119,15 @@ def test_opcodes_found_in_the_disassembly(arch, name, opcode):
     v = verdict(arch, name)
     assert v.found == [opcode]
     assert v.status == "ok"
+
+
+def test_turing_builds_only_its_own_shapes():
+    assert {v.harness for v in report("sm_75").verdicts} == {"mma.f16.f32.k8", "mma.f16.f16.k8",
+                                                             "mma.f16.f32.k4", "mma.f16.f16.k4"}
+    # m8n8k4 is four HMMA.884 steps into f32, two into f16 (nvdisasm 13.5)
+    assert verdict("sm_75", "mma.f16.f32.k4").found == [f"HMMA.884.F32.F32.STEP{i}" for i in range(4)]
+    assert verdict("sm_75", "mma.f16.f16.k4").found == ["HMMA.884.F16.F16.STEP0", "HMMA.884.F16.F16.STEP1"]
+    assert verdict("sm_75", "mma.f16.f32.k4").status == "ok"
 
 
 @pytest.mark.parametrize("arch,name,opcode", [
@@ -213,7 +229,7 @@ def test_cli_filters_by_family():
 
 @pytest.mark.parametrize("args,msg", [
     (["--instr", "hmma"], "unknown instruction family"),
-    (["--arch", "sm_75"], "no harness for sm_75"),
+    (["--arch", "sm_70"], "no harness for sm_70"),
     (["--arch", "compute_90"], "not a GPU architecture"),
     (["--format", "f64"], "no harness matches"),
 ])

@@ -1,6 +1,7 @@
 """One rule for every command: which device, and which datapath a format runs.
 
-``--datapath`` names the datapath itself. ``--format`` (with ``--instr``
+``--datapath`` names the datapath itself; a device that runs one
+instruction (``mmasim:ARCH:INSTRUCTION``) needs neither option. ``--format`` (with ``--instr``
 if given) asks the device: the newest family it runs for the format, and
 that family's datapath on the device (the ISA table's K, f32 output, or
 what ``--output`` says). ``ladder``, ``validate``, ``run-case`` and
@@ -43,6 +44,11 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
                           f"--datapath {datapath}")
         return open_device(device_spec, dp.family), dp
     if not fmt:
+        if device_spec:  # a device that runs one instruction needs neither
+            device = open_device(device_spec, family)
+            dp = device.fixed_datapath()
+            if dp is not None:
+                return device, dp
         raise click.UsageError("give --format (with --instr) or --datapath")
     get_format(fmt)  # a bad format is an error before any device is opened
     if d_type:

@@ -32,9 +32,14 @@ def _gpus() -> tuple[list[dict], str]:
 
 def _sims() -> list[dict]:
     from tcprobe.devices.sim import BUILTIN
+    from tcprobe.models.profiles import profile_for_gpu
+
+    def detail(gpu):
+        measured = profile_for_gpu(gpu).measured
+        return f"model profile of the {gpu}" + ("" if measured else " (MMA-Sim's parameters)")
 
     return [{"device": f"sim:{key}", "kind": "simulated", "name": gpu,
-             "detail": f"model profile of the {gpu}", "families": ", ".join(fams)}
+             "detail": detail(gpu), "families": ", ".join(fams)}
             for key, (gpu, fams) in BUILTIN.items()]
 
 

@@ -14,7 +14,8 @@ from tcprobe.targets import SUITES, targets
 @click.option("--suite", "suites", multiple=True, type=click.Choice([*SUITES, "all"]),
               help="blog: the 46 B200 tcgen05 datapaths of the write-up; mixed: the 50 "
                    "mixed A/B pairs; hmma: mma.sync/wgmma; integer: integer mma.sync/wgmma (s8, "
-                   "u8, s4, u4, b1; wrap and satfinite); sparse: mma.sp and wgmma.sp. "
+                   "u8, s4, u4, b1; wrap and satfinite); sparse: mma.sp and wgmma.sp; mma-new: "
+                   "Turing and sm_120a mma.sync. "
                    "Repeatable; default blog and mixed.")
 @json_option("Write the targets as JSON")
 def command(suites, json_path):

@@ -77,6 +77,10 @@ class Device(ABC):
         """Raw mode: (T, dump_words) words read back for T tiles."""
         raise RawModeUnsupported(f"{self.name} has no raw mode")
 
+    def fixed_datapath(self) -> Datapath | None:
+        """The one datapath a device runs when it runs only one (MMA-Sim), else None."""
+        return None
+
     def sass_verdict(self, dp: Datapath) -> KernelCheck | None:
         """The SASS check of the kernel that runs ``dp``; None where no kernel runs."""
         return None

@@ -9,14 +9,22 @@ Result mode only (MMA-Sim computes dot products, it has no tile or dump):
 raw words become torch tensors by reinterpreting their bits (no float
 rounding of an input), go through the simulator's ``dpa``, and come back
 as words the same way. fp6 and fp4 codes sit one per byte as MMA-Sim wants
-them: fp6 in bits 5:0, e2m1 in bits 5:2.
+them: fp6 in bits 5:0, e2m1 in bits 5:2; the mxf4 kinds take e2m1 two a byte
+(element 2i in the high nibble). Block-scaled strings (``.blockB.`` after the
+kind: ``mma.m16n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue4m3``) run
+MMA-Sim's MMABlockScale / TCGen05MMABlockScale, whose ``dpa(a, b, c, alpha,
+beta)`` takes the scale codes of A and B (ue8m0, ue4m3 as their torch fp8
+views) one per block of B K positions: scale_vec = K / B.
+
+The device runs one instruction, so that instruction is the datapath when
+no ``--format``/``--datapath`` is given, and it names the GPU of its arch
+(:data:`ARCH_GPU`) for ``--model auto``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
@@ -24,7 +32,11 @@ from tcprobe.models.formats import get_format
 from .base import Device, DeviceError
 
 FAMILY_CLASS = {"mma": "MMA", "wgmma": "WGMMA", "tcgen05": "TCGen05MMA"}
-ARCHS = ("Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "RTX Blackwell")
+# MMA-Sim's architectures and the GPU whose profile ``--model auto`` picks for
+# each (models/profiles.py; tcgen05 through the tcgen05 models, B200).
+ARCH_GPU = {"Volta": "V100", "Turing": "T4", "Ampere": "A100", "Ada Lovelace": "Ada",
+            "Hopper": "H100", "Blackwell": "B200", "RTX Blackwell": "RTX5090"}
+ARCHS = tuple(ARCH_GPU)
 
 
 def _import():
@@ -37,36 +49,53 @@ def _import():
     return torch, nv_ptx
 
 
-def parse_instruction(text: str) -> tuple[str, str, Datapath]:
-    """``FAMILY.SHAPE.TYPES`` -> (family, MMA-Sim shape_and_type, Datapath)."""
+def _block_scale(k: int, block_field: str, scale_type: str) -> tuple[str, int]:
+    """(scale type, scale_vec) of a block-scaled string: one scale every B
+    (``blockB``) K positions is scale_vec::(K/B)X."""
+    return scale_type, k // int(block_field.removeprefix("block"))
+
+
+def parse_instruction(text: str) -> tuple[str, str, Datapath, bool]:
+    """``FAMILY.SHAPE.TYPES`` -> (family, MMA-Sim shape_and_type, Datapath,
+    block-scaled). mma and tcgen05 strings with ``.blockB.`` after the kind are
+    MMA-Sim's block-scaled instructions (MMABlockScale, TCGen05MMABlockScale)."""
     family, _, shape_and_type = text.partition(".")
     family = family.lower()
     if family not in FAMILY_CLASS or not shape_and_type:
         raise DeviceError(f"not an MMA-Sim instruction: {text!r} (e.g. "
                           "wgmma.m64n8k16.f32.bf16.bf16, tcgen05.m64n8k16.kind::f16.f32.f16.f16)")
     parts = shape_and_type.split(".")
+    if "f64" in parts:
+        raise DeviceError(f"{text!r}: f64 DMMA has no tcprobe datapath yet (issue 12's f64 part)")
+    scaled = len(parts) > 2 and parts[2].startswith("block")
+    scale = (None, None)
     try:
         k = int(parts[0].split("k")[-1])
+        kind = parts[1].removeprefix("kind::") if parts[1].startswith("kind::") else None
         if family == "tcgen05":
-            kind, d, a, b = parts[1].removeprefix("kind::"), parts[2], parts[3], parts[4]
+            if scaled:  # m128nNkK.kind::K.blockB.D.A.B.S
+                d, a, b = parts[3], parts[4], parts[5]
+                scale = _block_scale(k, parts[2], parts[6])
+            else:
+                d, a, b = parts[2], parts[3], parts[4]
             c = d
         elif family == "wgmma":
             d, a, b = parts[1], parts[2], parts[3]
             kind, c = a, d
+        elif scaled:  # mma: m16n8kK.kind::K.blockB.D.A.B.C.S
+            d, a, b, c = parts[3], parts[4], parts[5], parts[6]
+            scale = _block_scale(k, parts[2], parts[7])
         else:
-            if parts[1].startswith("kind::"):
-                parts = [parts[0], *parts[2:]]
-            d, a, b, c = parts[1], parts[2], parts[3], parts[4]
-            kind = a
+            off = 1 if kind else 0
+            d, a, b, c = parts[1 + off], parts[2 + off], parts[3 + off], parts[4 + off]
+            kind = kind or a
     except (IndexError, ValueError):
         raise DeviceError(f"cannot read the shape and types of {text!r}") from None
-    if family == "tcgen05" and kind in isa.BLOCK_SCALED_KINDS:
-        raise DeviceError("block-scaled MMA-Sim instructions are not wired up yet")
     try:
-        dp = Datapath(family, kind, a, b, d, k, None if c == d else c)
+        dp = Datapath(family, kind, a, b, d, k, None if c == d else c, *scale)
     except ValueError as e:
         raise DeviceError(f"{text!r}: {e}") from None
-    return family, shape_and_type, dp
+    return family, shape_and_type, dp, scaled
 
 
 class MmaSimDevice(Device):
@@ -80,11 +109,11 @@ class MmaSimDevice(Device):
         if not instr:
             raise DeviceError("mmasim needs ARCH:INSTRUCTION, e.g. "
                               "mmasim:Hopper:wgmma.m64n8k16.f32.bf16.bf16")
-        self.family, self.shape_and_type, self.dp = parse_instruction(instr.strip())
+        self.family, self.shape_and_type, self.dp, scaled = parse_instruction(instr.strip())
         self.arch = arch
         self.name = f"mmasim:{arch}:{instr.strip()}"
         self.torch, nv_ptx = _import()
-        cls = getattr(nv_ptx, FAMILY_CLASS[self.family])
+        cls = getattr(nv_ptx, FAMILY_CLASS[self.family] + ("BlockScale" if scaled else ""))
         try:
             self.op = cls(arch, self.shape_and_type)
         except AssertionError as e:
@@ -92,7 +121,11 @@ class MmaSimDevice(Device):
             raise DeviceError(f"MMA-Sim refuses {self.name}: {first}") from None
 
     def supports(self, dp: Datapath) -> bool:
-        return dp == self.dp
+        return dp.id == self.dp.id  # an explicit C type equal to D is the same datapath
+
+    def fixed_datapath(self) -> Datapath:
+        """The instruction's datapath: what runs when no --format/--datapath is given."""
+        return self.dp
 
     def datapath(self, family: str, fmt: str, d_type: str | None = None) -> Datapath:
         """The one datapath this device runs (checked against what was asked)."""
@@ -120,8 +153,16 @@ class MmaSimDevice(Device):
             return t.view(torch.float8_e4m3fn if f.name == "e4m3" else torch.float8_e5m2)
         if f.name in ("e2m3", "e3m2"):
             return torch.from_numpy((w & 0x3F).astype(np.uint8))
+        if f.name == "e2m1" and self.dp.kind in ("mxf4", "mxf4nvf4"):
+            # two codes a byte, element 2i in the high nibble (MMA-Sim's packing)
+            return torch.from_numpy((((w[:, 0::2] & 0xF) << 4) | (w[:, 1::2] & 0xF))
+                                    .astype(np.uint8))
         if f.name == "e2m1":
             return torch.from_numpy(((w & 0xF) << 2).astype(np.uint8))
+        if f.name == "ue8m0":
+            return torch.from_numpy(w.astype(np.uint8)).view(torch.float8_e8m0fnu)
+        if f.name == "ue4m3":
+            return torch.from_numpy(w.astype(np.uint8)).view(torch.float8_e4m3fn)
         raise DeviceError(f"no MMA-Sim encoding for {fmt_name}")
 
     def _words(self, d) -> np.ndarray:
@@ -133,7 +174,7 @@ class MmaSimDevice(Device):
         raise DeviceError(f"unexpected MMA-Sim output type {d.dtype}")
 
     def run(self, dp: Datapath, cases: Cases) -> np.ndarray:
-        if dp != self.dp:
+        if dp.id != self.dp.id:
             raise DeviceError(f"{self.name} runs {self.dp.id}, not {dp.id}")
         cases.check(dp)
         out = np.empty(len(cases), np.uint32)
@@ -143,7 +184,11 @@ class MmaSimDevice(Device):
             a = self._tensor(part.a, dp.a_type, dp.a_type)
             b = self._tensor(part.b, dp.b_type, dp.b_type)
             c = self._tensor(part.c, dp.c, dp.c)
-            d = self.op.dpa(a, b, c)
+            if dp.block_scaled:
+                d = self.op.dpa(a, b, c, self._tensor(part.scale_a, dp.scale_type, dp.scale_type),
+                                self._tensor(part.scale_b, dp.scale_type, dp.scale_type))
+            else:
+                d = self.op.dpa(a, b, c)
             out[lo:lo + len(part)] = self._words(d)
         return out
 
@@ -154,5 +199,6 @@ class MmaSimDevice(Device):
             version = md.version("mmasim")
         except md.PackageNotFoundError:
             version = "unknown"
-        return {**super().info(), "arch": self.arch, "instruction": self.shape_and_type,
+        return {**super().info(), "arch": self.arch, "gpu": ARCH_GPU.get(self.arch),
+                "instruction": self.shape_and_type,
                 "family": self.family, "mmasim": version}

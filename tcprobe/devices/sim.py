@@ -19,16 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.models import sparsity
+from tcprobe.models import isa, sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
-from tcprobe.models.formats import FormatError
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import Model, ModelError
 from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
 from .base import Device, DeviceError
 from .sim_layout import device_harness
-from .sim_profile import BUILTIN, SimProfile, load_profile
+from .sim_profile import BUILTIN, SimProfile, gpu_arch, load_profile
 
 __all__ = ["BUILTIN", "SimDevice", "SimProfile"]
 CHUNK = 128  # tiles evaluated together in launch
@@ -83,11 +83,16 @@ class SimDevice(Device):
         return True
 
     def datapath(self, family: str, fmt: str, d_type: str | None = None) -> Datapath:
-        """The datapath this device runs for an input format (V100's mma is m8n8k4)."""
+        """The datapath this device runs for an input format: the largest K its
+        architecture's mma.sync has (V100: m8n8k4, T4: m16n8k8; the ISA table),
+        and fp6/fp4 as mma kind::f8f6f4 on sm_120a."""
+        arch = gpu_arch(self.gpu)
+        f = get_format(fmt).name
+        if family == "mma" and f in isa.SUB_BYTE_TYPES and arch in isa.SM120_ARCHS:
+            return Datapath("mma", "f8f6f4", f, f, d_type or "f32", isa.MMA_KIND_K["f8f6f4"])
         dp = default_datapath(family, fmt, d_type)
-        if self.gpu == "V100" and family == "mma" and dp.a_type == "f16":
-            dp = dp.with_k(4)
-        return dp
+        shapes = isa.ARCH_MMA_SHAPES.get(arch or "", {}).get(dp.a_type) if family == "mma" else None
+        return dp.with_k(max(k for _m, _n, k in shapes)) if shapes else dp
 
     def preferred_family(self, fmt: str) -> str:
         """The newest family this device runs for ``fmt``."""

@@ -19,6 +19,7 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError
+from tcprobe.models.profiles import profile_for_gpu
 from tcprobe.schema import SchemaError, check_profile
 
 from .base import DeviceError
@@ -32,11 +33,29 @@ BUILTIN = {
     "h100": ("H100", ("mma", "wgmma")),
     "h200": ("H200", ("mma", "wgmma")),
     "b200": ("B200", ("mma", "tcgen05")),
+    # MMA-Sim's parameters, not measured by tcprobe (models/profiles.py: t4, rtx5090)
+    "t4": ("T4", ("mma",)),
+    "rtx5090": ("RTX5090", ("mma",)),
 }
 FAMILIES = isa.FAMILIES
-# Input formats a GPU's instructions take where its profile would accept more
-# (V100's mma.sync is m8n8k4 with f16 only; bf16 and tf32 arrive with sm_80).
-ONLY_FORMATS = {"V100": ("f16",)}
+
+
+def gpu_arch(gpu: str | None) -> str | None:
+    """The architecture of a GPU's profile (sm_70 for V100), None without one."""
+    if not gpu:
+        return None
+    try:
+        return profile_for_gpu(gpu).arch
+    except ModelError:
+        return None
+
+
+def only_formats(gpu: str | None) -> tuple[str, ...] | None:
+    """Input formats a GPU's mma.sync takes where its profile would accept more
+    (the ISA table's ARCH_MMA_SHAPES: V100 and T4 run f16 only), else None."""
+    shapes = isa.ARCH_MMA_SHAPES.get(gpu_arch(gpu) or "")
+    return tuple(shapes) if shapes else None
+
 REQUIRED_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
                  "output_rounding", "zero_sign", "nan")
 
@@ -71,7 +90,7 @@ class SimProfile:
         if dp.family not in self.families:
             raise ModelError(f"sim:{self.name} does not run {dp.family} "
                              f"(it runs {', '.join(self.families)})")
-        only = ONLY_FORMATS.get(self.gpu or "")
+        only = only_formats(self.gpu)
         if only and (get_format(dp.a_type).name not in only or get_format(dp.b_type).name not in only):
             raise ModelError(f"sim:{self.name} ({self.gpu}) takes {', '.join(only)} inputs only")
         if self.params is None:

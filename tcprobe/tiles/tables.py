@@ -54,6 +54,8 @@ def _acc(dp: Datapath, per_thread: int) -> tuple[int, int]:
 _MMA_SHAPE = {  # input format -> element bits of its register fragment
     "tf32": 32, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
     "s4": 4, "u4": 4, "b1": 1,
+    # sm_120a kind::f8f6f4: fp6/fp4 in 8-bit containers, the e4m3 fragments (PTX ISA)
+    **{t: 8 for t in isa.SUB_BYTE_TYPES},
 }
 
 
@@ -61,6 +63,8 @@ def _mma_shape_ks(dp: Datapath, a: str) -> tuple[int, ...]:
     """The K of every m16n8kK the ISA table gives ``dp``'s form (dense or mma.sp)."""
     if dp.sparse:
         return isa.MMA_SP_K.get(a, ())
+    if dp.kind in isa.MMA_KINDS:  # sm_120a .kind:: (fp6/fp4 in 8-bit containers)
+        return (isa.MMA_KIND_K[dp.kind],)
     return tuple(k for m, _, k in isa.MMA_SHAPES.get(a, ()) if m == 16)
 
 
@@ -76,7 +80,8 @@ def _mma_ptx(dp: Datapath) -> str:
         op = "mma.sp::ordered_metadata.sync" if dp.ordered else "mma.sp.sync"
     sat = ".satfinite" if dp.saturate else ""
     tail = f".{dp.bitop}.popc" if dp.bitop else ""
-    return (f"{op}.aligned.m16n8k{dp.k}.row.col{sat}.{d_out}.{dp.a_type}.{dp.b_type}.{c_in}"
+    kind = f".kind::{dp.kind}" if dp.kind in isa.MMA_KINDS else ""
+    return (f"{op}.aligned{kind}.m16n8k{dp.k}.row.col{sat}.{d_out}.{dp.a_type}.{dp.b_type}.{c_in}"
             f"{tail}")
 
 
@@ -87,6 +92,9 @@ def mma_harness(dp: Datapath) -> Harness:
     metadata words (16 rows x words); the PTX spreads them over the threads
     of a group of four that the sparsity selector names."""
     a = get_format(dp.a_type).name
+    if dp.block_scaled:  # sm_120a's scale registers (byte and thread selectors): not modelled
+        raise HarnessError(f"no mma.sync harness for {dp.id}: the block-scale registers' layout "
+                           "is not modelled yet")
     if a == "f16" and dp.k == 4 and get_format(dp.b_type).name == "f16" and not dp.sparse:
         return _m8n8k4_harness(dp)
     bits = _MMA_SHAPE.get(a)

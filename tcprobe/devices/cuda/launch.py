@@ -57,7 +57,9 @@ def variant_key(dp: Datapath) -> str:
         return f"mxf8f6f4.{a}.{d}" if dp.scale_type == "ue8m0" and (dp.scale_vec or 1) == 1 else "?"
     if dp.block_scaled:
         return f"{dp.kind}.{dp.scale_vec or 1}x.{dp.scale_type}"
-    return f"{a}.{d}{sat}" if dp.kind == a else "?"
+    if dp.kind != a:
+        return "?"
+    return f"{a}.{d}{sat}" + ("" if dp.k == isa.INPUT_K.get(a) else f".k{dp.k}")  # m16n8k8: f16.f32.k8
 
 
 def variant_for(dp: Datapath, arch: str) -> Variant:
