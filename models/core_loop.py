@@ -148,6 +148,10 @@ def lane_decoder_applies(kp: KernelParams) -> bool:
 # The two product decoders
 
 
+_ZERO_SHIFT = 41  # 2**41: far below NO_FLOOR (-2**40)
+_SPECIAL_SHIFT = 50  # 2**50: far above any exponent
+
+
 @njit(inline="always")
 def fields(x, spec):
     """(special, sign, significand, raw exponent) of a float word by bit
@@ -172,7 +176,7 @@ def fields(x, spec):
 
 
 @njit(cache=True)
-def _lane_class(special, sig, spec):
+def lane_class(special, sig, spec):
     """A word's class from its fields (NaN: a special with a fraction, or any
     special of a format without Inf)."""
     if special:
@@ -187,25 +191,28 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
     it (zero lanes are zero terms); no term is stored."""
     a_spec, b_spec = kp.a_spec, kp.b_spec
     shift = a_spec[3] + b_spec[3]
-    special = False
-    all_neg = True
+    # one max over the lanes gives the anchor and the specials: a zero
+    # product aligns below NO_FLOOR (it never sets the anchor), a NaN or Inf
+    # word far above any exponent; integer operations only, with no early
+    # exit, so that the lanes vectorize
     anchor = NO_FLOOR
+    negs = 1
     cs = 0
     cm = 0
     cr = 0
     if have_acc:
         special, cs, cm, cr = fields(acc_word, acc_spec)
-        all_neg = cs == 1
-        anchor = cr if cm != 0 else NO_FLOOR
+        negs = cs
+        anchor = (cr if cm != 0 else NO_FLOOR) + (np.int64(special) << _SPECIAL_SHIFT)
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
         spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
         spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
-        special = special | spa | spb
-        all_neg = all_neg & ((sa ^ sb) == 1)
-        al = ra + rb if (ma != 0) & (mb != 0) else NO_FLOOR
-        anchor = al if al > anchor else anchor
-    if special:
+        negs &= sa ^ sb
+        anchor = max(anchor, ra + rb - (np.int64((ma == 0) | (mb == 0)) << _ZERO_SHIFT)
+                     + (np.int64(spa | spb) << _SPECIAL_SHIFT))
+    all_neg = negs == 1
+    if anchor >= 1 << (_SPECIAL_SHIFT - 1):
         flags = _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc)
         return specials_word(flags, stage)[1]
     q = quantum(anchor, kp.window)
@@ -225,12 +232,12 @@ def _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
     flags = 0
     if have_acc:
         sp, cs, cm, cr = fields(acc_word, acc_spec)
-        flags |= term_flags(_lane_class(sp, cm, acc_spec), cs)
+        flags |= term_flags(lane_class(sp, cm, acc_spec), cs)
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
         spa, sa, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
         spb, sb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
-        cls = mul_class(_lane_class(spa, ma, kp.a_spec), _lane_class(spb, mb, kp.b_spec))
+        cls = mul_class(lane_class(spa, ma, kp.a_spec), lane_class(spb, mb, kp.b_spec))
         flags |= term_flags(cls, sa ^ sb)
     return flags
 

@@ -87,6 +87,11 @@ class Speed:
         return n_cases >= AUTO_MIN_CASES or (dp, params) in _RAN
 
 
+def remember(dp, params) -> None:
+    """Note that this configuration ran on a fast path here (Speed.worthwhile)."""
+    _RAN.add((dp, params))
+
+
 def supports(dp, params) -> bool:
     """Whether the fast path computes this datapath and parameter set."""
     if dp.block_scaled:
@@ -133,7 +138,7 @@ def fast_dot(dp, cases, p, jobs: int = 1) -> np.ndarray:
     a_words, b_words, c_words, order = prep.a, prep.b, prep.c, prep.order
     out = np.empty(len(cases), np.int64)
     kernel = kernel_for(prep.params)
-    _RAN.add((dp, p))
+    remember(dp, p)
     n = len(out)
     parts = min(max(1, int(jobs)), max(1, n // MIN_CASES_PER_JOB))
     if parts == 1:

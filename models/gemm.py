@@ -35,7 +35,7 @@ from numba import njit, prange
 
 from . import fastpath
 from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
-from .core_loop import KernelParams, _lane_class, fields, kernel_params, lane_decoder_applies
+from .core_loop import KernelParams, fields, kernel_params, lane_class, lane_decoder_applies
 from .formats import Class, convert_input, decode_scalar, get_format
 from .model import FixedPointModel, IntegerModel
 
@@ -121,10 +121,10 @@ def _kernel(kp: KernelParams):
         masked positions left out)."""
         if starts:
             sp, cs, cm, _cr = fields(acc, out_stage.spec)
-            cls = _lane_class(sp, cm, out_stage.spec)
+            cls = lane_class(sp, cm, out_stage.spec)
         else:
             sp, cs, cm, _cr = fields(acc, inter.spec)
-            cls = _lane_class(sp, cm, inter.spec)
+            cls = lane_class(sp, cm, inter.spec)
         flags = term_flags(cls, cs)
         for t in range(lo, lo + block):
             x = a_cls[i, t]

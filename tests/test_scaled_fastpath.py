@@ -1,0 +1,76 @@
+"""The block-scaled fast path gives the plain kernel's words, bit for bit, on
+random cases of every suite (raw words: NaN and Inf elements, NaN scales,
+special C) over the profiles and parameter sets it takes; the parameter
+sets it does not take run on the plain kernel."""
+
+import numpy as np
+import pytest
+from tcgen05_gen import random_cases
+
+from tcprobe.models.cases import CasesError
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import Speed
+from tcprobe.models.scaled_kernel import fast_applies, kernel_params
+from tcprobe.models.tcgen05 import PROFILES
+from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
+
+MXF8 = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
+MXF8_E5M2 = Datapath.parse("tcgen05.mxf8f6f4.e5m2.f32.k32.ue8m0x1")
+MXF4 = Datapath.parse("tcgen05.mxf4.e2m1.f32.k64.ue8m0x2")
+NVF4 = Datapath.parse("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4")
+E2M1_PARAMS = [
+    ScaledParams(product_window=39, c_window=None, scale_window=35, product_group=4),
+    ScaledParams(product_window=None, c_window=35, scale_window=35, q_floor=-174,
+                 product_group=16, zero_c="keep"),
+    ScaledParams(product_window=25, c_window=25, q_floor=-158, overflow="saturate"),
+]
+
+
+def same_words(model, n=1500, seed=3):
+    dp = model.datapath
+    for suite in ("raw", "finite", "edge", "cancel"):
+        cases = random_cases(dp, n, suite, seed=seed)
+        fast = model.evaluate(cases, Speed("always"))
+        plain = model.evaluate(cases, Speed("never"))
+        bad = np.flatnonzero(fast != plain)
+        assert bad.size == 0, (f"{dp.id} {suite}: {bad.size} words differ, first case "
+                               f"{int(bad[0])}: fast {int(fast[bad[0]]):#x} "
+                               f"plain {int(plain[bad[0]]):#x}")
+
+
+@pytest.mark.parametrize("dp", [MXF8, MXF8_E5M2, MXF4, NVF4], ids=lambda d: d.id)
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_profiles(dp, profile):
+    model = PROFILES[profile].model(dp)
+    same_words(model)
+
+
+@pytest.mark.parametrize("dp", [MXF4, NVF4], ids=lambda d: d.id)
+@pytest.mark.parametrize("i", range(len(E2M1_PARAMS)))
+def test_parameter_sets(dp, i):
+    model = BlockScaledModel("variant", dp, "", E2M1_PARAMS[i])
+    assert fast_applies(kernel_params(dp, model.params))
+    same_words(model)
+
+
+def test_what_it_takes():
+    """The mmasim-tcgen05 kinds take it; the B200 MXF4 (per-group C cut,
+    group floor) and NVFP4 (C-dominant merge) parameters do not."""
+    mmasim, b200 = PROFILES["mmasim-tcgen05"], PROFILES["b200-tcgen05"]
+    for dp in (MXF8, MXF4, NVF4):
+        assert fast_applies(kernel_params(dp, mmasim.scaled_params(dp)))
+    assert fast_applies(kernel_params(MXF8, b200.scaled_params(MXF8)))
+    assert not fast_applies(kernel_params(MXF4, b200.scaled_params(MXF4)))
+    assert not fast_applies(kernel_params(NVF4, b200.scaled_params(NVF4)))
+
+
+@pytest.mark.parametrize("dp,word", [(MXF4, 0x10), (MXF8, 0x100)], ids=["mxf4", "mxf8f6f4"])
+@pytest.mark.parametrize("operand", ["a", "b"])
+def test_word_out_of_range(dp, word, operand):
+    """The fast kernel's scan of the words' high bits raises what Cases.check raises."""
+    model = PROFILES["mmasim-tcgen05"].model(dp)
+    cases = random_cases(dp, 50, "raw", seed=5)
+    getattr(cases, operand)[20, 9] = word
+    for policy in ("always", "never"):
+        with pytest.raises(CasesError, match=f"a word of {operand} does not fit .* \\({word:#x}\\)"):
+            model.evaluate(cases, Speed(policy))
