@@ -2,8 +2,11 @@
 against the PTX ISA's numbers, MMA-Sim's published parameters and
 hand-derived words (no simulator needed)."""
 
+from pathlib import Path
+
 import pytest
 
+from tcprobe.devices.base import RawModeUnsupported
 from tcprobe.devices.sim import SimDevice
 from tcprobe.models import isa
 from tcprobe.models.cases import Cases
@@ -95,6 +98,23 @@ def test_sim_devices_choose_the_arch_datapath(name, fmt, dp_id):
     assert dp.id == dp_id and dev.supports(dp)
 
 
-def test_t4_runs_f16_only_and_rtx5090_not_block_scaled_yet():
+def test_t4_runs_f16_only_and_rtx5090_block_scaled_in_result_mode():
     assert not SimDevice.builtin("t4").supports(Datapath.parse("mma.bf16.f32.k16"))
-    assert not SimDevice.builtin("rtx5090").supports(Datapath.parse("mma.mxf4.e2m1.f32.k64.ue8m0x2"))
+    dev = SimDevice.builtin("rtx5090")
+    dp = Datapath.parse("mma.mxf4.e2m1.f32.k64.ue8m0x2")
+    assert dev.supports(dp)
+    with pytest.raises(RawModeUnsupported, match="byte and thread selectors"):
+        dev.tile(dp)
+
+
+def test_rtx5090_block_scaled_words_are_mmasims():
+    """sim:rtx5090 runs every block-scaled mma.sync of MMA-Sim's table with
+    MMA-Sim's frozen words (tests/data/vectors/mmasim-sm75-sm120.jsonl)."""
+    from tcprobe.capture import load
+
+    dev = SimDevice.builtin("rtx5090")
+    vectors = Path(__file__).parent / "data" / "vectors" / "mmasim-sm75-sm120.jsonl"
+    scaled = [c for c in load(vectors) if c.datapath.block_scaled]
+    assert len(scaled) == 29
+    for cap in scaled:
+        assert (dev.run(cap.datapath, cap.cases) == cap.words).all(), cap.datapath.id

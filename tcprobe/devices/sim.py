@@ -115,8 +115,8 @@ class SimDevice(Device):
     def tile(self, dp: Datapath) -> TileSpec:
         self.model(dp)
         if _result_mode_only(dp):
-            raise RawModeUnsupported(f"{self.name} runs {dp.id} in result mode only (the f64 "
-                                     "register harness, two 32-bit words an element, is not modelled)")
+            raise RawModeUnsupported(f"{self.name} runs {dp.id} in result mode only "
+                                     f"({_no_tile_reason(dp)})")
         return self.harness(dp).tile
 
     def launch(self, dp: Datapath, batch: PhysicalBatch) -> np.ndarray:
@@ -229,8 +229,16 @@ class SimDevice(Device):
 
 
 def _result_mode_only(dp: Datapath) -> bool:
-    """f64 (DMMA) datapaths: 64-bit words, no raw-mode tile."""
-    return get_format(dp.a_type).width == 64
+    """Datapaths with no raw-mode tile: f64 (DMMA: 64-bit words) and sm_120a's
+    block-scaled mma.sync (the scale registers' byte and thread selectors are
+    not modelled)."""
+    return get_format(dp.a_type).width == 64 or (dp.family == "mma" and dp.block_scaled)
+
+
+def _no_tile_reason(dp: Datapath) -> str:
+    if dp.block_scaled:
+        return "the block-scale registers' byte and thread selectors are not modelled"
+    return "the f64 register harness, two 32-bit words an element, is not modelled"
 
 
 def _cases(dp: Datapath, a, b, c, sa, sb, meta) -> Cases:
