@@ -90,7 +90,10 @@ def _conversion(ctx, d, one_b):
     even, odd = pow2(f, 0), pow2(f, 0) + ulp
     half = 1 << (d - 1)
     bt = Batch(dp)
-    refs = {name: bt.add(f"A = {name}", {0: (w, one_b)})
+    # C = -1 (+1 for the negative rows) cancels the 1.0, so the kept LSB shows
+    # however few fraction bits D keeps (as in the flips)
+    c_neg, c_pos = pow2(ctx.c_fmt, 0, 1), pow2(ctx.c_fmt, 0, 0)
+    refs = {name: bt.add(f"A = {name}, C = -1", {0: (w, one_b)}, c_neg)
             for name, w in (("1", even), ("1+ulp", odd), ("1+2ulp", odd + ulp))}
     probes = {  # name: (word, truncate, rne, rna)
         "below half, even": (even | (half - 1), "1", "1", "1"),
@@ -99,11 +102,12 @@ def _conversion(ctx, d, one_b):
         "half, odd (tie)": (odd | half, "1+ulp", "1+2ulp", "1+2ulp"),
     }
     sign = 1 << (f.width - 1)
-    rows = {name: bt.add(f"A = 1.0 + {name} of the kept LSB (bit {d})", {0: (w, one_b)})
+    rows = {name: bt.add(f"A = 1.0 + {name} of the kept LSB (bit {d}), C = -1",
+                         {0: (w, one_b)}, c_neg)
             for name, (w, *_) in probes.items()}
-    neg = {name: bt.add(f"A = -(1.0 + {name})", {0: (w | sign, one_b)})
+    neg = {name: bt.add(f"A = -(1.0 + {name}), C = 1", {0: (w | sign, one_b)}, c_pos)
            for name, (w, *_) in probes.items()}
-    neg_refs = {name: bt.add(f"A = -{name}", {0: (w | sign, one_b)})
+    neg_refs = {name: bt.add(f"A = -{name}, C = 1", {0: (w | sign, one_b)}, c_pos)
                 for name, w in (("1", even), ("1+ulp", odd), ("1+2ulp", odd + ulp))}
     w = ctx.run(bt.cases())
     like, ev = {}, []

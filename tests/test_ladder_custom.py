@@ -148,3 +148,20 @@ def test_formats_without_dropped_bits_say_so(tmp_path):
     result, dp, _ = check(dev, "mma", "bf16")
     assert result.fingerprint.input_conversion is None
     assert "no dropped bits" in result.fingerprint.undetermined["input_conversion"]
+
+
+@pytest.mark.parametrize("conversion", ["truncate", "rne"])
+@pytest.mark.parametrize("keep", [5, 7])
+def test_input_conversion_shows_through_few_kept_output_bits(tmp_path, conversion, keep):
+    """tf32 inputs cut or rounded to 10 fraction bits, D keeping only 5 or 7:
+    the truncation step cancels the 1.0 with C, so the kept LSB still shows
+    (found by a sweep: the step failed, 'fits no conversion')."""
+    params = {"window_bits": 24, "block_size": 8, "zero_floor": -131,
+              "input_conversion": conversion, "output_rounding": "rna", "zero_sign": "positive",
+              "nan": 0x7FFFFFFF, "output_frac_bits": keep}
+    dev = write(tmp_path, f"keep{keep}", params)
+    dp = dev.datapath("mma", "tf32")
+    result = run_ladder(dev, dp, steps=["truncation"], validate_cases=1000)
+    f = result.finding("truncation")
+    assert f.status == "found", f.summary
+    assert f.values["input_conversion"] == conversion and f.values["dropped_bits"] == 13
