@@ -45,8 +45,22 @@ __all__ = ["CARRY_TOPS", "OVERFLOWS", "ROUNDINGS", "EngineParams", "ParamError",
            "fused_dot"]
 
 
+class ParamRecord:
+    """What every frozen parameter record of a model does: a changed copy, and
+    a plain dict (a K order as a list) for JSON."""
+
+    def replace(self, **changes):
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        if d.get("k_order") is not None:
+            d["k_order"] = list(d["k_order"])
+        return d
+
+
 @dataclass(frozen=True)
-class EngineParams:
+class EngineParams(ParamRecord):
     """Every knob of the engine, named. Defaults are the Hopper/Blackwell
     HMMA datapath for f32 output (F=25, L=16, floor -133, RZ, +0)."""
 
@@ -69,15 +83,6 @@ class EngineParams:
     inter_rounding: str | None = None  # None: output_rounding
     inter_frac_bits: int | None = None  # None: output_frac_bits, if the types agree
     c_add_rounding: str = "rne"  # rounding of the final add when c_join='last'
-
-    def replace(self, **changes) -> EngineParams:
-        return replace(self, **changes)
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        if d["k_order"] is not None:
-            d["k_order"] = list(d["k_order"])
-        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> EngineParams:

@@ -21,13 +21,14 @@ settles it); an int ``nan`` is a canonical word for every NaN result.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
+from .engine import ParamRecord
 from .formats import Class, Rounding, decode, encode, get_format
 from .model import Model, ModelError
 
@@ -45,22 +46,13 @@ KEEP_BITS = 62  # an exact sum is cut to this many bits and a sticky bit before 
 
 
 @dataclass(frozen=True)
-class ChainParams:
+class ChainParams(ParamRecord):
     """How an f64 datapath combines its K products and C."""
 
     structure: str = "chain"  # chain: one rounded FMA a product | fused: one rounding of all
     k_order: tuple[int, ...] | None = None  # order of the K positions (None: 0 .. K-1)
     c_at: int = 0  # C enters before the c_at-th FMA of the order (0: the chain starts at C; K: last)
     nan: str | int = "propagate"  # propagate (see the module doc) | a NaN word for every NaN
-
-    def replace(self, **changes) -> ChainParams:
-        return replace(self, **changes)
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        if d["k_order"] is not None:
-            d["k_order"] = list(d["k_order"])
-        return d
 
     def check(self, k: int) -> None:
         if self.structure not in STRUCTURES:
