@@ -179,6 +179,25 @@ def run(ctx) -> Finding:
     cands = {(f, r, z): {"zero_floor": f, "output_rounding": r, "zero_sign": z}
              for f in floors for r in roundings for z in ("positive", "ieee")}
     ok2 = ctx.consistent(both, words, cands)
+    keeps = _open_keeps(ctx)
+    if not ok2 and keeps:
+        # the rounding step left the kept width open (no sum there needed all of
+        # it); subnormal results show it: try each with the floors and roundings
+        ok4 = ctx.consistent(both, words, {
+            (f, r, z, k): {**over, "output_frac_bits": None if k == ctx.d_fmt.frac_bits else k}
+            for (f, r, z), over in cands.items() for k in keeps})
+        kept = sorted({k for *_, k in ok4})
+        ok2 = [x[:3] for x in ok4]
+        if len(kept) == 1:
+            values["output_frac_bits"] = None if kept[0] == ctx.d_fmt.frac_bits else kept[0]
+            values["settled"] = ["output_frac_bits"]
+            notes.append(f"subnormal results settle the kept width: {kept[0]} fraction bits")
+        elif kept:
+            values["assumed"] = {"output_frac_bits": None if kept[-1] == ctx.d_fmt.frac_bits
+                                 else kept[-1]}
+            values["undetermined"]["output_frac_bits"] = (
+                f"keeping {kept[0]} to {kept[-1]} fraction bits gives the same words on every "
+                "case here, subnormal results included")
     _sign(values, sorted({z for _, _, z in ok2}), notes)
     ok_floors = sorted({f for f, _, _ in ok2}, key=lambda f: -10**9 if f is None else f)
     ok_round = sorted({r for _, r, _ in ok2})
@@ -225,6 +244,16 @@ def run(ctx) -> Finding:
     if "zero_sign" not in values:
         status = "partial"
     return Finding("zero", status, f"{_sign_text(values)}; {floor_text}", values, ev, notes)
+
+
+def _open_keeps(ctx) -> list:
+    """The output fraction bits the rounding step could not tell apart
+    (empty when it settled them)."""
+    f = ctx.findings.get("rounding")
+    if f is None or "output_frac_bits" not in f.values.get("undetermined", {}):
+        return []
+    keeps = f.values.get("open_keeps") or []
+    return list(keeps) if len(keeps) > 1 else []
 
 
 def _fill(lanes: dict, k: int, neg_zero) -> dict:
