@@ -20,7 +20,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, product, word, zero
 
-from .common import Batch, Finding
+from .common import Batch, Finding, open_keeps
 
 
 def _lanes(ctx, n: int = 2):
@@ -179,7 +179,7 @@ def run(ctx) -> Finding:
     cands = {(f, r, z): {"zero_floor": f, "output_rounding": r, "zero_sign": z}
              for f in floors for r in roundings for z in ("positive", "ieee")}
     ok2 = ctx.consistent(both, words, cands)
-    keeps = _open_keeps(ctx)
+    keeps = open_keeps(ctx)
     if not ok2 and keeps:
         # the rounding step left the kept width open (no sum there needed all of
         # it); subnormal results show it: try each with the floors and roundings
@@ -244,16 +244,6 @@ def run(ctx) -> Finding:
     if "zero_sign" not in values:
         status = "partial"
     return Finding("zero", status, f"{_sign_text(values)}; {floor_text}", values, ev, notes)
-
-
-def _open_keeps(ctx) -> list:
-    """The output fraction bits the rounding step could not tell apart
-    (empty when it settled them)."""
-    f = ctx.findings.get("rounding")
-    if f is None or "output_frac_bits" not in f.values.get("undetermined", {}):
-        return []
-    keeps = f.values.get("open_keeps") or []
-    return list(keeps) if len(keeps) > 1 else []
 
 
 def _fill(lanes: dict, k: int, neg_zero) -> dict:
