@@ -260,6 +260,11 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
         values["undetermined"]["carry_top"] = (f"{' and '.join(tops)} give the same words on "
                                                "every case here")
         top_text = " or ".join(tops)
+    narrow = ctx.value("narrow")
+    if narrow and bits == narrow["carry_bits"] and values["carry_top"] == "normalize":
+        notes.append(f"in the normal range an unbounded accumulator under an RZ output keeping "
+                     f"{narrow['rz_keep']} fraction bits gives the same words (the rounding "
+                     "step's other reading); subnormal results tell them apart")
     others = [b for b in numeric if b != bits]
     text = (f"the accumulator holds {bits} carry bits above the anchor and {top_text} past "
             f"them; {km}: {bits} fits"
