@@ -241,17 +241,18 @@ def run(ctx) -> Finding:
 
 
 def _narrow(ctx, cs, words, F, kappas, ok, out):
-    """Whether a normalizing top explains an RZ reading: an accumulator of
-    F + c bits that shifts a larger sum right cuts it toward zero, like an RZ
-    output keeping F + c - 1 fraction bits, and then holds no more bits than
-    the output keeps, so any rounding gives the same words. Returns (c, the
-    (rounding, keep) pairs that fit that way) or None."""
+    """Whether a normalizing top explains an RZ reading with fewer kept bits
+    than the output's: an accumulator of F + c bits that shifts a larger sum
+    right cuts it toward zero, like an RZ output keeping F + c - 1 fraction
+    bits, and then holds no more bits than the output keeps, so any rounding
+    gives the same words. Returns (c, the (rounding, keep) pairs that fit
+    that way) or None."""
     if {r for r, _ in ok} != {"rz"} or F >= 56:
         return None
     kmin = min(k for _, k in ok)
     bits = kmin + 1 - F
-    if not 0 <= bits <= 8:
-        return None
+    if kmin >= out or not 0 <= bits <= 8:
+        return None  # RZ at the output's own width: the plainer reading, kept
     alt = {(r, kap): {"output_rounding": r, "window_bits": F, "carry_bits": bits,
                       "carry_top": "normalize", "output_frac_bits": None if kap == out else kap}
            for r in ROUNDINGS if r != "rz" for kap in kappas if kap >= kmin}
