@@ -62,6 +62,16 @@ PROFILES = {
                                                  carry_top="saturate", output_frac_bits=19),
                                             {"output_rounding": "rna", "output_frac_bits": 19,
                                              "zero_floor": -143}, ()),
+    # F + c = 24: the normal range reads as RZ at the output's width; subnormal
+    # results below the window's last bit show the rounding and the top
+    "mma-tf32-f21-c3-rne": ("mma", "tf32", "f32",
+                            dict(NORMALIZE, window_bits=21, zero_floor=-140,
+                                 output_rounding="rne", carry_bits=3),
+                            {"output_rounding": "rne", "zero_floor": -140}, ()),
+    "tcgen05-bf16-f20-c4-rna": ("tcgen05", "bf16", "f32",
+                                dict(NORMALIZE, window_bits=20, block_size=16, zero_floor=-145,
+                                     output_rounding="rna", zero_sign="ieee", carry_bits=4),
+                                {"output_rounding": "rna", "zero_floor": -145}, ()),
     # RZ at the output's own width stays found: there the plainer reading is
     # kept (a top at F + c = 24 bits would give the same words)
     "mma-f16-f23-c5-rz-blocks-of-2": ("mma", "f16", "f32",
