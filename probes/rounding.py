@@ -251,8 +251,11 @@ def _narrow(ctx, cs, words, F, kappas, ok, out):
         return None
     kmin = min(k for _, k in ok)
     bits = kmin + 1 - F
-    if kmin >= out or not 0 <= bits <= 8:
-        return None  # RZ at the output's own width: the plainer reading, kept
+    if kmin >= out or not 2 <= bits <= 8:
+        # RZ at the output's own width, or keeping just the window's F bits (the
+        # measured fp8 paths of Ada and Hopper: one carry bit would look the
+        # same): the plainer reading is kept
+        return None
     alt = {(r, kap): {"output_rounding": r, "window_bits": F, "carry_bits": bits,
                       "carry_top": "normalize", "output_frac_bits": None if kap == out else kap}
            for r in ROUNDINGS if r != "rz" for kap in kappas if kap >= kmin}
