@@ -131,7 +131,8 @@ def fdp_kernel(a, b, c, order, kp, out):
 
 
 def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
-              fast: bool | None = None, speed: Speed | None = None) -> np.ndarray:
+              fast: bool | None = None, speed: Speed | None = None,
+              scan_words: bool = False) -> np.ndarray:
     """Output words (uint32) of the blocked fixed-point dot product for every case.
 
     The same words come from two kernels: this module's plain one, and the
@@ -139,12 +140,15 @@ def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
     ``fast=None`` lets ``speed`` decide (its policy: large batches, or a
     configuration already run; and its thread count), True takes the fast
     path wherever it applies, False forces the plain kernel (the reference
-    the fast one is tested against)."""
+    the fast one is tested against). ``scan_words``: raise CasesError for a
+    word with bits above its format (the fast kernel scans as it reads)."""
     p.check()
     speed = speed or Speed()
     if fast is not False and fastpath.supports(dp, p) and (
             fast or speed.worthwhile(dp, p, len(cases))):
-        return fastpath.fast_dot(dp, cases, p, speed.jobs)
+        return fastpath.fast_dot(dp, cases, p, speed.jobs, scan_words)
+    if scan_words:
+        cases.check(dp)
     k = prepare(dp, cases, p)
     out = np.empty(len(cases), np.int64)
     fdp_kernel(np.ascontiguousarray(k.a, dtype=np.int64), np.ascontiguousarray(k.b, dtype=np.int64),

@@ -36,7 +36,7 @@ from numba import njit
 
 from .core import new_terms
 from .core_loop import KernelParams, case_word, lane_decoder_applies, prepare
-from .formats import Format, convert_input
+from .formats import Format, convert_input, get_format
 
 # Fields of EngineParams this path implements. A field added later (by a new
 # mechanism) sends every model that sets it away from its default to the
@@ -102,18 +102,34 @@ def supports(dp, params) -> bool:
     return True
 
 
+def _stray_pair(width: int) -> int:
+    """The bits of a 64-bit pair of uint32 words that lie above a ``width``-bit
+    format in either word (the kernel scans A and B rows as such pairs)."""
+    word = (1 << width) - 1 if width < 32 else 0xFFFFFFFF
+    return ~(word | (word << 32)) & 0xFFFFFFFFFFFFFFFF
+
+
 def _build_kernel(kp: KernelParams):
     """A kernel for one configuration, ``kp`` a compile-time constant, so the
     decoders and the rounding fold to the few bit operations that this
     configuration needs. Numba caches each on disk by its constants."""
     lanes = lane_decoder_applies(kp)
     size = kp.block + 2
+    a_stray, b_stray = np.uint64(_stray_pair(kp.a_spec[1])), np.uint64(_stray_pair(kp.b_spec[1]))
+    c_stray = np.uint64(_stray_pair(kp.c_spec[1]) & 0xFFFFFFFF)
 
     @njit(cache=True, nogil=True)
-    def kernel(a, b, c, order, out):
+    def kernel(a, b, c, order, out, a64, b64):
+        """Every case's word into ``out``; returns whether an A, B or C word
+        has bits above its format (A and B read as pairs, see pairs_of)."""
         t = new_terms(size)
+        high = np.uint64(0)
         for i in range(a.shape[0]):
+            for j in range(a64.shape[1]):
+                high |= (a64[i, j] & a_stray) | (b64[i, j] & b_stray)
+            high |= np.uint64(c[i]) & c_stray
             out[i] = case_word(a, b, i, np.int64(c[i]), order, kp, t, lanes)
+        return high != 0
 
     return kernel
 
@@ -132,20 +148,49 @@ def _input_words(words: np.ndarray, fmt: Format, mode: str) -> np.ndarray:
     return np.ascontiguousarray(words, dtype=np.uint32)
 
 
-def fast_dot(dp, cases, p, jobs: int = 1) -> np.ndarray:
-    """Output words (uint32): the same as the plain kernel, see the module doc."""
+def scans_words(dp, cases, p) -> bool:
+    """Whether the kernel reads the A, B and C words as the cases give them
+    (uint32, no sparse mask, no input or C conversion), so that its scan for
+    bits above their formats is the scan Cases.check makes."""
+    converted = any(get_format(t).drop_bits and p.input_conversion != "truncate"
+                    for t in (dp.a_type, dp.b_type))
+    return (cases.active is None and not converted and p.c_convert is None and cases.k % 2 == 0
+            and all(x.dtype == np.uint32 for x in (cases.a, cases.b, cases.c)))
+
+
+def pairs_of(a_words: np.ndarray, b_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A and B rows as 64-bit pairs of words for the kernel's scan (an odd K
+    gives empty pairs: fast_dot scans those words on the host)."""
+    if a_words.shape[1] % 2:
+        empty = np.zeros((len(a_words), 0), np.uint64)
+        return empty, empty
+    return a_words.view(np.uint64), b_words.view(np.uint64)
+
+
+def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarray:
+    """Output words (uint32): the same as the plain kernel, see the module doc.
+    ``scan_words``: raise CasesError for a word with bits above its format
+    (the kernel makes that scan as it reads the words where scans_words
+    allows, else Cases.check makes it first)."""
+    if scan_words and not scans_words(dp, cases, p):
+        cases.check(dp)
+        scan_words = False
     prep = prepare(dp, cases, p, _input_words)
     a_words, b_words, c_words, order = prep.a, prep.b, prep.c, prep.order
-    out = np.empty(len(cases), np.int64)
+    c_words = np.ascontiguousarray(c_words, dtype=np.uint32)  # words below 2**32
+    out = np.empty(len(cases), np.uint32)
     kernel = kernel_for(prep.params)
     remember(dp, p)
     n = len(out)
     parts = min(max(1, int(jobs)), max(1, n // MIN_CASES_PER_JOB))
     if parts == 1:
-        kernel(a_words, b_words, c_words, order, out)
+        high = kernel(a_words, b_words, c_words, order, out, *pairs_of(a_words, b_words))
     else:
         cuts = np.linspace(0, n, parts + 1).astype(int)
         with ThreadPoolExecutor(parts) as pool:
-            list(pool.map(lambda lo, hi: kernel(a_words[lo:hi], b_words[lo:hi], c_words[lo:hi],
-                                                order, out[lo:hi]), cuts[:-1], cuts[1:]))
-    return out.astype(np.uint32)
+            high = any(pool.map(lambda lo, hi: kernel(
+                a_words[lo:hi], b_words[lo:hi], c_words[lo:hi], order, out[lo:hi],
+                *pairs_of(a_words[lo:hi], b_words[lo:hi])), cuts[:-1], cuts[1:]))
+    if scan_words and high:
+        cases.check(dp)  # raises: a word does not fit its format
+    return out

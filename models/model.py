@@ -40,8 +40,8 @@ class FixedPointModel(Model):
     params: EngineParams = field(default_factory=EngineParams)
 
     def evaluate(self, cases: Cases, speed: Speed | None = None) -> np.ndarray:
-        cases.check(self.datapath)
-        return fused_dot(self.datapath, cases, self.params, speed=speed)
+        cases.check(self.datapath, words=False)  # the engine scans the words
+        return fused_dot(self.datapath, cases, self.params, speed=speed, scan_words=True)
 
     def describe(self) -> dict:
         return {**super().describe(), "params": self.params.as_dict()}

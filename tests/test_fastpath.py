@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tcprobe.models import fastpath
-from tcprobe.models.cases import Cases
+from tcprobe.models.cases import Cases, CasesError
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import get_format
@@ -146,3 +146,26 @@ def test_speed_is_checked():
     with pytest.raises(ValueError, match="jobs"):
         Speed(jobs=0)
     assert Speed.threads(3).jobs == 3
+
+
+ODD_K = Datapath("mma", "f16", "f16", "f16", "f32", 5)
+PROFILE_OF = {BF16: "h100", E4M3: "ada", ODD_K: "h100", F16_F16: "h100"}
+
+
+@pytest.mark.parametrize("dp,operand,word", [
+    (BF16, "a", 0x10000), (BF16, "b", 0x80000000), (F16_F16, "c", 0x13C00), (E4M3, "a", 0x100),
+    (E4M3, "b", 0x1FF), (ODD_K, "a", 0x10000), (ODD_K, "b", 0x3C000)],
+    ids=lambda x: getattr(x, "id", x))
+@pytest.mark.parametrize("policy", ["always", "never"])
+def test_word_out_of_range(dp, operand, word, policy):
+    """A word with a bit above its format is refused on both kernels, with
+    the words Cases.check names, wherever it sits (the fast kernel scans A and
+    B as pairs of words; an odd K leaves the scan to the host)."""
+    model = PROFILES[PROFILE_OF[dp]].model(dp)
+    cases = raw_cases(dp, 40_000, seed=7)
+    where = (33_333,) if operand == "c" else (33_333, dp.k - 1)
+    getattr(cases, operand)[where] = word
+    with pytest.raises(CasesError, match=f"a word of {operand} does not fit .* \\({word:#x}\\)"):
+        model.evaluate(cases, Speed(policy))
+    getattr(cases, operand)[where] = 0  # the same cases without it run
+    assert model.evaluate(cases, Speed(policy)).dtype == np.uint32
