@@ -230,7 +230,14 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
         return Finding("carry", "failed", "no accumulator width or top reproduces the "
                        f"{len(cs)} largest-sum cases", values, ev, notes)
     numeric = sorted({b for b, _, _, _ in found if b is not None})
-    if None in {b for b, _, _, _ in found}:
+    unbounded = None in {b for b, _, _, _ in found}
+    reading = {r for b, _, r, _ in found if b == (None if unbounded else numeric[0])}
+    if rnd is None and len(rs) > 1:
+        # the rounding stays open; the model takes one that fits the reading reported
+        guess = ctx.params().output_rounding
+        values["assumed"] = {"output_rounding": guess if guess in reading else
+                             sorted(reading, key=("rne", "rna", "rz").index)[0]}
+    if unbounded:
         wraps = sorted({b for b, t, _, _ in found if b is not None and t == "wrap"})
         need = wraps[0] if wraps else None
         values["carry_bits"] = None
@@ -256,10 +263,15 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
                     "normalize": "normalizes (shifts right)"}[tops[0]]
     else:
         values["carry_top"] = tops[0]
-        values["assumed"] = {"carry_top": tops[0]}
+        values.setdefault("assumed", {})["carry_top"] = tops[0]
         values["undetermined"]["carry_top"] = (f"{' and '.join(tops)} give the same words on "
                                                "every case here")
         top_text = " or ".join(tops)
+    narrow = ctx.value("narrow")
+    if narrow and bits == narrow["carry_bits"] and values["carry_top"] == "normalize":
+        notes.append(f"in the normal range an unbounded accumulator under an RZ output keeping "
+                     f"{narrow['rz_keep']} fraction bits gives the same words (the rounding "
+                     "step's other reading); subnormal results tell them apart")
     others = [b for b in numeric if b != bits]
     text = (f"the accumulator holds {bits} carry bits above the anchor and {top_text} past "
             f"them; {km}: {bits} fits"

@@ -155,6 +155,17 @@ class Batch:
         return ev
 
 
+def open_keeps(ctx) -> list:
+    """The output fraction bits the rounding step could not tell apart (no
+    sum there needed all of them), for a later step whose cases may show
+    them; empty where it settled them."""
+    f = ctx.findings.get("rounding")
+    if f is None or "output_frac_bits" not in f.values.get("undetermined", {}):
+        return []
+    keeps = f.values.get("open_keeps") or []
+    return list(keeps) if len(keeps) > 1 else []
+
+
 def unit_scales(dp, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(scale_a, scale_b) of n cases, every scale factor 1."""
     unit = pow2(dp.scale_type, 0)

@@ -167,6 +167,7 @@ def run(ctx) -> Finding:
                      for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
+    narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
     if ok:
@@ -185,9 +186,11 @@ def run(ctx) -> Finding:
         return Finding("rounding", "failed",
                        "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
                        f"{len(cs)} cases with F = {F}", {}, ev)
+    values = {"undetermined": {}}
+    if narrow:
+        ok = sorted(set(ok) | set(narrow[1]))
     rounds = sorted({r for r, _ in ok}, key=ROUNDINGS.index)
     keeps = sorted({k for _, k in ok})
-    values = {"undetermined": {}}
     if len(rounds) == 1:
         values["output_rounding"] = rounds[0]
     else:
@@ -197,6 +200,18 @@ def run(ctx) -> Finding:
                "no sum has more significant bits than the output keeps")
             + "); later steps try subnormal results and carries")
         values["assumed"] = {"output_rounding": "rne" if "rne" in rounds else rounds[0]}
+    if narrow:
+        bits, fits = narrow
+        values["narrow"] = {"carry_bits": bits, "rz_keep": keeps[0]}
+        values["undetermined"]["output_rounding"] = (
+            f"RZ keeping {keeps[0]} fraction bits, and a normalizing top at {bits} carry bits "
+            f"under {' or '.join(r.upper() for r in rounds)} keeping {keeps[0]} to {keeps[-1]}, "
+            f"give the same words on every case here: such an accumulator holds at most "
+            f"F + {bits} = {F + bits} significant bits, no more than the output keeps, so the "
+            "output rounding never acts on a sum in the normal range (subnormal results and "
+            "overflow are the zero and specials steps')")
+        notes.append(f"a normalizing top at {bits} carry bits (F + {bits} = {F + bits} bits) "
+                     "looks like an RZ output with fewer kept bits; the carry step measures it")
     keep = max(keeps)
     values["output_frac_bits"] = None if keep == out else keep
     if len(keeps) > 1:
@@ -207,6 +222,12 @@ def run(ctx) -> Finding:
             f"words on every case here (F = {F}: no sum had more significant bits)")
         if keep != out:
             values.setdefault("assumed", {})["output_frac_bits"] = keep
+        values["open_keeps"] = keeps  # the zero step's subnormal results may settle it
+        if narrow:
+            values["undetermined"]["output_frac_bits"] = (
+                f"keeping {keeps[0]} to {keeps[-1]} fraction bits of the output gives the same "
+                f"words on every case here (sums of at most F + {narrow[0]} = {F + narrow[0]} "
+                "significant bits never need more)")
         notes.append(f"output fraction bits {keeps[0]}..{keeps[-1]} all agree; taking {keep}")
     name = {"rz": "cut toward zero (RZ)", "rne": "rounded to nearest even (RNE)",
             "rna": "rounded to nearest, ties away (RNA)"}
@@ -217,3 +238,26 @@ def run(ctx) -> Finding:
                + f" ({len(cs)} cases: fractions of an ulp of both signs, even and odd, carries)")
     return Finding("rounding", "found" if len(rounds) == 1 else "partial", summary, values, ev,
                    notes)
+
+
+def _narrow(ctx, cs, words, F, kappas, ok, out):
+    """Whether a normalizing top explains an RZ reading with fewer kept bits
+    than the output's: an accumulator of F + c bits that shifts a larger sum
+    right cuts it toward zero, like an RZ output keeping F + c - 1 fraction
+    bits, and then holds no more bits than the output keeps, so any rounding
+    gives the same words. Returns (c, the (rounding, keep) pairs that fit
+    that way) or None."""
+    if {r for r, _ in ok} != {"rz"} or F >= 56:
+        return None
+    kmin = min(k for _, k in ok)
+    bits = kmin + 1 - F
+    if kmin >= out or not 2 <= bits <= 8:
+        # RZ at the output's own width, or keeping just the window's F bits (the
+        # measured fp8 paths of Ada and Hopper: one carry bit would look the
+        # same): the plainer reading is kept
+        return None
+    alt = {(r, kap): {"output_rounding": r, "window_bits": F, "carry_bits": bits,
+                      "carry_top": "normalize", "output_frac_bits": None if kap == out else kap}
+           for r in ROUNDINGS if r != "rz" for kap in kappas if kap >= kmin}
+    fits = ctx.consistent(cs, words, alt)
+    return (bits, fits) if fits else None

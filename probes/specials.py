@@ -13,7 +13,7 @@ from __future__ import annotations
 from tcprobe.models.formats import Specials
 from tcprobe.models.words import exp_range, max_sig, pow2, product, word
 
-from .common import Batch, Finding
+from .common import Batch, Finding, open_keeps
 
 
 def _nans(f):
@@ -119,6 +119,8 @@ def run(ctx) -> Finding:
                 for ov, c in cands.items() for b in range(0, 9)
                 for top in ("wrap", "saturate", "normalize")}
         ok = sorted({ov for ov, _, _ in ctx.consistent(cs, w, wide)})
+    if not ok:
+        ok = _open_output(ctx, cs, w, cands, values, notes)
     if len(ok) == 1:
         values["overflow"] = ok[0]
     elif len(ok) == 2:
@@ -157,3 +159,23 @@ def _overflow_hidden(ctx) -> str:
                 "passes the largest finite value: Inf and saturation cannot show")
     return ("Inf and saturation give the same word on every overflow case tried (the "
             "largest products with C = +-max)")
+
+
+def _open_output(ctx, cs, w, cands, values, notes) -> list:
+    """The overflow candidates that fit once the rounding and kept width the
+    rounding step left open are tried too (a saturated word keeps only the
+    output's kept bits; under RZ an overflow gives the largest value too)."""
+    keeps = open_keeps(ctx) or [ctx.value("output_frac_bits")]
+    rnd = ctx.value("output_rounding")
+    out = ctx.d_fmt.frac_bits
+    tries = {(ov, r, k): {**c, "output_rounding": r,
+                          "output_frac_bits": None if k == out else k}
+             for ov, c in cands.items() for r in ([rnd] if rnd else ("rz", "rne", "rna"))
+             for k in keeps}
+    fits = ctx.consistent(cs, w, tries)
+    kept = sorted({k for _, _, k in fits if k is not None})
+    if len(kept) == 1 and len(keeps) > 1:
+        values["output_frac_bits"] = None if kept[0] == out else kept[0]
+        values["settled"] = ["output_frac_bits"]
+        notes.append(f"the largest finite word keeps {kept[0]} fraction bits")
+    return sorted({ov for ov, _, _ in fits})

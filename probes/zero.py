@@ -20,7 +20,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, product, word, zero
 
-from .common import Batch, Finding
+from .common import Batch, Finding, open_keeps
 
 
 def _lanes(ctx, n: int = 2):
@@ -179,6 +179,9 @@ def run(ctx) -> Finding:
     cands = {(f, r, z): {"zero_floor": f, "output_rounding": r, "zero_sign": z}
              for f in floors for r in roundings for z in ("positive", "ieee")}
     ok2 = ctx.consistent(both, words, cands)
+    if not ok2:
+        ok2 = _retry(ctx, both, words, cands, values, notes)
+        rnd_known = rnd_known or "output_rounding" in values
     _sign(values, sorted({z for _, _, z in ok2}), notes)
     ok_floors = sorted({f for f, _, _ in ok2}, key=lambda f: -10**9 if f is None else f)
     ok_round = sorted({r for _, r, _ in ok2})
@@ -225,6 +228,53 @@ def run(ctx) -> Finding:
     if "zero_sign" not in values:
         status = "partial"
     return Finding("zero", status, f"{_sign_text(values)}; {floor_text}", values, ev, notes)
+
+
+def _retry(ctx, cases, words, cands, values, notes) -> list:
+    """The (floor, rounding, sign) candidates that fit once what earlier steps
+    could not tell apart is tried too: every rounding, the kept widths the
+    rounding step left open, and beside the carry step's reading a
+    normalizing top at the output's width (an RZ reading at the output's own
+    width fits it in the normal range; subnormal results below the window's
+    last bit tell them apart). What settles is recorded in ``values``."""
+    out = ctx.d_fmt.frac_bits
+    keeps = open_keeps(ctx) or [ctx.params().output_frac_bits or out]
+    tops = {"found": {}}
+    F = ctx.value("window_bits")
+    narrow = None if F is None else out + 1 - F
+    if ctx.value("output_rounding") == "rz" and ctx.params().output_frac_bits in (None, out) \
+            and narrow is not None and 0 <= narrow <= 8 and ctx.value("carry_bits") is None:
+        tops["normalize"] = {"carry_bits": narrow, "carry_top": "normalize"}
+    base = {(f, z): {"zero_floor": f, "zero_sign": z} for f, _, z in cands}
+    fits = ctx.consistent(cases, words, {
+        (f, r, z, k, t): {**over, "output_rounding": r, **tops[t],
+                          "output_frac_bits": None if k == out else k}
+        for (f, z), over in base.items() for r in ("rz", "rne", "rna") for k in keeps
+        for t in tops})
+    if "normalize" in tops:  # the rounding step's sums allow another rounding only with that top
+        fits = [x for x in fits if x[1] == "rz" or x[4] == "normalize"]
+    kept = sorted({x[3] for x in fits})
+    if len(kept) == 1 and len(keeps) > 1:
+        values["output_frac_bits"] = None if kept[0] == out else kept[0]
+        values["settled"] = ["output_frac_bits"]
+        notes.append(f"subnormal results settle the kept width: {kept[0]} fraction bits")
+    elif len(kept) > 1:
+        values["assumed"] = {"output_frac_bits": None if kept[-1] == out else kept[-1]}
+        values["undetermined"]["output_frac_bits"] = (
+            f"keeping {kept[0]} to {kept[-1]} fraction bits gives the same words on every "
+            "case here, subnormal results included")
+    rounds = sorted({x[1] for x in fits})
+    if len(rounds) == 1 and rounds[0] != ctx.value("output_rounding"):
+        values["output_rounding"] = rounds[0]
+        values["settled"] = [*values.get("settled", []), "output_rounding"]
+        notes.append(f"outputs in the subnormal range settle the rounding: {rounds[0]}")
+    if fits and {x[4] for x in fits} == {"normalize"}:
+        values.update(tops["normalize"])
+        values["settled"] = [*values.get("settled", []), "carry_bits"]
+        notes.append(f"only a normalizing top at {narrow} carry bits (F + {narrow} = {F + narrow} "
+                     f"bits, the output's precision) fits the subnormal results: in the normal "
+                     f"range it gives the words of an RZ output")
+    return [x[:3] for x in fits]
 
 
 def _fill(lanes: dict, k: int, neg_zero) -> dict:

@@ -150,6 +150,8 @@ class Fingerprint:
             for key, why in f.values.get("undetermined", {}).items():
                 if getattr(fp, key, None) is None:
                     fp.undetermined[key] = why
+            for key in f.values.get("settled", ()):  # a later step found it (None: the default)
+                fp.undetermined.pop(key, None)
             for key, value in f.values.get("assumed", {}).items():
                 if getattr(fp, key, None) is None:
                     fp.assumed[key] = value

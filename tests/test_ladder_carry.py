@@ -62,11 +62,11 @@ PROFILES = {
 }
 
 
-def write(tmp_path, name, params):
+def write(tmp_path, name, params, families=("mma", "tcgen05")):
     lines = []
     for k, v in params.items():
         lines.append(f"{k} = {v!r}".replace("'", '"'))
-    lines.append('families = ["mma", "tcgen05"]')
+    lines.append(f"families = {list(families)!r}".replace("'", '"'))
     path = tmp_path / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
     return SimDevice.from_toml(path)
