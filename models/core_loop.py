@@ -145,6 +145,26 @@ def lane_decoder_applies(kp: KernelParams) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# The fast kernels' scan of the words
+
+
+def stray_pair(width: int) -> int:
+    """The bits of a 64-bit pair of uint32 words that lie above a ``width``-bit
+    format in either word (the fast kernels scan A and B rows as such pairs)."""
+    word = (1 << width) - 1 if width < 32 else 0xFFFFFFFF
+    return ~(word | (word << 32)) & 0xFFFFFFFFFFFFFFFF
+
+
+def word_pairs(a_words: np.ndarray, b_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A and B rows as 64-bit pairs of words for the kernel's scan (an odd K
+    gives empty pairs: the caller scans those words on the host)."""
+    if a_words.shape[1] % 2:
+        empty = np.zeros((len(a_words), 0), np.uint64)
+        return empty, empty
+    return a_words.view(np.uint64), b_words.view(np.uint64)
+
+
+# ---------------------------------------------------------------------------
 # The two product decoders
 
 
