@@ -145,11 +145,29 @@ def lane_decoder_applies(kp: KernelParams) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# The fast kernels' scan of the words
+
+
+def stray_pair(width: int) -> int:
+    """The bits of a 64-bit pair of uint32 words that lie above a ``width``-bit
+    format in either word (the fast kernels scan A and B rows as such pairs)."""
+    word = (1 << width) - 1 if width < 32 else 0xFFFFFFFF
+    return ~(word | (word << 32)) & 0xFFFFFFFFFFFFFFFF
+
+
+def word_pairs(a_words: np.ndarray, b_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A and B rows as 64-bit pairs of words for the kernel's scan (an odd K
+    gives empty pairs: the caller scans those words on the host)."""
+    if a_words.shape[1] % 2:
+        empty = np.zeros((len(a_words), 0), np.uint64)
+        return empty, empty
+    return a_words.view(np.uint64), b_words.view(np.uint64)
+
+
+# ---------------------------------------------------------------------------
 # The two product decoders
 
 
-_ZERO_SHIFT = 41  # 2**41: far below NO_FLOOR (-2**40)
-_SPECIAL_SHIFT = 50  # 2**50: far above any exponent
 
 
 @njit(inline="always")
@@ -184,18 +202,38 @@ def lane_class(special, sig, spec):
     return 0 if sig == 0 else 1
 
 
+# Lane blocks of at least this many lanes take the lane decoder's shorter
+# formulation (_lane_block), shorter ones the shift-flag one: LLVM turns the
+# former into vector code for 16 and 32 lanes (f16 K=16 on the h100 profile:
+# 33 ns a dot against 39) but into branchy scalar code for 8 (tf32 K=8: 60
+# against 29). Both give the same words (tests/test_fastpath.py).
+WIDE_BLOCK = 16
+_ZERO_SHIFT = 41  # 2**41: far below NO_FLOOR (-2**40)
+_SPECIAL_SHIFT = 50  # 2**50: far above any exponent
+
+
 @njit(inline="always")
 def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage):
     """One block through the lane decoder: a pass for the specials, the zero
     sign and the anchor, a pass that cuts every lane to the quantum and sums
-    it (zero lanes are zero terms); no term is stored."""
+    it (zero lanes are zero terms); no term is stored.
+
+    Wide blocks (WIDE_BLOCK): a nonzero product of lane j lies at exponent sum
+    e_j = ra + rb <= anchor, so its cut shl(prod, e_j - shift - q) is (prod <<
+    L) >> d_j with the constant L = F - shift and d_j = q + F - e_j >= 0 (prod
+    << L < 2**(F+2)): one constant and one clamped shift for
+    :func:`.core.cut`'s four clamps; the anchor skips zero products by a
+    select. Short blocks: zero products and specials move the exponent sum
+    far down or up (_ZERO_SHIFT, _SPECIAL_SHIFT) and every lane is cut by
+    :func:`.core.cut`."""
     a_spec, b_spec = kp.a_spec, kp.b_spec
+    wide = kp.block >= WIDE_BLOCK
     shift = a_spec[3] + b_spec[3]
-    # one max over the lanes gives the anchor and the specials: a zero
-    # product aligns below NO_FLOOR (it never sets the anchor), a NaN or Inf
-    # word far above any exponent; integer operations only, with no early
-    # exit, so that the lanes vectorize
-    anchor = NO_FLOOR
+    bits = kp.window.bits
+    left = bits - shift if bits > shift else 0
+    right = shift - bits if shift > bits else 0
+    top = NO_FLOOR  # the largest exponent sum of a nonzero product
+    special = False
     negs = 1
     cs = 0
     cm = 0
@@ -203,25 +241,37 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
     if have_acc:
         special, cs, cm, cr = fields(acc_word, acc_spec)
         negs = cs
-        anchor = (cr if cm != 0 else NO_FLOOR) + (np.int64(special) << _SPECIAL_SHIFT)
+        top = cr if cm != 0 else NO_FLOOR
+        if not wide:
+            top += np.int64(special) << _SPECIAL_SHIFT
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
         spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
         spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
         negs &= sa ^ sb
-        anchor = max(anchor, ra + rb - (np.int64((ma == 0) | (mb == 0)) << _ZERO_SHIFT)
-                     + (np.int64(spa | spb) << _SPECIAL_SHIFT))
+        if wide:
+            special |= spa | spb
+            top = max(top, ra + rb if ma * mb != 0 else NO_FLOOR)
+        else:
+            top = max(top, ra + rb - (np.int64((ma == 0) | (mb == 0)) << _ZERO_SHIFT)
+                      + (np.int64(spa | spb) << _SPECIAL_SHIFT))
     all_neg = negs == 1
-    if anchor >= 1 << (_SPECIAL_SHIFT - 1):
+    if (special if wide else top >= 1 << (_SPECIAL_SHIFT - 1)):
         flags = _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc)
         return specials_word(flags, stage)[1]
-    q = quantum(anchor, kp.window)
+    q = quantum(top, kp.window)
     m = cut(cm, cr - acc_spec[3] - q, cs) if have_acc else 0
+    home = q + bits  # the anchor, never below the floor
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
         spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
         spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
-        m += cut(ma * mb, ra + rb - shift - q, sa ^ sb)
+        s = sa ^ sb
+        if wide:
+            d = min(max(home - ra - rb, 0) + right, 63)
+            m += ((((ma * mb) << left) >> d) ^ -s) + s
+        else:
+            m += cut(ma * mb, ra + rb - shift - q, s)
     return window_word(m, q, 0 if all_neg else NONNEG, kp.window, stage)
 
 

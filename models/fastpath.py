@@ -35,7 +35,14 @@ import numpy as np
 from numba import njit
 
 from .core import new_terms
-from .core_loop import KernelParams, case_word, lane_decoder_applies, prepare
+from .core_loop import (
+    KernelParams,
+    case_word,
+    lane_decoder_applies,
+    prepare,
+    stray_pair,
+    word_pairs,
+)
 from .formats import Format, convert_input, get_format
 
 # Fields of EngineParams this path implements. A field added later (by a new
@@ -102,21 +109,14 @@ def supports(dp, params) -> bool:
     return True
 
 
-def _stray_pair(width: int) -> int:
-    """The bits of a 64-bit pair of uint32 words that lie above a ``width``-bit
-    format in either word (the kernel scans A and B rows as such pairs)."""
-    word = (1 << width) - 1 if width < 32 else 0xFFFFFFFF
-    return ~(word | (word << 32)) & 0xFFFFFFFFFFFFFFFF
-
-
 def _build_kernel(kp: KernelParams):
     """A kernel for one configuration, ``kp`` a compile-time constant, so the
     decoders and the rounding fold to the few bit operations that this
     configuration needs. Numba caches each on disk by its constants."""
     lanes = lane_decoder_applies(kp)
     size = kp.block + 2
-    a_stray, b_stray = np.uint64(_stray_pair(kp.a_spec[1])), np.uint64(_stray_pair(kp.b_spec[1]))
-    c_stray = np.uint64(_stray_pair(kp.c_spec[1]) & 0xFFFFFFFF)
+    a_stray, b_stray = np.uint64(stray_pair(kp.a_spec[1])), np.uint64(stray_pair(kp.b_spec[1]))
+    c_stray = np.uint64(stray_pair(kp.c_spec[1]) & 0xFFFFFFFF)
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, order, out, a64, b64):
@@ -158,15 +158,6 @@ def scans_words(dp, cases, p) -> bool:
             and all(x.dtype == np.uint32 for x in (cases.a, cases.b, cases.c)))
 
 
-def pairs_of(a_words: np.ndarray, b_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A and B rows as 64-bit pairs of words for the kernel's scan (an odd K
-    gives empty pairs: fast_dot scans those words on the host)."""
-    if a_words.shape[1] % 2:
-        empty = np.zeros((len(a_words), 0), np.uint64)
-        return empty, empty
-    return a_words.view(np.uint64), b_words.view(np.uint64)
-
-
 def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarray:
     """Output words (uint32): the same as the plain kernel, see the module doc.
     ``scan_words``: raise CasesError for a word with bits above its format
@@ -184,13 +175,13 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
     n = len(out)
     parts = min(max(1, int(jobs)), max(1, n // MIN_CASES_PER_JOB))
     if parts == 1:
-        high = kernel(a_words, b_words, c_words, order, out, *pairs_of(a_words, b_words))
+        high = kernel(a_words, b_words, c_words, order, out, *word_pairs(a_words, b_words))
     else:
         cuts = np.linspace(0, n, parts + 1).astype(int)
         with ThreadPoolExecutor(parts) as pool:
             high = any(pool.map(lambda lo, hi: kernel(
                 a_words[lo:hi], b_words[lo:hi], c_words[lo:hi], order, out[lo:hi],
-                *pairs_of(a_words[lo:hi], b_words[lo:hi])), cuts[:-1], cuts[1:]))
+                *word_pairs(a_words[lo:hi], b_words[lo:hi])), cuts[:-1], cuts[1:]))
     if scan_words and high:
         cases.check(dp)  # raises: a word does not fit its format
     return out

@@ -48,7 +48,7 @@ from .core import (
     term_flags,
     window_word,
 )
-from .core_loop import OVERFLOWS, fields, lane_class
+from .core_loop import OVERFLOWS, fields, lane_class, stray_pair
 from .formats import Rounding, decode_scalar, get_format
 
 UNSET = NO_FLOOR  # an absent term of the quantum
@@ -276,12 +276,14 @@ def _build_fast(kp: ScaledKernelParams):
     unit = (1 - a_spec[4] - fa) + (1 - b_spec[4] - fb)
     pw, cw, sw = kp.product_window, kp.c_window, kp.scale_window
     part = block if group == 1 else group  # the lanes of one first-pass step
+    a_stray, b_stray = np.uint64(stray_pair(a_spec[1])), np.uint64(stray_pair(b_spec[1]))
+    c_stray = np.uint64(stray_pair(c_spec[1]) & 0xFFFFFFFF)
 
     @njit(cache=True, nogil=True)
-    def kernel(a, b, c, sa, sb, out):
-        """Every case's word into ``out``; returns the OR of the A, B and C
-        words' bits above their formats (nonzero: a word does not fit)."""
-        high = 0
+    def kernel(a, b, c, sa, sb, out, a64, b64):
+        """Every case's word into ``out``; returns whether an A, B or C word
+        has bits above its format (A and B read as pairs: core_loop.word_pairs)."""
+        high = np.uint64(0)
         prod, t, tscale = scaled_scratch(kp)
         s_sig = np.zeros(n_scales, np.int64)  # scale_a * scale_b of each block
         s_lsb = np.zeros(n_scales, np.int64)
@@ -298,7 +300,9 @@ def _build_fast(kp: ScaledKernelParams):
                 s_sig[j] = mx * my
                 s_lsb[j] = lx + ly
                 s_raw[j] = rx + ry
-            high |= np.int64(c[i]) >> c_spec[1]
+            for j in range(a64.shape[1]):
+                high |= (a64[i, j] & a_stray) | (b64[i, j] & b_stray)
+            high |= np.uint64(c[i]) & c_stray
             c_special, cs, cm, cr = fields(np.int64(c[i]), c_spec)
             bad |= c_special
             # pass 1, per scale block (products cut one by one) or per group
@@ -317,7 +321,6 @@ def _build_fast(kp: ScaledKernelParams):
                     spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
                     spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
                     specials |= np.int64(spa) | np.int64(spb)
-                    high |= (np.int64(a[i, kk]) >> a_spec[1]) | (np.int64(b[i, kk]) >> b_spec[1])
                     sig = ma * mb
                     nonzero += sig
                     if pw != UNSET:  # a zero product: below UNSET
@@ -358,7 +361,7 @@ def _build_fast(kp: ScaledKernelParams):
                     m += cut(-total if neg else total, unit + s_lsb[(g * group) // block] - q,
                              1 if neg else 0)
             out[i] = window_word(m, q, 0 if all_neg == 1 else NONNEG, kp.window, kp.stage)
-        return high
+        return high != 0
 
     return kernel
 

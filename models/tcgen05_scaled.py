@@ -40,7 +40,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 
 from . import fastpath
-from .core_loop import OVERFLOWS
+from .core_loop import OVERFLOWS, word_pairs
 from .formats import get_format
 from .model import Model, ModelError
 from .scaled_kernel import fast_applies, fast_kernel, kernel_params, scaled_kernel
@@ -111,19 +111,22 @@ class BlockScaledModel(Model):
         fast = fast_applies(kp) and speed.worthwhile(dp, self.params, len(cases))
         # the fast kernel scans the words for bits above their formats as it
         # reads them (uint32 words as they are, no sparse mask)
-        scan = fast and cases.active is None and all(
+        # (A and B as pairs of words: an even K)
+        scan = fast and cases.active is None and cases.k % 2 == 0 and all(
             x.dtype == np.uint32 for x in (cases.a, cases.b, cases.c))
         cases.check(dp, words=not scan)
         a, b = cases.masked()
-        out = np.empty(len(cases), np.int64)
         if fast:
             fastpath.remember(dp, self.params)
             words = lambda x: np.ascontiguousarray(x, dtype=np.uint32)  # noqa: E731
-            high = fast_kernel(kp)(words(a), words(b), words(cases.c), words(cases.scale_a),
-                                   words(cases.scale_b), out)
+            a, b = words(a), words(b)
+            out = np.empty(len(cases), np.uint32)
+            high = fast_kernel(kp)(a, b, words(cases.c), words(cases.scale_a),
+                                   words(cases.scale_b), out, *word_pairs(a, b))
             if high:
                 cases.check(dp)  # raises: a word does not fit its format
-            return out.astype(np.uint32)
+            return out
+        out = np.empty(len(cases), np.int64)
         scaled_kernel(
             np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
             np.asarray(cases.c, np.int64),
