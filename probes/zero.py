@@ -119,6 +119,14 @@ def run(ctx) -> Finding:
             if pn is not None and pp is not None and pn[2] == t:
                 bt2.add(f"C = +0, -2^{t} and +2^{t - 1}",
                         _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp))
+        # the same pair from subnormal inputs: values below every raw exponent
+        # (2^-29 to 2^-48 for f16), so a floor whose window ends above them
+        # cuts both (+0) where a lower one keeps them (-0)
+        for t in range(lowest_raw - 1, sa + sb, -1):
+            pn, pp = product(fa, fb, t, 1), product(fa, fb, t - 1, 0)
+            if pn is not None and pp is not None:
+                bt2.add(f"C = +0, -2^{t} and +2^{t - 1} (subnormal inputs)",
+                        _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp))
     # every lane of the last block tiny: the sum shows what a lone product cannot
     last = (ctx.value("blocks") or [list(range(dp.k))])[-1]
     for t in range(osub - 9, osub + 1):

@@ -80,6 +80,23 @@ PROFILES = {
                                            overflow="saturate", k_order=list(range(16))[::-1]),
                                       {"output_rounding": "rz", "zero_sign": "ieee"},
                                       ("carry_bits",)),
+    # an f16 D keeping 5 fraction bits: no visible output bit reaches below
+    # 2^-19, but with IEEE zeros the sign of a tiny sum of subnormal-input
+    # products (-0 kept, +0 cut) shows the floor; with +0 zeros nothing does
+    "tcgen05-f16-f16-f13-c2-saturate-keep5-ieee": ("tcgen05", "f16", "f16",
+                                                   dict(window_bits=13, block_size=2,
+                                                        zero_floor=-21, input_conversion="rne",
+                                                        zero_sign="ieee", nan=0x7E00,
+                                                        output_frac_bits=5, carry_bits=2,
+                                                        carry_top="saturate"),
+                                                   {"zero_floor": -21, "zero_sign": "ieee",
+                                                    "output_frac_bits": 5}, ()),
+    "tcgen05-f16-f16-f13-c2-saturate-keep5": ("tcgen05", "f16", "f16",
+                                              dict(window_bits=13, block_size=2, zero_floor=-21,
+                                                   nan=0x7E00, output_frac_bits=5, carry_bits=2,
+                                                   carry_top="saturate"),
+                                              {"zero_sign": "positive", "output_frac_bits": 5},
+                                              ("zero_floor",)),
     "wgmma-bf16-f19-rz-unbounded": ("wgmma", "bf16", "f32",
                                     dict(window_bits=19, block_size=32, zero_floor=-129,
                                          input_conversion="rne"),
