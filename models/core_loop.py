@@ -155,6 +155,19 @@ def stray_pair(width: int) -> int:
     return ~(word | (word << 32)) & 0xFFFFFFFFFFFFFFFF
 
 
+def stray_word(width: int) -> int:
+    """The bits of one uint32 word above a ``width``-bit format (the C scan)."""
+    return stray_pair(width) & 0xFFFFFFFF
+
+
+def scan_reads_words_as_given(cases) -> bool:
+    """Whether a fast kernel's scan of the words (word_pairs and C) covers
+    every word Cases.check scans: uint32 words, no sparse mask (which zeroes
+    the disabled positions), an even K (whole pairs)."""
+    return (cases.active is None and cases.k % 2 == 0
+            and all(x.dtype == np.uint32 for x in (cases.a, cases.b, cases.c)))
+
+
 def word_pairs(a_words: np.ndarray, b_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A and B rows as 64-bit pairs of words for the kernel's scan (an odd K
     gives empty pairs: the caller scans those words on the host)."""

@@ -40,7 +40,9 @@ from .core_loop import (
     case_word,
     lane_decoder_applies,
     prepare,
+    scan_reads_words_as_given,
     stray_pair,
+    stray_word,
     word_pairs,
 )
 from .formats import Format, convert_input, get_format
@@ -116,12 +118,12 @@ def _build_kernel(kp: KernelParams):
     lanes = lane_decoder_applies(kp)
     size = kp.block + 2
     a_stray, b_stray = np.uint64(stray_pair(kp.a_spec[1])), np.uint64(stray_pair(kp.b_spec[1]))
-    c_stray = np.uint64(stray_pair(kp.c_spec[1]) & 0xFFFFFFFF)
+    c_stray = np.uint64(stray_word(kp.c_spec[1]))
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, order, out, a64, b64):
         """Every case's word into ``out``; returns whether an A, B or C word
-        has bits above its format (A and B read as pairs, see pairs_of)."""
+        has bits above its format (A and B read as pairs, see word_pairs)."""
         t = new_terms(size)
         high = np.uint64(0)
         for i in range(a.shape[0]):
@@ -154,8 +156,7 @@ def scans_words(dp, cases, p) -> bool:
     bits above their formats is the scan Cases.check makes."""
     converted = any(get_format(t).drop_bits and p.input_conversion != "truncate"
                     for t in (dp.a_type, dp.b_type))
-    return (cases.active is None and not converted and p.c_convert is None and cases.k % 2 == 0
-            and all(x.dtype == np.uint32 for x in (cases.a, cases.b, cases.c)))
+    return scan_reads_words_as_given(cases) and not converted and p.c_convert is None
 
 
 def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarray:

@@ -48,7 +48,7 @@ from .core import (
     term_flags,
     window_word,
 )
-from .core_loop import OVERFLOWS, fields, lane_class, stray_pair
+from .core_loop import OVERFLOWS, fields, lane_class, stray_pair, stray_word
 from .formats import Rounding, decode_scalar, get_format
 
 UNSET = NO_FLOOR  # an absent term of the quantum
@@ -277,7 +277,7 @@ def _build_fast(kp: ScaledKernelParams):
     pw, cw, sw = kp.product_window, kp.c_window, kp.scale_window
     part = block if group == 1 else group  # the lanes of one first-pass step
     a_stray, b_stray = np.uint64(stray_pair(a_spec[1])), np.uint64(stray_pair(b_spec[1]))
-    c_stray = np.uint64(stray_pair(c_spec[1]) & 0xFFFFFFFF)
+    c_stray = np.uint64(stray_word(c_spec[1]))
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, sa, sb, out, a64, b64):

@@ -40,7 +40,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 
 from . import fastpath
-from .core_loop import OVERFLOWS, word_pairs
+from .core_loop import OVERFLOWS, scan_reads_words_as_given, word_pairs
 from .formats import get_format
 from .model import Model, ModelError
 from .scaled_kernel import fast_applies, fast_kernel, kernel_params, scaled_kernel
@@ -110,10 +110,8 @@ class BlockScaledModel(Model):
         speed = speed or fastpath.Speed()
         fast = fast_applies(kp) and speed.worthwhile(dp, self.params, len(cases))
         # the fast kernel scans the words for bits above their formats as it
-        # reads them (uint32 words as they are, no sparse mask)
-        # (A and B as pairs of words: an even K)
-        scan = fast and cases.active is None and cases.k % 2 == 0 and all(
-            x.dtype == np.uint32 for x in (cases.a, cases.b, cases.c))
+        # reads them (the words as given: core_loop.scan_reads_words_as_given)
+        scan = fast and scan_reads_words_as_given(cases)
         cases.check(dp, words=not scan)
         a, b = cases.masked()
         if fast:

@@ -155,6 +155,11 @@ class Batch:
         return ev
 
 
+# The most integer bits above the anchor that the steps try for an accumulator
+# (its top wraps, saturates or normalizes past them).
+MOST_CARRY_BITS = 8
+
+
 def open_keeps(ctx) -> list:
     """The output fraction bits the rounding step could not tell apart (no
     sum there needed all of them), for a later step whose cases may show

@@ -17,7 +17,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.words import product, word
 
-from .common import Batch, Finding
+from .common import MOST_CARRY_BITS, Batch, Finding
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 
@@ -157,7 +157,7 @@ def run(ctx) -> Finding:
     if not ok:
         # large sums may wrap in a narrow accumulator (the carry step's subject)
         wide = {(r, kap, bits, top): {**over, "carry_bits": bits, "carry_top": top}
-                for (r, kap), over in cands.items() for bits in range(0, 9)
+                for (r, kap), over in cands.items() for bits in range(0, MOST_CARRY_BITS + 1)
                 for top in ("wrap", "saturate", "normalize")}
         okw = ctx.consistent(cs, words, wide)
         if okw:
@@ -251,10 +251,11 @@ def _narrow(ctx, cs, words, F, kappas, ok, out):
         return None
     kmin = min(k for _, k in ok)
     bits = kmin + 1 - F
-    if kmin >= out or not 2 <= bits <= 8:
+    if kmin >= out or not 2 <= bits <= MOST_CARRY_BITS:
         # RZ at the output's own width, or keeping just the window's F bits (the
-        # measured fp8 paths of Ada and Hopper: one carry bit would look the
-        # same): the plainer reading is kept
+        # fp8 paths of Ada and Hopper measured in the Khattak-Mikaitis captures,
+        # ../shared/hwdata: one carry bit would look the same): the plainer
+        # reading is kept
         return None
     alt = {(r, kap): {"output_rounding": r, "window_bits": F, "carry_bits": bits,
                       "carry_top": "normalize", "output_frac_bits": None if kap == out else kap}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from tcprobe.models.formats import Specials
 from tcprobe.models.words import exp_range, max_sig, pow2, product, word
 
-from .common import Batch, Finding, open_keeps
+from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps
 
 
 def _nans(f):
@@ -116,7 +116,7 @@ def run(ctx) -> Finding:
     ok = ctx.consistent(cs, w, cands)
     if not ok:  # the largest sums may wrap in a narrow accumulator (see carry)
         wide = {(ov, b, top): {**c, "carry_bits": b, "carry_top": top}
-                for ov, c in cands.items() for b in range(0, 9)
+                for ov, c in cands.items() for b in range(0, MOST_CARRY_BITS + 1)
                 for top in ("wrap", "saturate", "normalize")}
         ok = sorted({ov for ov, _, _ in ctx.consistent(cs, w, wide)})
     if not ok:

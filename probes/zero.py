@@ -20,7 +20,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, product, word, zero
 
-from .common import Batch, Finding, open_keeps
+from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps
 
 
 def _lanes(ctx, n: int = 2):
@@ -251,7 +251,7 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
     F = ctx.value("window_bits")
     narrow = None if F is None else out + 1 - F
     if ctx.value("output_rounding") == "rz" and ctx.params().output_frac_bits in (None, out) \
-            and narrow is not None and 0 <= narrow <= 8 and ctx.value("carry_bits") is None:
+            and narrow is not None and 0 <= narrow <= MOST_CARRY_BITS and ctx.value("carry_bits") is None:
         tops["normalize"] = {"carry_bits": narrow, "carry_top": "normalize"}
     base = {(f, z): {"zero_floor": f, "zero_sign": z} for f, _, z in cands}
     fits = ctx.consistent(cases, words, {
