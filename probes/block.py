@@ -32,7 +32,7 @@ import numpy as np
 
 from tcprobe.models.words import pow2, product, word
 
-from .common import Batch, Finding
+from .common import Batch, Finding, window
 from .internal import setup
 
 
@@ -42,7 +42,8 @@ def run(ctx) -> Finding:
         from .split import run as split_run  # C never meets the products: sub-MMAs
 
         return split_run(ctx)
-    F = ctx.require("internal").values.get("window_bits")
+    ctx.require("internal")
+    F = window(ctx)
     # a D word shows at most its format's fraction bits: one more visible bit
     # is a tie rounded away (RNA), and the edge bit 2**(E-F) of F >= frac + 2
     # stays hidden in both orders there too
@@ -71,10 +72,15 @@ def run(ctx) -> Finding:
         ev += ev1[:4]
         method = "cancellation at the window's edge"
         order_known = len(blocks) == 1
-        c_tie = pow2(fc, E - vis - 1)
-        if len(blocks) > 1 and c_tie is not None:
-            blocks, order_known, ev2 = _order_tie(ctx, blocks, E, vis, plus, minus, c_tie)
-            ev += ev2
+        # C half an output ulp of 2**E; where RNA rounds a tie away, one more
+        # bit shows than the output keeps, and half its ulp is 2**(E - vis)
+        for c_exp in (E - vis - 1, E - vis):
+            c_tie = pow2(fc, c_exp)
+            if len(blocks) > 1 and not order_known and c_tie is not None:
+                tied, order_known, ev2 = _order_tie(ctx, blocks, E, c_exp, plus, minus, c_tie)
+                if order_known:
+                    blocks = tied
+                    ev += ev2
         if len(blocks) > 1 and not order_known and t2_ok:
             blocks, order_known, ev2 = _order(ctx, blocks, E, s, plus, minus, small, c_s, c_s1)
             ev += ev2
@@ -207,28 +213,25 @@ def _blocks_from_before(before, K):
     return blocks, consistent
 
 
-def _order_tie(ctx, blocks, E, vis, plus, minus, c_tie):
-    """first(P, Q) with +2**E in a lane of P, -2**E in a lane of Q and C half
-    an output ulp of 2**E: if P comes first, 2**E + C is a tie (or a cut)
-    that lands on 2**E and the sum is 0; if Q comes first, -2**E + C is
-    exact (one bit more below a power of two) and C survives."""
+def _order_tie(ctx, blocks, E, c_exp, plus, minus, c_tie):
+    """first(P, Q) with +2**E in a lane of P, -2**E in a lane of Q and C =
+    2**c_exp half an output ulp of 2**E: if P comes first, 2**E + C is a tie
+    (or a cut) that lands on 2**E (the sum is 0) or, rounded away, on the
+    next word (the sum is one ulp); if Q comes first, -2**E + C is exact (one
+    bit more below a power of two) and C survives. Known where the pairs
+    give one order."""
     bt = Batch(ctx.dp)
-    ref = bt.add(f"C = 2^{E - vis - 1} alone", {}, c_tie)
+    ref = bt.add(f"C = 2^{c_exp} alone", {}, c_tie)
     rows = {}
     for n, p in enumerate(blocks):
         for q, b in enumerate(blocks):
             if n != q:
                 x, y = next(((x, y) for x in p for y in b if ctx.co_active((x, y))), (p[0], b[0]))
                 rows[(n, q)] = bt.add(f"lane {x}: +2^{E}, lane {y}: -2^{E}, "
-                                      f"C = 2^{E - vis - 1}", {x: plus[:2], y: minus[:2]},
+                                      f"C = 2^{c_exp}", {x: plus[:2], y: minus[:2]},
                                       c_tie)
     w = ctx.run(bt.cases())
-    first = {}
-    for (n, q), r in rows.items():
-        if w[r] == w[ref]:
-            first[(n, q)] = False  # Q's block came first
-        elif int(w[r]) & ((1 << (ctx.d_fmt.width - 1)) - 1) == 0:
-            first[(n, q)] = True
+    first = {(n, q): bool(w[r] != w[ref]) for (n, q), r in rows.items()}  # else Q's came first
     nb = len(blocks)
     pre = {n: {q for q in range(nb) if q != n and first.get((n, q)) is False} for n in range(nb)}
     order = sorted(range(nb), key=lambda n: (len(pre[n]), min(blocks[n])))

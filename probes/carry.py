@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from tcprobe.models.words import exp_range, max_sig, word
 
-from .common import Batch, Finding
+from .common import Batch, Finding, open_keeps, window
 
 TOPS = ("wrap", "saturate", "normalize")
 MAX_BITS = 8
@@ -66,10 +66,18 @@ def cases(ctx) -> tuple[Batch, int]:
     bt = Batch(dp)
     homes = [t for t in (0, -1, 2) if _split(fa, fb, t)]
 
+    # C the largest value at an exponent; where blocks chain, C passes the
+    # earlier blocks rounded into the output, so it keeps no more fraction
+    # bits than the output (else it rounds up to the next power of two there)
+    keep = fc.frac_bits
+    if len(ctx.value("blocks") or [0]) > 1:
+        keep = min(keep, ctx.params().output_frac_bits or keep, *open_keeps(ctx))
+    c_sig = max_sig(fc) >> (fc.frac_bits - keep)
+
     def c_words(sign, t):
         out = [None]
         for ce in (t, t + 1):
-            c = word(fc, sign, max_sig(fc), ce - fc.frac_bits)
+            c = word(fc, sign, c_sig, ce - keep)
             if c is not None:
                 out.append(c)
         return out
@@ -87,7 +95,7 @@ def cases(ctx) -> tuple[Batch, int]:
                         bt.add(f"{n} lanes {'-' if sign else '+'}{ma}*{mb} at 2^{t}",
                                {k: p for k in lanes[:n]}, c)
     # -- normalize probes: n ones, half an output ulp, the window's last bit --
-    F = ctx.value("window_bits")
+    F = window(ctx)
     keep = ctx.value("output_frac_bits") or ctx.d_fmt.frac_bits
     if F is not None and homes and L >= 3:
         t = homes[0]

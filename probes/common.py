@@ -160,6 +160,15 @@ class Batch:
 MOST_CARRY_BITS = 8
 
 
+def window(ctx):
+    """The window F: the internal step's, or the one it assumes where every
+    wider window gives the same words (None where neither is known)."""
+    found = ctx.value("window_bits")
+    if found is not None or "internal" not in ctx.findings:
+        return found
+    return ctx.findings["internal"].values.get("assumed", {}).get("window_bits")
+
+
 def open_keeps(ctx) -> list:
     """The output fraction bits the rounding step could not tell apart (no
     sum there needed all of them), for a later step whose cases may show

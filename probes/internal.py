@@ -18,7 +18,8 @@ from .common import Batch, Finding
 
 
 def sweep(ctx, pairs, E, emax):
-    """(per pair: the survival run length, rows for evidence)."""
+    """(per pair: the survival run length, rows for evidence, and the largest
+    e at which C alone still shows in the output)."""
     bt = Batch(ctx.dp)
     plus = product(ctx.a_fmt, ctx.b_fmt, E, 0)
     minus = product(ctx.a_fmt, ctx.b_fmt, E, 1)
@@ -31,6 +32,10 @@ def sweep(ctx, pairs, E, emax):
             rows[(i, j, e)] = bt.add(f"lane {i}: +2^{E}, lane {j}: -2^{E}, C = 2^{E - e}",
                                      {i: plus[:2], j: minus[:2]}, pow2(ctx.c_fmt, E - e))
     w = ctx.run(bt.cases())
+    # C alone must show (an output keeping few bits rounds a tiny C to zero):
+    # a cut C and a C that does not show give the same word
+    shown = [e for e in range(1, emax + 1) if int(w[refs[e]]) & ((1 << (ctx.d_fmt.width - 1)) - 1)]
+    emax = max(shown, default=0)
     runs = {}
     for i, j in pairs:
         n = 0
@@ -39,7 +44,25 @@ def sweep(ctx, pairs, E, emax):
                 break
             n = e
         runs[(i, j)] = n
-    return runs, bt, w, rows, refs
+    return runs, bt, w, rows, refs, emax
+
+
+def _top_exponent(ctx) -> int:
+    """The largest E with +-2**E products that the output still holds."""
+    _, na, xa = exp_range(ctx.a_fmt)
+    _, nb, xb = exp_range(ctx.b_fmt)
+    _, _, xd = exp_range(ctx.d_fmt)
+    return max(min(xa + xb, xd - 1), na + nb)
+
+
+def _span(ctx) -> int:
+    """How far below a block's anchor any term's last bit can lie: products
+    anchored at the largest raw exponent sum over C's smallest step, or C at
+    its largest over the smallest product's last bit."""
+    pa, _, xa = exp_range(ctx.a_fmt)
+    pb, _, xb = exp_range(ctx.b_fmt)
+    csub, _, xc = exp_range(ctx.c_fmt)
+    return max(xa + xb - min(csub, pa + pb), xc - (pa + pb))
 
 
 def at(ctx, pairs, E, e):
@@ -54,7 +77,11 @@ def at(ctx, pairs, E, e):
 
 
 def setup(ctx):
+    """(E, emax): the probes' product exponent (the internal step's, once it
+    moved to the largest products) and how far below it C reaches."""
     E = home_exponent(ctx.a_fmt, ctx.b_fmt)
+    if "internal" in ctx.findings:
+        E = ctx.findings["internal"].values.get("home", E)
     _, cmin, _ = exp_range(ctx.c_fmt)
     csub, _, _ = exp_range(ctx.c_fmt)
     emax = min(60, E - csub)
@@ -75,17 +102,28 @@ def run(ctx) -> Finding:
     if ctx.dp.sparse:  # pairs that can be active together (sparse tf32 keeps one of each pair)
         pairs = [(i, j + 1 if not ctx.co_active((i, j)) and j + 1 < k else j) for i, j in pairs]
         pairs = list(dict.fromkeys(p for p in pairs if ctx.co_active(p)))
-    runs, bt, w, rows, refs = sweep(ctx, pairs, E, emax)
+    runs, bt, w, rows, refs, emax = sweep(ctx, pairs, E, emax)
     best = max(runs.values())
     notes = []
     if best <= vis:
         every = [(i, j) for i in range(k) for j in range(i + 1, k) if ctx.co_active((i, j))]
         more = at(ctx, every, E, best + 1)
         if more:
-            r2, bt, w, rows, refs = sweep(ctx, more[:4], E, emax)
+            r2, bt, w, rows, refs, emax = sweep(ctx, more[:4], E, emax)
             runs.update(r2)
             best = max(runs.values())
             notes.append(f"adjacent pairs straddle blocks; pairs {more[:4]} share one")
+    if best >= emax:
+        # C survived at its smallest: the largest products set a higher anchor,
+        # and C's smallest step may then fall below the window
+        E2 = _top_exponent(ctx)
+        emax2 = min(60, E2 - exp_range(ctx.c_fmt)[0])
+        if E2 > E:
+            notes.append(f"C at its smallest survives under +-2^{E} products; the largest, "
+                         f"+-2^{E2}, anchor the window {E2 - E} bits higher")
+            E = E2
+            runs, bt, w, rows, refs, emax = sweep(ctx, pairs, E, emax2)
+            best = max(runs.values())
     same = sorted(p for p, n in runs.items() if n == best)
     i, j = same[0]
     ev = []
@@ -94,8 +132,20 @@ def run(ctx) -> Finding:
             ev.append(bt.evidence(rows[(i, j, e)], [w[rows[(i, j, e)]], w[refs[e]]],
                                   "C survives (D = C alone)" if w[rows[(i, j, e)]] == w[refs[e]]
                                   else "C is cut (D differs from C alone)"))
-    values = {"window_bits": best, "same_block_pairs": [list(p) for p in same],
+    values = {"window_bits": best, "home": E, "same_block_pairs": [list(p) for p in same],
               "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}}
+    if best >= emax and emax >= _span(ctx):
+        # no term of any case has a bit further below the anchor than this
+        values["window_bits"] = None
+        values["undetermined"] = {"window_bits": (
+            f"at least {emax}: C's format cannot go lower, and no term has a bit more than "
+            f"{_span(ctx)} bits below its block's anchor, so this window and every wider one "
+            "give the same words on every input")}
+        values["assumed"] = {"window_bits": emax}
+        return Finding("internal", "partial",
+                       f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}, "
+                       f"as far as any term reaches: the window is at least {emax} bits",
+                       values, ev, notes)
     if best >= emax:
         values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
         values["window_bits"] = None

@@ -17,7 +17,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.words import product, word
 
-from .common import MOST_CARRY_BITS, Batch, Finding
+from .common import MOST_CARRY_BITS, Batch, Finding, window
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 
@@ -134,7 +134,7 @@ def run(ctx) -> Finding:
     # output's; C passes any earlier block alone, unchanged as long as it has no
     # more bits than the output visibly keeps (hence C's precision <= visible).
     blocks = ctx.require("block").values.get("blocks") or [[0]]
-    F = ctx.value("window_bits") or 56  # (a split datapath's window is the block step's)
+    F = window(ctx) or 56  # (a split datapath's window is the block step's)
     lane = blocks[-1][0]
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(1, vis - 2), out + 1))
@@ -142,8 +142,11 @@ def run(ctx) -> Finding:
     bvals = ctx.findings["block"].values
     structure_known = not ({"block_size", "k_order"} & set(bvals.get("undetermined", {})))
     if structure_known:
-        # every block's sum rounds (an early block's rounding carries into later ones)
-        for b in sorted(blocks, key=len, reverse=True)[:3]:
+        # every block's sum rounds (an early block's rounding carries into later
+        # ones, unless a narrow window cuts it there): the last block, whose
+        # rounding is the output's, and the largest others
+        others = sorted(blocks[:-1], key=len, reverse=True)
+        for b in [blocks[-1], *others[:2]]:
             block_cases(ctx, bt, b, F)
     cs = Cases.concat([bt.cases(), random_sums(ctx, F, 400)]) if structure_known else bt.cases()
     words = ctx.run(cs)
@@ -205,13 +208,15 @@ def run(ctx) -> Finding:
         values["narrow"] = {"carry_bits": bits, "rz_keep": keeps[0]}
         values["undetermined"]["output_rounding"] = (
             f"RZ keeping {keeps[0]} fraction bits, and a normalizing top at {bits} carry bits "
-            f"under {' or '.join(r.upper() for r in rounds)} keeping {keeps[0]} to {keeps[-1]}, "
-            f"give the same words on every case here: such an accumulator holds at most "
+            f"under {' or '.join(r.upper() for r in rounds if r != 'rz')} keeping "
+            + (f"{keeps[0]} to {keeps[-1]}" if keeps[-1] > keeps[0] else f"{keeps[0]}")
+            + ", give the same words on every case here: such an accumulator holds at most "
             f"F + {bits} = {F + bits} significant bits, no more than the output keeps, so the "
             "output rounding never acts on a sum in the normal range (subnormal results and "
             "overflow are the zero and specials steps')")
         notes.append(f"a normalizing top at {bits} carry bits (F + {bits} = {F + bits} bits) "
-                     "looks like an RZ output with fewer kept bits; the carry step measures it")
+                     "looks like an RZ output" + (" with fewer kept bits" if keeps[0] < out else "")
+                     + "; the carry step measures it")
     keep = max(keeps)
     values["output_frac_bits"] = None if keep == out else keep
     if len(keeps) > 1:
@@ -251,7 +256,7 @@ def _narrow(ctx, cs, words, F, kappas, ok, out):
         return None
     kmin = min(k for _, k in ok)
     bits = kmin + 1 - F
-    if kmin >= out or not 2 <= bits <= MOST_CARRY_BITS:
+    if kmin > out or not 2 <= bits <= MOST_CARRY_BITS:
         # RZ at the output's own width, or keeping just the window's F bits (the
         # fp8 paths of Ada and Hopper measured in the Khattak-Mikaitis captures,
         # ../shared/hwdata: one carry bit would look the same): the plainer

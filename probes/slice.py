@@ -4,7 +4,10 @@ Every slot of A, B and C is filled with one value (x, y, c), so every D
 element the instruction computes equals c + K x y whatever the layouts are.
 Each fill is launched twice: the words that are identical across the
 repeat for every fill and that follow the inputs together form the slice;
-stale words differ between launches or ignore the inputs. Then one
+stale words differ between launches or ignore the inputs. Where no word
+follows them (an accumulator with few carry bits wraps or saturates the K
+equal products of every fill alike), the fills are launched again with C
+scaled up to at least K x y, so that every sum needs one carry bit at most. Then one
 replicated random K-vector through the documented layout checks that the
 slice agrees on a real dot product.
 """
@@ -23,12 +26,24 @@ FILLS = ((0, 1, 0, 1, 0, 3, 0),  # (sign x, mag x, q x, mag y, q y, mag c, q c)
          (0, 1, -1, 1, -1, 7, -3))
 
 
-def _fills(ctx):
+def _c_above_products(k, mx, qx, my, qy, mc, qc) -> int:
+    """The exponent of C's last bit scaled up (never down) until mc * 2**qc
+    is at least the K equal products' sum k * mx * my * 2**(qx + qy)."""
+    while mc << max(qc - qx - qy, 0) < (k * mx * my) << max(qx + qy - qc, 0):
+        qc += 1
+    return qc
+
+
+def _fills(ctx, c_dominant: bool = False):
+    """The fills' (x, y, c) words and their launch batch (each fill twice);
+    ``c_dominant``: C at least the K products' sum (_c_above_products)."""
     t = ctx.tile()
     rows = []
     for n, (sx, mx, qx, my, qy, mc, qc) in enumerate(FILLS):
         x = word(ctx.a_fmt, sx, mx, qx)
         y = word(ctx.b_fmt, 0, my, qy)
+        if c_dominant:
+            qc = _c_above_products(ctx.dp.k, mx, qx, my, qy, mc, qc)
         c = word(ctx.c_fmt, 0, mc, qc)
         if x is None or y is None:  # narrow or integer formats: small whole numbers
             x = word(ctx.a_fmt, 0, n + 1, 0) or pow2(ctx.a_fmt, 0)
@@ -48,27 +63,20 @@ def run(ctx) -> Finding:
         return Finding("slice", "skipped",
                        f"{ctx.device.name} has no raw mode: it returns one word per case, so "
                        "there is no dump to search")
-    rows, batch, n = _fills(ctx)
-    dump = ctx.launch(batch)
-    first, second = dump[:n], dump[n:]
-    stable = (first == second).all(axis=0)
-    # group the stable words by what they returned across the fills
-    cols = first[:, stable].T
-    idx = np.flatnonzero(stable)
-    if not len(idx):
-        return Finding("slice", "failed", "no dump word is stable across a repeated launch")
-    groups, inv, counts = np.unique(cols, axis=0, return_inverse=True, return_counts=True)
-    # words that follow the inputs: not stale words that stay put, and not
-    # words that only echo C (accumulator slots the MMA does not write)
-    c_el = np.array([r[2] for r in rows], np.uint32) & np.uint32(ctx.nominal.elem_mask)
-    if ctx.nominal.halves == 2:
-        c_el = c_el & np.uint32(0xFFFF)
-    follows = np.array([len(set(g.tolist())) > 1 and not np.array_equal(g, c_el)
-                        for g in groups])
-    best = int(np.argmax(np.where(follows, counts, -1)))
-    carry = idx[inv.ravel() == best]  # every element that holds D of a constant fill
-    if not follows[best]:
-        return Finding("slice", "failed", "no dump word follows the inputs")
+    for c_dominant in (False, True):
+        rows, batch, n = _fills(ctx, c_dominant)
+        dump = ctx.launch(batch)
+        first, second = dump[:n], dump[n:]
+        stable = (first == second).all(axis=0)
+        idx = np.flatnonzero(stable)
+        if not len(idx):
+            return Finding("slice", "failed", "no dump word is stable across a repeated launch")
+        carry = _following_words(ctx, rows, first[:, stable].T, idx)
+        if carry is not None:
+            break
+    else:
+        return Finding("slice", "failed", "no dump word follows the inputs (nor with C above "
+                       "the products' sum)")
     label = ctx.nominal.label
     ev = []
     for i, (x, y, c) in enumerate(rows):
@@ -133,6 +141,24 @@ def run(ctx) -> Finding:
                    {"slice": [int(s) for s in slice_], "slice_words": len(slice_),
                     "d_elements": [int(s) for s in carry], "documented": bool(documented)},
                    ev, notes)
+
+
+def _following_words(ctx, rows, cols, idx):
+    """The dump elements (of the stable ones, ``idx``, with their words across
+    the fills, ``cols``) of the largest group that returned one word per fill
+    and follows the inputs: not a stale word that stays put, and not a word
+    that only echoes C (accumulator slots the MMA does not write); None if
+    no group does."""
+    groups, inv, counts = np.unique(cols, axis=0, return_inverse=True, return_counts=True)
+    c_el = np.array([r[2] for r in rows], np.uint32) & np.uint32(ctx.nominal.elem_mask)
+    if ctx.nominal.halves == 2:
+        c_el = c_el & np.uint32(0xFFFF)
+    follows = np.array([len(set(g.tolist())) > 1 and not np.array_equal(g, c_el)
+                        for g in groups])
+    best = int(np.argmax(np.where(follows, counts, -1)))
+    if not follows[best]:
+        return None
+    return idx[inv.ravel() == best]  # every element that holds D of a constant fill
 
 
 def _ranges(idx, label) -> str:

@@ -121,6 +121,8 @@ def run(ctx) -> Finding:
         ok = sorted({ov for ov, _, _ in ctx.consistent(cs, w, wide)})
     if not ok:
         ok = _open_output(ctx, cs, w, cands, values, notes)
+    if not ok:  # both: a narrow accumulator and an open rounding or kept width
+        ok = _open_output(ctx, cs, w, wide, values, notes)
     if len(ok) == 1:
         values["overflow"] = ok[0]
     elif len(ok) == 2:
@@ -162,15 +164,16 @@ def _overflow_hidden(ctx) -> str:
 
 
 def _open_output(ctx, cs, w, cands, values, notes) -> list:
-    """The overflow candidates that fit once the rounding and kept width the
+    """The overflows of the candidates (``cands``: by overflow, or by overflow,
+    carry bits and top) that fit once the rounding and kept width the
     rounding step left open are tried too (a saturated word keeps only the
     output's kept bits; under RZ an overflow gives the largest value too)."""
     keeps = open_keeps(ctx) or [ctx.value("output_frac_bits")]
     rnd = ctx.value("output_rounding")
     out = ctx.d_fmt.frac_bits
-    tries = {(ov, r, k): {**c, "output_rounding": r,
-                          "output_frac_bits": None if k == out else k}
-             for ov, c in cands.items() for r in ([rnd] if rnd else ("rz", "rne", "rna"))
+    tries = {(name, r, k): {**c, "output_rounding": r,
+                            "output_frac_bits": None if k == out else k}
+             for name, c in cands.items() for r in ([rnd] if rnd else ("rz", "rne", "rna"))
              for k in keeps}
     fits = ctx.consistent(cs, w, tries)
     kept = sorted({k for _, _, k in fits if k is not None})
@@ -178,4 +181,5 @@ def _open_output(ctx, cs, w, cands, values, notes) -> list:
         values["output_frac_bits"] = None if kept[0] == out else kept[0]
         values["settled"] = ["output_frac_bits"]
         notes.append(f"the largest finite word keeps {kept[0]} fraction bits")
-    return sorted({ov for ov, _, _ in fits})
+    # a candidate's name is its overflow, or (overflow, carry bits, top)
+    return sorted({name[0] if isinstance(name, tuple) else name for name, _, _ in fits})

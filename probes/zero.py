@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
-from tcprobe.models.words import exp_range, product, word, zero
+from tcprobe.models.words import exp_range, max_sig, product, word, zero
 
-from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps
+from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps, window
 
 
 def _lanes(ctx, n: int = 2):
@@ -53,7 +53,7 @@ def run(ctx) -> Finding:
     bt.add("C = -0 alone", {}, zero(fc, 1))
     bt.add("C = -1, product +1", {lane0: one[:2]}, word(fc, 1, 1, 0))
     bt.add("C = +1, product -1", {lane0: mone[:2]}, word(fc, 0, 1, 0))
-    osub, _, _ = exp_range(ctx.d_fmt)
+    osub = _last_step(ctx)
     tiny = product(fa, fb, osub - 3, 1)
     nzp = (nz_a, zero(fb))
     if tiny is not None:
@@ -67,7 +67,7 @@ def run(ctx) -> Finding:
         ev.append(bt.evidence(i, [w[i]], "-0" if negs[i] else ("+0" if int(w[i]) == 0 else "")))
     # -- the zero floor --------------------------------------------------------
     pair = _lanes(ctx)
-    F = ctx.value("window_bits") or 25
+    F = window(ctx) or 25
     rnd_known = ctx.value("output_rounding") is not None
     sa, na, _ = exp_range(fa)
     sb, nb, _ = exp_range(fb)
@@ -135,6 +135,17 @@ def run(ctx) -> Finding:
             if p is not None and p[2] == t:
                 bt2.add(f"C = 0, every lane of the last block 225/64*2^{t}",
                         {k: p[:2] for k in last})
+    # every lane of the last block the largest product at raw exponent t, from
+    # the lowest anchor up: with few carry bits the sum passes the top of an
+    # accumulator anchored at t (it wraps or saturates) but not of one the
+    # floor holds higher, so where that starts tells the floor
+    ma, mb = max_sig(fa), max_sig(fb)
+    for t in range(lowest_raw, min(osub + 12, lowest_raw + 60)):
+        for s in (0, 1):
+            p = product(fa, fb, t, s, (ma, mb), (fa.frac_bits, fb.frac_bits))
+            if p is not None and p[2] == t:
+                bt2.add(f"C = 0, every lane of the last block the largest product at 2^{t}",
+                        {k: p[:2] for k in last})
     # single products landing in the output's subnormal steps (rounding there)
     # (only the last block's sum can show a subnormal result: a later block
     # re-anchors it on the output's smallest normal exponent and cuts it)
@@ -184,7 +195,11 @@ def run(ctx) -> Finding:
     # a floor can cut a tiny term that would otherwise decide a zero's sign
     both = Cases.concat([cs, cs2])
     words = np.concatenate([w, w2])
-    cands = {(f, r, z): {"zero_floor": f, "output_rounding": r, "zero_sign": z}
+    # where the rounding step saw RZ at the output's width that a normalizing
+    # top under RNE or RNA explains too, those roundings come with that top
+    top = _narrow_top(ctx) if not rnd_known else {}
+    cands = {(f, r, z): {"zero_floor": f, "output_rounding": r, "zero_sign": z,
+                         **(top if r != "rz" else {})}
              for f in floors for r in roundings for z in ("positive", "ieee")}
     ok2 = ctx.consistent(both, words, cands)
     if not ok2:
@@ -196,6 +211,11 @@ def run(ctx) -> Finding:
     if not rnd_known and len(ok_round) == 1:
         values["output_rounding"] = ok_round[0]
         notes.append(f"outputs in the subnormal range settle the rounding: {ok_round[0]}")
+        if top and ok_round[0] != "rz":
+            values.update(top)
+            values["settled"] = [*values.get("settled", []), "carry_bits"]
+            notes.append(f"so the top is the one that rounding needs: it normalizes at "
+                         f"{top['carry_bits']} carry bits")
     if not ok2:
         return Finding("zero", "failed", f"{_sign_text(values)}; no zero floor reproduces the "
                        f"{len(cs2)} small-product cases", values, ev, notes)
@@ -248,7 +268,7 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
     out = ctx.d_fmt.frac_bits
     keeps = open_keeps(ctx) or [ctx.params().output_frac_bits or out]
     tops = {"found": {}}
-    F = ctx.value("window_bits")
+    F = window(ctx)
     narrow = None if F is None else out + 1 - F
     if ctx.value("output_rounding") == "rz" and ctx.params().output_frac_bits in (None, out) \
             and narrow is not None and 0 <= narrow <= MOST_CARRY_BITS and ctx.value("carry_bits") is None:
@@ -283,6 +303,25 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
                      f"bits, the output's precision) fits the subnormal results: in the normal "
                      f"range it gives the words of an RZ output")
     return [x[:3] for x in fits]
+
+
+def _narrow_top(ctx) -> dict:
+    """The normalizing top under which RNE or RNA fit the rounding step's sums
+    (its ``narrow`` reading: an RZ output that such a top explains too), where
+    the carry step did not measure the top; else {}."""
+    narrow = ctx.value("narrow")
+    if not narrow or ctx.value("carry_bits") is not None:
+        return {}
+    return {"carry_bits": narrow["carry_bits"], "carry_top": "normalize"}
+
+
+def _last_step(ctx) -> int:
+    """The exponent of the output's smallest step: an output that keeps fewer
+    fraction bits than its format steps by 2**(emin - keep) in the subnormal
+    range too (the kept width the earlier steps found or assume)."""
+    osub, emin, _ = exp_range(ctx.d_fmt)
+    keep = ctx.params().output_frac_bits
+    return osub if keep is None else max(osub, emin - keep)
 
 
 def _fill(lanes: dict, k: int, neg_zero) -> dict:

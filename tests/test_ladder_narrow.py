@@ -8,7 +8,7 @@ width and the floor where subnormal results or a saturated overflow show
 them (profiles from sweeps of random hidden-style profiles)."""
 
 import pytest
-from ladder_helpers import mismatched_keys
+from ladder_helpers import d_frac, mismatched_keys
 from test_ladder_carry import BASE, write
 
 from tcprobe.ladder import run_ladder
@@ -72,8 +72,9 @@ PROFILES = {
                                 dict(NORMALIZE, window_bits=20, block_size=16, zero_floor=-145,
                                      output_rounding="rna", zero_sign="ieee", carry_bits=4),
                                 {"output_rounding": "rna", "zero_floor": -145}, ()),
-    # RZ at the output's own width stays found: there the plainer reading is
-    # kept (a top at F + c = 24 bits would give the same words)
+    # RZ at the output's own width with F = 23 stays found: a top at one carry
+    # bit (F + 1 = 24) would give the same words, and the plainer reading is
+    # kept (the measured windows look like this)
     "mma-f16-f23-c5-rz-blocks-of-2": ("mma", "f16", "f32",
                                       dict(NORMALIZE, window_bits=23, block_size=2,
                                            zero_floor=-142, zero_sign="ieee", carry_bits=5,
@@ -97,11 +98,28 @@ PROFILES = {
                                                    carry_top="saturate"),
                                               {"zero_sign": "positive", "output_frac_bits": 5},
                                               ("zero_floor",)),
+    # RZ at the output's width with F + 5 = 24: a normalizing top at 5 carry
+    # bits under RNE or RNA gives the same words; with the floor's window
+    # ending above the output's last step no subnormal result tells them apart
     "wgmma-bf16-f19-rz-unbounded": ("wgmma", "bf16", "f32",
                                     dict(window_bits=19, block_size=32, zero_floor=-129,
                                          input_conversion="rne"),
-                                    {"output_rounding": "rz", "zero_floor": -129},
-                                    ("carry_bits",)),
+                                    {"zero_floor": -129}, ("carry_bits", "output_rounding")),
+    # the same reading with a nearest rounding and that top: subnormal results
+    # below the window's last bit settle the rounding and the top, or nothing
+    # does and both stay open
+    "mma-bf16-f20-c4-normalize-rna-floor-140": ("mma", "bf16", "f32",
+                                                dict(NORMALIZE, window_bits=20, zero_floor=-140,
+                                                     output_rounding="rna", carry_bits=4),
+                                                {"output_rounding": "rna", "zero_floor": -140},
+                                                ()),
+    "mma-bf16-f20-c4-normalize-rne-floor-114": ("mma", "bf16", "f32",
+                                                dict(NORMALIZE, window_bits=20, zero_floor=-114,
+                                                     output_rounding="rne", zero_sign="ieee",
+                                                     input_conversion="rne", nan=0x7FC00000,
+                                                     carry_bits=4, overflow="saturate"),
+                                                {"zero_floor": -114},
+                                                ("carry_bits", "output_rounding")),
 }
 
 
@@ -124,7 +142,8 @@ def test_narrow_accumulators_are_recovered_or_named(tmp_path, name):
         assert getattr(fp, key) is None and key in fp.undetermined
     if "output_rounding" in left_open:  # the reason, not "RZ with fewer kept bits"
         why = fp.undetermined["output_rounding"]
-        assert f"normalizing top at {extra['carry_bits']} carry bits" in why
+        bits = extra.get("carry_bits", d_frac(dp) + 1 - extra["window_bits"])
+        assert f"normalizing top at {bits} carry bits" in why
         assert "never acts" in why
     if fmt != "f16":
         assert fp.overflow == truth.overflow

@@ -1,0 +1,147 @@
+"""The ladder on random hidden-style sim profiles: how often it misses.
+
+    python benchmarks/ladder_sweep.py [--seed 505] [--count 40] [--only 3,7]
+
+Each profile draws a family (mma, wgmma, tcgen05), an A/B format, a D type
+and every engine key the ladder measures (window, blocks, input conversion,
+output rounding and kept bits, zero floor and sign, NaN word, carry bits and
+top, overflow, K order: reversed, pairs swapped or a random permutation),
+writes it as a sim device, runs the ladder and checks the fingerprint the
+way tests/test_ladder_*.py do: no failed step, every key found equal to the
+profile's or left open where the device and the fingerprint's model agree on
+a stress set (``ladder_helpers.mismatched_keys``), the carry bits and top
+found or named undetermined, the overflow likewise, and 0 validation
+mismatches. Prints one line
+per profile (the misses with what went wrong) and the count of misses; exit
+1 when there is any. A miss becomes a test in tests/test_ladder_sweep.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+FORMATS = {"mma": ["tf32", "bf16", "f16", "e4m3", "e5m2"],
+           "wgmma": ["tf32", "bf16", "f16", "e4m3"],
+           "tcgen05": ["tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]}
+BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133, "input_conversion": "truncate",
+        "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}
+
+
+def draw(rng) -> tuple[str, str, str, dict]:
+    """(family, A/B format, D type, engine keys) of one random profile."""
+    fam = str(rng.choice(list(FORMATS)))
+    fmt = str(rng.choice(FORMATS[fam]))
+    d = "f32" if fmt in ("tf32", "bf16") or rng.random() < 0.7 else "f16"
+    p = {"window_bits": int(rng.integers(12, 30)),
+         "block_size": int(rng.choice([2, 4, 8, 16, 32])),
+         "input_conversion": str(rng.choice(["truncate", "rne"])),
+         "output_rounding": str(rng.choice(["rz", "rne", "rna"]))}
+    if d == "f32":
+        p["zero_floor"] = int(rng.integers(-150, -110))
+        p["nan"] = int(rng.choice([0x7FFFFFFF, 0x7FC00000]))
+        if rng.random() < 0.3:
+            p["output_frac_bits"] = int(rng.integers(8, 23))
+    else:
+        p["zero_floor"] = int(rng.integers(-26, -14))
+        p["nan"] = int(rng.choice([0x7FFF, 0x7E00]))
+        if rng.random() < 0.3:
+            p["output_frac_bits"] = int(rng.integers(4, 10))
+    p["zero_sign"] = str(rng.choice(["positive", "ieee"]))
+    if rng.random() < 0.75:
+        p["carry_bits"] = int(rng.integers(2, 6))
+        p["carry_top"] = str(rng.choice(["wrap", "saturate", "normalize"]))
+    p["overflow"] = str(rng.choice(["inf", "saturate"]))
+    r = rng.random()
+    if r < 0.2:
+        p["k_order"] = "reversed"
+    elif r < 0.3:
+        p["k_order"] = "pairs"
+    elif r < 0.4:
+        p["k_order"] = "random"
+    return fam, fmt, d, p
+
+
+def device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: int):
+    """The sim device of one profile (a K order drawn for the datapath's K)."""
+    from tcprobe.devices.sim import SimDevice
+
+    prof = {**BASE, **p}
+    order = prof.pop("k_order", None)
+    lines = [f"{k} = {json.dumps(v)}" for k, v in prof.items()] + [f'families = ["{fam}"]']
+    path.write_text("\n".join(lines) + "\n")
+    if order is not None:
+        k = SimDevice.from_toml(path).datapath(fam, fmt, d).k
+        perm = {"reversed": list(range(k))[::-1], "pairs": [j ^ 1 for j in range(k)],
+                "random": [int(x) for x in np.random.default_rng(order_seed).permutation(k)]}
+        path.write_text("\n".join(lines + [f"k_order = {json.dumps(perm[order])}"]) + "\n")
+    return SimDevice.from_toml(path)
+
+
+def check(dev, dp) -> tuple[bool, str]:
+    """Run the ladder; (recovered, what went wrong)."""
+    from ladder_helpers import mismatched_keys
+
+    from tcprobe.ladder import run_ladder
+
+    res = run_ladder(dev, dp)
+    truth = dev.model(dp).params
+    fp = res.fingerprint
+    failed = [(f.step, f.summary[:120]) for f in res.findings if f.status == "failed"]
+    bad = mismatched_keys(fp, dp, truth, oracle=res)
+    v = res.validation
+    carry = ((fp.carry_bits, fp.carry_top) == (truth.carry_bits, truth.carry_top)
+             or "carry_bits" in fp.undetermined)
+    overflow = fp.overflow == truth.overflow or "overflow" in fp.undetermined
+    ok = not failed and not bad and v.mismatches == 0 and carry and overflow
+    why = (f"failed steps {failed}; keys {bad}; validation {v.mismatches} of {v.cases}; "
+           f"carry {fp.carry_bits},{fp.carry_top} (profile {truth.carry_bits},{truth.carry_top}); "
+           f"overflow {fp.overflow} (profile {truth.overflow})")
+    return ok, why
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=505)
+    ap.add_argument("--count", type=int, default=40)
+    ap.add_argument("--only", default=None, help="profile numbers to run (comma-separated)")
+    args = ap.parse_args()
+    only = None if args.only is None else {int(x) for x in args.only.split(",")}
+    rng = np.random.default_rng(args.seed)
+    tmp = Path(tempfile.mkdtemp())
+    misses = runs = 0
+    t0 = time.time()
+    for idx in range(args.count):
+        fam, fmt, d, p = draw(rng)
+        if only is not None and idx not in only:
+            continue
+        desc = f"{fam} {fmt}->{d} {json.dumps(p)}"
+        try:
+            dev = device(tmp / f"p{idx}.toml", fam, fmt, d, p, args.seed * 1000 + idx)
+            dp = dev.datapath(fam, fmt, d)
+            if not dev.supports(dp):
+                continue
+            t = time.time()
+            ok, why = check(dev, dp)
+        except Exception:  # a crash is a miss too: print it and go on
+            ok, why, t = False, traceback.format_exc()[-600:], time.time()
+        runs += 1
+        misses += not ok
+        print(f"{idx:3} {'ok  ' if ok else 'MISS'} {time.time() - t:5.1f} s  {desc}", flush=True)
+        if not ok:
+            print(f"      {why}", flush=True)
+    print(f"seed {args.seed}: {misses} of {runs} profiles missed ({time.time() - t0:.0f} s)")
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
