@@ -50,7 +50,7 @@ def engine_params(dp: Datapath, values: dict, assumed: dict | None = None,
         return default if v is None else v
 
     p = {
-        "window_bits": given("window_bits", DEFAULT_WINDOW_BITS),
+        "window_bits": given("window_bits", assumed.get("window_bits", DEFAULT_WINDOW_BITS)),
         "block_size": given("block_size", dp.k),
         "k_order": given("k_order"),
         "zero_floor": given("zero_floor", assumed.get("zero_floor")),

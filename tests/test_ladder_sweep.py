@@ -23,6 +23,12 @@ show, the carry bits and top, and 0 of 10,000 validation mismatches.
 - a saturated overflow under a 2-bit wrapping top and an open kept width
   fits only where the specials step tries both together (the largest
   finite word keeps 19 fraction bits);
+- e2m1 products under an f16 C with a 29-bit window: no term reaches a bit
+  28 bits below its anchor, so the window is "at least 28" and the model
+  takes 28 (every wider window gives the same words);
+- a 2-bit wrapping top makes exact zeros of all-negative sums, -0 under
+  IEEE zeros: before the zero step measures the sign, a zero's sign is no
+  evidence against the rounding and carry steps' candidates;
 - a saturating top at 3 or 4 carry bits shows the zero floor: tiny
   products on every lane pass the top of an accumulator anchored on them
   but not of one the floor holds higher."""
@@ -104,12 +110,28 @@ PROFILES = {
                                                     zero_sign="ieee", nan=0x7FC00000,
                                                     carry_bits=2, overflow="saturate"),
                                                {"overflow": "saturate", "output_frac_bits": 19}),
+    "tcgen05-e2m1-f16d-f29-blocks-of-2-rna": ("tcgen05", "e2m1", "f16",
+                                              dict(window_bits=29, block_size=2, zero_floor=-19,
+                                                   input_conversion="rne",
+                                                   output_rounding="rna", nan=0x7E00,
+                                                   carry_bits=5, carry_top="normalize",
+                                                   overflow="saturate"),
+                                              {"output_rounding": "rna", "block_size": 2}),
+    "tcgen05-e2m1-f18-keep16-c2-wrap-ieee": ("tcgen05", "e2m1", "f32",
+                                             dict(window_bits=18, block_size=16,
+                                                  zero_floor=-129, input_conversion="rne",
+                                                  output_rounding="rne", nan=0x7FC00000,
+                                                  output_frac_bits=16, zero_sign="ieee",
+                                                  carry_bits=2, overflow="saturate"),
+                                             {"window_bits": 18, "output_rounding": "rne",
+                                              "output_frac_bits": 16, "zero_sign": "ieee"}),
 }
 
 # blocks of 2 products never need 5 carry bits, nor 4 products and C 5 (or,
 # unbounded, 4 of e4m3 more than 4): the top cannot show
 CARRY_HIDDEN = {"tcgen05-e4m3-f16d-keep4-blocks-of-2", "mma-bf16-f21-blocks-of-4-rna",
-                "mma-e4m3-f28-blocks-of-4-rna-keep8-reversed"}
+                "mma-e4m3-f28-blocks-of-4-rna-keep8-reversed",
+                "tcgen05-e2m1-f16d-f29-blocks-of-2-rna"}
 
 
 @pytest.mark.slow
