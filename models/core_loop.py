@@ -12,8 +12,9 @@ block to :func:`.core.block_word`. Two product decoders feed it:
   configurations. It reads each word's fields by bit operations alone, with
   no class and no branch, keeps zero lanes as zero terms, and only when a
   block holds a NaN or Inf word walks it again, counting its NaN, +Inf and
-  -Inf products by bit operations (such a block's result is NaN or an Inf
-  whatever its finite terms are: _special_counts, _counts_word).
+  -Inf products by bit operations (blocks of WIDE_BLOCK lanes or more:
+  _special_counts, counts_word) or classing its words (shorter ones); such
+  a block's result is NaN or an Inf whatever its finite terms are.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ from .core import (
     add_word,
     block_word,
     cut,
+    mul_class,
     product_term,
     quantum,
+    specials_word,
+    term_flags,
     window_word,
 )
 from .formats import (
@@ -232,7 +236,7 @@ _SPECIAL_SHIFT = 50  # 2**50: far above any exponent
 
 
 @njit(inline="always")
-def _magnitude(x, spec):
+def magnitude(x, spec):
     """The exponent and fraction fields of a float word, as one integer."""
     return (x >> spec[7]) & ((1 << (spec[2] + spec[3])) - 1)
 
@@ -258,6 +262,21 @@ def _special_masks(u, spec):
     return 0, 0
 
 
+@njit(inline="always")
+def widest_tells(a_spec, b_spec):
+    """Whether the largest magnitude field of a block's A and B words tells
+    whether it holds a NaN or Inf word: A and B of one format, one with such
+    words (holds_special)."""
+    return a_spec == b_spec and a_spec[5] != 2
+
+
+@njit(inline="always")
+def holds_special(widest, spec):
+    """Whether A and B words of one format whose largest magnitude field is
+    ``widest`` include a NaN or Inf word."""
+    return _special_masks(widest, spec)[0] != 0
+
+
 # A block's special counts (_special_counts) in one integer: NaN products
 # from bit 0, +Inf ones from bit _COUNT_BITS, -Inf ones from 2 * _COUNT_BITS.
 _COUNT_BITS = 21
@@ -271,12 +290,12 @@ def _inf_count(special, sign):
 
 
 @njit(inline="always")
-def _product_count(xa, xb, a_spec, b_spec):
+def product_count(xa, xb, a_spec, b_spec):
     """One product's special counts: 1 for a NaN (a NaN factor, Inf x 0),
     one +Inf or -Inf for a NaN or Inf factor (a NaN decides the block
     whatever the infinities are), by bit operations alone."""
-    ua = _magnitude(xa, a_spec)
-    ub = _magnitude(xb, b_spec)
+    ua = magnitude(xa, a_spec)
+    ub = magnitude(xb, b_spec)
     if a_spec == b_spec:  # one format: the larger field tells, the smaller is the 0
         special, nan = _special_masks(max(ua, ub), a_spec)
         if a_spec[5] == 0:
@@ -292,21 +311,33 @@ def _product_count(xa, xb, a_spec, b_spec):
 
 
 @njit(inline="always")
+def addend_count(word, spec):
+    """An addend word's special counts (_COUNT_BITS): 1 for a NaN, one +Inf
+    or -Inf for an Inf, else 0."""
+    special, nan = _special_masks(magnitude(word, spec), spec)
+    return (nan & 1) + _inf_count(special, _sign(word, spec))
+
+
+@njit(inline="always")
+def nan_counts(counts):
+    """Special counts with every product counted as a NaN (each Inf met a zero)."""
+    field = (1 << _COUNT_BITS) - 1
+    return (counts & field) + ((counts >> _COUNT_BITS) & field) + (counts >> (2 * _COUNT_BITS))
+
+
+@njit(inline="always")
 def _special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
     """The special counts of a block (_COUNT_BITS): of its products
-    (_product_count) and of its addend word."""
-    counts = 0
-    if have_acc:
-        special, nan = _special_masks(_magnitude(acc_word, acc_spec), acc_spec)
-        counts = (nan & 1) + _inf_count(special, _sign(acc_word, acc_spec))
+    (product_count) and of its addend word."""
+    counts = addend_count(acc_word, acc_spec) if have_acc else 0
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
-        counts += _product_count(np.int64(a[i, kk]), np.int64(b[i, kk]), kp.a_spec, kp.b_spec)
+        counts += product_count(np.int64(a[i, kk]), np.int64(b[i, kk]), kp.a_spec, kp.b_spec)
     return counts
 
 
 @njit(inline="always")
-def _counts_word(counts, stage):
+def counts_word(counts, stage):
     """The word of a block that holds a NaN or Inf word, from its special
     counts, as specials_word gives it: NaN for a NaN product or addend, or
     for both infinities, else the one infinity."""
@@ -323,8 +354,10 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
     """One block through the lane decoder: a pass for the specials, the zero
     sign and the anchor, a pass that cuts every lane to the quantum and sums
     it (zero lanes are zero terms); no term is stored. A block that holds a
-    NaN or Inf word takes neither cut nor sum: its word comes from its
-    special counts (_special_counts, a branch-free walk).
+    NaN or Inf word takes neither cut nor sum: a wide block's word comes
+    from its special counts (_special_counts, a branch-free walk), a short
+    one's from its words' classes (_lane_flags: the counts' walk is slower
+    there, tf32 K=8).
 
     Wide blocks (WIDE_BLOCK): a nonzero product of lane j lies at exponent sum
     e_j = ra + rb <= anchor, so its cut shl(prod, e_j - shift - q) is (prod <<
@@ -337,7 +370,7 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
     every lane is cut by :func:`.core.cut`."""
     a_spec, b_spec = kp.a_spec, kp.b_spec
     wide = kp.block >= WIDE_BLOCK
-    one_format = a_spec == b_spec
+    one_format = widest_tells(a_spec, b_spec)
     shift = a_spec[3] + b_spec[3]
     bits = kp.window.bits
     left = bits - shift if bits > shift else 0
@@ -363,7 +396,7 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
         negs &= sa ^ sb
         if wide:
             if one_format:
-                widest = max(widest, max(_magnitude(xa, a_spec), _magnitude(xb, b_spec)))
+                widest = max(widest, max(magnitude(xa, a_spec), magnitude(xb, b_spec)))
             else:
                 special |= spa | spb
             top = max(top, ra + rb if ma * mb != 0 else NO_FLOOR)
@@ -372,12 +405,13 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
                       + (np.int64(spa | spb) << _SPECIAL_SHIFT))
     all_neg = negs == 1
     if wide and one_format:
-        special |= _special_masks(widest, a_spec)[0] != 0
-    elif not wide:
-        special = top >= 1 << (_SPECIAL_SHIFT - 1)
+        special |= holds_special(widest, a_spec)
+    elif not wide and top >= 1 << (_SPECIAL_SHIFT - 1):
+        flags = _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc)
+        return specials_word(flags, stage)[1]
     if special:
-        return _counts_word(_special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec,
-                                            have_acc), stage)
+        return counts_word(_special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec,
+                                           have_acc), stage)
     q = quantum(top, kp.window)
     m = cut(cm, cr - acc_spec[3] - q, cs) if have_acc else 0
     home = q + bits  # the anchor, never below the floor
@@ -392,6 +426,23 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
         else:
             m += cut(ma * mb, ra + rb - shift - q, s)
     return window_word(m, q, 0 if all_neg else NONNEG, kp.window, stage)
+
+
+@njit(inline="always")
+def _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
+    """The flags of a short lane-decoded block that holds a NaN or Inf word:
+    only the classes of its words matter (its result is NaN or an Inf)."""
+    flags = 0
+    if have_acc:
+        sp, cs, cm, cr = fields(acc_word, acc_spec)
+        flags |= term_flags(lane_class(sp, cm, acc_spec), cs)
+    for j in range(lo, hi):
+        kk = order[j] if kp.ordered else j
+        spa, sa, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
+        spb, sb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
+        cls = mul_class(lane_class(spa, ma, kp.a_spec), lane_class(spb, mb, kp.b_spec))
+        flags |= term_flags(cls, sa ^ sb)
+    return flags
 
 
 @njit(inline="always")

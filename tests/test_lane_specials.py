@@ -3,7 +3,7 @@ special counts, core_loop._special_counts): the fast path gives the plain
 kernel's words, and both give the words IEEE rules ask for, with a NaN or
 Inf word in every lane position, Inf x 0 either way round, +Inf and -Inf
 products together, and a special C, over one-format, mixed-format, wide,
-short and multi-block configurations."""
+short and multi-block configurations, and on the block-scaled fast kernel."""
 
 import numpy as np
 import pytest
@@ -11,10 +11,13 @@ import pytest
 from tcprobe.models.cases import Cases
 from tcprobe.models.core_loop import kernel_params, lane_decoder_applies
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import EngineParams, fused_dot
+from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import Class, Specials, decode, get_format, inf_word
 from tcprobe.models.profiles import PROFILES
 from tcprobe.models.registry import resolve
+from tcprobe.models.scaled_kernel import fast_applies
+from tcprobe.models.scaled_kernel import kernel_params as scaled_params
+from tcprobe.models.tcgen05 import PROFILES as TCGEN05_PROFILES
 
 RZ = dict(window_bits=25, zero_floor=-133, output_rounding="rz", zero_sign="positive",
           overflow="inf")
@@ -160,6 +163,41 @@ def test_special_blocks(name):
     assert bad.size == 0, (f"{name}: {bad.size} words differ, first case {int(bad[0])}: "
                            f"fast {int(fast[bad[0]]):#x} plain {int(plain[bad[0]]):#x}")
     want = ieee_words(dp, cases, kp.out.nan)
+    decided = want >= 0
+    assert decided.sum() > 2 * dp.k
+    wrong = np.flatnonzero(decided & (fast != want))
+    assert wrong.size == 0, (f"{name}: case {int(wrong[0])} gives {int(fast[wrong[0]]):#x}, "
+                             f"IEEE rules {int(want[wrong[0]]):#x}")
+
+
+SCALED = {"mxf8-e4m3": "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1",
+          "mxf8-e5m2": "tcgen05.mxf8f6f4.e5m2.f32.k32.ue8m0x1"}
+
+
+@pytest.mark.parametrize("name", sorted(SCALED))
+def test_special_cases_block_scaled(name):
+    """The block-scaled fast kernel's special cases (decided by special
+    counts too): the plain kernel's words and IEEE rules, a NaN scale
+    making the case NaN."""
+    dp = Datapath.parse(SCALED[name])
+    model = TCGEN05_PROFILES["mmasim-tcgen05"].model(dp)
+    kp = scaled_params(dp, model.params)
+    assert fast_applies(kp)
+    cases = special_rows(dp, 2000, seed=len(name))
+    rng = np.random.default_rng(11)
+    shape = (len(cases), dp.n_scales)
+    scale_a = rng.integers(120, 135, shape)
+    scale_b = rng.integers(120, 135, shape)
+    scale_a[rng.random(shape) < 0.02] = 0xFF  # ue8m0's NaN
+    scale_b[rng.random(shape) < 0.02] = 0xFF
+    cases.scale_a, cases.scale_b = scale_a.astype(np.uint32), scale_b.astype(np.uint32)
+    fast = model.evaluate(cases, Speed("always")).astype(np.int64)
+    plain = model.evaluate(cases, Speed("never")).astype(np.int64)
+    bad = np.flatnonzero(fast != plain)
+    assert bad.size == 0, (f"{name}: {bad.size} words differ, first case {int(bad[0])}: "
+                           f"fast {int(fast[bad[0]]):#x} plain {int(plain[bad[0]]):#x}")
+    want = ieee_words(dp, cases, kp.stage.nan)
+    want[((scale_a == 0xFF) | (scale_b == 0xFF)).any(axis=1)] = kp.stage.nan
     decided = want >= 0
     assert decided.sum() > 2 * dp.k
     wrong = np.flatnonzero(decided & (fast != want))
