@@ -11,8 +11,10 @@ block to :func:`.core.block_word`. Two product decoders feed it:
 * the lane decoder (``lanes=True``): windowed, raw-aligned float
   configurations. It reads each word's fields by bit operations alone, with
   no class and no branch, keeps zero lanes as zero terms, and only when a
-  block holds a NaN or Inf word walks it again for the classes (such a
-  block's result is NaN or an Inf whatever its finite terms are).
+  block holds a NaN or Inf word walks it again, counting its NaN, +Inf and
+  -Inf products by bit operations (blocks of WIDE_BLOCK lanes or more:
+  _special_counts, counts_word) or classing its words (shorter ones); such
+  a block's result is NaN or an Inf whatever its finite terms are.
 """
 
 from __future__ import annotations
@@ -42,7 +44,15 @@ from .core import (
     term_flags,
     window_word,
 )
-from .formats import Overflow, Rounding, convert, convert_input, decode_scalar, get_format
+from .formats import (
+    Overflow,
+    Rounding,
+    convert,
+    convert_input,
+    decode_scalar,
+    get_format,
+    inf_word,
+)
 
 ROUNDINGS = {"rz": Rounding.RZ, "rne": Rounding.RNE, "rna": Rounding.RNA}
 CARRY_TOPS = {"wrap": WRAP, "saturate": SATURATE, "normalize": NORMALIZE}
@@ -226,27 +236,148 @@ _SPECIAL_SHIFT = 50  # 2**50: far above any exponent
 
 
 @njit(inline="always")
+def magnitude(x, spec):
+    """The exponent and fraction fields of a float word, as one integer."""
+    return (x >> spec[7]) & ((1 << (spec[2] + spec[3])) - 1)
+
+
+@njit(inline="always")
+def _sign(x, spec):
+    """The sign bit of a float word (0 for an unsigned format)."""
+    return (x >> (spec[1] - 1)) & 1 if spec[6] else 0
+
+
+@njit(inline="always")
+def _special_masks(u, spec):
+    """(special, NaN) of a word with magnitude fields ``u`` as masks (-1 or
+    0), from a difference's sign: a NaN or Inf word is special, and NaN when
+    it has a fraction or its format has no Inf (lane_class's classes)."""
+    ebits, fbits, specials = spec[2], spec[3], spec[5]
+    if specials == 0:
+        inf = ((1 << ebits) - 1) << fbits
+        return (inf - 1 - u) >> 63, (inf - u) >> 63
+    if specials == 1:
+        nan = (1 << (ebits + fbits)) - 2
+        return (nan - u) >> 63, (nan - u) >> 63
+    return 0, 0
+
+
+@njit(inline="always")
+def widest_tells(a_spec, b_spec):
+    """Whether the largest magnitude field of a block's A and B words tells
+    whether it holds a NaN or Inf word: A and B of one format, one with such
+    words (holds_special)."""
+    return a_spec == b_spec and a_spec[5] != 2
+
+
+@njit(inline="always")
+def holds_special(widest, spec):
+    """Whether A and B words of one format whose largest magnitude field is
+    ``widest`` include a NaN or Inf word."""
+    return _special_masks(widest, spec)[0] != 0
+
+
+# A block's special counts (_special_counts) in one integer: NaN products
+# from bit 0, +Inf ones from bit _COUNT_BITS, -Inf ones from 2 * _COUNT_BITS.
+_COUNT_BITS = 21
+
+
+@njit(inline="always")
+def _inf_count(special, sign):
+    """The count of one NaN-or-Inf term of that sign as _COUNT_BITS lays it
+    out (``special`` a mask: -1 or 0)."""
+    return special & (1 << (_COUNT_BITS + (_COUNT_BITS & -sign)))
+
+
+@njit(inline="always")
+def product_count(xa, xb, a_spec, b_spec):
+    """One product's special counts: 1 for a NaN (a NaN factor, Inf x 0),
+    one +Inf or -Inf for a NaN or Inf factor (a NaN decides the block
+    whatever the infinities are), by bit operations alone."""
+    ua = magnitude(xa, a_spec)
+    ub = magnitude(xb, b_spec)
+    if a_spec == b_spec:  # one format: the larger field tells, the smaller is the 0
+        special, nan = _special_masks(max(ua, ub), a_spec)
+        if a_spec[5] == 0:
+            nan |= special & ((min(ua, ub) - 1) >> 63)
+    else:
+        sp_a, nan_a = _special_masks(ua, a_spec)
+        sp_b, nan_b = _special_masks(ub, b_spec)
+        special = sp_a | sp_b
+        nan = nan_a | nan_b | (sp_a & ((ub - 1) >> 63)) | (sp_b & ((ua - 1) >> 63))
+    if a_spec[5] != 0 and b_spec[5] != 0:  # neither format has an Inf
+        return nan & 1
+    return (nan & 1) + _inf_count(special, _sign(xa, a_spec) ^ _sign(xb, b_spec))
+
+
+@njit(inline="always")
+def addend_count(word, spec):
+    """An addend word's special counts (_COUNT_BITS): 1 for a NaN, one +Inf
+    or -Inf for an Inf, else 0."""
+    special, nan = _special_masks(magnitude(word, spec), spec)
+    return (nan & 1) + _inf_count(special, _sign(word, spec))
+
+
+@njit(inline="always")
+def nan_counts(counts):
+    """Special counts with every product counted as a NaN (each Inf met a zero)."""
+    field = (1 << _COUNT_BITS) - 1
+    return (counts & field) + ((counts >> _COUNT_BITS) & field) + (counts >> (2 * _COUNT_BITS))
+
+
+@njit(inline="always")
+def _special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
+    """The special counts of a block (_COUNT_BITS): of its products
+    (product_count) and of its addend word."""
+    counts = addend_count(acc_word, acc_spec) if have_acc else 0
+    for j in range(lo, hi):
+        kk = order[j] if kp.ordered else j
+        counts += product_count(np.int64(a[i, kk]), np.int64(b[i, kk]), kp.a_spec, kp.b_spec)
+    return counts
+
+
+@njit(inline="always")
+def counts_word(counts, stage):
+    """The word of a block that holds a NaN or Inf word, from its special
+    counts, as specials_word gives it: NaN for a NaN product or addend, or
+    for both infinities, else the one infinity."""
+    field = (1 << _COUNT_BITS) - 1
+    pos = (counts >> _COUNT_BITS) & field
+    neg = counts >> (2 * _COUNT_BITS)
+    if (counts & field) != 0 or (pos != 0 and neg != 0):
+        return np.int64(stage.nan)
+    return np.int64(inf_word(1 if neg != 0 else 0, stage.spec))
+
+
+@njit(inline="always")
 def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage):
     """One block through the lane decoder: a pass for the specials, the zero
     sign and the anchor, a pass that cuts every lane to the quantum and sums
-    it (zero lanes are zero terms); no term is stored.
+    it (zero lanes are zero terms); no term is stored. A block that holds a
+    NaN or Inf word takes neither cut nor sum: a wide block's word comes
+    from its special counts (_special_counts, a branch-free walk), a short
+    one's from its words' classes (_lane_flags: the counts' walk is slower
+    there, tf32 K=8).
 
     Wide blocks (WIDE_BLOCK): a nonzero product of lane j lies at exponent sum
     e_j = ra + rb <= anchor, so its cut shl(prod, e_j - shift - q) is (prod <<
     L) >> d_j with the constant L = F - shift and d_j = q + F - e_j >= 0 (prod
     << L < 2**(F+2)): one constant and one clamped shift for
     :func:`.core.cut`'s four clamps; the anchor skips zero products by a
-    select. Short blocks: zero products and specials move the exponent sum
-    far down or up (_ZERO_SHIFT, _SPECIAL_SHIFT) and every lane is cut by
-    :func:`.core.cut`."""
+    select; with A and B of one format, a special word shows as the largest
+    magnitude field of the block. Short blocks: zero products and specials
+    move the exponent sum far down or up (_ZERO_SHIFT, _SPECIAL_SHIFT) and
+    every lane is cut by :func:`.core.cut`."""
     a_spec, b_spec = kp.a_spec, kp.b_spec
     wide = kp.block >= WIDE_BLOCK
+    one_format = widest_tells(a_spec, b_spec)
     shift = a_spec[3] + b_spec[3]
     bits = kp.window.bits
     left = bits - shift if bits > shift else 0
     right = shift - bits if shift > bits else 0
     top = NO_FLOOR  # the largest exponent sum of a nonzero product
     special = False
+    widest = 0  # the largest magnitude field of an A or B word (wide, one format)
     negs = 1
     cs = 0
     cm = 0
@@ -259,19 +390,28 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
             top += np.int64(special) << _SPECIAL_SHIFT
     for j in range(lo, hi):
         kk = order[j] if kp.ordered else j
-        spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
-        spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
+        xa, xb = np.int64(a[i, kk]), np.int64(b[i, kk])
+        spa, sa, ma, ra = fields(xa, a_spec)
+        spb, sb, mb, rb = fields(xb, b_spec)
         negs &= sa ^ sb
         if wide:
-            special |= spa | spb
+            if one_format:
+                widest = max(widest, max(magnitude(xa, a_spec), magnitude(xb, b_spec)))
+            else:
+                special |= spa | spb
             top = max(top, ra + rb if ma * mb != 0 else NO_FLOOR)
         else:
             top = max(top, ra + rb - (np.int64((ma == 0) | (mb == 0)) << _ZERO_SHIFT)
                       + (np.int64(spa | spb) << _SPECIAL_SHIFT))
     all_neg = negs == 1
-    if (special if wide else top >= 1 << (_SPECIAL_SHIFT - 1)):
+    if wide and one_format:
+        special |= holds_special(widest, a_spec)
+    elif not wide and top >= 1 << (_SPECIAL_SHIFT - 1):
         flags = _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc)
         return specials_word(flags, stage)[1]
+    if special:
+        return counts_word(_special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec,
+                                           have_acc), stage)
     q = quantum(top, kp.window)
     m = cut(cm, cr - acc_spec[3] - q, cs) if have_acc else 0
     home = q + bits  # the anchor, never below the floor
@@ -290,8 +430,8 @@ def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage)
 
 @njit(inline="always")
 def _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
-    """The flags of a lane-decoded block that holds a NaN or Inf word: only
-    the classes of its words matter (its result is NaN or an Inf)."""
+    """The flags of a short lane-decoded block that holds a NaN or Inf word:
+    only the classes of its words matter (its result is NaN or an Inf)."""
     flags = 0
     if have_acc:
         sp, cs, cm, cr = fields(acc_word, acc_spec)

@@ -10,10 +10,11 @@ read by the lane decoder's branch-free :func:`~.core_loop.fields`: one pass
 for the quantum (the largest term quantum of the nonzero products and C),
 one that cuts each product, or each group's exact sum, to it and sums them
 (core.cut, core.quantum, core.window_word: the core's own steps). A case
-with a NaN or Inf element, a NaN scale or a special C is decided by
-its classes alone (core.specials_word). Configurations with the C-dominant merge, the
-per-group C cut or the group floor, or a quantum set by no window, run on
-the plain kernel (:func:`fast_applies`).
+with a NaN or Inf element, a NaN scale or a special C is decided by its
+special counts alone (core_loop.product_count, counts_word: a branch-free
+walk, the words specials_word gives). Configurations with the C-dominant
+merge, the per-group C cut or the group floor, or a quantum set by no
+window, run on the plain kernel (:func:`fast_applies`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,20 @@ from .core import (
     term_flags,
     window_word,
 )
-from .core_loop import OVERFLOWS, fields, lane_class, stray_pair, stray_word
+from .core_loop import (
+    OVERFLOWS,
+    addend_count,
+    counts_word,
+    fields,
+    holds_special,
+    lane_class,
+    magnitude,
+    nan_counts,
+    product_count,
+    stray_pair,
+    stray_word,
+    widest_tells,
+)
 from .formats import Rounding, decode_scalar, get_format
 
 UNSET = NO_FLOOR  # an absent term of the quantum
@@ -290,6 +304,7 @@ def _build_fast(kp: ScaledKernelParams):
         s_raw = np.zeros(n_scales, np.int64)
         s_cls = np.zeros(n_scales, np.int64)  # the class of the scale product
         sums = np.zeros(k // part, np.int64)  # each group's exact sum, scales in
+        one_format = widest_tells(a_spec, b_spec)
         for i in range(a.shape[0]):
             bad = False
             for j in range(n_scales):
@@ -317,10 +332,15 @@ def _build_fast(kp: ScaledKernelParams):
                 nonzero = 0  # a sum of product significands: 0 iff all are zero
                 top_raw = UNSET  # the largest raw exponent sum of a nonzero product
                 total = 0
+                widest = 0  # the largest magnitude field (A and B of one format)
                 for kk in range(g * part, (g + 1) * part):
-                    spa, sga, ma, ra = fields(np.int64(a[i, kk]), a_spec)
-                    spb, sgb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
-                    specials |= np.int64(spa) | np.int64(spb)
+                    xa, xb = np.int64(a[i, kk]), np.int64(b[i, kk])
+                    spa, sga, ma, ra = fields(xa, a_spec)
+                    spb, sgb, mb, rb = fields(xb, b_spec)
+                    if one_format:
+                        widest = max(widest, max(magnitude(xa, a_spec), magnitude(xb, b_spec)))
+                    else:
+                        specials |= np.int64(spa) | np.int64(spb)
                     sig = ma * mb
                     nonzero += sig
                     if pw != UNSET:  # a zero product: below UNSET
@@ -330,6 +350,8 @@ def _build_fast(kp: ScaledKernelParams):
                         v = sig << (ra - fa + rb - fb - unit)
                         total += (v ^ -(sga ^ sgb)) + (sga ^ sgb)  # the signed product
                 bad |= specials != 0
+                if one_format:
+                    bad |= holds_special(widest, a_spec)
                 sums[g] = total * s_sig[j]
                 if nonzero != 0 and s_sig[j] != 0:
                     have = True
@@ -337,8 +359,8 @@ def _build_fast(kp: ScaledKernelParams):
                         top = max(top, top_raw + s_raw[j] - pw)
                     if sw != UNSET:
                         top = max(top, s_raw[j] - sw)
-            if bad:  # a NaN or Inf decides the word: only the classes matter
-                out[i] = _special_word(a, b, i, c_special, cs, cm, s_cls, kp)
+            if bad:  # a NaN or Inf decides the word: only the specials matter
+                out[i] = _special_word(a, b, i, np.int64(c[i]), s_cls, kp)
                 continue
             if not have:
                 out[i] = 0 if (cm == 0 and not kp.zero_c_keep) else np.int64(c[i])
@@ -367,16 +389,28 @@ def _build_fast(kp: ScaledKernelParams):
 
 
 @njit(inline="always")
-def _special_word(a, b, i, c_special, cs, cm, s_cls, kp):
+def _special_word(a, b, i, c_word, s_cls, kp):
     """The word of a case with a NaN or Inf element, a NaN scale or a special
-    C: steps 1-2's flags from the classes alone, then core.specials_word."""
-    flags = term_flags(lane_class(c_special, cm, kp.c_spec), cs)
-    for kk in range(kp.k):
-        spa, sga, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
-        spb, sgb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
-        cls = mul_class(lane_class(spa, ma, kp.a_spec), lane_class(spb, mb, kp.b_spec))
-        flags |= term_flags(mul_class(cls, s_cls[kk // kp.scale_block]), sga ^ sgb)
-    return specials_word(flags, kp.stage)[1]
+    C, from special counts alone (core_loop.product_count: branch-free):
+    each scale block's products' counts, folded with the class of its scale
+    product (_scaled_counts), and C's."""
+    counts = addend_count(c_word, kp.c_spec)
+    for j in range(kp.k // kp.scale_block):
+        block = 0
+        for kk in range(j * kp.scale_block, (j + 1) * kp.scale_block):
+            block += product_count(np.int64(a[i, kk]), np.int64(b[i, kk]), kp.a_spec, kp.b_spec)
+        counts += _scaled_counts(block, s_cls[j])
+    return counts_word(counts, kp.stage)
+
+
+@njit(inline="always")
+def _scaled_counts(counts, cls):
+    """A scale block's special counts once its products meet a scale
+    product of class ``cls`` (no Inf: neither scale format has one): a NaN
+    scale gives one NaN, a zero one turns each Inf into a NaN (Inf x 0)."""
+    if cls == NAN_CLASS:
+        return 1
+    return nan_counts(counts) if cls == ZERO else counts
 
 
 @lru_cache(maxsize=32)
