@@ -33,8 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 FORMATS = {"mma": ["tf32", "bf16", "f16", "e4m3", "e5m2"],
            "wgmma": ["tf32", "bf16", "f16", "e4m3"],
            "tcgen05": ["tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]}
-BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133, "input_conversion": "truncate",
-        "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}
 
 
 def draw(rng) -> tuple[str, str, str, dict]:
@@ -73,6 +71,8 @@ def draw(rng) -> tuple[str, str, str, dict]:
 
 def device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: int):
     """The sim device of one profile (a K order drawn for the datapath's K)."""
+    from test_ladder_carry import BASE  # the ladder tests' base profile
+
     from tcprobe.devices.sim import SimDevice
 
     prof = {**BASE, **p}

@@ -12,7 +12,7 @@ the visible precision).
 
 from __future__ import annotations
 
-from tcprobe.models.words import exp_range, home_exponent, pow2, product
+from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range
 
 from .common import Batch, Finding
 
@@ -49,10 +49,10 @@ def sweep(ctx, pairs, E, emax):
 
 def _top_exponent(ctx) -> int:
     """The largest E with +-2**E products that the output still holds."""
-    _, na, xa = exp_range(ctx.a_fmt)
-    _, nb, xb = exp_range(ctx.b_fmt)
+    _, na, _ = exp_range(ctx.a_fmt)
+    _, nb, _ = exp_range(ctx.b_fmt)
     _, _, xd = exp_range(ctx.d_fmt)
-    return max(min(xa + xb, xd - 1), na + nb)
+    return max(min(product_range(ctx.a_fmt, ctx.b_fmt)[1], xd - 1), na + nb)
 
 
 def _span(ctx) -> int:

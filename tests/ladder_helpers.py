@@ -128,3 +128,18 @@ def unobservable(result, dp, n: int = 30_000) -> bool:
     cases = stress_cases(dp, n)
     got = result.context.run(cases)
     return bool(np.array_equal(got, result.fingerprint.model(dp).evaluate(cases)))
+
+
+def recovered(dev, dp):
+    """Run the ladder on ``dev`` for ``dp`` and assert what every recovery test
+    asks first: no failed step and no key found wrong or left open where it
+    shows (mismatched_keys with the stress-set oracle). Returns (result,
+    the device's parameters, the fingerprint)."""
+    from tcprobe.ladder import run_ladder
+
+    result = run_ladder(dev, dp)
+    assert not [(f.step, f.summary) for f in result.findings if f.status == "failed"]
+    truth = dev.model(dp).params
+    fp = result.fingerprint
+    assert mismatched_keys(fp, dp, truth, oracle=result) == {}
+    return result, truth, fp

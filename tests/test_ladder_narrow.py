@@ -8,10 +8,8 @@ width and the floor where subnormal results or a saturated overflow show
 them (profiles from sweeps of random hidden-style profiles)."""
 
 import pytest
-from ladder_helpers import d_frac, mismatched_keys
+from ladder_helpers import d_frac, recovered
 from test_ladder_carry import BASE, write
-
-from tcprobe.ladder import run_ladder
 
 NORMALIZE = {"carry_top": "normalize"}
 
@@ -129,11 +127,7 @@ def test_narrow_accumulators_are_recovered_or_named(tmp_path, name):
     family, fmt, d_type, extra, found, left_open = PROFILES[name]
     dev = write(tmp_path, name, {**BASE, **extra}, families=[family])
     dp = dev.datapath(family, fmt, d_type)
-    result = run_ladder(dev, dp)
-    assert not [(f.step, f.summary) for f in result.findings if f.status == "failed"]
-    truth = dev.model(dp).params
-    fp = result.fingerprint
-    assert mismatched_keys(fp, dp, truth, oracle=result) == {}
+    result, truth, fp = recovered(dev, dp)
     if "carry_bits" not in left_open:
         assert (fp.carry_bits, fp.carry_top) == (truth.carry_bits, truth.carry_top)
     for key, want in found.items():

@@ -18,6 +18,7 @@ from tcprobe.models.registry import resolve
 from tcprobe.models.scaled_kernel import fast_applies
 from tcprobe.models.scaled_kernel import kernel_params as scaled_params
 from tcprobe.models.tcgen05 import PROFILES as TCGEN05_PROFILES
+from tcprobe.models.words import pow2
 
 RZ = dict(window_bits=25, zero_floor=-133, output_rounding="rz", zero_sign="positive",
           overflow="inf")
@@ -43,11 +44,6 @@ def params_of(dp, how):
     if isinstance(how, EngineParams):
         return how
     return PROFILES[how].params(dp) if how in PROFILES else resolve(how, dp).params
-
-
-def one_word(fmt, sign):
-    """The word of (-1)**sign * 1.0."""
-    return (sign << (fmt.width - 1)) | (fmt.bias << (fmt.frac_bits + fmt.drop_bits))
 
 
 def nan_word(fmt, rng):
@@ -97,18 +93,18 @@ def special_rows(dp, n_random, seed):
             row(set_b=[(p, nan_word(fb, rng))])
         if inf_a:
             inf = int(inf_word(s, fa.spec))
-            row(set_a=[(p, inf)], set_b=[(p, one_word(fb, t))])  # one Inf
+            row(set_a=[(p, inf)], set_b=[(p, pow2(fb, 0, t))])  # one Inf
             row(set_a=[(p, inf)], set_b=[(p, t << (fb.width - 1))])  # Inf x 0
             # +Inf and -Inf products, and two Inf of one sign
             row(set_a=[(p, int(inf_word(0, fa.spec))), (q, int(inf_word(1, fa.spec)))],
-                set_b=[(p, one_word(fb, t)), (q, one_word(fb, t))])
-            row(set_a=[(p, inf), (q, inf)], set_b=[(p, one_word(fb, t)), (q, one_word(fb, t))])
-            row(set_a=[(p, inf)], set_b=[(p, one_word(fb, t))],
+                set_b=[(p, pow2(fb, 0, t)), (q, pow2(fb, 0, t))])
+            row(set_a=[(p, inf), (q, inf)], set_b=[(p, pow2(fb, 0, t)), (q, pow2(fb, 0, t))])
+            row(set_a=[(p, inf)], set_b=[(p, pow2(fb, 0, t))],
                 c=int(inf_word(1 - (s ^ t), fc.spec)))  # against C's Inf
         if inf_b:
             inf = int(inf_word(s, fb.spec))
             row(set_a=[(p, t << (fa.width - 1))], set_b=[(p, inf)])  # 0 x Inf
-            row(set_a=[(p, one_word(fa, t))], set_b=[(p, inf)])
+            row(set_a=[(p, pow2(fa, 0, t))], set_b=[(p, inf)])
         if inf_a and inf_b:
             row(set_a=[(p, int(inf_word(s, fa.spec)))], set_b=[(p, int(inf_word(t, fb.spec)))])
     for c in (nan_word(fc, rng), int(inf_word(0, fc.spec)), int(inf_word(1, fc.spec))):
