@@ -6,7 +6,8 @@ With E the probe exponent and F the window:
 - same(i, j) when F is at least two bits past the visible precision: +2**E in lane i,
   -2**E in lane j, C = 2**(E-F). Fused, they cancel and C survives at the
   window's edge; in two blocks the first one rounds 2**E + C into the output
-  and C is lost.
+  and C is lost. (Where the output rounds 2**(E-F) alone to zero, C is the
+  deepest power of two that it shows, still inside the window.)
 - first(P, Q), to order those blocks: +2**E in P, -2**E in Q and C half an
   output ulp of 2**E; +2**E + C ties (or is cut) back to 2**E, -2**E + C is
   exact, so C survives exactly when Q's block comes first.
@@ -58,10 +59,12 @@ def run(ctx) -> Finding:
     fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
     plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
     small = product(fa, fb, s, 0)
-    c_edge, c_s, c_s1 = pow2(fc, E - F), pow2(fc, s), pow2(fc, s + 1)
+    c_s, c_s1 = pow2(fc, s), pow2(fc, s + 1)
     # 2**E + 2**(E-F) shows at the output when F is within the visible precision
     # (vis); 2**E - 2**(E-F) needs one bit less, below a power of two. same() needs
     # neither to show (F >= vis + 2); before() needs the window's last bit to show.
+    depth = _shown_depth(ctx, E, vis + 2, F)
+    c_edge = pow2(fc, E - depth) if depth is not None else None
     t1_ok = c_edge is not None and F >= vis + 2
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev, notes = [], []
@@ -118,6 +121,22 @@ def run(ctx) -> Finding:
         summary = (f"{len(blocks)} blocks of {L} products, chained through the output format, "
                    f"{where} ({method})")
     return Finding("block", "found" if regular else "partial", summary, values, ev, notes)
+
+
+def _shown_depth(ctx, E, least, F):
+    """The deepest d in [least, F] whose C = 2**(E-d) alone shows in the
+    output (F, the window's edge, where it does; an output keeping few bits
+    rounds a tiny C to zero, and then the same() probe needs a C the
+    output shows), or None."""
+    depths = [d for d in range(least, F + 1) if pow2(ctx.c_fmt, E - d) is not None]
+    if not depths:
+        return None
+    bt = Batch(ctx.dp)
+    rows = {d: bt.add(f"C = 2^{E - d} alone", {}, pow2(ctx.c_fmt, E - d)) for d in depths}
+    w = ctx.run(bt.cases())
+    magnitude = (1 << (ctx.d_fmt.width - 1)) - 1
+    shown = [d for d, r in rows.items() if int(w[r]) & magnitude]
+    return max(shown, default=None)
 
 
 def _partition_same(ctx, K, E, F, plus, minus, c_edge):

@@ -177,6 +177,16 @@ def _normalize_through_c(bt, ctx, lanes, t, F, keep, sigs_a, sigs_b):
                     if tiny is not None and n < len(lanes) and half is not None:
                         bt.add(f"{n} lanes {ma}*{mb} at 2^{t}, 2^{t - F} in one more, C = 2^{h}",
                                {**rows, lanes[n]: tiny}, half)
+                    # the mirror: the bit near the rounding position in one more
+                    # lane, the window's last bit in C (where no product reaches
+                    # it and C cannot hold both bits)
+                    at_h = _split(fa, fb, h)
+                    last = word(fc, sign, 1, t - F)
+                    if at_h is not None and last is not None and n < len(lanes):
+                        ph = _pair(fa, fb, *at_h, sign, 1 << fa.frac_bits, 1 << fb.frac_bits)
+                        if ph is not None:
+                            bt.add(f"{n} lanes {ma}*{mb} at 2^{t}, 2^{h} in one more, "
+                                   f"C = 2^{t - F}", {**rows, lanes[n]: ph}, last)
 
 
 def run(ctx) -> Finding:

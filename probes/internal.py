@@ -7,12 +7,14 @@ e' <= e survives. If i and j sit in different blocks, the first block rounds
 2**E + C into the output format and the survivor is lost beyond the output's
 precision, so a pair is tried in every candidate position (adjacent pairs
 first; every pair once, at e = F + 1, when the best so far does not exceed
-the visible precision).
+the visible precision). Where C survives as far down as it shows alone (an
+output keeping few bits), the run goes on with C's last bit breaking an
+output tie (tie_run).
 """
 
 from __future__ import annotations
 
-from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range
+from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range, word
 
 from .common import Batch, Finding
 
@@ -76,6 +78,53 @@ def at(ctx, pairs, E, e):
     return [p for p, r in rows.items() if w[r] == w[ref]]
 
 
+def tie_run(ctx, pair, E, emax, vis):
+    """Below the last C that shows alone: C = 2**c * (1 + 2**-u + last bit),
+    its last bit at 2**(E-e), u a candidate tie bit of an output keeping
+    about ``vis`` fraction bits; with +-2**E cancelling in ``pair``. A window
+    that cuts the last bit leaves a tie that RNE rounds to even, unlike C
+    alone, so the first e where some u differs is one bit past the window
+    (RZ and RNA round a cut C as they round C itself: no e differs there,
+    and every window from emax on gives the same words). Returns (the
+    survival run, the deepest e tried), or None when C cannot carry such a
+    pattern."""
+    c_fmt = ctx.c_fmt
+    fbits = c_fmt.frac_bits
+    csub, cmin, _ = exp_range(c_fmt)
+    us = [u for u in (vis, vis + 1, vis + 2) if 1 <= u < fbits]
+    deepest = E - csub
+    if not us or deepest <= emax:
+        return None
+    bt = Batch(ctx.dp)
+    plus = product(ctx.a_fmt, ctx.b_fmt, E, 0)
+    minus = product(ctx.a_fmt, ctx.b_fmt, E, 1)
+    rows = {}
+    for e in range(emax + 1, deepest + 1):
+        last = E - e
+        c_exp = last + fbits  # C's leading bit, its last bit at 2**last
+        if c_exp < cmin:
+            break
+        for u in us:
+            mag = (1 << fbits) | (1 << (fbits - u)) | 1
+            cw = word(c_fmt, 0, mag, last)
+            if cw is None:
+                continue
+            rows[(e, u)] = (bt.add(f"C = 2^{c_exp} (1 + 2^-{u}) + 2^{last} alone", {}, cw),
+                            bt.add(f"lane {pair[0]}: +2^{E}, lane {pair[1]}: -2^{E}, "
+                                   f"C = 2^{c_exp} (1 + 2^-{u}) + 2^{last}",
+                                   {pair[0]: plus[:2], pair[1]: minus[:2]}, cw))
+    if not rows:
+        return None
+    w = ctx.run(bt.cases())
+    tried = sorted({e for e, _ in rows})
+    run = emax
+    for e in tried:
+        if any(w[a] != w[b] for (ee, _), (a, b) in rows.items() if ee == e):
+            break
+        run = e
+    return run, tried[-1]
+
+
 def setup(ctx):
     """(E, emax): the probes' product exponent (the internal step's, once it
     moved to the largest products) and how far below it C reaches."""
@@ -122,10 +171,19 @@ def run(ctx) -> Finding:
             notes.append(f"C at its smallest survives under +-2^{E} products; the largest, "
                          f"+-2^{E2}, anchor the window {E2 - E} bits higher")
             E = E2
-            runs, bt, w, rows, refs, emax = sweep(ctx, pairs, E, emax2)
+            # the pairs that kept C at its smallest share a block (adjacent ones may not)
+            kept = [p for p, n in runs.items() if n == best]
+            runs, bt, w, rows, refs, emax = sweep(ctx, kept, E, emax2)
             best = max(runs.values())
     same = sorted(p for p, n in runs.items() if n == best)
     i, j = same[0]
+    ties = None
+    if best >= emax and emax < _span(ctx):
+        ties = tie_run(ctx, (i, j), E, emax, seen.get("visible_bits", 0))
+        if ties is not None and ties[0] > best:
+            notes.append(f"C alone shows no bit below 2^{E - emax}; C's last bit breaking an "
+                         f"output tie (RNE) survives to e = {ties[0]}")
+            best, emax = ties  # found where the run stops short of C's last step
     ev = []
     for e in (best, best + 1):
         if (i, j, e) in rows:

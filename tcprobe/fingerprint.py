@@ -61,7 +61,7 @@ def engine_params(dp: Datapath, values: dict, assumed: dict | None = None,
         "zero_sign": given("zero_sign", "positive"),
         "nan": given("nan"),
         "overflow": given("overflow", "inf"),
-        "carry_bits": given("carry_bits"),
+        "carry_bits": given("carry_bits", assumed.get("carry_bits")),
         "carry_top": given("carry_top") or assumed.get("carry_top") or "wrap",
     }
     if p["k_order"] is not None:
@@ -155,11 +155,28 @@ class Fingerprint:
             for key, value in f.values.get("assumed", {}).items():
                 if getattr(fp, key, None) is None:
                     fp.assumed[key] = value
+        fp._carry_with_rounding(ctx.value("narrow"))
         for key in FINGERPRINT_KEYS:
             if getattr(fp, key) is None and key not in fp.undetermined:
                 fp.undetermined[key] = "its step did not run or found nothing"
         fp._common(ctx)
         return fp
+
+    def _carry_with_rounding(self, narrow) -> None:
+        """Where the output rounding stayed open between a normalizing top at
+        the rounding step's carry bits under RNE or RNA and a wider
+        accumulator under an RZ output (its ``narrow`` reading), the carry
+        bits stay open with it: the model takes the normalizing top."""
+        if (narrow and self.output_rounding is None and self.carry_top == "normalize"
+                and self.carry_bits == narrow["carry_bits"]):
+            bits = self.carry_bits
+            self.assumed["carry_bits"] = bits
+            self.carry_bits = None
+            self.undetermined["carry_bits"] = (
+                f"open with the output rounding: a top normalizing past {bits} carry bits under "
+                f"RNE or RNA and a wider accumulator under an RZ output keeping "
+                f"{narrow['rz_keep']} fraction bits give the same words in the normal range "
+                f"(output_rounding); the model takes {bits}")
 
     def _common(self, ctx) -> None:
         if ctx.harness is not None and ctx.raw:

@@ -128,7 +128,12 @@ def test_narrow_accumulators_are_recovered_or_named(tmp_path, name):
     dev = write(tmp_path, name, {**BASE, **extra}, families=[family])
     dp = dev.datapath(family, fmt, d_type)
     result, truth, fp = recovered(dev, dp)
-    if "carry_bits" not in left_open:
+    if "output_rounding" in left_open and "carry_bits" not in left_open:
+        # the normalizing top is the reading the model takes, open with the rounding
+        assert fp.carry_bits is None and "open with the output rounding" in \
+            fp.undetermined["carry_bits"]
+        assert (fp.assumed["carry_bits"], fp.carry_top) == (truth.carry_bits, truth.carry_top)
+    elif "carry_bits" not in left_open:
         assert (fp.carry_bits, fp.carry_top) == (truth.carry_bits, truth.carry_top)
     for key, want in found.items():
         assert getattr(fp, key) == want, (key, fp.undetermined.get(key))

@@ -31,7 +31,26 @@ show, the carry bits and top, and 0 of 10,000 validation mismatches.
   evidence against the rounding and carry steps' candidates;
 - a saturating top at 3 or 4 carry bits shows the zero floor: tiny
   products on every lane pass the top of an accumulator anchored on them
-  but not of one the floor holds higher."""
+  but not of one the floor holds higher;
+- e2m1 products in blocks of 8 consumed in a random K order: the adjacent
+  pairs straddle blocks, and once the pairs that share one move to the
+  largest products, the sweep there must take those pairs (not the
+  adjacent ones again, which gave F = 11);
+- an f16 -> f32 datapath with a 17-bit window, 5 carry bits and a
+  normalizing top, whose output keeps 19 fraction bits: the rounding step
+  leaves 19 to 23 open, and 3 carry bits under a 23-bit output fit as well
+  as 5 under 19, so the carry bits are named undetermined (the model takes
+  3 with the width it assumes);
+- e2m1 products into an f16 D keeping 5 fraction bits under a 27-bit
+  window: C alone shows nothing below 2^-19, so the internal step reads
+  the window from a tie that C's last bit breaks (RNE; under RZ the
+  window is "at least" the depth of C's last step), and the block step's
+  same-block test takes the deepest C the output shows alone;
+- e4m3 products into an f16 D in two blocks of 16 with a 21-bit window
+  and a top normalizing past 2 carry bits: no product reaches the
+  window's last bit and C cannot hold both it and a bit near the rounding
+  position, so the carry step puts that bit in one more lane and the last
+  bit in C (which passes the first block exactly)."""
 
 import pytest
 from ladder_helpers import recovered
@@ -124,13 +143,47 @@ PROFILES = {
                                                   carry_bits=2, overflow="saturate"),
                                              {"window_bits": 18, "output_rounding": "rne",
                                               "output_frac_bits": 16, "zero_sign": "ieee"}),
+    "tcgen05-e2m1-f16d-f29-blocks-of-8-random-order": (
+        "tcgen05", "e2m1", "f16",
+        dict(F16_D, window_bits=29, block_size=8, zero_floor=-25,
+             k_order=[3, 9, 21, 17, 19, 7, 5, 1, 8, 30, 2, 4, 0, 15, 10, 25, 22, 23, 6, 26, 12,
+                      18, 27, 14, 16, 28, 24, 20, 31, 29, 11, 13]),
+        {"block_size": 8, "output_rounding": "rz"}),
+    "tcgen05-f16-f17-keep19-c5-normalize-random-order": (
+        "tcgen05", "f16", "f32",
+        dict(window_bits=17, block_size=8, zero_floor=-137, output_frac_bits=19,
+             zero_sign="ieee", nan=0x7FC00000, carry_bits=5, carry_top="normalize",
+             k_order=[3, 6, 8, 13, 0, 14, 2, 15, 12, 10, 9, 7, 11, 1, 5, 4]),
+        {"window_bits": 17, "block_size": 8}),
+    "tcgen05-e2m1-f16d-f27-keep5-rne-pairs": (
+        "tcgen05", "e2m1", "f16",
+        dict(F16_D, window_bits=27, block_size=16, zero_floor=-15, input_conversion="rne",
+             output_rounding="rne", output_frac_bits=5, zero_sign="ieee", carry_bits=5,
+             carry_top="saturate", k_order=[j ^ 1 for j in range(32)]),
+        {"window_bits": 27, "block_size": 16, "output_rounding": "rne", "output_frac_bits": 5}),
+    "tcgen05-e2m1-f16d-f27-keep5-rz-pairs": (
+        "tcgen05", "e2m1", "f16",
+        dict(F16_D, window_bits=27, block_size=16, zero_floor=-15, input_conversion="rne",
+             output_rounding="rz", output_frac_bits=5, zero_sign="ieee", carry_bits=5,
+             carry_top="saturate", k_order=[j ^ 1 for j in range(32)]),
+        {"block_size": 16, "output_rounding": "rz", "output_frac_bits": 5}),
+    "tcgen05-e4m3-f16d-f21-c2-normalize-blocks-of-16": (
+        "tcgen05", "e4m3", "f16",
+        dict(F16_D, window_bits=21, block_size=16, zero_floor=-25, output_rounding="rne",
+             carry_bits=2, carry_top="normalize", overflow="saturate"),
+        {"window_bits": 21, "block_size": 16, "output_rounding": "rne"}),
 }
 
 # blocks of 2 products never need 5 carry bits, nor 4 products and C 5 (or,
-# unbounded, 4 of e4m3 more than 4): the top cannot show
+# unbounded, 4 of e4m3 more than 4), nor 8 e2m1 products under an unbounded
+# accumulator more than 5: the top cannot show; and where the output's width
+# is open (19 to 23 bits) a normalizing top at 3 bits under a 23-bit output and
+# 5 under a 19-bit one give the same words
 CARRY_HIDDEN = {"tcgen05-e4m3-f16d-keep4-blocks-of-2", "mma-bf16-f21-blocks-of-4-rna",
                 "mma-e4m3-f28-blocks-of-4-rna-keep8-reversed",
-                "tcgen05-e2m1-f16d-f29-blocks-of-2-rna"}
+                "tcgen05-e2m1-f16d-f29-blocks-of-2-rna",
+                "tcgen05-e2m1-f16d-f29-blocks-of-8-random-order",
+                "tcgen05-f16-f17-keep19-c5-normalize-random-order"}
 
 
 @pytest.mark.slow
