@@ -83,11 +83,15 @@ def tie_run(ctx, pair, E, emax, vis):
     its last bit at 2**(E-e), u a candidate tie bit of an output keeping
     about ``vis`` fraction bits; with +-2**E cancelling in ``pair``. A window
     that cuts the last bit leaves a tie that RNE rounds to even, unlike C
-    alone, so the first e where some u differs is one bit past the window
-    (RZ and RNA round a cut C as they round C itself: no e differs there,
-    and every window from emax on gives the same words). Returns (the
-    survival run, the deepest e tried), or None when C cannot carry such a
-    pattern."""
+    alone, so the first e where some u differs is one bit past the window.
+    RZ rounds a cut C as it rounds C itself; for it, a borrow: +2**E and
+    -2**(E-1) in ``pair`` leave 2**(E-1), C = -2**(E-e), against 2**(E-1)
+    alone in the pair's first lane (its anchor one bit lower keeps C one bit
+    deeper): 2**(E-1) minus a kept C truncates to the word below 2**(E-1),
+    a cut one leaves 2**(E-1), so the first e where they differ is one bit
+    past the window. (RNA rounds both as it rounds the tie-free C: no e
+    differs there.) Returns (the survival run, the deepest e tried), or None
+    when C cannot carry such a pattern."""
     c_fmt = ctx.c_fmt
     fbits = c_fmt.frac_bits
     csub, cmin, _ = exp_range(c_fmt)
@@ -113,6 +117,16 @@ def tie_run(ctx, pair, E, emax, vis):
                             bt.add(f"lane {pair[0]}: +2^{E}, lane {pair[1]}: -2^{E}, "
                                    f"C = 2^{c_exp} (1 + 2^-{u}) + 2^{last}",
                                    {pair[0]: plus[:2], pair[1]: minus[:2]}, cw))
+    below = product(ctx.a_fmt, ctx.b_fmt, E - 1, 1)
+    half = product(ctx.a_fmt, ctx.b_fmt, E - 1, 0)
+    for e in range(emax + 1, deepest + 1):
+        cw = pow2(c_fmt, E - e, 1)
+        if below is None or half is None or cw is None or (e, 0) in rows:
+            continue
+        rows[(e, 0)] = (bt.add(f"lane {pair[0]}: +2^{E - 1}, C = -2^{E - e}",
+                               {pair[0]: half[:2]}, cw),
+                        bt.add(f"lane {pair[0]}: +2^{E}, lane {pair[1]}: -2^{E - 1}, "
+                               f"C = -2^{E - e}", {pair[0]: plus[:2], pair[1]: below[:2]}, cw))
     if not rows:
         return None
     w = ctx.run(bt.cases())

@@ -43,9 +43,10 @@ show, the carry bits and top, and 0 of 10,000 validation mismatches.
   3 with the width it assumes);
 - e2m1 products into an f16 D keeping 5 fraction bits under a 27-bit
   window: C alone shows nothing below 2^-19, so the internal step reads
-  the window from a tie that C's last bit breaks (RNE; under RZ the
-  window is "at least" the depth of C's last step), and the block step's
-  same-block test takes the deepest C the output shows alone;
+  the window from a tie that C's last bit breaks (RNE) or from a borrow,
+  2^(E-1) minus C's last bit (RZ: e2m3 into an f16 D keeping 6 bits under
+  a 25-bit window too), and the block step's same-block test takes the
+  deepest C the output shows alone;
 - e4m3 products into an f16 D in two blocks of 16 with a 21-bit window
   and a top normalizing past 2 carry bits: no product reaches the
   window's last bit and C cannot hold both it and a bit near the rounding
@@ -166,7 +167,13 @@ PROFILES = {
         dict(F16_D, window_bits=27, block_size=16, zero_floor=-15, input_conversion="rne",
              output_rounding="rz", output_frac_bits=5, zero_sign="ieee", carry_bits=5,
              carry_top="saturate", k_order=[j ^ 1 for j in range(32)]),
-        {"block_size": 16, "output_rounding": "rz", "output_frac_bits": 5}),
+        {"window_bits": 27, "block_size": 16, "output_rounding": "rz", "output_frac_bits": 5}),
+    "tcgen05-e2m3-f16d-f25-keep6-rz-c2-saturate": (
+        "tcgen05", "e2m3", "f16",
+        dict(F16_D, window_bits=25, block_size=8, zero_floor=-26, input_conversion="rne",
+             output_frac_bits=6, zero_sign="ieee", carry_bits=2, carry_top="saturate",
+             overflow="saturate"),
+        {"window_bits": 25, "output_rounding": "rz", "output_frac_bits": 6}),
     "tcgen05-e4m3-f16d-f21-c2-normalize-blocks-of-16": (
         "tcgen05", "e4m3", "f16",
         dict(F16_D, window_bits=21, block_size=16, zero_floor=-25, output_rounding="rne",
