@@ -272,9 +272,17 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
         return Finding("carry", "found", f"{L} products at the largest significands carry "
                        f"into the top without wrapping; {km}: at least {need} carry bits",
                        values, ev, notes)
-    bits = numeric[0]
+    # several widths fit: the widest of them (the least a top can drop) is the
+    # model's, and the key stays open
+    bits = numeric[-1]
     tops = sorted({t for b, t, _, _ in found if b == bits})
     values["carry_bits"] = bits
+    if len(numeric) > 1:
+        values["carry_bits"] = None
+        values.setdefault("assumed", {})["carry_bits"] = bits
+        values["undetermined"]["carry_bits"] = (
+            f"{numeric} carry bits give the same words on every case here (the bits a top "
+            f"drops there lie below the output's rounding); the model takes {bits}")
     if len(tops) == 1:
         values["carry_top"] = tops[0]
         top_text = {"wrap": "wraps", "saturate": "saturates",
@@ -294,6 +302,9 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
     text = (f"the accumulator holds {bits} carry bits above the anchor and {top_text} past "
             f"them; {km}: {bits} fits"
             + (f" (so do {others})" if others else f", {bits - 1} and {bits + 1} do not"))
+    if others:
+        text = (f"the accumulator's top {top_text} past {numeric[0]} to {bits} carry bits, "
+                f"which give the same words here; {km}: wider ones and an unbounded one do not")
     return Finding("carry", "found", text, values, ev, notes)
 
 
