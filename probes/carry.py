@@ -121,6 +121,9 @@ def cases(ctx) -> tuple[Batch, int]:
     # where a normalizing top drops that last bit
     if F is not None and homes:
         _normalize_through_c(bt, ctx, lanes, homes[0], F, keep, sigs_a, sigs_b)
+        blocks = ctx.value("blocks") or [lanes]
+        if len(blocks) > 1:  # C meets the first block unrounded: its two bits survive
+            _normalize_through_c(bt, ctx, list(blocks[0]), homes[0], F, keep, sigs_a, sigs_b)
         # a product can hold the window's last bit only where 2**(t-F) is a
         # product too: the lowest such home (narrow formats need a high one)
         _, _, dmax = exp_range(ctx.d_fmt)

@@ -56,7 +56,12 @@ show, the carry bits and top, and 0 of 10,000 validation mismatches.
   window and a top normalizing past 4 carry bits: 0 to 4 carry bits give
   the same words on every carry case (the dropped bits lie far below the
   output's rounding), so the key is open and the model takes the widest
-  (it took 0, and validation found 1 of 10,000)."""
+  (it took 0, and validation found 1 of 10,000);
+- e2m1 products in four blocks of 8 (K reversed) under a 14-bit window,
+  RNE keeping 6 bits, a top normalizing past 2 carry bits: C with a bit
+  near the rounding position and the window's last bit is rounded to 6
+  bits by the first block, so those probes run on the first block's lanes
+  too, where C meets them unrounded."""
 
 import pytest
 from ladder_helpers import recovered
@@ -185,6 +190,12 @@ PROFILES = {
              nan=0x7E00, output_frac_bits=4, zero_sign="ieee", carry_bits=4,
              carry_top="normalize", overflow="saturate"),
         {"window_bits": 23, "output_rounding": "rne", "output_frac_bits": 4}),
+    "tcgen05-e2m1-f16d-f14-keep6-c2-normalize-reversed": (
+        "tcgen05", "e2m1", "f16",
+        dict(F16_D, window_bits=14, block_size=8, zero_floor=-17, input_conversion="rne",
+             output_rounding="rne", nan=0x7E00, output_frac_bits=6, carry_bits=2,
+             carry_top="normalize", overflow="saturate", k_order=list(range(32))[::-1]),
+        {"window_bits": 14, "block_size": 8, "output_rounding": "rne", "output_frac_bits": 6}),
     "tcgen05-e4m3-f16d-f21-c2-normalize-blocks-of-16": (
         "tcgen05", "e4m3", "f16",
         dict(F16_D, window_bits=21, block_size=16, zero_floor=-25, output_rounding="rne",
