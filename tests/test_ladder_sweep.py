@@ -166,18 +166,13 @@ PROFILES = {
              zero_sign="ieee", nan=0x7FC00000, carry_bits=5, carry_top="normalize",
              k_order=[3, 6, 8, 13, 0, 14, 2, 15, 12, 10, 9, 7, 11, 1, 5, 4]),
         {"window_bits": 17, "block_size": 8}),
-    "tcgen05-e2m1-f16d-f27-keep5-rne-pairs": (
+    **{f"tcgen05-e2m1-f16d-f27-keep5-{rnd}-pairs": (
         "tcgen05", "e2m1", "f16",
         dict(F16_D, window_bits=27, block_size=16, zero_floor=-15, input_conversion="rne",
-             output_rounding="rne", output_frac_bits=5, zero_sign="ieee", carry_bits=5,
+             output_rounding=rnd, output_frac_bits=5, zero_sign="ieee", carry_bits=5,
              carry_top="saturate", k_order=[j ^ 1 for j in range(32)]),
-        {"window_bits": 27, "block_size": 16, "output_rounding": "rne", "output_frac_bits": 5}),
-    "tcgen05-e2m1-f16d-f27-keep5-rz-pairs": (
-        "tcgen05", "e2m1", "f16",
-        dict(F16_D, window_bits=27, block_size=16, zero_floor=-15, input_conversion="rne",
-             output_rounding="rz", output_frac_bits=5, zero_sign="ieee", carry_bits=5,
-             carry_top="saturate", k_order=[j ^ 1 for j in range(32)]),
-        {"window_bits": 27, "block_size": 16, "output_rounding": "rz", "output_frac_bits": 5}),
+        {"window_bits": 27, "block_size": 16, "output_rounding": rnd, "output_frac_bits": 5})
+       for rnd in ("rne", "rz")},
     "tcgen05-e2m3-f16d-f25-keep6-rz-c2-saturate": (
         "tcgen05", "e2m3", "f16",
         dict(F16_D, window_bits=25, block_size=8, zero_floor=-26, input_conversion="rne",
