@@ -63,8 +63,10 @@ def run(ctx) -> Finding:
     # 2**E + 2**(E-F) shows at the output when F is within the visible precision
     # (vis); 2**E - 2**(E-F) needs one bit less, below a power of two. same() needs
     # neither to show (F >= vis + 2); before() needs the window's last bit to show.
-    depth = _shown_depth(ctx, E, vis + 2, F)
-    c_edge = pow2(fc, E - depth) if depth is not None else None
+    # the internal step's deepest C that shows alone (an output keeping few
+    # bits rounds a C at the window's edge to zero)
+    depth = min(F, ctx.require("internal").values.get("c_shown", F))
+    c_edge = pow2(fc, E - depth) if depth >= vis + 2 else None
     t1_ok = c_edge is not None and F >= vis + 2
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev, notes = [], []
@@ -121,22 +123,6 @@ def run(ctx) -> Finding:
         summary = (f"{len(blocks)} blocks of {L} products, chained through the output format, "
                    f"{where} ({method})")
     return Finding("block", "found" if regular else "partial", summary, values, ev, notes)
-
-
-def _shown_depth(ctx, E, least, F):
-    """The deepest d in [least, F] whose C = 2**(E-d) alone shows in the
-    output (F, the window's edge, where it does; an output keeping few bits
-    rounds a tiny C to zero, and then the same() probe needs a C the
-    output shows), or None."""
-    depths = [d for d in range(least, F + 1) if pow2(ctx.c_fmt, E - d) is not None]
-    if not depths:
-        return None
-    bt = Batch(ctx.dp)
-    rows = {d: bt.add(f"C = 2^{E - d} alone", {}, pow2(ctx.c_fmt, E - d)) for d in depths}
-    w = ctx.run(bt.cases())
-    magnitude = (1 << (ctx.d_fmt.width - 1)) - 1
-    shown = [d for d, r in rows.items() if int(w[r]) & magnitude]
-    return max(shown, default=None)
 
 
 def _partition_same(ctx, K, E, F, plus, minus, c_edge):

@@ -191,12 +191,12 @@ def run(ctx) -> Finding:
             best = max(runs.values())
     same = sorted(p for p, n in runs.items() if n == best)
     i, j = same[0]
-    ties = None
+    shown = emax  # the deepest e whose C = 2**(E-e) alone shows in the output
     if best >= emax and emax < _span(ctx):
         ties = tie_run(ctx, (i, j), E, emax, seen.get("visible_bits", 0))
         if ties is not None and ties[0] > best:
             notes.append(f"C alone shows no bit below 2^{E - emax}; C's last bit breaking an "
-                         f"output tie (RNE) survives to e = {ties[0]}")
+                         f"output tie (RNE) or a borrow (RZ) survives to e = {ties[0]}")
             best, emax = ties  # found where the run stops short of C's last step
     ev = []
     for e in (best, best + 1):
@@ -205,7 +205,7 @@ def run(ctx) -> Finding:
                                   "C survives (D = C alone)" if w[rows[(i, j, e)]] == w[refs[e]]
                                   else "C is cut (D differs from C alone)"))
     values = {"window_bits": best, "home": E, "same_block_pairs": [list(p) for p in same],
-              "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}}
+              "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}, "c_shown": shown}
     if best >= emax and emax >= _span(ctx):
         # no term of any case has a bit further below the anchor than this
         values["window_bits"] = None
