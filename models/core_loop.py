@@ -5,16 +5,18 @@ as one compiled loop that the plain kernel and the fast path both run.
 structure, :class:`KernelParams` (formats as specs, each stage's rounding,
 kept bits and NaN word, the window), built here and nowhere else.
 :func:`case_word` walks one case's K positions in blocks and hands each
-block to :func:`.core.block_word`. Two product decoders feed it:
+block to :func:`.core.block_word`, its products decoded by the classed
+decoder (``decode_scalar`` on every word): the plain kernel, and the fast
+path's configurations that the lane kernel does not take.
 
-* the classed decoder (``decode_scalar`` on every word): every configuration;
-* the lane decoder (``lanes=True``): windowed, raw-aligned float
-  configurations. It reads each word's fields by bit operations alone, with
-  no class and no branch, keeps zero lanes as zero terms, and only when a
-  block holds a NaN or Inf word walks it again, counting its NaN, +Inf and
-  -Inf products by bit operations (blocks of WIDE_BLOCK lanes or more:
-  _special_counts, counts_word) or classing its words (shorter ones); such
-  a block's result is NaN or an Inf whatever its finite terms are.
+The lane decoder's pieces live here too: :func:`fields`, a float word's
+fields by bit operations alone, with no class and no branch, and the
+special counts (:func:`product_count`, :func:`counts_word`: the NaN, +Inf
+and -Inf products of a block by bit operations). The fast path's lane
+kernel (:mod:`.lane_kernel`, windowed, raw-aligned float configurations:
+:func:`lane_decoder_applies`) and the block-scaled fast kernel read words
+through them; a block that holds a NaN or Inf word gives NaN or an Inf
+whatever its finite terms are.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from numba import njit
 from .core import (
     EXACT,
     NO_FLOOR,
-    NONNEG,
     NORMALIZE,
     SATURATE,
     WRAP,
@@ -36,13 +37,7 @@ from .core import (
     add_term,
     add_word,
     block_word,
-    cut,
-    mul_class,
     product_term,
-    quantum,
-    specials_word,
-    term_flags,
-    window_word,
 )
 from .formats import (
     Overflow,
@@ -225,16 +220,6 @@ def lane_class(special, sig, spec):
     return 0 if sig == 0 else 1
 
 
-# Lane blocks of at least this many lanes take the lane decoder's shorter
-# formulation (_lane_block), shorter ones the shift-flag one: LLVM turns the
-# former into vector code for 16 and 32 lanes (f16 K=16 on the h100 profile:
-# 33 ns a dot against 39) but into branchy scalar code for 8 (tf32 K=8: 60
-# against 29). Both give the same words (tests/test_fastpath.py).
-WIDE_BLOCK = 16
-_ZERO_SHIFT = 41  # 2**41: far below NO_FLOOR (-2**40)
-_SPECIAL_SHIFT = 50  # 2**50: far above any exponent
-
-
 @njit(inline="always")
 def magnitude(x, spec):
     """The exponent and fraction fields of a float word, as one integer."""
@@ -326,17 +311,6 @@ def nan_counts(counts):
 
 
 @njit(inline="always")
-def _special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
-    """The special counts of a block (_COUNT_BITS): of its products
-    (product_count) and of its addend word."""
-    counts = addend_count(acc_word, acc_spec) if have_acc else 0
-    for j in range(lo, hi):
-        kk = order[j] if kp.ordered else j
-        counts += product_count(np.int64(a[i, kk]), np.int64(b[i, kk]), kp.a_spec, kp.b_spec)
-    return counts
-
-
-@njit(inline="always")
 def counts_word(counts, stage):
     """The word of a block that holds a NaN or Inf word, from its special
     counts, as specials_word gives it: NaN for a NaN product or addend, or
@@ -347,102 +321,6 @@ def counts_word(counts, stage):
     if (counts & field) != 0 or (pos != 0 and neg != 0):
         return np.int64(stage.nan)
     return np.int64(inf_word(1 if neg != 0 else 0, stage.spec))
-
-
-@njit(inline="always")
-def _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc, stage):
-    """One block through the lane decoder: a pass for the specials, the zero
-    sign and the anchor, a pass that cuts every lane to the quantum and sums
-    it (zero lanes are zero terms); no term is stored. A block that holds a
-    NaN or Inf word takes neither cut nor sum: a wide block's word comes
-    from its special counts (_special_counts, a branch-free walk), a short
-    one's from its words' classes (_lane_flags: the counts' walk is slower
-    there, tf32 K=8).
-
-    Wide blocks (WIDE_BLOCK): a nonzero product of lane j lies at exponent sum
-    e_j = ra + rb <= anchor, so its cut shl(prod, e_j - shift - q) is (prod <<
-    L) >> d_j with the constant L = F - shift and d_j = q + F - e_j >= 0 (prod
-    << L < 2**(F+2)): one constant and one clamped shift for
-    :func:`.core.cut`'s four clamps; the anchor skips zero products by a
-    select; with A and B of one format, a special word shows as the largest
-    magnitude field of the block. Short blocks: zero products and specials
-    move the exponent sum far down or up (_ZERO_SHIFT, _SPECIAL_SHIFT) and
-    every lane is cut by :func:`.core.cut`."""
-    a_spec, b_spec = kp.a_spec, kp.b_spec
-    wide = kp.block >= WIDE_BLOCK
-    one_format = widest_tells(a_spec, b_spec)
-    shift = a_spec[3] + b_spec[3]
-    bits = kp.window.bits
-    left = bits - shift if bits > shift else 0
-    right = shift - bits if shift > bits else 0
-    top = NO_FLOOR  # the largest exponent sum of a nonzero product
-    special = False
-    widest = 0  # the largest magnitude field of an A or B word (wide, one format)
-    negs = 1
-    cs = 0
-    cm = 0
-    cr = 0
-    if have_acc:
-        special, cs, cm, cr = fields(acc_word, acc_spec)
-        negs = cs
-        top = cr if cm != 0 else NO_FLOOR
-        if not wide:
-            top += np.int64(special) << _SPECIAL_SHIFT
-    for j in range(lo, hi):
-        kk = order[j] if kp.ordered else j
-        xa, xb = np.int64(a[i, kk]), np.int64(b[i, kk])
-        spa, sa, ma, ra = fields(xa, a_spec)
-        spb, sb, mb, rb = fields(xb, b_spec)
-        negs &= sa ^ sb
-        if wide:
-            if one_format:
-                widest = max(widest, max(magnitude(xa, a_spec), magnitude(xb, b_spec)))
-            else:
-                special |= spa | spb
-            top = max(top, ra + rb if ma * mb != 0 else NO_FLOOR)
-        else:
-            top = max(top, ra + rb - (np.int64((ma == 0) | (mb == 0)) << _ZERO_SHIFT)
-                      + (np.int64(spa | spb) << _SPECIAL_SHIFT))
-    all_neg = negs == 1
-    if wide and one_format:
-        special |= holds_special(widest, a_spec)
-    elif not wide and top >= 1 << (_SPECIAL_SHIFT - 1):
-        flags = _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc)
-        return specials_word(flags, stage)[1]
-    if special:
-        return counts_word(_special_counts(a, b, i, lo, hi, order, kp, acc_word, acc_spec,
-                                           have_acc), stage)
-    q = quantum(top, kp.window)
-    m = cut(cm, cr - acc_spec[3] - q, cs) if have_acc else 0
-    home = q + bits  # the anchor, never below the floor
-    for j in range(lo, hi):
-        kk = order[j] if kp.ordered else j
-        spa, sa, ma, ra = fields(np.int64(a[i, kk]), a_spec)
-        spb, sb, mb, rb = fields(np.int64(b[i, kk]), b_spec)
-        s = sa ^ sb
-        if wide:
-            d = min(max(home - ra - rb, 0) + right, 63)
-            m += ((((ma * mb) << left) >> d) ^ -s) + s
-        else:
-            m += cut(ma * mb, ra + rb - shift - q, s)
-    return window_word(m, q, 0 if all_neg else NONNEG, kp.window, stage)
-
-
-@njit(inline="always")
-def _lane_flags(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc):
-    """The flags of a short lane-decoded block that holds a NaN or Inf word:
-    only the classes of its words matter (its result is NaN or an Inf)."""
-    flags = 0
-    if have_acc:
-        sp, cs, cm, cr = fields(acc_word, acc_spec)
-        flags |= term_flags(lane_class(sp, cm, acc_spec), cs)
-    for j in range(lo, hi):
-        kk = order[j] if kp.ordered else j
-        spa, sa, ma, ra = fields(np.int64(a[i, kk]), kp.a_spec)
-        spb, sb, mb, rb = fields(np.int64(b[i, kk]), kp.b_spec)
-        cls = mul_class(lane_class(spa, ma, kp.a_spec), lane_class(spb, mb, kp.b_spec))
-        flags |= term_flags(cls, sa ^ sb)
-    return flags
 
 
 @njit(inline="always")
@@ -467,10 +345,11 @@ def _class_terms(a, b, i, lo, hi, order, kp, t, acc_word, acc_spec, have_acc):
 
 
 @njit(inline="always")
-def case_word(a, b, i, c_word, order, kp, t, lanes):
+def case_word(a, b, i, c_word, order, kp, t):
     """Case i through its blocks: C (or nothing, with c_join='last') is the
     first block's addend, each block's result the next one's; returns the
-    output word. ``lanes``: take the lane decoder (lane_decoder_applies)."""
+    output word (the classed decoder; the fast path's lane kernel,
+    :mod:`.lane_kernel`, walks the same blocks in the same order)."""
     k = kp.k
     block = kp.block
     n_blocks = (k + block - 1) // block
@@ -482,20 +361,16 @@ def case_word(a, b, i, c_word, order, kp, t, lanes):
         have_acc = blk > 0 or not kp.c_last
         lo = blk * block
         hi = min(lo + block, k)
-        if lanes:
-            acc_word = _lane_block(a, b, i, lo, hi, order, kp, acc_word, acc_spec, have_acc,
-                                   stage)
-        else:
-            n, flags = _class_terms(a, b, i, lo, hi, order, kp, t, acc_word, acc_spec, have_acc)
-            acc_word = block_word(t, n, flags, kp.window, stage)
+        n, flags = _class_terms(a, b, i, lo, hi, order, kp, t, acc_word, acc_spec, have_acc)
+        acc_word = block_word(t, n, flags, kp.window, stage)
         acc_spec = stage.spec
     if kp.c_last:
-        acc_word = _c_last_word(t, acc_word, acc_spec, c_word, kp)
+        acc_word = c_last_word(t, acc_word, acc_spec, c_word, kp)
     return acc_word
 
 
 @njit(cache=True)
-def _c_last_word(t, acc_word, acc_spec, c_word, kp):
+def c_last_word(t, acc_word, acc_spec, c_word, kp):
     """c_join='last': the blocks' result plus C, summed exactly and rounded once."""
     n, flags = add_word(t, 0, 0, acc_word, acc_spec, kp.normalized)
     n, flags = add_word(t, n, flags, c_word, kp.c_spec, kp.normalized)

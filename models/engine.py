@@ -127,7 +127,7 @@ def fdp_kernel(a, b, c, order, kp, out):
     """The blocked fused dot product over every case (see the module doc)."""
     t = new_terms(kp.block + 2)
     for i in range(a.shape[0]):
-        out[i] = case_word(a, b, i, np.int64(c[i]), order, kp, t, False)
+        out[i] = case_word(a, b, i, np.int64(c[i]), order, kp, t)
 
 
 def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,

@@ -1,16 +1,18 @@
 """The engine's fast path: the same fused dot product, faster.
 
 :func:`fast_dot` computes exactly what the plain kernel
-(:func:`tcprobe.models.engine.fdp_kernel`) computes: both run the one block
-loop of :mod:`.core_loop` (``tests/test_fastpath.py`` compares them word for
-word on random raw cases over many parameter sets). What changes is speed:
+(:func:`tcprobe.models.engine.fdp_kernel`) computes: both walk the same blocks through the arithmetic core's steps
+(``tests/test_fastpath.py`` compares them word for word on random raw cases
+over many parameter sets). What changes is speed:
 
 * One kernel is compiled per configuration: its :class:`KernelParams` is a
   compile-time constant, so the scalar decoder and encoder fold to the few
   bit operations the configuration needs. Numba caches each kernel on disk,
   keyed by its constants: only the first run of a configuration compiles.
-* Windowed, raw-aligned float configurations take the lane decoder
-  (core_loop module doc): branch-free fields for every lane.
+* Windowed, raw-aligned float configurations (nearly every model) take the
+  lane kernel (:mod:`.lane_kernel`): each block's lanes as explicit vector
+  code (:mod:`.lanes_ir`), the rounding vectorized over chunks of cases;
+  the others the core_loop's block loop with the classed decoder.
 * The words go in as they are (uint32), with no int64 copies.
 * The kernel releases the GIL, and :func:`fast_dot` splits a large batch
   over ``jobs`` threads.
@@ -34,11 +36,11 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from . import lane_kernel
 from .core import new_terms
 from .core_loop import (
     KernelParams,
     case_word,
-    lane_decoder_applies,
     prepare,
     scan_reads_words_as_given,
     stray_pair,
@@ -115,7 +117,6 @@ def _build_kernel(kp: KernelParams):
     """A kernel for one configuration, ``kp`` a compile-time constant, so the
     decoders and the rounding fold to the few bit operations that this
     configuration needs. Numba caches each on disk by its constants."""
-    lanes = lane_decoder_applies(kp)
     size = kp.block + 2
     a_stray, b_stray = np.uint64(stray_pair(kp.a_spec[1])), np.uint64(stray_pair(kp.b_spec[1]))
     c_stray = np.uint64(stray_word(kp.c_spec[1]))
@@ -130,7 +131,7 @@ def _build_kernel(kp: KernelParams):
             for j in range(a64.shape[1]):
                 high |= (a64[i, j] & a_stray) | (b64[i, j] & b_stray)
             high |= np.uint64(c[i]) & c_stray
-            out[i] = case_word(a, b, i, np.int64(c[i]), order, kp, t, lanes)
+            out[i] = case_word(a, b, i, np.int64(c[i]), order, kp, t)
         return high != 0
 
     return kernel
@@ -171,18 +172,30 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
     a_words, b_words, c_words, order = prep.a, prep.b, prep.c, prep.order
     c_words = np.ascontiguousarray(c_words, dtype=np.uint32)  # words below 2**32
     out = np.empty(len(cases), np.uint32)
-    kernel = kernel_for(prep.params)
     remember(dp, p)
+    if lane_kernel.applies(prep.params):
+        # the lane kernel reads a block's lanes side by side: K order first
+        if prep.params.ordered:
+            a_words = np.ascontiguousarray(a_words[:, order])
+            b_words = np.ascontiguousarray(b_words[:, order])
+        lanes = lane_kernel.kernel_for(prep.params)
+
+        def run(lo, hi):
+            return lanes(a_words[lo:hi], b_words[lo:hi], c_words[lo:hi], out[lo:hi])
+    else:
+        kernel = kernel_for(prep.params)
+
+        def run(lo, hi):
+            a, b = a_words[lo:hi], b_words[lo:hi]
+            return kernel(a, b, c_words[lo:hi], order, out[lo:hi], *word_pairs(a, b))
     n = len(out)
     parts = min(max(1, int(jobs)), max(1, n // MIN_CASES_PER_JOB))
     if parts == 1:
-        high = kernel(a_words, b_words, c_words, order, out, *word_pairs(a_words, b_words))
+        high = run(0, n)
     else:
         cuts = np.linspace(0, n, parts + 1).astype(int)
         with ThreadPoolExecutor(parts) as pool:
-            high = any(pool.map(lambda lo, hi: kernel(
-                a_words[lo:hi], b_words[lo:hi], c_words[lo:hi], order, out[lo:hi],
-                *word_pairs(a_words[lo:hi], b_words[lo:hi])), cuts[:-1], cuts[1:]))
+            high = any(pool.map(run, cuts[:-1], cuts[1:]))
     if scan_words and high:
         cases.check(dp)  # raises: a word does not fit its format
     return out

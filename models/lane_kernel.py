@@ -1,0 +1,158 @@
+"""The engine's fast kernel for windowed, raw-aligned float configurations
+(core_loop.lane_decoder_applies): the same words as the plain kernel, its
+work laid out for vector units.
+
+Cases go through in chunks of CHUNK. For each block of K, a first loop
+over the chunk's cases takes the addend's alignment exponent and hands the
+block's lanes to :func:`.lanes_ir.block_lanes`, explicit vector code for
+all lanes of one case at once (the block's flags, its quantum and the sum
+of its cut products); a second loop, which LLVM vectorizes over the cases,
+adds the addend's own cut term (core.cut), rounds the sum
+(core.window_word), decides the specials (core.specials_word) and leaves
+the word as the next block's addend. So every step is the arithmetic
+core's own, in the order of core_loop.case_word; only the layout changed.
+
+The K order is applied before the kernel (the caller permutes the columns
+of A and B), so a block's lanes lie side by side in a row. A kernel is
+built per configuration (KernelParams a compile-time constant) and cached
+on disk by numba, keyed by its constants and SOURCE_STAMP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from .core import NONNEG, cut, new_terms, specials_word, term_flags, window_word
+from .core_loop import (
+    KernelParams,
+    c_last_word,
+    fields,
+    lane_class,
+    lane_decoder_applies,
+    stray_word,
+)
+from .lanes_ir import STRAY, block_config, block_lanes
+
+CHUNK = 256  # cases a block loop walks before its vectorized round
+
+
+def _source_stamp() -> str:
+    """A digest of the sources this kernel compiles from, a constant of every
+    kernel, so that numba's disk cache never serves a kernel built from
+    older code (it keys on the kernel's own source and constants only)."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("lane_kernel.py", "lanes_ir.py", "core.py", "core_loop.py", "formats.py",
+                 "bits.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+SOURCE_STAMP = _source_stamp()
+
+
+def applies(kp: KernelParams) -> bool:
+    """Whether this kernel computes the configuration (the lane decoder's)."""
+    return lane_decoder_applies(kp)
+
+
+@njit(inline="always")
+def _finish(word, flags, q, total, have_acc, acc_spec, window, stage):
+    """A block's word from its lanes' flags, quantum and cut sum, and its
+    addend ``word`` (C or the previous block's): the addend's flags and cut
+    term join, then specials first, else the windowed sum rounded."""
+    m = total
+    if have_acc:
+        special, s, sig, raw = fields(word, acc_spec)
+        flags |= term_flags(lane_class(special, sig, acc_spec), s)
+        m += cut(sig, raw - acc_spec[3] - q, s)
+    finite = window_word(m, q, flags & NONNEG, window, stage)
+    special, special_word = specials_word(flags, stage)
+    return special_word if special else finite
+
+
+@njit(inline="always")
+def _block(a, b, base, count, lo, acc, flags, qs, sums, have_acc, acc_spec, window, stage,
+           config, k):
+    """One block of every case of a chunk: the lane passes case by case, then
+    the words, vectorized over the cases, into ``acc``; returns STRAY when a
+    word of the block has bits above its format."""
+    for j in range(count):
+        sig, raw = 0, 0
+        if have_acc:
+            _special, _s, sig, raw = fields(acc[j], acc_spec)
+        f, q, total = block_lanes(a, b, (base + j) * k + lo, sig, raw, config)
+        flags[j] = f
+        qs[j] = q
+        sums[j] = total
+    high = 0
+    for j in range(count):
+        high |= flags[j] & STRAY
+        acc[j] = _finish(acc[j], flags[j], qs[j], sums[j], have_acc, acc_spec, window, stage)
+    return high
+
+
+def _build(kp: KernelParams):
+    """The kernel of one configuration (``kp`` a compile-time constant)."""
+    k, block = kp.k, kp.block
+    n_blocks = (k + block - 1) // block
+    tail = k - (n_blocks - 1) * block
+    bits, floor = kp.window.bits, kp.window.floor
+    first_config = block_config(kp.a_spec, kp.b_spec, block if n_blocks > 1 else tail, bits,
+                                floor)
+    middle_config = block_config(kp.a_spec, kp.b_spec, block, bits, floor)
+    last_config = block_config(kp.a_spec, kp.b_spec, tail, bits, floor)
+    first_acc = not kp.c_last
+    last_stage = kp.inter if kp.c_last else kp.out
+    c_spec, inter, inter_spec, window = kp.c_spec, kp.inter, kp.inter.spec, kp.window
+    c_last = kp.c_last
+    c_stray = stray_word(kp.c_spec[1])
+    stamp = SOURCE_STAMP
+
+    @njit(cache=True, nogil=True)
+    def kernel(a, b, c, out):
+        """Every case's word into ``out`` (a and b: the columns in K order);
+        returns whether an A, B or C word has bits above its format."""
+        assert len(stamp) > 0  # a constant of the cached kernel (SOURCE_STAMP)
+        n = a.shape[0]
+        acc = np.empty(CHUNK, np.int64)
+        flags = np.empty(CHUNK, np.int64)
+        qs = np.empty(CHUNK, np.int64)
+        sums = np.empty(CHUNK, np.int64)
+        t = new_terms(4)
+        high = 0
+        for base in range(0, n, CHUNK):
+            count = min(CHUNK, n - base)
+            for j in range(count):
+                acc[j] = np.int64(c[base + j])
+                high |= acc[j] & c_stray
+            if n_blocks == 1:
+                high |= _block(a, b, base, count, 0, acc, flags, qs, sums, first_acc, c_spec,
+                               window, last_stage, first_config, k)
+            else:
+                high |= _block(a, b, base, count, 0, acc, flags, qs, sums, first_acc, c_spec,
+                               window, inter, first_config, k)
+                for blk in range(1, n_blocks - 1):
+                    high |= _block(a, b, base, count, blk * block, acc, flags, qs, sums, True,
+                                   inter_spec, window, inter, middle_config, k)
+                high |= _block(a, b, base, count, (n_blocks - 1) * block, acc, flags, qs, sums,
+                               True, inter_spec, window, last_stage, last_config, k)
+            if c_last:
+                for j in range(count):
+                    acc[j] = c_last_word(t, acc[j], inter_spec, np.int64(c[base + j]), kp)
+            for j in range(count):
+                out[base + j] = acc[j]
+        return high != 0
+
+    return kernel
+
+
+@lru_cache(maxsize=64)
+def kernel_for(kp: KernelParams):
+    """The compiled kernel of one configuration (built once per process)."""
+    return _build(kp)

@@ -1,0 +1,296 @@
+"""One block's lane passes as explicit vector code: an LLVM intrinsic for
+numba, written per block shape, so that the speed of the engine's fast path
+does not depend on what LLVM's vectorizers make of scalar loops.
+
+:func:`block_lanes` takes a case's row of A and B words (the block's lanes
+side by side in memory), the alignment exponent of the block's addend (C or
+the previous block's word; NO_FLOOR for none) and a configuration string
+(:func:`block_config`, a literal, so that every constant of the format and
+the window folds into the code), and gives, for the L lanes at once:
+
+* the block's flags in :mod:`.core`'s encoding: NONNEG when a product has
+  sign + (a zero product too, as the lane decoder counts it), NAN for a NaN
+  product (a NaN factor, Inf x 0), POS_INF and NEG_INF for the others with
+  a NaN or Inf factor; and STRAY when a word has bits above its format (the
+  fast path's scan of the words as it reads them);
+* the quantum q = max(anchor, floor) - F (core.quantum), the anchor the
+  largest raw exponent sum of a nonzero product or the addend's exponent;
+* the sum of the products cut toward zero to 2**q (core.cut), an integer.
+
+Pass one decodes every lane by bit operations (a word's fields, its
+significand with the hidden bit, its raw exponent, whether it is zero, NaN
+or Inf), multiplies the significands and takes the anchor with one max
+reduction; pass two cuts each product with one constant left shift and one
+clamped right shift (a nonzero product lies at or below the anchor, the
+lane decoder's wide form) and sums them with one add reduction. Lanes are
+32-bit integers where the significand products and the sum fit (every
+format of 10 fraction bits or fewer, every window up to 29 bits), else
+64-bit. Special lanes give meaningless terms: the flags say to discard them.
+
+The caller (:mod:`.lane_kernel`) adds the addend's own cut term, decides
+specials and rounds, vectorized over many cases.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .core import NAN, NEG_INF, NO_FLOOR, NONNEG, POS_INF
+
+STRAY = 16  # a flag beside the core's: a word of the block has bits above its format
+
+_I1 = ir.IntType(1)
+_I64 = ir.IntType(64)
+
+# The fields of block_config, in order.
+_CONFIG_FIELDS = ("lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials", "a_signed",
+                  "a_drop", "b_width", "b_ebits", "b_fbits", "b_bias", "b_specials", "b_signed",
+                  "b_drop", "bits", "floor")
+
+
+def block_config(a_spec: tuple, b_spec: tuple, lanes: int, bits: int, floor: int) -> str:
+    """The configuration string of block_lanes: ``lanes`` products of A and B
+    words of these formats (Format.spec), a window of ``bits`` fraction bits
+    below the anchor and that floor."""
+    a = a_spec[1:]
+    b = b_spec[1:]
+    return ",".join(str(int(v)) for v in (lanes, *a, *b, bits, floor))
+
+
+def _parse(config: str) -> dict:
+    values = [int(v) for v in config.split(",")]
+    if len(values) != len(_CONFIG_FIELDS):
+        raise ValueError(f"block_lanes: a configuration of {len(values)} fields, not "
+                         f"{len(_CONFIG_FIELDS)}")
+    return dict(zip(_CONFIG_FIELDS, values, strict=True))
+
+
+def _operand(cfg: dict, side: str) -> dict:
+    keys = ("width", "ebits", "fbits", "bias", "specials", "signed", "drop")
+    return {k: cfg[f"{side}_{k}"] for k in keys}
+
+
+def widths(config: str) -> tuple[int, int, int]:
+    """(lane width, term width, sum width) in bits that block_lanes uses for
+    a configuration: 32 where every value provably fits in an int32."""
+    cfg = _parse(config)
+    fa, fb, bits = cfg["a_fbits"], cfg["b_fbits"], cfg["bits"]
+    prod_max = ((1 << (fa + 1)) - 1) * ((1 << (fb + 1)) - 1)
+    lane = 32 if prod_max < (1 << 31) else 64
+    left = max(bits - fa - fb, 0)
+    term_max = prod_max << left
+    term = 32 if lane == 32 and term_max < (1 << 31) else 64
+    total = 32 if term == 32 and term_max * cfg["lanes"] < (1 << 31) else 64
+    return lane, term, total
+
+
+class _Lanes:
+    """Vector operations on L lanes of one integer width (an IRBuilder)."""
+
+    def __init__(self, builder: ir.IRBuilder, lanes: int, width: int):
+        self.b = builder
+        self.n = lanes
+        self.t = ir.IntType(width)
+        self.vt = ir.VectorType(self.t, lanes)
+
+    def const(self, value: int):
+        return ir.Constant(self.vt, [ir.Constant(self.t, value)] * self.n)
+
+    def splat(self, scalar):
+        """A scalar (any integer width) in every lane."""
+        b = self.b
+        if scalar.type.width > self.t.width:
+            scalar = b.trunc(scalar, self.t)
+        elif scalar.type.width < self.t.width:
+            scalar = b.sext(scalar, self.t)
+        one = b.insert_element(ir.Constant(self.vt, ir.Undefined), scalar, ir.Constant(_I64, 0))
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), self.n), [0] * self.n)
+        return b.shuffle_vector(one, ir.Constant(self.vt, ir.Undefined), zeros)
+
+    def widen(self, v, other: _Lanes, signed: bool):
+        """``v`` as lanes of ``other``'s (wider or equal) width."""
+        if other.t.width == self.t.width:
+            return v
+        return self.b.sext(v, other.vt) if signed else self.b.zext(v, other.vt)
+
+    def smax(self, x, y):
+        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+    def smin(self, x, y):
+        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
+
+    def field(self, x, shift: int, width: int):
+        """Bits shift .. shift+width-1 of every lane."""
+        if shift:
+            x = self.b.lshr(x, self.const(shift))
+        return self.b.and_(x, self.const((1 << width) - 1))
+
+    def any(self, mask):
+        """Whether any lane of an i1 mask is set, as an i1."""
+        bits = self.b.bitcast(mask, ir.IntType(self.n))
+        return self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(self.n), 0))
+
+    def reduce(self, op: str, v, lanes: _Lanes | None = None):
+        """llvm.vector.reduce.<op> over the lanes of ``v``."""
+        lanes = lanes or self
+        name = f"llvm.vector.reduce.{op}.v{lanes.n}i{lanes.t.width}"
+        fn = cgutils.get_or_insert_function(self.b.module, ir.FunctionType(lanes.t, [lanes.vt]),
+                                            name)
+        return self.b.call(fn, [v])
+
+
+def _decode(v: _Lanes, x, fmt: dict):
+    """Lane fields of words ``x`` in format ``fmt`` (a spec as a dict):
+    (sign, significand, biased raw exponent, zero, special, NaN, stray), the
+    last four i1 masks (the lane decoder's core_loop.fields and lane classes;
+    stray: bits above the format, None for a 32-bit format)."""
+    b = v.b
+    width, ebits, fbits, drop = fmt["width"], fmt["ebits"], fmt["fbits"], fmt["drop"]
+    stray = None
+    if width < 32:
+        stray = b.icmp_unsigned("!=", b.and_(x, v.const(((1 << 32) - 1) ^ ((1 << width) - 1))),
+                                v.const(0))
+        x = b.and_(x, v.const((1 << width) - 1))
+    sign = v.field(x, width - 1, 1) if fmt["signed"] else v.const(0)
+    mag = v.field(x, drop, ebits + fbits)  # exponent and fraction fields
+    e = b.lshr(mag, v.const(fbits))
+    frac = b.and_(mag, v.const((1 << fbits) - 1))
+    normal = b.icmp_unsigned("!=", e, v.const(0))
+    sig = b.or_(frac, b.select(normal, v.const(1 << fbits), v.const(0)))
+    raw = b.select(normal, e, v.const(1))
+    zero = b.icmp_unsigned("==", mag, v.const(0))
+    inf_code = ((1 << ebits) - 1) << fbits
+    if fmt["specials"] == 0:  # IEEE: exponent all ones
+        special = b.icmp_unsigned(">=", mag, v.const(inf_code))
+        nan = b.icmp_unsigned(">", mag, v.const(inf_code))
+    elif fmt["specials"] == 1:  # only the all-ones code, a NaN (e4m3, ue4m3)
+        special = nan = b.icmp_unsigned("==", mag, v.const((1 << (ebits + fbits)) - 1))
+    else:
+        special = nan = None
+    return sign, sig, raw, zero, special, nan, stray
+
+
+def _special_flags(v: _Lanes, s, a, b_):
+    """The block's NAN, POS_INF and NEG_INF flags (i64) from the lane masks of
+    A and B (_decode's zero, special, NaN) and the product signs ``s``."""
+    b = v.b
+    a_zero, a_special, a_nan = a
+    b_zero, b_special, b_nan = b_
+    if a_special is None and b_special is None:
+        return ir.Constant(_I64, 0)
+    parts_nan, parts_special = [], []
+    if a_special is not None:
+        parts_nan += [a_nan, b.and_(a_special, b_zero)]
+        parts_special.append(a_special)
+    if b_special is not None:
+        parts_nan += [b_nan, b.and_(b_special, a_zero)]
+        parts_special.append(b_special)
+    nan = parts_nan[0]
+    for p in parts_nan[1:]:
+        nan = b.or_(nan, p)
+    special = parts_special[0]
+    for p in parts_special[1:]:
+        special = b.or_(special, p)
+    inf = b.and_(special, b.not_(nan))
+    neg = b.icmp_unsigned("!=", s, v.const(0))
+    flags = ir.Constant(_I64, 0)
+    for mask, flag in ((nan, NAN), (b.and_(inf, b.not_(neg)), POS_INF), (b.and_(inf, neg), NEG_INF)):
+        flags = b.or_(flags, b.select(v.any(mask), ir.Constant(_I64, flag), ir.Constant(_I64, 0)))
+    return flags
+
+
+def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig, acc_raw, config: str):
+    """The IR of block_lanes: (flags, q, sum) as three i64 values."""
+    cfg = _parse(config)
+    n, bits, floor = cfg["lanes"], cfg["bits"], cfg["floor"]
+    fa, fb = _operand(cfg, "a"), _operand(cfg, "b")
+    lane_w, term_w, sum_w = widths(config)
+    v = _Lanes(builder, n, lane_w)
+    b = builder
+
+    def load(ptr):
+        if lane_w == 32:
+            p = b.bitcast(ptr, v.vt.as_pointer())
+            return b.load(p, align=4)
+        words = _Lanes(b, n, 32)
+        p = b.bitcast(ptr, words.vt.as_pointer())
+        return b.zext(b.load(p, align=4), v.vt)
+
+    xa, xb = load(a_ptr), load(b_ptr)
+    sa, ma, ra, za, spa, na, stray_a = _decode(v, xa, fa)
+    sb, mb, rb, zb, spb, nb, stray_b = _decode(v, xb, fb)
+    s = b.xor(sa, sb)
+    prod = b.mul(ma, mb)
+    rsum = b.add(ra, rb)  # biased exponent sum
+    nonzero = b.icmp_unsigned("!=", prod, v.const(0))
+    # the flags: NONNEG (a product of sign +) and the specials
+    positive = b.icmp_unsigned("==", s, v.const(0))
+    flags = b.select(v.any(positive), ir.Constant(_I64, NONNEG), ir.Constant(_I64, 0))
+    flags = b.or_(flags, _special_flags(v, s, (za, spa, na), (zb, spb, nb)))
+    strays = [m for m in (stray_a, stray_b) if m is not None]
+    if strays:
+        stray = strays[0] if len(strays) == 1 else b.or_(*strays)
+        flags = b.or_(flags, b.select(v.any(stray), ir.Constant(_I64, STRAY),
+                                      ir.Constant(_I64, 0)))
+    # the anchor: the largest exponent sum of a nonzero product, the addend's
+    # exponent and the floor, all biased by A's and B's biases, in one vector
+    # max (the addend and the floor joined lane-wise before the reduction)
+    bias = fa["bias"] + fb["bias"]
+    low = -(1 << 31) if lane_w == 32 else NO_FLOOR  # below every biased exponent
+    acc_b = b.select(b.icmp_unsigned("!=", acc_sig, ir.Constant(_I64, 0)),
+                     b.add(acc_raw, ir.Constant(_I64, bias)), ir.Constant(_I64, low))
+    if floor != NO_FLOOR:
+        floor_b = ir.Constant(_I64, floor + bias)
+        acc_b = b.select(b.icmp_signed(">", acc_b, floor_b), acc_b, floor_b)
+    tops = v.smax(b.select(nonzero, rsum, v.const(low)), v.splat(acc_b))
+    home_b = v.reduce("smax", tops)  # the anchor, never below the floor, biased
+    home_b64 = b.sext(home_b, _I64) if lane_w < 64 else home_b
+    q = b.sub(home_b64, ir.Constant(_I64, bias + bits))
+    # pass two: each product cut to 2**q (the lane decoder's wide form)
+    shift = fa["fbits"] + fb["fbits"]
+    left = max(bits - shift, 0)
+    right = max(shift - bits, 0)
+    home = v.splat(home_b)
+    d = v.smax(b.sub(home, rsum), v.const(0))
+    t = _Lanes(b, n, term_w)
+    d = v.widen(d, t, signed=True)
+    if right:
+        d = b.add(d, t.const(right))
+    d = t.smin(d, t.const(term_w - 1))
+    term = b.lshr(b.shl(v.widen(prod, t, signed=False), t.const(left)), d)
+    neg = v.widen(s, t, signed=False)
+    term = b.add(b.xor(term, b.sub(t.const(0), neg)), neg)
+    total_lanes = _Lanes(b, n, sum_w)
+    total = v.reduce("add", t.widen(term, total_lanes, signed=True), total_lanes)
+    if sum_w < 64:
+        total = b.sext(total, _I64)
+    return flags, q, total
+
+
+@intrinsic
+def block_lanes(typingctx, a, b, offset, acc_sig, acc_raw, config):
+    """(flags, q, sum) of the block whose lanes are the words a.flat[offset :
+    offset + L] and b.flat[offset : offset + L] (module doc), with an addend
+    of significand ``acc_sig`` (0: none, or a zero) and raw exponent
+    ``acc_raw``; ``a`` and ``b`` C-contiguous uint32 arrays, ``config`` a
+    literal of block_config."""
+    if not isinstance(config, types.StringLiteral):
+        return None
+    for arr in (a, b):
+        if not (isinstance(arr, types.Array) and arr.dtype == types.uint32 and arr.layout == "C"):
+            return None
+    text = config.literal_value
+    _parse(text)  # a malformed configuration fails at typing, not in the IR
+    sig = types.UniTuple(types.int64, 3)(a, b, types.int64, types.int64, types.int64, config)
+
+    def codegen(context, builder, signature, args):
+        arrays = [context.make_array(t)(context, builder, v)
+                  for t, v in zip(signature.args[:2], args[:2], strict=True)]
+        ptrs = [builder.gep(arr.data, [args[2]]) for arr in arrays]
+        flags, q, total = _emit(builder, ptrs[0], ptrs[1], args[3], args[4], text)
+        return context.make_tuple(builder, signature.return_type, [flags, q, total])
+
+    return sig, codegen
