@@ -48,6 +48,7 @@ from .core_loop import (
     word_pairs,
 )
 from .formats import Format, convert_input, get_format
+from .kernel_stamp import SOURCE_STAMP
 
 # Fields of EngineParams this path implements. A field added later (by a new
 # mechanism) sends every model that sets it away from its default to the
@@ -120,11 +121,13 @@ def _build_kernel(kp: KernelParams):
     size = kp.block + 2
     a_stray, b_stray = np.uint64(stray_pair(kp.a_spec[1])), np.uint64(stray_pair(kp.b_spec[1]))
     c_stray = np.uint64(stray_word(kp.c_spec[1]))
+    stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, order, out, a64, b64):
         """Every case's word into ``out``; returns whether an A, B or C word
         has bits above its format (A and B read as pairs, see word_pairs)."""
+        assert len(stamp) > 0  # a constant of the cached kernel (kernel_stamp)
         t = new_terms(size)
         high = np.uint64(0)
         for i in range(a.shape[0]):

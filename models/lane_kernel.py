@@ -15,14 +15,12 @@ core's own, in the order of core_loop.case_word; only the layout changed.
 The K order is applied before the kernel (the caller permutes the columns
 of A and B), so a block's lanes lie side by side in a row. A kernel is
 built per configuration (KernelParams a compile-time constant) and cached
-on disk by numba, keyed by its constants and SOURCE_STAMP.
+on disk by numba, keyed by its constants and kernel_stamp.SOURCE_STAMP.
 """
 
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -36,24 +34,10 @@ from .core_loop import (
     lane_decoder_applies,
     stray_word,
 )
+from .kernel_stamp import SOURCE_STAMP
 from .lanes_ir import STRAY, block_config, block_lanes
 
 CHUNK = 256  # cases a block loop walks before its vectorized round
-
-
-def _source_stamp() -> str:
-    """A digest of the sources this kernel compiles from, a constant of every
-    kernel, so that numba's disk cache never serves a kernel built from
-    older code (it keys on the kernel's own source and constants only)."""
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for name in ("lane_kernel.py", "lanes_ir.py", "core.py", "core_loop.py", "formats.py",
-                 "bits.py"):
-        digest.update((here / name).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-SOURCE_STAMP = _source_stamp()
 
 
 def applies(kp: KernelParams) -> bool:

@@ -142,18 +142,31 @@ class _Lanes:
         return self.b.call(fn, [v])
 
 
+def _load(v: _Lanes, ptr, fmt: dict):
+    """The L words at ``ptr`` (uint32) as lanes of ``v``, cut to their
+    format's width, and the i1 mask of the words with bits above it (None
+    for a 32-bit format, which has none)."""
+    b = v.b
+    words = _Lanes(b, v.n, 32)
+    x = b.load(b.bitcast(ptr, words.vt.as_pointer()), align=4)
+    stray = None
+    width = fmt["width"]
+    if width < 32:
+        high = ((1 << 32) - 1) ^ ((1 << width) - 1)
+        stray = b.icmp_unsigned("!=", b.and_(x, words.const(high)), words.const(0))
+        x = b.and_(x, words.const((1 << width) - 1))
+    if v.t.width < 32:
+        return b.trunc(x, v.vt), stray
+    return words.widen(x, v, signed=False), stray
+
+
 def _decode(v: _Lanes, x, fmt: dict):
-    """Lane fields of words ``x`` in format ``fmt`` (a spec as a dict):
-    (sign, significand, biased raw exponent, zero, special, NaN, stray), the
-    last four i1 masks (the lane decoder's core_loop.fields and lane classes;
-    stray: bits above the format, None for a 32-bit format)."""
+    """Lane fields of words ``x`` in format ``fmt`` (a spec as a dict, the
+    words cut to its width by _load): (sign, significand, biased raw
+    exponent, zero, special, NaN), the last three i1 masks (the lane
+    decoder's core_loop.fields and lane classes)."""
     b = v.b
     width, ebits, fbits, drop = fmt["width"], fmt["ebits"], fmt["fbits"], fmt["drop"]
-    stray = None
-    if width < 32:
-        stray = b.icmp_unsigned("!=", b.and_(x, v.const(((1 << 32) - 1) ^ ((1 << width) - 1))),
-                                v.const(0))
-        x = b.and_(x, v.const((1 << width) - 1))
     sign = v.field(x, width - 1, 1) if fmt["signed"] else v.const(0)
     mag = v.field(x, drop, ebits + fbits)  # exponent and fraction fields
     e = b.lshr(mag, v.const(fbits))
@@ -170,7 +183,16 @@ def _decode(v: _Lanes, x, fmt: dict):
         special = nan = b.icmp_unsigned("==", mag, v.const((1 << (ebits + fbits)) - 1))
     else:
         special = nan = None
-    return sign, sig, raw, zero, special, nan, stray
+    return sign, sig, raw, zero, special, nan
+
+
+def _stray_flag(v: _Lanes, stray_a, stray_b):
+    """STRAY (i64) when a word of A or B has bits above its format."""
+    strays = [m for m in (stray_a, stray_b) if m is not None]
+    if not strays:
+        return ir.Constant(_I64, 0)
+    stray = strays[0] if len(strays) == 1 else v.b.or_(*strays)
+    return v.b.select(v.any(stray), ir.Constant(_I64, STRAY), ir.Constant(_I64, 0))
 
 
 def _special_flags(v: _Lanes, s, a, b_):
@@ -211,17 +233,10 @@ def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig, acc_raw, config: str):
     v = _Lanes(builder, n, lane_w)
     b = builder
 
-    def load(ptr):
-        if lane_w == 32:
-            p = b.bitcast(ptr, v.vt.as_pointer())
-            return b.load(p, align=4)
-        words = _Lanes(b, n, 32)
-        p = b.bitcast(ptr, words.vt.as_pointer())
-        return b.zext(b.load(p, align=4), v.vt)
-
-    xa, xb = load(a_ptr), load(b_ptr)
-    sa, ma, ra, za, spa, na, stray_a = _decode(v, xa, fa)
-    sb, mb, rb, zb, spb, nb, stray_b = _decode(v, xb, fb)
+    xa, stray_a = _load(v, a_ptr, fa)
+    xb, stray_b = _load(v, b_ptr, fb)
+    sa, ma, ra, za, spa, na = _decode(v, xa, fa)
+    sb, mb, rb, zb, spb, nb = _decode(v, xb, fb)
     s = b.xor(sa, sb)
     prod = b.mul(ma, mb)
     rsum = b.add(ra, rb)  # biased exponent sum
@@ -230,11 +245,7 @@ def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig, acc_raw, config: str):
     positive = b.icmp_unsigned("==", s, v.const(0))
     flags = b.select(v.any(positive), ir.Constant(_I64, NONNEG), ir.Constant(_I64, 0))
     flags = b.or_(flags, _special_flags(v, s, (za, spa, na), (zb, spb, nb)))
-    strays = [m for m in (stray_a, stray_b) if m is not None]
-    if strays:
-        stray = strays[0] if len(strays) == 1 else b.or_(*strays)
-        flags = b.or_(flags, b.select(v.any(stray), ir.Constant(_I64, STRAY),
-                                      ir.Constant(_I64, 0)))
+    flags = b.or_(flags, _stray_flag(v, stray_a, stray_b))
     # the anchor: the largest exponent sum of a nonzero product, the addend's
     # exponent and the floor, all biased by A's and B's biases, in one vector
     # max (the addend and the floor joined lane-wise before the reduction)
@@ -292,5 +303,152 @@ def block_lanes(typingctx, a, b, offset, acc_sig, acc_raw, config):
         ptrs = [builder.gep(arr.data, [args[2]]) for arr in arrays]
         flags, q, total = _emit(builder, ptrs[0], ptrs[1], args[3], args[4], text)
         return context.make_tuple(builder, signature.return_type, [flags, q, total])
+
+    return sig, codegen
+
+
+# ---------------------------------------------------------------------------
+# Product groups' exact sums (the block-scaled kinds' groups of products)
+
+_GROUPS_FIELDS = ("groups", "lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials",
+                  "a_signed", "a_drop", "b_width", "b_ebits", "b_fbits", "b_bias", "b_specials",
+                  "b_signed", "b_drop", "tops")
+
+
+def groups_config(a_spec: tuple, b_spec: tuple, groups: int, lanes: int, tops: bool) -> str:
+    """The configuration string of groups_lanes: ``groups`` groups of
+    ``lanes`` products of A and B words of these formats (Format.spec), side
+    by side; ``tops``: give each group's largest exponent sum too."""
+    return ",".join(str(int(v)) for v in (groups, lanes, *a_spec[1:], *b_spec[1:], tops))
+
+
+def _parse_groups(config: str) -> dict:
+    values = [int(v) for v in config.split(",")]
+    if len(values) != len(_GROUPS_FIELDS):
+        raise ValueError(f"groups_lanes: a configuration of {len(values)} fields, not "
+                         f"{len(_GROUPS_FIELDS)}")
+    return dict(zip(_GROUPS_FIELDS, values, strict=True))
+
+
+def _largest_biased_exponent(fmt: dict) -> int:
+    """The largest biased exponent of a finite word of the format."""
+    top = (1 << fmt["ebits"]) - 1
+    return top - 1 if fmt["specials"] == 0 else top
+
+
+def groups_width(config: str) -> int | None:
+    """The lane width in bits (16, 32 or 64) that holds a group's exact sum
+    in units of its smallest product's last bit, or None where none does (or
+    where the groups hold more than 64 lanes)."""
+    cfg = _parse_groups(config)
+    fa, fb = _operand(cfg, "a"), _operand(cfg, "b")
+    if cfg["groups"] * cfg["lanes"] > 64:
+        return None
+    prod_max = ((1 << (fa["fbits"] + 1)) - 1) * ((1 << (fb["fbits"] + 1)) - 1)
+    shift = _largest_biased_exponent(fa) + _largest_biased_exponent(fb) - 2
+    total_max = cfg["lanes"] * (prod_max << shift)
+    for width in (16, 32, 64):
+        if total_max < (1 << (width - 1)) and shift < width and max(fa["width"], fb["width"]) <= width:
+            return width
+    return None
+
+
+def _segments(v: _Lanes, x, groups: int, size: int, op: str):
+    """The ``op`` (add or smax) of each of ``groups`` runs of ``size`` lanes
+    of ``x``, as a list of scalars: a tree of lane-halving shuffles over all
+    runs at once where ``size`` is a power of two."""
+    b = v.b
+    combine = b.add if op == "add" else (lambda p, q: v.smax(p, q))
+    while size > 1 and size % 2 == 0:
+        half = size // 2
+        lo = [g * size + t for g in range(groups) for t in range(half)]
+        hi = [g * size + half + t for g in range(groups) for t in range(half)]
+        undef = ir.Constant(x.type, ir.Undefined)
+        mask = lambda idx: ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx)  # noqa: E731
+        x = combine(b.shuffle_vector(x, undef, mask(lo)), b.shuffle_vector(x, undef, mask(hi)))
+        v = _Lanes(b, groups * half, v.t.width)
+        size = half
+    out = []
+    for g in range(groups):
+        if size == 1:
+            out.append(b.extract_element(x, ir.Constant(ir.IntType(32), g)))
+            continue
+        run = _Lanes(b, size, v.t.width)
+        idx = ir.Constant(ir.VectorType(ir.IntType(32), size), list(range(g * size, (g + 1) * size)))
+        part = b.shuffle_vector(x, ir.Constant(x.type, ir.Undefined), idx)
+        out.append(run.reduce("add" if op == "add" else "smax", part))
+    return out
+
+
+def _emit_groups(builder: ir.IRBuilder, a_ptr, b_ptr, config: str):
+    """The IR of groups_lanes: its 2 + 2 * groups i64 values."""
+    cfg = _parse_groups(config)
+    fa, fb = _operand(cfg, "a"), _operand(cfg, "b")
+    groups, size = cfg["groups"], cfg["lanes"]
+    width = groups_width(config)
+    v = _Lanes(builder, groups * size, width)
+    b = builder
+    xa, stray_a = _load(v, a_ptr, fa)
+    xb, stray_b = _load(v, b_ptr, fb)
+    sa, ma, ra, za, spa, na = _decode(v, xa, fa)
+    sb, mb, rb, zb, spb, nb = _decode(v, xb, fb)
+    s = b.xor(sa, sb)
+    prod = b.mul(ma, mb)
+    rsum = b.add(ra, rb)  # biased; 2 is the smallest, the unit of the sums
+    # each product exactly, in units of the smallest product's last bit (a
+    # special lane's shift is clamped: its value is discarded by the flags)
+    shift = b.sub(rsum, v.const(2))
+    if fa["specials"] == 0 or fb["specials"] == 0:
+        shift = v.smin(shift, v.const(width - 1))
+    value = b.shl(prod, shift)
+    value = b.add(b.xor(value, b.sub(v.const(0), s)), s)
+    sums = _segments(v, value, groups, size, "add")
+    nonzero = b.icmp_unsigned("!=", prod, v.const(0))
+    positive = b.icmp_unsigned("==", s, v.const(0))
+    flags = b.select(v.any(positive), ir.Constant(_I64, NONNEG), ir.Constant(_I64, 0))
+    flags = b.or_(flags, _special_flags(v, s, (za, spa, na), (zb, spb, nb)))
+    flags = b.or_(flags, _stray_flag(v, stray_a, stray_b))
+    nonzero_bits = b.zext(b.bitcast(nonzero, ir.IntType(groups * size)), _I64)
+    wide = (lambda x: b.sext(x, _I64)) if width < 64 else (lambda x: x)
+    tops = [ir.Constant(_I64, NO_FLOOR)] * groups
+    if cfg["tops"]:
+        low = -(1 << (width - 1))
+        tops = []
+        for top in _segments(v, b.select(nonzero, rsum, v.const(low)), groups, size, "smax"):
+            top = wide(top)
+            tops.append(b.select(b.icmp_signed("==", top, ir.Constant(_I64, low)),
+                                 ir.Constant(_I64, NO_FLOOR),
+                                 b.sub(top, ir.Constant(_I64, fa["bias"] + fb["bias"]))))
+    return [flags, nonzero_bits, *(wide(x) for x in sums), *tops]
+
+
+@intrinsic
+def groups_lanes(typingctx, a, b, offset, config):
+    """The product groups whose lanes are the words a.flat[offset : offset +
+    G * L] and b.flat[offset : offset + G * L], G groups of L: (flags, nonzero,
+    sum_0 .. sum_G-1, top_0 .. top_G-1). The flags as block_lanes gives them,
+    ``nonzero`` a bit per lane (its product is nonzero), each group's exact
+    signed sum of products in units of 2**unit (the last bit of the smallest
+    product of the formats: (1 - bias - fraction bits) of A plus that of B),
+    and each group's largest raw exponent sum of a nonzero product (NO_FLOOR
+    for none, or where the configuration does not ask for them). ``config``:
+    a literal of groups_config whose groups_width is not None."""
+    if not isinstance(config, types.StringLiteral):
+        return None
+    for arr in (a, b):
+        if not (isinstance(arr, types.Array) and arr.dtype == types.uint32 and arr.layout == "C"):
+            return None
+    text = config.literal_value
+    if groups_width(text) is None:
+        return None
+    n_out = 2 + 2 * _parse_groups(text)["groups"]
+    sig = types.UniTuple(types.int64, n_out)(a, b, types.int64, config)
+
+    def codegen(context, builder, signature, args):
+        arrays = [context.make_array(t)(context, builder, v)
+                  for t, v in zip(signature.args[:2], args[:2], strict=True)]
+        ptrs = [builder.gep(arr.data, [args[2]]) for arr in arrays]
+        values = _emit_groups(builder, ptrs[0], ptrs[1], text)
+        return context.make_tuple(builder, signature.return_type, values)
 
     return sig, codegen

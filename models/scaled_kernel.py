@@ -64,6 +64,7 @@ from .core_loop import (
     widest_tells,
 )
 from .formats import Rounding, decode_scalar, get_format
+from .kernel_stamp import SOURCE_STAMP
 
 UNSET = NO_FLOOR  # an absent term of the quantum
 
@@ -269,7 +270,7 @@ def fast_applies(kp: ScaledKernelParams) -> bool:
 
 
 @njit(inline="always")
-def _scale_fields(x, spec):
+def scale_fields(x, spec):
     """(class, significand, lsb, raw exponent) of a scale word; a float
     scale (ue4m3) by the lane decoder's branch-free fields."""
     if spec[0] == 0:
@@ -277,6 +278,28 @@ def _scale_fields(x, spec):
         return lane_class(special, sig, spec), sig, raw - spec[3], raw
     cls, _sign, sig, lsb, raw = decode_scalar(x, spec)
     return cls, sig, lsb, raw
+
+
+@njit(inline="always")
+def scale_product(x, y, spec):
+    """(class, significand, lsb, raw exponent) of the product of scale words
+    ``x`` and ``y`` (mul_class of their scale_fields), with no branch for the
+    scale formats, which have no Inf: ue8m0 (a power of two, its all-ones
+    code NaN) and float ones whose special code is NaN (ue4m3)."""
+    if spec[0] == 2:
+        top = (1 << spec[1]) - 1
+        nan = ((x & top) == top) | ((y & top) == top)
+        raw = (x & top) + (y & top) - 2 * spec[4]
+        return NAN_CLASS if nan else FINITE, np.int64(1), raw, raw
+    if spec[0] != 0 or spec[5] == 0:  # a format with an Inf: the classes decide
+        cx, mx, lx, rx = scale_fields(x, spec)
+        cy, my, ly, ry = scale_fields(y, spec)
+        return mul_class(cx, cy), mx * my, lx + ly, rx + ry
+    special_x, _sx, mx, rx = fields(x, spec)
+    special_y, _sy, my, ry = fields(y, spec)
+    sig = mx * my
+    cls = NAN_CLASS if (special_x | special_y) else (ZERO if sig == 0 else FINITE)
+    return cls, sig, rx + ry - 2 * spec[3], rx + ry
 
 
 def _build_fast(kp: ScaledKernelParams):
@@ -292,11 +315,13 @@ def _build_fast(kp: ScaledKernelParams):
     part = block if group == 1 else group  # the lanes of one first-pass step
     a_stray, b_stray = np.uint64(stray_pair(a_spec[1])), np.uint64(stray_pair(b_spec[1]))
     c_stray = np.uint64(stray_word(c_spec[1]))
+    stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, sa, sb, out, a64, b64):
         """Every case's word into ``out``; returns whether an A, B or C word
         has bits above its format (A and B read as pairs: core_loop.word_pairs)."""
+        assert len(stamp) > 0  # a constant of the cached kernel (kernel_stamp)
         high = np.uint64(0)
         prod, t, tscale = scaled_scratch(kp)
         s_sig = np.zeros(n_scales, np.int64)  # scale_a * scale_b of each block
@@ -308,13 +333,9 @@ def _build_fast(kp: ScaledKernelParams):
         for i in range(a.shape[0]):
             bad = False
             for j in range(n_scales):
-                cx, mx, lx, rx = _scale_fields(np.int64(sa[i, j]), s_spec)
-                cy, my, ly, ry = _scale_fields(np.int64(sb[i, j]), s_spec)
-                s_cls[j] = mul_class(cx, cy)
+                s_cls[j], s_sig[j], s_lsb[j], s_raw[j] = scale_product(
+                    np.int64(sa[i, j]), np.int64(sb[i, j]), s_spec)
                 bad |= s_cls[j] == NAN_CLASS
-                s_sig[j] = mx * my
-                s_lsb[j] = lx + ly
-                s_raw[j] = rx + ry
             for j in range(a64.shape[1]):
                 high |= (a64[i, j] & a_stray) | (b64[i, j] & b_stray)
             high |= np.uint64(c[i]) & c_stray
@@ -360,7 +381,7 @@ def _build_fast(kp: ScaledKernelParams):
                     if sw != UNSET:
                         top = max(top, s_raw[j] - sw)
             if bad:  # a NaN or Inf decides the word: only the specials matter
-                out[i] = _special_word(a, b, i, np.int64(c[i]), s_cls, kp)
+                out[i] = special_word(a, b, i, np.int64(c[i]), s_cls, kp)
                 continue
             if not have:
                 out[i] = 0 if (cm == 0 and not kp.zero_c_keep) else np.int64(c[i])
@@ -389,7 +410,7 @@ def _build_fast(kp: ScaledKernelParams):
 
 
 @njit(inline="always")
-def _special_word(a, b, i, c_word, s_cls, kp):
+def special_word(a, b, i, c_word, s_cls, kp):
     """The word of a case with a NaN or Inf element, a NaN scale or a special
     C, from special counts alone (core_loop.product_count: branch-free):
     each scale block's products' counts, folded with the class of its scale

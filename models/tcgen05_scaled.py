@@ -39,7 +39,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 
-from . import fastpath
+from . import fastpath, scaled_groups
 from .core_loop import OVERFLOWS, scan_reads_words_as_given, word_pairs
 from .formats import get_format
 from .model import Model, ModelError
@@ -119,8 +119,11 @@ class BlockScaledModel(Model):
             words = lambda x: np.ascontiguousarray(x, dtype=np.uint32)  # noqa: E731
             a, b = words(a), words(b)
             out = np.empty(len(cases), np.uint32)
-            high = fast_kernel(kp)(a, b, words(cases.c), words(cases.scale_a),
-                                   words(cases.scale_b), out, *word_pairs(a, b))
+            c, sa, sb = words(cases.c), words(cases.scale_a), words(cases.scale_b)
+            if scaled_groups.applies(kp):
+                high = scaled_groups.kernel_for(kp)(a, b, c, sa, sb, out)
+            else:
+                high = fast_kernel(kp)(a, b, c, sa, sb, out, *word_pairs(a, b))
             if high:
                 cases.check(dp)  # raises: a word does not fit its format
             return out

@@ -5,11 +5,15 @@ sets it does not take run on the plain kernel."""
 
 import numpy as np
 import pytest
+from numba import njit
 from tcgen05_gen import random_cases
 
+from tcprobe.models import scaled_groups
 from tcprobe.models.cases import CasesError
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
+from tcprobe.models.formats import decode, get_format
+from tcprobe.models.lanes_ir import groups_config, groups_lanes, groups_width
 from tcprobe.models.scaled_kernel import fast_applies, kernel_params
 from tcprobe.models.tcgen05 import PROFILES
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
@@ -74,3 +78,69 @@ def test_word_out_of_range(dp, word, operand):
     for policy in ("always", "never"):
         with pytest.raises(CasesError, match=f"a word of {operand} does not fit .* \\({word:#x}\\)"):
             model.evaluate(cases, Speed(policy))
+
+
+GROUPED = {  # datapath and product group: the exact group sums fit 16-bit lanes
+    "mxf4 G=16": (MXF4, 16), "mxf4 G=2": (MXF4, 2), "mxf4 G=32": (MXF4, 32),
+    "nvf4 G=4": (NVF4, 4), "nvf4 G=16": (NVF4, 16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED))
+def test_grouped_kernel(name):
+    """The grouped fast kernel (models/scaled_groups.py: all K lanes as vector
+    code, each group's exact sum in a lane as wide as it needs) gives the
+    plain kernel's words, with a product window (each group's largest
+    exponent) and without one."""
+    dp, group = GROUPED[name]
+    for params in (ScaledParams(product_window=None, c_window=35, scale_window=35,
+                                q_floor=-174, product_group=group),
+                   ScaledParams(product_window=30, c_window=30, scale_window=None,
+                                q_floor=-160, product_group=group, zero_c="keep")):
+        model = BlockScaledModel("grouped", dp, "", params)
+        assert scaled_groups.applies(kernel_params(dp, params))
+        same_words(model)
+
+
+def _exact_group_sums(a, b, fa, fb, group):
+    """Each group's exact sum of products in units of 2**unit, by Fraction-free
+    integer arithmetic on formats.decode (the reference of groups_lanes)."""
+    da, db = decode(fa, a), decode(fb, b)
+    fmt_a, fmt_b = get_format(fa), get_format(fb)
+    unit = (1 - fmt_a.bias - fmt_a.frac_bits) + (1 - fmt_b.bias - fmt_b.frac_bits)
+    value = (da.sig * db.sig).astype(object) * (2 ** (da.lsb + db.lsb - unit)).astype(object)
+    value = np.where((da.sign ^ db.sign) == 1, -value, value)
+    return value.reshape(len(a), -1, group).sum(axis=2)
+
+
+@pytest.mark.parametrize("fa,fb,group,width", [("e2m1", "e2m1", 16, 16), ("e2m3", "e2m3", 8, 16), ("e2m3", "e3m2", 8, 32),
+                                               ("e4m3", "e4m3", 4, 64), ("e2m3", "e4m3", 8, 32)])
+def test_groups_lanes_exact_sums(fa, fb, group, width):
+    """lanes_ir.groups_lanes at each lane width it picks: every group's exact
+    sum equals the reference's on finite words (NaN words left out)."""
+    config = groups_config(get_format(fa).spec, get_format(fb).spec, 32 // group, group, True)
+    assert groups_width(config) == width
+    rng = np.random.default_rng(group)
+    words = lambda f: rng.integers(0, get_format(f).word_mask + 1, (400, 32)).astype(np.uint32)  # noqa: E731
+    a, b = words(fa), words(fb)
+    for x, f in ((a, fa), (b, fb)):
+        x[decode(f, x).cls == 3] = 0  # no NaN words
+    got = _groups(a, b, config)
+    want = _exact_group_sums(a, b, fa, fb, group)
+    assert np.array_equal(got[:, 2:2 + 32 // group].astype(object), want)
+
+
+def _groups(a, b, config):
+    """groups_lanes on every row (a kernel per configuration: a literal)."""
+    n_out = 2 + 2 * (32 // int(config.split(",")[1]))
+
+    @njit
+    def run(a, b, out):
+        for r in range(a.shape[0]):
+            res = groups_lanes(a, b, r * a.shape[1], config)
+            for j in range(n_out):
+                out[r, j] = res[j]
+
+    out = np.zeros((len(a), n_out), np.int64)
+    run(a, b, out)
+    return out
