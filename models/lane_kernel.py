@@ -2,14 +2,14 @@
 (core_loop.lane_decoder_applies): the same words as the plain kernel, its
 work laid out for vector units.
 
-Cases go through in chunks of CHUNK. For each block of K, a first loop
-over the chunk's cases takes the addend's alignment exponent and hands the
-block's lanes to :func:`.lanes_ir.block_lanes`, explicit vector code for
-all lanes of one case at once (the block's flags, its quantum and the sum
-of its cut products); a second loop, which LLVM vectorizes over the cases,
-adds the addend's own cut term (core.cut), rounds the sum
-(core.window_word), decides the specials (core.specials_word) and leaves
-the word as the next block's addend. So every step is the arithmetic
+Cases go through in chunks of CHUNK. For each block of K, a loop over the
+chunk's cases takes the addends' fields, a second hands the block's lanes
+to :func:`.lanes_ir.block_cases`, explicit vector code for all lanes of
+one case at once, or of several cases where blocks are short (the block's
+flags, its quantum and the sum of its cut products); a third, which LLVM
+vectorizes over the cases, adds the addend's own cut term (core.cut),
+rounds the sum (core.window_word), decides the specials
+(core.specials_word) and leaves the word as the next block's addend. So every step is the arithmetic
 core's own, in the order of core_loop.case_word; only the layout changed.
 
 The K order is applied before the kernel (the caller permutes the columns
@@ -35,7 +35,7 @@ from .core_loop import (
     stray_word,
 )
 from .kernel_stamp import SOURCE_STAMP
-from .lanes_ir import STRAY, block_config, block_lanes
+from .lanes_ir import STRAY, block_cases, block_config, cases_per_call
 
 CHUNK = 256  # cases a block loop walks before its vectorized round
 
@@ -61,19 +61,21 @@ def _finish(word, flags, q, total, have_acc, acc_spec, window, stage):
 
 
 @njit(inline="always")
-def _block(a, b, base, count, lo, acc, flags, qs, sums, have_acc, acc_spec, window, stage,
-           config, k):
-    """One block of every case of a chunk: the lane passes case by case, then
-    the words, vectorized over the cases, into ``acc``; returns STRAY when a
-    word of the block has bits above its format."""
-    for j in range(count):
-        sig, raw = 0, 0
+def _block(a, b, base, count, lo, acc, sigs, raws, flags, qs, sums, have_acc, acc_spec, window,
+           stage, config, cases, config_one, k):
+    """One block of every case of a chunk: the lane passes, ``cases`` cases
+    a call (config; the last few one by one, config_one), then the words,
+    vectorized over the cases, into ``acc``; returns STRAY when a word of
+    the block has bits above its format."""
+    for j in range(count):  # the addends' fields, vectorized over the cases
+        sigs[j], raws[j] = 0, 0
         if have_acc:
-            _special, _s, sig, raw = fields(acc[j], acc_spec)
-        f, q, total = block_lanes(a, b, (base + j) * k + lo, sig, raw, config)
-        flags[j] = f
-        qs[j] = q
-        sums[j] = total
+            _special, _s, sigs[j], raws[j] = fields(acc[j], acc_spec)
+    whole = count - count % cases
+    for j in range(0, whole, cases):
+        block_cases(a, b, (base + j) * k + lo, sigs, raws, flags, qs, sums, j, config)
+    for j in range(whole, count):
+        block_cases(a, b, (base + j) * k + lo, sigs, raws, flags, qs, sums, j, config_one)
     high = 0
     for j in range(count):
         high |= flags[j] & STRAY
@@ -87,10 +89,15 @@ def _build(kp: KernelParams):
     n_blocks = (k + block - 1) // block
     tail = k - (n_blocks - 1) * block
     bits, floor = kp.window.bits, kp.window.floor
-    first_config = block_config(kp.a_spec, kp.b_spec, block if n_blocks > 1 else tail, bits,
-                                floor)
-    middle_config = block_config(kp.a_spec, kp.b_spec, block, bits, floor)
-    last_config = block_config(kp.a_spec, kp.b_spec, tail, bits, floor)
+
+    def configs(lanes):  # (config, cases a call, config of one case) of a block
+        cases = cases_per_call(lanes)
+        return (block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, cases, k), cases,
+                block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, 1, k))
+
+    first_config, first_cases, first_one = configs(block if n_blocks > 1 else tail)
+    middle_config, middle_cases, middle_one = configs(block)
+    last_config, last_cases, last_one = configs(tail)
     first_acc = not kp.c_last
     last_stage = kp.inter if kp.c_last else kp.out
     c_spec, inter, inter_spec, window = kp.c_spec, kp.inter, kp.inter.spec, kp.window
@@ -105,6 +112,8 @@ def _build(kp: KernelParams):
         assert len(stamp) > 0  # a constant of the cached kernel (SOURCE_STAMP)
         n = a.shape[0]
         acc = np.empty(CHUNK, np.int64)
+        sigs = np.empty(CHUNK, np.int64)
+        raws = np.empty(CHUNK, np.int64)
         flags = np.empty(CHUNK, np.int64)
         qs = np.empty(CHUNK, np.int64)
         sums = np.empty(CHUNK, np.int64)
@@ -116,16 +125,20 @@ def _build(kp: KernelParams):
                 acc[j] = np.int64(c[base + j])
                 high |= acc[j] & c_stray
             if n_blocks == 1:
-                high |= _block(a, b, base, count, 0, acc, flags, qs, sums, first_acc, c_spec,
-                               window, last_stage, first_config, k)
+                high |= _block(a, b, base, count, 0, acc, sigs, raws, flags, qs, sums,
+                               first_acc, c_spec, window, last_stage, first_config, first_cases,
+                               first_one, k)
             else:
-                high |= _block(a, b, base, count, 0, acc, flags, qs, sums, first_acc, c_spec,
-                               window, inter, first_config, k)
+                high |= _block(a, b, base, count, 0, acc, sigs, raws, flags, qs, sums,
+                               first_acc, c_spec, window, inter, first_config, first_cases,
+                               first_one, k)
                 for blk in range(1, n_blocks - 1):
-                    high |= _block(a, b, base, count, blk * block, acc, flags, qs, sums, True,
-                                   inter_spec, window, inter, middle_config, k)
-                high |= _block(a, b, base, count, (n_blocks - 1) * block, acc, flags, qs, sums,
-                               True, inter_spec, window, last_stage, last_config, k)
+                    high |= _block(a, b, base, count, blk * block, acc, sigs, raws, flags, qs,
+                                   sums, True, inter_spec, window, inter, middle_config,
+                                   middle_cases, middle_one, k)
+                high |= _block(a, b, base, count, (n_blocks - 1) * block, acc, sigs, raws, flags,
+                               qs, sums, True, inter_spec, window, last_stage, last_config,
+                               last_cases, last_one, k)
             if c_last:
                 for j in range(count):
                     acc[j] = c_last_word(t, acc[j], inter_spec, np.int64(c[base + j]), kp)

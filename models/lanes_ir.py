@@ -46,18 +46,30 @@ _I1 = ir.IntType(1)
 _I64 = ir.IntType(64)
 
 # The fields of block_config, in order.
-_CONFIG_FIELDS = ("lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials", "a_signed",
+_CONFIG_FIELDS = ("cases", "stride", "lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials", "a_signed",
                   "a_drop", "b_width", "b_ebits", "b_fbits", "b_bias", "b_specials", "b_signed",
                   "b_drop", "bits", "floor")
 
 
-def block_config(a_spec: tuple, b_spec: tuple, lanes: int, bits: int, floor: int) -> str:
-    """The configuration string of block_lanes: ``lanes`` products of A and B
+def block_config(a_spec: tuple, b_spec: tuple, lanes: int, bits: int, floor: int,
+                 cases: int = 1, stride: int = 0) -> str:
+    """The configuration string of block_cases: ``lanes`` products of A and B
     words of these formats (Format.spec), a window of ``bits`` fraction bits
-    below the anchor and that floor."""
+    below the anchor and that floor; ``cases`` cases side by side in the
+    vectors, their rows ``stride`` words apart."""
     a = a_spec[1:]
     b = b_spec[1:]
-    return ",".join(str(int(v)) for v in (lanes, *a, *b, bits, floor))
+    return ",".join(str(int(v)) for v in (cases, stride, lanes, *a, *b, bits, floor))
+
+
+def cases_per_call(lanes: int) -> int:
+    """How many cases block_cases takes at once for blocks of ``lanes``: a
+    short block shares the vectors with the next cases' blocks, a power of
+    two of them, up to 16 lanes in all."""
+    cases = 1
+    while 2 * cases * lanes <= 16:
+        cases *= 2
+    return cases
 
 
 def _parse(config: str) -> dict:
@@ -128,11 +140,6 @@ class _Lanes:
             x = self.b.lshr(x, self.const(shift))
         return self.b.and_(x, self.const((1 << width) - 1))
 
-    def any(self, mask):
-        """Whether any lane of an i1 mask is set, as an i1."""
-        bits = self.b.bitcast(mask, ir.IntType(self.n))
-        return self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(self.n), 0))
-
     def reduce(self, op: str, v, lanes: _Lanes | None = None):
         """llvm.vector.reduce.<op> over the lanes of ``v``."""
         lanes = lanes or self
@@ -186,23 +193,28 @@ def _decode(v: _Lanes, x, fmt: dict):
     return sign, sig, raw, zero, special, nan
 
 
-def _stray_flag(v: _Lanes, stray_a, stray_b):
-    """STRAY (i64) when a word of A or B has bits above its format."""
-    strays = [m for m in (stray_a, stray_b) if m is not None]
-    if not strays:
-        return ir.Constant(_I64, 0)
-    stray = strays[0] if len(strays) == 1 else v.b.or_(*strays)
-    return v.b.select(v.any(stray), ir.Constant(_I64, STRAY), ir.Constant(_I64, 0))
+def _either(b: ir.IRBuilder, x, y):
+    """The OR of two i1 lane masks, either of which may be None (no mask)."""
+    if x is None or y is None:
+        return y if x is None else x
+    return b.or_(x, y)
 
 
-def _special_flags(v: _Lanes, s, a, b_):
-    """The block's NAN, POS_INF and NEG_INF flags (i64) from the lane masks of
-    A and B (_decode's zero, special, NaN) and the product signs ``s``."""
+def _special_pairs(v: _Lanes, s, a, b_) -> list:
+    """(i1 lane mask, flag) of the products' NaN, +Inf and -Inf (_flags)."""
+    masks = _special_masks(v, s, a, b_)
+    return [] if masks is None else list(zip(masks, (NAN, POS_INF, NEG_INF), strict=True))
+
+
+def _special_masks(v: _Lanes, s, a, b_):
+    """The i1 lane masks (NaN, +Inf, -Inf) of the products from the lane
+    masks of A and B (_decode's zero, special, NaN) and the product signs
+    ``s``; None where neither format has a NaN or Inf."""
     b = v.b
     a_zero, a_special, a_nan = a
     b_zero, b_special, b_nan = b_
     if a_special is None and b_special is None:
-        return ir.Constant(_I64, 0)
+        return None
     parts_nan, parts_special = [], []
     if a_special is not None:
         parts_nan += [a_nan, b.and_(a_special, b_zero)]
@@ -218,55 +230,112 @@ def _special_flags(v: _Lanes, s, a, b_):
         special = b.or_(special, p)
     inf = b.and_(special, b.not_(nan))
     neg = b.icmp_unsigned("!=", s, v.const(0))
-    flags = ir.Constant(_I64, 0)
-    for mask, flag in ((nan, NAN), (b.and_(inf, b.not_(neg)), POS_INF), (b.and_(inf, neg), NEG_INF)):
-        flags = b.or_(flags, b.select(v.any(mask), ir.Constant(_I64, flag), ir.Constant(_I64, 0)))
-    return flags
+    return nan, b.and_(inf, b.not_(neg)), b.and_(inf, neg)
 
 
-def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig, acc_raw, config: str):
-    """The IR of block_lanes: (flags, q, sum) as three i64 values."""
+def _flags(v: _Lanes, cases: int, masks: list) -> list:
+    """Each case's flags (i64) from (i1 lane mask, flag) pairs: a flag is set
+    where any of the case's lanes is (cases side by side, v.n // cases lanes
+    each). None masks are skipped."""
+    b = v.b
+    size = v.n // cases
+    out = [ir.Constant(_I64, 0)] * cases
+    for mask, flag in masks:
+        if mask is None:
+            continue
+        bits = b.bitcast(mask, ir.IntType(v.n))
+        for p in range(cases):
+            part = b.lshr(bits, ir.Constant(bits.type, p * size)) if p else bits
+            part = b.and_(part, ir.Constant(bits.type, (1 << size) - 1))
+            hit = b.icmp_unsigned("!=", part, ir.Constant(bits.type, 0))
+            out[p] = b.or_(out[p], b.select(hit, ir.Constant(_I64, flag), ir.Constant(_I64, 0)))
+    return out
+
+
+def _spread(v: _Lanes, scalars: list):
+    """A vector whose lanes of case p (v.n // len(scalars) lanes each) all
+    hold scalars[p]."""
+    b = v.b
+    if len(scalars) == 1:
+        return v.splat(scalars[0])
+    size = v.n // len(scalars)
+    small = ir.VectorType(v.t, len(scalars))
+    vec = ir.Constant(small, ir.Undefined)
+    for p, x in enumerate(scalars):
+        if x.type.width != v.t.width:
+            x = b.trunc(x, v.t) if x.type.width > v.t.width else b.sext(x, v.t)
+        vec = b.insert_element(vec, x, ir.Constant(ir.IntType(32), p))
+    idx = ir.Constant(ir.VectorType(ir.IntType(32), v.n), [p for p in range(len(scalars))
+                                                            for _ in range(size)])
+    return b.shuffle_vector(vec, ir.Constant(small, ir.Undefined), idx)
+
+
+def _load_cases(v: _Lanes, ptr, fmt: dict, cases: int, stride: int):
+    """_load of ``cases`` rows of v.n // cases words, ``stride`` words apart,
+    side by side in one vector of lanes."""
+    size = v.n // cases
+    if cases == 1 or stride == size:
+        return _load(v, ptr, fmt)
+    one = _Lanes(v.b, size, v.t.width)
+    parts = [_load(one, v.b.gep(ptr, [ir.Constant(_I64, p * stride)]), fmt) for p in range(cases)]
+    xs = [x for x, _ in parts]
+    strays = [m for _, m in parts]
+    while len(xs) > 1:  # concatenate pairwise
+        width = xs[0].type.count
+        idx = ir.Constant(ir.VectorType(ir.IntType(32), 2 * width), list(range(2 * width)))
+        xs = [v.b.shuffle_vector(xs[i], xs[i + 1], idx) for i in range(0, len(xs), 2)]
+        if strays[0] is not None:
+            strays = [v.b.shuffle_vector(strays[i], strays[i + 1], idx)
+                      for i in range(0, len(strays), 2)]
+        else:
+            strays = strays[::2]
+    return xs[0], strays[0]
+
+
+def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig: list, acc_raw: list, config: str):
+    """The IR of block_cases: a list of (flags, q, sum) i64 triples, a case each."""
     cfg = _parse(config)
-    n, bits, floor = cfg["lanes"], cfg["bits"], cfg["floor"]
+    cases, size, bits, floor = cfg["cases"], cfg["lanes"], cfg["bits"], cfg["floor"]
     fa, fb = _operand(cfg, "a"), _operand(cfg, "b")
     lane_w, term_w, sum_w = widths(config)
-    v = _Lanes(builder, n, lane_w)
+    v = _Lanes(builder, cases * size, lane_w)
     b = builder
 
-    xa, stray_a = _load(v, a_ptr, fa)
-    xb, stray_b = _load(v, b_ptr, fb)
+    xa, stray_a = _load_cases(v, a_ptr, fa, cases, cfg["stride"])
+    xb, stray_b = _load_cases(v, b_ptr, fb, cases, cfg["stride"])
     sa, ma, ra, za, spa, na = _decode(v, xa, fa)
     sb, mb, rb, zb, spb, nb = _decode(v, xb, fb)
     s = b.xor(sa, sb)
     prod = b.mul(ma, mb)
     rsum = b.add(ra, rb)  # biased exponent sum
     nonzero = b.icmp_unsigned("!=", prod, v.const(0))
-    # the flags: NONNEG (a product of sign +) and the specials
+    # the flags: NONNEG (a product of sign +), the specials, stray bits
     positive = b.icmp_unsigned("==", s, v.const(0))
-    flags = b.select(v.any(positive), ir.Constant(_I64, NONNEG), ir.Constant(_I64, 0))
-    flags = b.or_(flags, _special_flags(v, s, (za, spa, na), (zb, spb, nb)))
-    flags = b.or_(flags, _stray_flag(v, stray_a, stray_b))
+    flags = _flags(v, cases, [(positive, NONNEG), *_special_pairs(v, s, (za, spa, na), (zb, spb, nb)),
+                              (_either(b, stray_a, stray_b), STRAY)])
     # the anchor: the largest exponent sum of a nonzero product, the addend's
     # exponent and the floor, all biased by A's and B's biases, in one vector
     # max (the addend and the floor joined lane-wise before the reduction)
     bias = fa["bias"] + fb["bias"]
     low = -(1 << 31) if lane_w == 32 else NO_FLOOR  # below every biased exponent
-    acc_b = b.select(b.icmp_unsigned("!=", acc_sig, ir.Constant(_I64, 0)),
-                     b.add(acc_raw, ir.Constant(_I64, bias)), ir.Constant(_I64, low))
-    if floor != NO_FLOOR:
-        floor_b = ir.Constant(_I64, floor + bias)
-        acc_b = b.select(b.icmp_signed(">", acc_b, floor_b), acc_b, floor_b)
-    tops = v.smax(b.select(nonzero, rsum, v.const(low)), v.splat(acc_b))
-    home_b = v.reduce("smax", tops)  # the anchor, never below the floor, biased
-    home_b64 = b.sext(home_b, _I64) if lane_w < 64 else home_b
-    q = b.sub(home_b64, ir.Constant(_I64, bias + bits))
+    accs = []
+    for sig_p, raw_p in zip(acc_sig, acc_raw, strict=True):
+        acc_b = b.select(b.icmp_unsigned("!=", sig_p, ir.Constant(_I64, 0)),
+                         b.add(raw_p, ir.Constant(_I64, bias)), ir.Constant(_I64, low))
+        if floor != NO_FLOOR:
+            floor_b = ir.Constant(_I64, floor + bias)
+            acc_b = b.select(b.icmp_signed(">", acc_b, floor_b), acc_b, floor_b)
+        accs.append(acc_b)
+    tops = v.smax(b.select(nonzero, rsum, v.const(low)), _spread(v, accs))
+    homes = _segments(v, tops, cases, size, "smax")  # each anchor, never below the floor
+    wide = (lambda x: b.sext(x, _I64)) if lane_w < 64 else (lambda x: x)
+    qs = [b.sub(wide(h), ir.Constant(_I64, bias + bits)) for h in homes]
     # pass two: each product cut to 2**q (the lane decoder's wide form)
     shift = fa["fbits"] + fb["fbits"]
     left = max(bits - shift, 0)
     right = max(shift - bits, 0)
-    home = v.splat(home_b)
-    d = v.smax(b.sub(home, rsum), v.const(0))
-    t = _Lanes(b, n, term_w)
+    d = v.smax(b.sub(_spread(v, homes), rsum), v.const(0))
+    t = _Lanes(b, v.n, term_w)
     d = v.widen(d, t, signed=True)
     if right:
         d = b.add(d, t.const(right))
@@ -274,35 +343,53 @@ def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig, acc_raw, config: str):
     term = b.lshr(b.shl(v.widen(prod, t, signed=False), t.const(left)), d)
     neg = v.widen(s, t, signed=False)
     term = b.add(b.xor(term, b.sub(t.const(0), neg)), neg)
-    total_lanes = _Lanes(b, n, sum_w)
-    total = v.reduce("add", t.widen(term, total_lanes, signed=True), total_lanes)
+    total_lanes = _Lanes(b, v.n, sum_w)
+    totals = _segments(total_lanes, t.widen(term, total_lanes, signed=True), cases, size, "add")
     if sum_w < 64:
-        total = b.sext(total, _I64)
-    return flags, q, total
+        totals = [b.sext(x, _I64) for x in totals]
+    return list(zip(flags, qs, totals, strict=True))
+
+
+def _int64_array(arr) -> bool:
+    return isinstance(arr, types.Array) and arr.dtype == types.int64 and arr.ndim == 1 \
+        and arr.layout == "C"
 
 
 @intrinsic
-def block_lanes(typingctx, a, b, offset, acc_sig, acc_raw, config):
-    """(flags, q, sum) of the block whose lanes are the words a.flat[offset :
-    offset + L] and b.flat[offset : offset + L] (module doc), with an addend
-    of significand ``acc_sig`` (0: none, or a zero) and raw exponent
-    ``acc_raw``; ``a`` and ``b`` C-contiguous uint32 arrays, ``config`` a
+def block_cases(typingctx, a, b, offset, acc_sig, acc_raw, flags, qs, sums, j, config):
+    """One block of P cases (block_config's ``cases``) at once: case p's
+    lanes are the words a.flat[offset + p * stride :][:L] and the same of
+    b, its addend has significand acc_sig[j + p] (0: none, or a zero) and
+    raw exponent acc_raw[j + p]; its flags, quantum and cut sum (module doc)
+    go to flags[j + p], qs[j + p] and sums[j + p]. ``a`` and ``b``:
+    C-contiguous uint32 arrays; the others int64 vectors; ``config``: a
     literal of block_config."""
     if not isinstance(config, types.StringLiteral):
         return None
     for arr in (a, b):
         if not (isinstance(arr, types.Array) and arr.dtype == types.uint32 and arr.layout == "C"):
             return None
+    if not all(_int64_array(x) for x in (acc_sig, acc_raw, flags, qs, sums)):
+        return None
     text = config.literal_value
-    _parse(text)  # a malformed configuration fails at typing, not in the IR
-    sig = types.UniTuple(types.int64, 3)(a, b, types.int64, types.int64, types.int64, config)
+    cases = _parse(text)["cases"]  # a malformed configuration fails at typing
+    sig = types.none(a, b, types.int64, acc_sig, acc_raw, flags, qs, sums, types.int64, config)
 
     def codegen(context, builder, signature, args):
         arrays = [context.make_array(t)(context, builder, v)
-                  for t, v in zip(signature.args[:2], args[:2], strict=True)]
-        ptrs = [builder.gep(arr.data, [args[2]]) for arr in arrays]
-        flags, q, total = _emit(builder, ptrs[0], ptrs[1], args[3], args[4], text)
-        return context.make_tuple(builder, signature.return_type, [flags, q, total])
+                  for t, v in zip(signature.args[:8], args[:8], strict=True)
+                  if isinstance(t, types.Array)]
+        a_arr, b_arr, sig_arr, raw_arr, flags_arr, q_arr, sum_arr = arrays
+        ptrs = [builder.gep(arr.data, [args[2]]) for arr in (a_arr, b_arr)]
+        at = [builder.add(args[8], ir.Constant(_I64, p)) for p in range(cases)]
+        acc_sig = [builder.load(builder.gep(sig_arr.data, [x])) for x in at]
+        acc_raw = [builder.load(builder.gep(raw_arr.data, [x])) for x in at]
+        results = _emit(builder, ptrs[0], ptrs[1], acc_sig, acc_raw, text)
+        for x, (f, q, total) in zip(at, results, strict=True):
+            builder.store(f, builder.gep(flags_arr.data, [x]))
+            builder.store(q, builder.gep(q_arr.data, [x]))
+            builder.store(total, builder.gep(sum_arr.data, [x]))
+        return context.get_dummy_value()
 
     return sig, codegen
 
@@ -405,9 +492,8 @@ def _emit_groups(builder: ir.IRBuilder, a_ptr, b_ptr, config: str):
     sums = _segments(v, value, groups, size, "add")
     nonzero = b.icmp_unsigned("!=", prod, v.const(0))
     positive = b.icmp_unsigned("==", s, v.const(0))
-    flags = b.select(v.any(positive), ir.Constant(_I64, NONNEG), ir.Constant(_I64, 0))
-    flags = b.or_(flags, _special_flags(v, s, (za, spa, na), (zb, spb, nb)))
-    flags = b.or_(flags, _stray_flag(v, stray_a, stray_b))
+    flags = _flags(v, 1, [(positive, NONNEG), *_special_pairs(v, s, (za, spa, na), (zb, spb, nb)),
+                          (_either(b, stray_a, stray_b), STRAY)])[0]
     nonzero_bits = b.zext(b.bitcast(nonzero, ir.IntType(groups * size)), _I64)
     wide = (lambda x: b.sext(x, _I64)) if width < 64 else (lambda x: x)
     tops = [ir.Constant(_I64, NO_FLOOR)] * groups
