@@ -35,7 +35,7 @@ from .core_loop import (
     stray_word,
 )
 from .kernel_stamp import SOURCE_STAMP
-from .lanes_ir import STRAY, block_cases, block_config, cases_per_call
+from .lanes_ir import ACROSS, STRAY, across_applies, block_cases, block_config, cases_per_call
 
 CHUNK = 256  # cases a block loop walks before its vectorized round
 
@@ -91,9 +91,12 @@ def _build(kp: KernelParams):
     bits, floor = kp.window.bits, kp.window.floor
 
     def configs(lanes):  # (config, cases a call, config of one case) of a block
+        one = block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, 1, k)
+        across = block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, ACROSS, k, True)
+        if across_applies(across):
+            return across, ACROSS, one
         cases = cases_per_call(lanes)
-        return (block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, cases, k), cases,
-                block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, 1, k))
+        return block_config(kp.a_spec, kp.b_spec, lanes, bits, floor, cases, k), cases, one
 
     first_config, first_cases, first_one = configs(block if n_blocks > 1 else tail)
     middle_config, middle_cases, middle_one = configs(block)
@@ -121,8 +124,9 @@ def _build(kp: KernelParams):
         high = 0
         for base in range(0, n, CHUNK):
             count = min(CHUNK, n - base)
+            cc, oo = c[base:base + count], out[base:base + count]  # views: indices from 0
             for j in range(count):
-                acc[j] = np.int64(c[base + j])
+                acc[j] = np.int64(cc[j])
                 high |= acc[j] & c_stray
             if n_blocks == 1:
                 high |= _block(a, b, base, count, 0, acc, sigs, raws, flags, qs, sums,
@@ -141,9 +145,9 @@ def _build(kp: KernelParams):
                                last_cases, last_one, k)
             if c_last:
                 for j in range(count):
-                    acc[j] = c_last_word(t, acc[j], inter_spec, np.int64(c[base + j]), kp)
+                    acc[j] = c_last_word(t, acc[j], inter_spec, np.int64(cc[j]), kp)
             for j in range(count):
-                out[base + j] = acc[j]
+                oo[j] = acc[j]
         return high != 0
 
     return kernel

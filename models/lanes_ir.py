@@ -46,20 +46,36 @@ _I1 = ir.IntType(1)
 _I64 = ir.IntType(64)
 
 # The fields of block_config, in order.
-_CONFIG_FIELDS = ("cases", "stride", "lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials", "a_signed",
+_CONFIG_FIELDS = ("across", "cases", "stride", "lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials", "a_signed",
                   "a_drop", "b_width", "b_ebits", "b_fbits", "b_bias", "b_specials", "b_signed",
                   "b_drop", "bits", "floor")
 
 
 def block_config(a_spec: tuple, b_spec: tuple, lanes: int, bits: int, floor: int,
-                 cases: int = 1, stride: int = 0) -> str:
+                 cases: int = 1, stride: int = 0, across: bool = False) -> str:
     """The configuration string of block_cases: ``lanes`` products of A and B
     words of these formats (Format.spec), a window of ``bits`` fraction bits
-    below the anchor and that floor; ``cases`` cases side by side in the
-    vectors, their rows ``stride`` words apart."""
+    below the anchor and that floor; ``cases`` cases a call, their rows
+    ``stride`` words apart, side by side in the vectors or, ``across``, one
+    case a vector lane (ACROSS cases, each lane of the block a vector)."""
     a = a_spec[1:]
     b = b_spec[1:]
-    return ",".join(str(int(v)) for v in (cases, stride, lanes, *a, *b, bits, floor))
+    return ",".join(str(int(v)) for v in (across, cases, stride, lanes, *a, *b, bits, floor))
+
+
+ACROSS = 16  # cases a call takes with one case a vector lane
+ACROSS_LANES = 8  # the longest block taken that way
+
+
+def across_applies(config: str) -> bool:
+    """Whether block_cases takes ACROSS cases a call, one case a lane:
+    32-bit lanes and a power of two of lanes up to ACROSS_LANES (the
+    transposition that turns rows of words into a vector per lane; longer
+    blocks keep more vectors live than there are registers, and one case a
+    call is faster there)."""
+    cfg = _parse(config)
+    lanes = cfg["lanes"]
+    return widths(config)[0] == 32 and lanes <= ACROSS_LANES and lanes & (lanes - 1) == 0
 
 
 def cases_per_call(lanes: int) -> int:
@@ -350,6 +366,163 @@ def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig: list, acc_raw: list, con
     return list(zip(flags, qs, totals, strict=True))
 
 
+def _transpose_rows(b: ir.IRBuilder, rows: list) -> list:
+    """ACROSS rows of L words (<L x i32> each, L a power of two up to 16) as
+    L vectors of ACROSS words, lane k's words of every row: the rows
+    concatenated into L registers of 16, then log2(L) passes that each
+    deinterleave pairs of registers (evens first, odds after), which rotates
+    the bits of an element's index right by one: after log2(L) of them the
+    element of row v, lane k (index v * L + k) sits at k * 16 + v."""
+    regs = rows
+    while regs[0].type.count < ACROSS:  # concatenate pairwise
+        width = regs[0].type.count
+        idx = ir.Constant(ir.VectorType(ir.IntType(32), 2 * width), list(range(2 * width)))
+        regs = [b.shuffle_vector(regs[i], regs[i + 1], idx) for i in range(0, len(regs), 2)]
+    count = len(regs)
+    evens = ir.Constant(ir.VectorType(ir.IntType(32), ACROSS), list(range(0, 2 * ACROSS, 2)))
+    odds = ir.Constant(ir.VectorType(ir.IntType(32), ACROSS), list(range(1, 2 * ACROSS, 2)))
+    for _ in range(count.bit_length() - 1):
+        pairs = [(regs[2 * p], regs[2 * p + 1]) for p in range(count // 2)]
+        regs = ([b.shuffle_vector(x, y, evens) for x, y in pairs]
+                + [b.shuffle_vector(x, y, odds) for x, y in pairs])
+    return regs
+
+
+PREFETCH_CALLS = 2  # block_cases (across) prefetches the rows of the call this many ahead
+
+
+def _prefetch(b: ir.IRBuilder, ptr, ahead: int, words: int) -> None:
+    """Prefetch ``words`` uint32 words from ``ahead`` words past ``ptr``, a
+    cache line (16 words) at a time: a call's loads come in one burst before
+    a long stretch of arithmetic, too far apart for the core to run ahead to
+    the next call's loads by itself. A prefetch never faults."""
+    i8p = ir.IntType(8).as_pointer()
+    fn = cgutils.get_or_insert_function(
+        b.module, ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32),
+                                                  ir.IntType(32)]), "llvm.prefetch.p0i8")
+    for line in range(0, words, 16):
+        at = b.bitcast(b.gep(ptr, [ir.Constant(_I64, ahead + line)]), i8p)
+        b.call(fn, [at, ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 3),
+                    ir.Constant(ir.IntType(32), 1)])
+
+
+def _vector_at(b: ir.IRBuilder, ptr, vt):
+    """A pointer to a vector of type ``vt`` at element pointer ``ptr``."""
+    return b.bitcast(ptr, vt.as_pointer())
+
+
+def _emit_across(builder: ir.IRBuilder, ptrs: dict, config: str) -> None:
+    """The IR of block_cases for ACROSS cases a call, one case a vector lane
+    (block_config's ``across``): the same steps as _emit, each lane of the
+    block one vector over the cases, so that anchors, sums and flags need
+    no reduction across lanes. ``ptrs``: element pointers of a, b, acc_sig,
+    acc_raw, flags, qs and sums at the call's first case."""
+    cfg = _parse(config)
+    size, stride, bits, floor = cfg["lanes"], cfg["stride"], cfg["bits"], cfg["floor"]
+    fa, fb = _operand(cfg, "a"), _operand(cfg, "b")
+    _lane_w, term_w, sum_w = widths(config)
+    b = builder
+    v = _Lanes(b, ACROSS, 32)
+    row = _Lanes(b, size, 32)
+
+    def lanes_of(ptr, fmt):
+        _prefetch(b, ptr, PREFETCH_CALLS * ACROSS * stride, ACROSS * stride)
+        rows = [b.load(_vector_at(b, b.gep(ptr, [ir.Constant(_I64, c * stride)]), row.vt),
+                       align=4) for c in range(ACROSS)]
+        stray = None
+        if fmt["width"] < 32:
+            every = rows[0]
+            for r in rows[1:]:
+                every = b.or_(every, r)
+            high = ((1 << 32) - 1) ^ ((1 << fmt["width"]) - 1)
+            hit = b.icmp_unsigned("!=", b.and_(every, row.const(high)), row.const(0))
+            stray = b.icmp_unsigned("!=", b.bitcast(hit, ir.IntType(size)),
+                                    ir.Constant(ir.IntType(size), 0))
+        lanes = _transpose_rows(b, rows)
+        if fmt["width"] < 32:
+            lanes = [b.and_(x, v.const((1 << fmt["width"]) - 1)) for x in lanes]
+        return lanes, stray
+
+    xa, stray_a = lanes_of(ptrs["a"], fa)
+    xb, stray_b = lanes_of(ptrs["b"], fb)
+    # a lane's product, exponent sum and sign wait for pass two packed in one
+    # 32-bit word where they fit (fewer live vectors than registers)
+    prod_bits = fa["fbits"] + fb["fbits"] + 2
+    rsum_bits = max(fa["ebits"], fb["ebits"]) + 1
+    packed = prod_bits + rsum_bits + 1 <= 32
+
+    def pack(prod, rsum, s):
+        if not packed:
+            return prod, rsum, s
+        word = b.or_(b.shl(prod, v.const(rsum_bits + 1)), b.shl(rsum, v.const(1)))
+        return (b.or_(word, s),)
+
+    def unpack(kept_lane):
+        if not packed:
+            return kept_lane
+        (word,) = kept_lane
+        return (b.lshr(word, v.const(rsum_bits + 1)),
+                b.and_(b.lshr(word, v.const(1)), v.const((1 << rsum_bits) - 1)),
+                b.and_(word, v.const(1)))
+
+    low = -(1 << 31)
+    top = v.const(low)
+    no = ir.Constant(ir.VectorType(_I1, ACROSS), [0] * ACROSS)
+    positive_any, nan_any, pos_any, neg_any = no, no, no, no
+    kept = []
+    for k in range(size):
+        sa, ma, ra, za, spa, na = _decode(v, xa[k], fa)
+        sb, mb, rb, zb, spb, nb = _decode(v, xb[k], fb)
+        s = b.xor(sa, sb)
+        prod = b.mul(ma, mb)
+        rsum = b.add(ra, rb)  # biased exponent sum
+        top = v.smax(top, b.select(b.icmp_unsigned("!=", prod, v.const(0)), rsum, v.const(low)))
+        positive_any = b.or_(positive_any, b.icmp_unsigned("==", s, v.const(0)))
+        masks = _special_masks(v, s, (za, spa, na), (zb, spb, nb))
+        if masks is not None:
+            nan_any, pos_any, neg_any = (b.or_(x, m) for x, m in zip((nan_any, pos_any, neg_any),
+                                                                        masks, strict=True))
+        kept.append(pack(prod, rsum, s))
+    # the anchor of each case: its products' and its addend's, never below the floor
+    bias = fa["bias"] + fb["bias"]
+    wide = ir.VectorType(_I64, ACROSS)
+    sig = b.load(_vector_at(b, ptrs["acc_sig"], wide), align=8)
+    raw = b.load(_vector_at(b, ptrs["acc_raw"], wide), align=8)
+    v64 = _Lanes(b, ACROSS, 64)
+    acc_b = b.select(b.icmp_unsigned("!=", sig, v64.const(0)), b.add(raw, v64.const(bias)),
+                     v64.const(low))
+    if floor != NO_FLOOR:
+        acc_b = v64.smax(acc_b, v64.const(floor + bias))
+    home = v.smax(top, b.trunc(acc_b, v.vt))
+    q = b.sub(b.sext(home, wide), v64.const(bias + bits))
+    b.store(q, _vector_at(b, ptrs["qs"], wide), align=8)
+    # pass two: each lane's products cut to 2**q and summed, case by case
+    shift = fa["fbits"] + fb["fbits"]
+    left, right = max(bits - shift, 0), max(shift - bits, 0)
+    t = _Lanes(b, ACROSS, term_w)
+    acc = _Lanes(b, ACROSS, sum_w)
+    total = acc.const(0)
+    for kept_lane in kept:
+        prod, rsum, s = unpack(kept_lane)
+        d = v.widen(v.smax(b.sub(home, rsum), v.const(0)), t, signed=True)
+        if right:
+            d = b.add(d, t.const(right))
+        d = t.smin(d, t.const(term_w - 1))
+        term = b.lshr(b.shl(v.widen(prod, t, signed=False), t.const(left)), d)
+        neg = v.widen(s, t, signed=False)
+        term = b.add(b.xor(term, b.sub(t.const(0), neg)), neg)
+        total = b.add(total, t.widen(term, acc, signed=True))
+    b.store(acc.widen(total, v64, signed=True), _vector_at(b, ptrs["sums"], wide), align=8)
+    flags = v64.const(0)
+    for mask, flag in ((positive_any, NONNEG), (nan_any, NAN), (pos_any, POS_INF),
+                       (neg_any, NEG_INF)):
+        flags = b.or_(flags, b.select(mask, v64.const(flag), v64.const(0)))
+    stray = _either(b, stray_a, stray_b)
+    if stray is not None:
+        flags = b.or_(flags, b.select(stray, v64.const(STRAY), v64.const(0)))
+    b.store(flags, _vector_at(b, ptrs["flags"], wide), align=8)
+
+
 def _int64_array(arr) -> bool:
     return isinstance(arr, types.Array) and arr.dtype == types.int64 and arr.ndim == 1 \
         and arr.layout == "C"
@@ -372,7 +545,10 @@ def block_cases(typingctx, a, b, offset, acc_sig, acc_raw, flags, qs, sums, j, c
     if not all(_int64_array(x) for x in (acc_sig, acc_raw, flags, qs, sums)):
         return None
     text = config.literal_value
-    cases = _parse(text)["cases"]  # a malformed configuration fails at typing
+    cfg = _parse(text)  # a malformed configuration fails at typing
+    cases = cfg["cases"]
+    if cfg["across"] and (cases != ACROSS or not across_applies(text)):
+        return None
     sig = types.none(a, b, types.int64, acc_sig, acc_raw, flags, qs, sums, types.int64, config)
 
     def codegen(context, builder, signature, args):
@@ -381,6 +557,12 @@ def block_cases(typingctx, a, b, offset, acc_sig, acc_raw, flags, qs, sums, j, c
                   if isinstance(t, types.Array)]
         a_arr, b_arr, sig_arr, raw_arr, flags_arr, q_arr, sum_arr = arrays
         ptrs = [builder.gep(arr.data, [args[2]]) for arr in (a_arr, b_arr)]
+        if cfg["across"]:
+            at = {name: builder.gep(arr.data, [args[8]]) for name, arr in (
+                ("acc_sig", sig_arr), ("acc_raw", raw_arr), ("flags", flags_arr), ("qs", q_arr),
+                ("sums", sum_arr))}
+            _emit_across(builder, {"a": ptrs[0], "b": ptrs[1], **at}, text)
+            return context.get_dummy_value()
         at = [builder.add(args[8], ir.Constant(_I64, p)) for p in range(cases)]
         acc_sig = [builder.load(builder.gep(sig_arr.data, [x])) for x in at]
         acc_raw = [builder.load(builder.gep(raw_arr.data, [x])) for x in at]

@@ -93,8 +93,12 @@ def test_windows_at_the_width_edges(dp, bits):
     assert_same_words(dp, params, extreme_cases(dp, 400, seed=bits))
 
 
-@pytest.mark.parametrize("block", [1, 3, 7, 16, 32])
+@pytest.mark.parametrize("block", [1, 2, 3, 4, 7, 8, 16, 32])
 def test_blocks_and_orders(block):
+    """Every way the kernel lays out a block: one case a vector lane
+    (blocks of 1, 2, 4 and 8: lanes_ir.across_applies), several cases side
+    by side (3, 7), one case a call (16, 32); blocks of a longer row, so the
+    rows of a call lie K words apart."""
     rng = np.random.default_rng(block)
     order = tuple(int(x) for x in rng.permutation(F16_K32.k))
     for k_order in (None, order):
@@ -104,12 +108,15 @@ def test_blocks_and_orders(block):
         assert_same_words(F16_K32, params, extreme_cases(F16_K32, 300, seed=block))
 
 
-@pytest.mark.parametrize("n", [0, 1, lane_kernel.CHUNK - 1, lane_kernel.CHUNK,
+@pytest.mark.parametrize("n", [0, 1, 15, 17, lane_kernel.CHUNK - 1, lane_kernel.CHUNK,
                                lane_kernel.CHUNK + 1, 3 * lane_kernel.CHUNK + 17])
-def test_batches_ending_inside_a_chunk(n):
-    params = EngineParams(window_bits=25, block_size=16)
-    cases = extreme_cases(BF16, max(n, 1), seed=n).take(slice(0, n))
-    assert_same_words(BF16, params, cases)
+@pytest.mark.parametrize("dp", [BF16, TF32], ids=lambda d: d.id)
+def test_batches_ending_inside_a_chunk(n, dp):
+    """Batches that end inside a chunk, and inside a call of ACROSS cases
+    (TF32's blocks of 8: the last cases of a chunk go one by one)."""
+    params = EngineParams(window_bits=25, block_size=dp.k)
+    cases = extreme_cases(dp, max(n, 1), seed=n).take(slice(0, n))
+    assert_same_words(dp, params, cases)
 
 
 @pytest.mark.parametrize("where", ["first block", "middle block", "tail block"])
