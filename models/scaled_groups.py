@@ -7,7 +7,7 @@ Cases go through in chunks of CHUNK, each in four passes:
 
 1. the scale products of every (case, scale block), vectorized over the
    chunk: class, significand, exponents (scaled_kernel.scale_fields);
-2. case by case, all K lanes as vector code (lanes_ir.groups_lanes): each
+2. case by case, all K lanes as vector code (groups_ir.groups_lanes): each
    group's exact sum and largest exponent sum, which products are nonzero,
    the specials, the signs and the words' stray bits;
 3. vectorized over the chunk, branch-free: the specials and the zero sign,
@@ -28,8 +28,9 @@ from numba import njit
 
 from .core import NAN, NAN_CLASS, NEG_INF, NONNEG, POS_INF, cut, quantum, window_word
 from .core_loop import fields, stray_word
+from .groups_ir import groups_config, groups_lanes, groups_width
 from .kernel_stamp import SOURCE_STAMP
-from .lanes_ir import STRAY, groups_config, groups_lanes, groups_width
+from .lanes_ir import STRAY
 from .scaled_kernel import UNSET, ScaledKernelParams, fast_applies, scale_product, special_word
 
 CHUNK = 256  # cases a pass walks before the next pass takes them

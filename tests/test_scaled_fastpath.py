@@ -13,7 +13,7 @@ from tcprobe.models.cases import CasesError
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.formats import decode, get_format
-from tcprobe.models.lanes_ir import groups_config, groups_lanes, groups_width
+from tcprobe.models.groups_ir import groups_config, groups_lanes, groups_width
 from tcprobe.models.scaled_kernel import fast_applies, kernel_params
 from tcprobe.models.tcgen05 import PROFILES
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
@@ -116,7 +116,7 @@ def _exact_group_sums(a, b, fa, fb, group):
 @pytest.mark.parametrize("fa,fb,group,width", [("e2m1", "e2m1", 16, 16), ("e2m3", "e2m3", 8, 16), ("e2m3", "e3m2", 8, 32),
                                                ("e4m3", "e4m3", 4, 64), ("e2m3", "e4m3", 8, 32)])
 def test_groups_lanes_exact_sums(fa, fb, group, width):
-    """lanes_ir.groups_lanes at each lane width it picks: every group's exact
+    """groups_ir.groups_lanes at each lane width it picks: every group's exact
     sum equals the reference's on finite words (NaN words left out)."""
     config = groups_config(get_format(fa).spec, get_format(fb).spec, 32 // group, group, True)
     assert groups_width(config) == width
