@@ -26,6 +26,7 @@ from .vector_ir import (
     either,
     load_words,
     operand,
+    parse_config,
     segments,
     special_pairs,
 )
@@ -43,11 +44,7 @@ def groups_config(a_spec: tuple, b_spec: tuple, groups: int, lanes: int, tops: b
 
 
 def _parse_groups(config: str) -> dict:
-    values = [int(v) for v in config.split(",")]
-    if len(values) != len(_GROUPS_FIELDS):
-        raise ValueError(f"groups_lanes: a configuration of {len(values)} fields, not "
-                         f"{len(_GROUPS_FIELDS)}")
-    return dict(zip(_GROUPS_FIELDS, values, strict=True))
+    return parse_config(config, _GROUPS_FIELDS, "groups_lanes")
 
 
 def _largest_biased_exponent(fmt: dict) -> int:

@@ -53,6 +53,7 @@ from .vector_ir import (
     is_int64_vector,
     load_words,
     operand,
+    parse_config,
     prefetch,
     segments,
     special_masks,
@@ -109,11 +110,22 @@ def cases_per_call(lanes: int) -> int:
 
 
 def _parse(config: str) -> dict:
-    values = [int(v) for v in config.split(",")]
-    if len(values) != len(_CONFIG_FIELDS):
-        raise ValueError(f"block_cases: a configuration of {len(values)} fields, not "
-                         f"{len(_CONFIG_FIELDS)}")
-    return dict(zip(_CONFIG_FIELDS, values, strict=True))
+    return parse_config(config, _CONFIG_FIELDS, "block_cases")
+
+
+def _cut(v: Lanes, t: Lanes, prod, rsum, s, home, left: int, right: int):
+    """Each lane's product cut toward zero to its case's quantum and signed
+    (core.cut in the lane decoder's wide form): (prod << left) >> d with
+    d = home - rsum + right (>= 0 for a nonzero product, clamped below the
+    term width), ``home`` the biased anchor; lanes of ``v``, terms of ``t``."""
+    b = v.b
+    d = v.widen(v.smax(b.sub(home, rsum), v.const(0)), t, signed=True)
+    if right:
+        d = b.add(d, t.const(right))
+    d = t.smin(d, t.const(t.t.width - 1))
+    term = b.lshr(b.shl(v.widen(prod, t, signed=False), t.const(left)), d)
+    neg = v.widen(s, t, signed=False)
+    return b.add(b.xor(term, b.sub(t.const(0), neg)), neg)
 
 
 
@@ -196,15 +208,8 @@ def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig: list, acc_raw: list, con
     shift = fa["fbits"] + fb["fbits"]
     left = max(bits - shift, 0)
     right = max(shift - bits, 0)
-    d = v.smax(b.sub(spread(v, homes), rsum), v.const(0))
     t = Lanes(b, v.n, term_w)
-    d = v.widen(d, t, signed=True)
-    if right:
-        d = b.add(d, t.const(right))
-    d = t.smin(d, t.const(term_w - 1))
-    term = b.lshr(b.shl(v.widen(prod, t, signed=False), t.const(left)), d)
-    neg = v.widen(s, t, signed=False)
-    term = b.add(b.xor(term, b.sub(t.const(0), neg)), neg)
+    term = _cut(v, t, prod, rsum, s, spread(v, homes), left, right)
     total_lanes = Lanes(b, v.n, sum_w)
     totals = segments(total_lanes, t.widen(term, total_lanes, signed=True), cases, size, "add")
     if sum_w < 64:
@@ -308,13 +313,7 @@ def _emit_across(builder: ir.IRBuilder, ptrs: dict, config: str) -> None:
     total = acc.const(0)
     for kept_lane in kept:
         prod, rsum, s = unpack(kept_lane)
-        d = v.widen(v.smax(b.sub(home, rsum), v.const(0)), t, signed=True)
-        if right:
-            d = b.add(d, t.const(right))
-        d = t.smin(d, t.const(term_w - 1))
-        term = b.lshr(b.shl(v.widen(prod, t, signed=False), t.const(left)), d)
-        neg = v.widen(s, t, signed=False)
-        term = b.add(b.xor(term, b.sub(t.const(0), neg)), neg)
+        term = _cut(v, t, prod, rsum, s, home, left, right)
         total = b.add(total, t.widen(term, acc, signed=True))
     b.store(acc.widen(total, v64, signed=True), vector_at(b, ptrs["sums"], wide), align=8)
     flags = v64.const(0)

@@ -19,6 +19,15 @@ I1 = ir.IntType(1)
 I64 = ir.IntType(64)
 
 
+def parse_config(config: str, fields: tuple, who: str) -> dict:
+    """An intrinsic's configuration string (comma-separated integers) as a
+    dict of ``fields``; a malformed one is a ValueError naming ``who``."""
+    values = [int(v) for v in config.split(",")]
+    if len(values) != len(fields):
+        raise ValueError(f"{who}: a configuration of {len(values)} fields, not {len(fields)}")
+    return dict(zip(fields, values, strict=True))
+
+
 def operand(cfg: dict, side: str) -> dict:
     """The format of operand ``side`` ('a' or 'b') of a parsed configuration,
     as a dict of its spec's fields (Format.spec without the kind)."""
