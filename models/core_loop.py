@@ -262,7 +262,7 @@ def holds_special(widest, spec):
     return _special_masks(widest, spec)[0] != 0
 
 
-# A block's special counts (_special_counts) in one integer: NaN products
+# A block's special counts (product_count summed) in one integer: NaN products
 # from bit 0, +Inf ones from bit _COUNT_BITS, -Inf ones from 2 * _COUNT_BITS.
 _COUNT_BITS = 21
 

@@ -1,5 +1,6 @@
 """The lane decoder's blocks that hold a NaN or Inf word (decided by their
-special counts, core_loop._special_counts): the fast path gives the plain
+lanes' special masks, lanes_ir; the block-scaled kernel's by special counts,
+core_loop.product_count): the fast path gives the plain
 kernel's words, and both give the words IEEE rules ask for, with a NaN or
 Inf word in every lane position, Inf x 0 either way round, +Inf and -Inf
 products together, and a special C, over one-format, mixed-format, wide,
