@@ -1,9 +1,10 @@
 """The engine's fast path: the same fused dot product, faster.
 
 :func:`fast_dot` computes exactly what the plain kernel
-(:func:`tcprobe.models.engine.fdp_kernel`) computes: both walk the same blocks through the arithmetic core's steps
-(``tests/test_fastpath.py`` compares them word for word on random raw cases
-over many parameter sets). What changes is speed:
+(:func:`tcprobe.models.engine.fdp_kernel`) computes: both walk the same
+blocks through the arithmetic core's steps (``tests/test_fastpath.py``
+compares them word for word on random raw cases over many parameter
+sets). What changes is speed:
 
 * One kernel is compiled per configuration: its :class:`KernelParams` is a
   compile-time constant, so the scalar decoder and encoder fold to the few

@@ -17,23 +17,25 @@ from numba import types
 from numba.extending import intrinsic
 
 from .core import NO_FLOOR, NONNEG
+from .formats import max_finite_fields
 from .lanes_ir import STRAY
 from .vector_ir import (
     I64,
+    OPERAND_FIELDS,
     Lanes,
     case_flags,
     decode_lanes,
     either,
+    largest_product,
     load_words,
     operand,
     parse_config,
     segments,
+    spec_of,
     special_pairs,
 )
 
-_GROUPS_FIELDS = ("groups", "lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials",
-                  "a_signed", "a_drop", "b_width", "b_ebits", "b_fbits", "b_bias", "b_specials",
-                  "b_signed", "b_drop", "tops")
+_GROUPS_FIELDS = ("groups", "lanes", *OPERAND_FIELDS, "tops")
 
 
 def groups_config(a_spec: tuple, b_spec: tuple, groups: int, lanes: int, tops: bool) -> str:
@@ -49,8 +51,7 @@ def _parse_groups(config: str) -> dict:
 
 def _largest_biased_exponent(fmt: dict) -> int:
     """The largest biased exponent of a finite word of the format."""
-    top = (1 << fmt["ebits"]) - 1
-    return top - 1 if fmt["specials"] == 0 else top
+    return int(max_finite_fields(spec_of(fmt), fmt["fbits"])[0])
 
 
 def groups_width(config: str) -> int | None:
@@ -61,11 +62,12 @@ def groups_width(config: str) -> int | None:
     fa, fb = operand(cfg, "a"), operand(cfg, "b")
     if cfg["groups"] * cfg["lanes"] > 64:
         return None
-    prod_max = ((1 << (fa["fbits"] + 1)) - 1) * ((1 << (fb["fbits"] + 1)) - 1)
+    prod_max = largest_product(fa, fb)
     shift = _largest_biased_exponent(fa) + _largest_biased_exponent(fb) - 2
     total_max = cfg["lanes"] * (prod_max << shift)
     for width in (16, 32, 64):
-        if total_max < (1 << (width - 1)) and shift < width and max(fa["width"], fb["width"]) <= width:
+        fits = total_max < (1 << (width - 1)) and shift < width
+        if fits and max(fa["width"], fb["width"]) <= width:
             return width
     return None
 
@@ -95,8 +97,9 @@ def _emit_groups(builder: ir.IRBuilder, a_ptr, b_ptr, config: str):
     sums = segments(v, value, groups, size, "add")
     nonzero = b.icmp_unsigned("!=", prod, v.const(0))
     positive = b.icmp_unsigned("==", s, v.const(0))
-    flags = case_flags(v, 1, [(positive, NONNEG), *special_pairs(v, s, (za, spa, na), (zb, spb, nb)),
-                          (either(b, stray_a, stray_b), STRAY)])[0]
+    specials = special_pairs(v, s, (za, spa, na), (zb, spb, nb))
+    flags = case_flags(v, 1, [(positive, NONNEG), *specials,
+                              (either(b, stray_a, stray_b), STRAY)])[0]
     nonzero_bits = b.zext(b.bitcast(nonzero, ir.IntType(groups * size)), I64)
     wide = (lambda x: b.sext(x, I64)) if width < 64 else (lambda x: x)
     tops = [ir.Constant(I64, NO_FLOOR)] * groups
@@ -115,8 +118,8 @@ def _emit_groups(builder: ir.IRBuilder, a_ptr, b_ptr, config: str):
 def groups_lanes(typingctx, a, b, offset, config):
     """The product groups whose lanes are the words a.flat[offset : offset +
     G * L] and b.flat[offset : offset + G * L], G groups of L: (flags, nonzero,
-    sum_0 .. sum_G-1, top_0 .. top_G-1). The flags as lanes_ir.block_cases gives them,
-    ``nonzero`` a bit per lane (its product is nonzero), each group's exact
+    sum_0 .. sum_G-1, top_0 .. top_G-1). The flags as lanes_ir.block_cases
+    gives them, ``nonzero`` a bit per lane (its product is nonzero), each group's exact
     signed sum of products in units of 2**unit (the last bit of the smallest
     product of the formats: (1 - bias - fraction bits) of A plus that of B),
     and each group's largest raw exponent sum of a nonzero product (NO_FLOOR

@@ -9,8 +9,9 @@ one case at once, or of several cases where blocks are short (the block's
 flags, its quantum and the sum of its cut products); a third, which LLVM
 vectorizes over the cases, adds the addend's own cut term (core.cut),
 rounds the sum (core.window_word), decides the specials
-(core.specials_word) and leaves the word as the next block's addend. So every step is the arithmetic
-core's own, in the order of core_loop.case_word; only the layout changed.
+(core.specials_word) and leaves the word as the next block's addend. So
+every step is the arithmetic core's own, in the order of
+core_loop.case_word; only the layout changed.
 
 The K order is applied before the kernel (the caller permutes the columns
 of A and B), so a block's lanes lie side by side in a row. A kernel is

@@ -46,11 +46,13 @@ from .core import NAN, NEG_INF, NO_FLOOR, NONNEG, POS_INF
 from .vector_ir import (
     I1,
     I64,
+    OPERAND_FIELDS,
     Lanes,
     case_flags,
     decode_lanes,
     either,
     is_int64_vector,
+    largest_product,
     load_words,
     operand,
     parse_config,
@@ -67,9 +69,7 @@ STRAY = 16  # a flag beside the core's: a word of the block has bits above its f
 
 
 # The fields of block_config, in order.
-_CONFIG_FIELDS = ("across", "cases", "stride", "lanes", "a_width", "a_ebits", "a_fbits", "a_bias", "a_specials", "a_signed",
-                  "a_drop", "b_width", "b_ebits", "b_fbits", "b_bias", "b_specials", "b_signed",
-                  "b_drop", "bits", "floor")
+_CONFIG_FIELDS = ("across", "cases", "stride", "lanes", *OPERAND_FIELDS, "bits", "floor")
 
 
 def block_config(a_spec: tuple, b_spec: tuple, lanes: int, bits: int, floor: int,
@@ -135,7 +135,7 @@ def widths(config: str) -> tuple[int, int, int]:
     a configuration: 32 where every value provably fits in an int32."""
     cfg = _parse(config)
     fa, fb, bits = cfg["a_fbits"], cfg["b_fbits"], cfg["bits"]
-    prod_max = ((1 << (fa + 1)) - 1) * ((1 << (fb + 1)) - 1)
+    prod_max = largest_product(operand(cfg, "a"), operand(cfg, "b"))
     lane = 32 if prod_max < (1 << 31) else 64
     left = max(bits - fa - fb, 0)
     term_max = prod_max << left
@@ -151,7 +151,8 @@ def _load_cases(v: Lanes, ptr, fmt: dict, cases: int, stride: int):
     if cases == 1 or stride == size:
         return load_words(v, ptr, fmt)
     one = Lanes(v.b, size, v.t.width)
-    parts = [load_words(one, v.b.gep(ptr, [ir.Constant(I64, p * stride)]), fmt) for p in range(cases)]
+    parts = [load_words(one, v.b.gep(ptr, [ir.Constant(I64, p * stride)]), fmt)
+             for p in range(cases)]
     xs = [x for x, _ in parts]
     strays = [m for _, m in parts]
     while len(xs) > 1:  # concatenate pairwise
@@ -185,7 +186,8 @@ def _emit(builder: ir.IRBuilder, a_ptr, b_ptr, acc_sig: list, acc_raw: list, con
     nonzero = b.icmp_unsigned("!=", prod, v.const(0))
     # the flags: NONNEG (a product of sign +), the specials, stray bits
     positive = b.icmp_unsigned("==", s, v.const(0))
-    flags = case_flags(v, cases, [(positive, NONNEG), *special_pairs(v, s, (za, spa, na), (zb, spb, nb)),
+    specials = special_pairs(v, s, (za, spa, na), (zb, spb, nb))
+    flags = case_flags(v, cases, [(positive, NONNEG), *specials,
                               (either(b, stray_a, stray_b), STRAY)])
     # the anchor: the largest exponent sum of a nonzero product, the addend's
     # exponent and the floor, all biased by A's and B's biases, in one vector

@@ -28,11 +28,29 @@ def parse_config(config: str, fields: tuple, who: str) -> dict:
     return dict(zip(fields, values, strict=True))
 
 
+# The fields of a float Format.spec after its kind, as a configuration
+# string holds them for each operand (OPERAND_FIELDS: A's, then B's).
+_SPEC_KEYS = ("width", "ebits", "fbits", "bias", "specials", "signed", "drop")
+OPERAND_FIELDS = tuple(f"{side}_{k}" for side in "ab" for k in _SPEC_KEYS)
+
+
 def operand(cfg: dict, side: str) -> dict:
     """The format of operand ``side`` ('a' or 'b') of a parsed configuration,
     as a dict of its spec's fields (Format.spec without the kind)."""
-    keys = ("width", "ebits", "fbits", "bias", "specials", "signed", "drop")
-    return {k: cfg[f"{side}_{k}"] for k in keys}
+    return {k: cfg[f"{side}_{k}"] for k in _SPEC_KEYS}
+
+
+def spec_of(fmt: dict) -> tuple:
+    """The Format.spec of a float format given as operand() gives it."""
+    return (0, fmt["width"], fmt["ebits"], fmt["fbits"], fmt["bias"], fmt["specials"],
+            fmt["signed"], fmt["drop"])
+
+
+def largest_product(fa: dict, fb: dict) -> int:
+    """The largest product of two significands (hidden bit included) of
+    formats ``fa`` and ``fb`` (operand() dicts): the bound the lane widths
+    of the intrinsics are chosen by."""
+    return ((1 << (fa["fbits"] + 1)) - 1) * ((1 << (fb["fbits"] + 1)) - 1)
 
 
 class Lanes:
@@ -227,7 +245,8 @@ def segments(v: Lanes, x, groups: int, size: int, op: str):
             out.append(b.extract_element(x, ir.Constant(ir.IntType(32), g)))
             continue
         run = Lanes(b, size, v.t.width)
-        idx = ir.Constant(ir.VectorType(ir.IntType(32), size), list(range(g * size, (g + 1) * size)))
+        idx = ir.Constant(ir.VectorType(ir.IntType(32), size),
+                          list(range(g * size, (g + 1) * size)))
         part = b.shuffle_vector(x, ir.Constant(x.type, ir.Undefined), idx)
         out.append(run.reduce("add" if op == "add" else "smax", part))
     return out

@@ -10,11 +10,17 @@ from tcgen05_gen import random_cases
 
 from tcprobe.models import scaled_groups
 from tcprobe.models.cases import CasesError
+from tcprobe.models.core import FINITE, mul_class
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.formats import decode, get_format
 from tcprobe.models.groups_ir import groups_config, groups_lanes, groups_width
-from tcprobe.models.scaled_kernel import fast_applies, kernel_params
+from tcprobe.models.scaled_kernel import (
+    fast_applies,
+    kernel_params,
+    scale_fields,
+    scale_product,
+)
 from tcprobe.models.tcgen05 import PROFILES
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
 
@@ -113,7 +119,8 @@ def _exact_group_sums(a, b, fa, fb, group):
     return value.reshape(len(a), -1, group).sum(axis=2)
 
 
-@pytest.mark.parametrize("fa,fb,group,width", [("e2m1", "e2m1", 16, 16), ("e2m3", "e2m3", 8, 16), ("e2m3", "e3m2", 8, 32),
+@pytest.mark.parametrize("fa,fb,group,width", [("e2m1", "e2m1", 16, 16), ("e2m3", "e2m3", 8, 16),
+                                               ("e2m3", "e3m2", 8, 32),
                                                ("e4m3", "e4m3", 4, 64), ("e2m3", "e4m3", 8, 32)])
 def test_groups_lanes_exact_sums(fa, fb, group, width):
     """groups_ir.groups_lanes at each lane width it picks: every group's exact
@@ -144,3 +151,30 @@ def _groups(a, b, config):
     out = np.zeros((len(a), n_out), np.int64)
     run(a, b, out)
     return out
+
+
+@pytest.mark.parametrize("scale", ["ue8m0", "ue4m3"])
+def test_scale_product_is_the_classed_product(scale):
+    """scaled_kernel.scale_product (branch-free) gives mul_class of the two
+    scale_fields, the product significand and the summed exponents, for
+    every pair of scale codes."""
+    spec = get_format(scale).spec
+    codes = np.arange(1 << get_format(scale).width, dtype=np.int64)
+    x, y = np.repeat(codes, len(codes)), np.tile(codes, len(codes))
+    got, want = _scale_products(x, y, spec)
+    finite = want[:, 0] == FINITE  # the significand and exponents matter for finite products
+    assert np.array_equal(got[:, 0], want[:, 0])
+    assert np.array_equal(got[finite], want[finite])
+
+
+@njit
+def _scale_products(x, y, spec):
+    got = np.zeros((len(x), 4), np.int64)
+    want = np.zeros((len(x), 4), np.int64)
+    for i in range(len(x)):
+        got[i, 0], got[i, 1], got[i, 2], got[i, 3] = scale_product(x[i], y[i], spec)
+        cx, mx, lx, rx = scale_fields(x[i], spec)
+        cy, my, ly, ry = scale_fields(y[i], spec)
+        want[i, 0], want[i, 1], want[i, 2], want[i, 3] = (mul_class(cx, cy), mx * my, lx + ly,
+                                                          rx + ry)
+    return got, want
