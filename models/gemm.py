@@ -37,6 +37,7 @@ from . import fastpath
 from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
 from .core_loop import KernelParams, fields, kernel_params, lane_class, lane_decoder_applies
 from .formats import Class, convert_input, decode_scalar, get_format
+from .kernel_stamp import SOURCE_STAMP
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
@@ -100,6 +101,22 @@ def supports(model) -> bool:
             and not kp.c_last and p.c_convert is None)
 
 
+@njit(inline="always")
+def _special_flags(acc, spec, a_cls, b_cls, i, j, lo, block):
+    """The core's flags of a block with a NaN or Inf word (``acc`` read in
+    ``spec``, the format of the word it holds; sparse A's masked positions
+    left out)."""
+    sp, cs, cm, _cr = fields(acc, spec)
+    flags = term_flags(lane_class(sp, cm, spec), cs)
+    for t in range(lo, lo + block):
+        x = a_cls[i, t]
+        if x & MASKED:
+            continue
+        y = b_cls[t, j]
+        flags |= term_flags(mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1)
+    return flags
+
+
 @lru_cache(maxsize=32)
 def _kernel(kp: KernelParams):
     """The blocked chain for one configuration, ``kp`` a compile-time constant.
@@ -114,29 +131,13 @@ def _kernel(kp: KernelParams):
     per_instr = kp.k // block
     fab = kp.a_spec[3] + kp.b_spec[3]
     d_fb, i_fb = out_stage.spec[3], inter.spec[3]
-
-    @njit(inline="always")
-    def special_flags(acc, starts, a_cls, b_cls, i, j, lo):
-        """The core's flags of a block with a NaN or Inf word (sparse A's
-        masked positions left out)."""
-        if starts:
-            sp, cs, cm, _cr = fields(acc, out_stage.spec)
-            cls = lane_class(sp, cm, out_stage.spec)
-        else:
-            sp, cs, cm, _cr = fields(acc, inter.spec)
-            cls = lane_class(sp, cm, inter.spec)
-        flags = term_flags(cls, cs)
-        for t in range(lo, lo + block):
-            x = a_cls[i, t]
-            if x & MASKED:
-                continue
-            y = b_cls[t, j]
-            flags |= term_flags(mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1)
-        return flags
+    d_spec, i_spec = out_stage.spec, inter.spec
+    stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo, blk_hi,
                out):
+        assert len(stamp) > 0  # a constant of the cached kernel (kernel_stamp)
         n = b_sig.shape[1]  # columns j0 .. j0 + n of D (one panel of B)
         acc = np.empty(n, np.int64)
         amax = np.empty(n, np.int64)
@@ -182,7 +183,10 @@ def _kernel(kp: KernelParams):
                 row_slow = a_flag[i, blk]
                 for j in range(n):
                     if row_slow or slow[j]:
-                        flags = special_flags(acc[j], starts, a_cls, b_cls, i, j, lo)
+                        if starts:
+                            flags = _special_flags(acc[j], d_spec, a_cls, b_cls, i, j, lo, block)
+                        else:
+                            flags = _special_flags(acc[j], i_spec, a_cls, b_cls, i, j, lo, block)
                         special, word = specials_word(flags, out_stage if ends else inter)
                         if special:
                             acc[j] = word

@@ -12,6 +12,7 @@ import errno
 import importlib
 import os
 import sys
+import warnings
 
 import click
 
@@ -65,6 +66,18 @@ def describe(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
+def _notes_as_lines(message, category, filename, lineno, file=None, line=None):
+    """A tcprobe warning (the kernel cache's note) as one ``note:`` line on
+    stderr; any other warning as Python shows it."""
+    if category.__module__.startswith("tcprobe"):
+        click.echo(f"note: {message}", err=True)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
+_show_warning = warnings.showwarning
+
+
 class Group(click.Group):
     def invoke(self, ctx):
         try:
@@ -116,6 +129,7 @@ def main():
     """
 
 
+warnings.showwarning = _notes_as_lines  # before the commands import the models
 for _name in COMMAND_MODULES:
     _mod = importlib.import_module(f"tcprobe.commands.{_name}")
     main.add_command(_mod.command)

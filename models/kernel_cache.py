@@ -1,0 +1,102 @@
+"""Where numba keeps the compiled kernels: a folder only this user can write.
+
+Numba's disk cache holds pickles that it loads when a kernel is first
+called, so whoever can write the cache folder can run code in every
+process that uses it. Its default is the ``__pycache__`` next to the
+sources, which is the install's folder (site-packages owned by root, or a
+shared checkout). So the kernels live in a folder of this user's instead,
+checked as the cubin cache checks its folder (owned by this user, no one
+else may write it, not a symbolic link):
+
+1. ``$NUMBA_CACHE_DIR`` when the user set it (their choice, used as is);
+2. else ``$TCPROBE_CACHE/numba``, else ``$XDG_CACHE_HOME/tcprobe/numba``
+   (``~/.cache/tcprobe/numba``);
+3. where that folder cannot be made or fails the check, a private folder
+   under the temporary directory, and :data:`NOTE` says why (the CLI prints
+   it once; the API warns once with :class:`KernelCacheNote`).
+
+:func:`configure` runs when ``tcprobe.models`` is imported, before any
+kernel is decorated: numba reads the folder when a cached function is made.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import warnings
+from pathlib import Path
+
+NOTE: str | None = None  # why the kernels are not in the usual folder, when they are not
+FOLDER: Path | None = None
+
+
+class KernelCacheNote(UserWarning):
+    """The compiled kernels are cached somewhere other than the usual folder."""
+
+
+def usual_folder() -> Path:
+    """``$TCPROBE_CACHE/numba``, else ``$XDG_CACHE_HOME/tcprobe/numba``."""
+    env = os.environ.get("TCPROBE_CACHE")
+    if env:
+        return Path(env) / "numba"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "tcprobe" / "numba"
+
+
+def why_untrusted(path: Path) -> str | None:
+    """Why a cache folder must not be used (a link, another owner, writable
+    by others), or None when only this user can write it."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"{path}: {e.strerror}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a folder"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{path} is not owned by this user"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} may be written by other users"
+    return None
+
+
+def _private(path: Path) -> str | None:
+    """Make ``path`` (mode 0700) if it is not there; why it cannot serve, or None."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot create {path} ({e.strerror})"
+    why = why_untrusted(path)
+    if why is None and not os.access(path, os.W_OK | os.X_OK):
+        why = f"{path} is not writable"
+    return why
+
+
+def configure() -> Path:
+    """Point numba's cache at this user's folder (see the module doc); the folder."""
+    global NOTE, FOLDER
+    if FOLDER is not None:
+        return FOLDER
+    from numba.core import config
+
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        FOLDER = Path(os.environ["NUMBA_CACHE_DIR"])
+    else:
+        FOLDER = usual_folder()
+        why = _private(FOLDER)
+        if why is not None:
+            uid = os.getuid() if hasattr(os, "getuid") else 0
+            fallback = Path(tempfile.gettempdir()) / f"tcprobe-numba-{uid}"
+            if _private(fallback) is not None:
+                fallback = Path(tempfile.mkdtemp(prefix="tcprobe-numba-"))
+            NOTE = (f"compiled kernels are cached in {fallback}, not {FOLDER}: {why} "
+                    f"(set TCPROBE_CACHE to a folder of yours to keep them across sessions)")
+            FOLDER = fallback
+        # Children (the CLI run from a test, a worker) find the same folder.
+        os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
+    config.CACHE_DIR = str(FOLDER)
+    if NOTE is not None:
+        warnings.warn(NOTE, KernelCacheNote, stacklevel=2)
+    return FOLDER

@@ -1,0 +1,94 @@
+"""Compiled kernels load from numba's disk cache in a new process (no
+recompiles), and that cache lives in a folder only its user can write."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOAD = Path(__file__).with_name("kernel_cache_workload.py")
+
+
+def _env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "TCPROBE_CACHE")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def _run(env, cwd) -> dict:
+    out = subprocess.run([sys.executable, str(WORKLOAD)], env=env, cwd=cwd, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line
+                 and line.split(" ", 1)[0] in ("compiles", "words"))
+    compiled = [line.split(" ", 1)[1] for line in out.stdout.splitlines() if line.startswith("compiled ")]
+    return {"compiles": int(lines["compiles"]), "words": lines["words"], "compiled": compiled,
+            "stderr": out.stderr}
+
+
+@pytest.mark.slow
+def test_a_second_process_compiles_nothing(tmp_path):
+    """Every kernel form (GEMM fixed-point and integer, block-scaled, lane,
+    core-loop and plain engine kernels, f64) compiles in the first process
+    and loads from the disk cache in the second: numba's compile events are
+    counted, not seconds."""
+    env = _env(TCPROBE_CACHE=str(tmp_path / "cache"))
+    first = _run(env, tmp_path)
+    assert first["compiles"] > 10  # the workload did compile (the count can fail)
+    assert any(name.endswith("kernel") for name in first["compiled"])
+    second = _run(env, tmp_path)
+    assert second["compiles"] == 0, f"recompiled in a new process: {second['compiled']}"
+    assert second["words"] == first["words"]
+    assert (tmp_path / "cache" / "numba").is_dir()
+    assert not list((ROOT / "models").glob("__pycache__/*.nbi"))  # nothing next to the sources
+
+
+def _folder(env, cwd) -> tuple[str, str]:
+    code = ("import warnings; warnings.simplefilter('always');"
+            "from tcprobe.models import kernel_cache as k; print(k.FOLDER); print(k.NOTE)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    folder, note = out.stdout.splitlines()[:2]
+    return folder, note
+
+
+def test_the_cache_folder_is_the_users_own(tmp_path):
+    folder, note = _folder(_env(TCPROBE_CACHE=str(tmp_path / "c")), tmp_path)
+    assert folder == str(tmp_path / "c" / "numba") and note == "None"
+    assert (os.stat(folder).st_mode & 0o077) == 0  # made 0700
+
+
+def test_numba_cache_dir_is_the_users_choice(tmp_path):
+    folder, note = _folder(_env(NUMBA_CACHE_DIR=str(tmp_path / "mine")), tmp_path)
+    assert folder == str(tmp_path / "mine") and note == "None"
+
+
+@pytest.mark.parametrize("how", ["others-may-write", "not-a-folder", "symlink"])
+def test_an_unusable_folder_falls_back_and_says_so(tmp_path, how):
+    base = tmp_path / "c"
+    base.mkdir()
+    if how == "others-may-write":
+        (base / "numba").mkdir()
+        os.chmod(base / "numba", 0o777)
+    elif how == "not-a-folder":
+        (base / "numba").write_text("x")
+    else:
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        (base / "numba").symlink_to(tmp_path / "elsewhere")
+    env = _env(TCPROBE_CACHE=str(base), TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    folder, note = _folder(env, tmp_path)
+    assert folder.startswith(str(tmp_path / "tmp")), folder
+    assert str(base / "numba") in note and "TCPROBE_CACHE" in note
+    # the CLI says it once, as a note line
+    out = subprocess.run([sys.executable, "-m", "tcprobe", "run-case", "--datapath",
+                          "mma.bf16.f32.k16", "--device", "sim:h100", "--a", "0x3f80", "--b", "0x3f80",
+                          "--c", "0"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    notes = [line for line in out.stderr.splitlines() if line.startswith("note: compiled kernels")]
+    assert len(notes) == 1, out.stderr
