@@ -10,10 +10,14 @@
 #
 # Before the steps ("install"): the project is installed with what the machine
 # has (pip install --no-deps --no-index --no-build-isolation --target, no
-# network), or run from the tree; nvdisasm is looked for on PATH, in the
-# nvidia-cuda-nvdisasm wheel and in the CUDA toolkit ($CUDA_HOME/bin,
-# $CUDA_PATH/bin, /usr/local/cuda/bin). Anything missing stops the check with
-# one line naming it (exit 2; summary.tsv still says so).
+# network), or run from the tree. Every step runs from the work folder with
+# PYTHONSAFEPATH=1, so the checkout's tcprobe/ can never shadow the install.
+# nvdisasm is looked for on PATH, in the nvidia-cuda-nvdisasm wheel and in the
+# CUDA toolkits ($CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda*/bin); without
+# it sass-check is skipped with a note and every other step runs. Anything else
+# missing stops the check with one line naming it (exit 2; summary.tsv still
+# says so). The "machine" line records the GPU (nvidia-smi: name, compute
+# capability, driver, persistence mode), the tool paths and package versions.
 #
 # Steps, in order of value; each is time-boxed (timeout), a failed step is
 # recorded and the next one runs, and all of them stop at TOTAL_S:
@@ -24,6 +28,11 @@
 #   ladder-{mma,wgmma}-bf16, then ladder-{mma,wgmma}-{f16,tf32,e4m3}
 #   validate-{mma,wgmma}-bf16   100,000 generated cases per family, --model auto
 #   smoke              tcprobe smoke
+#   gpu-tests          the test suite's GPU-marked tests (pytest -m gpu), where
+#                      pytest is installed; their log goes into the tgz
+#
+# Status: ok; fail (the step ran and reported a failure: a silicon result);
+# timeout (it ran out of time: no verdict); skipped (with the reason).
 #
 # Sizing, for an H200 machine (16 cores): the limits below add up to 300 s
 # (TOTAL_S), each about 3x what the step took here on 2 shared cores with cold
@@ -51,7 +60,13 @@
 # then run `bash scripts/gpu-check.sh` there with a timeout of about 420 s.
 #
 # Environment: OUT, PYTHON (python3), HWDATA (the khattak-mikaitis-2025 folder),
-# TOTAL_S, CASES, INSTALL (auto: pip, then the tree; pip; tree), <STEP>_S limits.
+# CASES, INSTALL (auto: pip, then the tree; pip; tree), and the time limits:
+#   TOTAL_S      all steps together (default 300; on a GPU at most 570, under the
+#                600 s a lent machine's command may run)
+#   LIMIT_SCALE  a factor on every step's limit (default 1; 4 with --stand-in)
+#   <STEP>_S     one step's limit in seconds, the step's name in capitals with
+#                - as _: DEVICES_S, SASS_CHECK_S, REPLAY_H200_S, LADDER_MMA_BF16_S,
+#                VALIDATE_WGMMA_BF16_S, SMOKE_S, GPU_TESTS_S, ... (not scaled)
 
 set -u
 export COLUMNS=${COLUMNS:-160} PYTHONUNBUFFERED=1
@@ -82,12 +97,18 @@ FIG="$ROOT/scripts/gpu_check_figures.py"
 
 if [ "$STAND_IN" = 1 ]; then
   export TCPROBE_CUDA_DRIVER=standin
-  SCALE=4; CASES=${CASES:-2000}; REPLAY_LIMIT=(--limit 250); LADDER_CASES=(--validate 1000)
+  SCALE=${LIMIT_SCALE:-4}; CASES=${CASES:-2000}; REPLAY_LIMIT=(--limit 250); LADDER_CASES=(--validate 1000)
   SMOKE_CASES=(--cases 1000)
 else
-  SCALE=1; CASES=${CASES:-100000}; REPLAY_LIMIT=(); LADDER_CASES=(); SMOKE_CASES=()
+  SCALE=${LIMIT_SCALE:-1}; CASES=${CASES:-100000}; REPLAY_LIMIT=(); LADDER_CASES=(); SMOKE_CASES=()
 fi
+case $SCALE in ''|*[!0-9]*) echo "error: LIMIT_SCALE must be a whole number, not '$SCALE'" >&2; rm -rf "$WORK"; exit 2 ;; esac
 TOTAL_S=${TOTAL_S:-$((300 * SCALE))}
+case $TOTAL_S in ''|*[!0-9]*) echo "error: TOTAL_S must be a number of seconds, not '$TOTAL_S'" >&2; rm -rf "$WORK"; exit 2 ;; esac
+if [ "$STAND_IN" = 0 ] && [ "$TOTAL_S" -gt 570 ]; then
+  echo "note: TOTAL_S=$TOTAL_S is past the 600 s a lent machine's command may run; using 570" >&2
+  TOTAL_S=570
+fi
 DEVICE=cuda:0
 
 record() {  # record NAME STATUS SECONDS FIGURE
@@ -126,18 +147,17 @@ if [ "$INSTALL" != tree ]; then
   fi
 fi
 if [ -z "$MODE" ]; then
-  # From the tree: tcprobe.models and friends live in top-level folders
-  # (pyproject's package-dir); a shadow package maps them without touching the tree.
-  mkdir -p "$WORK/tree/tcprobe"
-  for f in "$ROOT"/tcprobe/*; do
-    ln -sfn "$f" "$WORK/tree/tcprobe/$(basename "$f")"
-  done
-  for sub in models probes reports kernels; do ln -sfn "$ROOT/$sub" "$WORK/tree/tcprobe/$sub"; done
-  MODE=tree; export PYTHONPATH=$WORK/tree
+  # From the tree: tcprobe/__init__.py takes the checkout's top-level models/,
+  # probes/, reports/ and kernels/ into the package, so the root is enough.
+  MODE=tree; export PYTHONPATH=$ROOT
 fi
+# The steps run from the work folder, with the script's folder kept off
+# sys.path too: a checkout's tcprobe/ can never shadow the installed package.
+export PYTHONSAFEPATH=1
+cd "$WORK" || exit 2
 
-# nvdisasm: PATH, the wheel (tcprobe.devices.cuda.sass finds it), then the CUDA toolkit.
-for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+# nvdisasm: PATH, the wheel (tcprobe.devices.cuda.sass finds it), then the CUDA toolkits.
+for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/local/cuda-*; do
   if ! command -v nvdisasm > /dev/null && [ -n "$dir" ] && [ -x "$dir/bin/nvdisasm" ]; then
     export PATH="$dir/bin:$PATH"
   fi
@@ -153,7 +173,7 @@ for mod, dist in (("numpy", "numpy"), ("numba", "numba"), ("click", "click"), ("
     except Exception as e:
         missing.append(f"{dist} ({type(e).__name__}: {e})")
 ver = {}
-for dist in ("cuda-bindings", "nvidia-cuda-nvrtc", "nvidia-cuda-nvdisasm", "numpy", "numba"):
+for dist in ("cuda-bindings", "nvidia-cuda-nvrtc", "nvidia-cuda-nvdisasm", "numpy", "numba", "torch"):
     try:
         ver[dist] = md.version(dist)
     except md.PackageNotFoundError:
@@ -168,15 +188,14 @@ if not any(m.startswith("tcprobe") or m.startswith("cuda-bindings") for m in mis
     try:
         nvdisasm = f"{_s.nvdisasm_version()} at {_s.nvdisasm_path()}"
     except Exception:
-        missing.append("nvdisasm (not on PATH, in the nvidia-cuda-nvdisasm wheel, $CUDA_HOME/bin, "
-                       "$CUDA_PATH/bin or /usr/local/cuda/bin)")
+        nvdisasm = "none"  # sass-check is skipped; nothing else needs it
 if missing:
     print("missing: " + "; ".join(missing))
 else:
     import tcprobe
     print(f"tcprobe {tcprobe.__version__} ({sys.argv[1]}); Python {platform.python_version()}; "
           f"cuda-bindings {ver['cuda-bindings']}; NVRTC {nvrtc} (nvidia-cuda-nvrtc {ver['nvidia-cuda-nvrtc']}); "
-          f"nvdisasm {nvdisasm}; numpy {ver['numpy']}; numba {ver['numba']}")
+          f"nvdisasm {nvdisasm}; numpy {ver['numpy']}; numba {ver['numba']}; torch {ver['torch']}")
 EOF
 )
 [ -n "$PREFLIGHT" ] || PREFLIGHT="missing: $PY could not run the preflight ($(tail -n 1 "$REP/preflight.log"))"
@@ -187,10 +206,11 @@ EOF
   echo "mode: $([ "$STAND_IN" = 1 ] && echo 'STAND-IN driver (no GPU ran)' || echo GPU); install: $MODE"
   echo "preflight: $PREFLIGHT"
   echo "cases: $CASES; total limit: ${TOTAL_S}s"
-  command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
+  command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,compute_cap,driver_version,persistence_mode,memory.total \
     --format=csv,noheader 2>&1 | sed 's/^/nvidia-smi: /'
   command -v nvcc > /dev/null && nvcc --version 2>&1 | tail -n 2 | sed 's/^/nvcc: /'
-  "$PY" -m pip list 2>/dev/null | grep -Ei '^(cuda|nvidia-cuda|numpy|numba|torch|click|rich) ' | sed 's/^/pip: /'
+  echo "tools: python $(command -v "$PY"); nvidia-smi $(command -v nvidia-smi || echo none); nvdisasm $(command -v nvdisasm || echo 'wheel or none'); nvcc $(command -v nvcc || echo none)"
+  "$PY" -m pip list 2>/dev/null | grep -Ei '^(cuda[-a-z0-9]*|nvidia-[-a-z0-9]*|numpy|numba|llvmlite|torch|click|rich|ml[-_]dtypes|pytest|hypothesis) ' | sed 's/^/pip: /'
 } > "$REP/env.txt"
 case $PREFLIGHT in
   missing:*)
@@ -199,6 +219,13 @@ case $PREFLIGHT in
     finish 2 ;;
 esac
 record install ok $(( $(date +%s) - T0 )) "$([ "$STAND_IN" = 1 ] && echo 'STAND-IN driver, no GPU; ')$PREFLIGHT"
+if command -v nvidia-smi > /dev/null; then
+  GPU_FACTS=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,persistence_mode --format=csv,noheader 2>&1 \
+    | head -n 1 | awk -F', ' '{printf "%s cc %s driver %s persistence %s", $1, $2, $3, $4}')
+else
+  GPU_FACTS="no nvidia-smi"
+fi
+record machine ok 0 "$GPU_FACTS; $(uname -srm); $(nproc) cores; $(sed -n 's/^tools: //p' "$REP/env.txt"); $(sed -n 's/^pip: \([^ ]*\) *\([^ ]*\).*/\1 \2/p' "$REP/env.txt" | paste -sd, - | sed 's/,/, /g')"
 
 # --- steps -------------------------------------------------------------------
 TP=("$PY" -m tcprobe)
@@ -206,9 +233,24 @@ START=$(date +%s)
 DEADLINE=$((START + TOTAL_S))
 FAILED=0
 
-# step NAME LIMIT_S KIND JSON COMMAND...: run with a time limit, record the outcome.
+# The limit of step NAME: $<NAME>_S when set (NAME in capitals, - as _), else DEFAULT x SCALE.
+limit_of() {  # limit_of NAME DEFAULT
+  local var value
+  var=$(printf '%s_S' "$1" | tr 'a-z-' 'A-Z_')
+  value=${!var:-}
+  case $value in
+    '') echo $(( $2 * SCALE )) ;;
+    *[!0-9]*) echo "note: $var='$value' is not a number of seconds; using the default" >&2; echo $(( $2 * SCALE )) ;;
+    *) echo "$value" ;;
+  esac
+}
+
+# step NAME LIMIT_S KIND JSON COMMAND...: run with a time limit, record the outcome
+# (a step that ran out of time is "timeout": no verdict, never "fail").
 step() {
-  local name=$1 limit=$(( $2 * SCALE )) kind=$3 json=$4; shift 4
+  local name=$1 limit kind=$3 json=$4
+  limit=$(limit_of "$name" "$2")
+  shift 4
   local left=$((DEADLINE - $(date +%s))) t0 rc secs fig
   if [ "$left" -lt 3 ]; then
     record "$name" skipped 0 "the ${TOTAL_S}s budget is spent"; FAILED=1; return
@@ -221,7 +263,7 @@ step() {
   fig=$("$PY" "$FIG" "$kind" "$json" "$REP/$name.log")
   case $rc in
     0) record "$name" ok "$secs" "$fig" ;;
-    124|137) record "$name" fail "$secs" "timeout after ${limit}s; $fig"; FAILED=1 ;;
+    124|137) record "$name" timeout "$secs" "ran past its ${limit}s limit (no verdict); $fig"; FAILED=1 ;;
     *) record "$name" fail "$secs" "exit $rc: $fig"; FAILED=1 ;;
   esac
 }
@@ -232,7 +274,10 @@ step devices 10 devices "$REP/devices.json" "${TP[@]}" devices --json "$REP/devi
 ARCH=$("$PY" "$FIG" arch "$REP/devices.json")
 ARCH=${ARCH:-sm_90a}
 echo "harness arch: $ARCH" >> "$REP/env.txt"
-step sass-check 15 sass "$REP/sass-check.json" "${TP[@]}" sass-check --arch "$ARCH" --json "$REP/sass-check.json"
+case $PREFLIGHT in
+  *"nvdisasm none"*) skip sass-check "no nvdisasm (PATH, the nvidia-cuda-nvdisasm wheel, \$CUDA_HOME/bin, /usr/local/cuda*/bin): the SASS is unread; every other step runs" ;;
+  *) step sass-check 15 sass "$REP/sass-check.json" "${TP[@]}" sass-check --arch "$ARCH" --json "$REP/sass-check.json" ;;
+esac
 
 # The published captures: a shared/ folder inside the checkout travels to a
 # lent machine; ../shared sits beside a developer's checkout (or its main one).
@@ -279,6 +324,14 @@ done
 
 step smoke 30 smoke "$REP/smoke.json" "${TP[@]}" smoke --device "$DEVICE" "${SMOKE_CASES[@]}" \
   --json "$REP/smoke.json"
+
+# The suite's GPU-marked tests, from the checkout's tests/ against the installed package.
+if "$PY" -c "import pytest" > /dev/null 2>&1; then
+  step gpu-tests 60 pytest "" "$PY" -m pytest -q -m gpu -p no:cacheprovider --rootdir "$ROOT" \
+    "$ROOT/tests/test_cuda_device.py"
+else
+  skip gpu-tests "pytest is not installed for $PY"
+fi
 
 echo "steps: $(( $(date +%s) - START ))s of ${TOTAL_S}s" | tee -a "$REP/env.txt"
 finish "$FAILED"

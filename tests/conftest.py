@@ -1,18 +1,24 @@
 """Shared test fixtures: where the published captures are, and skips."""
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+
+try:  # absent where only the GPU tests run (gpu-check on a lent machine)
+    from hypothesis import settings
+except ImportError:  # pragma: no cover
+    settings = None
 
 # The suite's property tests draw the same examples on every run (a CI run
 # fails only on a change, never on a new draw); TCPROBE_HYPOTHESIS=explore
 # draws fresh examples each run, to hunt for new counterexamples.
-settings.register_profile("repeatable", derandomize=True, print_blob=True)
-settings.register_profile("explore", derandomize=False, print_blob=True)
-settings.load_profile(os.environ.get("TCPROBE_HYPOTHESIS", "repeatable"))
+if settings is not None:
+    settings.register_profile("repeatable", derandomize=True, print_blob=True)
+    settings.register_profile("explore", derandomize=False, print_blob=True)
+    settings.load_profile(os.environ.get("TCPROBE_HYPOTHESIS", "repeatable"))
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test helpers (engine_reference, ...)
@@ -23,3 +29,30 @@ SUBSET = ROOT / "tests" / "data" / "khattak-mikaitis-2025"
 
 needs_shared = pytest.mark.skipif(not HWDATA.is_dir(),
                                   reason="../shared/hwdata is absent (published captures)")
+
+
+@pytest.fixture(scope="session")
+def fresh_install(tmp_path_factory):
+    """A fresh venv with tcprobe installed as a user installs it (not
+    editable), offline: the dependencies come from this Python's own
+    packages (--system-site-packages, pip --no-index --no-deps). Its python."""
+    import subprocess
+
+    venv = tmp_path_factory.mktemp("fresh") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                   timeout=300)
+    python = venv / "bin" / "python"
+    build = tmp_path_factory.mktemp("build")
+    source = build / "tcprobe-src"  # a copy: pip builds in the source folder
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", "__pycache__", "*.egg-info", "build", "out", "shared", ".venv", ".pytest_cache"))
+    r = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                        "--no-build-isolation", "--disable-pip-version-check", str(source)],
+                       capture_output=True, text=True, timeout=600, cwd=build,
+                       env={**os.environ, "PIP_NO_INDEX": "1"})
+    if r.returncode != 0:
+        pytest.fail(f"pip install . failed: {r.stderr[-2000:]}")
+    site = subprocess.run([str(python), "-c", "import tcprobe, tcprobe.models as m; print(m.__file__)"],
+                          capture_output=True, text=True, cwd=build, timeout=120)
+    assert str(venv) in site.stdout, site.stdout + site.stderr  # the install, not the tree
+    return python

@@ -28,11 +28,16 @@ def _files_under(root: Path) -> list[Path]:
 
 
 @pytest.mark.slow
-def test_stand_in_check_runs_every_step_and_returns_what_comes_back(tmp_path):
+def test_stand_in_check_runs_every_step_and_returns_what_comes_back(tmp_path, fresh_install):
+    """As a lent machine runs it: a non-editable install (the fresh venv's
+    Python), pip offline, started from the checkout's root, where the tree's
+    tcprobe/ must not shadow the install."""
     out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if k not in ("TCPROBE_CUDA_DRIVER", "OUT")}
-    r = subprocess.run(["bash", str(SCRIPT), "--stand-in"], env={**env, "OUT": str(out)},
-                       capture_output=True, text=True, timeout=1800)
+    env = {k: v for k, v in os.environ.items() if k not in ("TCPROBE_CUDA_DRIVER", "OUT", "PYTHONPATH")}
+    r = subprocess.run(["bash", "scripts/gpu-check.sh", "--stand-in"], cwd=ROOT,
+                       env={**env, "OUT": str(out), "PYTHON": str(fresh_install), "INSTALL": "pip",
+                            "PIP_NO_INDEX": "1"},
+                       capture_output=True, text=True, timeout=2400)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     # A lent machine returns at most 8 files, no more than 2 folders down: two come back.
     files = _files_under(out)
@@ -42,24 +47,62 @@ def test_stand_in_check_runs_every_step_and_returns_what_comes_back(tmp_path):
     assert all(len(row) == 4 for row in rows)
     steps = {name: (status, figure) for name, status, _, figure in rows}
     assert len(steps) >= 6 and all(s == "ok" for s, _ in steps.values()), rows
-    for name in ("install", "devices", "sass-check", "replay-h200", "ladder-mma-bf16",
+    for name in ("install", "machine", "devices", "sass-check", "replay-h200", "ladder-mma-bf16",
                  "ladder-wgmma-bf16", "ladder-mma-e4m3", "validate-mma-bf16",
-                 "validate-wgmma-bf16", "smoke"):
+                 "validate-wgmma-bf16", "smoke", "gpu-tests"):
         assert name in steps
     assert "STAND-IN" in steps["install"][1] and "STAND-IN" in steps["devices"][1]
+    assert "(pip)" in steps["install"][1] and "cores" in steps["machine"][1]
     assert "NVIDIA H200 cc 9.0 sm_90a" in steps["devices"][1]
     # The recorded H200 words come back unchanged through the CUDA device code.
     assert " 0 differ" in steps["replay-h200"][1] and "of 8 captures" in steps["replay-h200"][1]
     assert "HGMMA" in steps["sass-check"][1] and "0 missing" in steps["sass-check"][1]
     assert "F=25 L=16 floor=-133 rz" in steps["ladder-mma-bf16"][1]
     assert "h100 0" in steps["validate-wgmma-bf16"][1]
+    assert "skipped" in steps["gpu-tests"][1] and "failed" not in steps["gpu-tests"][1]
     with tarfile.open(out / "gpu-check.tgz") as tgz:
         names = set(tgz.getnames())
         env_txt = tgz.extractfile("gpu-check/env.txt").read().decode()
     for name in ("devices.json", "sass-check.json", "replay-h200.json", "replay-h200.log",
-                 "ladder-wgmma-e4m3.json", "smoke.json", "validate-mma-bf16/report.json"):
+                 "ladder-wgmma-e4m3.json", "smoke.json", "validate-mma-bf16/report.json",
+                 "gpu-tests.log"):
         assert f"gpu-check/{name}" in names
-    assert "STAND-IN driver" in env_txt and "cuda-bindings" in env_txt
+    assert "STAND-IN driver" in env_txt and "pip: cuda-bindings" in env_txt
+    assert "pip: nvidia-cuda-nvrtc" in env_txt
+
+
+def _check(tmp_path, **env_extra):
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TCPROBE_CUDA_DRIVER", "OUT")}
+    r = subprocess.run(["bash", str(SCRIPT), "--stand-in"], capture_output=True, text=True, timeout=600,
+                       cwd=ROOT, env={**env, "OUT": str(out), "INSTALL": "tree", **env_extra})
+    rows = [line.split("\t") for line in (out / "summary.tsv").read_text().splitlines()]
+    return r, rows
+
+
+def test_a_step_past_its_limit_is_a_timeout_not_a_fail(tmp_path):
+    """DEVICES_S sets one step's limit; a step that runs out of time says
+    timeout (no verdict). TOTAL_S stops the rest."""
+    r, rows = _check(tmp_path, DEVICES_S="1", TOTAL_S="4")
+    assert r.returncode == 1, r.stdout + r.stderr
+    status = {row[0]: row[1] for row in rows}
+    assert status["devices"] == "timeout", rows
+    assert "fail" not in status.values(), rows
+    assert "1s limit (no verdict)" in dict((row[0], row[3]) for row in rows)["devices"]
+
+
+def test_without_nvdisasm_sass_check_is_skipped_and_the_rest_runs(tmp_path):
+    r, rows = _check(tmp_path, TCPROBE_NVDISASM=str(tmp_path / "no-nvdisasm"), TOTAL_S="12")
+    status = {row[0]: (row[1], row[3]) for row in rows}
+    assert status["install"][0] == "ok", rows
+    assert status["sass-check"][0] == "skipped" and "no nvdisasm" in status["sass-check"][1]
+    assert status["devices"][0] == "ok", rows
+
+
+def test_a_limit_that_is_not_a_number_is_one_error_line(tmp_path):
+    r = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "OUT": str(tmp_path / "o"), "LIMIT_SCALE": "x"})
+    assert r.returncode == 2 and r.stderr.strip() == "error: LIMIT_SCALE must be a whole number, not 'x'"
 
 
 def test_a_missing_python_stops_the_check_in_one_line(tmp_path):
@@ -141,5 +184,6 @@ def test_from_the_tree_with_no_time_left_every_step_is_skipped(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     rows = [line.split("\t") for line in (out / "summary.tsv").read_text().splitlines()]
     assert rows[0][:2] == ["install", "ok"] and "(tree)" in rows[0][3]
-    assert len(rows) >= 14 and all(row[1] == "skipped" for row in rows[1:])
-    assert rows[1][3] == "the 0s budget is spent"
+    assert rows[1][:2] == ["machine", "ok"]
+    assert len(rows) >= 15 and all(row[1] == "skipped" for row in rows[2:])
+    assert rows[2][3] == "the 0s budget is spent"

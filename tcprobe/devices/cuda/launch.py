@@ -143,6 +143,16 @@ def smem_bytes(a_pack: int, a_slots: int, b_pack: int, b_slots: int) -> int:
     return 4 * (b_off + smem_words(b_pack, b_slots))
 
 
+SMEM_LIMIT = 48 * 1024  # a block's shared memory without an opt-in attribute (static + dynamic)
+
+
+def stage_bytes(v) -> int:
+    """Static shared memory of a wgmma/tcgen05 kernel: its ``stage[]`` of D,
+    every thread's accumulator words (wgmma: registers; tcgen05: the columns
+    a lane reads back), 4 bytes each (kernels/wgmma.cu, tcgen05.cu)."""
+    return 4 * v.threads * v.acc_regs
+
+
 def container_dtype(bits_or_pack: int, family: str) -> type:
     """numpy dtype of one slot code in the launch buffers."""
     if family == "mma":
@@ -250,9 +260,11 @@ def host_buffers(v: Variant, dp: Datapath, batch: PhysicalBatch, spec: TileSpec)
     else:
         ap, bp = packs(v, dp)
         adt, bdt = container_dtype(ap, v.family), container_dtype(bp, v.family)
-        need = smem_bytes(ap, batch.a.shape[1], bp, batch.b.shape[1])
-        if need > 48 * 1024:
-            raise DeviceError(f"{v.name}: {need} bytes of shared memory a tile is more than 48 KiB")
+        dynamic = smem_bytes(ap, batch.a.shape[1], bp, batch.b.shape[1])
+        need = dynamic + stage_bytes(v)
+        if need > SMEM_LIMIT:
+            raise DeviceError(f"{v.name}: {need} bytes of shared memory a tile ({dynamic} for A and "
+                              f"B, {stage_bytes(v)} for the D stage) is more than 48 KiB")
     extras = {}
     for name, slots in (("scale_a", spec.scale_slots), ("scale_b", spec.scale_slots), ("meta", spec.meta_slots)):
         arr = getattr(batch, name)

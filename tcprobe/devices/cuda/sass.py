@@ -45,7 +45,13 @@ class Instr:
 
 
 def nvdisasm_path() -> str:
-    """The nvdisasm executable (the nvidia-cuda-nvdisasm wheel first)."""
+    """The nvdisasm executable: $TCPROBE_NVDISASM when set, else the
+    nvidia-cuda-nvdisasm wheel's, else the one on PATH."""
+    chosen = os.environ.get("TCPROBE_NVDISASM")
+    if chosen:
+        if not (os.path.isfile(chosen) and os.access(chosen, os.X_OK)):
+            raise SassError(f"TCPROBE_NVDISASM={chosen!r} is not an executable file")
+        return chosen
     path = None
     try:
         from cuda.pathfinder import find_nvidia_binary_utility
