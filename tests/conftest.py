@@ -39,7 +39,9 @@ def fresh_install(tmp_path_factory):
     import subprocess
 
     venv = tmp_path_factory.mktemp("fresh") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+    # no pip or setuptools of its own: this Python's (newer) ones build the wheel
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                   check=True,
                    timeout=300)
     python = venv / "bin" / "python"
     build = tmp_path_factory.mktemp("build")
