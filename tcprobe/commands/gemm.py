@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tcprobe.console import console, err_console, write_json
+from tcprobe.commands.options import json_option
+from tcprobe.console import console, err_console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, flow
 from tcprobe.matrix.operands import (
     INPUT_FORMATS,
@@ -68,7 +70,8 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--instr", help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
                               "library issues on that GPU).")
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write D here (.npy).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Write D here (.npy; - writes the .npy to stdout, the tables to stderr).")
 @click.option("--out-type", help="Output type when there is no C: f32, f16 or s32.")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "
                                             "ml_dtypes' names): bf16, e4m3, e2m1, ...")
@@ -83,7 +86,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--compare", "compare_gpu", help="Also compute on this GPU and show how D differs.")
 @click.option("--compare-instr", help="Instruction on the --compare GPU (default: its library's).")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the figures as JSON.")
+@json_option("Write the figures as JSON")
 def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
             b_format, sa_path, sb_path, scale_format, split_k, compare_gpu, compare_instr, exact,
             json_path):
@@ -91,6 +94,10 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
 
     K runs as a CUTLASS main loop issues it: one instruction per K tile, each
     taking the previous D as C (K padded with zeros, which is exact)."""
+    if out_path == "-" and json_path == "-":
+        raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
+    if out_path == "-":
+        send_output_to_stderr(True)  # stdout carries the .npy
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
@@ -121,11 +128,19 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         console.print(f"{g}: {dp.id} ({mdl.name}), {m}x{n}x{report['k']}, "
                       f"{time.perf_counter() - t0:.2f} s")
     d_type = dp.d_type
-    if out_path:
+    floats = get_format(d_type).kind.name != "INT"
+    scale = (compare.product_scale(a.words, a.fmt, b.words, b.fmt, c_words, d_type)
+             if floats and (compare_gpu or exact) and sa is None else None)
+    if out_path == "-":
+        np.save(sys.stdout.buffer, result(words[0], d_type, False))
+        sys.stdout.buffer.flush()
+    elif out_path:
         np.save(out_path, result(words[0], d_type, False))
         console.print(f"wrote {out_path} ({d_type})")
     if compare_gpu:
         diff = compare.difference(d_type, words[1], words[0])
+        if scale is not None:
+            diff["relative"] = compare.relative_error(d_type, words[1], words[0], scale)
         report["compare"] = diff
         _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
     if exact:
@@ -136,6 +151,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         report["exact"] = {}
         for (g, _), d in zip(runs, words, strict=True):
             diff = compare.difference(d_type, d, want)
+            if scale is not None:
+                diff["relative"] = compare.relative_error(d_type, d, want, scale)
             report["exact"][g] = diff
             _show_difference(f"{g} vs the exact product (rounded once, RNE)", diff, d_type, g,
                              "exact")
@@ -181,10 +198,29 @@ def _show_difference(title: str, diff: dict, d_type: str, got: str, want: str) -
     if diff["nan_mismatch"]:
         t.add_row("NaN on one side only", f"{diff['nan_mismatch']:,}")
     w = diff["worst"]
-    if w is not None:
-        fmt = get_format(d_type)
-        ulps = "NaN" if w["ulps"] is None else f"{w['ulps']:+,} ulps"
+    fmt = get_format(d_type)
     console.print(t)
     if w is not None:
-        console.print(f"worst at row {w['row']}, column {w['column']}: {got} "
-                      f"{describe(fmt, w['got'])}, {want} {describe(fmt, w['want'])} ({ulps})")
+        console.print(f"largest in ulps at row {w['row']}, column {w['column']}: {got} "
+                      f"{describe(fmt, w['got'])}, {want} {describe(fmt, w['want'])} "
+                      f"({_ulps(w['ulps'], w['got'], w['want'])})")
+    rel = diff.get("relative")
+    if rel is not None:
+        console.print(f"error relative to |A||B| + |C|: componentwise {rel['componentwise']:.3e}, "
+                      f"normwise {rel['normwise']:.3e}")
+        rw = rel["worst"]
+        if rw is not None:
+            console.print(f"largest relative to |A||B| + |C| at row {rw['row']}, column "
+                          f"{rw['column']}: {got} {describe(fmt, rw['got'])}, {want} "
+                          f"{describe(fmt, rw['want'])} ({rw['relative']:.3e}; "
+                          f"{_ulps(rw['ulps'], rw['got'], rw['want'])})")
+
+
+def _ulps(ulps, got: int, want: int) -> str:
+    """A distance in ulps as printed; words that differ by 0 ulps are zeros
+    of opposite signs."""
+    if ulps is None:
+        return "NaN"
+    if ulps == 0 and got != want:
+        return "+0 and -0"
+    return f"{ulps:+,} ulps"

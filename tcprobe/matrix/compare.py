@@ -31,6 +31,49 @@ def exact_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str,
     return product_words(ieee_model(dp), a, b, c, progress=progress, fast=False)
 
 
+def float_values(fmt: str, words: np.ndarray) -> np.ndarray:
+    """Words as float64 values, for error figures only (NaN for NaN, +-inf
+    for Inf); never on an arithmetic path."""
+    d = decode(fmt, words)
+    with np.errstate(over="ignore"):
+        v = np.ldexp(d.sig.astype(np.float64), d.lsb.astype(np.int32))
+    v = np.where(d.sign == 1, -v, v)
+    v = np.where(d.cls == Class.NAN, np.nan, v)
+    return np.where(d.cls == Class.INF, np.where(d.sign == 1, -np.inf, np.inf), v)
+
+
+def product_scale(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str) -> np.ndarray:
+    """|A| |B| + |C| elementwise (float64): the size an error of A @ B + C is
+    measured against (componentwise relative error |D - E| / (|A||B| + |C|))."""
+    fa = np.abs(float_values(a_fmt, a))
+    fb = np.abs(float_values(b_fmt, b))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return fa @ fb + np.abs(float_values(d_fmt, c))
+
+
+def relative_error(d_fmt: str, got: np.ndarray, want: np.ndarray, scale: np.ndarray) -> dict:
+    """Error figures a numerical analyst reads, over the elements both sides
+    hold finite: the componentwise max |got - want| / (|A||B| + |C|) and its
+    element, and the normwise ||got - want||_F / || |A||B| + |C| ||_F."""
+    g, w = float_values(d_fmt, got), float_values(d_fmt, want)
+    finite = np.isfinite(g) & np.isfinite(w) & np.isfinite(scale)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        err = np.where(finite, np.abs(g - w), 0.0)
+        comp = np.where(finite & (scale > 0), err / np.where(scale > 0, scale, 1.0), 0.0)
+        comp = np.where(finite & (scale == 0) & (err > 0), np.inf, comp)
+        norm_s = float(np.sqrt(np.sum(np.where(finite, scale, 0.0) ** 2)))
+        normwise = float(np.sqrt(np.sum(err ** 2))) / norm_s if norm_s > 0 else 0.0
+    out = {"componentwise": float(comp.max()) if comp.size else 0.0, "normwise": normwise,
+           "worst": None}
+    if comp.size and comp.max() > 0:
+        r, c = np.unravel_index(int(np.argmax(comp)), comp.shape)
+        out["worst"] = {"row": int(r), "column": int(c), "got": int(got[r, c]),
+                        "want": int(want[r, c]), "relative": float(comp[r, c]),
+                        "ulps": int(ulp_distance(get_format(d_fmt), got[r:r + 1, c:c + 1],
+                                                 want[r:r + 1, c:c + 1])[0, 0])}
+    return out
+
+
 def bucket_names() -> list[str]:
     names = ["1", "2"]
     lo = 3
