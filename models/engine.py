@@ -36,7 +36,7 @@ from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
-from . import fastpath
+from . import fastpath, kernel_cache
 from .core import new_terms
 from .core_loop import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError, case_word, prepare
 from .fastpath import Speed
@@ -143,6 +143,7 @@ def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
     the fast one is tested against). ``scan_words``: raise CasesError for a
     word with bits above its format (the fast kernel scans as it reads)."""
     p.check()
+    kernel_cache.working_on(dp.id)
     speed = speed or Speed()
     if fast is not False and fastpath.supports(dp, p) and (
             fast or speed.worthwhile(dp, p, len(cases))):

@@ -28,6 +28,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
+from . import kernel_cache
 from .engine import ParamRecord
 from .formats import Class, Rounding, decode, encode, get_format
 from .model import Model, ModelError
@@ -202,6 +203,7 @@ class F64Model(Model):
 
     def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
         dp, p = self.datapath, self.params
+        kernel_cache.working_on(dp.id)
         cases.check(dp)
         p.check(dp.k)
         order = list(p.k_order) if p.k_order is not None else list(range(dp.k))

@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit, prange
 
-from . import fastpath
+from . import fastpath, kernel_cache
 from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
 from .core_loop import KernelParams, fields, kernel_params, lane_class, lane_decoder_applies
 from .formats import Class, convert_input, decode_scalar, get_format
@@ -209,6 +209,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     ``decoded``: the operands as :func:`decoders` gives them, to reuse
     across calls (row slices of A's)."""
     dp = model.datapath
+    kernel_cache.working_on(dp.id)
     c = np.ascontiguousarray(c, dtype=np.uint32)
     out = np.empty(c.shape, np.int64)
     if isinstance(model, IntegerModel):

@@ -29,6 +29,16 @@ from pathlib import Path
 
 NOTE: str | None = None  # why the kernels are not in the usual folder, when they are not
 FOLDER: Path | None = None
+# The datapath whose kernels a run is evaluating now (set by the engine and
+# the GEMM kernel), so that whoever listens to numba's compile events (the
+# CLI) can say what is compiling; a label, never read by the arithmetic.
+WORKING_ON: str | None = None
+
+
+def working_on(label: str) -> None:
+    """Name the datapath whose kernels the next calls may compile."""
+    global WORKING_ON
+    WORKING_ON = label
 
 
 class KernelCacheNote(UserWarning):

@@ -39,7 +39,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 
-from . import fastpath, scaled_groups
+from . import fastpath, kernel_cache, scaled_groups
 from .core_loop import OVERFLOWS, scan_reads_words_as_given, word_pairs
 from .formats import get_format
 from .model import Model, ModelError
@@ -106,6 +106,7 @@ class BlockScaledModel(Model):
         """Result words (uint32); ``speed`` decides, as for the engine, when
         the compiled-per-configuration fast kernel runs (the same words)."""
         dp = self.datapath
+        kernel_cache.working_on(dp.id)
         kp = kernel_params(dp, self.params)
         speed = speed or fastpath.Speed()
         fast = fast_applies(kp) and speed.worthwhile(dp, self.params, len(cases))

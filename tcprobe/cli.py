@@ -78,9 +78,35 @@ def _notes_as_lines(message, category, filename, lineno, file=None, line=None):
 _show_warning = warnings.showwarning
 
 
+def _announce_compiles() -> None:
+    """One ``compiling kernels for DATAPATH (first run only)`` line the
+    first time numba compiles while a datapath is being evaluated, so a cold
+    run never sits on a blank screen (numba's compile events; the datapath is
+    the one the engine named last)."""
+    from numba.core import event
+
+    from tcprobe.models import kernel_cache
+
+    shown = set()
+
+    class Announce(event.Listener):
+        def on_start(self, ev):
+            label = kernel_cache.WORKING_ON or "this run"
+            if label not in shown:
+                shown.add(label)
+                click.echo(f"note: compiling kernels for {label} (first run only; later runs "
+                           f"load them from {kernel_cache.FOLDER})", err=True)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Announce())
+
+
 class Group(click.Group):
     def invoke(self, ctx):
         try:
+            _announce_compiles()
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise

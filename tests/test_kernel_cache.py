@@ -92,3 +92,10 @@ def test_an_unusable_folder_falls_back_and_says_so(tmp_path, how):
                          timeout=300)
     notes = [line for line in out.stderr.splitlines() if line.startswith("note: compiled kernels")]
     assert len(notes) == 1, out.stderr
+    # a cold run says what it compiles, once; the next run compiles nothing and says nothing
+    compiling = [line for line in out.stderr.splitlines() if line.startswith("note: compiling")]
+    assert compiling == [f"note: compiling kernels for mma.bf16.f32.k16 (first run only; later "
+                         f"runs load them from {folder})"], out.stderr
+    again = subprocess.run(out.args, env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == out.returncode and "note: compiling" not in again.stderr
