@@ -69,6 +69,33 @@ def send_output_to_stderr(on: bool = True) -> None:
     console.stderr = on
 
 
+class ProgressBar:
+    """A transient progress bar on stderr, used as a ``progress(done, total)``
+    callback (a context manager: it starts and stops the bar)."""
+
+    def __init__(self, label: str):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.label = label
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                            TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn(),
+                            console=err_console, transient=True)
+        self.task = None
+
+    def __enter__(self):
+        self.bar.start()
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.task is None:
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def __exit__(self, *exc):
+        self.bar.stop()
+        return False
+
+
 def write_json(path: str | Path, payload: dict) -> None:
     """Write ``payload`` as indented JSON (``-``: to stdout), creating parent folders."""
     text = json.dumps(payload, indent=2, default=_jsonable) + "\n"

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import click
 import numpy as np
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tcprobe.commands.options import json_option
-from tcprobe.console import console, err_console, send_output_to_stderr, write_json
+from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, flow
 from tcprobe.matrix.operands import (
     INPUT_FORMATS,
@@ -117,7 +116,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     words = []
     for g, ins in runs:
         t0 = time.perf_counter()
-        with _progress(f"{g}") as bar:
+        with ProgressBar(f"{g}") as bar:
             d, dp, mdl = flow.matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt,
                                            gpu=g, instr=ins, model=model if g == gpu else None,
                                            scale_a=sa, scale_b=sb, split_k=split_k,
@@ -146,7 +145,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     if exact:
         if sa is not None:
             raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")
-        with _progress("exact") as bar:
+        with ProgressBar("exact") as bar:
             want = compare.exact_words(a.words, a.fmt, b.words, b.fmt, c_words, d_type, bar)
         report["exact"] = {}
         for (g, _), d in zip(runs, words, strict=True):
@@ -158,30 +157,6 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
                              "exact")
     if json_path:
         write_json(Path(json_path), report)
-
-
-class _progress:
-    """A progress bar on stderr for long products (a callback for matmul)."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.bar = Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(),
-                            TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn(),
-                            console=err_console, transient=True)
-        self.task = None
-
-    def __enter__(self):
-        self.bar.start()
-        return self
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.task is None:
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done)
-
-    def __exit__(self, *exc):
-        self.bar.stop()
-        return False
 
 
 def _show_difference(title: str, diff: dict, d_type: str, got: str, want: str) -> None:

@@ -22,6 +22,7 @@ mma.sync emulation, baselines).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -63,7 +64,8 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     name or a fit/ladder JSON. ``scale_a`` (M, K/block) and ``scale_b``
     (K/block, N): float8_e8m0fnu (ue8m0) or float8_e4m3fn (ue4m3) scale
     codes of a block-scaled kind. ``progress(done, total)`` is called as
-    the work proceeds; ``fast=False`` forces the tile-by-tile path; ``jobs``
+    the work proceeds (None: a progress bar on stderr when it is a terminal;
+    False: none); ``fast=False`` forces the tile-by-tile path; ``jobs``
     threads (None: numba's thread count, every core unless
     NUMBA_NUM_THREADS says otherwise)."""
     a = read(A, "A", INPUT_FORMATS)
@@ -72,9 +74,20 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     d_fmt, c_words = _output(C, out, a.fmt, (m, n))
     sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
-    words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
-                                instr=instr, model=model, scale_a=sa, scale_b=sb,
-                                split_k=split_k, progress=progress, fast=fast, jobs=jobs)
+    bar = None
+    if progress is None and sys.stderr.isatty():  # a bar on a terminal, none in a pipe
+        from tcprobe.console import ProgressBar
+
+        bar = progress = ProgressBar(f"matmul {m}x{n}x{a.words.shape[1]} on {gpu}")
+        bar.__enter__()
+    try:
+        words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
+                                    instr=instr, model=model, scale_a=sa, scale_b=sb,
+                                    split_k=split_k, progress=progress or None, fast=fast,
+                                    jobs=jobs)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
     return result(words, dp.d_type, a.torch or b.torch)
 
 
