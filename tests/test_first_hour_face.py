@@ -1,0 +1,53 @@
+"""Issue 23, items 8 and 9: campaign reports carry their reproducers and a
+page per datapath; one name for one idea across commands."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from tcprobe.cli import main
+
+W24 = ('window_bits = 24\nblock_size = 16\nzero_floor = -133\ninput_conversion = "truncate"\n'
+       'output_rounding = "rz"\nzero_sign = "positive"\nnan = 0x7fffffff\nfamilies = ["tcgen05"]\n')
+IDS = "tcgen05.tf32.f32.k8,tcgen05.i8.s8.s32.k32"
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_campaign_report_carries_reproducers_and_pages(tmp_path):
+    toml = tmp_path / "w24.toml"
+    toml.write_text(W24)
+    out = tmp_path / "c"
+    r = cli("validate", "--targets", IDS, "--device", f"sim:{toml}", "--suite", "raw=400",
+            "--shrink", "2", "--out", out, "--json", tmp_path / "s.json")
+    assert r.exit_code == 1, r.output
+    s = json.loads((tmp_path / "s.json").read_text())
+    bad, good = s["datapaths"]
+    assert bad["datapath"] == "tcgen05.tf32.f32.k8" and bad["mismatches"] > 0
+    assert good["mismatches"] == 0 and good["reproducers"] == []
+    assert 1 <= len(bad["reproducers"]) <= 2  # one a kind of mismatch (generator), at most 2
+    line = bad["reproducers"][0]["command"]
+    assert line.startswith(f"tcprobe run-case --device sim:{toml} ")
+    assert "--datapath tcgen05.tf32.f32.k8" in line
+    # the summary links a page per datapath; the page holds every run-case line
+    summary_html = (out / "summary.html").read_text()
+    assert f'href="{bad["page"]}"' in summary_html and f'href="{good["page"]}"' in summary_html
+    page = (out / bad["page"]).read_text()
+    for rep in bad["reproducers"]:
+        assert rep["command"].replace("&", "&amp;") in page
+    assert "No reproducers: no mismatches" in (out / good["page"]).read_text()
+    assert line in (out / "summary.md").read_text()
+    # the line reruns the case: the device and the model differ on it (run-case exits 1)
+    argv = line.split()[1:]
+    rerun = cli(*argv)
+    assert rerun.exit_code == 1, rerun.output
+    # a merge keeps them
+    r2 = cli("report", "merge", out, "--out", tmp_path / "m", "--json", tmp_path / "m.json")
+    assert r2.exit_code == 1
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["datapaths"][0]["reproducers"] == bad["reproducers"]
+    assert (tmp_path / "m" / bad["page"]).exists()
