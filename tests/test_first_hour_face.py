@@ -4,7 +4,10 @@ page per datapath; one name for one idea across commands."""
 from __future__ import annotations
 
 import json
+import re
 
+import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from tcprobe.cli import main
@@ -51,3 +54,60 @@ def test_campaign_report_carries_reproducers_and_pages(tmp_path):
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["datapaths"][0]["reproducers"] == bad["reproducers"]
     assert (tmp_path / "m" / bad["page"]).exists()
+
+
+def test_ladder_help_lists_every_sim_device():
+    from tcprobe.devices.sim import BUILTIN
+
+    r = cli("ladder", "--help")
+    flat = " ".join(r.output.split())
+    assert len(BUILTIN) >= 8
+    for key in BUILTIN:
+        assert re.search(rf"\b{re.escape(key)}\b", flat), key
+    assert "--dtype" in flat and "--output" not in flat  # the old spelling is hidden
+
+
+def _ones_f16(tmp_path):
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    np.save(a, np.ones((2, 16), np.float16))
+    np.save(b, np.ones((16, 3), np.float16))
+    return a, b
+
+
+def test_gemm_dtype_and_its_old_spelling(tmp_path):
+    a, b = _ones_f16(tmp_path)
+    new = cli("gemm", "--a", a, "--b", b, "--gpu", "B200", "--dtype", "f16", "--out",
+              tmp_path / "new.npy")
+    assert new.exit_code == 0, new.output
+    old = cli("gemm", "--a", a, "--b", b, "--gpu", "B200", "--out-type", "f16", "--out",
+              tmp_path / "old.npy")
+    assert old.exit_code == 0, old.output
+    assert "note: --out-type is deprecated: use --dtype" in old.output
+    assert "deprecated" not in new.output
+    for f in ("new.npy", "old.npy"):
+        d = np.load(tmp_path / f)
+        assert d.dtype == np.float16 and (d.view(np.uint16) == 0x4C00).all()  # 16.0 in f16
+    both = cli("gemm", "--a", a, "--b", b, "--gpu", "B200", "--dtype", "f16", "--out-type", "f32")
+    assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_ladder_output_is_a_deprecated_spelling_of_dtype():
+    r = cli("ladder", "--device", "sim:b200", "--format", "f16", "--dtype", "f16", "--output",
+            "f32", "--steps", "sass", "--validate", "0")
+    assert r.exit_code == 2 and "give --dtype or --output, not both" in r.output
+
+
+def test_matmul_dtype_and_deprecated_out():
+    import tcprobe
+
+    a, b = np.ones((2, 16), np.float16), np.ones((16, 3), np.float16)
+    d = tcprobe.matmul(a, b, gpu="B200", dtype=np.float16)
+    assert d.dtype == np.float16 and (d.view(np.uint16) == 0x4C00).all()
+    with pytest.warns(DeprecationWarning, match="use dtype="):
+        d_old = tcprobe.matmul(a, b, gpu="B200", out=np.float16)
+    assert (d_old.view(np.uint16) == 0x4C00).all()
+    with pytest.raises(ValueError, match="^dtype: give dtype= or out="), \
+            pytest.warns(DeprecationWarning):
+        tcprobe.matmul(a, b, gpu="B200", dtype=np.float16, out=np.float16)
+    with pytest.raises(ValueError, match="^dtype: "):
+        tcprobe.matmul(a, b, gpu="B200", dtype="nosuch")

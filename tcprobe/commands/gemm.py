@@ -10,6 +10,7 @@ import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from tcprobe.commands.options import renamed_option
 from tcprobe.console import console, err_console, write_json
 from tcprobe.matrix import compare, flow
 from tcprobe.matrix.operands import (
@@ -69,7 +70,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
                               "library issues on that GPU).")
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write D here (.npy).")
-@click.option("--out-type", help="Output type when there is no C: f32, f16 or s32.")
+@renamed_option("--dtype", "--out-type", "out_type", "Output type when there is no C: f32, f16 or s32.")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "
                                             "ml_dtypes' names): bf16, e4m3, e2m1, ...")
 @click.option("--a-format", help="Format of a raw-word A file (overrides --format).")
@@ -98,7 +99,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     if c is not None:
         d_fmt, c_words = c.fmt, c.words
         if out_type and output_format(out_type) != d_fmt:
-            raise MatmulError(f"--out-type {out_type} differs from C's dtype ({d_fmt})")
+            raise MatmulError(f"--dtype {out_type} differs from C's dtype ({d_fmt})")
     else:
         d_fmt = output_format(out_type) if out_type else (
             "s32" if get_format(a.fmt).kind.name == "INT" else "f32")

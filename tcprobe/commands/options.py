@@ -41,3 +41,31 @@ def family_option(help_text: str, default: str | None = None):
     """--instr: an instruction family in any case (mma, MMA, wgmma, tcgen05)."""
     return click.option("--instr", "family", type=click.Choice(FAMILIES, case_sensitive=False),
                         default=default, show_default=default is not None, help=help_text)
+
+
+def renamed_option(new: str, old: str, dest: str, help_text: str, **kw):
+    """Option ``new`` into ``dest``, with ``old`` its deprecated spelling: still
+    accepted, with a one-line note (hidden from --help; both at once is an error)."""
+    from tcprobe.console import note
+
+    def keep(ctx, param, value):
+        have = ctx.params.get(dest)
+        if value is not None and have is not None and have != value:
+            raise click.BadParameter(f"give {new} or {old}, not both", ctx, param)
+        return value if value is not None else have
+
+    def alias(ctx, param, value):
+        if value is None:
+            return value
+        note(f"{old} is deprecated: use {new}")
+        if ctx.params.get(dest) not in (None, value):
+            raise click.BadParameter(f"give {new} or {old}, not both", ctx, param)
+        ctx.params[dest] = value
+        return value
+
+    def decorate(f):
+        f = click.option(old, f"{dest}_deprecated", hidden=True, expose_value=False,
+                         callback=alias, **kw)(f)
+        return click.option(new, dest, callback=keep, help=help_text, **kw)(f)
+
+    return decorate
