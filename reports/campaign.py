@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import html as _html
 
+from .validate import ulps_text
+
 
 def _cell(cell: dict | None) -> str:
     if not cell:
@@ -97,7 +99,7 @@ def datapath_html(row: dict, summary: dict) -> str:
     items = "".join(
         f"<li>{e(x['suite'])}: device {e(str(x['device_word']))}, model "
         f"{e(str(x['model_word']))}"
-        + (f", {x['ulps']:+,} ulps" if isinstance(x.get("ulps"), int) else "")
+        + f" ({e(ulps_text(x.get('ulps')))})"
         + f"<pre>{e(x['command'])}</pre></li>" for x in reps)
     shrunk = (f"<h2>Reproducers</h2><p>{len(reps)} mismatches shrunk; each line reruns one "
               f"case on the device and the model.</p><ol>{items}</ol>" if reps else

@@ -111,3 +111,22 @@ def test_matmul_dtype_and_deprecated_out():
         tcprobe.matmul(a, b, gpu="B200", dtype=np.float16, out=np.float16)
     with pytest.raises(ValueError, match="^dtype: "):
         tcprobe.matmul(a, b, gpu="B200", dtype="nosuch")
+
+
+def test_zero_ulps_between_two_words_reads_as_the_sign_of_zero():
+    from tcprobe.models.formats import get_format
+    from tcprobe.models.words import ulps_or_none
+    from tcprobe.reports.campaign import datapath_html
+    from tcprobe.reports.validate import ulps_text
+
+    f32 = get_format("f32")
+    u = ulps_or_none(f32, 0x80000000, 0x00000000)  # -0 against +0
+    assert ulps_text(u) == "+0 vs -0 (the sign of zero)"
+    assert ulps_text(ulps_or_none(f32, 0x3F800001, 0x3F800000)) == "+1 ulps"
+    assert ulps_text(None) == "NaN involved" and ulps_text(-12345) == "-12,345 ulps"
+    row = {"datapath": "mma.bf16.f32.k16", "model": "m", "mismatches": 1, "cases": 10,
+           "seconds": 0.5, "suites": {"edge": {"status": "mismatch", "cases": 10, "mismatches": 1}},
+           "reproducers": [{"suite": "edge", "device_word": "0x80000000 (-0)",
+                            "model_word": "0x0 (+0)", "ulps": 0, "command": "tcprobe run-case x"}]}
+    page = datapath_html(row, {"device": {"device": "sim:b200"}})
+    assert "+0 vs -0" in page and "+0 ulps" not in page and "tcprobe run-case x" in page
