@@ -130,3 +130,15 @@ def test_zero_ulps_between_two_words_reads_as_the_sign_of_zero():
                             "model_word": "0x0 (+0)", "ulps": 0, "command": "tcprobe run-case x"}]}
     page = datapath_html(row, {"device": {"device": "sim:b200"}})
     assert "+0 vs -0" in page and "+0 ulps" not in page and "tcprobe run-case x" in page
+
+
+def test_gemm_instr_is_a_family_or_a_datapath_id(tmp_path):
+    a, b = _ones_f16(tmp_path)
+    bad = cli("gemm", "--a", a, "--b", b, "--gpu", "B200", "--instr", "wmma")
+    assert bad.exit_code == 2 and "'wmma' is neither a family" in bad.output
+    assert "Traceback" not in bad.output
+    ok = cli("gemm", "--a", a, "--b", b, "--gpu", "H100", "--instr", "MMA", "--dtype", "f16",
+             "--out", tmp_path / "d.npy")
+    assert ok.exit_code == 0, ok.output
+    assert "mma.f16.f16.k16" in ok.output
+    assert (np.load(tmp_path / "d.npy").view(np.uint16) == 0x4C00).all()

@@ -10,7 +10,7 @@ import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tcprobe.commands.options import renamed_option
+from tcprobe.commands.options import Instr, renamed_option
 from tcprobe.console import console, err_console, write_json
 from tcprobe.matrix import compare, flow
 from tcprobe.matrix.operands import (
@@ -66,7 +66,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),
               help="C (M, N) as .npy: float32, float16 or int32 (default +0).")
 @click.option("--gpu", required=True, help="GPU whose tensor cores compute (V100, A100, H100, B200, ...).")
-@click.option("--instr", help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
+@click.option("--instr", type=Instr(), help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
                               "library issues on that GPU).")
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write D here (.npy).")
@@ -82,7 +82,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--split-k", type=int, default=1, show_default=True,
               help="Split K into this many ranges reduced in f32 (serial split-K).")
 @click.option("--compare", "compare_gpu", help="Also compute on this GPU and show how D differs.")
-@click.option("--compare-instr", help="Instruction on the --compare GPU (default: its library's).")
+@click.option("--compare-instr", type=Instr(), help="Instruction on the --compare GPU (default: its library's).")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the figures as JSON.")
 def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,

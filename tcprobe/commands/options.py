@@ -69,3 +69,22 @@ def renamed_option(new: str, old: str, dest: str, help_text: str, **kw):
         return click.option(new, dest, callback=keep, help=help_text, **kw)(f)
 
     return decorate
+
+
+class Instr(click.ParamType):
+    """--instr where a datapath id is also taken: a family in any case
+    (mma, wgmma, tcgen05) or a datapath id; anything else is refused here."""
+
+    name = "mma|wgmma|tcgen05|DATAPATH"
+
+    def convert(self, value, param, ctx):
+        from tcprobe.models.datapath import Datapath, DatapathError
+
+        if value is None or str(value).lower() in FAMILIES:
+            return None if value is None else str(value).lower()
+        try:
+            Datapath.parse(str(value))
+        except DatapathError as e:
+            self.fail(f"{value!r} is neither a family ({', '.join(FAMILIES)}) nor a datapath "
+                      f"id ({e})", param, ctx)
+        return value
