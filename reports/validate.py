@@ -99,7 +99,7 @@ def markdown(rep: dict) -> str:
             continue
         lines += ["", f"## Reproducers: {m['name']}", ""]
         for r in m["reproducers"]:
-            ulps = "NaN involved" if r["ulps"] is None else f"{r['ulps']:+d} ulps"
+            ulps = ulps_text(r["ulps"])
             lines += [f"- `{r['generator']}` case {r['case']:,}: device {r['device_word']}, "
                       f"model {r['model_word']} ({ulps}); {r['lanes_before']} -> {r['lanes']} "
                       "active lanes", "", f"      {r['command']}", ""]
@@ -108,6 +108,14 @@ def markdown(rep: dict) -> str:
 
 # ---------------------------------------------------------------------------
 # HTML with inline SVG.
+
+
+def ulps_text(ulps: int | None) -> str:
+    """A mismatch's distance: ``None`` is a NaN on one side; 0 ulps between two
+    different words is +0 against -0 (the same value, the other sign)."""
+    if ulps is None:
+        return "NaN involved"
+    return "+0 vs -0 (the sign of zero)" if ulps == 0 else f"{ulps:+,} ulps"
 
 
 def _esc(x) -> str:
@@ -167,7 +175,7 @@ def _scatter(m: dict, width: int = 760, height: int = 340) -> str:
         y = top + nan_band / 2 + jit if u is None else py(_symlog(u)) + jit
         out.append(f'<circle cx="{px(x) + jit:.1f}" cy="{y:.1f}" r="2.6" fill="{color}" '
                    f'fill-opacity="0.55"><title>{_esc(s)}: spread {x}, '
-                   f'{"NaN" if u is None else f"{u:+d} ulps"}</title></circle>')
+                   f'{"NaN" if u is None else ulps_text(u)}</title></circle>')
     lx = left
     present = set(ss)
     for s in [x for x in SUITE_COLORS if x in present] + sorted(present - set(SUITE_COLORS)):
@@ -284,7 +292,7 @@ def html(rep: dict) -> str:
                 f"<tr><td>{_esc(k)}</td><td class='n'>{n:,}</td><td class='n'>{c:,}</td></tr>"
                 for k, n, c in gens) + "</table>")
         for r in m["reproducers"]:
-            ulps = "NaN involved" if r["ulps"] is None else f"{r['ulps']:+d} ulps"
+            ulps = ulps_text(r["ulps"])
             p.append(f"<p><b>{_esc(r['generator'])}</b>, case {r['case']:,}: device "
                      f"<code>{_esc(r['device_word'])}</code>, model <code>{_esc(r['model_word'])}"
                      f"</code> ({_esc(ulps)}); shrunk from {r['lanes_before']} to {r['lanes']} "

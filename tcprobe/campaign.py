@@ -188,6 +188,7 @@ class Piece:
     note: str = ""
     models: dict = field(default_factory=dict)  # model name -> mismatches
     resumed_cases: int = 0
+    reproducers: list = field(default_factory=list)  # shrunk mismatches of the selected model
 
     def as_dict(self) -> dict:
         return {"schema": PIECE_SCHEMA, **self.__dict__}
@@ -197,6 +198,11 @@ def _piece_dir(out: Path, dp: Datapath) -> Path:
     return out / dp.id
 
 
+def page_path(datapath_id: str) -> str:
+    """The per-datapath report page, relative to the campaign folder."""
+    return f"{datapath_id}/report.html"
+
+
 def _models_for(spec: Spec, target: Target, device: Device) -> list:
     gpu = device.info().get("gpu") or target.gpu
     names = spec.models or ("auto",)
@@ -204,8 +210,10 @@ def _models_for(spec: Spec, target: Target, device: Device) -> list:
 
 
 def run_piece(spec: Spec, target: Target, device: Device, suite: str, count: int, out: Path,
-              progress: Callable[[int, int], None] | None = None) -> Piece:
-    """Run (or read back, or resume) one piece and write its result file."""
+              progress: Callable[[int, int], None] | None = None, shrink: int = 3) -> Piece:
+    """Run (or read back, or resume) one piece and write its result file; up
+    to ``shrink`` mismatches of the selected model are shrunk to reproducers
+    (``tcprobe run-case`` lines)."""
     dp = target.datapath
     folder = _piece_dir(out, dp)
     done_file = folder / f"{suite}.json"
@@ -235,10 +243,14 @@ def run_piece(spec: Spec, target: Target, device: Device, suite: str, count: int
     result = v.run(dp, device, models, plan, spec.seed, capture=cap, resume=cap.exists(),
                    progress=progress)
     primary = result.tallies[0].total
+    if primary and shrink:
+        v.make_reproducers(result, device, per_model=shrink)
     piece = Piece(dp.id, suite, result.cases_run, primary, round(result.seconds, 3),
                   models[0].name, "mismatch" if primary else "ok",
                   models={t.model.name: t.total for t in result.tallies},
-                  resumed_cases=result.resumed_cases)
+                  resumed_cases=result.resumed_cases,
+                  reproducers=[{**r, "suite": suite} for r in
+                               result.reproducers.get(models[0].name, [])])
     if result.complete:
         tmp = done_file.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(piece.as_dict(), indent=2) + "\n")
@@ -248,8 +260,9 @@ def run_piece(spec: Spec, target: Target, device: Device, suite: str, count: int
 
 def run(spec: Spec, device: Device, out: Path,
         on_piece: Callable[[Piece], None] | None = None,
-        progress: Callable[[str, int, int], None] | None = None) -> dict:
-    """Run every piece of the campaign into ``out`` and return its summary."""
+        progress: Callable[[str, int, int], None] | None = None, shrink: int = 3) -> dict:
+    """Run every piece of the campaign into ``out`` and return its summary
+    (``shrink``: reproducers a mismatched piece keeps)."""
     out.mkdir(parents=True, exist_ok=True)
     meta = out / "campaign.json"
     want = {"schema": SCHEMA, "spec": spec.as_dict(), "device": device.name}
@@ -266,7 +279,8 @@ def run(spec: Spec, device: Device, out: Path,
         for suite, count in spec.suites:
             label = f"{target.datapath.id} {suite}"
             piece = run_piece(spec, target, device, suite, count, out,
-                              None if progress is None else (lambda d, t, _l=label: progress(_l, d, t)))
+                              None if progress is None else (lambda d, t, _l=label: progress(_l, d, t)),
+                              shrink=shrink)
             pieces.append(piece)
             if on_piece:
                 on_piece(piece)
@@ -284,9 +298,12 @@ def summarize(pieces: list[Piece], device: dict, spec: dict | list, seconds: flo
             suites.append(p.suite)
         row = by_dp.setdefault(p.datapath, {"datapath": p.datapath, "cases": 0, "mismatches": 0,
                                             "seconds": 0.0, "model": p.model, "status": "ok",
-                                            "suites": {}})
+                                            "suites": {}, "reproducers": [],
+                                            "page": page_path(p.datapath)})
         row["suites"][p.suite] = {"cases": p.cases, "mismatches": p.mismatches,
-                                  "status": p.status, "note": p.note, "seconds": p.seconds}
+                                  "status": p.status, "note": p.note, "seconds": p.seconds,
+                                  "reproducers": list(p.reproducers)}
+        row["reproducers"] += p.reproducers
         row["cases"] += p.cases
         row["mismatches"] += p.mismatches or 0
         row["seconds"] = round(row["seconds"] + p.seconds, 3)
@@ -324,7 +341,8 @@ def merge(folders: list[Path]) -> dict:
             for suite, cell in row["suites"].items():
                 pieces.append(Piece(row["datapath"], suite, cell["cases"], cell["mismatches"],
                                     cell.get("seconds", 0.0), row.get("model"), cell["status"],
-                                    cell.get("note", "")))
+                                    cell.get("note", ""),
+                                    reproducers=list(cell.get("reproducers", []))))
     names = {d.get("device") for d in devices}
     device = devices[0] if len(names) == 1 else {"device": ", ".join(sorted(map(str, names))),
                                                  "simulated": all(d.get("simulated") for d in devices)}

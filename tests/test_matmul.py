@@ -209,7 +209,7 @@ def test_split_k_is_the_serial_reduction(d_fmt):
     D = tcprobe.matmul(A, B, C, gpu="H100", instr="mma", split_k=3)
     want = C.astype(np.float32)
     for lo, hi in ((0, 32), (32, 80), (80, 112)):  # 7 tiles in ranges of 2, 3, 2
-        part = tcprobe.matmul(A[:, lo:hi], B[lo:hi], gpu="H100", instr="mma", out=d_fmt)
+        part = tcprobe.matmul(A[:, lo:hi], B[lo:hi], gpu="H100", instr="mma", dtype=d_fmt)
         want = want + part.astype(np.float32)
     want = want.astype(DTYPES[d_fmt])
     assert np.array_equal(words_of(D, d_fmt), words_of(want, d_fmt))

@@ -36,10 +36,16 @@ def _table(summary: dict) -> Table:
 
 
 def write_reports(summary: dict, out: Path, json_path: str | None) -> None:
-    """summary.json, summary.md and summary.html in ``out`` (and --json)."""
-    from tcprobe.reports.campaign import html, markdown
+    """summary.json, summary.md and summary.html in ``out`` (and --json), and
+    each datapath's page (its reproducers) where the summary links it."""
+    from tcprobe.reports.campaign import datapath_html, html, markdown
 
     write_report_set(out, "summary", summary, markdown, html, json_path)
+    for row in summary["datapaths"]:
+        if row.get("page"):
+            page = out / row["page"]
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(datapath_html(row, summary))
 
 
 def finish(summary: dict, out: Path, json_path: str | None) -> None:
@@ -57,7 +63,7 @@ def finish(summary: dict, out: Path, json_path: str | None) -> None:
 
 
 def run_campaign(*, targets_text, device_spec, cases, suite_text, suite_given, preset, lanes_text,
-                 shard_text, model_names, seed, out_dir, json_path, chunk) -> None:
+                 shard_text, model_names, seed, out_dir, json_path, chunk, shrink=3) -> None:
     """The campaign form of ``tcprobe validate``."""
     targets = camp.parse_targets(targets_text)
     lanes = camp.parse_lanes(lanes_text)
@@ -91,5 +97,5 @@ def run_campaign(*, targets_text, device_spec, cases, suite_text, suite_given, p
         def progress(label, d, t):
             bar.update(sub, description=label, completed=d, total=t)
 
-        summary = camp.run(spec, device, out, on_piece=on_piece, progress=progress)
+        summary = camp.run(spec, device, out, on_piece=on_piece, progress=progress, shrink=shrink)
     finish(summary, out, json_path)

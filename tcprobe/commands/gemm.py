@@ -10,7 +10,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import Instr, json_option, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, flow
 from tcprobe.matrix.operands import (
@@ -66,12 +66,12 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),
               help="C (M, N) as .npy: float32, float16 or int32 (default +0).")
 @click.option("--gpu", required=True, help="GPU whose tensor cores compute (V100, A100, H100, B200, ...).")
-@click.option("--instr", help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
+@click.option("--instr", type=Instr(), help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
                               "library issues on that GPU).")
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, allow_dash=True),
               help="Write D here (.npy; - writes the .npy to stdout, the tables to stderr).")
-@click.option("--out-type", help="Output type when there is no C: f32, f16 or s32.")
+@renamed_option("--dtype", "--out-type", "out_type", "Output type when there is no C: f32, f16 or s32.")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "
                                             "ml_dtypes' names): bf16, e4m3, e2m1, ...")
 @click.option("--a-format", help="Format of a raw-word A file (overrides --format).")
@@ -83,7 +83,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--split-k", type=int, default=1, show_default=True,
               help="Split K into this many ranges reduced in f32 (serial split-K).")
 @click.option("--compare", "compare_gpu", help="Also compute on this GPU and show how D differs.")
-@click.option("--compare-instr", help="Instruction on the --compare GPU (default: its library's).")
+@click.option("--compare-instr", type=Instr(), help="Instruction on the --compare GPU (default: its library's).")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
 @json_option("Write the figures as JSON")
 def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
@@ -104,7 +104,7 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     if c is not None:
         d_fmt, c_words = c.fmt, c.words
         if out_type and output_format(out_type) != d_fmt:
-            raise MatmulError(f"--out-type {out_type} differs from C's dtype ({d_fmt})")
+            raise MatmulError(f"--dtype {out_type} differs from C's dtype ({d_fmt})")
     else:
         d_fmt = output_format(out_type) if out_type else (
             "s32" if get_format(a.fmt).kind.name == "INT" else "f32")

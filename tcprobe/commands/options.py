@@ -41,3 +41,50 @@ def family_option(help_text: str, default: str | None = None):
     """--instr: an instruction family in any case (mma, MMA, wgmma, tcgen05)."""
     return click.option("--instr", "family", type=click.Choice(FAMILIES, case_sensitive=False),
                         default=default, show_default=default is not None, help=help_text)
+
+
+def renamed_option(new: str, old: str, dest: str, help_text: str, **kw):
+    """Option ``new`` into ``dest``, with ``old`` its deprecated spelling: still
+    accepted, with a one-line note (hidden from --help; both at once is an error)."""
+    from tcprobe.console import note
+
+    def keep(ctx, param, value):
+        have = ctx.params.get(dest)
+        if value is not None and have is not None and have != value:
+            raise click.BadParameter(f"give {new} or {old}, not both", ctx, param)
+        return value if value is not None else have
+
+    def alias(ctx, param, value):
+        if value is None:
+            return value
+        note(f"{old} is deprecated: use {new}")
+        if ctx.params.get(dest) not in (None, value):
+            raise click.BadParameter(f"give {new} or {old}, not both", ctx, param)
+        ctx.params[dest] = value
+        return value
+
+    def decorate(f):
+        f = click.option(old, f"{dest}_deprecated", hidden=True, expose_value=False,
+                         callback=alias, **kw)(f)
+        return click.option(new, dest, callback=keep, help=help_text, **kw)(f)
+
+    return decorate
+
+
+class Instr(click.ParamType):
+    """--instr where a datapath id is also taken: a family in any case
+    (mma, wgmma, tcgen05) or a datapath id; anything else is refused here."""
+
+    name = "mma|wgmma|tcgen05|DATAPATH"
+
+    def convert(self, value, param, ctx):
+        from tcprobe.models.datapath import Datapath, DatapathError
+
+        if value is None or str(value).lower() in FAMILIES:
+            return None if value is None else str(value).lower()
+        try:
+            Datapath.parse(str(value))
+        except DatapathError as e:
+            self.fail(f"{value!r} is neither a family ({', '.join(FAMILIES)}) nor a datapath "
+                      f"id ({e})", param, ctx)
+        return value

@@ -23,6 +23,7 @@ mma.sync emulation, baselines).
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -50,16 +51,16 @@ CASES_PER_CHUNK = 1 << 21  # (row, column) pairs x K the tile-by-tile path holds
 Progress = Callable[[int, int], None]
 
 
-def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None, scale_b=None,
-           split_k: int = 1, progress: Progress | None = None, fast: bool | None = None,
-           jobs: int | None = None):
+def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, scale_a=None,
+           scale_b=None, split_k: int = 1, progress: Progress | None = None,
+           fast: bool | None = None, jobs: int | None = None, out=None):
     """D = A @ B + C, every word as ``gpu``'s instruction sequence computes it.
 
     ``A`` (M, K) and ``B`` (K, N): arrays whose dtype names the element
     format (float16, bfloat16, float8_e4m3fn/e5m2, float6_e2m3fn/e3m2fn,
     float4_e2m1fn, float32 for tf32, int8/uint8). ``C`` (M, N): float32,
-    float16 or int32, naming the output; ``out`` names it when C is None
-    (C = +0). ``instr``: mma, wgmma, tcgen05 or a datapath id (default: the
+    float16 or int32, naming the output; ``dtype`` names it when C is None
+    (C = +0); ``out=`` is its deprecated spelling (a DeprecationWarning). ``instr``: mma, wgmma, tcgen05 or a datapath id (default: the
     GPU's newest family that takes the formats). ``model``: a ``--model``
     name or a fit/ladder JSON. ``scale_a`` (M, K/block) and ``scale_b``
     (K/block, N): float8_e8m0fnu (ue8m0) or float8_e4m3fn (ue4m3) scale
@@ -71,7 +72,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, out=None, model=None, scale_a=None,
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
     m, n = check_shapes(a.words.shape, b.words.shape)
-    d_fmt, c_words = _output(C, out, a.fmt, (m, n))
+    d_fmt, c_words = _output(C, _dtype(dtype, out), a.fmt, (m, n))
     sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
     bar = None
@@ -129,6 +130,16 @@ def check_shapes(a_shape, b_shape) -> tuple[int, int]:
     return m, n
 
 
+def _dtype(dtype, out):
+    """``dtype``, or ``out`` (its deprecated spelling, with a warning)."""
+    if out is None:
+        return dtype
+    warnings.warn("matmul(out=...) is deprecated: use dtype=", DeprecationWarning, stacklevel=3)
+    if dtype is not None:
+        raise MatmulError("dtype: give dtype= or out= (deprecated), not both")
+    return out
+
+
 def _output(C, out, a_fmt: str, shape: tuple[int, int]) -> tuple[str, np.ndarray]:
     """The output format and C's words (+0 words when C is None)."""
     if C is not None:
@@ -136,7 +147,7 @@ def _output(C, out, a_fmt: str, shape: tuple[int, int]) -> tuple[str, np.ndarray
         if tuple(c.words.shape) != shape:
             raise MatmulError(f"C is {tuple(c.words.shape)} but A @ B is {shape}")
         if out is not None and output_format(out) != c.fmt:
-            raise MatmulError(f"out: {out!r} differs from C's dtype ({c.fmt})")
+            raise MatmulError(f"dtype: {out!r} differs from C's dtype ({c.fmt})")
         return c.fmt, c.words
     if out is not None:
         fmt = output_format(out)

@@ -119,4 +119,4 @@ def output_format(out) -> str:
         return OUTPUT_FORMATS[name]
     if name in RESULT_DTYPES:
         return name
-    raise MatmulError(f"out: {out!r} names no output type (float32, float16, int32)")
+    raise MatmulError(f"dtype: {out!r} names no output type (float32, float16, int32)")
