@@ -50,3 +50,23 @@ def auto_model(dp: Datapath, gpu: str | None) -> MfmaModel:
 def datapath(ins: isa_amd.Mfma) -> Datapath:
     """The datapath of one v_mfma instruction (one output element's dot product)."""
     return Datapath("mfma", ins.kind, ins.a_type, ins.b_type, ins.d_type, ins.k)
+
+
+# The instruction a GEMM of each input type runs on each generation: the
+# single-block v_mfma with the largest K of the type. ASSUMED, not measured:
+# rocBLAS/hipBLASLt's MFMA kernels are named by their instruction
+# (MI16x16x16 ...), and with L dividing K the chain over K gives the same
+# words whichever of the type's single-block shapes runs; f32 runs v_mfma_f32
+# (the FMA chain), xf32 only when asked for by name (instr="mfma.xf32...").
+def blas_datapath(gpu: str, a: str, b: str, d: str) -> Datapath:
+    """The datapath of an A (a) x B (b) -> D (d) product on AMD ``gpu``;
+    ValueError naming A when the generation has no such v_mfma."""
+    arch = isa_amd.GPU_ARCH[gpu.upper()]
+    if a == b == "tf32":  # f32 operands (NVIDIA's reading of them): AMD has a true f32 MFMA
+        a = b = "f32"
+    fits = [i for i in isa_amd.instructions(arch) if i.blocks == 1 and i.kind != "xf32"
+            and (i.a_type, i.b_type, i.d_type) == (a, b, d)]
+    if not fits:
+        raise ModelError(f"A: {gpu} ({arch}) has no v_mfma taking {a} x {b} -> {d}")
+    best = max(fits, key=lambda i: (i.k, i.kind == "bf16_1k"))
+    return datapath(best)
