@@ -51,8 +51,9 @@ class Datapath:
     ordered: bool = False  # mma.sp::ordered_metadata
 
     def __post_init__(self):
-        if self.family not in FAMILIES:
-            raise DatapathError(f"unknown family {self.family!r} (known: {', '.join(FAMILIES)})")
+        if self.family not in isa.ALL_FAMILIES:
+            raise DatapathError(f"unknown family {self.family!r} "
+                                f"(known: {', '.join(isa.ALL_FAMILIES)})")
         for t in (self.a_type, self.b_type, self.d_type, self.c_type or self.d_type):
             get_format(t)
         if self.scale_type is not None:

@@ -34,6 +34,7 @@ class Specials(IntEnum):
     FN = 1  # only exponent and fraction all ones is NaN; no Inf (e4m3, ue4m3)
     FINITE = 2  # every code is a finite number (fp6, fp4)
     NONE = 3  # integers
+    FNUZ = 4  # AMD fnuz fp8: the one word 0x80 (negative zero's) is NaN; no Inf, no -0
 
 
 class Class(IntEnum):
@@ -140,6 +141,10 @@ FORMATS: dict[str, Format] = {
         _float("f16", 16, 5, 10, Specials.IEEE, nan=0x7FFF),
         _float("e4m3", 8, 4, 3, Specials.FN, nan=0x7F),
         _float("e5m2", 8, 5, 2, Specials.IEEE, nan=0x7F),
+        # AMD CDNA3 fp8/bf8 (OCP-draft "fnuz": finite, NaN, unsigned zero): bias 8 and
+        # 16, one more than e4m3/e5m2's; 0x80 is the only NaN, 0x00 the only zero
+        Format("e4m3fnuz", 8, 4, 3, 8, Specials.FNUZ, True, Kind.FLOAT, 0, 0x80),
+        Format("e5m2fnuz", 8, 5, 2, 16, Specials.FNUZ, True, Kind.FLOAT, 0, 0x80),
         _float("e2m3", 6, 2, 3, Specials.FINITE),
         _float("e3m2", 6, 3, 2, Specials.FINITE),
         _float("e2m1", 4, 2, 1, Specials.FINITE),
@@ -177,6 +182,11 @@ _ALIASES = {
     "int4": "s4",
     "uint4": "u4",
     "int32": "s32",
+    "fp8_e4m3fnuz": "e4m3fnuz",
+    "fp8_e5m2fnuz": "e5m2fnuz",
+    "float8_e4m3fnuz": "e4m3fnuz",
+    "float8_e5m2fnuz": "e5m2fnuz",
+    "xf32": "tf32",  # AMD CDNA3 xf32: an f32 word of which 1+8+10 bits count (MMA-Sim)
 }
 
 
@@ -224,6 +234,8 @@ def decode_scalar(code, spec):
         return (2 if f == 0 else 3), sign, 0, 0, 0
     if specials == 1 and e == mask(ebits) and f == mask(fbits):
         return 3, sign, 0, 0, 0
+    if specials == 4 and code == (1 << (width - 1)):
+        return 3, 0, 0, 0, 0
     if e == 0:
         raw = 1 - bias
         sig = f
@@ -242,7 +254,7 @@ def max_finite_fields(spec, keep):
         return mask(ebits) - 1, mask(keep)
     if specials == 1:
         return mask(ebits), (mask(fbits) - 1) >> (fbits - keep)
-    return mask(ebits), mask(keep)
+    return mask(ebits), mask(keep)  # FINITE, FNUZ: every exponent is finite
 
 
 @njit(cache=True)
@@ -252,6 +264,8 @@ def inf_word(sign, spec):
     sbit = (sign << (width - 1)) if signed else 0
     if specials == 0:
         return sbit | (mask(ebits) << (fbits + drop))
+    if specials == 4:
+        return 1 << (width - 1)  # fnuz: the NaN
     return sbit | (mask(width - 1) if signed else mask(width))
 
 
@@ -263,7 +277,7 @@ def encode_scalar(sign, mag, q, sticky, spec, rounding, keep, overflow):
     values. A zero magnitude gives a zero of that sign. When ``sticky`` is
     set, ``mag`` must carry at least keep + 3 bits so the rounding bit is in it."""
     kind, width, ebits, fbits, bias, specials, signed, drop = spec
-    sbit = (sign << (width - 1)) if signed else 0
+    sbit = (sign << (width - 1)) if signed and specials != 4 else 0  # fnuz: no -0
     if mag == 0:
         return sbit
     emin = 1 - bias
@@ -298,6 +312,8 @@ def encode_scalar(sign, mag, q, sticky, spec, rounding, keep, overflow):
             frac = maxf
         else:
             return inf_word(sign, spec)
+    if specials == 4 and biased == 0 and frac == 0:
+        return 0  # fnuz: a result rounded to zero is +0 (0x80 is the NaN)
     return sbit | (((biased << fbits) | (frac << (fbits - keep))) << drop)
 
 

@@ -28,6 +28,11 @@ from dataclasses import dataclass
 # Families and kinds
 
 FAMILIES = ("mma", "wgmma", "tcgen05")
+# AMD CDNA v_mfma: its own block of the table, models/isa_amd.py. Datapaths take
+# every family of ALL_FAMILIES; the NVIDIA harnesses, suites and CLI keep FAMILIES.
+from .isa_amd import AMD_FAMILIES  # noqa: E402
+
+ALL_FAMILIES = FAMILIES + AMD_FAMILIES
 
 # tcgen05.mma .kind qualifiers (PTX ISA 8.6+, sm_100a/sm_103a).
 TCGEN05_KINDS = ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")

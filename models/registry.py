@@ -68,3 +68,16 @@ def _register_tcgen05() -> None:
 
 
 _register_tcgen05()
+
+
+def _register_amd() -> None:
+    """AMD v_mfma models (models/amd_profiles.py): ``--model auto`` on mfma
+    datapaths, and mi100 / mi250x / mi300x by name."""
+    from . import amd_profiles, isa_amd
+
+    AUTO_BY_FAMILY["mfma"] = amd_profiles.auto_model
+    for _gpu in isa_amd.GPU_ARCH:
+        EXTRA[_gpu.lower()] = lambda dp, _g=_gpu: amd_profiles.model_for(dp, _g)
+
+
+_register_amd()

@@ -37,6 +37,9 @@ FAMILY_CLASS = {"mma": "MMA", "wgmma": "WGMMA", "tcgen05": "TCGen05MMA"}
 ARCH_GPU = {"Volta": "V100", "Turing": "T4", "Ampere": "A100", "Ada Lovelace": "Ada",
             "Hopper": "H100", "Blackwell": "B200", "RTX Blackwell": "RTX5090"}
 ARCHS = tuple(ARCH_GPU)
+# AMD: MMA-Sim's CDNA generations (mmasim/amd), ``mmasim:CDNA3:v_mfma_f32_16x16x16_f16``
+# (the v_mfma_ prefix optional; MI100 / MI250X / MI300X stand for their generation).
+AMD_ARCH_GPU = {"CDNA1": "MI100", "CDNA2": "MI250X", "CDNA3": "MI300X"}
 
 
 def _import():
@@ -103,6 +106,8 @@ class MmaSimDevice(Device):
 
     def __init__(self, spec: str):
         arch, _, instr = spec.partition(":")
+        if self._amd(arch, instr):
+            return
         arch = next((a for a in ARCHS if a.lower() == arch.strip().lower()), arch.strip())
         if not instr:
             raise DeviceError("mmasim needs ARCH:INSTRUCTION, e.g. "
@@ -117,6 +122,26 @@ class MmaSimDevice(Device):
         except AssertionError as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else "unsupported"
             raise DeviceError(f"MMA-Sim refuses {self.name}: {first}") from None
+
+    def _amd(self, arch: str, instr: str) -> bool:
+        """Set up an AMD v_mfma instruction; False when ``arch`` is no AMD generation."""
+        from tcprobe.models import amd_profiles, isa_amd
+
+        gen = isa_amd.GPU_ARCH.get(arch.strip().upper(), arch.strip().upper())
+        if gen not in AMD_ARCH_GPU:
+            return False
+        try:
+            ins = isa_amd.parse(gen, instr)
+        except isa_amd.MfmaError as e:
+            raise DeviceError(f"mmasim: {e}") from None
+        self.family, self.shape_and_type, self.arch = "mfma", ins.suffix, gen
+        self.dp = amd_profiles.datapath(ins)
+        self.name = f"mmasim:{gen}:{ins.name}"
+        self.torch, _ = _import()
+        from mmasim.amd import MFMA
+
+        self.op = MFMA(gen, ins.suffix)
+        return True
 
     def supports(self, dp: Datapath) -> bool:
         return dp.id == self.dp.id  # an explicit C type equal to D is the same datapath
@@ -149,6 +174,9 @@ class MmaSimDevice(Device):
         if f.width == 16:
             t = torch.from_numpy(w.astype(np.uint16).view(np.int16).copy())
             return t.view(torch.bfloat16 if f.name == "bf16" else torch.float16)
+        if f.name in ("e4m3fnuz", "e5m2fnuz"):
+            t = torch.from_numpy(w.astype(np.uint8).copy())
+            return t.view(torch.float8_e4m3fnuz if f.name == "e4m3fnuz" else torch.float8_e5m2fnuz)
         if f.name in ("e4m3", "e5m2"):
             t = torch.from_numpy(w.astype(np.uint8).copy())
             return t.view(torch.float8_e4m3fn if f.name == "e4m3" else torch.float8_e5m2)
@@ -202,6 +230,6 @@ class MmaSimDevice(Device):
             version = md.version("mmasim")
         except md.PackageNotFoundError:
             version = "unknown"
-        return {**super().info(), "arch": self.arch, "gpu": ARCH_GPU.get(self.arch),
+        return {**super().info(), "arch": self.arch, "gpu": ARCH_GPU.get(self.arch) or AMD_ARCH_GPU.get(self.arch),
                 "instruction": self.shape_and_type,
                 "family": self.family, "mmasim": version}

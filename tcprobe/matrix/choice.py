@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tcprobe.models import isa, registry
+from tcprobe.models import amd_profiles, isa, registry
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import FormatError, get_format
@@ -23,7 +23,9 @@ from .operands import MatmulError
 
 
 def known_gpus() -> list[str]:
-    return [g for p in PROFILES.values() for g in p.gpus]
+    from tcprobe.models import isa_amd  # AMD CDNA: models/amd_profiles.py
+
+    return [g for p in PROFILES.values() for g in p.gpus] + list(isa_amd.GPU_ARCH)
 
 
 def gpu_name(gpu) -> str:
@@ -93,6 +95,8 @@ def _family_datapath(family: str, a: str, b: str, d: str, gpu: str) -> Datapath:
 def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
              scale: str | None = None, block: int | None = None) -> Datapath:
     """The datapath of one instruction of the product (module doc)."""
+    if gpu in amd_profiles.isa_amd.GPU_ARCH:
+        return _amd_datapath(gpu, instr, a, b, d, scale)
     fams = families(gpu)
     if instr and "." in instr:
         try:
@@ -130,6 +134,26 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
             errors.append(f"{family}: {e}")
     raise MatmulError(f"A: {gpu}'s instructions take no {a} x {b} -> {d} product "
                      f"({'; '.join(errors)})")
+
+
+def _amd_datapath(gpu: str, instr, a: str, b: str, d: str, scale) -> Datapath:
+    """An AMD GPU's v_mfma for the product (models/amd_profiles.blas_datapath)."""
+    if scale is not None:
+        raise MatmulError(f"scale_a: {gpu} has no block-scaled v_mfma here")
+    if instr and "." in instr:
+        try:
+            dp = Datapath.parse(instr)
+        except (DatapathError, FormatError) as e:
+            raise MatmulError(f"instr: {e}") from None
+        if dp.family != "mfma":
+            raise MatmulError(f"instr: {gpu} has no {dp.family} (it has mfma)")
+        return dp
+    if instr not in (None, "mfma"):
+        raise MatmulError(f"instr: {gpu} has no {instr} (it has mfma)")
+    try:
+        return amd_profiles.blas_datapath(gpu, a, b, d)
+    except ModelError as e:
+        raise MatmulError(str(e)) from None
 
 
 def _json_model(path: Path, dp: Datapath) -> Model:

@@ -1,0 +1,44 @@
+"""tcprobe.matmul on AMD GPUs: the v_mfma each GPU runs (assumed: the
+single-block instruction of the type with the largest K) chained over K."""
+
+import numpy as np
+import pytest
+
+import tcprobe
+from tcprobe.models.amd_profiles import blas_datapath
+
+
+def test_each_gpu_picks_its_generations_mfma():
+    assert blas_datapath("MI300X", "f16", "f16", "f32").id == "mfma.f16.f32.k16"
+    assert blas_datapath("MI250X", "bf16", "bf16", "f32").id == "mfma.bf16_1k.bf16.f32.k16"
+    assert blas_datapath("MI100", "bf16", "bf16", "f32").id == "mfma.bf16.f32.k8"
+    assert blas_datapath("MI300X", "tf32", "tf32", "f32").id == "mfma.f32.f32.k4"
+    with pytest.raises(ValueError, match="^A: MI100"):
+        blas_datapath("MI100", "f64", "f64", "f64")
+
+
+def test_mi300x_f16_matmul_truncates_where_mi100_rounds():
+    # C = 1 and eight products of 2**-13 * 2**-12 = 2**-25
+    a = np.full((1, 8), np.float16(2.0 ** -13))
+    b = np.full((8, 1), np.float16(2.0 ** -12))
+    c = np.ones((1, 1), np.float32)
+    d300 = tcprobe.matmul(a, b, c, gpu="MI300X").view(np.uint32)[0, 0]
+    d100 = tcprobe.matmul(a, b, c, gpu="MI100").view(np.uint32)[0, 0]
+    # exact sum 1 + 8 * 2**-25 = 1 + 2**-22: MI100 (exact, one rounding) keeps it;
+    # MI300X cuts the products' sum to F=24 bits below its own exponent first, also exact
+    assert d100 == 0x3F800002 and d300 == 0x3F800002
+    # products below C's window: 2**-26 each, four of them per L=4 block on MI100
+    a2 = np.full((1, 8), np.float16(2.0 ** -13))
+    b2 = np.full((8, 1), np.float16(2.0 ** -13))
+    d100 = tcprobe.matmul(a2, b2, c, gpu="MI100").view(np.uint32)[0, 0]
+    d300 = tcprobe.matmul(a2, b2, c, gpu="MI300X").view(np.uint32)[0, 0]
+    assert d100 == 0x3F800000  # 1 + 4 * 2**-26 = 1 + 2**-24 rounds to even, twice
+    assert d300 == 0x3F800001  # 1 + 8 * 2**-26 = 1 + 2**-23 in one L=8 block
+
+
+def test_bad_instruction_names_the_argument():
+    a = np.ones((2, 8), np.float32)
+    with pytest.raises(ValueError, match="^instr: MI100 has no tcgen05"):
+        tcprobe.matmul(a, a.T.copy(), gpu="MI100", instr="tcgen05")
+    with pytest.raises(ValueError, match="^gpu: MI100 \\(CDNA1\\) has no v_mfma of kind xf32"):
+        tcprobe.matmul(a, a.T.copy(), gpu="MI100", instr="mfma.xf32.tf32.f32.k8")
