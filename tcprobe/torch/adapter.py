@@ -30,6 +30,10 @@ NEG_ZERO = 0x80000000
 F32_ONE = 0x3F800000
 
 
+class Unroutable(Exception):
+    """A call with no tensor-core route (the message says why): it runs as torch would."""
+
+
 def f32_words(t: torch.Tensor) -> np.ndarray:
     """The uint32 words of an f32 tensor (any shape, contiguous copy)."""
     return t.detach().contiguous().view(torch.int32).numpy().view(np.uint32).copy()

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .adapter import F32_ONE, f32_words, fma, to_dtype
+from .adapter import F32_ONE, Unroutable, f32_words, fma, to_dtype
 
 CHANNEL_TILE: int | None = None
 
@@ -40,8 +40,6 @@ def _k_order(x: torch.Tensor, c: int, r: int, s: int, tile: int) -> torch.Tensor
 
 def conv_gemm(mode, op, x, w, bias, stride, padding, dilation, groups, dt):
     """aten.convolution (not transposed) of a 1-D or 2-D input, as implicit GEMMs."""
-    from .mode import Unroutable
-
     if x.dim() not in (3, 4):
         raise Unroutable(f"convolution of a {x.dim()}-D input (1-D and 2-D convolutions route)")
     one_d = x.dim() == 3

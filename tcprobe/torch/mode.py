@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from tcprobe.models.formats import ulp_distance
 
-from .adapter import f32_tensor, f32_words, fma, gemm, scalar_word, to_dtype
+from .adapter import Unroutable, f32_tensor, f32_words, fma, gemm, to_dtype
 from .conv import conv_gemm
 from .report import Record, Report
 
@@ -33,10 +33,6 @@ UNROUTED = {aten.dot.default, aten.vdot.default, aten.addr.default, aten.addbmm.
             aten.convolution_backward.default,
             aten._scaled_dot_product_flash_attention_for_cpu.default,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default}
-
-
-class Unroutable(Exception):
-    """This call has no tensor-core route (the message says why)."""
 
 
 def tf32_enabled() -> bool:
