@@ -1,0 +1,110 @@
+"""The one place tcprobe.torch calls :func:`tcprobe.matmul`, and the f32 epilogue.
+
+:func:`gemm` computes D (M, N) in f32 words for one 2-D product. The
+epilogue form depends on the library-schedule work (another issue): where
+``tcprobe.matmul`` takes ``schedule``/``alpha``/``beta`` they are passed
+through and C goes to its epilogue; until then C enters as the chain's
+first accumulator (CUTLASS's default chain: D = C, then one instruction per
+K tile), and alpha or beta other than 1 are applied after the product as
+D = fma(alpha, acc, beta * C) in f32, each step one IEEE round to nearest
+even, computed on words by the engine (never host floats).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import torch
+
+import tcprobe
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import EngineParams, fused_dot
+from tcprobe.models.formats import convert
+
+_EXACT = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_rounding="rne",
+                      zero_sign="ieee", overflow="ieee")
+_FMA = Datapath("mma", "f32", "f32", "f32", "f32", 1)
+NEG_ZERO = 0x80000000
+F32_ONE = 0x3F800000
+
+
+class Unroutable(Exception):
+    """A call with no tensor-core route (the message says why): it runs as torch would."""
+
+
+def f32_words(t: torch.Tensor) -> np.ndarray:
+    """The uint32 words of an f32 tensor (any shape, contiguous copy)."""
+    return t.detach().contiguous().view(torch.int32).numpy().view(np.uint32).copy()
+
+
+def f32_tensor(words: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(words, np.uint32).view(np.int32).copy()
+                            ).view(torch.float32)
+
+
+def fma(x, y, z) -> np.ndarray:
+    """x * y + z in f32 words, exact then one RNE rounding (IEEE fma); the
+    three broadcast together. ``fma(x, y, -0)`` is x * y rounded once."""
+    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in (x, y, z)))
+    shape = x.shape
+    cases = Cases(x.reshape(-1, 1).copy(), y.reshape(-1, 1).copy(), z.ravel().copy())
+    return fused_dot(_FMA, cases, _EXACT).reshape(shape).astype(np.uint32)
+
+
+def to_dtype(words: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+    """f32 words converted (RNE, IEEE overflow) to a tensor of ``dtype``
+    (float32, bfloat16 or float16), as a GEMM's epilogue writes D."""
+    if dtype == torch.float32:
+        return f32_tensor(words)
+    fmt = {torch.bfloat16: "bf16", torch.float16: "f16"}[dtype]
+    out = convert(words, "f32", fmt).astype(np.uint16).view(np.int16)
+    return torch.from_numpy(np.ascontiguousarray(out)).view(dtype)
+
+
+def _takes(name: str) -> bool:
+    return name in inspect.signature(tcprobe.matmul).parameters
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu, instr=None,
+         model=None, schedule=None, alpha: int | float = 1, beta: int | float = 1) -> np.ndarray:
+    """D = alpha * (A @ B) + beta * C as ``gpu`` computes it: A (M, K), B (K, N)
+    CPU tensors of an input dtype tcprobe takes (float32 read as tf32), C
+    (M, N) float32 or None. Returns D's words: uint32 f32 words, or int32
+    words for integer inputs. Zero-size M, N or K follow BLAS (an empty
+    product is +0). Raises tcprobe's ValueError where the GPU has no
+    instruction for the formats (the module doc says how C enters)."""
+    m, k = a.shape
+    n = b.shape[1]
+    integer = not a.dtype.is_floating_point
+    if m == 0 or n == 0:
+        return np.zeros((m, n), np.uint32)
+    kw = {"gpu": gpu, "instr": instr, "model": model}
+    if schedule is not None:
+        if not _takes("schedule"):
+            raise ValueError("schedule: this tcprobe.matmul takes no library schedules yet")
+        kw["schedule"] = schedule
+    if integer:
+        d = tcprobe.matmul(a, b, gpu=gpu, instr=instr, model=model)
+        return d.view(torch.int32).numpy().view(np.uint32)
+    a_w = torch.zeros((m, 1), dtype=a.dtype) if k == 0 else a
+    b_w = torch.zeros((1, n), dtype=b.dtype) if k == 0 else b
+    plain = c is None or (alpha == 1 and beta == 1)
+    if c is not None and (plain or _takes("beta")):
+        if not plain:
+            kw.update(alpha=alpha, beta=beta)
+        return f32_words(tcprobe.matmul(a_w, b_w, c.to(torch.float32).contiguous(), **kw))
+    if alpha != 1 and _takes("alpha") and c is None:
+        kw["alpha"] = alpha
+        return f32_words(tcprobe.matmul(a_w, b_w, out="float32", **kw))
+    acc = f32_words(tcprobe.matmul(a_w, b_w, out="float32", **kw))
+    add = np.uint32(NEG_ZERO)
+    if c is not None and beta != 0:
+        add = fma(scalar_word(beta), f32_words(c.to(torch.float32)), NEG_ZERO)
+    return fma(scalar_word(alpha), acc, add)
+
+
+def scalar_word(x) -> np.uint32:
+    """The f32 word of a Python number (alpha, beta): its value rounded to f32."""
+    return np.array([x], np.float32).view(np.uint32)[0]
