@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.suites import generate, generators
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 from tcprobe.models.words import emax_biased, max_frac, pack
 from tcprobe.probes.common import complete
+from tcprobe.suites import generate, generators
 from tcprobe.suites.mix import random_cases
 
 # The validation seed is the probes' seed moved by this (the probes draw from
