@@ -88,7 +88,7 @@ def test_validate_model_runs_through_the_measured_layout(tmp_path):
 
 
 # misses of the sweep (seed 2525, 20 profiles, judged on 100,000 cases): the
-# ladder recovers none of these yet
+# ladder does not recover these yet (but RECOVERED)
 SWEEP_MISSES = {
     0: ("tcgen05", "e4m3", "f32", {"window_bits": 16, "block_size": 1, "input_conversion": "rne", "output_rounding": "rna", "zero_floor": -99, "nan": 2147483647, "zero_sign": "ieee", "carry_bits": 2, "carry_top": "saturate", "overflow": "saturate"}),  # noqa: E501
     2: ("wgmma", "e4m3", "f32", {"window_bits": 26, "block_size": 8, "input_conversion": "truncate", "output_rounding": "rna", "zero_floor": -111, "nan": 2143289344, "zero_sign": "ieee", "overflow": "inf"}),  # noqa: E501
@@ -101,9 +101,14 @@ SWEEP_MISSES = {
 }
 
 
+RECOVERED = {15}  # missed in the sweep's run, recovered on the final tree
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="sweep miss of issue 25 not yet recovered")
-@pytest.mark.parametrize("idx", sorted(SWEEP_MISSES))
+@pytest.mark.parametrize("idx", [
+    i if i in RECOVERED else pytest.param(i, marks=pytest.mark.xfail(
+        strict=True, reason="sweep miss of issue 25 not yet recovered"))
+    for i in sorted(SWEEP_MISSES)])
 def test_sweep_miss(tmp_path, idx):
     import ladder_sweep as ls
 
