@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# the checkout's own tcprobe (run as a script, the installed one would come first)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FORMATS = {"mma": ["tf32", "bf16", "f16", "e4m3", "e5m2"],
            "wgmma": ["tf32", "bf16", "f16", "e4m3"],
