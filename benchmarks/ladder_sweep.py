@@ -1,6 +1,6 @@
 """The ladder on random hidden-style sim profiles: how often it misses.
 
-    python benchmarks/ladder_sweep.py [--seed 505] [--count 40] [--only 3,7]
+    python benchmarks/ladder_sweep.py [--seed 505] [--count 40] [--only 3,7] [--judge 100000]
 
 Each profile draws a family (mma, wgmma, tcgen05), an A/B format, a D type
 and every engine key the ladder measures (window, blocks, input conversion,
@@ -11,7 +11,12 @@ way tests/test_ladder_*.py do: no failed step, every key found equal to the
 profile's or left open where the device and the fingerprint's model agree on
 a stress set (``ladder_helpers.mismatched_keys``), the carry bits and top
 found or named undetermined, the overflow likewise, and 0 validation
-mismatches. Prints one line
+mismatches. With ``--judge N`` each recovered fingerprint is then judged
+independently: its model against the device on N cases of the validate
+suites (raw, finite, edge, adversarial) drawn from a seed neither the probes
+nor the ladder's validation use, through the raw harness the ladder measured
+(as ``tcprobe validate --model FINGERPRINT.json`` runs it); any mismatch is a
+miss. Prints one line
 per profile (the misses with what went wrong) and the count of misses; exit
 1 when there is any. A miss becomes a test in tests/test_ladder_sweep.py.
 """
@@ -29,6 +34,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# the checkout's own tcprobe (run as a script, the installed one would come first)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FORMATS = {"mma": ["tf32", "bf16", "f16", "e4m3", "e5m2"],
            "wgmma": ["tf32", "bf16", "f16", "e4m3"],
@@ -40,12 +47,13 @@ def draw(rng) -> tuple[str, str, str, dict]:
     fam = str(rng.choice(list(FORMATS)))
     fmt = str(rng.choice(FORMATS[fam]))
     d = "f32" if fmt in ("tf32", "bf16") or rng.random() < 0.7 else "f16"
-    p = {"window_bits": int(rng.integers(12, 30)),
-         "block_size": int(rng.choice([2, 4, 8, 16, 32])),
-         "input_conversion": str(rng.choice(["truncate", "rne"])),
+    p = {"window_bits": int(rng.integers(12, 31)),
+         "block_size": int(rng.choice([1, 2, 4, 8, 16, 32])),
+         "input_conversion": str(rng.choice(["truncate", "rne", "rna"])),
          "output_rounding": str(rng.choice(["rz", "rne", "rna"]))}
     if d == "f32":
-        p["zero_floor"] = int(rng.integers(-150, -110))
+        # floors down to where only a tiny C alone reaches them (fp6/fp4 products never do)
+        p["zero_floor"] = int(rng.integers(-150, -95))
         p["nan"] = int(rng.choice([0x7FFFFFFF, 0x7FC00000]))
         if rng.random() < 0.3:
             p["output_frac_bits"] = int(rng.integers(8, 23))
@@ -58,6 +66,8 @@ def draw(rng) -> tuple[str, str, str, dict]:
     if rng.random() < 0.75:
         p["carry_bits"] = int(rng.integers(2, 6))
         p["carry_top"] = str(rng.choice(["wrap", "saturate", "normalize"]))
+    if p["block_size"] == 1 and rng.random() < 0.5:
+        p["window_bits"] = int(rng.integers(24, 31))  # a window wider than the output
     p["overflow"] = str(rng.choice(["inf", "saturate"]))
     r = rng.random()
     if r < 0.2:
@@ -87,7 +97,27 @@ def device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: int):
     return SimDevice.from_toml(path)
 
 
-def check(dev, dp) -> tuple[bool, str]:
+def judge(dev, dp, res, n: int) -> tuple[int, int, dict]:
+    """(cases, mismatches, per suite) of the fingerprint's model against the
+    device on n cases of the validate suites, from a seed of their own,
+    through the harness the ladder measured."""
+    from tcprobe import suites
+
+    ctx = res.context
+    model = res.fingerprint.model(dp)
+    names = [s for s in ("raw", "finite", "edge", "adversarial") if suites.generators(dp, s)]
+    per, total, bad = {}, 0, 0
+    for s in names:
+        cs, _ = suites.generate(dp, s, 0xC0FFEE, 0, max(1, n // len(names)))
+        got = ctx.run(cs)
+        miss = int((got != model.evaluate(ctx.complete(cs))).sum())
+        per[s] = miss
+        total += len(cs)
+        bad += miss
+    return total, bad, per
+
+
+def check(dev, dp, judge_n: int = 0) -> tuple[bool, str]:
     """Run the ladder; (recovered, what went wrong)."""
     from ladder_helpers import mismatched_keys
 
@@ -103,7 +133,12 @@ def check(dev, dp) -> tuple[bool, str]:
              or "carry_bits" in fp.undetermined)
     overflow = fp.overflow == truth.overflow or "overflow" in fp.undetermined
     ok = not failed and not bad and v.mismatches == 0 and carry and overflow
-    why = (f"failed steps {failed}; keys {bad}; validation {v.mismatches} of {v.cases}; "
+    jtext = ""
+    if judge_n and fp is not None:
+        jc, jm, per = judge(dev, dp, res, judge_n)
+        ok = ok and jm == 0
+        jtext = f"judge {jm} of {jc} {per}; "
+    why = (f"failed steps {failed}; keys {bad}; validation {v.mismatches} of {v.cases}; {jtext}"
            f"carry {fp.carry_bits},{fp.carry_top} (profile {truth.carry_bits},{truth.carry_top}); "
            f"overflow {fp.overflow} (profile {truth.overflow})")
     return ok, why
@@ -114,6 +149,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=505)
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--only", default=None, help="profile numbers to run (comma-separated)")
+    ap.add_argument("--judge", type=int, default=0,
+                    help="cases of the independent check of each fingerprint (0: none)")
     args = ap.parse_args()
     only = None if args.only is None else {int(x) for x in args.only.split(",")}
     rng = np.random.default_rng(args.seed)
@@ -131,7 +168,7 @@ def main() -> int:
             if not dev.supports(dp):
                 continue
             t = time.time()
-            ok, why = check(dev, dp)
+            ok, why = check(dev, dp, args.judge)
         except Exception:  # a crash is a miss too: print it and go on
             ok, why, t = False, traceback.format_exc()[-600:], time.time()
         runs += 1

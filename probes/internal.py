@@ -139,6 +139,52 @@ def tie_run(ctx, pair, E, emax, vis):
     return run, tried[-1]
 
 
+def one_term(ctx, E, vis):
+    """Where no two lanes share a block (blocks of 1), a block holds C and
+    one product: +2**E in lane 0 beside a C the output holds exactly (so a
+    C rounded alone first is unchanged): C = -2**(E-e) (a borrow: RZ shows
+    a kept C as the word below 2**E), C = 2**(E-vis-1) (1 + 2**-m) (an
+    output tie broken by C's last bit at depth e: RNE) and C = -(2**(E-vis-2)
+    + 2**(E-e)) (a tie of the binade below, broken: RNE and RNA). The
+    windows F (0-56) that reproduce every word under some output rounding
+    (the rounding step has not run) are returned, sorted, with the batch and
+    its words for evidence."""
+    c_fmt = ctx.c_fmt
+    fbits = c_fmt.frac_bits
+    bt = Batch(ctx.dp)
+    plus = product(ctx.a_fmt, ctx.b_fmt, E, 0)
+    if plus is None:
+        return [], bt, None
+    lane = {0: plus[:2]}
+    bt.add(f"lane 0: +2^{E} alone", lane)
+    for e in range(1, 61):
+        cw = pow2(c_fmt, E - e, 1)
+        if cw is not None:
+            bt.add(f"lane 0: +2^{E}, C = -2^{E - e}", lane, cw)
+    # an RNA output shows one bit more than it keeps: ties at both depths
+    for v in sorted({vis - 1, vis}):
+        for e in range(1, 61):
+            m = e - v - 1
+            if 1 <= m <= min(v, fbits):
+                cw = word(c_fmt, 0, (1 << m) | 1, E - e)
+                if cw is not None:
+                    bt.add(f"lane 0: +2^{E}, C = 2^{E - v - 1} (1 + 2^-{m})", lane, cw)
+            m = e - v - 2
+            if 1 <= m <= min(v, fbits):
+                cw = word(c_fmt, 1, (1 << m) | 1, E - e)
+                if cw is not None:
+                    bt.add(f"lane 0: +2^{E}, C = -(2^{E - v - 2} + 2^{E - e})", lane, cw)
+    cases = bt.cases()
+    words = ctx.run(cases)
+    full = ctx.d_fmt.frac_bits
+    keeps = sorted({None if v >= full else v for v in (vis - 1, vis) if v >= 0},
+                   key=lambda x: full if x is None else x)
+    cands = {(f, r, kb): {"window_bits": f, "output_rounding": r, "output_frac_bits": kb}
+             for f in range(0, 57) for r in ("rz", "rne", "rna") for kb in keeps}
+    ok = ctx.consistent(cases, words, cands)
+    return sorted({f for f, *_ in ok}), bt, words
+
+
 def setup(ctx):
     """(E, emax): the probes' product exponent (the internal step's, once it
     moved to the largest products) and how far below it C reaches."""
@@ -149,6 +195,28 @@ def setup(ctx):
     csub, _, _ = exp_range(ctx.c_fmt)
     emax = min(60, E - csub)
     return E, emax
+
+
+def _one_term_finding(ctx, E, fits, bt, w, vis, shown) -> Finding:
+    ev = [bt.evidence(i, [w[i]]) for i in range(min(len(bt), 4))]
+    notes = [f"no two lanes keep C = 2^(E-e) past the output's {vis} bits: every pair straddles "
+             "blocks (blocks of 1); the window is read from C beside one product"]
+    values = {"home": E, "same_block_pairs": [], "one_term_fits": fits, "c_shown": shown}
+    lo, hi = fits[0], fits[-1]
+    if lo == hi:
+        values["window_bits"] = lo
+        return Finding("internal", "found",
+                       f"C beside one +2^{E} product (blocks of 1): the accumulator keeps F = {lo} "
+                       "fraction bits below the block's anchor", values, ev, notes)
+    values["window_bits"] = None
+    span = f"{lo} to {hi}" if hi < 56 else f"at least {lo}"
+    values["undetermined"] = {"window_bits": (
+        f"{span}: with C beside one product (blocks of 1) every window in {sorted(fits)} gives "
+        "the same words on the step's cases (C at every depth against +2^E, as a borrow and as "
+        "output ties)")}
+    values["assumed"] = {"window_bits": lo}
+    return Finding("internal", "partial", f"C beside one +2^{E} product (blocks of 1): the window "
+                   f"is {span} fraction bits", values, ev, notes)
 
 
 def run(ctx) -> Finding:
@@ -171,6 +239,11 @@ def run(ctx) -> Finding:
     if best <= vis:
         every = [(i, j) for i in range(k) for j in range(i + 1, k) if ctx.co_active((i, j))]
         more = at(ctx, every, E, best + 1)
+        if not more and k > 1:
+            # no two lanes share a block: measure the window with C and one product
+            fits, bt1, w1 = one_term(ctx, E, seen.get("visible_bits", vis))
+            if fits:
+                return _one_term_finding(ctx, E, fits, bt1, w1, vis, emax)
         if more:
             r2, bt, w, rows, refs, emax = sweep(ctx, more[:4], E, emax)
             runs.update(r2)

@@ -8,7 +8,10 @@ shows whatever D's precision). Where the word is wider than the format
 exactly at and just above half of the kept LSB, from an even and an odd
 kept value, and each D is compared with the D of the exact neighbours: the
 same as the lower neighbour everywhere is truncation; ties to the even one
-is round-to-nearest-even; ties up is round-to-nearest-away.
+is round-to-nearest-even; ties up is round-to-nearest-away. Under RNA the
+half bit alone moves D, so the flips count one bit fewer: both counts are
+tried, a count counts only where its neighbours 1, 1+ulp, 1+2ulp give three
+words, and exactly one (count, conversion) must fit.
 """
 
 from __future__ import annotations
@@ -61,15 +64,24 @@ def run(ctx) -> Finding:
                        f"ignored bits are not the same low bits of A and B (A {ign_a}, B {ign_b})",
                        values, ev)
     values["undetermined"] = {}
-    # rounding away from zero moves D at the half bit too, so try one more bit
+    # rounding away from zero moves D at the half bit too (so only d - 1 bits
+    # look ignored): every dropped-bit count the flips allow is tried, and the
+    # conversion must fit exactly one (count, mode), its references distinct
+    fits = []
+    like = {}
     for d in (len(ign_a), len(ign_a) + 1):
-        found, ev2, like = _conversion(ctx, d, one_b)
-        if len(found) == 1:
-            break
-    ev += ev2
-    if len(found) != 1:
+        found, ev2, like_d = _conversion(ctx, d, one_b)
+        ev += ev2
+        like[d] = like_d
+        fits += [(d, m) for m in found]
+    if len(fits) == 1:
+        (d, mode), = fits
+        found = [mode]
+    else:
+        found = [m for _, m in fits]
+    if len(fits) != 1:
         return Finding("truncation", "failed", f"{len(ign_a)} low bits are ignored, but their "
-                       f"effect fits no conversion ({like})", values, ev)
+                       f"effect fits no single conversion (fits {fits}; {like})", values, ev)
     values["dropped_bits"] = d
     f = ctx.a_fmt
     mode = found[0]
@@ -78,7 +90,7 @@ def run(ctx) -> Finding:
             "rna": "rounded to nearest, ties away"}[mode]
     note = []
     return Finding("truncation", "found",
-                   f"bits 0-{d - 1} of each {dp.a_type} word are ignored: the input is {text} to "
+                   f"bits 0-{d - 1} of each {dp.a_type} word are dropped: the input is {text} to "
                    f"the {f.name} container (sign, exponent, top {f.frac_bits} fraction bits)",
                    values, ev, note)
 
@@ -111,6 +123,15 @@ def _conversion(ctx, d, one_b):
                 for name, w in (("1", even), ("1+ulp", odd), ("1+2ulp", odd + ulp))}
     w = ctx.run(bt.cases())
     like, ev = {}, []
+    # bit d is the kept LSB only if 1, 1+ulp and 1+2ulp are three words (an
+    # input rounded at the half bit merges 1+ulp into 1+2ulp one bit too low)
+    for r in [*refs.values(), *neg_refs.values()]:
+        ev.append(bt.evidence(r, [w[r]], "reference"))
+    distinct = len({int(w[r]) for r in refs.values()}) == 3 and \
+        len({int(w[r]) for r in neg_refs.values()}) == 3
+    if not distinct:
+        return [], ev, {"references": f"A = 1, 1+2^{d}, 1+2^{d + 1} do not give three words: "
+                                      f"bit {d} is not the kept LSB"}
     for name, r in rows.items():
         match = [ref for ref, rr in refs.items() if w[rr] == w[r]]
         like[name] = match[0] if match else None

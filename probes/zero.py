@@ -146,6 +146,24 @@ def run(ctx) -> Finding:
             if p is not None and p[2] == t:
                 bt2.add(f"C = 0, every lane of the last block the largest product at 2^{t}",
                         {k: p[:2] for k in last})
+    # C alone in a block (every product a zero), and C beside products that
+    # cancel exactly: a floor that binds only through C (fp6/fp4 products
+    # never anchor that low) shows where C's last bits fall below floor - F
+    fsub, fmin, _ = exp_range(fc)
+    c_rows = 0
+    for be in range(0, min(64, (1 << fc.exp_bits) - 1)):
+        for frac in sorted({1, (1 << fc.frac_bits) - 1, 1 << (fc.frac_bits - 1),
+                            (1 << fc.frac_bits) // 3}):
+            for s in (0, 1):
+                cw = (s << (fc.width - 1)) | (be << fc.frac_bits) | frac
+                bt2.add(f"C alone, biased exponent {be}", {}, cw)
+                c_rows += 1
+                if pair is not None and be % 4 == 0:
+                    t = max(lowest_raw, fmin - 2)
+                    pp, pn = product(fa, fb, t, 0), product(fa, fb, t, 1)
+                    if pp is not None and pn is not None:
+                        bt2.add(f"C (biased exponent {be}) beside +2^{t} - 2^{t}",
+                                {pair[0]: pp[:2], pair[1]: pn[:2]}, cw)
     # single products landing in the output's subnormal steps (rounding there)
     # (only the last block's sum can show a subnormal result: a later block
     # re-anchors it on the output's smallest normal exponent and cuts it)
@@ -170,7 +188,7 @@ def run(ctx) -> Finding:
                       random_finite(fc, rng2.integers(osub, osub + 24, m), (m,), rng2))
     tiny = Cases(random_finite(fa, ea, (m, dp.k), rng2), random_finite(fb, eb, (m, dp.k), rng2),
                  tiny_c.astype(np.uint32), names=["random tiny sum"] * m)
-    if not len(bt2) and not _reaches(tiny, fa, fb, lowest_raw, osub):
+    if not len(bt2) and not _reaches(tiny, fa, fb, lowest_raw, osub):  # (never: C rows)
         ok = ctx.consistent(cs, w, {z: {"zero_sign": z, "zero_floor": None}
                                     for z in ("positive", "ieee")})
         _sign(values, ok, notes)
@@ -189,7 +207,10 @@ def run(ctx) -> Finding:
     da, db = decode(fa, cs2.a), decode(fb, cs2.b)
     nonzero = (da.cls == 1) & (db.cls == 1)
     low = int((da.raw + db.raw)[nonzero].min()) if nonzero.any() else lowest_raw
-    floors = [None] + list(range(max(low, lowest_raw - 2), 21))
+    lo_f = max(low, lowest_raw - 2)
+    if c_rows:  # C alone anchors as low as C's smallest normal exponent
+        lo_f = min(lo_f, fsub)
+    floors = [None] + list(range(lo_f, 21))
     roundings = [ctx.value("output_rounding")] if rnd_known else ["rz", "rne", "rna"]
     # the sign of zero, the floor (and the rounding, if still open) together:
     # a floor can cut a tiny term that would otherwise decide a zero's sign
@@ -232,7 +253,10 @@ def run(ctx) -> Finding:
             prev = r
     numeric = [f for f in ok_floors if f is not None]
     if None in ok_floors:
-        bound = max(numeric) if numeric else low
+        # the floors from the lowest tried up that all fit (a true range)
+        bound = lo_f - 1
+        while bound + 1 in numeric:
+            bound += 1
         values["undetermined"]["zero_floor"] = (
             f"any floor at or below {bound} fits: nothing lower changes a visible output bit "
             f"({fa.name} x {fb.name} products anchor as low as 2^{lowest_raw}, the output's "

@@ -104,6 +104,27 @@ def build_model(dp: Datapath, params: EngineParams, *, split: dict | None = None
     return (CompletingModel if completing else FixedPointModel)(name, dp, source, params)
 
 
+def measured_harness(dp: Datapath, layout: dict | None):
+    """The harness a fingerprint's ``layout`` names (the slice and the A and
+    B lane slots the ladder measured, on the documented tile), or None where
+    it names none. A GPU harness that ran the ladder
+    reads through this; so must anything that checks the fingerprint."""
+    from dataclasses import replace
+
+    from tcprobe.tiles.harness import HarnessError
+    from tcprobe.tiles.tables import harness_for
+
+    if not layout:
+        return None
+    try:
+        nominal = harness_for(dp)
+        lanes = lambda key: tuple(np.asarray(x, np.int64) for x in layout[key])  # noqa: E731
+        return replace(nominal.with_slice(layout["slice_elements"]), a_lanes=lanes("a_lanes"),
+                       b_lanes=lanes("b_lanes"), source="measured")
+    except (HarnessError, KeyError, TypeError, ValueError) as e:
+        raise FingerprintError(f"layout: not a usable measured layout ({e})") from None
+
+
 @dataclass
 class Fingerprint:
     """The findings reduced to the sim-profile keys (None: not determined

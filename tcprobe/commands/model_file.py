@@ -71,3 +71,23 @@ def _from_fit(name: str, results: list, dp: Datapath) -> Model:
 
 def path_name(name: str) -> str:
     return Path(name).name
+
+
+def fingerprint_harness(name: str, dp: Datapath):
+    """The measured harness a ladder fingerprint file names for ``dp`` (None:
+    not a fingerprint, or one that names no layout)."""
+    from tcprobe.fingerprint import FingerprintError, measured_harness
+
+    if not is_model_file(name):
+        return None
+    try:
+        data = json.loads(Path(name).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    fp = data.get("fingerprint") if isinstance(data, dict) else None
+    if not isinstance(fp, dict) or fp.get("datapath") != dp.id:
+        return None
+    try:
+        return measured_harness(dp, fp.get("layout"))
+    except FingerprintError as e:
+        raise ModelError(f"--model {name}: {e}") from None

@@ -149,12 +149,29 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
         # the baselines are exact float sums; they know no block scales
         model_names = ("auto",) if dp.is_integer or dp.block_scaled else ("auto", "ieee")
     models = resolve_models(model_names, dp, gpu)
+    _read_as_measured(device, dp, model_names)
     out = Path(out_dir) if out_dir else default_out(dp, device.name, seed)
     cap_path = out / "capture.tcap"
     check_room(cap_path, dp, plan, resume)
     with hold_out_folder(out):
         _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrink_n,
                         json_path)
+
+
+def _read_as_measured(device, dp, model_names) -> None:
+    """A sim device checked against a ladder fingerprint runs its cases
+    through the layout the ladder measured (as the GPU harness that ran the
+    ladder does), not through its own: the first fingerprint's layout."""
+    from tcprobe.commands.model_file import fingerprint_harness
+
+    if not hasattr(device, "read_through"):
+        return
+    for name in model_names:
+        h = fingerprint_harness(name, dp)
+        if h is not None:
+            device.read_through(dp, h)
+            note(f"cases run through the layout measured in {name}")
+            return
 
 
 def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrink_n, json_path):

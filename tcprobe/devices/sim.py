@@ -49,6 +49,7 @@ class SimDevice(Device):
         self.families = profile.families
         self._rng = np.random.default_rng(profile.seed + 0x5EED)
         self._harness: dict = {}
+        self._reads: dict = {}  # datapath -> the harness result mode reads through
 
     # -- opening ------------------------------------------------------------
     @classmethod
@@ -208,8 +209,22 @@ class SimDevice(Device):
         where every word is that one dot product; on simulated silicon that
         is exactly one evaluation of the device's datapath, so it is
         computed directly (:meth:`run_through_tiles` takes the long way and
-        the tests hold the two equal)."""
+        the tests hold the two equal). After :meth:`read_through` result
+        mode packs and reads through that harness instead, as a GPU harness
+        built from a ladder's measured layout does."""
+        if dp in self._reads:
+            self.model(dp)
+            return self._reads[dp].run(lambda batch: self.launch(dp, batch), cases)
         return self.model(dp).evaluate(cases, self.speed)
+
+    def read_through(self, dp: Datapath, harness) -> None:
+        """Result mode of ``dp`` through ``harness`` (a measured layout:
+        what ``validate --model FINGERPRINT.json`` checks a fingerprint
+        through); None: the device's own layout again."""
+        if harness is None:
+            self._reads.pop(dp, None)
+        else:
+            self._reads[dp] = harness
 
     def run_through_tiles(self, dp: Datapath, cases: Cases) -> np.ndarray:
         """Result mode the long way: pack each case into a tile, launch, read the slice."""

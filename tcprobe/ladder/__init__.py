@@ -9,7 +9,7 @@ output_rounding, zero_sign, nan, plus the output precision, K order, slice
 and layout; block-scaled kinds: the scale step's keys; sparse kinds: the
 sparsity step's; a split datapath: its sub-MMAs); the fingerprint builds a
 Model (the engine's, the block-scaled one, or a SplitModel), which is
-checked on 10,000 random cases against the same device.
+checked on 10,000 validation cases against the same device (:mod:`.validation`).
 
 This module is the runner: the steps in order, their prerequisites, the
 fingerprint and the validation. What the steps share is the
@@ -33,9 +33,9 @@ from tcprobe.models.f64 import is_f64
 from tcprobe.models.formats import describe
 from tcprobe.models.model import IntegerModel
 from tcprobe.probes.common import Finding
-from tcprobe.suites.mix import random_cases
 
 from .context import Context
+from .validation import validation_cases, validation_seed
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
          "specials", "block", "carry", "zero", "scale", "sparsity", "chain")
@@ -145,10 +145,13 @@ class Validation:
     mismatches: int
     examples: list = field(default_factory=list)
     seconds: float = 0.0
+    seed: int | None = None  # the validation cases' seed (never the probes')
+    parts: dict = field(default_factory=dict)  # part name -> [cases, mismatches]
 
     def as_dict(self) -> dict:
         return {"cases": self.cases, "mismatches": self.mismatches,
-                "examples": self.examples, "seconds": round(self.seconds, 4)}
+                "examples": self.examples, "seconds": round(self.seconds, 4),
+                "seed": self.seed, "parts": self.parts}
 
 
 @dataclass
@@ -161,6 +164,15 @@ class LadderResult:
     validation: Validation | None
     seconds: float = 0.0
     context: Context | None = field(default=None, repr=False)  # to run more cases the same way
+    skipped_steps: tuple = ()  # ladder steps not asked for (a partial ladder)
+
+    @property
+    def validated(self) -> bool:
+        """The fingerprint is validated: the whole ladder ran, no step failed
+        and its model matched the device on every validation case."""
+        return (self.validation is not None and self.validation.mismatches == 0
+                and not self.skipped_steps
+                and not any(f.status == "failed" for f in self.findings))
 
     def finding(self, step: str) -> Finding | None:
         return next((f for f in self.findings if f.step == step), None)
@@ -175,34 +187,42 @@ class LadderResult:
             "cases_per_step": {f.step: f.cases for f in self.findings},
             "fingerprint": None if self.fingerprint is None else self.fingerprint.as_dict(),
             "validation": None if self.validation is None else self.validation.as_dict(),
+            "validated": self.validated,
+            "skipped_steps": list(self.skipped_steps),
             "seconds": round(self.seconds, 3),
         }
 
 
 def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
-    """Run ``n`` random cases on the device and the model; count mismatches."""
+    """Run about ``n`` validation cases (:mod:`.validation`: the random mix,
+    dropped input bits live, the raw, finite, edge and adversarial suites, C
+    alone and beside cancelling products, from a seed the probes do not
+    use) on the device and the model; count mismatches, per part too."""
     t0 = time.perf_counter()
-    rng = np.random.default_rng(ctx.seed + 1)
-    cases = random_cases(ctx.dp, n, rng)
+    cases, which, names = validation_cases(ctx.dp, n, ctx.seed)
     ctx._stack.append("validation")
     try:
         got = ctx.run(cases)
     finally:
         ctx._stack.pop()
     want = model.evaluate(cases)
-    bad = np.flatnonzero(got != want)
+    miss = got != want
+    bad = np.flatnonzero(miss)
+    parts = {name: [int((which == i).sum()), int(miss[which == i].sum())]
+             for i, name in enumerate(names)}
     examples = []
     for i in bad[:5]:
         examples.append({
             "a": [f"{int(w):#x}" for w in cases.a[i]], "b": [f"{int(w):#x}" for w in cases.b[i]],
             "c": f"{int(cases.c[i]):#x}", "device": describe(ctx.d_fmt, int(got[i])),
-            "model": describe(ctx.d_fmt, int(want[i]))})
+            "model": describe(ctx.d_fmt, int(want[i])), "part": names[which[i]]})
         if cases.scale_a is not None:
             examples[-1]["scale_a"] = [f"{int(w):#x}" for w in cases.scale_a[i]]
             examples[-1]["scale_b"] = [f"{int(w):#x}" for w in cases.scale_b[i]]
         if cases.active is not None:
             examples[-1]["active"] = np.flatnonzero(cases.active[i]).tolist()
-    return Validation(len(cases), int(len(bad)), examples, time.perf_counter() - t0)
+    return Validation(len(cases), int(len(bad)), examples, time.perf_counter() - t0,
+                      validation_seed(ctx.seed), parts)
 
 
 def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int = VALIDATION_CASES,
@@ -241,5 +261,6 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
         val = validate(ctx, IntegerModel("ladder", dp, "ladder: exact integer sum",
                                          saturate=sat), validate_cases)
     info = device.info()
+    skipped = tuple(s for s in STEPS if s not in ctx.findings)
     return LadderResult(info, dp.id, bool(getattr(device, "simulated", True)), findings, fp, val,
-                        time.perf_counter() - t0, ctx)
+                        time.perf_counter() - t0, ctx, skipped)

@@ -1,0 +1,157 @@
+"""The cases the ladder checks its fingerprint's model on.
+
+A fingerprint is called validated only after cases that can fail on every
+key it reports: the random mix (:mod:`tcprobe.suites.mix`), the same mix
+with every dropped input bit live (tf32's low 13 bits: the bits an input
+conversion reads), the raw, finite, edge and adversarial suites that
+``tcprobe validate`` runs (and the sparse suite on sparse kinds), C alone
+in a block (every product a zero: a floor that binds only through C), and
+C beside products that cancel exactly. They are drawn from a seed that
+differs from the probes' (:func:`validation_seed`), so no probe case is
+replayed as its own check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import get_format
+from tcprobe.models.words import emax_biased, max_frac, pack
+from tcprobe.probes.common import complete
+from tcprobe.suites import generate, generators
+from tcprobe.suites.mix import random_cases
+
+# The validation seed is the probes' seed moved by this (the probes draw from
+# ``seed`` itself): any ladder seed gives validation cases no probe drew.
+SEED_OFFSET = 0x5EED_0001
+
+# Share of the cases per part (normalized over the parts that apply).
+SHARES = {"mix": 3, "dropped-bits": 1, "raw": 1, "finite": 1, "edge": 1, "adversarial": 3,
+          "sparse": 1, "c-alone": 1, "cancel": 1}
+
+
+def validation_seed(seed: int) -> int:
+    """The seed of the ladder's validation cases for a ladder run with ``seed``."""
+    return (int(seed) + SEED_OFFSET) & 0xFFFF_FFFF_FFFF
+
+
+def _parts(dp: Datapath) -> list[str]:
+    names = ["mix"]
+    if not dp.is_integer and (get_format(dp.a_type).drop_bits or get_format(dp.b_type).drop_bits):
+        names.append("dropped-bits")
+    for s in ("raw", "finite", "edge", "adversarial") + (("sparse",) if dp.sparse else ()):
+        if generators(dp, s):
+            names.append(s)
+    if not dp.is_integer:
+        names += ["c-alone", "cancel"]
+    return names
+
+
+def _counts(dp: Datapath, n: int) -> dict[str, int]:
+    names = _parts(dp)
+    total = sum(SHARES[p] for p in names)
+    counts = {p: n * SHARES[p] // total for p in names}
+    counts["mix"] += n - sum(counts.values())
+    return {p: c for p, c in counts.items() if c > 0}
+
+
+def _live_drops(dp: Datapath, cases: Cases, rng) -> Cases:
+    """``cases`` with random bits in every dropped low bit of A and B."""
+    a, b = cases.a.copy(), cases.b.copy()
+    for arr, fmt in ((a, get_format(dp.a_type)), (b, get_format(dp.b_type))):
+        if fmt.drop_bits:
+            low = rng.integers(0, 1 << fmt.drop_bits, arr.shape, dtype=np.uint64)
+            arr |= low.astype(arr.dtype)
+    return Cases(a, b, cases.c, cases.scale_a, cases.scale_b, cases.active)
+
+
+def _c_words(fc, n: int, rng) -> np.ndarray:
+    """C over its whole range, weighted to the bottom: half subnormal or
+    within 30 binades of the smallest normal (the floors), the rest any
+    finite exponent; random signs, random fractions."""
+    biased = np.where(rng.integers(0, 2, n) == 0,
+                      rng.integers(0, 31, n),
+                      rng.integers(0, emax_biased(fc) + 1, n))
+    biased = np.clip(biased, 0, emax_biased(fc))
+    frac = np.minimum(rng.integers(0, 1 << fc.frac_bits, n, dtype=np.int64), max_frac(fc, biased))
+    frac = np.where((biased == 0) & (frac == 0), 1, frac)  # a subnormal, not a zero
+    sign = rng.integers(0, 2, n) if fc.signed else 0
+    return pack(fc, sign, biased, frac).astype(fc.dtype)
+
+
+def _signed_zeros(fmt, shape, rng) -> np.ndarray:
+    z = np.zeros(shape, fmt.dtype)
+    if fmt.signed:
+        z |= (rng.integers(0, 2, shape).astype(fmt.dtype) << fmt.dtype(fmt.width - 1))
+    return z
+
+
+def _c_alone(dp: Datapath, n: int, rng) -> Cases:
+    """Every product a zero (A or B a zero of random sign in each lane, the
+    other factor random) and C anywhere, mostly tiny."""
+    k = dp.k
+    fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+    other = random_cases(dp, n, rng)
+    zero_a = rng.integers(0, 2, (n, k)).astype(bool)
+    a = np.where(zero_a, _signed_zeros(fa, (n, k), rng), other.a).astype(fa.dtype)
+    b = np.where(zero_a, other.b, _signed_zeros(fb, (n, k), rng)).astype(fb.dtype)
+    return Cases(a, b, _c_words(fc, n, rng), other.scale_a, other.scale_b, other.active)
+
+
+def _cancel(dp: Datapath, n: int, rng) -> Cases:
+    """Products that cancel exactly (lane 2j+1 is lane 2j with B negated; a
+    lane left over is a zero) beside C anywhere, mostly tiny. A sparse mask
+    that drops one of a pair leaves the other: fine, it is still a case."""
+    k = dp.k
+    fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+    base = random_cases(dp, n, rng)
+    a, b = base.a.copy(), base.b.copy()
+    m = k - k % 2
+    if m:
+        a[:, 1:m:2] = a[:, 0:m:2]
+        b[:, 1:m:2] = b[:, 0:m:2] ^ fb.dtype(1 << (fb.width - 1))
+    if k % 2:
+        a[:, k - 1] = _signed_zeros(fa, n, rng)
+    # an Inf or NaN does not cancel: such a row's A becomes zeros (C alone)
+    a[~_finite_rows(dp, a, b)] = _signed_zeros(fa, k, rng)
+    return Cases(a, b, _c_words(fc, n, rng), base.scale_a, base.scale_b, base.active)
+
+
+def _finite_rows(dp: Datapath, a, b) -> np.ndarray:
+    """Rows whose A and B words are all finite (an Inf or NaN does not cancel)."""
+    from tcprobe.models.formats import Class, decode
+
+    ok = np.ones(len(a), bool)
+    for arr, t in ((a, dp.a_type), (b, dp.b_type)):
+        cls = decode(get_format(t), arr).cls
+        ok &= ~((cls == Class.NAN) | (cls == Class.INF)).any(axis=1)
+    return ok
+
+
+def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray, list[str]]:
+    """(about ``n`` cases, each case's part index, the part names) for a
+    ladder run with ``seed``; every case complete (scales, sparse masks)."""
+    vseed = validation_seed(seed)
+    rng = np.random.default_rng(vseed)
+    counts = _counts(dp, n)
+    names = list(counts)
+    parts, which = [], []
+    for i, name in enumerate(names):
+        m = counts[name]
+        if name == "mix":
+            cs = random_cases(dp, m, rng)
+        elif name == "dropped-bits":
+            cs = _live_drops(dp, random_cases(dp, m, rng), rng)
+        elif name == "c-alone":
+            cs = _c_alone(dp, m, rng)
+        elif name == "cancel":
+            cs = _cancel(dp, m, rng)
+        else:
+            cs, _ = generate(dp, name, vseed, 0, m)
+        cs = complete(dp, Cases(cs.a, cs.b, cs.c, cs.scale_a, cs.scale_b, cs.active))
+        if len(cs):
+            parts.append(cs)
+            which.append(np.full(len(cs), i, np.int16))
+    return Cases.concat(parts), np.concatenate(which), names
