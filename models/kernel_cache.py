@@ -54,16 +54,17 @@ def usual_folder() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "tcprobe" / "numba"
 
 
-def why_untrusted(path: Path) -> str | None:
-    """Why a cache folder must not be used (a link, another owner, writable
-    by others), or None when only this user can write it."""
+def why_untrusted(path: Path, folder: bool = True) -> str | None:
+    """Why a cache file or folder must not be trusted (a symbolic link,
+    another owner, writable by others; ``folder``: not a folder), or None
+    when only this user can write it. The cubin cache asks the same."""
     try:
         st = os.lstat(path)
     except OSError as e:
         return f"{path}: {e.strerror}"
     if stat.S_ISLNK(st.st_mode):
         return f"{path} is a symbolic link"
-    if not stat.S_ISDIR(st.st_mode):
+    if folder and not stat.S_ISDIR(st.st_mode):
         return f"{path} is not a folder"
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         return f"{path} is not owned by this user"

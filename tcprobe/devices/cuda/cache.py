@@ -18,10 +18,11 @@ import hashlib
 import json
 import os
 import re
-import stat
 import struct
 import tempfile
 from pathlib import Path
+
+from tcprobe.models.kernel_cache import why_untrusted
 
 # Bumped when the cache layout or the compile options NVRTC is given change.
 CACHE_FORMAT = 1
@@ -65,17 +66,7 @@ def arch_sm(arch: str) -> int:
 
 def untrusted(path: Path) -> str | None:
     """Why ``path`` (a file or folder of the cache) must not be trusted, or None."""
-    try:
-        st = os.lstat(path)
-    except OSError as e:
-        return f"{path}: {e.strerror}"
-    if stat.S_ISLNK(st.st_mode):
-        return f"{path} is a symbolic link"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return f"{path} is not owned by this user"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{path} may be written by other users"
-    return None
+    return why_untrusted(path, folder=False)
 
 
 def read(path: Path, key: str, arch: str) -> bytes | None:
