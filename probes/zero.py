@@ -151,9 +151,17 @@ def run(ctx) -> Finding:
     # never anchor that low) shows where C's last bits fall below floor - F
     fsub, fmin, _ = exp_range(fc)
     c_rows = 0
+    # a tie at the kept width plus one bit near the end of C's own window:
+    # under a nearest rounding the sum rounds up while that bit is inside the
+    # window and sits on the tie (to even, down) once a floor-held anchor's
+    # window (floor - F) cuts it, so the sweep over C's exponent shows the floor
+    keeps = {ctx.params().output_frac_bits or ctx.d_fmt.frac_bits, *open_keeps(ctx)}
+    ties = {(1 << (fc.frac_bits - k - 1)) | (1 << (fc.frac_bits - d))
+            for k in keeps for d in (F - 2, F - 1, F)
+            if 0 <= k < fc.frac_bits - 1 and k + 1 < d <= fc.frac_bits}
     for be in range(0, min(64, (1 << fc.exp_bits) - 1)):
         for frac in sorted({1, (1 << fc.frac_bits) - 1, 1 << (fc.frac_bits - 1),
-                            (1 << fc.frac_bits) // 3}):
+                            (1 << fc.frac_bits) // 3, *ties}):
             for s in (0, 1):
                 cw = (s << (fc.width - 1)) | (be << fc.frac_bits) | frac
                 bt2.add(f"C alone, biased exponent {be}", {}, cw)

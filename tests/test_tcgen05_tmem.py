@@ -106,7 +106,7 @@ def test_scale_b_is_in_every_lane_of_its_column(text):
 
 def test_sim_device_reads_the_scales_the_harness_placed():
     from tcprobe.devices.sim import SimDevice
-    from tcprobe.ladder import random_cases
+    from tcprobe.suites.mix import random_cases
 
     dev = SimDevice.builtin("b200")
     for text in SCALED:
