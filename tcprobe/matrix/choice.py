@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcprobe.model_file import is_model_file, load_model_file
-from tcprobe.models import isa, registry
+from tcprobe.models import isa, isa_gate, registry
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
 from tcprobe.models.engine import ParamError
 from tcprobe.models.formats import FormatError, get_format
@@ -42,7 +42,7 @@ def arch(gpu: str) -> str:
 
 def families(gpu: str) -> tuple[str, ...]:
     """The instruction families of ``gpu``'s architecture (the ISA table)."""
-    return isa.arch_families(arch(gpu))
+    return isa_gate.arch_families(arch(gpu))
 
 
 def check_datapath(dp: Datapath, gpu: str | None, what: str = "instr") -> None:
@@ -51,11 +51,11 @@ def check_datapath(dp: Datapath, gpu: str | None, what: str = "instr") -> None:
     ValueError starting with ``what`` otherwise."""
     t = {x: get_format(getattr(dp, x)).name for x in ("a_type", "b_type", "d_type")}
     try:
-        isa.check_instruction(dp.family, dp.kind, t["a_type"], t["b_type"],
+        isa_gate.check_instruction(dp.family, dp.kind, t["a_type"], t["b_type"],
                               get_format(dp.c).name, t["d_type"], dp.k, dp.scale_type,
                               dp.scale_vec, dp.sparse, dp.saturate)
         if gpu is not None:
-            isa.check_arch(arch(gpu), dp.family, dp.kind, t["a_type"], dp.k)
+            isa_gate.check_arch(arch(gpu), dp.family, dp.kind, t["a_type"], dp.k)
     except isa.IsaError as e:
         on = f" ({gpu} is {arch(gpu)})" if gpu is not None and arch(gpu) in str(e) else ""
         raise MatmulError(f"{what}: {dp.id}: {e}{on}") from None

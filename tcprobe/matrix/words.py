@@ -20,7 +20,7 @@ from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import FixedPointModel
 
-from . import choice
+from .choice import check_datapath, gpu_name, model_for
 from .flow import kept_units
 from .operands import MatmulError
 
@@ -112,11 +112,11 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
         dp = datapath if isinstance(datapath, Datapath) else Datapath.parse(str(datapath))
     except (DatapathError, FormatError) as e:
         raise MatmulError(f"datapath: {e}") from None
-    name = choice.gpu_name(gpu) if gpu is not None else None
-    choice.check_datapath(dp, name, "datapath")
+    name = gpu_name(gpu) if gpu is not None else None
+    check_datapath(dp, name, "datapath")
     if name is None and model is None and dp.family != "tcgen05":
         raise MatmulError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
-    mdl = choice.model_for(dp, name, model)
+    mdl = model_for(dp, name, model)
     single = np.ndim(a) == 1
     scan = not isinstance(mdl, FixedPointModel)  # the engine scans every word it reads
     aw = words_of(a, "a", dp.a_type, 2, scan)
