@@ -549,3 +549,4 @@ def tcgen05_opcode(kind: str, arch: str, scale_vec: int | None = None) -> str:
     if kind == "mxf4nvf4" and scale_vec == 4:
         return "UTCOMMA.BLOCK16" if arch == "sm_103a" else "UTCOMMA.4X"
     return TCGEN05_OPCODES[kind]
+

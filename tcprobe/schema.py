@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcprobe.models import isa
+from tcprobe.models import isa, isa_gate
 from tcprobe.models.formats import FormatError, get_format
 
 
@@ -203,6 +203,16 @@ class Anything:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A JSON object / TOML table (its keys are read by their own schema)."""
+
+    def read(self, v, ctx):
+        if not isinstance(v, dict):
+            raise ValueError(f"{_show(v)} is not a table of keys (a JSON object)")
+        return v
+
+
+@dataclass(frozen=True)
 class ListOf:
     """A list of items of one type; ``one_ok``: a single item stands for a list of one."""
 
@@ -345,47 +355,12 @@ def _extra_ok(rec: dict) -> bool:
     return all(k in VECTOR or k.startswith("_") for k in rec)
 
 
-def instruction_ks(family: str, kind: str, a_type: str, sparse: bool) -> tuple[int, ...]:
-    """Every K one instruction of this family, kind and A type has (the ISA table)."""
-    if family == "mma":
-        if sparse:  # mma.sp: its own shapes (m16n8kK with K twice a dense m16n8 K)
-            return isa.MMA_SP_K.get(a_type, ())
-        return tuple(dict.fromkeys(k for _, _, k in isa.MMA_SHAPES.get(a_type, ())))
-    return (isa.instruction_k(family, kind, a_type, sparse),)
-
-
 def check_instruction(family, kind, a_type, b_type, c_type, d_type, k, scale_type, scale_vec,
                       sparse, saturate, where: str) -> None:
-    """Refuse a combination the PTX ISA does not define (kind, types, K, scales)."""
+    """Refuse a combination the PTX ISA does not define (:func:`isa.check_instruction`)."""
     try:
-        if family == "tcgen05":
-            isa.check_tcgen05(kind, a_type, b_type, c_type, d_type, k,
-                              (scale_type, scale_vec) if scale_type else None, sparse, saturate)
-            return
-        if family == "mma" and kind in isa.MMA_KINDS:  # sm_120a's mma.sync .kind::
-            isa.check_mma_kind(kind, a_type, b_type, c_type, d_type, k,
-                               (scale_type, scale_vec or 1) if scale_type else None, sparse,
-                               saturate)
-            return
-        if kind == f"{a_type}x{b_type}":  # an id such as wgmma.e4m3xe5m2.f16.k32
-            kind = a_type
-        f64 = family == "mma" and kind in isa.F64_TYPES
-        if (kind not in isa.INPUT_K and not f64) or kind in isa.SUB_BYTE_TYPES:
-            raise isa.IsaError(f"kind {kind!r} is not an input type of {family} (allowed: "
-                               f"{', '.join(t for t in isa.INPUT_K if t not in isa.SUB_BYTE_TYPES)})")
-        allowed = isa.input_types(family, kind)
-        if a_type not in allowed or b_type not in allowed:
-            raise isa.IsaError(f"{family} kind {kind} takes A/B in {', '.join(allowed)}, "
-                               f"not {a_type}x{b_type}")
-        outs = isa.output_types(family, kind, a_type)
-        if d_type not in outs:
-            raise isa.IsaError(f"{family} {kind} writes D in {', '.join(outs)}, not {d_type}")
-        if scale_type:
-            raise isa.IsaError(f"{family} takes no block scales (scale_type is for tcgen05)")
-        ks = instruction_ks(family, kind, a_type, sparse)
-        if k not in ks:
-            raise isa.IsaError(f"k: one {family} {kind} instruction has K "
-                               f"{' or '.join(map(str, ks))}, not {k}")
+        isa_gate.check_instruction(family, kind, a_type, b_type, c_type, d_type, k, scale_type,
+                              scale_vec, sparse, saturate)
     except isa.IsaError as e:
         raise SchemaError(f"{where}: {e}") from None
 
@@ -397,21 +372,23 @@ HEADER = {
     "format": F(Choice(("tcprobe-capture",)), required=True),
     "version": F(Int(1, 1), required=True),
     "datapath": F(Text(), required=True),
-    "device": F(Anything()),
+    "device": F(Table()),
     "seed": F(Either((Int(), Anything()), "a seed")),
     "suites": F(ListOf(Text())),
     "generators": F(ListOf(Text())),
-    "plan": F(Anything()),
-    "record": F(Anything(), required=True),
+    "plan": F(Table()),
+    "record": F(Table(), required=True),
 }
 PLAN = {"cases": F(Int(0)), "chunk": F(Int(1)), "suites": F(ListOf(Text()))}
+RECORD = {"size": F(Int(1), required=True), "fields": F(Anything())}
 
 
 def check_header(head: dict, where: str) -> dict:
     """A capture header read against :data:`HEADER` (other keys are kept)."""
     out = check(head, HEADER, where, unknown="keep")
-    if isinstance(out.get("plan"), dict):
+    if "plan" in out:
         check(out["plan"], PLAN, where, unknown="keep", key_path="plan")
+    check(out["record"], RECORD, where, unknown="keep", key_path="record")
     return out
 
 
@@ -464,12 +441,16 @@ class Order:
 ORDER = Order()
 
 
+FLOOR_LIMIT = 1 << 31  # |zero_floor| the engine's 64-bit exponent arithmetic holds
+
+
 def engine_schema(nan_bits: int = 32) -> dict:
     """The engine parameter keys (EngineParams) a profile table may set."""
     return {
         "window_bits": F(Maybe(Int(0, 56), ("exact", "none"))),
         "block_size": F(Int(1, 1024)),
-        "zero_floor": F(Maybe(Int(-1000, 1000))),
+        # any floor the int64 arithmetic holds: one far below every exponent never binds
+        "zero_floor": F(Maybe(Int(-FLOOR_LIMIT, FLOOR_LIMIT))),
         "input_conversion": F(Choice(("truncate", "rne", "rna"))),
         "output_rounding": F(ROUNDING),
         "output_frac_bits": F(Maybe(Int(0, 64))),

@@ -317,6 +317,9 @@ def _read_header(path: Path, fh, size: int) -> tuple[dict, Datapath, int]:
                              f"({MAX_K} at most)")
     except (ValueError, KeyError, TypeError, DatapathError) as e:
         raise CaptureError(f"{path}: unreadable header at offset {_FILE_HEAD.size}: {e}") from None
+    except RecursionError:
+        raise CaptureError(f"{path}: unreadable header at offset {_FILE_HEAD.size}: JSON nested "
+                           "too deeply") from None
     return header, dp, end
 
 

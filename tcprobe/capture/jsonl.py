@@ -121,6 +121,8 @@ def read(path: Path) -> list[Capture]:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise CaptureError(f"{where}: not JSON ({e.msg})") from None
+            except RecursionError:
+                raise CaptureError(f"{where}: JSON nested too deeply to be a vector") from None
             try:
                 rec = check_vector(rec, where)
                 dp = _datapath(rec)

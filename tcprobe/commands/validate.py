@@ -16,27 +16,12 @@ from tcprobe import validate as v
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.model_file import is_model_file, load_model_file
 from tcprobe.commands.options import Count, family_option, json_option
 from tcprobe.console import console, err_console, note, plain, say
-from tcprobe.models import registry
+from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
-
-
-def resolve_model(name: str, dp: Datapath, gpu: str | None):
-    """A model name (auto, a profile, a baseline) or a .json fingerprint / fit result."""
-    if is_model_file(name):
-        return load_model_file(name, dp)
-    try:
-        return registry.resolve(name, dp, gpu)
-    except ModelError as e:
-        if name.strip().lower() == "auto" and not gpu:
-            raise ModelError(f"{e}: this device names no GPU, so give the model: --model NAME "
-                             "(a profile, e.g. b200-hmma) or --model fp.json (tcprobe ladder "
-                             "--json fp.json)") from None
-        raise
 
 
 def resolve_models(names, dp: Datapath, gpu: str | None) -> list:
@@ -162,7 +147,7 @@ def _read_as_measured(device, dp, model_names) -> None:
     """A sim device checked against a ladder fingerprint runs its cases
     through the layout the ladder measured (as the GPU harness that ran the
     ladder does), not through its own: the first fingerprint's layout."""
-    from tcprobe.commands.model_file import fingerprint_harness
+    from tcprobe.model_file import fingerprint_harness
 
     if not hasattr(device, "read_through"):
         return

@@ -9,14 +9,14 @@ V100, A100 and Ada, ``wgmma`` on H100/H200, ``tcgen05.mma`` on B200/B300.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tcprobe.models import amd_profiles, isa, registry
+from tcprobe.model_file import is_model_file, load_model_file
+from tcprobe.models import amd_profiles, isa, isa_gate, registry
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
-from tcprobe.models.engine import EngineParams, ParamError
+from tcprobe.models.engine import ParamError
 from tcprobe.models.formats import FormatError, get_format
-from tcprobe.models.model import FixedPointModel, Model, ModelError
+from tcprobe.models.model import Model, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
 
 from .operands import MatmulError
@@ -43,13 +43,36 @@ def arch(gpu: str) -> str:
 
 
 def families(gpu: str) -> tuple[str, ...]:
-    """The instruction families of ``gpu``: its architecture's, with the
-    arch-specific target (sm_90a, sm_100a) where one exists."""
-    a = arch(gpu)
-    for name in (a + "a", a):
-        if name in isa.ARCH_FAMILIES:
-            return isa.ARCH_FAMILIES[name]
-    return ("mma",)
+    """The instruction families of ``gpu``'s architecture (the ISA table)."""
+    return isa_gate.arch_families(arch(gpu))
+
+
+def check_datapath(dp: Datapath, gpu: str | None, what: str = "instr") -> None:
+    """The ISA table's gate: ``dp`` is an instruction the PTX ISA defines
+    (types, K, scales, sparsity) and, given ``gpu``, one its architecture has;
+    ValueError starting with ``what`` otherwise. AMD's v_mfma is checked
+    against its own table (models/isa_amd.py) through its GPU's profile."""
+    amd_gpu = gpu is not None and gpu in amd_profiles.isa_amd.GPU_ARCH
+    if dp.family == "mfma" or amd_gpu:
+        if dp.family != "mfma":
+            raise MatmulError(f"{what}: {gpu} has no {dp.family} (it has mfma)")
+        if gpu is not None and not amd_gpu:
+            raise MatmulError(f"{what}: {gpu} has no mfma (an AMD CDNA instruction)")
+        try:
+            amd_profiles.model_for(dp, gpu or "MI300X")
+        except ModelError as e:
+            raise MatmulError(f"{what}: {e}") from None
+        return
+    t = {x: get_format(getattr(dp, x)).name for x in ("a_type", "b_type", "d_type")}
+    try:
+        isa_gate.check_instruction(dp.family, dp.kind, t["a_type"], t["b_type"],
+                              get_format(dp.c).name, t["d_type"], dp.k, dp.scale_type,
+                              dp.scale_vec, dp.sparse, dp.saturate)
+        if gpu is not None:
+            isa_gate.check_arch(arch(gpu), dp.family, dp.kind, t["a_type"], dp.k)
+    except isa.IsaError as e:
+        on = f" ({gpu} is {arch(gpu)})" if gpu is not None and arch(gpu) in str(e) else ""
+        raise MatmulError(f"{what}: {dp.id}: {e}{on}") from None
 
 
 def _instr_k(family: str, kind: str, a_type: str, gpu: str) -> int:
@@ -62,7 +85,8 @@ def _instr_k(family: str, kind: str, a_type: str, gpu: str) -> int:
     return max(k for _m, _n, k in shapes[a_type])
 
 
-def block_scaled_datapath(a: str, b: str, scale: str, block: int) -> Datapath:
+def block_scaled_datapath(a: str, b: str, scale: str, block: int,
+                          family: str = "tcgen05") -> Datapath:
     """The tcgen05 kind that block-scaled elements ``a``, ``b`` with ``scale``
     codes every ``block`` K positions select: e2m1 pairs take mxf4 (ue8m0, 32)
     or mxf4nvf4 (16); other elements kind::mxf8f6f4 (ue8m0, 32)."""
@@ -76,11 +100,14 @@ def block_scaled_datapath(a: str, b: str, scale: str, block: int) -> Datapath:
         raise MatmulError(f"scale_a: {scale} scales every {block} K positions fit no "
                          f"block-scaled kind for {a}x{b} (mxf8f6f4: ue8m0 every 32; "
                          "mxf4: ue8m0 every 32; mxf4nvf4: ue8m0 or ue4m3 every 16)")
-    return Datapath("tcgen05", kind, a, b, "f32", isa.instruction_k("tcgen05", kind),
-                    scale_type=scale, scale_vec=vec)
+    k = isa.instruction_k("tcgen05", kind) if family == "tcgen05" else isa.MMA_KIND_K[kind]
+    return Datapath(family, kind, a, b, "f32", k, scale_type=scale, scale_vec=vec)
 
 
 def _family_datapath(family: str, a: str, b: str, d: str, gpu: str) -> Datapath:
+    if (family == "mma" and arch(gpu) in isa.SM120_ARCHS and (a != b or a in isa.SUB_BYTE_TYPES)
+            and {a, b} <= set(isa.MMA_KIND_INPUT_TYPES["f8f6f4"])):
+        return Datapath("mma", "f8f6f4", a, b, d, isa.MMA_KIND_K["f8f6f4"])
     if a == b:
         dp = default_datapath(family, a, d)
         return dp.with_k(_instr_k(family, dp.kind, a, gpu))
@@ -94,9 +121,17 @@ def _family_datapath(family: str, a: str, b: str, d: str, gpu: str) -> Datapath:
 
 def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
              scale: str | None = None, block: int | None = None) -> Datapath:
-    """The datapath of one instruction of the product (module doc)."""
+    """The datapath of one instruction of the product (module doc), checked
+    against the ISA table and ``gpu``'s architecture."""
     if gpu in amd_profiles.isa_amd.GPU_ARCH:
         return _amd_datapath(gpu, instr, a, b, d, scale)
+    dp = _datapath(gpu, instr, a, b, d, scale, block)
+    check_datapath(dp, gpu, "instr" if instr and "." in instr else "A")
+    return dp
+
+
+def _datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
+              scale: str | None, block: int | None) -> Datapath:
     fams = families(gpu)
     if instr and "." in instr:
         try:
@@ -110,10 +145,13 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
                 raise MatmulError(f"{what}: {dp.id} takes {want}, not {got}")
         return dp
     if scale is not None:
-        if instr not in (None, "tcgen05") or "tcgen05" not in fams:
-            raise MatmulError(f"scale_a: block scales need tcgen05, which {gpu} "
-                             f"{'has' if 'tcgen05' in fams else 'lacks'}")
-        return block_scaled_datapath(a, b, scale, block)
+        scaled = [f for f in ("tcgen05", "mma") if f in fams
+                  and (f == "tcgen05" or arch(gpu) in isa.SM120_ARCHS)]
+        if not scaled or instr not in (None, *scaled):
+            raise MatmulError(f"scale_a: block scales need tcgen05 (B200, B300) or sm_120a's "
+                              f"mma.sync (RTX5090); {gpu}"
+                              + (f" runs them on {scaled[0]}" if scaled else " has neither"))
+        return block_scaled_datapath(a, b, scale, block, instr or scaled[0])
     if instr is not None:
         if instr not in isa.FAMILIES:
             raise MatmulError(f"instr: {instr!r} is no family ({', '.join(isa.FAMILIES)}) "
@@ -128,6 +166,7 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
     for family in reversed(fams):
         try:
             dp = _family_datapath(family, a, b, d, gpu)
+            check_datapath(dp, gpu)
             model_for(dp, gpu)
             return dp
         except (DatapathError, ValueError) as e:
@@ -156,42 +195,23 @@ def _amd_datapath(gpu: str, instr, a: str, b: str, d: str, scale) -> Datapath:
         raise MatmulError(str(e)) from None
 
 
-def _json_model(path: Path, dp: Datapath) -> Model:
-    """A model from a ``tcprobe fit`` JSON (its engine parameters) or a
-    ``tcprobe ladder`` JSON (its fingerprint)."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise MatmulError(f"model: cannot read {path}: {e}") from None
-    if isinstance(data.get("params"), dict):
-        try:
-            params = EngineParams.from_dict(data["params"])
-            params.check()
-        except (ParamError, TypeError) as e:
-            raise MatmulError(f"model: {path}: {e}") from None
-        return FixedPointModel(f"fit:{path.name}", dp, f"tcprobe fit {path}", params)
-    if isinstance(data.get("fingerprint"), dict):
-        from dataclasses import fields
-
-        from tcprobe.ladder import Fingerprint
-
-        known = {f.name for f in fields(Fingerprint)}
-        fp = Fingerprint(**{k: v for k, v in data["fingerprint"].items() if k in known})
-        return fp.model(dp)
-    raise MatmulError(f"model: {path} is neither a fit JSON (params) nor a ladder JSON "
-                     "(fingerprint)")
-
-
-def model_for(dp: Datapath, gpu: str, model=None) -> Model:
+def model_for(dp: Datapath, gpu: str | None, model=None) -> Model:
     """The model of ``dp`` on ``gpu``: the GPU's profile, or ``model`` (a
-    ``--model`` name, a fit/ladder JSON path, or a Model)."""
+    ``--model`` name, a fit/ladder JSON path, or a Model of ``dp``)."""
     if isinstance(model, Model):
+        if model.datapath != dp:
+            raise MatmulError(f"model: {model.name} models {model.datapath.id}, not {dp.id}")
         return model
+    if model is not None and not isinstance(model, (str, Path)):
+        raise MatmulError(f"model must be a name, a .json path or a Model, not "
+                          f"{type(model).__name__}")
     try:
         if model is None:
             return registry.resolve("auto", dp, gpu)
-        if str(model).endswith(".json"):
-            return _json_model(Path(model), dp)
+        if is_model_file(model):
+            return load_model_file(model, dp, "model")
         return registry.resolve(str(model), dp, gpu)
     except (ModelError, ParamError, FormatError, DatapathError) as e:
-        raise MatmulError(f"{'gpu' if model is None else 'model'}: {e}") from None
+        msg = str(e)
+        raise MatmulError(msg if msg.startswith("model") else
+                          f"{'gpu' if model is None else 'model'}: {msg}") from None

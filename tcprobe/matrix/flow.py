@@ -1,4 +1,4 @@
-"""Bit-exact matrix products: ``matmul`` on whole matrices, ``dot`` on raw words.
+"""Bit-exact matrix products: ``matmul`` on whole matrices (``dot`` on raw words: :mod:`.words`).
 
 The K order is the one a CUTLASS main loop issues: D starts at C, one
 instruction per K tile of the instruction's K, in order, each taking the
@@ -29,10 +29,10 @@ from collections.abc import Callable
 import numpy as np
 
 from tcprobe.models import gemm, sparsity
-from tcprobe.models.cases import Cases, CasesError
-from tcprobe.models.datapath import Datapath, DatapathError
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
 from tcprobe.models.fastpath import Speed
-from tcprobe.models.formats import Class, FormatError, convert, decode, get_format
+from tcprobe.models.formats import Class, convert, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.structures import ieee_add
 
@@ -205,11 +205,27 @@ def threads(jobs: int | None) -> int:
 
 
 def split_ranges(tiles: int, split_k: int) -> list[tuple[int, int]]:
-    """``split_k`` contiguous ranges of K tiles, as even as possible, first ones longer."""
+    """``split_k`` contiguous ranges of K tiles, as even as possible: range i
+    ends at tile round((i + 1) * tiles / split_k) (Python's round, half to
+    even), so lengths differ by at most one and the longer ones fall where
+    that rounding puts them (5 tiles in 2: 2 then 3; 7 in 3: 2, 3, 2)."""
     if split_k > tiles:
         raise MatmulError(f"split_k={split_k} but K has only {tiles} instruction tile(s)")
     cuts = [round(i * tiles / split_k) for i in range(split_k + 1)]
     return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def kept_units(dp: Datapath, marked: np.ndarray, what: str) -> np.ndarray:
+    """The (rows, K / per-field) units ``marked`` (rows, K) touches, refused
+    (naming ``what``) past the datapath's pattern: 2 of 4, 1 of 2, 2 pairs of 8."""
+    width, per_field = sparsity.PATTERNS[sparsity.pattern(dp)]
+    rows, k = marked.shape
+    units = marked.reshape(rows, k // per_field, per_field).any(axis=2)
+    kept = units.reshape(rows, k // width, width // per_field).sum(axis=2)
+    if (kept > (1 if width == 2 else 2)).any():
+        limit = {4: "2 of every 4", 2: "1 of every 2", 8: "2 pairs of every 8"}[width]
+        raise MatmulError(f"{what} is not sparse as {dp.id} needs: it keeps {limit} K positions")
+    return units
 
 
 def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
@@ -217,14 +233,9 @@ def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
     datapath's pattern (2 of 4, 1 of 2, or 2 pairs of 8). Which zero
     positions the metadata also selects changes no word (zero products never
     set the anchor), so only the nonzero ones are marked."""
-    width, per_field = sparsity.PATTERNS[sparsity.pattern(dp)]
     nonzero = decode(dp.a_type, a).cls != Class.ZERO
-    rows, k = a.shape
-    units = nonzero.reshape(rows, k // per_field, per_field).any(axis=2)
-    kept = units.reshape(rows, k // width, width // per_field).sum(axis=2)
-    if (kept > (1 if width == 2 else 2)).any():
-        limit = {4: "2 of every 4", 2: "1 of every 2", 8: "2 pairs of every 8"}[width]
-        raise MatmulError(f"A is not sparse as {dp.id} needs: it keeps {limit} K positions")
+    units = kept_units(dp, nonzero, "A")
+    per_field = sparsity.PATTERNS[sparsity.pattern(dp)][1]
     return np.repeat(units, per_field, axis=1)
 
 
@@ -329,33 +340,3 @@ def reduce_split(d_type: str, c: np.ndarray, partials: list[np.ndarray]) -> np.n
     if fmt != "f32":
         acc = convert(acc, "f32", fmt)
     return acc.reshape(c.shape).astype(np.uint32)
-
-
-def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, active=None):
-    """Output words of one instruction per case on raw words: ``a``, ``b``
-    (cases, K) or (K,), ``c`` (cases,) or a scalar, ``datapath`` an id or a
-    Datapath; the model is ``gpu``'s profile or ``model`` (a name, JSON or
-    Model). Scales (cases, blocks) and the sparse ``active`` mask (cases, K)
-    where the datapath needs them. Returns uint32 words (a scalar for one
-    1-D case)."""
-    try:
-        dp = datapath if isinstance(datapath, Datapath) else Datapath.parse(str(datapath))
-    except (DatapathError, FormatError) as e:
-        raise MatmulError(f"datapath: {e}") from None
-    if gpu is None and model is None and dp.family != "tcgen05":
-        raise MatmulError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
-    mdl = choice.model_for(dp, choice.gpu_name(gpu) if gpu is not None else None, model)
-    single = np.ndim(a) == 1
-    words = [None if x is None else np.atleast_2d(np.asarray(x, dtype=np.int64))
-             for x in (a, b, scale_a, scale_b)]
-    c_words = np.atleast_1d(np.asarray(c, dtype=np.int64))
-    try:
-        if any(x is not None and (x < 0).any() for x in (*words, c_words)):
-            raise CasesError("a word is negative")
-        cases = Cases(words[0], words[1], c_words, words[2], words[3],
-                      None if active is None else np.atleast_2d(active))
-        cases.check(dp)
-    except CasesError as e:
-        raise MatmulError(f"a: {e}") from None
-    out = mdl.evaluate(cases)
-    return out[0] if single else out

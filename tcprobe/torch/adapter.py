@@ -97,8 +97,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
         return f32_words(tcprobe.matmul(a_w, b_w, c.to(torch.float32).contiguous(), **kw))
     if alpha != 1 and _takes("alpha") and c is None:
         kw["alpha"] = alpha
-        return f32_words(tcprobe.matmul(a_w, b_w, out="float32", **kw))
-    acc = f32_words(tcprobe.matmul(a_w, b_w, out="float32", **kw))
+        return f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", **kw))
+    acc = f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", **kw))
     add = np.uint32(NEG_ZERO)
     if c is not None and beta != 0:
         add = fma(scalar_word(beta), f32_words(c.to(torch.float32)), NEG_ZERO)

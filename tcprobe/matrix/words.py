@@ -1,0 +1,139 @@
+"""``dot``: one instruction per case on raw words, every word checked first.
+
+The words are the arrays' own bits: unsigned integer arrays as they are
+(uint32, and uint64 for the 64-bit words of f64, are used without a copy),
+a signed array of the format's own width as its bits (``x.view(np.int64)``
+of f64 words of any sign), Python ints of any size. Float arrays are
+values, not words, and are refused with the hint to pass ``.view()`` words.
+A word wider than its format, a negative word of a narrower array, scales
+and masks a datapath does not take, a mask past its sparsity pattern and a
+datapath the ISA table or the GPU's architecture lacks are refused naming
+the argument; the checks are vectorized, one pass over each array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models.cases import Cases, CasesError
+from tcprobe.models.datapath import Datapath, DatapathError
+from tcprobe.models.formats import FormatError, get_format
+from tcprobe.models.model import FixedPointModel
+
+from .choice import check_datapath, gpu_name, model_for
+from .flow import kept_units
+from .operands import MatmulError
+
+_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray:
+    """The unsigned words of ``x`` (argument ``what``) for format ``fmt``,
+    at least ``ndim``-D; MatmulError naming ``what`` otherwise. ``scan=False``
+    leaves the scan for bits above the format to a kernel that makes it as it
+    reads the words (the engine's)."""
+    arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if arr.dtype.kind in "fO" and not isinstance(x, np.ndarray):
+        flat = np.asarray(x, dtype=object).ravel()
+        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in flat):
+            try:
+                arr = np.array(x, dtype=np.uint64)  # Python ints past 2**63
+            except (OverflowError, TypeError, ValueError):
+                raise MatmulError(f"{what}: words must be integers from 0 to "
+                                  f"{get_format(fmt).word_mask:#x}") from None
+    kind = arr.dtype.kind
+    if kind in "fc" or str(arr.dtype) in ("bfloat16",) or arr.dtype.name.startswith("float"):
+        raise MatmulError(f"{what}: a {arr.dtype} array holds values, not words; pass its raw "
+                          f"words (x.view(np.uint{arr.dtype.itemsize * 8}))")
+    if kind not in "iu":
+        raise MatmulError(f"{what}: words must be an integer array, not {arr.dtype}")
+    if kind == "i":
+        width = get_format(fmt).word_mask.bit_length()
+        if arr.dtype.itemsize * 8 == width:  # the format's own width: the bits
+            arr = arr.view(_VIEW[arr.dtype.itemsize])
+        elif arr.size and int(arr.min()) < 0:
+            raise MatmulError(f"{what}: a word is negative ({int(arr.min())}); words are "
+                              f"unsigned {fmt} bit patterns")
+    if arr.ndim < ndim:
+        arr = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+    if arr.ndim != ndim:
+        raise MatmulError(f"{what} must be {ndim}-D (or {ndim - 1}-D for one case), "
+                          f"not of shape {arr.shape}")
+    limit = get_format(fmt).word_mask
+    if scan and arr.size and int(arr.max()) > limit:
+        raise MatmulError(f"{what}: a word does not fit {fmt} ({int(arr.max()):#x} > {limit:#x})")
+    return arr
+
+
+def _mask(active, dp: Datapath, shape) -> np.ndarray | None:
+    if not dp.sparse:
+        if active is not None:
+            raise MatmulError(f"active: {dp.id} is dense; a mask is for sparse datapaths")
+        return None
+    if active is None:
+        raise MatmulError(f"active: {dp.id} is sparse; give the active K positions "
+                          f"(cases, {dp.k}) of booleans")
+    m = np.asarray(active)
+    if m.dtype.kind not in "biu" or (m.dtype.kind != "b" and m.size and (
+            int(m.min()) < 0 or int(m.max()) > 1)):
+        raise MatmulError("active: the mask holds booleans (or 0 and 1)")
+    m = np.atleast_2d(m.astype(bool, copy=False))
+    if m.shape != shape:
+        raise MatmulError(f"active is {m.shape} but a is {shape}")
+    kept_units(dp, m, "active")
+    return m
+
+
+def _scales(sa, sb, dp: Datapath, cases: int):
+    if not dp.block_scaled:
+        if sa is not None or sb is not None:
+            raise MatmulError(f"scale_a: {dp.id} takes no block scales")
+        return None, None
+    out = []
+    for what, s in (("scale_a", sa), ("scale_b", sb)):
+        if s is None:
+            raise MatmulError(f"{what}: {dp.id} needs {dp.n_scales} {dp.scale_type} scale "
+                              "codes per case")
+        w = words_of(s, what, dp.scale_type, 2)
+        if w.shape != (cases, dp.n_scales):
+            raise MatmulError(f"{what} is {w.shape} but {dp.id} takes ({cases}, {dp.n_scales})")
+        out.append(w)
+    return tuple(out)
+
+
+def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, active=None):
+    """Output words of one instruction per case on raw words: ``a``, ``b``
+    (cases, K) or (K,), ``c`` (cases,) or a scalar, ``datapath`` an id or a
+    Datapath; the model is ``gpu``'s profile or ``model`` (a name, JSON or
+    Model of this datapath). Scales (cases, n_scales) where block-scaled and
+    the sparse ``active`` mask (cases, K) where sparse. Returns uint32 words
+    (uint64 for f64; a scalar for one 1-D case)."""
+    try:
+        dp = datapath if isinstance(datapath, Datapath) else Datapath.parse(str(datapath))
+    except (DatapathError, FormatError) as e:
+        raise MatmulError(f"datapath: {e}") from None
+    name = gpu_name(gpu) if gpu is not None else None
+    check_datapath(dp, name, "datapath")
+    if name is None and model is None and dp.family != "tcgen05":
+        raise MatmulError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
+    mdl = model_for(dp, name, model)
+    single = np.ndim(a) == 1
+    scan = not isinstance(mdl, FixedPointModel)  # the engine scans every word it reads
+    aw = words_of(a, "a", dp.a_type, 2, scan)
+    bw = words_of(b, "b", dp.b_type, 2, scan)
+    cw = words_of(c, "c", dp.c, 1, scan)
+    if aw.shape != bw.shape:
+        raise MatmulError(f"b is {bw.shape} but a is {aw.shape}")
+    if aw.shape[1] != dp.k:
+        raise MatmulError(f"a has K={aw.shape[1]} but {dp.id} has K={dp.k}")
+    if cw.shape[0] != aw.shape[0]:
+        raise MatmulError(f"c has {cw.shape[0]} words but there are {aw.shape[0]} cases")
+    sa, sb = _scales(scale_a, scale_b, dp, aw.shape[0])
+    mask = _mask(active, dp, aw.shape)
+    try:
+        cases = Cases(aw, bw, cw, sa, sb, mask)
+        cases.check(dp, words=False)
+        out = mdl.evaluate(cases)
+    except CasesError as e:
+        raise MatmulError(f"a: {e}") from None
+    return out[0] if single else out
