@@ -78,8 +78,8 @@ def split_tiles(s: Schedule, dp, tiles: int) -> list[tuple[int, int]]:
     per = kb // dp.k
     blocks = -(-tiles // per)
     if s.split_k > blocks:
-        raise MatmulError(f"schedule: split_k={s.split_k} but K has only {blocks} block(s) "
-                          f"of {kb}")
+        raise MatmulError(f"split_k={s.split_k} but K has only {blocks} block(s) of {kb} "
+                          "(the schedule's split count)")
     return [(min(lo * per, tiles), min(hi * per, tiles))
             for lo, hi in flow.split_ranges(blocks, s.split_k)]
 
