@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import tcprobe.matrix.epilogue as epilogue
+import tcprobe.matrix.flow as flow
 from tcprobe.models import gemm
 from tcprobe.models.fastpath import Speed
 from tcprobe.models.formats import get_format
 from tcprobe.models.model import Model
 
-from . import epilogue, flow
 from .operands import MatmulError
 from .schedule import Schedule
 
@@ -181,7 +182,8 @@ def result_array(words: np.ndarray, fmt: str, as_torch: bool):
 def matmul(a, b, C, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias, scale_a,
            scale_b, fast, jobs, progress):
     """:func:`tcprobe.matmul` with C in the epilogue (operands already read)."""
-    from . import choice
+    import tcprobe.matrix.choice as choice
+
     from .operands import read
 
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
