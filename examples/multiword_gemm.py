@@ -64,8 +64,8 @@ def emulate(a32, b32, method: str, gpu: str) -> np.ndarray:
     parts = 1 + max(max(p) for p in products)
     a_words, b_words = split(a32, word, parts), split(b32, word, parts)
     d = np.zeros((a32.shape[0], b32.shape[1]), np.float32)
-    for i, j in products:
-        d = tcprobe.matmul(a_words[i], b_words[j], d, gpu=gpu)
+    for i, j in products:  # each word product accumulates into D (C as the accumulator)
+        d = tcprobe.matmul(a_words[i], b_words[j], d, gpu=gpu, schedule="chain")
     return d
 
 

@@ -33,6 +33,8 @@ COMMAND_MODULES = [
     "smoke",
     "report",
     "gemm",
+    "fit_gemm",
+    "gemm_probe",
 ]
 
 EXIT_BAD_INPUT = 2

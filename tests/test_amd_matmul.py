@@ -18,22 +18,27 @@ def test_each_gpu_picks_its_generations_mfma():
 
 
 def test_mi300x_f16_matmul_truncates_where_mi100_rounds():
-    # C = 1 and eight products of 2**-13 * 2**-12 = 2**-25
+    # C = 1 and eight products of 2**-13 * 2**-12 = 2**-25, C as the first
+    # instruction's accumulator (the chain: what one v_mfma does)
     a = np.full((1, 8), np.float16(2.0 ** -13))
     b = np.full((8, 1), np.float16(2.0 ** -12))
     c = np.ones((1, 1), np.float32)
-    d300 = tcprobe.matmul(a, b, c, gpu="MI300X").view(np.uint32)[0, 0]
-    d100 = tcprobe.matmul(a, b, c, gpu="MI100").view(np.uint32)[0, 0]
+    d300 = tcprobe.matmul(a, b, c, gpu="MI300X", schedule="chain").view(np.uint32)[0, 0]
+    d100 = tcprobe.matmul(a, b, c, gpu="MI100", schedule="chain").view(np.uint32)[0, 0]
     # exact sum 1 + 8 * 2**-25 = 1 + 2**-22: MI100 (exact, one rounding) keeps it;
     # MI300X cuts the products' sum to F=24 bits below its own exponent first, also exact
     assert d100 == 0x3F800002 and d300 == 0x3F800002
     # products below C's window: 2**-26 each, four of them per L=4 block on MI100
     a2 = np.full((1, 8), np.float16(2.0 ** -13))
     b2 = np.full((8, 1), np.float16(2.0 ** -13))
-    d100 = tcprobe.matmul(a2, b2, c, gpu="MI100").view(np.uint32)[0, 0]
-    d300 = tcprobe.matmul(a2, b2, c, gpu="MI300X").view(np.uint32)[0, 0]
+    d100 = tcprobe.matmul(a2, b2, c, gpu="MI100", schedule="chain").view(np.uint32)[0, 0]
+    d300 = tcprobe.matmul(a2, b2, c, gpu="MI300X", schedule="chain").view(np.uint32)[0, 0]
     assert d100 == 0x3F800000  # 1 + 4 * 2**-26 = 1 + 2**-24 rounds to even, twice
     assert d300 == 0x3F800001  # 1 + 8 * 2**-26 = 1 + 2**-23 in one L=8 block
+    # C in the epilogue (the default): the products sum from +0 to 2**-23 on
+    # both, exact, then 1 + 2**-23 is one f32 word
+    for gpu in ("MI100", "MI300X"):
+        assert tcprobe.matmul(a2, b2, c, gpu=gpu).view(np.uint32)[0, 0] == 0x3F800001
 
 
 def test_bad_instruction_names_the_argument():

@@ -78,7 +78,7 @@ def test_tcgen05_i8_equals_the_dot_model(datapath, fmt):
     c = rng.integers(0, 1 << 32, (5, 4), dtype=np.uint64).astype(np.uint32)
     c[0, 0] = 0x7FFFFF00
     D = tcprobe.matmul(as_array(a, DTYPES[dp.a_type]), as_array(b, DTYPES[dp.b_type]),
-                       as_array(c, np.int32), gpu="B200", instr=datapath)
+                       as_array(c, np.int32), gpu="B200", instr=datapath, schedule="chain")
     assert D.dtype == np.int32
     model = registry.resolve("auto", dp, "B200")
     assert_elementwise(D, "s32", model, a, b, c)
@@ -106,7 +106,8 @@ def test_sparse_equals_the_dot_model(datapath, fmt):
     b = words(rng, fmt, (96, 5))
     c = words(rng, "f32", (4, 5))
     D = tcprobe.matmul(as_array(a, DTYPES[fmt]), as_array(b, DTYPES[fmt]),
-                       as_array(c, np.float32), gpu="B200", instr=datapath)
+                       as_array(c, np.float32), gpu="B200", instr=datapath,
+                       schedule="chain")
     model = registry.resolve("auto", Datapath.parse(datapath), "B200")
     assert_elementwise(D, "f32", model, a, b, c, active=mask)
     dense = tcprobe.matmul(as_array(a, DTYPES[fmt]), as_array(b, DTYPES[fmt]),
@@ -139,7 +140,7 @@ def test_block_scaled_equals_the_dot_model(scale, block, a_fmt, b_fmt, k):
     c = words(rng, "f32", (m, n))
     D = tcprobe.matmul(as_array(a, DTYPES[a_fmt]), as_array(b, DTYPES[b_fmt]),
                        as_array(c, np.float32), gpu="B200", scale_a=as_array(sa, DTYPES[scale]),
-                       scale_b=as_array(sb, DTYPES[scale]))
+                       scale_b=as_array(sb, DTYPES[scale]), schedule="chain")
     dp = choice.block_scaled_datapath(a_fmt, b_fmt, scale, block)
     assert dp.scale_block == block
     model = registry.resolve("auto", dp, "B200")
@@ -153,7 +154,8 @@ def test_fp8_mma_sync_emulation_equals_the_dot_model(gpu, fmt, d_fmt):
     a, b = words(rng, fmt, (4, 70)), words(rng, fmt, (70, 3))
     c = words(rng, d_fmt, (4, 3))
     D = tcprobe.matmul(as_array(a, DTYPES[fmt]), as_array(b, DTYPES[fmt]),
-                       as_array(c, DTYPES[d_fmt]), gpu=gpu, instr="mma")
+                       as_array(c, DTYPES[d_fmt]), gpu=gpu, instr="mma",
+                       schedule="chain")
     dp = choice.datapath(gpu, "mma", fmt, fmt, d_fmt)
     model = registry.resolve("auto", dp, gpu)
     assert "emulated" in model.name
@@ -175,9 +177,10 @@ def test_compiled_kernel_equals_the_tile_path(gpu, instr, a_fmt, b_fmt, d_fmt):
     a, b = words(rng, a_fmt, (7, 77), special=0.01), words(rng, b_fmt, (77, 6), special=0.01)
     c = words(rng, d_fmt, (7, 6), special=0.02)
     args = (as_array(a, DTYPES[a_fmt]), as_array(b, DTYPES[b_fmt]), as_array(c, DTYPES[d_fmt]))
-    D = tcprobe.matmul(*args, gpu=gpu, instr=instr)
+    D = tcprobe.matmul(*args, gpu=gpu, instr=instr, schedule="chain")
     fast = words_of(D, d_fmt)
-    tiles = words_of(tcprobe.matmul(*args, gpu=gpu, instr=instr, fast=False), d_fmt)
+    tiles = words_of(tcprobe.matmul(*args, gpu=gpu, instr=instr, fast=False,
+                                    schedule="chain"), d_fmt)
     assert np.array_equal(fast, tiles), f"{int((fast != tiles).sum())} words differ"
     dp = choice.datapath(gpu, instr, a_fmt, b_fmt, d_fmt)
     assert_elementwise(D[:2, :2], d_fmt, registry.resolve("auto", dp, gpu), a[:2], b[:, :2],
@@ -206,10 +209,11 @@ def test_split_k_is_the_serial_reduction(d_fmt):
     a, b = words(rng, "f16", (5, k), **finite), words(rng, "f16", (k, 4), **finite)
     c = words(rng, d_fmt, (5, 4), **finite)
     A, B, C = as_array(a, np.float16), as_array(b, np.float16), as_array(c, DTYPES[d_fmt])
-    D = tcprobe.matmul(A, B, C, gpu="H100", instr="mma", split_k=3)
+    D = tcprobe.matmul(A, B, C, gpu="H100", instr="mma", split_k=3, schedule="chain")
     want = C.astype(np.float32)
     for lo, hi in ((0, 32), (32, 80), (80, 112)):  # 7 tiles in ranges of 2, 3, 2
-        part = tcprobe.matmul(A[:, lo:hi], B[lo:hi], gpu="H100", instr="mma", dtype=d_fmt)
+        part = tcprobe.matmul(A[:, lo:hi], B[lo:hi], gpu="H100", instr="mma", dtype=d_fmt,
+                              schedule="chain")
         want = want + part.astype(np.float32)
     want = want.astype(DTYPES[d_fmt])
     assert np.array_equal(words_of(D, d_fmt), words_of(want, d_fmt))

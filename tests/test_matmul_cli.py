@@ -29,7 +29,7 @@ def test_gemm_writes_the_words_of_matmul(tmp_path):
     assert r.exit_code == 0, r.output
     assert "mma.f16.f32.k16" in r.output
     d = np.load(tmp_path / "d.npy")
-    want = tcprobe.matmul(a, b, c, gpu="H100", instr="mma")
+    want = tcprobe.matmul(a, b, c, gpu="H100", instr="mma", schedule="chain")
     assert d.dtype == np.float32
     assert np.array_equal(d.view(np.uint32), want.view(np.uint32))
 

@@ -69,7 +69,7 @@ def test_matmul_equals_mmasim_chain(gpu, instr, fmt, d_fmt, cls, arch, shape, k_
     theirs = mmasim_chain(cls, arch, shape, k_inst, a, b, c, fmt, d_fmt)
     A, B, C = as_array(a, DTYPES[fmt]), as_array(b, DTYPES[fmt]), as_array(c, DTYPES[d_fmt])
     for fast in (None, False):
-        D = tcprobe.matmul(A, B, C, gpu=gpu, instr=instr, fast=fast)
+        D = tcprobe.matmul(A, B, C, gpu=gpu, instr=instr, fast=fast, schedule="chain")
         ours = D.view(np.uint16 if d_fmt == "f16" else np.uint32).astype(np.uint32)
         assert D.dtype == DTYPES[d_fmt]
         differ = np.argwhere(ours != theirs)
@@ -85,6 +85,6 @@ def test_torch_in_torch_out_equals_mmasim():
     theirs = mmasim_chain("MMA", "Hopper", "m16n8k16.f32.bf16.bf16.f32", 16, a, b, c,
                           "bf16", "f32")
     D = tcprobe.matmul(_view(a, "bf16"), _view(b, "bf16"), _view(c, "f32"), gpu="H100",
-                       instr="mma")
+                       instr="mma", schedule="chain")
     assert isinstance(D, torch.Tensor) and D.dtype == torch.float32
     assert np.array_equal(_words(D, "f32"), theirs)

@@ -1,6 +1,7 @@
 """Matrix products from Python: :func:`matmul` on arrays, :func:`dot` on raw words."""
 
-from .flow import matmul, matmul_words, product_words
+from .entry import matmul
+from .flow import matmul_words, product_words
 from .words import dot
 
 __all__ = ["dot", "matmul", "matmul_words", "product_words"]

@@ -38,58 +38,14 @@ from tcprobe.models.structures import ieee_add
 
 from . import choice
 from .operands import (
-    INPUT_FORMATS,
     OUTPUT_FORMATS,
-    SCALE_FORMATS,
     MatmulError,
     output_format,
     read,
-    result,
 )
 
 CASES_PER_CHUNK = 1 << 21  # (row, column) pairs x K the tile-by-tile path holds at once
 Progress = Callable[[int, int], None]
-
-
-def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, scale_a=None,
-           scale_b=None, split_k: int = 1, progress: Progress | None = None,
-           fast: bool | None = None, jobs: int | None = None, out=None):
-    """D = A @ B + C, every word as ``gpu``'s instruction sequence computes it.
-
-    ``A`` (M, K) and ``B`` (K, N): arrays whose dtype names the element
-    format (float16, bfloat16, float8_e4m3fn/e5m2, float6_e2m3fn/e3m2fn,
-    float4_e2m1fn, float32 for tf32, int8/uint8). ``C`` (M, N): float32,
-    float16 or int32, naming the output; ``dtype`` names it when C is None
-    (C = +0); ``out=`` is its deprecated spelling (a DeprecationWarning). ``instr``: mma, wgmma, tcgen05 or a datapath id (default: the
-    GPU's newest family that takes the formats). ``model``: a ``--model``
-    name or a fit/ladder JSON. ``scale_a`` (M, K/block) and ``scale_b``
-    (K/block, N): float8_e8m0fnu (ue8m0) or float8_e4m3fn (ue4m3) scale
-    codes of a block-scaled kind. ``progress(done, total)`` is called as
-    the work proceeds (None: a progress bar on stderr when it is a terminal;
-    False: none); ``fast=False`` forces the tile-by-tile path; ``jobs``
-    threads (None: numba's thread count, every core unless
-    NUMBA_NUM_THREADS says otherwise)."""
-    a = read(A, "A", INPUT_FORMATS)
-    b = read(B, "B", INPUT_FORMATS)
-    m, n = check_shapes(a.words.shape, b.words.shape)
-    d_fmt, c_words = _output(C, _dtype(dtype, out), a.fmt, (m, n))
-    sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
-    sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
-    bar = None
-    if progress is None and sys.stderr.isatty():  # a bar on a terminal, none in a pipe
-        from tcprobe.console import ProgressBar
-
-        bar = progress = ProgressBar(f"matmul {m}x{n}x{a.words.shape[1]} on {gpu}")
-        bar.__enter__()
-    try:
-        words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
-                                    instr=instr, model=model, scale_a=sa, scale_b=sb,
-                                    split_k=split_k, progress=progress or None, fast=fast,
-                                    jobs=jobs)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
-    return result(words, dp.d_type, a.torch or b.torch)
 
 
 def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None, model=None,

@@ -1,0 +1,35 @@
+"""fit-gemm's time on synthetic bf16 captures (cublas preset) on H100:
+256x256x1024 and 256x256x4096. NUMBA_NUM_THREADS=1 python3 benchmarks/bench_fit_gemm.py [K ...]"""
+
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+
+import tcprobe
+from tcprobe.matrix import fit_gemm
+
+
+def words(x):
+    return np.ascontiguousarray(x).view({2: np.uint16, 4: np.uint32}[x.dtype.itemsize]).astype(
+        np.uint32)
+
+
+def main(ks):
+    rng = np.random.default_rng(0)
+    for k in ks:
+        a = rng.standard_normal((256, k)).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal((k, 256)).astype(ml_dtypes.bfloat16)
+        t0 = time.perf_counter()
+        d = tcprobe.matmul(a, b, gpu="H100", dtype="bfloat16")
+        t1 = time.perf_counter()
+        f = fit_gemm.fit(words(a), "bf16", words(b), "bf16", None, None, words(d), "bf16",
+                         gpu="H100")
+        t2 = time.perf_counter()
+        print(f"256x256x{k} bf16 H100: capture {t1 - t0:.1f} s, fit-gemm {t2 - t1:.1f} s, "
+              f"{f.searched} schedules, explained={f.explained}, class of {len(f.schedules)}")
+
+
+if __name__ == "__main__":
+    main([int(x) for x in sys.argv[1:]] or [1024, 4096])

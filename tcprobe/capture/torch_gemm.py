@@ -1,0 +1,147 @@
+"""Run ``tcprobe gemm-probe`` cases through the local GPU's torch GEMMs.
+
+    python -m tcprobe.capture.torch_gemm DIR [--fit]
+
+reads DIR/manifest.json, runs every case through ``torch.matmul``,
+``torch.addmm`` (cases with C), ``F.linear`` and, for fp8,
+``torch._scaled_mm`` (unit scales, f32 output, with and without
+``use_fast_accum``), saves each D as raw words (DIR/<case>.<op>.d.npy) and
+lists them in DIR/results.json with the ``tcprobe fit-gemm`` command that
+fits each. ``--fit`` runs those fits here too (DIR/fits.json). torch is
+imported only here, and only when this runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32", "e4m3": "float8_e4m3fn",
+                "e5m2": "float8_e5m2", "f32": "float32"}
+WORD_DTYPES = {1: "int8", 2: "int16", 4: "int32"}
+D_FORMATS = {"torch.bfloat16": "bf16", "torch.float16": "f16", "torch.float32": "f32"}
+
+
+def _tensor(torch, path: Path, fmt: str, device: str):
+    words = np.load(path)
+    signed = words.view({1: np.int8, 2: np.int16, 4: np.int32}[words.dtype.itemsize])
+    t = torch.from_numpy(np.ascontiguousarray(signed))
+    return t.view(getattr(torch, TORCH_DTYPES[fmt])).to(device)
+
+
+def _save(torch, path: Path, d) -> str:
+    d = d.detach().cpu().contiguous()
+    size = d.element_size()
+    words = d.view(getattr(torch, WORD_DTYPES[size])).numpy()
+    np.save(path, words.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
+    return D_FORMATS.get(str(d.dtype), str(d.dtype))
+
+
+def runs(torch, case: dict, fmt: str, a, b, c):
+    """(op, D tensor, alpha, beta, uses C) of every library call of one case."""
+    import torch.nn.functional as F
+
+    al, be = case["alpha"], case["beta"]
+    if fmt in ("e4m3", "e5m2"):
+        one = torch.tensor(1.0, device=a.device)
+        bt = b.t().contiguous().t()  # column-major B, as _scaled_mm needs
+        for fast in (False, True):
+            d = torch._scaled_mm(a, bt, scale_a=one, scale_b=one, out_dtype=torch.float32,
+                                 use_fast_accum=fast)
+            yield (f"scaled_mm{'_fast' if fast else ''}", d, 1.0, 0.0, False)
+        return
+    if c is None or (al == 1.0 and be == 0.0):
+        yield "matmul", torch.matmul(a, b), 1.0, 0.0, False
+        yield "linear", F.linear(a, b.t()), 1.0, 0.0, False
+    if c is not None:
+        yield "addmm", torch.addmm(c, a, b, beta=be, alpha=al), al, be, True
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 2
+    folder = Path(argv[0])
+    fit = "--fit" in argv[1:]
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"error: DIR: cannot read {folder / 'manifest.json'}: {e}", file=sys.stderr)
+        return 2
+    try:
+        import torch
+    except ImportError:
+        print("error: torch is not installed (the runner needs torch with CUDA)", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("error: torch sees no CUDA GPU", file=sys.stderr)
+        return 2
+    fmt = manifest["format"]
+    torch.backends.cuda.matmul.allow_tf32 = fmt == "tf32"
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    results = []
+    for case in manifest["cases"]:
+        a = _tensor(torch, folder / case["a"], fmt, "cuda")
+        b = _tensor(torch, folder / case["b"], fmt, "cuda")
+        c = None if "c" not in case else _tensor(torch, folder / case["c"], case["c_format"],
+                                                 "cuda")
+        for op, d, al, be, uses_c in runs(torch, case, fmt, a, b, c):
+            torch.cuda.synchronize()
+            name = f"{case['name']}.{op}.d.npy"
+            d_fmt = _save(torch, folder / name, d)
+            cmd = ["tcprobe", "fit-gemm", "--a", str(folder / case["a"]), "--b",
+                   str(folder / case["b"]), "--d", str(folder / name), "--gpu", manifest["gpu"],
+                   "--format", fmt, "--d-format", d_fmt, "--alpha", str(al), "--beta", str(be)]
+            if uses_c:
+                cmd += ["--c", str(folder / case["c"]), "--c-format", case["c_format"]]
+            results.append({"case": case["name"], "op": op, "d": name, "d_format": d_fmt,
+                            "alpha": al, "beta": be, "c": case.get("c") if uses_c else None,
+                            "c_format": case["c_format"] if uses_c else None,
+                            "fit": cmd})
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda,
+            "device": torch.cuda.get_device_name(0), "results": results}
+    (folder / "results.json").write_text(json.dumps(info, indent=2) + "\n")
+    print(f"{len(results)} library calls on {info['device']} (torch {info['torch']}): "
+          f"{folder / 'results.json'}")
+    if fit:
+        return _fit(folder, manifest, results)
+    return 0
+
+
+def _fit(folder: Path, manifest: dict, results: list[dict]) -> int:
+    """Every result through fit-gemm's search (DIR/fits.json)."""
+    from tcprobe.matrix import fit_gemm
+
+    fmt = manifest["format"]
+    fits = []
+    for r in results:
+        t0 = time.perf_counter()
+        ab = {"tf32": "tf32"}.get(fmt, fmt)
+        a = np.load(r["fit"][3]).astype(np.uint32)
+        b = np.load(r["fit"][5]).astype(np.uint32)
+        c = None if r["c"] is None else np.load(folder / r["c"]).astype(np.uint32)
+        d = np.load(folder / r["d"]).astype(np.uint32)
+        try:
+            f = fit_gemm.fit(a, ab, b, ab, c, r["c_format"], d, r["d_format"],
+                             gpu=manifest["gpu"], alpha=r["alpha"], beta=r["beta"])
+        except ValueError as e:
+            fits.append({"case": r["case"], "op": r["op"], "error": str(e)})
+            continue
+        fits.append({"case": r["case"], "op": r["op"], "explained": f.explained,
+                     "mismatches": f.mismatches, "elements": f.elements,
+                     "schedules": [s.to_dict() for s in f.schedules],
+                     "seconds": round(time.perf_counter() - t0, 2)})
+        print(f"{r['case']}.{r['op']}: {'explained' if f.explained else 'not explained'} "
+              f"({f.mismatches} of {f.elements} differ, {len(f.schedules)} schedule(s))")
+    (folder / "fits.json").write_text(json.dumps(fits, indent=2) + "\n")
+    return 0 if all(x.get("explained") for x in fits) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

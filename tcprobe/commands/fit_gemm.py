@@ -1,0 +1,87 @@
+"""tcprobe fit-gemm: which library schedules compute a captured D, word for word."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from tcprobe.console import console, write_json
+from tcprobe.matrix import fit_gemm
+from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
+from tcprobe.matrix.schedule import Schedule
+from tcprobe.matrix.scheduled import C_FORMATS, OUT_NAMES
+from tcprobe.models.formats import describe
+
+from .gemm import load
+
+_DEFAULTS = Schedule().to_dict()
+
+
+def brief(s: Schedule) -> str:
+    """The axes where a schedule differs from the default preset."""
+    d = {k: v for k, v in s.to_dict().items() if v != _DEFAULTS[k] and k != "out"}
+    return ", ".join(f"{k}={v}" for k, v in d.items()) or "default (cublas)"
+
+
+@click.command("fit-gemm")
+@click.option("--a", "a_path", required=True, type=click.Path(dir_okay=False), help="A (M, K), .npy.")
+@click.option("--b", "b_path", required=True, type=click.Path(dir_okay=False), help="B (K, N), .npy.")
+@click.option("--c", "c_path", type=click.Path(dir_okay=False), help="C (M, N), .npy (default: none).")
+@click.option("--d", "d_path", required=True, type=click.Path(dir_okay=False),
+              help="The captured D (M, N), .npy.")
+@click.option("--gpu", required=True, help="GPU that computed D (A100, H100, H200, B200, ...).")
+@click.option("--alpha", type=float, default=1.0, show_default=True, help="The GEMM's alpha.")
+@click.option("--beta", type=float, default=None,
+              help="The GEMM's beta (default: 1 with --c, else 0).")
+@click.option("--format", "ab_format", help="Format of raw-word A and B files (bf16, e4m3, ...).")
+@click.option("--a-format", help="Format of a raw-word A file (overrides --format).")
+@click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
+@click.option("--c-format", help="Format of a raw-word C file (f32, f16, bf16).")
+@click.option("--d-format", help="Format of a raw-word D file (f32, f16, bf16, e4m3, e5m2).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the fit as JSON.")
+def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_format, b_format,
+            c_format, d_format, json_path):
+    """Find every schedule that explains every word of D (exit 0), or the
+    closest ones with their mismatches (exit 1)."""
+    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
+    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    c = load(c_path, "c", C_FORMATS, c_format)
+    d = load(d_path, "d", OUT_NAMES, d_format)
+    if c is None and beta not in (None, 0.0):
+        raise MatmulError("--beta: a nonzero beta needs --c")
+    beta = (1.0 if c is not None else 0.0) if beta is None else beta
+    t0 = time.perf_counter()
+    f = fit_gemm.fit(a.words, a.fmt, b.words, b.fmt, None if c is None else c.words,
+                     None if c is None else c.fmt, d.words, d.fmt, gpu=gpu, alpha=alpha,
+                     beta=beta)
+    seconds = time.perf_counter() - t0
+    m, k = a.words.shape
+    n = b.words.shape[1]
+    head = f"{m}x{n}x{k} {a.fmt} x {b.fmt} -> {d.fmt} on {gpu}: {f.searched} schedules, {seconds:.1f} s"
+    if f.explained:
+        console.print(f"[bold green]explained[/]: {head}; {len(f.schedules)} schedule(s) "
+                      "compute every word of D")
+    else:
+        console.print(f"[bold red]not explained[/]: {head}; the closest leaves "
+                      f"{f.mismatches:,} of {f.elements:,} elements different")
+    t = Table()
+    t.add_column("schedule")
+    t.add_column("mismatches", justify="right")
+    rows = [(s, 0) for s in f.schedules] if f.explained else f.closest
+    for s, x in rows:
+        t.add_row(brief(s), f"{x:,}")
+    console.print(t)
+    for w in f.worst:
+        console.print(f"  row {w['row']}, column {w['column']}: captured "
+                      f"{describe(d.fmt, w['captured'])}, model {describe(d.fmt, w['model'])}")
+    if json_path:
+        write_json(Path(json_path), {
+            "explained": f.explained, "schedules": [s.to_dict() for s in f.schedules],
+            "mismatches": f.mismatches, "elements": f.elements,
+            "closest": [{"schedule": s.to_dict(), "mismatches": x} for s, x in f.closest],
+            "worst": f.worst, "searched": f.searched, "seconds": round(seconds, 3),
+            "gpu": gpu, "m": m, "n": n, "k": k, "alpha": alpha, "beta": beta})
+    return 0 if f.explained else 1

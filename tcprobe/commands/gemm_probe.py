@@ -1,0 +1,56 @@
+"""tcprobe gemm-probe: operand sets that separate a library GEMM's schedules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import numpy as np
+
+from tcprobe.console import console
+from tcprobe.matrix import gemm_probe
+from tcprobe.matrix.choice import gpu_name
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def save_words(path: Path, x: np.ndarray) -> None:
+    """An array as raw words (.npy of unsigned ints; the manifest names the format)."""
+    np.save(path, np.ascontiguousarray(x).view(_UNSIGNED[x.dtype.itemsize]))
+
+
+@click.command("gemm-probe")
+@click.option("--gpu", required=True, help="GPU the library runs on (H100, H200, A100, ...).")
+@click.option("--format", "fmt", required=True, type=click.Choice(sorted(gemm_probe.FORMATS)),
+              help="Element format of A and B.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the cases and manifest.json into.")
+@click.option("--m", default=128, show_default=True, type=int)
+@click.option("--n", default=128, show_default=True, type=int)
+@click.option("--k", default=4096, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=int)
+def command(gpu, fmt, out_dir, m, n, k, seed):
+    """Write the probe cases (A, B, C as raw-word .npy) and a manifest that
+    ``python -m tcprobe.capture.torch_gemm DIR`` runs."""
+    gpu = gpu_name(gpu)
+    cases = gemm_probe.cases(fmt, m, n, k, seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for case in cases:
+        e = {"name": case["name"], "alpha": case["alpha"], "beta": case["beta"]}
+        for part in ("a", "b", "c"):
+            if case[part] is None:
+                continue
+            name = f"{case['name']}.{part}.npy"
+            save_words(out / name, case[part])
+            e[part] = name
+        e["c_format"] = None if case["c"] is None else {
+            "bfloat16": "bf16", "float16": "f16", "float32": "f32"}[case["c"].dtype.name]
+        entries.append(e)
+    manifest = {"gpu": gpu, "format": fmt, "m": m, "n": n, "k": k, "seed": seed,
+                "cases": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    console.print(f"wrote {len(entries)} cases ({m}x{n}x{k} {fmt}) to {out}; run "
+                  f"python -m tcprobe.capture.torch_gemm {out} on the GPU")

@@ -1,0 +1,101 @@
+"""``tcprobe.matmul``: the entry point, a schedule run on the instruction models.
+
+C in the epilogue (the default, :mod:`.scheduled`) or as the first
+instruction's accumulator (the ``chain`` preset, :mod:`.flow`'s chain).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import tcprobe.matrix.scheduled as scheduled
+
+from .flow import Progress, _dtype, _output, check_shapes, matmul_words
+from .operands import INPUT_FORMATS, SCALE_FORMATS, MatmulError, output_format, read, result
+from .schedule import from_value
+
+
+def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
+           beta=1, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
+           progress: Progress | None = None, fast: bool | None = None, jobs: int | None = None,
+           out=None):
+    """D = alpha * A @ B + beta * C (+ bias), every word as ``gpu``'s library
+    kernel computes it: its instruction run by ``schedule``.
+
+    ``A`` (M, K) and ``B`` (K, N): arrays whose dtype names the element
+    format (float16, bfloat16, float8_e4m3fn/e5m2, float6_e2m3fn/e3m2fn,
+    float4_e2m1fn, float32 for tf32, int8/uint8). ``C`` (M, N): float32,
+    float16, bfloat16 or int32. ``schedule``: a
+    :class:`~tcprobe.matrix.schedule.Schedule`, its dict, a preset name or a
+    JSON file (None: ``cublas``, C in the epilogue, D = fma(alpha, acc,
+    beta*C) in f32, C unread when beta = 0; ``chain`` is tcprobe's chain
+    with C as the first instruction's accumulator, alpha = beta = 1).
+    ``alpha``, ``beta``: numbers (f32 words; integers for an integer
+    product); ``bias`` (N,): one value per column of D, added last. ``dtype``
+    names the output when C is None and the schedule names none (float32,
+    float16, bfloat16, float8_e4m3fn, float8_e5m2, int32; ``out=`` is its deprecated spelling, with a
+    DeprecationWarning). ``instr``: mma,
+    wgmma, tcgen05 or a datapath id (default: the GPU's newest family that
+    takes the formats). ``model``: a ``--model`` name or a fit/ladder JSON.
+    ``scale_a`` (M, K/block) and ``scale_b`` (K/block, N): float8_e8m0fnu
+    (ue8m0) or float8_e4m3fn (ue4m3) scale codes of a block-scaled kind.
+    ``split_k`` sets the schedule's split count. ``progress(done, total)``
+    is called as the work proceeds (None: a progress bar on stderr when it
+    is a terminal; False: none); ``fast=False`` forces the tile-by-tile
+    path; ``jobs`` threads (None: numba's thread count)."""
+    out = _dtype(dtype, out)
+    sched = from_value(schedule)
+    if split_k != 1:
+        if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
+            raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
+        sched = sched.with_(split_k=split_k)
+    if sched.instr is not None:
+        if instr is not None and instr != sched.instr:
+            raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")
+        instr = sched.instr
+    a = read(A, "A", INPUT_FORMATS)
+    b = read(B, "B", INPUT_FORMATS)
+    m, n = check_shapes(a.words.shape, b.words.shape)
+    sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
+    sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
+    bar = None
+    if progress is None and sys.stderr.isatty():  # a bar on a terminal, none in a pipe
+        from tcprobe.console import ProgressBar
+
+        bar = progress = ProgressBar(f"matmul {m}x{n}x{a.words.shape[1]} on {gpu}")
+        bar.__enter__()
+    try:
+        return _run(a, b, C, sched, sa, sb, m, n, gpu=gpu, instr=instr, out=out, model=model,
+                    alpha=alpha, beta=beta, bias=bias, progress=progress or None, fast=fast,
+                    jobs=jobs)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def _run(a, b, C, sched, sa, sb, m, n, *, gpu, instr, out, model, alpha, beta, bias, progress,
+         fast, jobs):
+    """The product of read operands under ``sched`` (epilogue or chain)."""
+    if sched.c == "epilogue":
+        return scheduled.matmul(a, b, C, sched, gpu=gpu, instr=instr, out=out, model=model,
+                                alpha=alpha, beta=beta, bias=bias, scale_a=sa, scale_b=sb,
+                                fast=fast, jobs=jobs, progress=progress)
+    if not (_is_one(alpha) and _is_one(beta)) or bias is not None:
+        raise MatmulError("alpha: the chain (c='accumulator') takes alpha = beta = 1 and no bias")
+    if sched.acc is not None or (sched.out is not None and out is not None
+                                 and output_format(out) != sched.out):
+        raise MatmulError("schedule: the chain accumulates in C's type: no acc or out axis")
+    if out is None and sched.out is not None:
+        out = sched.out
+    d_fmt, c_words = _output(C, out, a.fmt, (m, n))
+    words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
+                                instr=instr, model=model, scale_a=sa, scale_b=sb,
+                                split_k=sched.split_k, progress=progress, fast=fast, jobs=jobs)
+    return result(words, dp.d_type, a.torch or b.torch)
+
+
+def _is_one(x) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating)) \
+        and x == 1
