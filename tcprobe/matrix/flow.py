@@ -36,7 +36,7 @@ from tcprobe.models.formats import Class, convert, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.structures import ieee_add
 
-from . import choice
+import tcprobe.matrix.choice as choice
 from .operands import (
     OUTPUT_FORMATS,
     MatmulError,
