@@ -25,6 +25,8 @@
 #   sass-check         the harness SASS for the GPU's arch
 #   replay-h200        the published H200 captures (40,000 recorded cases) through
 #                      the real mma.sync and wgmma instructions
+#   library-{bf16,f16,tf32,e4m3}  torch's GEMMs (cuBLAS) on gemm-probe operands,
+#                      64x64x512, and the schedules fit-gemm finds for them
 #   ladder-{mma,wgmma}-bf16, then ladder-{mma,wgmma}-{f16,tf32,e4m3}
 #   validate-{mma,wgmma}-bf16   100,000 generated cases per family, --model auto
 #   smoke              tcprobe smoke
@@ -34,7 +36,7 @@
 # Status: ok; fail (the step ran and reported a failure: a silicon result);
 # timeout (it ran out of time: no verdict); skipped (with the reason).
 #
-# Sizing, for an H200 machine (16 cores): the limits below add up to 300 s
+# Sizing, for an H200 machine (16 cores): the steps stop at 400 s
 # (TOTAL_S), each about 3x what the step took here on 2 shared cores with cold
 # numba and cubin caches, on sim:h200 (the arithmetic a GPU skips) plus the
 # host-side packing a GPU run adds, which was measured separately:
@@ -42,7 +44,9 @@
 #   replay of the 40,000 H200 cases 15 s; ladder bf16 10 s cold (2-2.6 s once
 #   numba's cache is warm, which the other ladders find); validate 100,000
 #   cases 6.4 s cold plus 1-4 s to pack 100,000 tiles; smoke 3.8 s warm.
-#   Expected on an H200: about 100 s of the 300.
+#   library: a 64x64x512 fit 0.4 s (bf16) to 8 s (e4m3, cold) on 1 core, 6 cases
+#   x 2-3 torch calls per format, plus torch's start.
+#   Expected on an H200: about 100 s, plus the library steps (unmeasured there).
 # Both caches (NUMBA_CACHE_DIR, TCPROBE_CACHE) live in the work folder, so only
 # the first step that needs a kernel compiles it.
 #
@@ -103,7 +107,7 @@ else
   SCALE=${LIMIT_SCALE:-1}; CASES=${CASES:-100000}; REPLAY_LIMIT=(); LADDER_CASES=(); SMOKE_CASES=()
 fi
 case $SCALE in ''|*[!0-9]*) echo "error: LIMIT_SCALE must be a whole number, not '$SCALE'" >&2; rm -rf "$WORK"; exit 2 ;; esac
-TOTAL_S=${TOTAL_S:-$((300 * SCALE))}
+TOTAL_S=${TOTAL_S:-$((400 * SCALE))}
 case $TOTAL_S in ''|*[!0-9]*) echo "error: TOTAL_S must be a number of seconds, not '$TOTAL_S'" >&2; rm -rf "$WORK"; exit 2 ;; esac
 if [ "$STAND_IN" = 0 ] && [ "$TOTAL_S" -gt 570 ]; then
   echo "note: TOTAL_S=$TOTAL_S is past the 600 s a lent machine's command may run; using 570" >&2
@@ -294,6 +298,23 @@ fi
 echo "captures: $HW" >> "$REP/env.txt"
 step replay-h200 45 replay "$REP/replay-h200.json" "${TP[@]}" replay --capture "$HW/H200" \
   --device "$DEVICE" "${REPLAY_LIMIT[@]}" --json "$REP/replay-h200.json"
+
+# Library GEMMs: gemm-probe's operands through this GPU's torch.matmul, addmm,
+# F.linear and _scaled_mm (cuBLAS), and fit-gemm's schedules for each (issue 27).
+# The operands, D words and fits stay in the tgz (lib-FORMAT/) for a refit.
+library() {  # library FORMAT LIMIT
+  local dir=$REP/lib-$1
+  step "library-$1" "$2" library "$dir/fits.json" bash -c \
+    '"$1" -m tcprobe gemm-probe --gpu H200 --format "$2" --out "$3" --m 64 --n 64 --k 512 &&
+     "$1" -m tcprobe.capture.torch_gemm "$3" --fit' _ "$PY" "$1" "$dir"
+}
+if [ "$STAND_IN" = 1 ]; then
+  for fmt in bf16 f16 tf32 e4m3; do skip "library-$fmt" "the stand-in driver runs no torch GEMM"; done
+elif ! "$PY" -c "import torch; assert torch.cuda.is_available()" > /dev/null 2>&1; then
+  for fmt in bf16 f16 tf32 e4m3; do skip "library-$fmt" "torch with CUDA is not importable for $PY"; done
+else
+  for fmt in bf16 f16 tf32 e4m3; do library "$fmt" 45; done
+fi
 
 families=(mma)
 case $ARCH in sm_90a) families+=(wgmma) ;; esac

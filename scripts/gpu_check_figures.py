@@ -3,7 +3,7 @@
     python3 scripts/gpu_check_figures.py KIND JSON [LOG]
 
 KIND: arch (the harness arch of the first GPU in a devices JSON), devices,
-sass, replay, ladder, validate, smoke. Prints one line with no tabs; where
+sass, replay, ladder, validate, smoke, library (a torch_gemm fits.json). Prints one line with no tabs; where
 the JSON is missing or unreadable, the last ``error:`` line of LOG (or its
 last line) instead. Never fails: a figure is evidence, not a verdict.
 """
@@ -82,6 +82,32 @@ def _smoke(d: dict) -> str:
         (f" ({'; '.join(bad)})" if bad else "")
 
 
+def _schedule_text(s: dict) -> str:
+    """The axes of a schedule dict that differ from the cuBLAS-like default."""
+    default = {"instr": None, "acc": None, "k_block": None, "k_order": "forward", "split_k": 1,
+               "split_kind": "serial", "reduction": "forward", "promote": None,
+               "c": "epilogue", "fused": True, "out": None, "saturate": None}
+    diff = [f"{k}={v}" for k, v in s.items() if k in default and default[k] != v]
+    return ",".join(diff) or "cublas"
+
+
+def _library(fits: list) -> str:
+    done = [f for f in fits if "error" not in f]
+    good = [f for f in done if f.get("explained")]
+    out = f"{len(good)} of {len(fits)} library calls explained"
+    ops = {}
+    for f in good:
+        ops.setdefault(f["op"], set()).add(_schedule_text(f["schedules"][0]) if f["schedules"]
+                                           else "?")
+    if ops:
+        out += "; " + "; ".join(f"{op}: {' | '.join(sorted(v))}" for op, v in sorted(ops.items()))
+    bad = [f"{f['case']}.{f['op']} {f.get('mismatches', '?')} of {f.get('elements', '?')}"
+           for f in done if not f.get("explained")]
+    if bad:
+        out += "; not explained: " + ", ".join(bad)
+    return out
+
+
 def _arch(d: dict) -> str:
     for r in d.get("devices", []):
         if r.get("kind") == "GPU" and str(r.get("arch", "")).startswith("sm_"):
@@ -90,7 +116,7 @@ def _arch(d: dict) -> str:
 
 
 KINDS = {"arch": _arch, "devices": _devices, "sass": _sass, "replay": _replay, "ladder": _ladder,
-         "validate": _validate, "smoke": _smoke}
+         "validate": _validate, "smoke": _smoke, "library": _library}
 
 
 def last_error(log: str | None) -> str:

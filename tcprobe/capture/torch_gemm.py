@@ -138,7 +138,10 @@ def _fit(folder: Path, manifest: dict, results: list[dict]) -> int:
                      "schedules": [s.to_dict() for s in f.schedules],
                      "seconds": round(time.perf_counter() - t0, 2)})
         print(f"{r['case']}.{r['op']}: {'explained' if f.explained else 'not explained'} "
-              f"({f.mismatches} of {f.elements} differ, {len(f.schedules)} schedule(s))")
+              f"({f.mismatches} of {f.elements} differ, {len(f.schedules)} schedule(s))",
+              flush=True)
+        # after every fit, so a run cut short keeps what it fitted
+        (folder / "fits.json").write_text(json.dumps(fits, indent=2) + "\n")
     (folder / "fits.json").write_text(json.dumps(fits, indent=2) + "\n")
     return 0 if all(x.get("explained") for x in fits) else 1
 
