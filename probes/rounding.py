@@ -228,6 +228,7 @@ def run(ctx) -> Finding:
         if keep != out:
             values.setdefault("assumed", {})["output_frac_bits"] = keep
         values["open_keeps"] = keeps  # the zero step's subnormal results may settle it
+        values["candidates"] = {"output_frac_bits": list(keeps)}  # checked after validation
         if narrow:
             values["undetermined"]["output_frac_bits"] = (
                 f"keeping {keeps[0]} to {keeps[-1]} fraction bits of the output gives the same "

@@ -270,6 +270,7 @@ def run(ctx) -> Finding:
             f"({fa.name} x {fb.name} products anchor as low as 2^{lowest_raw}, the output's "
             f"last step is 2^{osub})")
         floor_text = f"zero floor not observable (<= {bound})"
+        values["candidates"] = {"zero_floor": [None] + list(range(lo_f, bound + 1))}
         status = "partial" if not values.get("zero_sign") else "found"
     elif len(numeric) == 1:
         values["zero_floor"] = numeric[0]
@@ -283,6 +284,7 @@ def run(ctx) -> Finding:
             f"floors from {numeric[0]} to {numeric[-1]} give the same words on every case here "
             f"(the window's last bit sits below any visible output bit for all of them)")
         values.setdefault("assumed", {})["zero_floor"] = numeric[-1]
+        values["candidates"] = {"zero_floor": numeric}
         floor_text = f"zero floor between {numeric[0]} and {numeric[-1]}"
         status = "partial"
     if "zero_sign" not in values:

@@ -35,7 +35,7 @@ from tcprobe.models.model import IntegerModel
 from tcprobe.probes.common import Finding
 
 from .context import Context
-from .validation import validation_cases, validation_seed
+from .validation import check_ranges, validation_cases, validation_seed
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
          "specials", "block", "carry", "zero", "scale", "sparsity", "chain")
@@ -206,6 +206,7 @@ def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
     finally:
         ctx._stack.pop()
     want = model.evaluate(cases)
+    ctx.validation_words = (cases, got)  # for check_ranges
     miss = got != want
     bad = np.flatnonzero(miss)
     parts = {name: [int((which == i).sum()), int(miss[which == i].sum())]
@@ -256,6 +257,8 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
         fp = Fingerprint.from_context(ctx)
         if validate_cases:
             val = validate(ctx, fp.model(dp), validate_cases)
+            if val.mismatches == 0 and not scaled and not chained:
+                check_ranges(ctx, fp, *ctx.validation_words)
     elif dp.is_integer and "carry" in ctx.findings and validate_cases:
         sat = bool(ctx.value("saturate", False))
         val = validate(ctx, IntegerModel("ladder", dp, "ladder: exact integer sum",

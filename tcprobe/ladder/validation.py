@@ -13,6 +13,8 @@ replayed as its own check.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from tcprobe.models.cases import Cases
@@ -155,3 +157,47 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
             parts.append(cs)
             which.append(np.full(len(cs), i, np.int16))
     return Cases.concat(parts), np.concatenate(which), names
+
+
+def _span(values: list) -> str:
+    """Values as runs: 'no floor, -149 to -120, -118'."""
+    named = ["no floor" for v in values if v is None]
+    nums = sorted(v for v in values if v is not None)
+    runs, start = [], None
+    for i, v in enumerate(nums):
+        if start is None:
+            start = v
+        if i + 1 == len(nums) or nums[i + 1] != v + 1:
+            runs.append(str(v) if v == start else f"{start} to {v}")
+            start = None
+    return ", ".join(named + runs)
+
+
+def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
+    """Check every range a step left ``undetermined`` (its ``candidates``) on
+    the validation cases: each value's model against the device's words. A
+    range that holds says it was checked; where some values give other
+    words, the text names only those that fit, and a key only one value fits
+    is settled. Changes ``fp`` in place."""
+    n = len(cases)
+    for step in ctx.order:
+        for key, values in ctx.findings[step].values.get("candidates", {}).items():
+            if key not in fp.undetermined or len(values) < 2:
+                continue
+            fits = []
+            for v in values:
+                assumed = {k: a for k, a in fp.assumed.items() if k != key}
+                trial = replace(fp, **{key: v}, assumed=assumed)
+                if np.array_equal(trial.model(ctx.dp).evaluate(cases), device_words):
+                    fits.append(v)
+            if len(fits) == len(values):
+                fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
+                                         f"device's words on the {n:,} validation cases")
+            elif len(fits) == 1 and fits[0] is not None:
+                setattr(fp, key, fits[0])
+                fp.undetermined.pop(key)
+                fp.assumed.pop(key, None)
+            else:
+                fp.undetermined[key] = (
+                    f"{step} could not tell {_span(values)} apart; on the {n:,} validation "
+                    f"cases only {_span(fits) or 'none'} give the device's words")
