@@ -3,7 +3,8 @@
     python -m tcprobe.capture.torch_gemm DIR [--fit]
 
 reads DIR/manifest.json, runs every case through ``torch.matmul``,
-``torch.addmm`` (cases with C), ``F.linear`` and, for fp8,
+``torch.addmm`` (cases with C; a 1-D bias for the ``bias`` case, also
+through ``F.linear``), ``F.linear`` and, for fp8,
 ``torch._scaled_mm`` (unit scales, f32 output, with and without
 ``use_fast_accum``), saves each D as raw words (DIR/<case>.<op>.d.npy) and
 lists them in DIR/results.json with the ``tcprobe fit-gemm`` command that
@@ -53,6 +54,11 @@ def runs(torch, case: dict, fmt: str, a, b, c):
             d = torch._scaled_mm(a, bt, scale_a=one, scale_b=one, out_dtype=torch.float32,
                                  use_fast_accum=fast)
             yield (f"scaled_mm{'_fast' if fast else ''}", d, 1.0, 0.0, False)
+        return
+    if case.get("bias"):  # C's rows are one row: torch takes it as a 1-D bias
+        bias = c[0].contiguous()
+        yield "addmm_bias", torch.addmm(bias, a, b), 1.0, 1.0, True
+        yield "linear_bias", F.linear(a, b.t(), bias), 1.0, 1.0, True
         return
     if c is None or (al == 1.0 and be == 0.0):
         yield "matmul", torch.matmul(a, b), 1.0, 0.0, False

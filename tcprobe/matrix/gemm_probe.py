@@ -14,7 +14,13 @@ visible in D (values as numpy/ml_dtypes arrays; the runner,
   epilogue or as the first accumulator round differently;
 * ``nan_c``: C holds NaN and beta = 0: a library that reads C only when
   beta != 0 writes finite words;
-* ``alpha_beta``: alpha = 0.5, beta = 3: fused or unfused epilogues.
+* ``alpha_beta``: alpha = 0.5, beta = 3: fused or unfused epilogues;
+* ``c_beta2`` and ``c_alpha2``: (alpha, beta) = (1, 2) and (2, 1): where a
+  library takes another path for alpha = beta = 1 (torch's addmm on H200
+  rounds the product to the output type before it adds C there);
+* ``bias``: C whose rows are all one row, alpha = beta = 1: the runner gives
+  it to torch as a 1-D bias (``addmm(bias, A, B)``, ``F.linear(x, W, bias)``),
+  the cuBLASLt bias epilogue; fit-gemm reads it as the full C.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ FORMATS = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
            "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
 C_DTYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
             "e4m3": np.float32, "e5m2": np.float32}
-CASES = ("random", "cancel", "narrow", "c_epilogue", "nan_c", "alpha_beta")
+CASES = ("random", "cancel", "narrow", "c_epilogue", "nan_c", "alpha_beta", "c_beta2", "c_alpha2",
+         "bias")
 
 
 def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) -> list[dict]:
@@ -68,6 +75,10 @@ def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) ->
     out.append(("nan_c", normal((m, k)), normal((k, n)), cn, 1.0, 0.0))
     out.append(("alpha_beta", normal((m, k)), normal((k, n)), normal((m, n), np.sqrt(k)), 0.5,
                 3.0))
+    out.append(("c_beta2", normal((m, k)), normal((k, n)), normal((m, n), np.sqrt(k)), 1.0, 2.0))
+    out.append(("c_alpha2", normal((m, k)), normal((k, n)), normal((m, n), np.sqrt(k)), 2.0, 1.0))
+    row = normal((1, n), np.sqrt(k))
+    out.append(("bias", normal((m, k)), normal((k, n)), np.repeat(row, m, axis=0), 1.0, 1.0))
     return [{"name": name, "a": x.astype(dt), "b": y.astype(dt),
              "c": None if z is None else z.astype(ct), "alpha": al, "beta": be}
             for name, x, y, z, al, be in out]
