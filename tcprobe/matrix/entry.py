@@ -1,7 +1,8 @@
 """``tcprobe.matmul``: the entry point, a schedule run on the instruction models.
 
-C in the epilogue (the default, :mod:`.scheduled`) or as the first
-instruction's accumulator (the ``chain`` preset, :mod:`.flow`'s chain).
+C in the epilogue (the default, :mod:`.scheduled`), added to the output
+(``c='output'``, also there) or as the first instruction's accumulator (the
+``chain`` preset, :mod:`.flow`'s chain).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
 def _run(a, b, C, sched, sa, sb, m, n, *, gpu, instr, out, model, alpha, beta, bias, progress,
          fast, jobs):
     """The product of read operands under ``sched`` (epilogue or chain)."""
-    if sched.c == "epilogue":
+    if sched.c != "accumulator":
         return scheduled.matmul(a, b, C, sched, gpu=gpu, instr=instr, out=out, model=model,
                                 alpha=alpha, beta=beta, bias=bias, scale_a=sa, scale_b=sb,
                                 fast=fast, jobs=jobs, progress=progress)

@@ -8,8 +8,10 @@ computes an add: a K=1 fused dot with an exact sum and one rounding, so
 touches a word.
 
 CUTLASS's ``LinearCombination`` computes ``fma(alpha, acc, beta*C)``
-(``fused``); the unfused form rounds ``alpha*acc`` and ``beta*C`` and adds
-them. C is read only when beta != 0 (cuBLAS and CUTLASS skip the source when
+(``fused``, ``fma_on='acc'``); cuBLAS's split-K reduction on an H200
+computes ``fma(beta, C, alpha*acc)`` (``fma_on='c'``: measured, tf32 with
+alpha 0.5 and beta 3, reports/silicon/2026-12-04-h200); the unfused form
+rounds ``alpha*acc`` and ``beta*C`` and adds them. C is read only when beta != 0 (cuBLAS and CUTLASS skip the source when
 beta is zero, so a NaN in C then never reaches D). The bias is added after,
 one f32 add per element (cuBLASLt's BIAS epilogue).
 """
@@ -63,11 +65,14 @@ def to_f32(words: np.ndarray, fmt: str) -> np.ndarray:
 
 
 def linear(acc: np.ndarray, c: np.ndarray | None, alpha: int, beta: int, fused: bool,
-           bias: np.ndarray | None = None) -> np.ndarray:
+           bias: np.ndarray | None = None, fma_on: str = "acc") -> np.ndarray:
     """f32 words of alpha*acc + beta*C (+ bias), all f32 words (module doc).
-    ``c`` None or beta +-0: C is not read. alpha 1.0 multiplies exactly."""
+    ``c`` None or beta +-0: C is not read. alpha 1.0 multiplies exactly.
+    ``fma_on``: the product the fused form keeps exact (``acc`` or ``c``)."""
     if c is None or beta & 0x7FFFFFFF == 0:
         d = acc if alpha == ONE else mul(alpha, acc)
+    elif fused and fma_on == "c":
+        d = fma(beta, c, acc if alpha == ONE else mul(alpha, acc))
     elif fused:
         d = fma(alpha, acc, c if beta == ONE else mul(beta, c))
     else:

@@ -2,13 +2,15 @@
 
 The search runs the GPU's instruction models under every candidate
 :class:`~.schedule.Schedule` (instruction x K block x K order x split count
-and kind x reduction order x promotion interval x where C enters x fused or
-not) and keeps those whose D equals the capture on every element (NaN
-matching NaN). It prunes by the cheap test first: every candidate on the
-first few rows, then the survivors on all of them. The instruction chain of
-a K range is computed once per (instruction, order, promotion, range) and
-shared by every schedule that reads it (the splits, reductions and
-epilogues are cheap).
+and kind x reduction order x promotion interval x where C enters and the
+epilogue's form x, for tf32 operands, how the kernel rounds f32 words to
+tf32) and keeps those whose D equals the capture on every element (NaN
+matching NaN). It prunes by the cheap tests first: every candidate on the
+first few rows and columns, the survivors on those rows, then on all of D.
+The instruction chain of a K range is computed once per (operand rounding,
+order, promotion, range) and shared by every schedule that reads it (the
+splits, reductions and epilogues are cheap); a reversed K order runs as one
+forward chain over the tile-reversed operands.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from tcprobe.models.formats import Class, decode, get_format
 from . import choice, epilogue
 from .operands import MatmulError
 from .schedule import Schedule
-from .scheduled import Chains, split_tiles
+from .scheduled import Chains, round_operands, split_tiles
 
-FIRST_ROWS = 8  # rows of the cheap first pass
+FIRST_ROWS = 8  # rows of the cheap first passes
+FIRST_COLUMNS = 8  # columns of the cheapest, which sees every candidate
 MAX_SPLIT = 8
 K_BLOCKS = (None, 32, 64, 128, 256)
 PROMOTES = (1, 2, 4, 8)
@@ -57,11 +60,15 @@ def instructions(gpu: str, a_fmt: str, b_fmt: str, acc: str) -> list:
     return out
 
 
-def candidates(dp, k: int, fp8: bool, has_c: bool, out: str) -> list[Schedule]:
+def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False
+               ) -> list[Schedule]:
     """Every schedule the search tries for one instruction (module doc)."""
     tiles = -(-k // dp.k)
     seen, out_list = set(), []
     promotes = (None, *PROMOTES) if fp8 else (None,)
+    roundings = (None, "rne", "rna") if tf32 else (None,)
+    entries = (("epilogue", True, "acc"), ("epilogue", True, "c"), ("epilogue", False, "acc"),
+               ("output", True, "acc")) if has_c else (("epilogue", True, "acc"),)
     for kb in K_BLOCKS:
         if kb is not None and (kb % dp.k or kb <= dp.k or kb >= k):
             continue
@@ -78,14 +85,17 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str) -> list[Schedule]:
                     if promote is not None and promote >= tiles:
                         continue
                     for kind, red in kinds:
-                        for fused in (True, False) if has_c else (True,):
-                            key = (ranges, order, promote, kind, red, fused)
-                            if key in seen:
-                                continue
-                            seen.add(key)
-                            out_list.append(base.with_(k_order=order, promote=promote,
-                                                       split_kind=kind, reduction=red,
-                                                       fused=fused))
+                        for c_at, fused, fma_on in entries:
+                            for rnd in roundings:
+                                key = (ranges, order, promote, kind, red, c_at, fused, fma_on,
+                                       rnd)
+                                if key in seen:
+                                    continue
+                                seen.add(key)
+                                out_list.append(base.with_(
+                                    k_order=order, promote=promote, split_kind=kind,
+                                    reduction=red, c=c_at, fused=fused, fma_on=fma_on,
+                                    operand_round=rnd))
     if has_c and out == dp.d_type:
         out_list.append(Schedule(c="accumulator", out=out))
     return out_list
@@ -102,30 +112,40 @@ def _mismatch(fmt: str, got: np.ndarray, want: np.ndarray) -> np.ndarray:
 class _Runner:
     """Schedules evaluated on some rows, partials shared (module doc)."""
 
-    def __init__(self, mdl, a, b, c, c_fmt, out_fmt, alpha, beta, jobs):
-        self.ch = Chains(mdl, a, b, jobs=jobs)
+    def __init__(self, mdl, a, a_fmt, b, b_fmt, c, c_fmt, out_fmt, alpha, beta, jobs):
+        self.mdl, self.jobs = mdl, jobs
+        self.a, self.a_fmt, self.b, self.b_fmt = a, a_fmt, b, b_fmt
         self.c, self.c_fmt, self.out, self.alpha, self.beta = c, c_fmt, out_fmt, alpha, beta
+        self.chains = {}
         self.memo = {}
 
+    def chain(self, s: Schedule) -> Chains:
+        """The instruction chains of the operands as ``s`` rounds them (one per rounding)."""
+        if s.operand_round not in self.chains:
+            self.chains[s.operand_round] = Chains(
+                self.mdl, round_operands(s, self.a, self.a_fmt),
+                round_operands(s, self.b, self.b_fmt), jobs=self.jobs)
+        return self.chains[s.operand_round]
+
     def partial(self, s: Schedule, lo: int, hi: int) -> np.ndarray:
-        key = (s.k_order, s.promote, lo, hi)
+        key = (s.operand_round, s.k_order, s.promote, lo, hi)
         if key not in self.memo:
             from .scheduled import partial
 
-            self.memo[key] = epilogue.to_f32(partial(self.ch, s, lo, hi, True),
-                                             self.ch.dp.d_type)
+            ch = self.chain(s)
+            self.memo[key] = epilogue.to_f32(partial(ch, s, lo, hi, True), ch.dp.d_type)
         return self.memo[key]
 
     def words(self, s: Schedule) -> np.ndarray:
         from .scheduled import scheduled_words
 
+        ch = self.chain(s)
         if s.c == "accumulator":
             if "chain" not in self.memo:
-                self.memo["chain"] = self.ch.run(epilogue.to_f32(self.c, self.c_fmt), 0,
-                                                  self.ch.tiles)
+                self.memo["chain"] = ch.run(epilogue.to_f32(self.c, self.c_fmt), 0, ch.tiles)
             return self.memo["chain"]
-        parts = [self.partial(s, lo, hi) for lo, hi in split_tiles(s, self.ch.dp, self.ch.tiles)]
-        return scheduled_words(self.ch, s, self.c, self.c_fmt, self.out, self.alpha, self.beta,
+        parts = [self.partial(s, lo, hi) for lo, hi in split_tiles(s, ch.dp, ch.tiles)]
+        return scheduled_words(ch, s, self.c, self.c_fmt, self.out, self.alpha, self.beta,
                                None, parts)
 
 
@@ -160,14 +180,20 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
     scored = []
     total = 0
     for fam, dp, mdl in instrs:
-        cands = [s.with_(instr=fam) for s in candidates(dp, k, fp8, c is not None, d_fmt)]
+        tf32 = get_format(a_fmt).name == "tf32" and get_format(b_fmt).name == "tf32"
+        cands = [s.with_(instr=fam) for s in candidates(dp, k, fp8, c is not None, d_fmt, tf32)]
         total += len(cands)
-        first = _Runner(mdl, a[:rows], b, None if c is None else c[:rows], c_fmt, d_fmt, al,
-                        be, jobs)
-        counts = [(int(_mismatch(d_fmt, first.words(s), d[:rows]).sum()), s) for s in cands]
-        keep = [s for x, s in counts if x == 0] or [
-            s for _, s in sorted(counts, key=lambda t: t[0])[:CLOSEST]]
-        full = first if rows == m else _Runner(mdl, a, b, c, c_fmt, d_fmt, al, be, jobs)
+        keep = cands
+        passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
+        for r, cols in passes:  # the cheap passes first (module doc)
+            part = _Runner(mdl, a[:r], a_fmt, b[:, :cols], b_fmt,
+                           None if c is None else c[:r, :cols], c_fmt, d_fmt, al, be, jobs)
+            counts = [(int(_mismatch(d_fmt, part.words(s), d[:r, :cols]).sum()), s)
+                      for s in keep]
+            keep = [s for x, s in counts if x == 0] or [
+                s for _, s in sorted(counts, key=lambda t: t[0])[:CLOSEST]]
+        full = part if (rows, cols) == (m, n) else _Runner(mdl, a, a_fmt, b, b_fmt, c, c_fmt,
+                                                           d_fmt, al, be, jobs)
         for s in keep:
             w = full.words(s)
             scored.append((int(_mismatch(d_fmt, w, d).sum()), s, w))

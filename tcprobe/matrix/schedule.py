@@ -23,11 +23,25 @@ top of the instruction models (:mod:`tcprobe.matrix.scheduled` runs them):
   accumulates that many instructions from +0 in its own accumulator, which
   is then added into an f32 register (+0 at the start) with one RNE add
   (DeepGEMM). None: never (fast accumulation).
+* ``operand_round``: how the kernel turns f32 operand words into the
+  instruction's tf32 inputs: None (the words go in as they are; the
+  instruction reads their top 19 bits), ``rne`` or ``rna`` (the kernel
+  rounds them to tf32 first, as CUTLASS's ``NumericConverter<tfloat32_t,
+  float>`` does). Only tf32 operands have it. Measured: torch.matmul on f32
+  with TF32 allowed on an H200 (cuBLAS 13.1) rounds RNE
+  (reports/silicon/2026-12-04-h200).
 * ``c``: where C enters: ``epilogue`` (cuBLAS, CUTLASS: accumulators start
-  at +0, D = alpha*acc + beta*C) or ``accumulator`` (C is the first
-  instruction's accumulator: tcprobe's chain before schedules, the
-  ``chain`` preset). ``fused``: the epilogue as fma(alpha, acc, beta*C)
-  (CUTLASS LinearCombination) or two rounded products and an add.
+  at +0, D = alpha*acc + beta*C), ``output`` (D = out(out(alpha*acc) +
+  beta*C): the product is written in the output type first and C added to
+  it in f32 after; measured for torch.addmm with beta = 1 and a 2-D C in
+  bf16 and f16 on an H200, torch 2.11, reports/silicon/2026-12-04-h200) or
+  ``accumulator`` (C is the first instruction's accumulator: tcprobe's
+  chain before schedules, the ``chain`` preset). ``fused``: the epilogue as
+  one fma or two rounded products and an add; ``fma_on``: the product the
+  fma keeps exact: ``acc``, fma(alpha, acc, beta*C) (CUTLASS
+  LinearCombination), or ``c``, fma(beta, C, alpha*acc) (measured for
+  cuBLAS's split-K tf32 GEMM on an H200 with alpha 0.5, beta 3,
+  reports/silicon/2026-12-04-h200).
 * ``out``: the output format (None: C's, else ``out=``, else ``acc``),
   converted RNE from f32, ``saturate`` (fp8 outputs: the largest finite
   value past the range, as cuBLASLt's fp8 outputs and CUTLASS's
@@ -44,7 +58,9 @@ from tcprobe.models.formats import FormatError, get_format
 
 KINDS = ("serial", "parallel", "stream")
 ORDERS = ("forward", "reverse")
-C_ENTRIES = ("epilogue", "accumulator")
+C_ENTRIES = ("epilogue", "output", "accumulator")
+OPERAND_ROUNDINGS = ("rne", "rna")
+FMA_ON = ("acc", "c")
 OUT_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2", "s32")
 
 
@@ -64,8 +80,10 @@ class Schedule:
     split_kind: str = "serial"
     reduction: str = "forward"
     promote: int | None = None
+    operand_round: str | None = None
     c: str = "epilogue"
     fused: bool = True
+    fma_on: str = "acc"
     out: str | None = None
     saturate: bool | None = None
 
@@ -73,7 +91,7 @@ class Schedule:
         def bad(what, value, want):
             raise ScheduleError(f"schedule: {what} must be {want}, not {value!r}")
         for name, allowed in (("k_order", ORDERS), ("split_kind", KINDS),
-                              ("reduction", ORDERS), ("c", C_ENTRIES)):
+                              ("reduction", ORDERS), ("c", C_ENTRIES), ("fma_on", FMA_ON)):
             if getattr(self, name) not in allowed:
                 bad(name, getattr(self, name), " or ".join(allowed))
         for name, none_ok in (("k_block", True), ("split_k", False), ("promote", True)):
@@ -84,6 +102,8 @@ class Schedule:
         for name in ("fused",):
             if not isinstance(getattr(self, name), bool):
                 bad(name, getattr(self, name), "true or false")
+        if self.operand_round is not None and self.operand_round not in OPERAND_ROUNDINGS:
+            bad("operand_round", self.operand_round, "rne, rna or None")
         if self.saturate is not None and not isinstance(self.saturate, bool):
             bad("saturate", self.saturate, "true, false or None")
         for name in ("instr", "acc", "out"):
@@ -101,9 +121,10 @@ class Schedule:
                     bad(name, v, " or ".join(OUT_FORMATS))
                 object.__setattr__(self, name, fmt)
         if self.c == "accumulator" and (self.k_order != "forward" or self.promote is not None
-                                        or self.split_kind != "serial"):
+                                        or self.split_kind != "serial"
+                                        or self.operand_round is not None):
             raise ScheduleError("schedule: c='accumulator' (the chain) runs forward, serial, "
-                                "without promotion")
+                                "without promotion or operand rounding")
 
     def to_dict(self) -> dict:
         """Every axis, JSON-ready (``from_value`` reads it back)."""
@@ -141,6 +162,17 @@ PRESETS = {
         "CUTLASS stream-K (sm90 PersistentTileSchedulerSm90StreamK, deterministic fix-up): "
         "the units of a tile add their partials in K order, the last runs the epilogue. Two "
         "units per tile assumed; the real count depends on the grid (unmeasured).")),
+    "torch-addmm-beta1": Preset(Schedule(c="output"), (
+        "torch.addmm(C, A, B) with beta = 1 and a 2-D C in bf16 or f16: D = out(out(alpha*acc) + "
+        "C), the product written in the output type before C is added. Measured on an H200 "
+        "(torch 2.11.0+cu130, cuBLAS 13.1; 64x64x512 and 256x256x4096, alpha 1 and 2): every "
+        "word; with beta = 2 or 3 the same torch runs the fused cublas epilogue "
+        "(reports/silicon/2026-12-04-h200).")),
+    "cublas-tf32": Preset(Schedule(operand_round="rne"), (
+        "cuBLAS's TF32 GEMM on f32 operands (torch.matmul with allow_tf32): the operands rounded "
+        "to tf32 RNE before the instruction, C in the fused epilogue. Measured on an H200 "
+        "(reports/silicon/2026-12-04-h200); the split count is the shape's (split_k=8 for "
+        "64x64x512 there).")),
     "deepgemm-fp8": Preset(Schedule(instr="wgmma", k_block=128, promote=4), (
         "DeepGEMM fp8_gemm.cuh: every BLOCK_K = 128 (4 wgmma of K = 32) the wgmma accumulator "
         "is added into f32 registers (final_accum += accum) and restarts; the NVIDIA "

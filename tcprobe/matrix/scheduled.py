@@ -17,7 +17,7 @@ import tcprobe.matrix.epilogue as epilogue
 import tcprobe.matrix.flow as flow
 from tcprobe.models import gemm
 from tcprobe.models.fastpath import Speed
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import convert_input, get_format
 from tcprobe.models.model import Model
 
 from .operands import MatmulError
@@ -60,15 +60,47 @@ class Chains:
         acc = self.zero if start is None else start
         if hi <= lo:
             return acc.copy()
-        spans = [(t, t + 1) for t in range(hi - 1, lo - 1, -1)] if reverse else [(lo, hi)]
-        for t0, t1 in spans:
-            if self.fast:
-                acc = flow._fast_chain(self.mdl, self.a, self.b, acc, t0, t1, self.decoded,
-                                       lambda _u: None, None, self.speed.jobs)
-            else:
-                acc = flow._tile_chain(self.mdl, self.a, self.b_t, acc, self.sa, self.sb,
-                                       self.active, t0, t1, lambda _u: None, self.speed)
-        return acc
+        if reverse:  # tiles hi-1, ..., lo are tiles T-hi .. T-lo-1 of the reversed operands
+            return self.reversed().run(start, self.tiles - hi, self.tiles - lo)
+        if self.fast:
+            return flow._fast_chain(self.mdl, self.a, self.b, acc, lo, hi, self.decoded,
+                                    lambda _u: None, None, self.speed.jobs)
+        return flow._tile_chain(self.mdl, self.a, self.b_t, acc, self.sa, self.sb, self.active,
+                                lo, hi, lambda _u: None, self.speed)
+
+    def reversed(self) -> Chains:
+        """The same product with its K tiles in reverse order (each tile's own K
+        order kept), so a reversed chain runs as one forward chain."""
+        if getattr(self, "_rev", None) is None:
+            rev = object.__new__(Chains)
+            rev.__dict__.update(self.__dict__)
+            k, t = self.dp.k, self.tiles
+
+            def cols(x, per):  # (rows, tiles * per) with the tile blocks reversed
+                return None if x is None else np.ascontiguousarray(
+                    x.reshape(x.shape[0], t, per)[:, ::-1].reshape(x.shape[0], t * per))
+            rev.a, rev.b_t = cols(self.a, k), cols(self.b_t, k)
+            rev.b = np.ascontiguousarray(rev.b_t.T)
+            rev.active = cols(self.active, k)
+            if self.dp.block_scaled:
+                rev.sa = cols(self.sa, self.dp.n_scales)
+                rev.sb = np.ascontiguousarray(cols(np.ascontiguousarray(self.sb.T),
+                                                   self.dp.n_scales).T)
+            if self.decoded is not None:
+                rev.decoded = gemm.decoders(self.mdl, rev.a, rev.b, rev.active)
+            rev._rev, self._rev = self, rev
+        return self._rev
+
+
+def round_operands(s: Schedule, words: np.ndarray, fmt: str) -> np.ndarray:
+    """Operand words as the kernel hands them to the instruction: rounded to
+    tf32 where the schedule's ``operand_round`` says so (schedule module doc)."""
+    if s.operand_round is None:
+        return words
+    if get_format(fmt).name != "tf32":
+        raise MatmulError(f"schedule: operand_round rounds f32 words to tf32; {fmt} operands "
+                          "have no such step")
+    return convert_input(words, "tf32", s.operand_round).astype(np.uint32)
 
 
 def split_tiles(s: Schedule, dp, tiles: int) -> list[tuple[int, int]]:
@@ -122,9 +154,16 @@ def scheduled_words(ch: Chains, s: Schedule, c, c_fmt: str | None, out_fmt: str,
     sat = get_format(out_fmt).width == 8 if s.saturate is None else s.saturate
     c32 = None if c is None else epilogue.to_f32(c, c_fmt)
     parts = [epilogue.to_f32(p, dp.d_type) for p in parts]
+    if s.c == "output":  # the product in the output type first, then C added to it in f32
+        d = scheduled_words(ch, s.with_(c="epilogue"), None, None, out_fmt, alpha, beta, bias,
+                            parts)
+        if c32 is None or beta & 0x7FFFFFFF == 0:
+            return d
+        bc = c32 if beta == epilogue.ONE else epilogue.mul(beta, c32)
+        return epilogue.convert_out(epilogue.add(epilogue.to_f32(d, out_fmt), bc), out_fmt, sat)
 
     def finish(acc, src, b, last=True):
-        d = epilogue.linear(acc, src, alpha, b, s.fused, bias2 if last else None)
+        d = epilogue.linear(acc, src, alpha, b, s.fused, bias2 if last else None, s.fma_on)
         return epilogue.convert_out(d, out_fmt, sat)
     if s.split_kind == "serial":  # the bias once, in the last split's epilogue
         d = finish(parts[0], c32, beta, len(parts) == 1)
@@ -229,7 +268,8 @@ def matmul(a, b, C, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias, s
         raise MatmulError(f"scale_a: {dp.id} {'needs' if dp.block_scaled else 'takes no'} "
                           "block scales")
     mdl = choice.model_for(dp, gpu, model)
-    ch = Chains(mdl, a.words, b.words, sa, sb, fast, jobs)
+    ch = Chains(mdl, round_operands(s, a.words, a.fmt), round_operands(s, b.words, b.fmt), sa,
+                sb, fast, jobs)
     words = scheduled_words(ch, s, c, c_fmt, out_fmt, al, be, bias_w)
     if progress is not None:
         progress(1, 1)
