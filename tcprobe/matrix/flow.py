@@ -22,12 +22,12 @@ mma.sync emulation, baselines).
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 
+import tcprobe.matrix.choice as choice
 from tcprobe.models import gemm, sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
@@ -36,7 +36,6 @@ from tcprobe.models.formats import Class, convert, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.structures import ieee_add
 
-import tcprobe.matrix.choice as choice
 from .operands import (
     OUTPUT_FORMATS,
     MatmulError,
