@@ -11,7 +11,12 @@ top of the instruction models (:mod:`tcprobe.matrix.scheduled` runs them):
 * ``k_order``: the instructions of each split in K order (``forward``) or
   last first (``reverse``).
 * ``split_k`` and ``split_kind``: S contiguous ranges of K blocks, each
-  accumulated from +0. ``serial`` (CUTLASS serial split-K): split 0 runs the
+  accumulated from +0; ``split_rule``: how the blocks are shared out:
+  ``even`` (as even as possible, :func:`tcprobe.matrix.flow.split_ranges`)
+  or ``ceil`` (ceil(blocks / S) blocks a split, the last takes the rest: CUTLASS's
+  gemm_k_size; what cuBLAS's split-K kernels on an H200 showed through
+  gemm-probe's splits case, e.g. 4096 = 3 x 1408 - 128 for bf16 at
+  256x256x4096, reports/silicon/2026-12-04-h200). ``serial`` (CUTLASS serial split-K): split 0 runs the
   epilogue with C, split s > 0 runs it with beta = 1 onto split s-1's D, as
   written in the output type. ``parallel`` (CUTLASS GemmSplitKParallel) and
   ``stream`` (stream-K: ``split_k`` units per tile, a fix-up adding their
@@ -57,6 +62,7 @@ from pathlib import Path
 from tcprobe.models.formats import FormatError, get_format
 
 KINDS = ("serial", "parallel", "stream")
+SPLIT_RULES = ("even", "ceil")
 ORDERS = ("forward", "reverse")
 C_ENTRIES = ("epilogue", "output", "accumulator")
 OPERAND_ROUNDINGS = ("rne", "rna")
@@ -78,6 +84,7 @@ class Schedule:
     k_order: str = "forward"
     split_k: int = 1
     split_kind: str = "serial"
+    split_rule: str = "even"
     reduction: str = "forward"
     promote: int | None = None
     operand_round: str | None = None
@@ -91,7 +98,8 @@ class Schedule:
         def bad(what, value, want):
             raise ScheduleError(f"schedule: {what} must be {want}, not {value!r}")
         for name, allowed in (("k_order", ORDERS), ("split_kind", KINDS),
-                              ("reduction", ORDERS), ("c", C_ENTRIES), ("fma_on", FMA_ON)):
+                              ("reduction", ORDERS), ("c", C_ENTRIES), ("fma_on", FMA_ON),
+                              ("split_rule", SPLIT_RULES)):
             if getattr(self, name) not in allowed:
                 bad(name, getattr(self, name), " or ".join(allowed))
         for name, none_ok in (("k_block", True), ("split_k", False), ("promote", True)):

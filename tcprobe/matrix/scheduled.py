@@ -113,8 +113,15 @@ def split_tiles(s: Schedule, dp, tiles: int) -> list[tuple[int, int]]:
     if s.split_k > blocks:
         raise MatmulError(f"split_k={s.split_k} but K has only {blocks} block(s) of {kb} "
                           "(the schedule's split count)")
-    return [(min(lo * per, tiles), min(hi * per, tiles))
-            for lo, hi in flow.split_ranges(blocks, s.split_k)]
+    if s.split_rule == "ceil":
+        size = -(-blocks // s.split_k)
+        if size * (s.split_k - 1) >= blocks:
+            raise MatmulError(f"split_k={s.split_k}: {blocks} block(s) of {kb} in splits of "
+                              f"{size} (split_rule='ceil') leave the last split empty")
+        ranges = [(i * size, min(blocks, (i + 1) * size)) for i in range(s.split_k)]
+    else:
+        ranges = flow.split_ranges(blocks, s.split_k)
+    return [(min(lo * per, tiles), min(hi * per, tiles)) for lo, hi in ranges]
 
 
 def partial(ch: Chains, s: Schedule, lo: int, hi: int, f32: bool) -> np.ndarray:
