@@ -89,7 +89,9 @@ def supports(model) -> bool:
     if isinstance(model, IntegerModel):
         return True
     if type(model) is not FixedPointModel:
-        return False
+        from . import gemm_split  # the fp8 mma.sync emulation: unpack and f16 sub-MMAs
+
+        return gemm_split.supports(model)
     dp, p = model.datapath, model.params
     if dp.block_scaled or dp.c != dp.d_type or dp.k % min(p.block_size, dp.k):
         return False
@@ -210,6 +212,10 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     across calls (row slices of A's)."""
     dp = model.datapath
     kernel_cache.working_on(dp.id)
+    if not isinstance(model, (FixedPointModel, IntegerModel)):
+        from . import gemm_split
+
+        return gemm_split.words(model, a, b, c, tiles, decoded, jobs)
     c = np.ascontiguousarray(c, dtype=np.uint32)
     out = np.empty(c.shape, np.int64)
     if isinstance(model, IntegerModel):
@@ -248,6 +254,10 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):
     """A (M, K) and B (K, N) decoded once for :func:`gemm_words` (``active``:
     the K positions a sparse A keeps; B's words elsewhere are never read)."""
+    if not isinstance(model, FixedPointModel):
+        from . import gemm_split
+
+        return gemm_split.decoders(model, a, b)
     dp, p = model.datapath, model.params
     block = min(p.block_size, dp.k)
     b_dec = decode_operand(b, dp.b_type, p.input_conversion, block, 0)
