@@ -7,8 +7,9 @@ sub-MMAs on their K positions in order, the first from +0 and each later one
 from the one before, then add C in the output type, rounded
 ``c_add_rounding``. So the operands are unpacked once and each instruction
 tile's K positions are reordered part after part; a tile is then a chain of
-sub-tiles of the stage's f16 datapath from +0, which :func:`gemm.gemm_words`
-computes for every (row, column) at once, and the add with the previous D is
+sub-tiles of the stage's f16 datapath from +0, which the fixed-point GEMM
+kernel (:mod:`.gemm`, whose functions come in as ``kernels``, the one module
+that calls these) computes for every (row, column) at once, and the add with the previous D is
 one vector of IEEE adds (:func:`structures.ieee_add`). The same words as
 :meth:`SplitModel.evaluate` case by case (tests/test_gemm_split.py).
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import gemm
 from .datapath import Datapath
 from .formats import convert, get_format
 from .model import FixedPointModel
@@ -33,7 +33,7 @@ def stage_model(model: SplitModel) -> FixedPointModel:
                            model.evidence, model.stage)
 
 
-def supports(model) -> bool:
+def supports(model, kernels) -> bool:
     """Whether :func:`words` computes this model's chain."""
     if not isinstance(model, SplitModel):
         return False
@@ -47,7 +47,7 @@ def supports(model) -> bool:
         model.check_parts(dp.k)
     except ValueError:
         return False
-    return gemm.supports(stage_model(model))
+    return kernels.supports(stage_model(model))
 
 
 def _order(model: SplitModel, k: int) -> np.ndarray:
@@ -57,7 +57,7 @@ def _order(model: SplitModel, k: int) -> np.ndarray:
     return (np.arange(0, k, step)[:, None] + inner[None, :]).ravel()
 
 
-def decoders(model: SplitModel, a: np.ndarray, b: np.ndarray):
+def decoders(model: SplitModel, a: np.ndarray, b: np.ndarray, kernels):
     """A and B unpacked, reordered and decoded for the stage, once (the
     structure :func:`gemm.decoders` gives, so callers slice its rows alike)."""
     dp = model.datapath
@@ -67,21 +67,22 @@ def decoders(model: SplitModel, a: np.ndarray, b: np.ndarray):
     order = _order(model, a.shape[1])
     a2 = np.ascontiguousarray(a[:, order])
     b2 = np.ascontiguousarray(b[order])
-    return gemm.decoders(stage_model(model), a2, b2)
+    return kernels.decoders(stage_model(model), a2, b2)
 
 
 def words(model: SplitModel, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-          tiles: tuple[int, int], decoded=None, jobs: int = 1) -> np.ndarray:
+          tiles: tuple[int, int], decoded, jobs: int, kernels) -> np.ndarray:
     """D words (M, N) of the chain over instruction tiles ``tiles`` from C."""
     if decoded is None:
-        decoded = decoders(model, a, b)
+        decoded = decoders(model, a, b, kernels)
     stage = stage_model(model)
     per = len(model.parts)
     d_t = get_format(model.datapath.d_type).name
     acc = np.ascontiguousarray(c, dtype=np.uint32)
     zero = np.zeros_like(acc)
     for t in range(*tiles):
-        part = gemm.gemm_words(stage, None, None, zero, (t * per, (t + 1) * per), decoded, jobs)
+        part = kernels.gemm_words(stage, None, None, zero, (t * per, (t + 1) * per), decoded,
+                                  jobs)
         acc = np.asarray(ieee_add(d_t, part.ravel(), acc.ravel(), model.c_add_rounding),
                          np.uint32).reshape(acc.shape)
     return acc
