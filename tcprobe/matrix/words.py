@@ -62,6 +62,8 @@ def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray
     limit = get_format(fmt).word_mask
     if scan and arr.size and int(arr.max()) > limit:
         raise MatmulError(f"{what}: a word does not fit {fmt} ({int(arr.max()):#x} > {limit:#x})")
+    if arr.dtype.itemsize < 4 or (arr.dtype.itemsize == 4 and arr.dtype.kind == "i"):
+        arr = arr.astype(np.uint32)  # the engine's word: one widening copy, never a wrap
     return arr
 
 
