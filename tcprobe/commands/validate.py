@@ -123,7 +123,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
                      cases=n_cases, suite_text=suite_text, suite_given=given,
                      preset=preset, lanes_text=lanes_text, shard_text=shard_text,
                      model_names=model_names, seed=seed, out_dir=out_dir, json_path=json_path,
-                     chunk=chunk, shrink=shrink_n)
+                     chunk=chunk, shrink=shrink_n, jobs=jobs)
         return
     suites = suites_mod.parse_suites(suite_text)
     device, dp = open_and_choose(device_spec, fmt, family, datapath)

@@ -197,7 +197,7 @@ def out_name(out) -> str:
         return OUT_NAMES[name]
     if name in OUT_NAMES.values():
         return name
-    raise MatmulError(f"out: {out!r} names no output type ({', '.join(OUT_NAMES)})")
+    raise MatmulError(f"dtype: {out!r} names no output type ({', '.join(OUT_NAMES)})")
 
 
 def result_array(words: np.ndarray, fmt: str, as_torch: bool):

@@ -1,0 +1,152 @@
+"""Writing under an output folder (``--out``) without following symbolic links.
+
+Whoever can plant a link in an output folder must not be able to make a
+run write anywhere else. So every file tcprobe writes under ``--out``:
+
+* a report or record (JSON, Markdown, HTML, a .npy) is written to a fresh
+  temporary file beside it (created exclusively) and renamed over its name:
+  a rename replaces a link planted there and never writes through it, and
+  a reader never sees half a file (:func:`write_atomic`);
+* a file that is opened and written as it grows (a capture, the lock, a
+  damaged capture's set-aside bytes) is opened with ``O_NOFOLLOW`` (and a
+  new one with ``O_EXCL``): a link there is refused, naming it
+  (:func:`open_nofollow`);
+* a folder inside ``--out`` (a campaign's datapath folder) that is a link
+  is refused (:func:`make_folder`).
+
+The ``--out`` folder itself is the user's choice and may be a link.
+
+:func:`os_error` turns a file-system error into one line that names the
+path and what to do (a full disk, a read-only file system, no permission).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+class UnsafePathError(ValueError):
+    """A symbolic link (or a non-file) where tcprobe would write."""
+
+
+# What to do about a file-system error, by errno.
+_WHAT_TO_DO = {
+    errno.ENOSPC: "the disk is full: free some space or choose another --out",
+    errno.EDQUOT: "the disk quota is used up: free some space or choose another --out",
+    errno.EFBIG: "the file is larger than this file system allows: choose another --out",
+    errno.EROFS: "a read-only file system: choose another --out",
+    errno.EACCES: "permission denied: choose a folder you may write (another --out), or "
+                  "fix its permissions",
+    errno.EPERM: "not permitted: choose a folder you may write (another --out)",
+    errno.ENOENT: "no such file or folder: check the path",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: check the path",
+    errno.EISDIR: "a folder, where a file was expected: check the path",
+    errno.ELOOP: "a symbolic link where tcprobe writes: remove it (tcprobe writes nothing "
+                 "under --out through a link)",
+}
+
+
+def os_error(e: OSError, path=None, then: str = "") -> OSError:
+    """``e`` with its path (``path`` when it names none) and the hint of what
+    to do in its message (``then``: how to continue, e.g. 'rerun with
+    --resume'), as an OSError of the same errno the CLI prints in one line."""
+    where = e.filename if e.filename is not None else path
+    hint = _WHAT_TO_DO.get(e.errno, e.strerror or str(e))
+    if then and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
+                            errno.EACCES, errno.EPERM):
+        hint = f"{hint}; then {then}"
+    out = OSError(e.errno, hint)
+    out.filename = str(where) if where is not None else None
+    return out
+
+
+def refuse_link(path) -> None:
+    """UnsafePathError when ``path`` is a symbolic link (dangling or not)."""
+    if os.path.islink(path):
+        raise UnsafePathError(f"{path} is a symbolic link: tcprobe writes nothing under --out "
+                              "through a link; remove it, or choose another --out")
+
+
+def make_folder(path, root=None) -> Path:
+    """Make ``path`` (and its parents); a folder below ``root`` that is a
+    symbolic link (or a file) is refused. ``root`` (default: ``path``'s
+    parent) may itself be a link: it is the folder the user named."""
+    path = Path(path)
+    root = Path(root) if root is not None else path.parent
+    rel = path.relative_to(root) if path != root and root in path.parents else None
+    if rel is None:
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    root.mkdir(parents=True, exist_ok=True)
+    here = root
+    for part in rel.parts:
+        here = here / part
+        refuse_link(here)
+        try:
+            here.mkdir()
+        except FileExistsError:
+            if not here.is_dir():
+                raise UnsafePathError(f"{here} is a file where tcprobe keeps a folder: move "
+                                      "it away, or choose another --out") from None
+    return path
+
+
+def write_atomic(path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` by an exclusive temporary file renamed over
+    it: a link at ``path`` is replaced, never written through."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise UnsafePathError(f"{path} is a folder where tcprobe writes a file: move it away, "
+                              "or choose another --out")
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def open_nofollow(path, mode: str, *, new: bool = False):
+    """Open ``path`` ("wb", "r+b" or "ab") without following a link: a link
+    there is refused (UnsafePathError), as is anything but a regular file.
+    ``new``: create it exclusively (it must not exist)."""
+    path = Path(path)
+    flags = {"wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "r+b": os.O_RDWR,
+             "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
+    if new:
+        flags |= os.O_CREAT | os.O_EXCL
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP or os.path.islink(path):
+            refuse_link(path)
+        if e.errno == errno.EEXIST and new:
+            raise UnsafePathError(f"{path} appeared while tcprobe was about to create it: "
+                                  "another run may be writing here; choose another --out") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{path} is not a regular file: move it away, or choose "
+                              "another --out")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, mode)
