@@ -33,7 +33,7 @@ from tcprobe import validate as v
 from tcprobe.devices.base import Device, DeviceError
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.model import ModelError
-from tcprobe.outfiles import make_folder, write_atomic
+from tcprobe.outfiles import make_folder, refuse_link, write_atomic
 from tcprobe.tiles.harness import HarnessError
 
 SCHEMA = "tcprobe/campaign/1"
@@ -426,6 +426,7 @@ def run(spec: Spec, device: Device, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     meta = out / "campaign.json"
     want = {"schema": SCHEMA, "spec": spec.as_dict(), "device": device.name}
+    refuse_link(meta)
     if os.path.lexists(meta):
         have = _read_json(meta, "a campaign record", "delete it (finished pieces are kept and "
                           "read back) or choose another --out")

@@ -22,6 +22,7 @@ path and what to do (a full disk, a read-only file system, no permission).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -31,6 +32,10 @@ from pathlib import Path
 
 class UnsafePathError(ValueError):
     """A symbolic link (or a non-file) where tcprobe would write."""
+
+
+class PathError(OSError):
+    """A file-system error whose message names the path and what to do."""
 
 
 # What to do about a file-system error, by errno.
@@ -50,16 +55,19 @@ _WHAT_TO_DO = {
 }
 
 
-def os_error(e: OSError, path=None, then: str = "") -> OSError:
-    """``e`` with its path (``path`` when it names none) and the hint of what
-    to do in its message (``then``: how to continue, e.g. 'rerun with
-    --resume'), as an OSError of the same errno the CLI prints in one line."""
-    where = e.filename if e.filename is not None else path
+def os_error(e: OSError, path=None, then: str = "", *, instead: bool = False) -> PathError:
+    """``e`` with its path (``path`` when it names none, or ``instead`` of
+    the temporary file it names) and the hint of what to do in its message
+    (``then``: how to continue, e.g. 'rerun with --resume'), as an OSError
+    of the same errno the CLI prints in one line."""
+    if isinstance(e, PathError):
+        return e
+    where = e.filename if e.filename is not None and not instead else path
     hint = _WHAT_TO_DO.get(e.errno, e.strerror or str(e))
     if then and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
                             errno.EACCES, errno.EPERM):
         hint = f"{hint}; then {then}"
-    out = OSError(e.errno, hint)
+    out = PathError(e.errno, hint)
     out.filename = str(where) if where is not None else None
     return out
 
@@ -98,23 +106,36 @@ def make_folder(path, root=None) -> Path:
 def write_atomic(path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` by an exclusive temporary file renamed over
     it: a link at ``path`` is replaced, never written through."""
+    with atomic_file(path) as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
+
+
+@contextlib.contextmanager
+def atomic_file(path):
+    """A binary file handle whose bytes become ``path`` when the body ends
+    (an exclusive temporary file beside it, renamed over it; removed when
+    the body raises)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if os.path.isdir(path) and not os.path.islink(path):
         raise UnsafePathError(f"{path} is a folder where tcprobe writes a file: move it away, "
-                              "or choose another --out")
-    raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+                              "or choose another path")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise os_error(e, path, instead=True) from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
+            yield fh
         os.chmod(tmp, 0o644 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise os_error(e, path, instead=True) from None
         raise
 
 
@@ -150,3 +171,22 @@ def open_nofollow(path, mode: str, *, new: bool = False):
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return os.fdopen(fd, mode)
+
+
+def check_out_file(path, option: str) -> None:
+    """Refuse, before any work, an output file that cannot be written: its
+    folder missing or not a folder, the path a folder, the folder not
+    writable (named, with what to do)."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UnsafePathError(f"{option} {path}: the folder {folder} does not exist: make it, "
+                              "or choose another path")
+    if path.is_dir():
+        raise UnsafePathError(f"{option} {path} is a folder: give a file name")
+    try:  # a real try: permissions, a read-only or a special file system
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise os_error(e, path, instead=True) from None
+    os.close(fd)
+    os.unlink(tmp)

@@ -24,6 +24,7 @@ from tcprobe.matrix.operands import (
     result,
 )
 from tcprobe.models.formats import describe, get_format
+from tcprobe.outfiles import atomic_file, check_out_file
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -36,8 +37,14 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
         return None
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise MatmulError(f"--{what}: cannot read {path}: {e}") from None
+    if not isinstance(arr, np.ndarray):  # an .npz archive (np.savez) holds several arrays
+        close = getattr(arr, "close", None)
+        if close:
+            close()
+        raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
+                          "save the matrix alone (np.save)")
     if fmt:
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
@@ -97,6 +104,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
     if out_path == "-":
         send_output_to_stderr(True)  # stdout carries the .npy
+    elif out_path:
+        check_out_file(Path(out_path), "--out")  # before the product, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
@@ -134,7 +143,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         np.save(sys.stdout.buffer, result(words[0], d_type, False))
         sys.stdout.buffer.flush()
     elif out_path:
-        np.save(out_path, result(words[0], d_type, False))
+        with atomic_file(out_path) as fh:  # renamed into place: a link there is replaced
+            np.save(fh, result(words[0], d_type, False))
         console.print(f"wrote {out_path} ({d_type})")
     if compare_gpu:
         diff = compare.difference(d_type, words[1], words[0])

@@ -182,6 +182,9 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
             say(("interrupted", "yellow"), f": every finished chunk is in {cap_path}; run the "
                 "same command with --resume to continue", err=True)
             raise
+    if not result.cases_run:  # never "0 cases, 0 mismatches" as if that were a pass
+        raise v.ValidateError(f"validate ran no case: the suites {', '.join(plan.suites)} make "
+                              f"no case for {dp.id}")
     if shrink_n:
         v.make_reproducers(result, device, per_model=shrink_n)
     rep = report(result)
