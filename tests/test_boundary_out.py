@@ -247,3 +247,21 @@ def test_a_capture_cut_after_its_header_is_an_error(header_only, command):
 def test_validate_suite_that_names_none_is_refused(tmp_path, suite):
     one_error(validate(tmp_path / "v", "--suite", suite), "--suite names no suite")
     assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["validate", "--datapath", "mma.bf16.f32.k16", "--device", "sim:h100", "--out", ""],
+    ["validate", "--targets", "mma.bf16.f32.k16", "--device", "sim:h100", "--out", " "],
+    ["report", "merge", ".", "--out", ""],
+    ["gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", ""],
+    ["validate", "--datapath", "mma.bf16.f32.k16", "--device", "sim:h100", "--json", ""],
+])
+def test_an_empty_output_path_is_refused(tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    one_error(invoke(*args), "an empty path names no file or folder")
+    assert not list(tmp_path.iterdir())  # nothing written into the current folder
+
+
+def test_empty_targets_name_no_datapath(tmp_path):
+    one_error(invoke("validate", "--targets", "", "--device", "sim:h100", "--out", tmp_path / "c"),
+              "--targets names no datapath")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from tcprobe.commands.options import named_path
 from tcprobe.console import console, write_json
 from tcprobe.matrix import fit_gemm
 from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
@@ -41,7 +42,7 @@ def brief(s: Schedule) -> str:
 @click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
 @click.option("--c-format", help="Format of a raw-word C file (f32, f16, bf16).")
 @click.option("--d-format", help="Format of a raw-word D file (f32, f16, bf16, e4m3, e5m2).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the fit as JSON.")
+@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False), help="Write the fit as JSON.")
 def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_format, b_format,
             c_format, d_format, json_path):
     """Find every schedule that explains every word of D (exit 0), or the

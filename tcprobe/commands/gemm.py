@@ -10,7 +10,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from tcprobe.commands.options import Instr, json_option, renamed_option
+from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, flow
 from tcprobe.matrix.operands import (
@@ -76,7 +76,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--instr", type=Instr(), help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
                               "library issues on that GPU).")
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--out", "out_path", callback=named_path, type=click.Path(dir_okay=False, allow_dash=True),
               help="Write D here (.npy; - writes the .npy to stdout, the tables to stderr).")
 @renamed_option("--dtype", "--out-type", "out_type", "Output type when there is no C: f32, f16 or s32.")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "

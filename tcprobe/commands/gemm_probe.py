@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from tcprobe.commands.options import named_path
 from tcprobe.console import console
 from tcprobe.matrix import gemm_probe
 from tcprobe.matrix.choice import gpu_name
@@ -27,7 +28,7 @@ def save_words(path: Path, x: np.ndarray) -> None:
 @click.option("--gpu", required=True, help="GPU the library runs on (H100, H200, A100, ...).")
 @click.option("--format", "fmt", required=True, type=click.Choice(sorted(gemm_probe.FORMATS)),
               help="Element format of A and B.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, callback=named_path, type=click.Path(file_okay=False),
               help="Folder to write the cases and manifest.json into.")
 @click.option("--m", default=128, show_default=True, type=int)
 @click.option("--n", default=128, show_default=True, type=int)

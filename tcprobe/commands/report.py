@@ -10,6 +10,7 @@ from tcprobe import campaign as camp
 from tcprobe import campaign_merge
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands.campaign import finish
+from tcprobe.commands.options import named_path
 
 
 @click.group("report")
@@ -19,9 +20,9 @@ def command():
 
 @command.command("merge")
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("--out", "out_dir", callback=named_path, type=click.Path(file_okay=False), required=True,
               help="Folder for the merged summary.{json,md,html} (none of the shards).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
               help="Also write the merged JSON here.")
 def merge(folders, out_dir, json_path):
     """Join the summaries of the shards of one campaign (run with --shard I/N,
@@ -32,7 +33,7 @@ def merge(folders, out_dir, json_path):
         if not p.is_dir():
             raise camp.CampaignError(f"{p} is not a folder")
     out = Path(out_dir)
-    campaign_merge.check_out(out, paths)
     summary = campaign_merge.merge(paths)
+    campaign_merge.check_out(out, paths)
     with hold_out_folder(out):
         finish(summary, out, json_path)
