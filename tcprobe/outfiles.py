@@ -72,6 +72,17 @@ def os_error(e: OSError, path=None, then: str = "", *, instead: bool = False) ->
     return out
 
 
+def not_own_file(st: os.stat_result, path) -> str | None:
+    """Why an opened file under --out must not be written (not a regular file,
+    or a hard link that another name shares), or None."""
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file: move it away, or choose another --out"
+    if st.st_nlink > 1:
+        return (f"{path} has {st.st_nlink - 1} other hard link(s): tcprobe writes nothing under "
+                "--out that another name shares; remove it, or choose another --out")
+    return None
+
+
 def refuse_link(path) -> None:
     """UnsafePathError when ``path`` is a symbolic link (dangling or not)."""
     if os.path.islink(path):
@@ -164,10 +175,10 @@ def open_nofollow(path, mode: str, *, new: bool = False):
             raise UnsafePathError(f"{path} appeared while tcprobe was about to create it: "
                                   "another run may be writing here; choose another --out") from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    why = not_own_file(os.fstat(fd), path)
+    if why:
         os.close(fd)
-        raise UnsafePathError(f"{path} is not a regular file: move it away, or choose "
-                              "another --out")
+        raise UnsafePathError(why)
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return os.fdopen(fd, mode)

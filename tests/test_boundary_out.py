@@ -265,3 +265,26 @@ def test_an_empty_output_path_is_refused(tmp_path, monkeypatch, args):
 def test_empty_targets_name_no_datapath(tmp_path):
     one_error(invoke("validate", "--targets", "", "--device", "sim:h100", "--out", tmp_path / "c"),
               "--targets names no datapath")
+
+
+@pytest.mark.parametrize("name", [".tcprobe.lock", "capture.tcap"])
+def test_a_planted_hard_link_is_refused(tmp_path, name):
+    from tcprobe.capture import binary
+
+    out = tmp_path / "v"
+    args = ["--cases", "400", "--chunk", "200"]
+    assert validate(out, *args).exit_code == 0
+    victim = tmp_path / "victim"
+    if name == "capture.tcap":  # a capture cut after its first chunk, whose bytes a victim shares
+        cap = out / name
+        first_end = binary.Scan.of(cap).index[1][0] - 16
+        with open(cap, "r+b") as fh:
+            fh.truncate(first_end)
+        cap.rename(victim)
+    else:
+        victim.write_text(VICTIM)
+        (out / name).unlink()
+    os.link(victim, out / name)
+    before = victim.read_bytes()
+    one_error(validate(out, *args, "--resume"), f"{out / name} has 1 other hard link")
+    assert victim.read_bytes() == before

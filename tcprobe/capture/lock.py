@@ -6,11 +6,10 @@ import contextlib
 import fcntl
 import os
 import shutil
-import stat
 from pathlib import Path
 
 from tcprobe.models.datapath import Datapath
-from tcprobe.outfiles import os_error, refuse_link
+from tcprobe.outfiles import not_own_file, os_error, refuse_link
 
 from . import CaptureError
 
@@ -35,9 +34,9 @@ def hold_out_folder(out: Path):
         refuse_link(lock)
         raise os_error(e, lock) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise CaptureError(f"{lock} is not a regular file: move it away, or choose "
-                               "another --out")
+        why = not_own_file(os.fstat(fd), lock)
+        if why:
+            raise CaptureError(why)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
