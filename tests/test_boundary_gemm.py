@@ -125,3 +125,51 @@ def test_matmul_names_dtype_for_a_bad_output_type(schedule):
     with pytest.raises(ValueError, match="^dtype: "):
         tcprobe.matmul(np.ones((4, 16), np.float16), np.ones((16, 4), np.float16), gpu="H100",
                        dtype="float64", schedule=schedule)
+
+
+# ---------------------------------------------------------------------------
+# Arrays in another byte order are the same words; masked entries are refused.
+
+
+def test_the_other_byte_order_is_the_same_words(npy, tmp_path):
+    a, b = np.full((4, 16), 2, np.float16), np.ones((16, 4), np.float16)
+    want = tcprobe.matmul(a, b, gpu="H100")
+    assert (tcprobe.matmul(a.astype(">f2"), b.astype(">f2"), gpu="H100") == want).all()
+    c = np.ones((4, 4), np.float32)
+    assert (tcprobe.matmul(a, b, c.astype(">f4"), gpu="H100") == tcprobe.matmul(a, b, c, gpu="H100")).all()
+    one = np.full(16, 0x3F80)
+    for dt in (">u2", ">i2", "<i2"):  # a signed array of the format's width is its bits
+        assert tcprobe.dot(one.astype(dt), one.astype(dt), 0, datapath="mma.bf16.f32.k16",
+                           gpu="H100") == 0x41800000
+    raw_a = npy("a.npy", np.full((4, 16), 0x3F80, ">u2"))
+    raw_b = npy("b.npy", np.full((16, 4), 0x3F80, ">u2"))
+    r = invoke("gemm", "--gpu", "H100", "--a", raw_a, "--b", raw_b, "--format", "bf16", "--out",
+               tmp_path / "d.npy")
+    assert r.exit_code == 0, r.output
+    assert (np.load(tmp_path / "d.npy") == 16).all()
+
+
+def test_masked_entries_are_refused():
+    a = np.ma.masked_array(np.ones((4, 16), np.float16), mask=np.eye(4, 16, dtype=bool))
+    with pytest.raises(ValueError, match=r"^A: a masked array with masked entries"):
+        tcprobe.matmul(a, np.ones((16, 4), np.float16), gpu="H100")
+    words = np.ma.masked_array(np.full(16, 0x3F80, np.uint16), mask=[1] + [0] * 15)
+    with pytest.raises(ValueError, match=r"^a: a masked array"):
+        tcprobe.dot(words, words.data, 0, datapath="mma.bf16.f32.k16", gpu="H100")
+    unmasked = np.ma.masked_array(np.ones((4, 16), np.float16))
+    assert (tcprobe.matmul(unmasked, np.ones((16, 4), np.float16), gpu="H100") == 16).all()
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"progress": 5}, "^progress must be a callable"),
+    ({"fast": "no"}, "^fast must be None, True or False"),
+    ({"split_k": True}, "^split_k must be a positive integer, not True"),
+    ({"alpha": 10**40}, "^alpha: 1000.* overflows f32"),
+    ({"beta": -1e39}, r"^beta: -1e\+39 overflows f32"),
+    ({"C": np.zeros((4, 4), np.int32)}, "^C: a float product writes a float, not s32"),
+])
+def test_matmul_arguments_of_the_wrong_kind_name_the_argument(kw, match):
+    a, b = np.ones((4, 16), np.float16), np.ones((16, 4), np.float16)
+    c = kw.pop("C", None)
+    with pytest.raises(ValueError, match=match):
+        tcprobe.matmul(a, b, c, gpu="H100", **kw)

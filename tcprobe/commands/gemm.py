@@ -45,6 +45,8 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
             close()
         raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
                           "save the matrix alone (np.save)")
+    if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")

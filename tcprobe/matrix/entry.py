@@ -47,8 +47,13 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     is a terminal; False: none); ``fast=False`` forces the tile-by-tile
     path; ``jobs`` threads (None: numba's thread count)."""
     out = _dtype(dtype, out)
+    if progress not in (None, False) and not callable(progress):
+        raise MatmulError(f"progress must be a callable (done, total), None or False, not "
+                          f"{progress!r}")
+    if fast not in (None, True, False):
+        raise MatmulError(f"fast must be None, True or False, not {fast!r}")
     sched = from_value(schedule)
-    if split_k != 1:
+    if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
         sched = sched.with_(split_k=split_k)

@@ -237,10 +237,11 @@ def matmul(a, b, C, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias, s
     acc = s.acc or ("s32" if integer else "f32")
     out_fmt = s.out or (out_name(out) if out is not None else None)
     if out is not None and s.out is not None and out_name(out) != s.out:
-        raise MatmulError(f"out: {out!r} differs from the schedule's out ({s.out})")
+        raise MatmulError(f"dtype: {out!r} differs from the schedule's out ({s.out})")
     out_fmt = out_fmt or c_fmt or acc
     if integer != (out_fmt == "s32") or (c_fmt is not None and integer != (c_fmt == "s32")):
-        raise MatmulError(f"out: an {'integer' if integer else 'float'} product writes "
+        who = "C" if c_fmt is not None and integer != (c_fmt == "s32") else "dtype"
+        raise MatmulError(f"{who}: {'an integer' if integer else 'a float'} product writes "
                           f"{'s32' if integer else 'a float'}, not {out_fmt if c_fmt is None else c_fmt}")
     if integer:
         for what, v in (("alpha", alpha), ("beta", beta)):
