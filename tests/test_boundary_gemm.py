@@ -173,3 +173,20 @@ def test_matmul_arguments_of_the_wrong_kind_name_the_argument(kw, match):
     c = kw.pop("C", None)
     with pytest.raises(ValueError, match=match):
         tcprobe.matmul(a, b, c, gpu="H100", **kw)
+
+
+def test_gemm_never_rereads_values_as_another_format(npy):
+    a = npy("a.npy", np.ones((4, 16), np.float16))
+    b = npy("b.npy", np.ones((16, 4), np.float16))
+    one_error(invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--format", "bf16"),
+              "holds float16 (f16) values, not raw words")
+    r = invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--format", "f16")
+    assert r.exit_code == 0, r.output  # the format it holds: as without --format
+
+
+def test_gemm_json_is_checked_before_the_product(tmp_path, npy):
+    a = npy("a.npy", np.ones((4, 16), np.float16))
+    b = npy("b.npy", np.ones((16, 4), np.float16))
+    r = invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--json", tmp_path / "no" / "r.json")
+    one_error(r, "--json", "does not exist")
+    assert "wgmma" not in r.stdout

@@ -51,6 +51,10 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
         name = get_format(fmt).name
+        named = table.get(arr.dtype.name) if arr.dtype.kind not in "Vu" else None
+        if named is not None and get_format(named).name != name:  # never re-read as another
+            raise MatmulError(f"--{what}-format {fmt}: {path} holds {arr.dtype} ({named}) values, "
+                              "not raw words: leave the format out, or save the raw words")
         width = get_format(name).width
         if arr.dtype.itemsize not in _UNSIGNED:
             raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte elements")
@@ -108,6 +112,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         send_output_to_stderr(True)  # stdout carries the .npy
     elif out_path:
         check_out_file(Path(out_path), "--out")  # before the product, not after
+    if json_path and json_path != "-":
+        check_out_file(Path(json_path), "--json")
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
