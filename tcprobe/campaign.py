@@ -372,6 +372,9 @@ def run_piece(spec: Spec, target: Target, device: Device, suite: str, count: int
             raise
         return Piece(dp.id, suite, 0, None, 0.0, models[0].name, "error",
                      f"{device.name} failed on {dp.id}: {e}")
+    if result.set_aside:  # nothing captured is lost: say where it went
+        notes.append(f"the capture was damaged; what followed the damage is kept in "
+                     f"{result.set_aside}")
     piece = Piece(dp.id, suite, result.cases_run, primary, round(result.seconds, 3),
                   models[0].name, "mismatch" if primary else "ok", "; ".join(notes),
                   models={t.model.name: t.total for t in result.tallies},

@@ -327,3 +327,20 @@ def test_cuda_campaign_over_k8_and_k16_on_the_stand_in(tmp_path, monkeypatch):
     s = summary(out)
     assert [(d["datapath"], d["cases"], d["mismatches"]) for d in s["datapaths"]] == [
         ("mma.f16.f32.k16", 96, 0), ("mma.f16.f32.k8", 96, 0), ("mma.bf16.f32.k16", 96, 0)]
+
+
+def test_a_damaged_piece_capture_is_recovered_and_named(tmp_path):
+    out = tmp_path / "c"
+    args = ["--chunk", "100"]
+    assert campaign(out, *args, suite="raw=300").exit_code == 0
+    piece = out / "mma.bf16.f32.k16"
+    (piece / "raw.json").unlink()  # as if killed before the piece finished
+    data = bytearray((piece / "raw.tcap").read_bytes())
+    data[len(data) // 2] ^= 0x40
+    (piece / "raw.tcap").write_bytes(bytes(data))
+    r = campaign(out, *args, suite="raw=300")
+    assert r.exit_code == 0, r.output
+    aside = list(piece.glob("raw.tcap.after-*"))
+    assert len(aside) == 1  # nothing captured is lost
+    assert f"kept in {aside[0]}" in r.stderr
+    assert summary(out)["cases"] == 900

@@ -12,7 +12,7 @@ from rich.text import Text
 from tcprobe import campaign as camp
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands import open_device, write_report_set
-from tcprobe.console import console, err_console, say
+from tcprobe.console import console, err_console, note, say
 from tcprobe.models.engine import Speed
 from tcprobe.outfiles import make_folder, write_atomic
 
@@ -75,6 +75,8 @@ def finish(summary: dict, out: Path, json_path: str | None) -> None:
         for suite, cell in row["suites"].items():
             if cell["status"] == "error":
                 say(("failed", "red"), f" {row['datapath']} {suite}: {cell['note']}", err=True)
+            elif cell["status"] in ("ok", "mismatch") and cell.get("note"):
+                note(f"{row['datapath']} {suite}: {cell['note']}")
     raise SystemExit(summary["exit_status"])
 
 
