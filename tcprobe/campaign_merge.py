@@ -17,8 +17,9 @@ from pathlib import Path
 
 from tcprobe.campaign import SCHEMA, CampaignError, Piece, summarize
 
-# The options that make two shards shards of one campaign.
-SAME = ("suites", "lanes", "seed", "models", "chunk")
+# The options that make two shards shards of one campaign, as a refusal names them.
+SAME = {"suites": "other suite counts", "lanes": "other sparse lane counts", "seed": "another seed",
+        "models": "other models", "chunk": "another chunk size"}
 
 
 def _read(folder: Path) -> dict:
@@ -89,9 +90,9 @@ def check_shards(folders: list[Path], shards: list[dict]) -> tuple[list[str], in
         if whole != whole0:
             raise CampaignError(f"{folder} is a shard of a campaign over other datapaths than "
                                 f"{first}'s: merge the shards of one campaign")
-        for key in SAME:
+        for key, what in SAME.items():
             if data["spec"].get(key) != first_data["spec"].get(key):
-                raise CampaignError(f"{folder} ran with another {key} than {first} "
+                raise CampaignError(f"{folder} ran with {what} than {first} "
                                     f"({data['spec'].get(key)!r}, not "
                                     f"{first_data['spec'].get(key)!r}): merge the shards of one "
                                     "campaign")

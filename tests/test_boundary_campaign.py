@@ -240,7 +240,7 @@ def shards(tmp_path_factory) -> Path:
     (["s1", "t1"], ["t1 is shard 1/3", "one of 2 shards"]),
     (["s1"], ["shard 2/2 missing"]),
     (["s1", "seed"], ["seed ran with another seed", "5"]),
-    (["s1", "count"], ["count ran with another suites"]),
+    (["s1", "count"], ["count ran with other suite counts", "300"]),
     (["whole", "s1"], ["s1 is shard 1/2", "one of 1 shards"]),
 ])
 def test_merge_refuses_shards_that_are_not_one_campaign(tmp_path, shards, names, needles):
