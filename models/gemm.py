@@ -84,13 +84,22 @@ def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axi
     return sig, exp, cls, np.ascontiguousarray(flags)
 
 
+def _kernels():
+    """This module, for :mod:`.gemm_split`, which runs its stage on it."""
+    import sys
+
+    return sys.modules[__name__]
+
+
 def supports(model) -> bool:
     """Whether :func:`gemm_words` computes this model's chain (else the
     caller evaluates the dot-level model tile by tile)."""
     if isinstance(model, IntegerModel):
         return True
     if type(model) is not FixedPointModel:
-        return False
+        from . import gemm_split  # the fp8 mma.sync emulation: unpack and f16 sub-MMAs
+
+        return gemm_split.supports(model, _kernels())
     dp, p = model.datapath, model.params
     if dp.block_scaled or dp.c != dp.d_type or dp.k % min(p.block_size, dp.k):
         return False
@@ -211,6 +220,10 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     across calls (row slices of A's)."""
     dp = model.datapath
     kernel_cache.working_on(dp.id)
+    if not isinstance(model, (FixedPointModel, IntegerModel)):
+        from . import gemm_split
+
+        return gemm_split.words(model, a, b, c, tiles, decoded, jobs, _kernels())
     c = np.ascontiguousarray(c, dtype=np.uint32)
     out = np.empty(c.shape, np.int64)
     if isinstance(model, IntegerModel):
@@ -249,6 +262,10 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):
     """A (M, K) and B (K, N) decoded once for :func:`gemm_words` (``active``:
     the K positions a sparse A keeps; B's words elsewhere are never read)."""
+    if not isinstance(model, FixedPointModel):
+        from . import gemm_split
+
+        return gemm_split.decoders(model, a, b, _kernels())
     dp, p = model.datapath, model.params
     block = min(p.block_size, dp.k)
     b_dec = decode_operand(b, dp.b_type, p.input_conversion, block, 0)

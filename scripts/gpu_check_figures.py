@@ -92,9 +92,13 @@ def _schedule_text(s: dict) -> str:
 
 
 def _library(fits: list) -> str:
+    bounds = [f["bounds"] for f in fits if "bounds" in f]
+    fits = [f for f in fits if "bounds" not in f]
     done = [f for f in fits if "error" not in f]
     good = [f for f in done if f.get("explained")]
     out = f"{len(good)} of {len(fits)} library calls explained"
+    if bounds:
+        out += f" (splits start at K = {', '.join(map(str, bounds[0])) or 'none'})"
     ops = {}
     for f in good:
         ops.setdefault(f["op"], set()).add(_schedule_text(f["schedules"][0]) if f["schedules"]

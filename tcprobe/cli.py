@@ -86,11 +86,18 @@ def _notes_as_lines(message, category, filename, lineno, file=None, line=None):
 _show_warning = warnings.showwarning
 
 
+_ANNOUNCING = False
+
+
 def _announce_compiles() -> None:
     """One ``compiling kernels for DATAPATH (first run only)`` line the
     first time numba compiles while a datapath is being evaluated, so a cold
     run never sits on a blank screen (numba's compile events; the datapath is
     the one the engine named last)."""
+    global _ANNOUNCING
+    if _ANNOUNCING:  # once a process: every command run in it shares the one listener
+        return
+    _ANNOUNCING = True
     from numba.core import event
 
     from tcprobe.models import kernel_cache

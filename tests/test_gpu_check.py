@@ -216,3 +216,6 @@ def test_library_figure_names_the_schedules_and_what_is_unexplained(tmp_path):
     text = figs.figure("library", str(path))
     assert text == ("2 of 4 library calls explained; matmul: cublas; "
                     "scaled_mm: instr=wgmma,promote=4; not explained: cancel.linear 7 of 4096")
+    path.write_text(json.dumps([{"case": "splits", "op": "matmul", "bounds": [64, 128]}] + fits))
+    assert figs.figure("library", str(path)).startswith(
+        "2 of 4 library calls explained (splits start at K = 64, 128); matmul: cublas")

@@ -29,9 +29,16 @@ def test_gemm_writes_the_words_of_matmul(tmp_path):
     assert r.exit_code == 0, r.output
     assert "mma.f16.f32.k16" in r.output
     d = np.load(tmp_path / "d.npy")
-    want = tcprobe.matmul(a, b, c, gpu="H100", instr="mma", schedule="chain")
+    want = tcprobe.matmul(a, b, c, gpu="H100", instr="mma")  # the API's default: cublas
     assert d.dtype == np.float32
     assert np.array_equal(d.view(np.uint32), want.view(np.uint32))
+    chain = tcprobe.matmul(a, b, c, gpu="H100", instr="mma", schedule="chain")
+    assert not np.array_equal(d.view(np.uint32), chain.view(np.uint32))
+    r = run(["--a", str(tmp_path / "a.npy"), "--b", str(tmp_path / "b.npy"), "--c",
+             str(tmp_path / "c.npy"), "--gpu", "H100", "--instr", "mma", "--schedule", "chain",
+             "--out", str(tmp_path / "d2.npy")])
+    assert r.exit_code == 0, r.output
+    assert np.array_equal(np.load(tmp_path / "d2.npy").view(np.uint32), chain.view(np.uint32))
 
 
 def test_gemm_compare_and_exact(tmp_path):

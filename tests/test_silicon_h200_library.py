@@ -70,9 +70,9 @@ def _operands(folder: Path, case: str) -> dict[str, np.ndarray]:
 
 CALLS = (_calls(LIB / "run1-64x64x512" / "bf16") + _calls(LIB / "run1-64x64x512" / "f16")
          + _calls(LIB / "run1-64x64x512" / "tf32") + _calls(LIB / "run1-64x64x512" / "e4m3")
-         + _calls(LIB / "run2-capture" / "bf16-64x64x512")
-         + _calls(LIB / "run2-capture" / "f16-64x64x512")
-         + _calls(LIB / "run2-capture" / "tf32-64x64x512"))
+         + _calls(LIB / "captures" / "bf16-64x64x512")
+         + _calls(LIB / "captures" / "f16-64x64x512")
+         + _calls(LIB / "captures" / "tf32-64x64x512"))
 
 
 def test_the_captures_are_there():

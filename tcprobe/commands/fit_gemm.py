@@ -10,7 +10,7 @@ from rich.table import Table
 
 from tcprobe.commands.options import named_path
 from tcprobe.console import console, write_json
-from tcprobe.matrix import fit_gemm
+from tcprobe.matrix import fit_gemm, split_probe
 from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
 from tcprobe.matrix.schedule import Schedule
 from tcprobe.matrix.scheduled import C_FORMATS, OUT_NAMES
@@ -25,6 +25,38 @@ def brief(s: Schedule) -> str:
     """The axes where a schedule differs from the default preset."""
     d = {k: v for k, v in s.to_dict().items() if v != _DEFAULTS[k] and k != "out"}
     return ", ".join(f"{k}={v}" for k, v in d.items()) or "default (cublas)"
+
+
+def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | None:
+    """The split starts --splits (a splits-case D) or --bounds gives, or None."""
+    if splits_path and bounds:
+        raise MatmulError("--bounds: give --splits or --bounds, not both")
+    if bounds:
+        if bounds.strip().lower() == "none":
+            return ()
+        try:
+            starts = tuple(sorted({int(x) for x in bounds.split(",")}))
+        except ValueError:
+            raise MatmulError(f"--bounds: {bounds!r} is not a comma-separated list of K "
+                              "offsets") from None
+        if any(x <= 0 or x >= k for x in starts):
+            raise MatmulError(f"--bounds: every offset must lie inside K (1 .. {k - 1})")
+        return starts
+    if not splits_path:
+        return None
+    probe = load(splits_path, "splits", OUT_NAMES, d.fmt)
+    if probe.words.shape != d.words.shape:
+        raise MatmulError(f"--splits: the probe's D is {probe.words.shape}, the capture's "
+                          f"{d.words.shape}")
+    got = split_probe.read(fmt, probe.words, k)
+    if got.unexpected:
+        raise MatmulError(f"--splits: {got.unexpected} words of {splits_path} are no split "
+                          "probe's (is it gemm-probe's splits case of this shape and format?)")
+    uniform = got.uniform()
+    if uniform is None:
+        raise MatmulError("--splits: the blocks of D split K differently (stream-K?); "
+                          "fit-gemm takes one set of split starts")
+    return uniform
 
 
 @click.command("fit-gemm")
@@ -42,9 +74,15 @@ def brief(s: Schedule) -> str:
 @click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
 @click.option("--c-format", help="Format of a raw-word C file (f32, f16, bf16).")
 @click.option("--d-format", help="Format of a raw-word D file (f32, f16, bf16, e4m3, e5m2).")
-@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False), help="Write the fit as JSON.")
+@click.option("--splits", "splits_path", type=click.Path(dir_okay=False),
+              help="D of gemm-probe's splits case for the same GEMM (.npy): the K offsets "
+                   "where the kernel's splits start, read off it, join the search.")
+@click.option("--bounds", help="The K offsets where the kernel's splits start, comma-separated "
+                               "(as --splits reads them; 'none' for one split).")
+@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
+              help="Write the fit as JSON.")
 def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_format, b_format,
-            c_format, d_format, json_path):
+            c_format, d_format, splits_path, bounds, json_path):
     """Find every schedule that explains every word of D (exit 0), or the
     closest ones with their mismatches (exit 1)."""
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
@@ -54,10 +92,11 @@ def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_forma
     if c is None and beta not in (None, 0.0):
         raise MatmulError("--beta: a nonzero beta needs --c")
     beta = (1.0 if c is not None else 0.0) if beta is None else beta
+    starts = read_bounds(splits_path, bounds, a.fmt, d, a.words.shape[1])
     t0 = time.perf_counter()
     f = fit_gemm.fit(a.words, a.fmt, b.words, b.fmt, None if c is None else c.words,
                      None if c is None else c.fmt, d.words, d.fmt, gpu=gpu, alpha=alpha,
-                     beta=beta)
+                     beta=beta, bounds=starts)
     seconds = time.perf_counter() - t0
     m, k = a.words.shape
     n = b.words.shape[1]

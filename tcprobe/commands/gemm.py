@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
-from tcprobe.matrix import compare, flow
+from tcprobe.matrix import compare, flow, same_bits, scheduled
 from tcprobe.matrix.operands import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
@@ -23,6 +23,7 @@ from tcprobe.matrix.operands import (
     read,
     result,
 )
+from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import describe, get_format
 from tcprobe.outfiles import atomic_file, check_out_file
 
@@ -94,18 +95,28 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--scale-format", type=click.Choice(["ue8m0", "ue4m3"]),
               help="Format of raw-word scale files.")
 @click.option("--split-k", type=int, default=1, show_default=True,
-              help="Split K into this many ranges reduced in f32 (serial split-K).")
-@click.option("--compare", "compare_gpu", help="Also compute on this GPU and show how D differs.")
+              help="Split K into this many ranges (the schedule's split_k).")
+@click.option("--schedule", help="Library schedule: a preset (cublas, chain, stream-k, "
+                                 "deepgemm-fp8, ...) or a JSON file (a fit-gemm --json result).")
+@click.option("--alpha", type=float, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
+@click.option("--beta", type=float, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
+@click.option("--compare", "compare_gpu", help="Also compute on this GPU, show how D differs and "
+                                               "whether the two give the same bits on every input.")
 @click.option("--compare-instr", type=Instr(), help="Instruction on the --compare GPU (default: its library's).")
+@click.option("--compare-schedule", help="Schedule on the --compare side (default: --schedule's).")
+@click.option("--compare-model", help="Model on the --compare side (default: its GPU's profile).")
+@click.option("--verdict-seconds", type=click.FloatRange(0, 3600), default=10.0, show_default=True,
+              help="How long the same-bits search may look for a counterexample.")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
 @json_option("Write the figures as JSON")
 def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
-            b_format, sa_path, sb_path, scale_format, split_k, compare_gpu, compare_instr, exact,
-            json_path):
-    """Multiply A @ B + C as GPU's instruction sequence computes it, every word.
+            b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
+            compare_instr, compare_schedule, compare_model, verdict_seconds, exact, json_path):
+    """Multiply A @ B + C as GPU's library kernel computes it, every word.
 
-    K runs as a CUTLASS main loop issues it: one instruction per K tile, each
-    taking the previous D as C (K padded with zeros, which is exact)."""
+    The instruction runs one K tile after another (K padded with zeros, which
+    is exact) under the schedule: by default cuBLAS's, C in the f32 epilogue
+    (``--schedule chain``: C as the first instruction's accumulator)."""
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
     if out_path == "-":
@@ -117,33 +128,56 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
-    c = load(c_path, "c", OUTPUT_FORMATS, None)
+    sched = from_value(schedule)
+    if split_k != 1:
+        if split_k < 1:
+            raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
+        sched = sched.with_(split_k=split_k)
+    chain = sched.c == "accumulator"
+    c = load(c_path, "c", OUTPUT_FORMATS if chain else scheduled.C_FORMATS, None)
+    integer = get_format(a.fmt).kind.name == "INT"
+    if integer:
+        alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
     if c is not None:
         d_fmt, c_words = c.fmt, c.words
         if out_type and output_format(out_type) != d_fmt:
             raise MatmulError(f"--dtype {out_type} differs from C's dtype ({d_fmt})")
     else:
-        d_fmt = output_format(out_type) if out_type else (
-            "s32" if get_format(a.fmt).kind.name == "INT" else "f32")
-        c_words = np.zeros((m, n), np.uint32)
+        d_fmt = output_format(out_type) if out_type else ("s32" if integer else "f32")
+        c_words = np.zeros((m, n), np.uint32) if chain else None
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
     sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
-    runs = [(gpu, instr)] + ([(compare_gpu, compare_instr)] if compare_gpu else [])
+    other = sched if compare_schedule is None else from_value(compare_schedule)
+    runs = [(gpu, instr, sched, model)] + (
+        [(compare_gpu, compare_instr, other, compare_model)] if compare_gpu else [])
     report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
     words = []
-    for g, ins in runs:
+    for g, ins, sch, mdl_name in runs:
         t0 = time.perf_counter()
         with ProgressBar(f"{g}") as bar:
-            d, dp, mdl = flow.matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt,
-                                           gpu=g, instr=ins, model=model if g == gpu else None,
-                                           scale_a=sa, scale_b=sb, split_k=split_k,
-                                           progress=bar)
+            if sch.c == "accumulator":
+                if alpha != 1 or beta != 1:
+                    raise MatmulError("--alpha: the chain schedule takes alpha = beta = 1")
+                d, dp, mdl = flow.matmul_words(
+                    a.words, a.fmt, b.words, b.fmt,
+                    c_words if c_words is not None else np.zeros((m, n), np.uint32), d_fmt,
+                    gpu=g, instr=sch.instr or ins, model=mdl_name, scale_a=sa, scale_b=sb,
+                    split_k=sch.split_k, progress=bar)
+            else:
+                d, d_fmt, dp, mdl = scheduled.product(
+                    a, b, c_words, None if c is None else c.fmt, sch, gpu=g,
+                    instr=sch.instr or ins, out=d_fmt if c is None else None, model=mdl_name,
+                    alpha=alpha, beta=beta, scale_a=sa, scale_b=sb)
+                bar(1, 1)
         words.append(d)
         report["products"].append({"gpu": g, "datapath": dp.id, "model": mdl.name,
+                                   "schedule": sch.to_dict(),
                                    "seconds": round(time.perf_counter() - t0, 3)})
         console.print(f"{g}: {dp.id} ({mdl.name}), {m}x{n}x{report['k']}, "
                       f"{time.perf_counter() - t0:.2f} s")
-    d_type = dp.d_type
+    d_type = d_fmt if not chain else dp.d_type
+    if c_words is None:
+        c_words = np.zeros((m, n), np.uint32)
     floats = get_format(d_type).kind.name != "INT"
     scale = (compare.product_scale(a.words, a.fmt, b.words, b.fmt, c_words, d_type)
              if floats and (compare_gpu or exact) and sa is None else None)
@@ -160,13 +194,15 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
             diff["relative"] = compare.relative_error(d_type, words[1], words[0], scale)
         report["compare"] = diff
         _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
+        report["same_bits"] = _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words,
+                                         sa is not None, verdict_seconds)
     if exact:
         if sa is not None:
             raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")
         with ProgressBar("exact") as bar:
             want = compare.exact_words(a.words, a.fmt, b.words, b.fmt, c_words, d_type, bar)
         report["exact"] = {}
-        for (g, _), d in zip(runs, words, strict=True):
+        for (g, *_), d in zip(runs, words, strict=True):
             diff = compare.difference(d_type, d, want)
             if scale is not None:
                 diff["relative"] = compare.relative_error(d_type, d, want, scale)
@@ -175,6 +211,62 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
                              "exact")
     if json_path:
         write_json(Path(json_path), report)
+
+
+def _integer(x: float, what: str) -> int:
+    if x != int(x):
+        raise MatmulError(f"--{what} must be an integer for an integer product, not {x}")
+    return int(x)
+
+
+def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, seconds) -> dict:
+    """The verdict of the two configurations (tcprobe.matrix.same_bits), and
+    which mechanism explains each element this run shows apart."""
+    (g1, i1, s1, m1), (g2, i2, s2, m2) = runs
+    first = same_bits.Config(g1, i1, s1, m1)
+    second = same_bits.Config(g2, i2, s2, m2)
+    c_fmt = None if c is None else c.fmt
+    if scaled:
+        console.print("[bold]same bits?[/] not judged for block-scaled products")
+        return {"identical": None, "mechanisms": []}
+    v = same_bits.verdict(first, second, a.fmt, b.fmt, c_fmt, d_type, alpha, beta, seconds)
+    out = {"identical": v.identical, "mechanisms": [m.text() for m in v.mechanisms],
+           "searched": v.searched}
+    if v.identical:
+        console.print("[bold]same bits?[/] yes, on every input: the two agree on every "
+                      "parameter of the arithmetic")
+        return out
+    console.print(f"[bold]same bits?[/] they differ in: "
+                  f"{'; '.join(m.text() for m in v.mechanisms)}")
+    if v.counterexample is not None:
+        ce = v.counterexample
+        fmt = get_format(d_type)
+        terms = ", ".join(f"k={k}: {describe(a.fmt, x)} x {describe(b.fmt, y)}"
+                          for k, x, y in ce["terms"])
+        c_text = "" if ce["c_word"] is None else f"; C = {describe(c_fmt, ce['c_word'])}"
+        console.print(f"  smallest counterexample found: M = N = 1, K = {ce['k']}: {terms}"
+                      f"{c_text} -> {g1} {describe(fmt, ce['first'])}, {g2} "
+                      f"{describe(fmt, ce['second'])} (explained by "
+                      f"{', '.join(v.explained_by) or 'several mechanisms together'})")
+        out["counterexample"] = {"k": ce["k"], "terms": ce["terms"], "c": ce["c_word"],
+                                 "first": ce["first"], "second": ce["second"],
+                                 "explained_by": v.explained_by}
+    elif v.identical is None:
+        console.print(f"  no counterexample in {v.searched} generated products: not proven "
+                      "either way")
+    if int((words[0] != words[1]).sum()) and v.mechanisms:
+        counts = same_bits.explain_run(first, second, a.words, a.fmt, b.words, b.fmt,
+                                       c_words if c is not None else None, c_fmt, d_type, alpha,
+                                       beta, words[0], words[1])
+        out["attribution"] = counts
+        together = counts.pop("several together")
+        parts = [f"{name} alone explains {k:,}" for name, k in counts.items() if k]
+        if together:
+            parts.append(f"{together:,} need several together")
+        console.print(f"  in this run, of the {int((words[0] != words[1]).sum()):,} elements "
+                      f"that differ: {'; '.join(parts)}")
+        counts["several together"] = together
+    return out
 
 
 def _show_difference(title: str, diff: dict, d_type: str, got: str, want: str) -> None:

@@ -46,12 +46,18 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     is called as the work proceeds (None: a progress bar on stderr when it
     is a terminal; False: none); ``fast=False`` forces the tile-by-tile
     path; ``jobs`` threads (None: numba's thread count)."""
+    named = "dtype" if dtype is not None else "out"
     out = _dtype(dtype, out)
     if progress not in (None, False) and not callable(progress):
         raise MatmulError(f"progress must be a callable (done, total), None or False, not "
                           f"{progress!r}")
     if fast not in (None, True, False):
         raise MatmulError(f"fast must be None, True or False, not {fast!r}")
+    if out is not None:
+        try:
+            scheduled.out_name(out)
+        except MatmulError as e:
+            raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
     sched = from_value(schedule)
     if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:

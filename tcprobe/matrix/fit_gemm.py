@@ -23,7 +23,7 @@ from tcprobe.models.formats import Class, decode, get_format
 
 from . import choice, epilogue
 from .operands import MatmulError
-from .schedule import Schedule
+from .schedule import SPLIT_RULES, Schedule
 from .scheduled import Chains, round_operands, split_tiles
 
 FIRST_ROWS = 8  # rows of the cheap first passes
@@ -60,8 +60,36 @@ def instructions(gpu: str, a_fmt: str, b_fmt: str, acc: str) -> list:
     return out
 
 
-def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False
-               ) -> list[Schedule]:
+def split_structures(dp, k: int, bounds: tuple[int, ...] | None = None
+                     ) -> list[tuple[Schedule, tuple[tuple[int, int], ...]]]:
+    """(schedule with k_block, split_k and split_rule set, its ranges of
+    instruction tiles) of every split structure the search tries: the grid
+    (K_BLOCKS x 1..MAX_SPLIT x rules), and where ``bounds`` (the K offsets
+    where a split starts, as gemm-probe's splits case reads them) is given,
+    every structure with exactly those starts, at any split count."""
+    tiles = -(-k // dp.k)
+    out, seen = [], set()
+    for kb in K_BLOCKS:
+        if kb is not None and (kb % dp.k or kb <= dp.k or kb >= k):
+            continue
+        top = MAX_SPLIT if bounds is None else max(MAX_SPLIT, len(bounds) + 1)
+        for split in range(1, top + 1):
+            for rule in SPLIT_RULES:
+                base = Schedule(k_block=kb, split_k=split, split_rule=rule)
+                try:
+                    ranges = tuple(split_tiles(base, dp, tiles))
+                except MatmulError:
+                    continue
+                starts = tuple(lo * dp.k for lo, _ in ranges[1:])
+                grid = split <= MAX_SPLIT
+                if (grid or starts == bounds) and ranges not in seen:
+                    seen.add(ranges)
+                    out.append((base, ranges))
+    return out
+
+
+def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
+               bounds: tuple[int, ...] | None = None) -> list[Schedule]:
     """Every schedule the search tries for one instruction (module doc)."""
     tiles = -(-k // dp.k)
     seen, out_list = set(), []
@@ -69,33 +97,24 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False
     roundings = (None, "rne", "rna") if tf32 else (None,)
     entries = (("epilogue", True, "acc"), ("epilogue", True, "c"), ("epilogue", False, "acc"),
                ("output", True, "acc")) if has_c else (("epilogue", True, "acc"),)
-    for kb in K_BLOCKS:
-        if kb is not None and (kb % dp.k or kb <= dp.k or kb >= k):
-            continue
-        for split in range(1, MAX_SPLIT + 1):
-            base = Schedule(k_block=kb, split_k=split, out=out)
-            try:
-                ranges = tuple(split_tiles(base, dp, tiles))
-            except MatmulError:
-                break
-            kinds = [("serial", "forward")] if split == 1 else [
-                ("serial", "forward"), ("parallel", "forward"), ("parallel", "reverse")]
-            for order in ("forward", "reverse"):
-                for promote in promotes:
-                    if promote is not None and promote >= tiles:
-                        continue
-                    for kind, red in kinds:
-                        for c_at, fused, fma_on in entries:
-                            for rnd in roundings:
-                                key = (ranges, order, promote, kind, red, c_at, fused, fma_on,
-                                       rnd)
-                                if key in seen:
-                                    continue
-                                seen.add(key)
-                                out_list.append(base.with_(
-                                    k_order=order, promote=promote, split_kind=kind,
-                                    reduction=red, c=c_at, fused=fused, fma_on=fma_on,
-                                    operand_round=rnd))
+    for base, ranges in split_structures(dp, k, bounds):
+        kinds = [("serial", "forward")] if base.split_k == 1 else [
+            ("serial", "forward"), ("parallel", "forward"), ("parallel", "reverse")]
+        for order in ("forward", "reverse"):
+            for promote in promotes:
+                if promote is not None and promote >= tiles:
+                    continue
+                for kind, red in kinds:
+                    for c_at, fused, fma_on in entries:
+                        for rnd in roundings:
+                            key = (ranges, order, promote, kind, red, c_at, fused, fma_on, rnd)
+                            if key in seen:
+                                continue
+                            seen.add(key)
+                            out_list.append(base.with_(
+                                out=out, k_order=order, promote=promote, split_kind=kind,
+                                reduction=red, c=c_at, fused=fused, fma_on=fma_on,
+                                operand_round=rnd))
     if has_c and out == dp.d_type:
         out_list.append(Schedule(c="accumulator", out=out))
     return out_list
@@ -150,9 +169,11 @@ class _Runner:
 
 
 def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
-        jobs: int | None = None) -> Fit:
+        jobs: int | None = None, bounds: tuple[int, ...] | None = None) -> Fit:
     """The schedules of ``gpu``'s library kernels that compute D from A, B, C
-    (words) with ``alpha``, ``beta`` (numbers); see the module doc."""
+    (words) with ``alpha``, ``beta`` (numbers); see the module doc. ``bounds``:
+    the K offsets where the kernel's splits start, as gemm-probe's splits case
+    shows them (the structures that have them join the search)."""
     m, k = a.shape
     n = b.shape[1]
     if b.shape[0] != k:
@@ -181,7 +202,8 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
     total = 0
     for fam, dp, mdl in instrs:
         tf32 = get_format(a_fmt).name == "tf32" and get_format(b_fmt).name == "tf32"
-        cands = [s.with_(instr=fam) for s in candidates(dp, k, fp8, c is not None, d_fmt, tf32)]
+        cands = [s.with_(instr=fam) for s in candidates(dp, k, fp8, c is not None, d_fmt, tf32,
+                                                         bounds)]
         total += len(cands)
         keep = cands
         passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])

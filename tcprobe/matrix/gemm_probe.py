@@ -20,7 +20,10 @@ visible in D (values as numpy/ml_dtypes arrays; the runner,
   rounds the product to the output type before it adds C there);
 * ``bias``: C whose rows are all one row, alpha = beta = 1: the runner gives
   it to torch as a 1-D bias (``addmm(bias, A, B)``, ``F.linear(x, W, bias)``),
-  the cuBLASLt bias epilogue; fit-gemm reads it as the full C.
+  the cuBLASLt bias epilogue; fit-gemm reads it as the full C;
+* ``splits`` (bf16, f16, tf32): every element of D shows whether a split of K
+  starts at one unit boundary (:mod:`.split_probe`), so a kernel's split and
+  stream-K boundaries are read off D, not searched for.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from . import split_probe
 from .flow import available_memory
 from .operands import MatmulError
 
@@ -36,7 +40,7 @@ FORMATS = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
 C_DTYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
             "e4m3": np.float32, "e5m2": np.float32}
 CASES = ("random", "cancel", "narrow", "c_epilogue", "nan_c", "alpha_beta", "c_beta2", "c_alpha2",
-         "bias")
+         "bias", "splits")
 
 
 def bytes_needed(m: int, n: int, k: int) -> int:
@@ -91,6 +95,11 @@ def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) ->
     out.append(("c_alpha2", normal((m, k)), normal((k, n)), normal((m, n), np.sqrt(k)), 2.0, 1.0))
     row = normal((1, n), np.sqrt(k))
     out.append(("bias", normal((m, k)), normal((k, n)), np.repeat(row, m, axis=0), 1.0, 1.0))
+    if fmt in split_probe.VALUES:
+        try:
+            out.append(("splits", *split_probe.operands(fmt, m, n, k), None, 1.0, 0.0))
+        except MatmulError:
+            pass  # a shape the split probe cannot cover (n < 2, K of one unit)
     return [{"name": name, "a": x.astype(dt), "b": y.astype(dt),
              "c": None if z is None else z.astype(ct), "alpha": al, "beta": be}
             for name, x, y, z, al, be in out]

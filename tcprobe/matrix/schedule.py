@@ -11,7 +11,12 @@ top of the instruction models (:mod:`tcprobe.matrix.scheduled` runs them):
 * ``k_order``: the instructions of each split in K order (``forward``) or
   last first (``reverse``).
 * ``split_k`` and ``split_kind``: S contiguous ranges of K blocks, each
-  accumulated from +0. ``serial`` (CUTLASS serial split-K): split 0 runs the
+  accumulated from +0; ``split_rule``: how the blocks are shared out:
+  ``even`` (as even as possible, :func:`tcprobe.matrix.flow.split_ranges`)
+  or ``ceil`` (ceil(blocks / S) blocks a split, the last takes the rest: CUTLASS's
+  gemm_k_size; what cuBLAS's split-K kernels on an H200 showed through
+  gemm-probe's splits case, e.g. 4096 = 3 x 1408 - 128 for bf16 at
+  256x256x4096, reports/silicon/2026-12-04-h200). ``serial`` (CUTLASS serial split-K): split 0 runs the
   epilogue with C, split s > 0 runs it with beta = 1 onto split s-1's D, as
   written in the output type. ``parallel`` (CUTLASS GemmSplitKParallel) and
   ``stream`` (stream-K: ``split_k`` units per tile, a fix-up adding their
@@ -57,6 +62,7 @@ from pathlib import Path
 from tcprobe.models.formats import FormatError, get_format
 
 KINDS = ("serial", "parallel", "stream")
+SPLIT_RULES = ("even", "ceil")
 ORDERS = ("forward", "reverse")
 C_ENTRIES = ("epilogue", "output", "accumulator")
 OPERAND_ROUNDINGS = ("rne", "rna")
@@ -78,6 +84,7 @@ class Schedule:
     k_order: str = "forward"
     split_k: int = 1
     split_kind: str = "serial"
+    split_rule: str = "even"
     reduction: str = "forward"
     promote: int | None = None
     operand_round: str | None = None
@@ -91,7 +98,8 @@ class Schedule:
         def bad(what, value, want):
             raise ScheduleError(f"schedule: {what} must be {want}, not {value!r}")
         for name, allowed in (("k_order", ORDERS), ("split_kind", KINDS),
-                              ("reduction", ORDERS), ("c", C_ENTRIES), ("fma_on", FMA_ON)):
+                              ("reduction", ORDERS), ("c", C_ENTRIES), ("fma_on", FMA_ON),
+                              ("split_rule", SPLIT_RULES)):
             if getattr(self, name) not in allowed:
                 bad(name, getattr(self, name), " or ".join(allowed))
         for name, none_ok in (("k_block", True), ("split_k", False), ("promote", True)):
@@ -163,10 +171,11 @@ PRESETS = {
         "the units of a tile add their partials in K order, the last runs the epilogue. Two "
         "units per tile assumed; the real count depends on the grid (unmeasured).")),
     "torch-addmm-beta1": Preset(Schedule(c="output"), (
-        "torch.addmm(C, A, B) with beta = 1 and a 2-D C in bf16 or f16: D = out(out(alpha*acc) + "
-        "C), the product written in the output type before C is added. Measured on an H200 "
-        "(torch 2.11.0+cu130, cuBLAS 13.1; 64x64x512 and 256x256x4096, alpha 1 and 2): every "
-        "word; with beta = 2 or 3 the same torch runs the fused cublas epilogue "
+        "torch.addmm(C, A, B) with beta = 1 and a 2-D C in bf16 or f16 at 64x64x512: D = "
+        "out(out(alpha*acc) + C), the product written in the output type before C is added. "
+        "Measured on an H200 (torch 2.11.0+cu130, cuBLAS 13.1; alpha 1 and 2), every word; with "
+        "beta = 2 or 3 the same torch takes the fused cublas epilogue, and at 256x256x4096 so does "
+        "beta = 1 (after a 3-way parallel split): which path torch takes depends on the shape "
         "(reports/silicon/2026-12-04-h200).")),
     "cublas-tf32": Preset(Schedule(operand_round="rne"), (
         "cuBLAS's TF32 GEMM on f32 operands (torch.matmul with allow_tf32): the operands rounded "

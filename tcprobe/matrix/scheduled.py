@@ -113,8 +113,15 @@ def split_tiles(s: Schedule, dp, tiles: int) -> list[tuple[int, int]]:
     if s.split_k > blocks:
         raise MatmulError(f"split_k={s.split_k} but K has only {blocks} block(s) of {kb} "
                           "(the schedule's split count)")
-    return [(min(lo * per, tiles), min(hi * per, tiles))
-            for lo, hi in flow.split_ranges(blocks, s.split_k)]
+    if s.split_rule == "ceil":
+        size = -(-blocks // s.split_k)
+        if size * (s.split_k - 1) >= blocks:
+            raise MatmulError(f"split_k={s.split_k}: {blocks} block(s) of {kb} in splits of "
+                              f"{size} (split_rule='ceil') leave the last split empty")
+        ranges = [(i * size, min(blocks, (i + 1) * size)) for i in range(s.split_k)]
+    else:
+        ranges = flow.split_ranges(blocks, s.split_k)
+    return [(min(lo * per, tiles), min(hi * per, tiles)) for lo, hi in ranges]
 
 
 def partial(ch: Chains, s: Schedule, lo: int, hi: int, f32: bool) -> np.ndarray:
@@ -221,24 +228,45 @@ def result_array(words: np.ndarray, fmt: str, as_torch: bool):
 def matmul(a, b, C, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias, scale_a,
            scale_b, fast, jobs, progress):
     """:func:`tcprobe.matmul` with C in the epilogue (operands already read)."""
-    import tcprobe.matrix.choice as choice
-
     from .operands import read
 
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
-    k = a.words.shape[1]
-    integer = get_format(a.fmt).kind.name == "INT"
     c = c_fmt = None
     if C is not None:
         cc = read(C, "C", C_FORMATS)
         if tuple(cc.words.shape) != (m, n):
             raise MatmulError(f"C is {tuple(cc.words.shape)} but A @ B is {(m, n)}")
         c, c_fmt = cc.words, cc.fmt
+    bias_w = None
+    if bias is not None:
+        bo = read(bias, "bias", BIAS_FORMATS, ndim=1)
+        if bo.words.shape != (n,):
+            raise MatmulError(f"bias is {tuple(bo.words.shape)} but D has {n} columns")
+        bias_w = bo
+    words, out_fmt, _dp, _mdl = product(
+        a, b, c, c_fmt, s, gpu=gpu, instr=instr, out=None if out is None else out_name(out),
+        model=model, alpha=alpha, beta=beta, bias=bias_w, scale_a=scale_a, scale_b=scale_b,
+        fast=fast, jobs=jobs)
+    if progress is not None:
+        progress(1, 1)
+    return result_array(words, out_fmt, a.torch or b.torch)
+
+
+def product(a, b, c, c_fmt, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias=None,
+            scale_a=None, scale_b=None, fast=None, jobs=None):
+    """(D words, output format, datapath, model) of A @ B under ``s`` with C in
+    the epilogue: operands as words (``a``, ``b``: Operand; ``c`` words of
+    ``c_fmt`` or None; ``bias`` an Operand or None; ``out`` an output format
+    name or None), shared by :func:`tcprobe.matmul` and ``tcprobe gemm``."""
+    import tcprobe.matrix.choice as choice
+
+    m, n = flow.check_shapes(a.words.shape, b.words.shape)
+    k = a.words.shape[1]
+    integer = get_format(a.fmt).kind.name == "INT"
     acc = s.acc or ("s32" if integer else "f32")
-    out_fmt = s.out or (out_name(out) if out is not None else None)
-    if out is not None and s.out is not None and out_name(out) != s.out:
+    if out is not None and s.out is not None and out != s.out:
         raise MatmulError(f"dtype: {out!r} differs from the schedule's out ({s.out})")
-    out_fmt = out_fmt or c_fmt or acc
+    out_fmt = s.out or out or c_fmt or acc
     if integer != (out_fmt == "s32") or (c_fmt is not None and integer != (c_fmt == "s32")):
         who = "C" if c_fmt is not None and integer != (c_fmt == "s32") else "dtype"
         raise MatmulError(f"{who}: {'an integer' if integer else 'a float'} product writes "
@@ -252,13 +280,10 @@ def matmul(a, b, C, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias, s
         al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
     bias_w = None
     if bias is not None:
-        bo = read(bias, "bias", BIAS_FORMATS, ndim=1)
-        if bo.words.shape != (n,):
-            raise MatmulError(f"bias is {tuple(bo.words.shape)} but D has {n} columns")
-        if integer != (bo.fmt == "s32"):
+        if integer != (bias.fmt == "s32"):
             raise MatmulError(f"bias: dtype does not suit an {'integer' if integer else 'float'} "
                               "product")
-        bias_w = bo.words if integer else epilogue.to_f32(bo.words, bo.fmt)
+        bias_w = bias.words if integer else epilogue.to_f32(bias.words, bias.fmt)
     gpu = choice.gpu_name(gpu)
     scale, block, sa, sb = flow._scales(scale_a, scale_b, m, n, k)
     dp = choice.datapath(gpu, instr, a.fmt, b.fmt, acc, scale, block)
@@ -271,7 +296,4 @@ def matmul(a, b, C, s: Schedule, *, gpu, instr, out, model, alpha, beta, bias, s
     mdl = choice.model_for(dp, gpu, model)
     ch = Chains(mdl, round_operands(s, a.words, a.fmt), round_operands(s, b.words, b.fmt), sa,
                 sb, fast, jobs)
-    words = scheduled_words(ch, s, c, c_fmt, out_fmt, al, be, bias_w)
-    if progress is not None:
-        progress(1, 1)
-    return result_array(words, out_fmt, a.torch or b.torch)
+    return scheduled_words(ch, s, c, c_fmt, out_fmt, al, be, bias_w), out_fmt, dp, mdl

@@ -1,23 +1,22 @@
 """The one place tcprobe.torch calls :func:`tcprobe.matmul`, and the f32 epilogue.
 
-:func:`gemm` computes D (M, N) in f32 words for one 2-D product. The
-epilogue form depends on the library-schedule work (another issue): where
-``tcprobe.matmul`` takes ``schedule``/``alpha``/``beta`` they are passed
-through and C goes to its epilogue; until then C enters as the chain's
-first accumulator (CUTLASS's default chain: D = C, then one instruction per
-K tile), and alpha or beta other than 1 are applied after the product as
-D = fma(alpha, acc, beta * C) in f32, each step one IEEE round to nearest
-even, computed on words by the engine (never host floats).
+:func:`gemm` computes D (M, N) in f32 words for one 2-D product under the
+library schedule (``tcprobe.matrix.schedule``; default ``cublas``: C, alpha
+and beta in the fused f32 epilogue; ``cublas-tf32`` for f32 operands). Under
+the ``chain`` schedule, which takes alpha = beta = 1 only, other alpha or
+beta are applied after the product as D = fma(alpha, acc, beta * C) in f32,
+each step one IEEE round to nearest even, computed on words by the engine
+(never host floats). Which split of K cuBLAS picks depends on the shape
+(its heuristics); ``schedule=`` names one.
 """
 
 from __future__ import annotations
-
-import inspect
 
 import numpy as np
 import torch
 
 import tcprobe
+from tcprobe.matrix.schedule import from_value
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
@@ -27,6 +26,10 @@ _EXACT = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_ro
                       zero_sign="ieee", overflow="ieee")
 _FMA = Datapath("mma", "f32", "f32", "f32", "f32", 1)
 NEG_ZERO = 0x80000000
+# An f32 GEMM that torch runs as tf32: cuBLAS's kernels round each operand to
+# tf32 with RNE before the instruction (which itself would truncate): measured
+# on an H200, torch 2.11 / cuBLAS 13.1 (reports/silicon/2026-12-04-h200).
+TF32_SCHEDULE = "cublas-tf32"
 F32_ONE = 0x3F800000
 
 
@@ -63,10 +66,6 @@ def to_dtype(words: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(out)).view(dtype)
 
 
-def _takes(name: str) -> bool:
-    return name in inspect.signature(tcprobe.matmul).parameters
-
-
 def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu, instr=None,
          model=None, schedule=None, alpha: int | float = 1, beta: int | float = 1) -> np.ndarray:
     """D = alpha * (A @ B) + beta * C as ``gpu`` computes it: A (M, K), B (K, N)
@@ -81,23 +80,21 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
     if m == 0 or n == 0:
         return np.zeros((m, n), np.uint32)
     kw = {"gpu": gpu, "instr": instr, "model": model}
+    if schedule is None and a.dtype == torch.float32:
+        schedule = TF32_SCHEDULE  # cuBLAS rounds f32 operands to tf32 (RNE) before the MMA
     if schedule is not None:
-        if not _takes("schedule"):
-            raise ValueError("schedule: this tcprobe.matmul takes no library schedules yet")
         kw["schedule"] = schedule
     if integer:
         d = tcprobe.matmul(a, b, gpu=gpu, instr=instr, model=model)
         return d.view(torch.int32).numpy().view(np.uint32)
     a_w = torch.zeros((m, 1), dtype=a.dtype) if k == 0 else a
     b_w = torch.zeros((1, n), dtype=b.dtype) if k == 0 else b
-    plain = c is None or (alpha == 1 and beta == 1)
-    if c is not None and (plain or _takes("beta")):
-        if not plain:
-            kw.update(alpha=alpha, beta=beta)
-        return f32_words(tcprobe.matmul(a_w, b_w, c.to(torch.float32).contiguous(), **kw))
-    if alpha != 1 and _takes("alpha") and c is None:
-        kw["alpha"] = alpha
-        return f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", **kw))
+    chain = schedule is not None and from_value(schedule).c == "accumulator"
+    if not chain or (alpha == 1 and (c is None or beta == 1)):
+        if c is not None:
+            return f32_words(tcprobe.matmul(a_w, b_w, c.to(torch.float32).contiguous(),
+                                            alpha=alpha, beta=beta, **kw))
+        return f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", alpha=alpha, **kw))
     acc = f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", **kw))
     add = np.uint32(NEG_ZERO)
     if c is not None and beta != 0:
