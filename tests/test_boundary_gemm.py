@@ -74,7 +74,8 @@ def test_gemm_probe_too_big_for_memory_is_refused(tmp_path, monkeypatch):
 
     monkeypatch.setattr(gemm_probe, "available_memory", lambda: 1 << 30)
     one_error(invoke("gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", tmp_path / "p",
-                     "--k", "100000000"), "k: the 9 cases", "GB available")
+                     "--k", "100000000"), "cases of 128x100000000 and 100000000x128 operands",
+              "GB available")
     assert not (tmp_path / "p").exists()
 
 
