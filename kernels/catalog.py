@@ -83,6 +83,19 @@ class Variant:
     def symbol(self) -> str:
         return "tcp_" + self.name.replace(".", "_")
 
+    @property
+    def a_regs(self) -> int:
+        """mma: A fragment registers a lane loads (the kernel's AR; mma_sync.cu)."""
+        return {(8, 16): 2, (4, 16): 2}.get((self.k, self.a_bits), 4)
+
+    @property
+    def b_regs(self) -> int:
+        """mma: B fragment registers a lane loads (BR): m16n8k8 16-bit 1, m8n8k4 2,
+        sparse 4 (B holds all K), else 2."""
+        if self.sparse:
+            return 4
+        return {(8, 16): 1, (4, 16): 2}.get((self.k, self.a_bits), 2)
+
     def expect(self, arch: str) -> Expect | None:
         return next((e for e in self.expects if arch in e.archs), None)
 

@@ -76,10 +76,11 @@ def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axi
     if active is not None:
         cls[~active] |= MASKED
         special &= active
+    # the shapes spelt out: an operand with no rows (A) or no columns (B) has flags too
     if axis == 1:
-        flags = special.reshape(words.shape[0], -1, block).any(axis=2)
+        flags = special.reshape(words.shape[0], words.shape[1] // block, block).any(axis=2)
     else:
-        flags = special.reshape(-1, block, words.shape[1]).any(axis=1)
+        flags = special.reshape(words.shape[0] // block, block, words.shape[1]).any(axis=1)
     return sig, exp, cls, np.ascontiguousarray(flags)
 
 

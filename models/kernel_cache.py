@@ -8,12 +8,18 @@ shared checkout). So the kernels live in a folder of this user's instead,
 checked as the cubin cache checks its folder (owned by this user, no one
 else may write it, not a symbolic link):
 
-1. ``$NUMBA_CACHE_DIR`` when the user set it (their choice, used as is);
+1. ``$NUMBA_CACHE_DIR`` when the user set it (their choice of place,
+   checked like the others);
 2. else ``$TCPROBE_CACHE/numba``, else ``$XDG_CACHE_HOME/tcprobe/numba``
    (``~/.cache/tcprobe/numba``);
 3. where that folder cannot be made or fails the check, a private folder
    under the temporary directory, and :data:`NOTE` says why (the CLI prints
    it once; the API warns once with :class:`KernelCacheNote`).
+
+Every file and folder inside is verified too, as the cubin cache verifies
+its files: one that is a symbolic link, belongs to another user or may be
+written by others is removed before numba reads the folder, so numba
+compiles that kernel again (the cache is rebuilt, never trusted).
 
 :func:`configure` runs when ``tcprobe.models`` is imported, before any
 kernel is decorated: numba reads the folder when a cached function is made.
@@ -22,6 +28,7 @@ kernel is decorated: numba reads the folder when a cached function is made.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 import warnings
@@ -85,6 +92,47 @@ def _private(path: Path) -> str | None:
     return why
 
 
+def _entry_untrusted(path: Path, is_dir: bool, private: bool) -> str | None:
+    """Why an entry of the cache must not be trusted. Inside a folder no one
+    else may enter (``private``: mode 0700), its own write bits do not matter
+    (a umask of 002 makes files group-writable); a link or another user's
+    entry never serves."""
+    why = why_untrusted(path, folder=is_dir)
+    if why is not None and private and why.endswith("may be written by other users"):
+        return None
+    return why
+
+
+def sweep(folder: Path, depth: int = 3, private: bool | None = None) -> str | None:
+    """Remove every entry under ``folder`` that must not be trusted (a link,
+    another owner's, writable by others where others may enter), so numba
+    compiles it again; why the folder cannot serve (an entry that cannot be
+    removed), or None."""
+    try:
+        if private is None:
+            private = (os.stat(folder).st_mode & 0o077) == 0
+        entries = list(os.scandir(folder))
+    except OSError as e:
+        return f"cannot read {folder} ({e.strerror})"
+    for entry in entries:
+        path = Path(entry.path)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if _entry_untrusted(path, is_dir, private) is None:
+            if is_dir and depth > 1:
+                why = sweep(path, depth - 1, private)
+                if why is not None:
+                    return why
+            continue
+        try:
+            if is_dir:
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            return f"{_entry_untrusted(path, is_dir, private)} and cannot be removed"
+    return None
+
+
 def configure() -> Path:
     """Point numba's cache at this user's folder (see the module doc); the folder."""
     global NOTE, FOLDER
@@ -92,21 +140,20 @@ def configure() -> Path:
         return FOLDER
     from numba.core import config
 
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        FOLDER = Path(os.environ["NUMBA_CACHE_DIR"])
-    else:
-        FOLDER = usual_folder()
-        why = _private(FOLDER)
-        if why is not None:
-            uid = os.getuid() if hasattr(os, "getuid") else 0
-            fallback = Path(tempfile.gettempdir()) / f"tcprobe-numba-{uid}"
-            if _private(fallback) is not None:
-                fallback = Path(tempfile.mkdtemp(prefix="tcprobe-numba-"))
-            NOTE = (f"compiled kernels are cached in {fallback}, not {FOLDER}: {why} "
-                    f"(set TCPROBE_CACHE to a folder of yours to keep them across sessions)")
-            FOLDER = fallback
-        # Children (the CLI run from a test, a worker) find the same folder.
-        os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    FOLDER = Path(chosen) if chosen else usual_folder()
+    why = _private(FOLDER) or sweep(FOLDER)
+    if why is not None:
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        fallback = Path(tempfile.gettempdir()) / f"tcprobe-numba-{uid}"
+        if _private(fallback) is not None or sweep(fallback) is not None:
+            fallback = Path(tempfile.mkdtemp(prefix="tcprobe-numba-"))
+        how = ("set NUMBA_CACHE_DIR to a folder only you may write" if chosen else
+               "set TCPROBE_CACHE to a folder of yours to keep them across sessions")
+        NOTE = f"compiled kernels are cached in {fallback}, not {FOLDER}: {why} ({how})"
+        FOLDER = fallback
+    # Children (the CLI run from a test, a worker) find the same folder.
+    os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
     config.CACHE_DIR = str(FOLDER)
     if NOTE is not None:
         warnings.warn(NOTE, KernelCacheNote, stacklevel=2)

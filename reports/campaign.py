@@ -13,8 +13,8 @@ from .validate import ulps_text
 def _cell(cell: dict | None) -> str:
     if not cell:
         return "-"
-    if cell["status"] == "skipped":
-        return "skipped"
+    if cell["status"] in ("skipped", "error"):
+        return cell["status"]
     return f"{cell['mismatches']:,} / {cell['cases']:,}"
 
 
@@ -34,6 +34,9 @@ def markdown(summary: dict) -> str:
                      + f" | {row['seconds']:.1f} |")
     if summary["mismatched_datapaths"]:
         lines += ["", "Mismatched: " + ", ".join(f"`{d}`" for d in summary["mismatched_datapaths"])]
+    if summary.get("error_datapaths"):
+        lines += ["", "Failed on the device (see the notes): "
+                  + ", ".join(f"`{d}`" for d in summary["error_datapaths"])]
     shrunk = [r for r in summary["datapaths"] if r.get("reproducers")]
     if shrunk:
         lines += ["", "## Reproducers", ""]
@@ -56,7 +59,7 @@ def html(summary: dict) -> str:
     e = _html.escape
     suites = summary["suites"]
     dev = summary.get("device") or {}
-    colour = {"ok": "#d9f2d9", "mismatch": "#f8d0d0", "skipped": "#eeeeee"}
+    colour = {"ok": "#d9f2d9", "mismatch": "#f8d0d0", "skipped": "#eeeeee", "error": "#f0b000"}
     head = "".join(f"<th>{e(s)}</th>" for s in suites)
     rows = []
     for row in summary["datapaths"]:

@@ -21,6 +21,8 @@ The write-up's bar (``--preset write-up``): 1,000,000 raw random cases,
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,10 +30,11 @@ from pathlib import Path
 
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
-from tcprobe.devices.base import Device
-from tcprobe.models import registry
+from tcprobe.devices.base import Device, DeviceError
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.model import ModelError
+from tcprobe.outfiles import make_folder, refuse_link, write_atomic
+from tcprobe.tiles.harness import HarnessError
 
 SCHEMA = "tcprobe/campaign/1"
 PIECE_SCHEMA = "tcprobe/campaign-piece/1"
@@ -69,6 +72,7 @@ class Spec:
     models: tuple[str, ...] = ()
     shard: tuple[int, int] = (1, 1)
     chunk: int = 16384
+    whole: tuple[str, ...] = ()  # every datapath of the campaign, before sharding (merge checks)
 
     def as_dict(self) -> dict:
         return {"targets": [t.datapath.id for t in self.targets],
@@ -85,6 +89,7 @@ class Spec:
 def parse_targets(text: str) -> tuple[Target, ...]:
     """``blog``, ``mixed``, ``hmma``, ``all`` or a comma list of suites and ids."""
     from tcprobe import targets as targets_mod
+    from tcprobe.schema import check_instruction
 
     out: list[Target] = []
     for tok in (t.strip() for t in text.split(",")):
@@ -101,6 +106,12 @@ def parse_targets(text: str) -> tuple[Target, ...]:
         except DatapathError as e:
             raise CampaignError(f"--targets: {tok!r} is neither a target suite "
                                 f"({', '.join(targets_mod.SUITES)}, all) nor a datapath id: {e}") from None
+        try:  # the ISA table is the gate: an instruction it lacks is no target
+            check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
+                              dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
+                              f"--targets {tok}")
+        except ValueError as e:
+            raise CampaignError(str(e)) from None
         out.append(Target(dp, None))
     seen, unique = set(), []
     for t in out:  # a datapath listed twice (two write-up runners) runs once
@@ -117,6 +128,10 @@ def parse_suite_counts(text: str | None, cases: int | None) -> tuple[tuple[str, 
     suite without one gets its share (by the suites' weights) of ``cases``
     per datapath. No text: every suite, ``cases`` split by weight."""
     entries = []
+    names_none = CampaignError("--suite names no suite (known: "
+                               f"{', '.join(suites_mod.SUITES)}; leave it out for every suite)")
+    if text is not None and not text.strip():
+        raise names_none
     for tok in (t.strip() for t in (text or ",".join(suites_mod.SUITES)).split(",")):
         if not tok:
             continue
@@ -127,6 +142,8 @@ def parse_suite_counts(text: str | None, cases: int | None) -> tuple[tuple[str, 
         if any(name == e[0] for e in entries):
             raise CampaignError(f"--suite: {name} is named twice")
         entries.append((name, v.parse_count(count) if eq else None))
+    if not entries:
+        raise names_none
     free = [s for s, n in entries if n is None]
     if free:
         if cases is None:
@@ -174,6 +191,13 @@ def shard_targets(targets: tuple[Target, ...], shard: tuple[int, int]) -> tuple[
 # Running
 
 
+def device_failure(e: BaseException) -> bool:
+    """Whether ``e`` is a datapath failing on the device (its launch, its
+    kernel, its harness packing): the piece is an error, the campaign goes on."""
+    return isinstance(e, (DeviceError, HarnessError)) or (
+        isinstance(e, RuntimeError) and type(e).__module__.startswith("tcprobe.devices"))
+
+
 @dataclass
 class Piece:
     """One (datapath, suite) validate run of a campaign."""
@@ -184,7 +208,7 @@ class Piece:
     mismatches: int | None  # of the selected model; None when it did not run
     seconds: float
     model: str | None
-    status: str  # ok | mismatch | skipped
+    status: str  # ok | mismatch | skipped | error (the device failed on it)
     note: str = ""
     models: dict = field(default_factory=dict)  # model name -> mismatches
     resumed_cases: int = 0
@@ -192,6 +216,9 @@ class Piece:
 
     def as_dict(self) -> dict:
         return {"schema": PIECE_SCHEMA, **self.__dict__}
+
+
+STATUSES = ("ok", "mismatch", "skipped", "error")
 
 
 def _piece_dir(out: Path, dp: Datapath) -> Path:
@@ -203,59 +230,195 @@ def page_path(datapath_id: str) -> str:
     return f"{datapath_id}/report.html"
 
 
-def _models_for(spec: Spec, target: Target, device: Device) -> list:
+def models_for(spec: Spec, target: Target, device: Device) -> tuple[list, list[str]]:
+    """The models of a target, read as ``validate`` reads them (names, ladder
+    fingerprints and fit results): the first must resolve (ModelError), a
+    later one that does not is left out with a note."""
+    from tcprobe.model_file import resolve_model
+
     gpu = device.info().get("gpu") or target.gpu
-    names = spec.models or ("auto",)
-    return [registry.resolve(n, target.datapath, gpu) for n in names]
+    models, notes = [], []
+    for i, name in enumerate(spec.models or ("auto",)):
+        try:
+            models.append(resolve_model(name, target.datapath, gpu))
+        except ModelError as e:
+            if i == 0:
+                raise
+            notes.append(f"model {name} left out: {e}")
+    return models, notes
+
+
+def _lanes(spec: Spec, dp: Datapath) -> tuple[int, ...] | None:
+    """The sparse suite's lane counts ``dp`` has (a datapath with fewer lanes
+    takes the counts it has); None: every count."""
+    if spec.lanes is None:
+        return None
+    return tuple(m for m in spec.lanes if m <= suites_mod.Ctx.of(dp).max_lanes)
+
+
+def why_not(spec: Spec, target: Target, device: Device, suite: str) -> str | None:
+    """Why the (target, suite) piece would run no case, or None."""
+    dp = target.datapath
+    if not device.supports(dp):
+        return f"{device.name} does not run {dp.id}"
+    try:
+        models_for(spec, target, device)
+    except ModelError as e:
+        return str(e)
+    if not suites_mod.generators(dp, suite):
+        return f"no {suite} generator for {dp.id}"
+    if suite == "sparse" and _lanes(spec, dp) == ():
+        return f"{dp.id} has none of the lane counts {list(spec.lanes)}"
+    return None
+
+
+def preflight(spec: Spec, device: Device) -> None:
+    """Refuse, before anything is written, a campaign that would run no case,
+    naming why (a device that runs none of the targets, a model that none of
+    them takes, suites without generators)."""
+    if not any(device.supports(t.datapath) for t in spec.targets):
+        ids = [t.datapath.id for t in spec.targets]
+        raise CampaignError(f"the campaign would run no case: {device.name} runs none of its "
+                            f"{len(ids)} datapath(s) ({', '.join(ids[:3])}"
+                            f"{', ...' if len(ids) > 3 else ''}); choose a device that runs "
+                            "them (tcprobe devices lists them) or other --targets")
+    reasons: list[str] = []
+    for t in spec.targets:
+        for suite, _ in spec.suites:
+            why = why_not(spec, t, device, suite)
+            if why is None:
+                return
+            if why not in reasons:
+                reasons.append(why)
+    more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+    raise CampaignError(f"the campaign would run no case: {'; '.join(reasons[:3])}{more}")
+
+
+def _read_json(path: Path, what: str, todo: str):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError) as e:
+        raise CampaignError(f"{path}: not {what} ({getattr(e, 'strerror', None) or e}); "
+                            f"{todo}") from None
+
+
+def read_piece(path: Path, dp: Datapath, suite: str) -> Piece:
+    """A finished piece's result file, checked (a damaged one is named)."""
+    todo = "delete it to run that piece again"
+    data = _read_json(path, "a campaign piece result", todo)
+    ok = (isinstance(data, dict) and data.pop("schema", None) == PIECE_SCHEMA
+          and data.get("datapath") == dp.id and data.get("suite") == suite
+          and data.get("status") in STATUSES and set(data) <= {f for f in Piece.__dataclass_fields__})
+    try:
+        piece = Piece(**data) if ok else None
+    except TypeError:
+        piece = None
+    if piece is None or not all(isinstance(x, int) and not isinstance(x, bool)
+                                for x in (piece.cases, piece.mismatches or 0)):
+        raise CampaignError(f"{path}: not the result of the {dp.id} {suite} piece; {todo}")
+    return piece
+
+
+def _read_as_measured(spec: Spec, device: Device, dp: Datapath) -> str:
+    """A sim device checked against a ladder fingerprint runs its cases
+    through the layout the ladder measured (as ``validate`` does); the note."""
+    from tcprobe.model_file import fingerprint_harness
+
+    if not hasattr(device, "read_through"):
+        return ""
+    for name in spec.models:
+        h = fingerprint_harness(name, dp)
+        if h is not None:
+            device.read_through(dp, h)
+            return f"cases run through the layout measured in {name}"
+    return ""
 
 
 def run_piece(spec: Spec, target: Target, device: Device, suite: str, count: int, out: Path,
               progress: Callable[[int, int], None] | None = None, shrink: int = 3) -> Piece:
     """Run (or read back, or resume) one piece and write its result file; up
     to ``shrink`` mismatches of the selected model are shrunk to reproducers
-    (``tcprobe run-case`` lines)."""
+    (``tcprobe run-case`` lines). A device failure makes an error piece."""
     dp = target.datapath
     folder = _piece_dir(out, dp)
     done_file = folder / f"{suite}.json"
     if done_file.exists():
-        data = json.loads(done_file.read_text())
-        data.pop("schema", None)
-        return Piece(**data)
+        return read_piece(done_file, dp, suite)
     if not device.supports(dp):
         return Piece(dp.id, suite, 0, None, 0.0, None, "skipped", f"{device.name} does not run {dp.id}")
     try:
-        models = _models_for(spec, target, device)
+        models, notes = models_for(spec, target, device)
     except ModelError as e:
         return Piece(dp.id, suite, 0, None, 0.0, None, "skipped", str(e))
     if not suites_mod.generators(dp, suite):
         return Piece(dp.id, suite, 0, None, 0.0, models[0].name, "skipped",
                      f"no {suite} generator for {dp.id}")
-    lanes = None
-    if suite == "sparse" and spec.lanes is not None:
-        # a datapath with fewer lanes takes the counts it has
-        lanes = tuple(m for m in spec.lanes if m <= suites_mod.Ctx.of(dp).max_lanes)
-        if not lanes:
-            return Piece(dp.id, suite, 0, None, 0.0, models[0].name, "skipped",
-                         f"{dp.id} has none of the lane counts {list(spec.lanes)}")
+    lanes = _lanes(spec, dp) if suite == "sparse" else None
+    if lanes == ():
+        return Piece(dp.id, suite, 0, None, 0.0, models[0].name, "skipped",
+                     f"{dp.id} has none of the lane counts {list(spec.lanes)}")
     plan = suites_mod.Plan((suite,), count, spec.chunk, lanes=lanes)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, out)  # a link planted for the datapath's folder is refused
     cap = folder / f"{suite}.tcap"
-    result = v.run(dp, device, models, plan, spec.seed, capture=cap, resume=cap.exists(),
-                   progress=progress)
-    primary = result.tallies[0].total
-    if primary and shrink:
-        v.make_reproducers(result, device, per_model=shrink)
+    notes = [n for n in [_read_as_measured(spec, device, dp), *notes] if n]
+    try:
+        result = v.run(dp, device, models, plan, spec.seed, capture=cap, resume=cap.exists(),
+                       progress=progress)
+        primary = result.tallies[0].total
+        if primary and shrink:
+            v.make_reproducers(result, device, per_model=shrink)
+    except Exception as e:
+        if not device_failure(e):
+            raise
+        return Piece(dp.id, suite, 0, None, 0.0, models[0].name, "error",
+                     f"{device.name} failed on {dp.id}: {e}")
+    if result.set_aside:  # nothing captured is lost: say where it went
+        notes.append(f"the capture was damaged; what followed the damage is kept in "
+                     f"{result.set_aside}")
     piece = Piece(dp.id, suite, result.cases_run, primary, round(result.seconds, 3),
-                  models[0].name, "mismatch" if primary else "ok",
+                  models[0].name, "mismatch" if primary else "ok", "; ".join(notes),
                   models={t.model.name: t.total for t in result.tallies},
                   resumed_cases=result.resumed_cases,
                   reproducers=[{**r, "suite": suite} for r in
                                result.reproducers.get(models[0].name, [])])
     if result.complete:
-        tmp = done_file.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(piece.as_dict(), indent=2) + "\n")
-        tmp.replace(done_file)
+        write_atomic(done_file, json.dumps(piece.as_dict(), indent=2) + "\n")
     return piece
+
+
+def room_needed(spec: Spec, device: Device, out: Path) -> int:
+    """Bytes the captures the campaign has still to write take."""
+    from tcprobe.capture.lock import capture_bytes
+
+    need = 0
+    for t in spec.targets:
+        if not device.supports(t.datapath):
+            continue
+        folder = _piece_dir(out, t.datapath)
+        for suite, count in spec.suites:
+            if (folder / f"{suite}.json").exists():
+                continue
+            n = capture_bytes(t.datapath, count, spec.chunk)
+            cap = folder / f"{suite}.tcap"
+            if cap.is_file():
+                n -= cap.stat().st_size
+            need += max(0, n)
+    return need
+
+
+def check_room(spec: Spec, device: Device, out: Path) -> None:
+    """Refuse, before writing, a campaign whose captures the disk cannot hold."""
+    from tcprobe.capture.lock import size_text
+
+    need = room_needed(spec, device, out)
+    where = Path(out)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if need > free:
+        raise CampaignError(f"the campaign's captures need {size_text(need)} more and {where} "
+                            f"has {size_text(free)} free: ask for fewer cases, free some space "
+                            "or choose another --out")
 
 
 def run(spec: Spec, device: Device, out: Path,
@@ -266,13 +429,18 @@ def run(spec: Spec, device: Device, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     meta = out / "campaign.json"
     want = {"schema": SCHEMA, "spec": spec.as_dict(), "device": device.name}
-    if meta.exists():
-        have = json.loads(meta.read_text())
+    refuse_link(meta)
+    if os.path.lexists(meta):
+        have = _read_json(meta, "a campaign record", "delete it (finished pieces are kept and "
+                          "read back) or choose another --out")
+        if not isinstance(have, dict) or have.get("schema") != SCHEMA:
+            raise CampaignError(f"{meta}: not a campaign record; delete it (finished pieces are "
+                                "kept and read back) or choose another --out")
         if have.get("spec") != want["spec"] or have.get("device") != device.name:
             raise CampaignError(f"{out} holds a campaign with other options or another device; "
                                 "use the same options to resume it, or another --out")
     else:
-        meta.write_text(json.dumps(want, indent=2) + "\n")
+        write_atomic(meta, json.dumps(want, indent=2) + "\n")
     t0 = time.perf_counter()
     pieces = []
     for target in spec.targets:
@@ -284,13 +452,16 @@ def run(spec: Spec, device: Device, out: Path,
             pieces.append(piece)
             if on_piece:
                 on_piece(piece)
-    summary = summarize(pieces, device.info(), spec.as_dict(), time.perf_counter() - t0)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    whole = list(spec.whole) or [t.datapath.id for t in spec.targets]
+    summary = summarize(pieces, device.info(), spec.as_dict(), time.perf_counter() - t0, whole)
+    write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return summary
 
 
-def summarize(pieces: list[Piece], device: dict, spec: dict | list, seconds: float) -> dict:
-    """The campaign summary: a ``datapaths`` list with per-suite figures."""
+def summarize(pieces: list[Piece], device: dict, spec: dict, seconds: float,
+              whole: list[str] | None = None) -> dict:
+    """The campaign summary: a ``datapaths`` list with per-suite figures;
+    ``whole``: every datapath of the campaign (the shards' union)."""
     by_dp: dict[str, dict] = {}
     suites: list[str] = []
     for p in pieces:
@@ -310,40 +481,26 @@ def summarize(pieces: list[Piece], device: dict, spec: dict | list, seconds: flo
         row["model"] = row["model"] or p.model
     for row in by_dp.values():
         st = [s["status"] for s in row["suites"].values()]
-        row["status"] = ("mismatch" if "mismatch" in st else "ok" if "ok" in st else "skipped")
+        row["status"] = next((x for x in ("mismatch", "error", "ok") if x in st), "skipped")
     rows = list(by_dp.values())
     caught = [r["datapath"] for r in rows if r["status"] == "mismatch"]
+    failed = [r["datapath"] for r in rows
+              if any(c["status"] == "error" for c in r["suites"].values())]
     return {"schema": SCHEMA, "device": device, "simulated": bool(device.get("simulated", False)),
-            "spec": spec, "suites": suites, "datapaths": rows,
+            "spec": spec, "campaign_targets": list(whole or by_dp), "suites": suites,
+            "datapaths": rows,
             "cases": sum(r["cases"] for r in rows), "mismatches": sum(r["mismatches"] for r in rows),
-            "mismatched_datapaths": caught,
+            "mismatched_datapaths": caught, "error_datapaths": failed,
             "skipped_datapaths": [r["datapath"] for r in rows if r["status"] == "skipped"],
-            "seconds": round(seconds, 3), "exit_status": 1 if caught else 0}
+            "seconds": round(seconds, 3), "exit_status": 1 if caught or failed else 0}
 
 
-def merge(folders: list[Path]) -> dict:
-    """Join the summaries of campaign folders (shards of one campaign, or any)."""
-    pieces, devices, specs, seconds = [], [], [], 0.0
-    for f in folders:
-        s = f / "summary.json"
-        if not s.exists():
-            raise CampaignError(f"{f} has no summary.json (is it a campaign folder that finished?)")
-        try:
-            data = json.loads(s.read_text())
-        except json.JSONDecodeError as e:
-            raise CampaignError(f"{s}: not a campaign summary ({e})") from None
-        if data.get("schema") != SCHEMA:
-            raise CampaignError(f"{s}: not a campaign summary (schema {data.get('schema')!r})")
-        devices.append(data.get("device") or {})
-        specs.append(data.get("spec"))
-        seconds += float(data.get("seconds") or 0)
-        for row in data["datapaths"]:
-            for suite, cell in row["suites"].items():
-                pieces.append(Piece(row["datapath"], suite, cell["cases"], cell["mismatches"],
-                                    cell.get("seconds", 0.0), row.get("model"), cell["status"],
-                                    cell.get("note", ""),
-                                    reproducers=list(cell.get("reproducers", []))))
-    names = {d.get("device") for d in devices}
-    device = devices[0] if len(names) == 1 else {"device": ", ".join(sorted(map(str, names))),
-                                                 "simulated": all(d.get("simulated") for d in devices)}
-    return summarize(pieces, device, specs, seconds)
+def why_no_case(summary: dict) -> str:
+    """Why a summary holds no case: the notes of its pieces, each once."""
+    notes: list[str] = []
+    for row in summary["datapaths"]:
+        for cell in row["suites"].values():
+            if cell.get("note") and cell["note"] not in notes:
+                notes.append(cell["note"])
+    more = f"; and {len(notes) - 3} more" if len(notes) > 3 else ""
+    return "; ".join(notes[:3]) + more if notes else "every piece was skipped"

@@ -62,9 +62,15 @@ def is_input_error(e: BaseException) -> bool:
 
 
 def describe(e: BaseException) -> str:
-    """One line for an input error."""
-    if isinstance(e, OSError) and e.filename is not None:
-        return f"{e.filename}: {e.strerror or e}"
+    """One line for an input error; a file-system error names its path and
+    what to do (a full disk, a read-only file system, no permission)."""
+    if isinstance(e, OSError):
+        from tcprobe.outfiles import os_error
+
+        e = os_error(e)
+        if e.filename is not None:
+            return f"{e.filename}: {e.strerror or e}"
+        return e.strerror or str(e)
     return str(e) or type(e).__name__
 
 

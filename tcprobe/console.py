@@ -98,7 +98,7 @@ class ProgressBar:
 
 def write_json(path: str | Path, payload: dict) -> None:
     """Write ``payload`` as indented JSON (``-``: to stdout), creating parent folders."""
-    text = json.dumps(payload, indent=2, default=_jsonable) + "\n"
+    text = json_text(payload)
     if str(path) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -107,6 +107,11 @@ def write_json(path: str | Path, payload: dict) -> None:
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text)
+
+
+def json_text(payload) -> str:
+    """``payload`` as indented JSON text, numpy values as plain ones."""
+    return json.dumps(payload, indent=2, default=_jsonable) + "\n"
 
 
 def _jsonable(x):

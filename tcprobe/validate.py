@@ -33,6 +33,7 @@ from tcprobe.models.engine import Speed
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.words import distance
+from tcprobe.outfiles import refuse_link
 
 POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over the run
 
@@ -210,6 +211,8 @@ def run(dp: Datapath, device: Device, models: list[Model], plan: suites_mod.Plan
     writer = None
     start_chunk = 0
     path = Path(capture) if capture else None
+    if path is not None:
+        refuse_link(path)  # a capture is never read or written through a planted link
     try:
         if path is not None and resume and path.exists() and path.stat().st_size > 0:
             def refuse_unless_same_run(scan):  # before the file is touched

@@ -63,8 +63,19 @@ def load(path: str | Path) -> list[Capture]:
     except ImportError:  # pragma: no cover - the binary format may be absent
         binary = None
     if binary is not None and binary.sniff(p):
-        return [binary.read(p)]
+        cap = binary.read(p)
+        if not len(cap):
+            raise no_case(p, cap.meta.get("planned"))
+        return [cap]
     raise CaptureError(f"{path}: not a capture (a folder, a .jsonl file or a tcprobe capture file)")
+
+
+def no_case(path, planned) -> CaptureError:
+    """A capture that ends after its header: nothing to score, replay or fit."""
+    of = f" of {planned:,} planned" if isinstance(planned, int) else ""
+    return CaptureError(f"{path}: holds no case (0{of}: it ends after its header): nothing to "
+                        "read; continue it with tcprobe validate --resume and the same options, "
+                        "or delete it")
 
 
 def streams(path: str | Path):
@@ -77,6 +88,9 @@ def streams(path: str | Path):
     p = Path(path)
     if p.is_file() and p.stat().st_size > 0 and binary.sniff(p):
         scan = binary.Scan.of(p, strict=True)
+        if not scan.n_records:
+            raise no_case(p, scan.header.get("plan", {}).get("cases")
+                          if isinstance(scan.header.get("plan"), dict) else None)
         first = next(binary.read_pieces(scan, 1))
         yield first, lambda: binary.read_pieces(scan)
         return

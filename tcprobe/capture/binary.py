@@ -35,6 +35,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.formats import get_format
+from tcprobe.outfiles import open_nofollow, os_error
 
 from . import Capture, CaptureError
 
@@ -114,6 +115,9 @@ def _stop_hook(chunks: int) -> None:
         os.kill(os.getpid(), getattr(signal, "SIG" + name.strip().upper().removeprefix("SIG")))
 
 
+RESUME_HINT = "rerun the same command with --resume to continue (every finished chunk is kept)"
+
+
 class Writer:
     """Appends chunks to a capture file; every chunk is flushed when written.
 
@@ -127,11 +131,10 @@ class Writer:
         self.dp = Datapath.parse(header["datapath"])
         self.dtype = record_dtype(self.dp)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fh = open(self.path, "wb")
+        self.fh = open_nofollow(self.path, "wb")  # a link planted there is refused
         text = json.dumps(header, sort_keys=True).encode()
-        self.fh.write(_FILE_HEAD.pack(MAGIC, VERSION, 0, len(text), zlib.crc32(text)) + text)
         self.next_index = 0
-        self._flush()
+        self._write(_FILE_HEAD.pack(MAGIC, VERSION, 0, len(text), zlib.crc32(text)) + text)
 
     @classmethod
     def reopen(cls, path, *, fsync: bool = False, check=None) -> tuple[Writer, Scan]:
@@ -141,7 +144,7 @@ class Writer:
         self = cls.__new__(cls)
         self.path, self.fsync, self.header, self.dp = Path(path), fsync, scan.header, scan.datapath
         self.dtype = record_dtype(self.dp)
-        self.fh = open(self.path, "r+b")
+        self.fh = open_nofollow(self.path, "r+b")
         self.fh.seek(0, os.SEEK_END)
         self.next_index = scan.n_chunks
         return self, scan
@@ -151,19 +154,33 @@ class Writer:
         if self.fsync:
             os.fsync(self.fh.fileno())
 
+    def _write(self, data: bytes) -> None:
+        """Write and flush; a file-system error names the capture and how to go on."""
+        try:
+            self.fh.write(data)
+            self._flush()
+        except OSError as e:
+            raise os_error(e, self.path, RESUME_HINT) from None
+
     def append(self, cases: Cases, words: np.ndarray, gen_codes: np.ndarray | None = None) -> None:
         """Write one chunk: the cases, the device's output words, the codes."""
         payload = to_records(self.dp, cases, words, gen_codes).tobytes()
         head = _CHUNK_HEAD.pack(CHUNK_MAGIC, self.next_index, len(words), zlib.crc32(payload))
-        self.fh.write(head + payload)
-        self._flush()
+        self._write(head + payload)
         self.next_index += 1
         _stop_hook(self.next_index)
 
     def close(self) -> None:
         if not self.fh.closed:
-            self._flush()
-            self.fh.close()
+            try:
+                self._flush()
+            except OSError as e:
+                raise os_error(e, self.path, RESUME_HINT) from None
+            finally:
+                try:
+                    self.fh.close()
+                except OSError:
+                    pass  # what did not reach the disk was reported just above
 
     def __enter__(self):
         return self
@@ -404,11 +421,15 @@ def recover(path, check=None) -> Scan:
     if scan.good_end < size:
         tail = size - scan.good_end
         largest = max(scan.chunk_sizes, default=0) * record_dtype(scan.datapath).itemsize
-        with open(path, "r+b") as fh:
+        with open_nofollow(path, "r+b") as fh:
             if tail > _CHUNK_HEAD.size + largest:
                 aside = Path(f"{path}.after-{scan.good_end}")
+                n = 1
+                while os.path.lexists(aside):  # an earlier set-aside is never overwritten
+                    n += 1
+                    aside = Path(f"{path}.after-{scan.good_end}.{n}")
                 fh.seek(scan.good_end)
-                with open(aside, "wb") as out:
+                with open_nofollow(aside, "wb", new=True) as out:
                     while block := fh.read(1 << 22):
                         out.write(block)
                 scan.problem = (f"{scan.problem}; the {tail:,} bytes from there on are kept "

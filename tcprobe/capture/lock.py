@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from tcprobe.models.datapath import Datapath
+from tcprobe.outfiles import not_own_file, os_error, refuse_link
 
 from . import CaptureError
 
@@ -24,15 +25,28 @@ def hold_out_folder(out: Path):
     if out.exists() and not out.is_dir():
         raise CaptureError(f"{out}: --out must be a folder, and this is a file")
     out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    lock = out / LOCK_NAME
+    refuse_link(lock)  # a planted link is never followed (O_NOFOLLOW below, too)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
+        fd = os.open(lock, flags, 0o644)
+    except OSError as e:
+        refuse_link(lock)
+        raise os_error(e, lock) from None
+    try:
+        why = not_own_file(os.fstat(fd), lock)
+        if why:
+            raise CaptureError(why)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise CaptureError(f"{out}: another tcprobe run is writing to this folder "
                                "(wait for it to finish, or choose another --out)") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as e:
+            raise os_error(e, lock) from None
         yield
     finally:
         os.close(fd)  # closing releases the lock
@@ -57,6 +71,14 @@ def check_room(path: Path, dp: Datapath, plan, resume: bool) -> None:
         where = where.parent
     free = shutil.disk_usage(where).free
     if need > free:
-        raise CaptureError(f"a capture of {plan.cases:,} {dp.id} cases needs {need / 1e9:,.1f} GB "
-                           f"and {where} has {free / 1e9:,.1f} GB free: ask for fewer "
-                           "--cases or choose another --out")
+        raise CaptureError(f"a capture of {plan.cases:,} {dp.id} cases needs {size_text(need)} "
+                           f"and {where} has {size_text(free)} free: ask for fewer "
+                           "--cases, free some space or choose another --out")
+
+
+def size_text(n: int) -> str:
+    """Bytes as 1.2 GB, 35.0 MB, 12.3 kB or 512 bytes."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n:,} bytes"

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcprobe.outfiles import atomic_file, write_atomic
+
 TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32", "e4m3": "float8_e4m3fn",
                 "e5m2": "float8_e5m2", "f32": "float32"}
 WORD_DTYPES = {1: "int8", 2: "int16", 4: "int32"}
@@ -38,7 +40,8 @@ def _save(torch, path: Path, d) -> str:
     d = d.detach().cpu().contiguous()
     size = d.element_size()
     words = d.view(getattr(torch, WORD_DTYPES[size])).numpy()
-    np.save(path, words.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
+    with atomic_file(path) as fh:
+        np.save(fh, words.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
     return D_FORMATS.get(str(d.dtype), str(d.dtype))
 
 
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                             "fit": cmd})
     info = {"torch": torch.__version__, "cuda": torch.version.cuda,
             "device": torch.cuda.get_device_name(0), "results": results}
-    (folder / "results.json").write_text(json.dumps(info, indent=2) + "\n")
+    write_atomic(folder / "results.json", json.dumps(info, indent=2) + "\n")
     print(f"{len(results)} library calls on {info['device']} (torch {info['torch']}): "
           f"{folder / 'results.json'}")
     if fit:
@@ -166,8 +169,8 @@ def _fit(folder: Path, manifest: dict, results: list[dict]) -> int:
               f"({f.mismatches} of {f.elements} differ, {len(f.schedules)} schedule(s))",
               flush=True)
         # after every fit, so a run cut short keeps what it fitted
-        (folder / "fits.json").write_text(json.dumps(fits, indent=2) + "\n")
-    (folder / "fits.json").write_text(json.dumps(fits, indent=2) + "\n")
+        write_atomic(folder / "fits.json", json.dumps(fits, indent=2) + "\n")
+    write_atomic(folder / "fits.json", json.dumps(fits, indent=2) + "\n")
     return 0 if all(x.get("explained") for x in fits if "bounds" not in x) else 1
 
 

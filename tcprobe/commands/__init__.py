@@ -17,11 +17,13 @@ def open_device(spec: str | None, family: str | None = None):
 def write_report_set(out, stem: str, doc: dict, markdown, html, json_path=None) -> None:
     """``out/STEM.json``, ``.md`` and ``.html`` of a report document (and the
     JSON again at ``json_path``, ``-`` for stdout)."""
-    from tcprobe.console import write_json
+    from tcprobe.console import json_text, write_json
+    from tcprobe.outfiles import write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / f"{stem}.json", doc)
-    (out / f"{stem}.md").write_text(markdown(doc))
-    (out / f"{stem}.html").write_text(html(doc))
+    # by rename: a link planted in --out is replaced, never written through
+    write_atomic(out / f"{stem}.json", json_text(doc))
+    write_atomic(out / f"{stem}.md", markdown(doc))
+    write_atomic(out / f"{stem}.html", html(doc))
     if json_path:
         write_json(json_path, doc)

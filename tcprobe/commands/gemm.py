@@ -10,7 +10,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from tcprobe.commands.options import Instr, json_option, renamed_option
+from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, flow, same_bits, scheduled
 from tcprobe.matrix.operands import (
@@ -25,6 +25,7 @@ from tcprobe.matrix.operands import (
 )
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import describe, get_format
+from tcprobe.outfiles import atomic_file, check_out_file
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -37,12 +38,24 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
         return None
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise MatmulError(f"--{what}: cannot read {path}: {e}") from None
+    if not isinstance(arr, np.ndarray):  # an .npz archive (np.savez) holds several arrays
+        close = getattr(arr, "close", None)
+        if close:
+            close()
+        raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
+                          "save the matrix alone (np.save)")
+    if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
         name = get_format(fmt).name
+        named = table.get(arr.dtype.name) if arr.dtype.kind not in "Vu" else None
+        if named is not None and get_format(named).name != name:  # never re-read as another
+            raise MatmulError(f"--{what}-format {fmt}: {path} holds {arr.dtype} ({named}) values, "
+                              "not raw words: leave the format out, or save the raw words")
         width = get_format(name).width
         if arr.dtype.itemsize not in _UNSIGNED:
             raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte elements")
@@ -70,7 +83,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--instr", type=Instr(), help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
                               "library issues on that GPU).")
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--out", "out_path", callback=named_path, type=click.Path(dir_okay=False, allow_dash=True),
               help="Write D here (.npy; - writes the .npy to stdout, the tables to stderr).")
 @renamed_option("--dtype", "--out-type", "out_type", "Output type when there is no C: f32, f16 or s32.")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "
@@ -108,6 +121,10 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
     if out_path == "-":
         send_output_to_stderr(True)  # stdout carries the .npy
+    elif out_path:
+        check_out_file(Path(out_path), "--out")  # before the product, not after
+    if json_path and json_path != "-":
+        check_out_file(Path(json_path), "--json")
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
@@ -168,7 +185,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         np.save(sys.stdout.buffer, result(words[0], d_type, False))
         sys.stdout.buffer.flush()
     elif out_path:
-        np.save(out_path, result(words[0], d_type, False))
+        with atomic_file(out_path) as fh:  # renamed into place: a link there is replaced
+            np.save(fh, result(words[0], d_type, False))
         console.print(f"wrote {out_path} ({d_type})")
     if compare_gpu:
         diff = compare.difference(d_type, words[1], words[0])

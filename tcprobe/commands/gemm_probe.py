@@ -8,23 +8,27 @@ from pathlib import Path
 import click
 import numpy as np
 
+from tcprobe.commands.options import named_path
 from tcprobe.console import console
 from tcprobe.matrix import gemm_probe
 from tcprobe.matrix.choice import gpu_name
+from tcprobe.outfiles import atomic_file, write_atomic
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
 def save_words(path: Path, x: np.ndarray) -> None:
-    """An array as raw words (.npy of unsigned ints; the manifest names the format)."""
-    np.save(path, np.ascontiguousarray(x).view(_UNSIGNED[x.dtype.itemsize]))
+    """An array as raw words (.npy of unsigned ints; the manifest names the format),
+    renamed into place (a link planted in --out is replaced, never written through)."""
+    with atomic_file(path) as fh:
+        np.save(fh, np.ascontiguousarray(x).view(_UNSIGNED[x.dtype.itemsize]))
 
 
 @click.command("gemm-probe")
 @click.option("--gpu", required=True, help="GPU the library runs on (H100, H200, A100, ...).")
 @click.option("--format", "fmt", required=True, type=click.Choice(sorted(gemm_probe.FORMATS)),
               help="Element format of A and B.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, callback=named_path, type=click.Path(file_okay=False),
               help="Folder to write the cases and manifest.json into.")
 @click.option("--m", default=128, show_default=True, type=int)
 @click.option("--n", default=128, show_default=True, type=int)
@@ -53,6 +57,6 @@ def command(gpu, fmt, out_dir, m, n, k, seed):
         entries.append(e)
     manifest = {"gpu": gpu, "format": fmt, "m": m, "n": n, "k": k, "seed": seed,
                 "cases": entries}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_atomic(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     console.print(f"wrote {len(entries)} cases ({m}x{n}x{k} {fmt}) to {out}; run "
                   f"python -m tcprobe.capture.torch_gemm {out} on the GPU")

@@ -24,7 +24,16 @@ class Count(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
+def named_path(ctx, param, value):
+    """An output path that names something: '' (or blanks) would be the
+    current folder, silently."""
+    if value is not None and not str(value).strip():
+        raise click.BadParameter("an empty path names no file or folder")
+    return value
+
+
 def _json_target(ctx, param, value):
+    named_path(ctx, param, value)
     if value == "-":
         send_output_to_stderr()
     return value

@@ -1,14 +1,16 @@
-"""``tcprobe report merge``: join campaign folders (shards) into one summary."""
+"""``tcprobe report merge``: join the shards of a campaign into one summary."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from tcprobe import campaign as camp
+from tcprobe import campaign_merge
+from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands.campaign import finish
+from tcprobe.commands.options import named_path
 
 
 @click.group("report")
@@ -18,20 +20,20 @@ def command():
 
 @command.command("merge")
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
-              help="Folder for the merged summary.{json,md,html}.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+@click.option("--out", "out_dir", callback=named_path, type=click.Path(file_okay=False), required=True,
+              help="Folder for the merged summary.{json,md,html} (none of the shards).")
+@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
               help="Also write the merged JSON here.")
 def merge(folders, out_dir, json_path):
-    """Join the summaries of campaign folders (the shards of one campaign run
-    with --shard I/N) into one. Exit 1 when any datapath mismatched."""
+    """Join the summaries of the shards of one campaign (run with --shard I/N,
+    every shard once) into one. Exit 1 when any datapath mismatched or failed
+    on the device."""
     paths = [Path(f) for f in folders]
     for p in paths:
         if not p.is_dir():
             raise camp.CampaignError(f"{p} is not a folder")
-    try:
-        summary = camp.merge(paths)
-    except (KeyError, TypeError, json.JSONDecodeError) as e:
-        raise camp.CampaignError(f"a summary.json in {', '.join(folders)} is malformed ({e})") from None
-    finish(summary, Path(out_dir), json_path)
-
+    out = Path(out_dir)
+    summary = campaign_merge.merge(paths)
+    campaign_merge.check_out(out, paths)
+    with hold_out_folder(out):
+        finish(summary, out, json_path)

@@ -16,7 +16,7 @@ from tcprobe import validate as v
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import Count, family_option, json_option
+from tcprobe.commands.options import Count, family_option, json_option, named_path
 from tcprobe.console import console, err_console, note, plain, say
 from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
@@ -79,7 +79,7 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
               help="Comma-separated suites.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of every generator.")
 @json_option("Also write the JSON report here")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", callback=named_path, type=click.Path(file_okay=False),
               help="Folder for capture.tcap and report.{json,md,html} "
                    "(default out/validate/DATAPATH.DEVICE.sSEED).")
 @click.option("--resume", is_flag=True, help="Continue the capture in --out (re-scores what "
@@ -109,12 +109,12 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     device, stream them to a capture, score models, and shrink every kind of
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
 
-    if targets_text or preset or shard_text:
+    if targets_text is not None or preset or shard_text:
         from click.core import ParameterSource
 
         from tcprobe.commands.campaign import run_campaign
 
-        if not targets_text:
+        if targets_text is None:
             raise click.UsageError("--preset and --shard are for campaigns: give --targets")
         if fmt or datapath:
             raise click.UsageError("give --targets or --format/--datapath, not both")
@@ -123,7 +123,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
                      cases=n_cases, suite_text=suite_text, suite_given=given,
                      preset=preset, lanes_text=lanes_text, shard_text=shard_text,
                      model_names=model_names, seed=seed, out_dir=out_dir, json_path=json_path,
-                     chunk=chunk, shrink=shrink_n)
+                     chunk=chunk, shrink=shrink_n, jobs=jobs)
         return
     suites = suites_mod.parse_suites(suite_text)
     device, dp = open_and_choose(device_spec, fmt, family, datapath)
@@ -182,6 +182,9 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
             say(("interrupted", "yellow"), f": every finished chunk is in {cap_path}; run the "
                 "same command with --resume to continue", err=True)
             raise
+    if not result.cases_run:  # never "0 cases, 0 mismatches" as if that were a pass
+        raise v.ValidateError(f"validate ran no case: the suites {', '.join(plan.suites)} make "
+                              f"no case for {dp.id}")
     if shrink_n:
         v.make_reproducers(result, device, per_model=shrink_n)
     rep = report(result)

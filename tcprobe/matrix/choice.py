@@ -123,6 +123,13 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
              scale: str | None = None, block: int | None = None) -> Datapath:
     """The datapath of one instruction of the product (module doc), checked
     against the ISA table and ``gpu``'s architecture."""
+    if isinstance(instr, Datapath):
+        instr = instr.id
+    if instr is not None and not isinstance(instr, str):
+        raise MatmulError(f"instr must name a family (mma, wgmma, tcgen05) or a datapath id, "
+                          f"not {instr!r}")
+    if instr is not None and "." not in instr:
+        instr = instr.strip().lower()  # a family in any case, as the command line takes it
     if gpu in amd_profiles.isa_amd.GPU_ARCH:
         return _amd_datapath(gpu, instr, a, b, d, scale)
     dp = _datapath(gpu, instr, a, b, d, scale, block)

@@ -48,13 +48,18 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     path; ``jobs`` threads (None: numba's thread count)."""
     named = "dtype" if dtype is not None else "out"
     out = _dtype(dtype, out)
+    if progress not in (None, False) and not callable(progress):
+        raise MatmulError(f"progress must be a callable (done, total), None or False, not "
+                          f"{progress!r}")
+    if fast not in (None, True, False):
+        raise MatmulError(f"fast must be None, True or False, not {fast!r}")
     if out is not None:
         try:
             scheduled.out_name(out)
         except MatmulError as e:
             raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
     sched = from_value(schedule)
-    if split_k != 1:
+    if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
         sched = sched.with_(split_k=split_k)

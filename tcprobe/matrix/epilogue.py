@@ -37,7 +37,16 @@ def f32_word(x, what: str) -> int:
     """A Python number at the API edge as its f32 word (RNE)."""
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
         raise ValueError(f"{what} must be a number, not {x!r}")
-    return int(np.array([x], np.float32).view(np.uint32)[0])
+    try:
+        with np.errstate(over="ignore"):
+            word = int(np.array([x], np.float32).view(np.uint32)[0])
+        finite = bool(np.isfinite(float(x)))
+    except OverflowError:  # an int past any float
+        word, finite = 0x7F800000, True
+    if word & 0x7FFFFFFF == 0x7F800000 and finite:
+        raise ValueError(f"{what}: {repr(x):.30} overflows f32 (the epilogue takes it as an f32 "
+                         "word)")
+    return word
 
 
 def fma(x, y, z) -> np.ndarray:

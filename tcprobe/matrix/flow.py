@@ -22,6 +22,7 @@ mma.sync emulation, baselines).
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 
@@ -76,13 +77,48 @@ def matmul_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str, *, gpu, instr=None
 
 
 def check_shapes(a_shape, b_shape) -> tuple[int, int]:
-    """(M, N) of A (M, K) @ B (K, N); ValueError naming B when K differs."""
+    """(M, N) of A (M, K) @ B (K, N); ValueError naming B when K differs, and
+    naming the size when the product cannot fit in memory (checked before
+    anything of that size is made)."""
     (m, k), (k_b, n) = a_shape, b_shape
     if k != k_b:
         raise MatmulError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
     if k == 0:
         raise MatmulError("A has no columns: K must be at least 1")
+    check_memory(m, n, k)
     return m, n
+
+
+def bytes_needed(m: int, n: int, k: int) -> int:
+    """About the memory a product takes at once: C, D and the partial sums
+    (4 bytes a word, a few copies of M x N), the operands padded and decoded
+    (about 48 bytes a K element of every row of A and column of B)."""
+    return 4 * m * n * 4 + 48 * (m + n) * (-(-k // 64) * 64)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can give now (MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(m: int, n: int, k: int) -> None:
+    """Refuse a product this machine's memory cannot hold, naming its size."""
+    need, have = bytes_needed(m, n, k), available_memory()
+    if have is not None and need > have:
+        raise MatmulError(f"A ({m}x{k}) @ B ({k}x{n}) makes a {m}x{n} D that takes about "
+                          f"{need / 1e9:,.1f} GB of memory, and this machine has "
+                          f"{have / 1e9:,.1f} GB available: multiply it in blocks of rows "
+                          "(A[i:j] @ B), or on a machine with more memory")
 
 
 def _dtype(dtype, out):
@@ -203,6 +239,9 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
     m, k = a.shape
     speed = Speed(policy="auto", jobs=threads(jobs))
     tiles = -(-k // dp.k)
+    if not m or not b.shape[1]:  # an empty D: no instruction runs (split_k still checked)
+        split_ranges(tiles, split_k)
+        return np.array(c, np.uint32, copy=True)
     kp = tiles * dp.k
     a = _pad(a, kp, 0)
     b_t = _pad(np.ascontiguousarray(b.T), kp, 0)
@@ -246,7 +285,7 @@ def product_words(mdl: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray, sa=No
 def _fast_chain(mdl, a, b, c, lo, hi, decoded, step, progress, jobs: int) -> np.ndarray:
     """The compiled chain over tiles lo..hi, in row chunks when progress is shown."""
     m = a.shape[0]
-    rows = m if progress is None else max(16, -(-m // 40))
+    rows = max(1, m) if progress is None else max(16, -(-m // 40))
     out = np.empty_like(c)
     for r0 in range(0, m, rows):
         r1 = min(m, r0 + rows)

@@ -32,6 +32,7 @@ import ml_dtypes
 import numpy as np
 
 from . import split_probe
+from .flow import available_memory
 from .operands import MatmulError
 
 FORMATS = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
@@ -40,6 +41,12 @@ C_DTYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
             "e4m3": np.float32, "e5m2": np.float32}
 CASES = ("random", "cancel", "narrow", "c_epilogue", "nan_c", "alpha_beta", "c_beta2", "c_alpha2",
          "bias", "splits")
+
+
+def bytes_needed(m: int, n: int, k: int) -> int:
+    """About the memory :func:`cases` takes at its peak: every case's operands
+    in float32 and in their format, and a float64 draw."""
+    return len(CASES) * (6 * (m * k + k * n) + 8 * m * n) + 16 * max(m * k, k * n)
 
 
 def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) -> list[dict]:
@@ -52,6 +59,11 @@ def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) ->
             raise MatmulError(f"{what} must be a positive integer, not {v!r}")
     if k < 64 or k % 2:
         raise MatmulError(f"k must be even and at least 64, not {k}")
+    need, have = bytes_needed(m, n, k), available_memory()
+    if have is not None and need > have:
+        raise MatmulError(f"k: the {len(CASES)} cases of {m}x{k} and {k}x{n} operands take about "
+                          f"{need / 1e9:,.1f} GB of memory, and this machine has "
+                          f"{have / 1e9:,.1f} GB available: ask for a smaller m, n or k")
     rng = np.random.default_rng(seed)
     dt, ct = FORMATS[fmt], C_DTYPES[fmt]
     fp8 = fmt in ("e4m3", "e5m2")

@@ -66,7 +66,12 @@ def _numpy(x, what: str) -> np.ndarray:
 
         signed = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[size]
         return t.view(signed).numpy().view(_UNSIGNED[size])
+    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+        raise MatmulError(f"{what}: a masked array with masked entries (whose words would be "
+                          f"used as they are): pass {what}.filled(value)")
     a = np.asarray(x)
+    if not a.dtype.isnative:  # the same format in the other byte order: the same words
+        a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype.itemsize not in _UNSIGNED:
         raise MatmulError(f"{what}: dtype {a.dtype} has no tensor-core format")
     return np.ascontiguousarray(a).view(_UNSIGNED[a.dtype.itemsize])
@@ -78,6 +83,8 @@ def read(x, what: str, table: dict, ndim: int = 2) -> Operand:
     if not hasattr(x, "dtype"):
         raise MatmulError(f"{what} must be a numpy array or torch tensor, not {type(x).__name__}")
     name = dtype_name(x)
+    if not is_torch(x) and not x.dtype.isnative:  # >f2 is float16 in the other byte order
+        name = x.dtype.newbyteorder("=").name
     if name not in table:
         raise MatmulError(f"{what}: dtype {name} is not one of {', '.join(table)}")
     if len(x.shape) != ndim:

@@ -204,7 +204,7 @@ def out_name(out) -> str:
         return OUT_NAMES[name]
     if name in OUT_NAMES.values():
         return name
-    raise MatmulError(f"out: {out!r} names no output type ({', '.join(OUT_NAMES)})")
+    raise MatmulError(f"dtype: {out!r} names no output type ({', '.join(OUT_NAMES)})")
 
 
 def result_array(words: np.ndarray, fmt: str, as_torch: bool):
@@ -265,10 +265,11 @@ def product(a, b, c, c_fmt, s: Schedule, *, gpu, instr, out, model, alpha, beta,
     integer = get_format(a.fmt).kind.name == "INT"
     acc = s.acc or ("s32" if integer else "f32")
     if out is not None and s.out is not None and out != s.out:
-        raise MatmulError(f"out: {out!r} differs from the schedule's out ({s.out})")
+        raise MatmulError(f"dtype: {out!r} differs from the schedule's out ({s.out})")
     out_fmt = s.out or out or c_fmt or acc
     if integer != (out_fmt == "s32") or (c_fmt is not None and integer != (c_fmt == "s32")):
-        raise MatmulError(f"out: an {'integer' if integer else 'float'} product writes "
+        who = "C" if c_fmt is not None and integer != (c_fmt == "s32") else "dtype"
+        raise MatmulError(f"{who}: {'an integer' if integer else 'a float'} product writes "
                           f"{'s32' if integer else 'a float'}, not {out_fmt if c_fmt is None else c_fmt}")
     if integer:
         for what, v in (("alpha", alpha), ("beta", beta)):

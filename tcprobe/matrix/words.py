@@ -32,7 +32,12 @@ def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray
     at least ``ndim``-D; MatmulError naming ``what`` otherwise. ``scan=False``
     leaves the scan for bits above the format to a kernel that makes it as it
     reads the words (the engine's)."""
+    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+        raise MatmulError(f"{what}: a masked array with masked entries (whose words would be "
+                          f"used as they are): pass {what}.filled(value)")
     arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if not arr.dtype.isnative:  # the other byte order: the same words, made native
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype.kind in "fO" and not isinstance(x, np.ndarray):
         flat = np.asarray(x, dtype=object).ravel()
         if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in flat):

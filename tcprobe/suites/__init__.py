@@ -56,10 +56,13 @@ class SuiteError(ValueError):
 
 
 def parse_suites(text: str | None) -> tuple[str, ...]:
-    """'raw,edge' -> ('raw', 'edge'); None or 'all' -> every suite."""
-    if text is None or text.strip().lower() in ("", "all", "default"):
+    """'raw,edge' -> ('raw', 'edge'); None or 'all' -> every suite; an empty
+    text names none (SuiteError: never every suite without a word)."""
+    if text is None or text.strip().lower() in ("all", "default"):
         return SUITES
     names = tuple(dict.fromkeys(s.strip().lower() for s in text.split(",") if s.strip()))
+    if not names:
+        raise SuiteError(f"--suite names no suite (known: {', '.join(SUITES)}, all)")
     bad = [s for s in names if s not in SUITES]
     if bad:
         raise SuiteError(f"unknown suite(s) {', '.join(bad)} (known: {', '.join(SUITES)})")

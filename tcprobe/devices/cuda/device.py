@@ -226,7 +226,10 @@ class CudaDevice(Device):
         v = self.variant(dp)
         h = self.packing(dp)
         mine = L.tile_spec(v, dp)
-        for f in ("c_slots", "dump_words", "scale_slots", "meta_slots"):
+        fields = ("c_slots", "dump_words", "scale_slots", "meta_slots")
+        if v.family == "mma":  # register fragments: the kernel loads exactly the tile's slots
+            fields += ("a_slots", "b_slots")
+        for f in fields:
             if getattr(h.tile, f) != getattr(mine, f):
                 raise DeviceError(f"the harness packing of {dp.id} has {f} = {getattr(h.tile, f)} "
                                   f"but the CUDA kernel has {getattr(mine, f)}")

@@ -169,10 +169,11 @@ def packs(v: Variant, dp: Datapath) -> tuple[int, int]:
 def tile_spec(v: Variant, dp: Datapath) -> TileSpec:
     """Buffer sizes of one raw-mode tile of variant ``v`` running ``dp``."""
     if v.family == "mma":
-        ea = 4 * (32 // v.a_bits)
-        eb = 2 * (32 // v.b_bits)
+        # the fragment registers the kernel loads a lane (m16n8k8 f16: A 2, B 1)
+        ea = v.a_regs * (32 // v.a_bits)
+        eb = v.b_regs * (32 // v.b_bits)
         labels = tuple(f"t{t}.r{r}" for t in range(32) for r in range(v.acc_regs))
-        return TileSpec(16, 8, v.k, 32 * ea, 32 * eb, 32 * v.acc_regs, 32 * v.acc_regs, labels,
+        return TileSpec(v.m, v.n, v.k, 32 * ea, 32 * eb, 32 * v.acc_regs, 32 * v.acc_regs, labels,
                         32 if v.scaled else 0, 0, v.ptx)
     if v.family == "wgmma":
         labels = tuple(f"t{t}.r{r}" for t in range(128) for r in range(v.acc_regs))
