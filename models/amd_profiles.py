@@ -42,6 +42,28 @@ def model_for(dp: Datapath, gpu: str) -> MfmaModel:
     return MfmaModel(gpu.lower(), dp, EVIDENCE.format(gpu=gpu), params_for(arch, dp.kind))
 
 
+def instruction_for(gpu: str, dp: Datapath) -> isa_amd.Mfma:
+    """The first v_mfma of ``gpu``'s generation whose datapath is ``dp`` (kind,
+    types and K); ModelError naming the GPU's datapaths when none is."""
+    arch = isa_amd.GPU_ARCH.get(str(gpu).upper())
+    if arch is None:
+        raise ModelError(f"gpu: no AMD profile for {gpu!r} (known: {', '.join(isa_amd.GPU_ARCH)})")
+    ins = isa_amd.instructions(arch)
+    for i in ins:
+        if datapath(i).id == dp.id:
+            return i
+    known = ", ".join(dict.fromkeys(datapath(i).id for i in ins))
+    raise ModelError(f"{gpu} ({arch}) has no v_mfma running {dp.id} (its datapaths: {known})")
+
+
+def check_datapath(dp: Datapath) -> None:
+    """ModelError unless some v_mfma of the table (any generation) runs ``dp``."""
+    ids = {datapath(i).id for i in isa_amd.instructions()}
+    if dp.id not in ids:
+        raise ModelError(f"no v_mfma runs {dp.id} (e.g. {', '.join(sorted(ids)[:4])}; "
+                         "tcprobe.models.isa_amd lists them)")
+
+
 def auto_model(dp: Datapath, gpu: str | None) -> MfmaModel:
     """``--model auto`` for an mfma datapath: the profile of its GPU (default MI300X)."""
     return model_for(dp, gpu or "MI300X")
