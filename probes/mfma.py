@@ -76,7 +76,9 @@ def run(ctx) -> Finding:
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
     cands = _candidates(dp, blocks, window, join2)
-    fits = [name for name, p in cands.items() if _fits(ctx, p, cases, seen)]
+    verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
+    close = [v for v in verdicts.values() if v is not None]
+    fits = [name for name, v in verdicts.items() if close and v == min(close)]
     values["candidates"] = list(cands)
     values["fits"] = fits
     where = (f"blocks of {blocks}" if blocks else
@@ -92,6 +94,13 @@ def run(ctx) -> Finding:
                         if k in keys.get(params.design, vars(params))}
     values["design"] = params.design
     text = _describe(params, window, join2)
+    nan_off = verdicts[fits[0]]
+    if nan_off:
+        values["nan_words_differ"] = nan_off
+        values["undetermined"] = {"nan": f"the design gives every word but {nan_off} NaN "
+                                         "results, whose NaN word differs from the device's"}
+        return Finding("mfma", "partial", f"{where}: {text}, but its NaN words differ from the "
+                       f"device's on {nan_off} NaN results (validation will show them)", values, ev)
     if len(fits) > 1:
         values["undetermined"] = {"design": f"{', '.join(fits)} all give the step's "
                                             f"{len(cases):,} words; the model takes {fits[0]}"}
@@ -280,12 +289,18 @@ def _candidates(dp, blocks, window, join) -> dict[str, MfmaParams]:
     return out
 
 
-def _fits(ctx, params: MfmaParams, cases: Cases, words) -> bool:
+def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:
+    """None when the design's words differ from ``words`` beyond NaN payloads,
+    else how many NaN results carry another NaN word (0: every word equal)."""
     model = MfmaModel("ladder", ctx.dp, "mfma step", params)
     try:
-        return bool(np.array_equal(model.evaluate(cases), np.asarray(words)))
+        got = model.evaluate(cases)
     except (ValueError, ArithmeticError, IndexError):
-        return False
+        return None
+    words = np.asarray(words)
+    differ = got != words
+    nans = ctx.is_nan(got) & ctx.is_nan(words)
+    return None if (differ & ~nans).any() else int((differ & nans).sum())
 
 
 def _describe(p: MfmaParams, window, join) -> str:
