@@ -92,3 +92,17 @@ def blas_datapath(gpu: str, a: str, b: str, d: str) -> Datapath:
         raise ModelError(f"A: {gpu} ({arch}) has no v_mfma taking {a} x {b} -> {d}")
     best = max(fits, key=lambda i: (i.k, i.kind == "bf16_1k"))
     return datapath(best)
+
+
+# What hipBLASLt issues for an f32 GEMM that PyTorch lets run as TF32 on
+# MI300X (torch.set_float32_matmul_precision("high") / allow_tf32): the native
+# v_mfma_f32_*_xf32, which truncates each f32 operand to xf32 in hardware
+# (ROCm/rocm-libraries PR 9176, "round before gfx942 xf32 mfma to avoid bias
+# from hardware truncation", open: hipBLASLt does not round them today;
+# pytorch/pytorch PR 188168 on the same path). Generations without xf32 run
+# the f32 MFMA. The largest-K single-block instruction, as for the others.
+def xf32_datapath(gpu: str) -> Datapath | None:
+    """The xf32 datapath an f32 GEMM runs on ``gpu`` under TF32 (None: none)."""
+    arch = isa_amd.GPU_ARCH[gpu.upper()]
+    fits = [i for i in isa_amd.instructions(arch) if i.kind == "xf32" and i.blocks == 1]
+    return datapath(max(fits, key=lambda i: i.k)) if fits else None
