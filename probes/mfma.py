@@ -94,16 +94,20 @@ def run(ctx) -> Finding:
                         if k in keys.get(params.design, vars(params))}
     values["design"] = params.design
     text = _describe(params, window, join2)
+    if blocks == dp.k and blocks > 1:
+        values["undetermined"] = {"block": f"all K = {dp.k} products are one block here; any "
+                                           f"larger block gives the same words"}
     nan_off = verdicts[fits[0]]
     if nan_off:
         values["nan_words_differ"] = nan_off
-        values["undetermined"] = {"nan": f"the design gives every word but {nan_off} NaN "
-                                         "results, whose NaN word differs from the device's"}
+        values.setdefault("undetermined", {})["nan"] = (f"the design gives every word but {nan_off} NaN "
+                                                        "results, whose NaN word differs from "
+                                                        "the device's")
         return Finding("mfma", "partial", f"{where}: {text}, but its NaN words differ from the "
                        f"device's on {nan_off} NaN results (validation will show them)", values, ev)
     if len(fits) > 1:
-        values["undetermined"] = {"design": f"{', '.join(fits)} all give the step's "
-                                            f"{len(cases):,} words; the model takes {fits[0]}"}
+        values.setdefault("undetermined", {})["design"] = (
+            f"{', '.join(fits)} all give the step's {len(cases):,} words; the model takes {fits[0]}")
         return Finding("mfma", "partial", f"{where}: {text}; also fits: {', '.join(fits[1:])}",
                        values, ev)
     return Finding("mfma", "found", f"{where}: {text} (the only design of {len(cands)} tried that "
@@ -223,7 +227,7 @@ def _special_rows(bt, plan) -> dict:
     nan_a, nan_b = _nan(fa, 1), _nan(fb, 2)
     if nan_a is not None:
         rows["NaN in A"] = bt.add("NaN in A (payload 1), B = 1", {0: (nan_a, one_b)})
-        rows["NaN in A and B"] = bt.add("NaN A (1) x NaN B (2)", {1: (nan_a, nan_b or one_b)})
+        rows["NaN in A and B"] = bt.add("NaN A (1) x NaN B (2)", {plan.k - 1: (nan_a, nan_b or one_b)})
     nan_c = _nan(fd, 3)
     if nan_c is not None:
         rows["NaN in C"] = bt.add("NaN C (payload 3), A x B = 1", {0: (one_a, one_b)}, nan_c)

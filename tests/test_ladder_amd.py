@@ -34,6 +34,8 @@ EXPECTED = [
      {"design": "grouped", "block": 16, "window": 24, "window2": 31}, 2_000),
     ("mi300x", "mfma.f32.f32.k4", {"design": "fma"}, 2_000),
     ("mi300x", "mfma.f64.f64.k4", {"design": "fma"}, 1_000),
+    ("mi300x", "mfma.f32.f32.k1", {"design": "fma"}, 1_000),  # v_mfma_f32_32x32x1_2b_f32
+    ("mi300x", "mfma.f16.f32.k4", {**TRUNC8, "block": 4}, 1_000),  # L = 8 > K: one block
     ("mi250x", "mfma.f16.f32.k16", {"design": "ftz", "block": 4}, 1_000),
     ("mi250x", "mfma.bf16.f32.k8", {"design": "ftz", "block": 2}, 1_000),
     ("mi100", "mfma.f16.f32.k16", {"design": "exact", "block": 4}, 2_000),
@@ -50,6 +52,8 @@ def test_the_mfma_step_recovers_the_design(name, dp_id, want, n):
     assert result.fingerprint.mfma == want
     assert (result.validation.cases, result.validation.mismatches) == (n, 0)
     assert result.validated
+    if dp_id == "mfma.f16.f32.k4":
+        assert "any larger block" in result.fingerprint.undetermined["mfma.block"]
     engine = [f.step for f in result.findings if f.step in ("internal", "block", "rounding")]
     assert all(result.finding(s).status == "skipped" for s in engine)
 
