@@ -32,6 +32,7 @@ zeros are +0; ``fma``, ``exact`` and ``ftz`` follow the host's IEEE rules
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -86,6 +87,13 @@ def _vals(fmt, words) -> list:
 
 
 def _val(fmt, word: int) -> _Val:
+    return _val_of(fmt.name, int(word))
+
+
+@lru_cache(maxsize=1 << 16)
+def _val_of(name: str, word: int) -> _Val:
+    """One decoded word (never changed after: shared by every caller)."""
+    fmt = get_format(name)
     return _vals(fmt, np.array([word], fmt.dtype))[0]
 
 

@@ -42,6 +42,28 @@ def model_for(dp: Datapath, gpu: str) -> MfmaModel:
     return MfmaModel(gpu.lower(), dp, EVIDENCE.format(gpu=gpu), params_for(arch, dp.kind))
 
 
+def instruction_for(gpu: str, dp: Datapath) -> isa_amd.Mfma:
+    """The first v_mfma of ``gpu``'s generation whose datapath is ``dp`` (kind,
+    types and K); ModelError naming the GPU's datapaths when none is."""
+    arch = isa_amd.GPU_ARCH.get(str(gpu).upper())
+    if arch is None:
+        raise ModelError(f"gpu: no AMD profile for {gpu!r} (known: {', '.join(isa_amd.GPU_ARCH)})")
+    ins = isa_amd.instructions(arch)
+    for i in ins:
+        if datapath(i).id == dp.id:
+            return i
+    known = ", ".join(dict.fromkeys(datapath(i).id for i in ins))
+    raise ModelError(f"{gpu} ({arch}) has no v_mfma running {dp.id} (its datapaths: {known})")
+
+
+def check_datapath(dp: Datapath) -> None:
+    """ModelError unless some v_mfma of the table (any generation) runs ``dp``."""
+    ids = {datapath(i).id for i in isa_amd.instructions()}
+    if dp.id not in ids:
+        raise ModelError(f"no v_mfma runs {dp.id} (e.g. {', '.join(sorted(ids)[:4])}; "
+                         "tcprobe.models.isa_amd lists them)")
+
+
 def auto_model(dp: Datapath, gpu: str | None) -> MfmaModel:
     """``--model auto`` for an mfma datapath: the profile of its GPU (default MI300X)."""
     return model_for(dp, gpu or "MI300X")
@@ -70,3 +92,17 @@ def blas_datapath(gpu: str, a: str, b: str, d: str) -> Datapath:
         raise ModelError(f"A: {gpu} ({arch}) has no v_mfma taking {a} x {b} -> {d}")
     best = max(fits, key=lambda i: (i.k, i.kind == "bf16_1k"))
     return datapath(best)
+
+
+# What hipBLASLt issues for an f32 GEMM that PyTorch lets run as TF32 on
+# MI300X (torch.set_float32_matmul_precision("high") / allow_tf32): the native
+# v_mfma_f32_*_xf32, which truncates each f32 operand to xf32 in hardware
+# (ROCm/rocm-libraries PR 9176, "round before gfx942 xf32 mfma to avoid bias
+# from hardware truncation", open: hipBLASLt does not round them today;
+# pytorch/pytorch PR 188168 on the same path). Generations without xf32 run
+# the f32 MFMA. The largest-K single-block instruction, as for the others.
+def xf32_datapath(gpu: str) -> Datapath | None:
+    """The xf32 datapath an f32 GEMM runs on ``gpu`` under TF32 (None: none)."""
+    arch = isa_amd.GPU_ARCH[gpu.upper()]
+    fits = [i for i in isa_amd.instructions(arch) if i.kind == "xf32" and i.blocks == 1]
+    return datapath(max(fits, key=lambda i: i.k)) if fits else None

@@ -30,6 +30,7 @@ ARCHS = ("CDNA1", "CDNA2", "CDNA3")
 ARCH_GPUS = {"CDNA1": ("MI100",), "CDNA2": ("MI250X",), "CDNA3": ("MI300X",)}
 GPU_ARCH = {g: a for a, gs in ARCH_GPUS.items() for g in gs}
 GFX = {"CDNA1": "gfx908", "CDNA2": "gfx90a", "CDNA3": "gfx942"}
+WAVE = 64  # lanes of a CDNA wavefront: an MFMA's operands are spread over 64 lanes
 
 # AMD's type names -> tcprobe format names.
 AMD_TYPES = {"f64": "f64", "f32": "f32", "xf32": "tf32", "f16": "f16", "bf16": "bf16",
@@ -84,6 +85,16 @@ class Mfma:
     @property
     def name(self) -> str:
         return f"v_mfma_{self.suffix}"
+
+    @property
+    def a_per_lane(self) -> int:
+        """Elements of A (and of B: M = N) each of the 64 lanes holds."""
+        return self.m * self.k * self.blocks // WAVE
+
+    @property
+    def d_per_lane(self) -> int:
+        """Elements of C and D each lane holds."""
+        return self.m * self.n * self.blocks // WAVE
 
 
 _OLD = re.compile(r"(f32|f64)_(\d+)x(\d+)x(\d+)(f32|f16|bf16|f64)(_1k)?")

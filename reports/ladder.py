@@ -96,6 +96,17 @@ def fingerprint_table(fp, simulated: bool) -> Table:
             note = {"k_order": "K in order" if v is None else "",
                     "c_at": "C starts the chain" if v == 0 else "products before C"}.get(key, "")
             t.add_row(f"chain.{key}", "-" if v is None else str(v), note)
+    amd = getattr(fp, "mfma", None)
+    if amd is not None or "mfma" in fp.undetermined:  # AMD: the mfma step's design instead
+        keys = ()
+        notes = {"design": "models/amd.py", "block": "L (exact, truncated, grouped) or P (ftz)",
+                 "window": "F: bits kept below a block's largest product",
+                 "window2": "F2: fraction bits of the join with C"}
+        for key, v in (amd or {}).items():
+            t.add_row(f"mfma.{key}", str(v), notes.get(key, ""))
+        for key, why in fp.undetermined.items():
+            if key.startswith("mfma"):
+                t.add_row(key, "-", why)
     for key in keys:
         v = getattr(fp, key)
         if key == "nan" and v is not None:

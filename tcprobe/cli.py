@@ -23,6 +23,7 @@ from tcprobe.console import fail, say, send_output_to_stderr
 COMMAND_MODULES = [
     "score",
     "sass_check",
+    "mfma_check",
     "devices",
     "replay",
     "targets",

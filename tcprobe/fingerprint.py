@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tcprobe.models.amd import MfmaModel, MfmaParams
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
@@ -155,11 +156,14 @@ class Fingerprint:
     sparsity: dict | None = None  # sparse kinds: pattern, selectors, disabled positions
     split: dict | None = None  # sub-MMAs with C added after (the block step found them)
     chain: dict | None = None  # f64: the chain step's ChainParams (order, C entry, NaN rule)
+    mfma: dict | None = None  # AMD v_mfma: the mfma step's MfmaParams (design, L/P, F, F2)
 
     @classmethod
     def from_context(cls, ctx) -> Fingerprint:
         if ctx.dp.block_scaled:
             return cls._scaled(ctx)
+        if ctx.dp.family == "mfma":
+            return cls._mfma(ctx)
         if is_f64(ctx.dp):
             return cls._chain(ctx)
         fp = cls(ctx.dp.id)
@@ -248,6 +252,23 @@ class Fingerprint:
             fp.undetermined[key] = "f64: fp64 FMAs, not a fixed-point window (see chain)"
         return fp
 
+    @classmethod
+    def _mfma(cls, ctx) -> Fingerprint:
+        """An AMD v_mfma datapath: the mfma step's design; the engine keys do not apply."""
+        fp = cls(ctx.dp.id)
+        f = ctx.findings.get("mfma")
+        v = f.values if f is not None else {}
+        if v.get("params"):
+            fp.mfma = dict(v["params"])
+        else:
+            fp.undetermined["mfma"] = (f.summary if f is not None else
+                                       "the mfma step did not run")
+        for key, why in v.get("undetermined", {}).items():
+            fp.undetermined[f"mfma.{key}"] = why
+        for key in FINGERPRINT_KEYS:
+            fp.undetermined[key] = "AMD v_mfma: not one fixed-point window (see mfma)"
+        return fp
+
     def params(self, dp: Datapath) -> EngineParams:
         """Engine parameters; undetermined keys take values that make no
         difference on this datapath (that is why they are undetermined)."""
@@ -256,6 +277,10 @@ class Fingerprint:
     def model(self, dp: Datapath):
         """The engine model (the block-scaled one for block-scaled kinds; a
         SplitModel where the block step found sub-MMAs with C added after)."""
+        if self.mfma is not None:
+            return MfmaModel("fingerprint", dp, "tcprobe ladder", MfmaParams(**self.mfma))
+        if dp.family == "mfma":
+            raise FingerprintError(f"{dp.id}: the mfma step found no AMD design")
         if self.chain is not None:
             params = dict(self.chain)
             if params.get("k_order") is not None:
@@ -280,6 +305,8 @@ class Fingerprint:
             out["split"] = dict(self.split)
         if self.chain is not None:
             out["chain"] = dict(self.chain)
+        if self.mfma is not None:
+            out["mfma"] = dict(self.mfma)
         if self.nan is not None:
             out["nan_hex"] = f"{self.nan:#x}"
         out["undetermined"] = dict(self.undetermined)

@@ -14,6 +14,7 @@ import click
 
 from tcprobe.commands import open_device
 from tcprobe.devices.base import Device
+from tcprobe.models import amd_profiles
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.formats import get_format
 from tcprobe.schema import check_instruction
@@ -39,6 +40,9 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
         if fmt:
             raise click.UsageError("give --format or --datapath, not both")
         dp = Datapath.parse(datapath)
+        if dp.family == "mfma":  # AMD: the v_mfma block of the ISA table (models/isa_amd.py)
+            amd_profiles.check_datapath(dp)
+            return open_device(device_spec, dp.family), dp
         check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
                           dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
                           f"--datapath {datapath}")

@@ -38,9 +38,14 @@ def _sims() -> list[dict]:
         measured = profile_for_gpu(gpu).measured
         return f"model profile of the {gpu}" + ("" if measured else " (MMA-Sim's parameters)")
 
+    from tcprobe.devices.sim import AMD_BUILTIN
+
+    amd = "MMA-Sim's AMD v_mfma parameters, not measured; result mode"
     return [{"device": f"sim:{key}", "kind": "simulated", "name": gpu,
              "detail": detail(gpu), "families": ", ".join(fams)}
-            for key, (gpu, fams) in BUILTIN.items()]
+            for key, (gpu, fams) in BUILTIN.items()] + [
+        {"device": f"sim:{key}", "kind": "simulated", "name": gpu, "detail": amd,
+         "families": ", ".join(fams)} for key, (gpu, fams) in AMD_BUILTIN.items()]
 
 
 def _mmasim() -> list[dict]:

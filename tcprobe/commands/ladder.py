@@ -7,7 +7,7 @@ import click
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.options import Count, family_option, json_option, renamed_option
 from tcprobe.console import console, say, write_json
-from tcprobe.devices.sim import BUILTIN
+from tcprobe.devices.sim import AMD_BUILTIN, BUILTIN
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
 
@@ -20,7 +20,7 @@ from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
                    "mixed kinds (e.g. tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4; `tcprobe targets`).")
 @family_option("Instruction family (default: the newest the device runs for the format).")
 @click.option("--device", "device_spec",
-              help=f"sim:NAME ({', '.join(BUILTIN)}), sim:PATH.toml, "
+              help=f"sim:NAME ({', '.join([*BUILTIN, *AMD_BUILTIN])}), sim:PATH.toml, "
                    "mmasim:ARCH:INSTRUCTION, or cuda. Default: the GPU, else a sim device.")
 @renamed_option("--dtype", "--output", "d_type", "Output type D: f32, f16, s32 (default f32).")
 @click.option("--steps", help=f"Comma-separated steps to run (default all: {','.join(STEPS)}).")

@@ -1,7 +1,7 @@
 """Open a device from its ``--device`` spelling, or pick the default.
 
 Spellings: ``sim:NAME`` (a built-in profile: v100, a100, ada, h100, h200,
-b200), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
+b200, t4, rtx5090; AMD mi100, mi250x, mi300x), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
 ``mmasim:ARCH:INSTRUCTION`` (MMA-Sim as a black box) and ``cuda[:N]`` (the
 harness kernels on a GPU, :mod:`tcprobe.devices.cuda`).
 

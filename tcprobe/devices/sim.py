@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tcprobe.models import isa, sparsity
+from tcprobe.models import amd_profiles, isa, sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
 from tcprobe.models.formats import FormatError, get_format
@@ -28,9 +28,9 @@ from tcprobe.tiles.spec import PhysicalBatch, TileSpec
 
 from .base import Device, DeviceError, RawModeUnsupported
 from .sim_layout import device_harness
-from .sim_profile import BUILTIN, SimProfile, gpu_arch, load_profile
+from .sim_profile import AMD_BUILTIN, BUILTIN, SimProfile, gpu_arch, load_profile
 
-__all__ = ["BUILTIN", "SimDevice", "SimProfile"]
+__all__ = ["AMD_BUILTIN", "BUILTIN", "SimDevice", "SimProfile"]
 CHUNK = 128  # tiles evaluated together in launch
 
 
@@ -55,10 +55,11 @@ class SimDevice(Device):
     @classmethod
     def builtin(cls, name: str) -> SimDevice:
         key = name.lower()
-        if key not in BUILTIN:
-            raise DeviceError(f"unknown sim profile {name!r} (known: {', '.join(BUILTIN)}, "
+        known = {**BUILTIN, **AMD_BUILTIN}
+        if key not in known:
+            raise DeviceError(f"unknown sim profile {name!r} (known: {', '.join(known)}, "
                               "or a .toml file)")
-        gpu, families = BUILTIN[key]
+        gpu, families = known[key]
         return cls(SimProfile(key, gpu, families))
 
     @classmethod
@@ -73,6 +74,8 @@ class SimDevice(Device):
 
     # -- what it runs ---------------------------------------------------------
     def model(self, dp: Datapath) -> Model:
+        if dp.family == "mfma" and self.gpu in amd_profiles.isa_amd.GPU_ARCH:
+            amd_profiles.instruction_for(self.gpu, dp)  # a datapath of some v_mfma of the GPU
         return self.profile.model(dp)
 
     def supports(self, dp: Datapath) -> bool:
@@ -88,8 +91,11 @@ class SimDevice(Device):
         """The datapath this device runs for an input format: the largest K its
         architecture's mma.sync has (V100: m8n8k4, T4: m16n8k8; the ISA table),
         and fp6/fp4 as mma kind::f8f6f4 on sm_120a."""
-        arch = gpu_arch(self.gpu)
         f = get_format(fmt).name
+        if family == "mfma":  # the v_mfma a GEMM of the type runs (amd_profiles.blas_datapath)
+            d = d_type or ("f64" if f == "f64" else "f32")
+            return amd_profiles.blas_datapath(self.gpu or "", f, f, get_format(d).name)
+        arch = gpu_arch(self.gpu)
         if family == "mma" and f in isa.SUB_BYTE_TYPES and arch in isa.SM120_ARCHS:
             return Datapath("mma", "f8f6f4", f, f, d_type or "f32", isa.MMA_KIND_K["f8f6f4"])
         dp = default_datapath(family, fmt, d_type)
@@ -244,13 +250,16 @@ class SimDevice(Device):
 
 
 def _result_mode_only(dp: Datapath) -> bool:
-    """Datapaths with no raw-mode tile: f64 (DMMA: 64-bit words) and sm_120a's
+    """Datapaths with no raw-mode tile: f64 (DMMA: 64-bit words), sm_120a's
     block-scaled mma.sync (the scale registers' byte and thread selectors are
-    not modelled)."""
-    return get_format(dp.a_type).width == 64 or (dp.family == "mma" and dp.block_scaled)
+    not modelled) and AMD's v_mfma (its 64-lane register layouts are not)."""
+    return (get_format(dp.a_type).width == 64 or (dp.family == "mma" and dp.block_scaled)
+            or dp.family == "mfma")
 
 
 def _no_tile_reason(dp: Datapath) -> str:
+    if dp.family == "mfma":
+        return "AMD's v_mfma register layouts, 64 lanes a wave, are not modelled"
     if dp.block_scaled:
         return "the block-scale registers' byte and thread selectors are not modelled"
     return "the f64 register harness, two 32-bit words an element, is not modelled"

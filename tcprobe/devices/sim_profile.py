@@ -37,6 +37,13 @@ BUILTIN = {
     "t4": ("T4", ("mma",)),
     "rtx5090": ("RTX5090", ("mma",)),
 }
+# AMD CDNA (v_mfma): MMA-Sim's parameters per generation (models/amd_profiles.py),
+# not measured by tcprobe; result mode only (AMD's lane layouts are not modelled).
+AMD_BUILTIN = {
+    "mi100": ("MI100", ("mfma",)),
+    "mi250x": ("MI250X", ("mfma",)),
+    "mi300x": ("MI300X", ("mfma",)),
+}
 FAMILIES = isa.FAMILIES
 
 

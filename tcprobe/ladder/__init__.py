@@ -38,7 +38,7 @@ from .context import Context
 from .validation import check_ranges, validation_cases, validation_seed
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
-         "specials", "block", "carry", "zero", "scale", "sparsity", "chain")
+         "specials", "block", "carry", "zero", "scale", "sparsity", "chain", "mfma")
 TITLES = {
     "sass": "SASS check: the real tensor-core opcode",
     "slice": "output slice: which dump words carry D",
@@ -55,6 +55,7 @@ TITLES = {
     "scale": "block scales",
     "sparsity": "sparsity metadata",
     "chain": "f64: a chain of fp64 FMAs or one fused rounding, its order, C, NaN",
+    "mfma": "AMD v_mfma: the design (FMA chain, exact blocks, pair tree, truncated blocks)",
 }
 VALIDATION_CASES = 10_000
 
@@ -91,6 +92,10 @@ XOR_UNPROBED = ("slice", "lanes", "layout")
 
 def _not_engine(dp: Datapath) -> str | None:
     """Why the engine-model steps do not apply to ``dp`` (None: they do)."""
+    if dp.family == "mfma":
+        return ("an AMD v_mfma datapath is not one fixed-point window with C inside (an FMA "
+                "chain, exact or truncated blocks, a pair tree: models/amd.py); the mfma step "
+                "measures its design")
     if dp.is_integer:
         return "an integer datapath is an exact sum (no window, rounding or floor to find)"
     if is_f64(dp):
@@ -106,7 +111,10 @@ def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
     """Run one step (its module in probes/) and record its finding."""
     if step not in STEPS:
         raise LadderError(f"unknown step {step!r}")
-    why = _not_engine(ctx.dp) if step in ENGINE_STEPS else None
+    amd = ctx.dp.family == "mfma"
+    why = _not_engine(ctx.dp) if step in ENGINE_STEPS or (amd and step == "chain") else None
+    if why and amd and step == "lanes":
+        why = None  # every lane alone is its exact product on any design
     if why and ctx.dp.is_integer and step in ("lanes", "carry"):
         why = None  # integer lanes and the wrap-or-saturate test run
     if why and ctx.dp.block_scaled and step == "lanes":
@@ -253,11 +261,12 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
     scaled = dp.block_scaled and "scale" in ctx.findings and ctx.findings["scale"].ok and \
         ctx.findings["scale"].values.get("params")
     chained = is_f64(dp) and "chain" in ctx.findings and ctx.findings["chain"].status == "found"
-    if (numeric and _not_engine(dp) is None) or scaled or chained:
+    amd = "mfma" in ctx.findings and bool(ctx.findings["mfma"].values.get("params"))
+    if (numeric and _not_engine(dp) is None) or scaled or chained or amd:
         fp = Fingerprint.from_context(ctx)
         if validate_cases:
             val = validate(ctx, fp.model(dp), validate_cases)
-            if val.mismatches == 0 and not scaled and not chained:
+            if val.mismatches == 0 and not scaled and not chained and not amd:
                 check_ranges(ctx, fp, *ctx.validation_words)
     elif dp.is_integer and "carry" in ctx.findings and validate_cases:
         sat = bool(ctx.value("saturate", False))

@@ -31,7 +31,7 @@ SEED_OFFSET = 0x5EED_0001
 
 # Share of the cases per part (normalized over the parts that apply).
 SHARES = {"mix": 3, "dropped-bits": 1, "raw": 1, "finite": 1, "edge": 1, "adversarial": 3,
-          "sparse": 1, "c-alone": 1, "cancel": 1}
+          "sparse": 1, "c-alone": 1, "cancel": 1, "ties": 2}
 
 
 def validation_seed(seed: int) -> int:
@@ -48,6 +48,8 @@ def _parts(dp: Datapath) -> list[str]:
             names.append(s)
     if not dp.is_integer:
         names += ["c-alone", "cancel"]
+    if dp.family == "mfma":  # AMD: the depths a truncated design keeps (F, F2)
+        names.append("ties")
     return names
 
 
@@ -121,6 +123,50 @@ def _cancel(dp: Datapath, n: int, rng) -> Cases:
     return Cases(a, b, _c_words(fc, n, rng), base.scale_a, base.scale_b, base.active)
 
 
+def _ties(dp: Datapath, n: int, rng) -> Cases:
+    """Two products in a random pair of neighbouring lanes: half of the cases
+    a C of random even significand beside a product of exactly half C's ulp
+    (a tie) and one of its sign 1 to 16 bits below that, the other half a C that cancels the first
+    product (2**h) beside one 1 to 40 bits below it. Where the small product
+    reaches the final rounding breaks the tie or survives: a truncated
+    design's F2 and F, one bit either way."""
+    from tcprobe.models.words import exp_range, product, word
+
+    fa, fb, fd = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.d_type)
+    k, frac = dp.k, fd.frac_bits
+    sa, _, xa = exp_range(fa)
+    sb, _, xb = exp_range(fb)
+    _, _, xd = exp_range(fd)
+    lo, hi = sa + sb, xa + xb
+    a = np.zeros((n, k), fa.dtype)
+    b = np.zeros((n, k), fb.dtype)
+    c = np.zeros(n, fd.dtype)
+    for i in range(n):
+        lane = int(rng.integers(0, k))
+        lanes = (lane, lane ^ 1)  # a pair of neighbours: one block wherever blocks are
+        tie = i % 2 == 0
+        depth = int(rng.integers(1, 17 if tie else 41))
+        s0, s1, sc = (int(x) for x in rng.integers(0, 2, 3))
+        s1 = s0 if tie else s1  # a small product of the tie's sign breaks it either way
+        top = min(hi, xd - frac - 2 if tie else xd - 2)
+        if lo + depth > top:
+            continue
+        first = int(rng.integers(max(lo + depth, top - 20), top + 1))
+        if tie:  # C of even significand: a tie rounds to C unless broken
+            even = int(rng.integers(0, 1 << min(frac, 62))) & ~1
+            cw = word(fd, sc, (1 << frac) | even, first + 1)
+        else:  # C = -(the first product)
+            cw = word(fd, 1 - s0, 1, first)
+        p0 = product(fa, fb, first, s0)
+        p1 = product(fa, fb, first - depth, s1)
+        if cw is None or p0 is None or p1 is None or lanes[1] >= k:
+            continue
+        a[i, lanes[0]], b[i, lanes[0]] = p0[0], p0[1]
+        a[i, lanes[1]], b[i, lanes[1]] = p1[0], p1[1]
+        c[i] = cw
+    return Cases(a, b, c)
+
+
 def _finite_rows(dp: Datapath, a, b) -> np.ndarray:
     """Rows whose A and B words are all finite (an Inf or NaN does not cancel)."""
     from tcprobe.models.formats import Class, decode
@@ -150,6 +196,8 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
             cs = _c_alone(dp, m, rng)
         elif name == "cancel":
             cs = _cancel(dp, m, rng)
+        elif name == "ties":
+            cs = _ties(dp, m, rng)
         else:
             cs, _ = generate(dp, name, vseed, 0, m)
         cs = complete(dp, Cases(cs.a, cs.b, cs.c, cs.scale_a, cs.scale_b, cs.active))

@@ -243,8 +243,9 @@ def gen_round_tie(ctx: Ctx, bits: Bits, idx: np.ndarray):
     place(a, b, rows, pick[:, 0], pa, pb)
     sticky = (kind == 1) | (kind == 2)
     ta, tb = product(ctx, bits, half - bits.between(n, 1, 30), np.where(kind == 2, 1 - sign, sign))
-    a[rows[sticky], pick[sticky, 1]] = ta[sticky]
-    b[rows[sticky], pick[sticky, 1]] = tb[sticky]
+    if k > 1:  # a K = 1 instruction (AMD's v_mfma_f32_32x32x1f32) has no second lane
+        a[rows[sticky], pick[sticky, 1]] = ta[sticky]
+        b[rows[sticky], pick[sticky, 1]] = tb[sticky]
     return {"a": a, "b": b, "c": c}
 
 
@@ -280,7 +281,8 @@ def gen_exp_spread(ctx: Ctx, bits: Bits, idx: np.ndarray):
     t[:, 0] = tmax - bits.between(n, 0, 8)
     a, b = product(ctx, bits, t, bits.bits((n, k), 1), normal=False)
     cancel = bits.chance(n, 1, 4)
-    a[cancel, 1], b[cancel, 1] = negate(ctx, a[cancel, 0], b[cancel, 0])
+    if k > 1:  # a K = 1 instruction has nothing to cancel against
+        a[cancel, 1], b[cancel, 1] = negate(ctx, a[cancel, 0], b[cancel, 0])
     c = finite(ctx.fc, bits, n)
     perm = lanes(bits, n, k, k)
     rows = np.arange(n)[:, None]

@@ -7,7 +7,9 @@ the ``chain`` schedule, which takes alpha = beta = 1 only, other alpha or
 beta are applied after the product as D = fma(alpha, acc, beta * C) in f32,
 each step one IEEE round to nearest even, computed on words by the engine
 (never host floats). Which split of K cuBLAS picks depends on the shape
-(its heuristics); ``schedule=`` names one.
+(its heuristics); ``schedule=`` names one. On an AMD GPU f32 operands go to
+the v_mfma unrounded (hipBLASLt passes them on: the xf32 MFMA truncates them
+itself, the f32 MFMA reads all their bits; mode.py picks which).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 
 import tcprobe
 from tcprobe.matrix.schedule import from_value
+from tcprobe.models import isa_amd
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
@@ -80,7 +83,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
     if m == 0 or n == 0:
         return np.zeros((m, n), np.uint32)
     kw = {"gpu": gpu, "instr": instr, "model": model}
-    if schedule is None and a.dtype == torch.float32:
+    if schedule is None and a.dtype == torch.float32 and gpu not in isa_amd.GPU_ARCH:
         schedule = TF32_SCHEDULE  # cuBLAS rounds f32 operands to tf32 (RNE) before the MMA
     if schedule is not None:
         kw["schedule"] = schedule

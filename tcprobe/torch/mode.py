@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tcprobe.models import amd_profiles, isa_amd
 from tcprobe.models.formats import ulp_distance
 
 from .adapter import Unroutable, f32_tensor, f32_words, fma, gemm, to_dtype
@@ -54,6 +55,7 @@ class Emulate(TorchDispatchMode):
         from tcprobe.matrix import choice
 
         self.gpu = choice.gpu_name(gpu)
+        self.amd = self.gpu in isa_amd.GPU_ARCH
         if report is not None and not isinstance(report, Report):
             raise ValueError(f"report must be a tcprobe.torch.Report, not {type(report).__name__}")
         self.instr, self.schedule, self.model = instr, schedule, model
@@ -113,8 +115,12 @@ class Emulate(TorchDispatchMode):
         """D words of one 2-D product (adapter.gemm), noted in the report."""
         from tcprobe.matrix.operands import MatmulError
 
+        instr = self.instr
+        if instr is None and self.amd and a.dtype == torch.float32 and tf32_enabled():
+            xf32 = amd_profiles.xf32_datapath(self.gpu)  # MI300X: hipBLASLt's xf32 MFMA
+            instr = None if xf32 is None else xf32.id
         try:
-            words = gemm(a, b, c, gpu=self.gpu, instr=self.instr, model=self.model,
+            words = gemm(a, b, c, gpu=self.gpu, instr=instr, model=self.model,
                          schedule=self.schedule, alpha=alpha, beta=beta)
         except MatmulError as e:
             if str(e).startswith(("A:", "B:", "C:", "instr:")):
@@ -131,14 +137,15 @@ class Emulate(TorchDispatchMode):
         return words
 
 
-def input_dtype(*ts) -> torch.dtype:
-    """The one input dtype of a floating product, or Unroutable."""
+def input_dtype(*ts, amd: bool = False) -> torch.dtype:
+    """The one input dtype of a floating product, or Unroutable. ``amd``: an
+    AMD GPU, whose f32 MFMA takes float32 at any precision."""
     dts = {t.dtype for t in ts}
     if len(dts) != 1:
         raise Unroutable(f"mixed input dtypes {sorted(map(str, dts))}")
     dt = dts.pop()
     if dt == torch.float32:
-        if not tf32_enabled():
+        if not tf32_enabled() and not amd:
             raise Unroutable("float32 at 'highest' precision runs on no tensor core "
                              "(allow_tf32 / set_float32_matmul_precision select tf32)")
         return dt
@@ -154,27 +161,27 @@ def _cpu(*ts):
 
 def _mm(mode, op, a, b):
     _cpu(a, b)
-    dt = input_dtype(a, b)
+    dt = input_dtype(a, b, amd=mode.amd)
     return to_dtype(mode.product(op, a, b), dt)
 
 
 def _addmm(mode, op, c, a, b, *, beta=1, alpha=1):
     _cpu(c, a, b)
-    dt = input_dtype(a, b)
+    dt = input_dtype(a, b, amd=mode.amd)
     cc = c.expand(a.shape[0], b.shape[1]).to(torch.float32)
     return to_dtype(mode.product(op, a, b, cc, alpha, beta), dt)
 
 
 def _bmm(mode, op, a, b):
     _cpu(a, b)
-    dt = input_dtype(a, b)
+    dt = input_dtype(a, b, amd=mode.amd)
     out = [mode.product(op, a[i], b[i]) for i in range(a.shape[0])]
     return to_dtype(_stack(out, (a.shape[0], a.shape[1], b.shape[2])), dt)
 
 
 def _baddbmm(mode, op, c, a, b, *, beta=1, alpha=1):
     _cpu(c, a, b)
-    dt = input_dtype(a, b)
+    dt = input_dtype(a, b, amd=mode.amd)
     cc = c.expand(a.shape[0], a.shape[1], b.shape[2]).to(torch.float32)
     out = [mode.product(op, a[i], b[i], cc[i], alpha, beta) for i in range(a.shape[0])]
     return to_dtype(_stack(out, cc.shape), dt)
@@ -228,7 +235,7 @@ def _scaled_mm(mode, op, a, b, scale_a, scale_b, bias=None, scale_result=None, o
 def _convolution(mode, op, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
     _cpu(x, w)
-    dt = input_dtype(x, w)
+    dt = input_dtype(x, w, amd=mode.amd)
     if transposed:
         raise Unroutable("transposed convolution")
     return conv_gemm(mode, op, x, w, bias, stride, padding, dilation, groups, dt)

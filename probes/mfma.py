@@ -1,0 +1,343 @@
+"""mfma: an AMD v_mfma datapath's design, measured from exact words.
+
+NVIDIA's steps assume one fixed-point window over a block of products with
+C inside it; MMA-Sim's measurements of AMD's CDNA matrix cores show other
+designs (models/amd.py): an FMA chain, an exact sum of L products rounded
+once, a tree of pairs with each sum rounded and subnormals flushed, blocks
+truncated to F bits joined with C at F2 + 1 bits, and fp8's even/odd groups.
+This step measures what tells them apart, each reading one device word
+against another, then asks which design with the measured parameters
+reproduces every word the step saw:
+
+* groups: C = 2**E and two products of 3/8 of C's ulp each. Alone, or in
+  separate roundings, each is lost (3/8 < 1/2); summed before one rounding
+  they make 3/4 of an ulp and C moves up. Every pair of lanes, so the
+  rounding groups (blocks) come out as a partition of K.
+* window: two lanes of one group, C = -2**h, products 2**h and 2**(h-k): the
+  small one survives as long as the group keeps k bits below its largest
+  product (F for a truncated block; a rounded pair sum keeps its precision).
+* join: C = 2**E, a product of exactly half C's ulp (a tie) and one of
+  2**(E-k): the tie breaks upward as long as the small one reaches the final
+  rounding (F2 + 1 bits below the larger of C and the products, in a
+  truncated design); also through one product of a with its low bit set.
+* subnormals: a subnormal C, input and result (flushed or kept), and the
+  specials: NaN in A, B, C, Inf * 0, Inf - Inf, an overflowing product.
+* random: the validation mix from the probes' seed.
+
+The models of the designs (models/amd.py, MMA-Sim's designs) are the
+candidates; the ones that reproduce every word are reported. The ladder
+then validates the one found on cases from another seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models.amd import MfmaModel, MfmaParams
+from tcprobe.models.cases import Cases
+from tcprobe.models.words import exp_range, pow2, product, word
+from tcprobe.suites.mix import random_cases
+
+from .common import Batch, Finding
+
+KMAX = 64  # the deepest bit below the largest product the probes reach
+RANDOM = 160
+
+
+def run(ctx) -> Finding:
+    dp = ctx.dp
+    if dp.family != "mfma":
+        return Finding("mfma", "skipped", f"{dp.id} is not an AMD v_mfma datapath (the engine "
+                       "steps measure NVIDIA's fixed-point window)")
+    bt = Batch(dp)
+    plan = _Plan(ctx)
+    g_rows = _group_rows(bt, plan)
+    words = ctx.run(bt.cases())
+    groups, alone_lost = _groups(dp.k, g_rows, words, plan.c_groups)
+    blocks = _blocks(groups, dp.k)
+    bt2 = Batch(dp)
+    w_rows = _window_rows(bt2, plan, groups)
+    j_rows = _join_rows(bt2, plan, groups)
+    s_rows = _special_rows(bt2, plan)
+    probe = bt2.cases()
+    rnd = random_cases(dp, RANDOM, ctx.rng)
+    w2 = ctx.run(Cases.concat([probe, rnd]))
+    sign = 1 << (plan.fd.width - 1)
+    window = _depth(w_rows, w2, lambda w: w & ~sign != 0)  # the small product is left
+    join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
+    join1 = _depth(j_rows["one"], w2, lambda w: w == plan.c_join_up)
+    values = {"groups": [list(g) for g in groups], "block": blocks, "window_kept": window,
+              "join_kept": join2, "join_kept_one_product": join1,
+              "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
+    ev = _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups)
+    if not alone_lost:
+        return Finding("mfma", "failed", "a product of 3/8 of C's ulp alone moves C: not a "
+                       "round-to-nearest result, no AMD design of the model", values, ev)
+    cases = Cases.concat([bt.cases(), probe, rnd])
+    seen = np.concatenate([words, w2])
+    cands = _candidates(dp, blocks, window, join2)
+    verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
+    close = [v for v in verdicts.values() if v is not None]
+    fits = [name for name, v in verdicts.items() if close and v == min(close)]
+    values["candidates"] = list(cands)
+    values["fits"] = fits
+    where = (f"blocks of {blocks}" if blocks else
+             f"rounding groups {', '.join(_span(g) for g in groups[:4])}")
+    if not fits:
+        return Finding("mfma", "failed",
+                       f"{where}; no AMD design with the measured parameters reproduces the "
+                       f"device's words (tried {', '.join(cands) or 'none: the groups are no blocks'})",
+                       values, ev)
+    params = cands[fits[0]]
+    keys = {"fma": ("design",), "exact": ("design", "block"), "ftz": ("design", "block")}
+    values["params"] = {k: v for k, v in vars(params).items()
+                        if k in keys.get(params.design, vars(params))}
+    values["design"] = params.design
+    text = _describe(params, window, join2)
+    if blocks == dp.k and blocks > 1:
+        values["undetermined"] = {"block": f"all K = {dp.k} products are one block here; any "
+                                           f"larger block gives the same words"}
+    nan_off = verdicts[fits[0]]
+    if nan_off:
+        values["nan_words_differ"] = nan_off
+        values.setdefault("undetermined", {})["nan"] = (f"the design gives every word but {nan_off} NaN "
+                                                        "results, whose NaN word differs from "
+                                                        "the device's")
+        return Finding("mfma", "partial", f"{where}: {text}, but its NaN words differ from the "
+                       f"device's on {nan_off} NaN results (validation will show them)", values, ev)
+    if len(fits) > 1:
+        values.setdefault("undetermined", {})["design"] = (
+            f"{', '.join(fits)} all give the step's {len(cases):,} words; the model takes {fits[0]}")
+        return Finding("mfma", "partial", f"{where}: {text}; also fits: {', '.join(fits[1:])}",
+                       values, ev)
+    return Finding("mfma", "found", f"{where}: {text} (the only design of {len(cands)} tried that "
+                   f"gives all {len(cases):,} words)", values, ev)
+
+
+class _Plan:
+    """The exponents the probes use for this datapath's formats."""
+
+    def __init__(self, ctx):
+        dp = ctx.dp
+        self.fa, self.fb, self.fd = ctx.a_fmt, ctx.b_fmt, ctx.d_fmt
+        sa, na, xa = exp_range(self.fa)
+        sb, nb, xb = exp_range(self.fb)
+        _, nd, xd = exp_range(self.fd)
+        fd = self.fd.frac_bits
+        self.k = dp.k
+        self.p_lo, self.p_hi = sa + sb, xa + xb
+        # groups: products of 1.5 * 2**t, C = 2**(t + fd + 2): 3/8 of C's ulp
+        self.t = max(min(0, self.p_hi - 1, xd - fd - 3), na + nb)
+        self.e_groups = self.t + fd + 2
+        self.c_groups = pow2(self.fd, self.e_groups)
+        self.p_groups = product(self.fa, self.fb, self.t, 0, (3, 1), (1, 0))
+        # window: C = -2**h, products 2**h and 2**(h - k)
+        self.h = min(self.p_hi - 1, xd - 2)
+        self.k_window = max(0, min(KMAX, self.h - max(self.p_lo, nd + 2)))
+        # join: C = 2**E, a half-ulp product and 2**(E - k)
+        self.e_join = min(self.p_hi + fd + 1, xd - 1)
+        self.k_join = (fd + 2, max(fd + 2, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
+        self.c_join = pow2(self.fd, self.e_join)
+        self.c_join_up = word(self.fd, 0, (1 << fd) + 1, self.e_join - fd)
+
+
+def _group_rows(bt, plan) -> dict:
+    """Every lane alone and every pair of lanes with 3/8 of C's ulp each."""
+    p = plan.p_groups[:2]
+    rows = {(i,): bt.add(f"lane {i}: 3/8 ulp of C", {i: p}, plan.c_groups) for i in range(plan.k)}
+    for i in range(plan.k):
+        for j in range(i + 1, plan.k):
+            rows[i, j] = bt.add(f"lanes {i}, {j}: 3/8 ulp of C each", {i: p, j: p}, plan.c_groups)
+    return rows
+
+
+def _groups(k, rows, words, c) -> tuple[list[tuple[int, ...]], bool]:
+    """The partition of K into the lanes rounded together (a pair moved C)."""
+    alone_lost = all(int(words[rows[(i,)]]) == c for i in range(k))
+    together = {key for key, r in rows.items() if len(key) == 2 and int(words[r]) != c}
+    out, seen = [], set()
+    for i in range(k):
+        if i in seen:
+            continue
+        g = tuple([i] + [j for j in range(i + 1, k) if (i, j) in together])
+        seen.update(g)
+        out.append(g)
+    return out, alone_lost
+
+
+def _blocks(groups, k) -> int | None:
+    """L when the groups are consecutive blocks of L lanes, else None."""
+    size = len(groups[0])
+    want = [tuple(range(lo, lo + size)) for lo in range(0, k, size)]
+    return size if k % size == 0 and groups == want else None
+
+
+def _pair(groups) -> tuple[int, int] | None:
+    g = next((g for g in groups if len(g) >= 2), None)
+    return (g[0], g[1]) if g else None
+
+
+def _window_rows(bt, plan, groups) -> dict:
+    pair = _pair(groups)
+    if pair is None:
+        return {}
+    i, j = pair
+    big = product(plan.fa, plan.fb, plan.h)
+    c = pow2(plan.fd, plan.h, 1)
+    out = {}
+    for k in range(1, plan.k_window + 1):
+        tiny = product(plan.fa, plan.fb, plan.h - k)
+        if big and tiny and c is not None:
+            out[k] = bt.add(f"C = -2^{plan.h}, 2^{plan.h} and 2^{plan.h - k} in one group",
+                            {i: big[:2], j: tiny[:2]}, c)
+    return out
+
+
+def _join_rows(bt, plan, groups) -> dict:
+    fd = plan.fd.frac_bits
+    half = product(plan.fa, plan.fb, plan.e_join - fd - 1)
+    out = {"two": {}, "one": {}}
+    pair = _pair(groups)
+    if half and plan.c_join is not None and pair:
+        i, j = pair
+        for k in range(plan.k_join[0], plan.k_join[1] + 1):
+            tiny = product(plan.fa, plan.fb, plan.e_join - k)
+            if tiny:
+                out["two"][k] = bt.add(f"C = 2^{plan.e_join}, a tie and 2^{plan.e_join - k}",
+                                       {i: half[:2], j: tiny[:2]}, plan.c_join)
+    for m in range(1, plan.fa.frac_bits + 1):
+        p = product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, ((1 << m) + 1, 1), (m, 0))
+        if p and plan.c_join is not None:
+            out["one"][fd + 1 + m] = bt.add(f"C = 2^{plan.e_join}, one product: a tie + "
+                                            f"2^{plan.e_join - fd - 1 - m}", {0: p[:2]}, plan.c_join)
+    return out
+
+
+def _special_rows(bt, plan) -> dict:
+    fa, fb, fd = plan.fa, plan.fb, plan.fd
+    one_a, one_b = pow2(fa, 0), pow2(fb, 0)
+    sub_a = word(fa, 0, 1, exp_range(fa)[0])
+    rows = {}
+    rows["subnormal C alone"] = bt.add("subnormal C alone", {}, word(fd, 0, 1, exp_range(fd)[0]))
+    if sub_a is not None:
+        rows["subnormal A x 1"] = bt.add("smallest subnormal A x 1, C = 0", {0: (sub_a, one_b)})
+    low = product(fa, fb, exp_range(fd)[1] - 2)
+    if low:
+        rows["subnormal result"] = bt.add("a product below D's smallest normal", {0: low[:2]})
+    nan_a, nan_b = _nan(fa, 1), _nan(fb, 2)
+    if nan_a is not None:
+        rows["NaN in A"] = bt.add("NaN in A (payload 1), B = 1", {0: (nan_a, one_b)})
+        rows["NaN in A and B"] = bt.add("NaN A (1) x NaN B (2)", {plan.k - 1: (nan_a, nan_b or one_b)})
+    nan_c = _nan(fd, 3)
+    if nan_c is not None:
+        rows["NaN in C"] = bt.add("NaN C (payload 3), A x B = 1", {0: (one_a, one_b)}, nan_c)
+    inf_a, inf_c = _inf(fa, 0), _inf(fd, 1)
+    if inf_a is not None:
+        rows["Inf x 0"] = bt.add("Inf x 0", {0: (inf_a, 0)})
+        rows["Inf x 1 + -Inf"] = bt.add("Inf x 1, C = -Inf", {0: (inf_a, one_b)}, inf_c)
+    if inf_c is not None:
+        rows["-Inf C"] = bt.add("C = -Inf, A x B = 1", {0: (one_a, one_b)}, inf_c)
+    big = product(fa, fb, plan.p_hi, 0, (3, 1), (1, 0))
+    if big and plan.p_hi >= 127:
+        rows["product past f32"] = bt.add("a product of 1.5 * 2^{plan.p_hi}", {0: big[:2]})
+    return rows
+
+
+def _nan(fmt, payload: int) -> int | None:
+    """A NaN word with ``payload`` in its low bits (None: the format has no payloads)."""
+    from tcprobe.models.formats import Specials
+
+    if fmt.specials != Specials.IEEE:
+        return 1 << (fmt.width - 1) if fmt.specials == Specials.FNUZ else None  # fnuz: 0x80
+    return ((1 << fmt.exp_bits) - 1) << fmt.frac_bits | (payload & ((1 << fmt.frac_bits) - 1))
+
+
+def _inf(fmt, sign: int) -> int | None:
+    from tcprobe.models.formats import Specials
+
+    if fmt.specials != Specials.IEEE:
+        return None
+    return (sign << (fmt.width - 1)) | ((1 << fmt.exp_bits) - 1) << fmt.frac_bits
+
+
+def _depth(rows: dict, words, kept) -> int | None:
+    """The deepest k up to which every row's small term was kept (None: no rows;
+    the last k tried when all were kept)."""
+    if not rows:
+        return None
+    depth = None
+    for k in sorted(rows):
+        if not kept(int(words[rows[k]])):
+            return depth
+        depth = k
+    return depth
+
+
+def _candidates(dp, blocks, window, join) -> dict[str, MfmaParams]:
+    """The designs of models/amd.py with the measured parameters."""
+    out = {}
+    f64 = dp.d_type == "f64"
+    if blocks == 1:
+        out["fma"] = MfmaParams("fma")
+    if blocks is None or f64:
+        return out
+    out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
+    if blocks in (2, 4) and blocks > 1:
+        out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
+    if window is not None and join is not None and blocks > 1:
+        out[f"truncated L={blocks} F={window} F2={join}"] = MfmaParams(
+            "truncated", blocks, window, join)
+        if blocks % 2 == 0:
+            out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
+                "grouped", blocks, window, join)
+    return out
+
+
+def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:
+    """None when the design's words differ from ``words`` beyond NaN payloads,
+    else how many NaN results carry another NaN word (0: every word equal)."""
+    model = MfmaModel("ladder", ctx.dp, "mfma step", params)
+    try:
+        got = model.evaluate(cases)
+    except (ValueError, ArithmeticError, IndexError):
+        return None
+    words = np.asarray(words)
+    differ = got != words
+    nans = ctx.is_nan(got) & ctx.is_nan(words)
+    return None if (differ & ~nans).any() else int((differ & nans).sum())
+
+
+def _describe(p: MfmaParams, window, join) -> str:
+    if p.design == "fma":
+        return "every product its own rounding: an FMA chain"
+    if p.design == "exact":
+        return (f"{p.block} products summed exactly, one rounding to nearest even a block "
+                f"(no bit lost down to 2^-{window} below the largest)" if window else
+                f"{p.block} products summed exactly, rounded once a block")
+    if p.design == "ftz":
+        return (f"products rounded in pairs (a tree of {p.block}), each sum rounded to nearest "
+                "even, subnormals flushed")
+    kind = "even and odd K apart, " if p.design == "grouped" else ""
+    return (f"{kind}blocks of {p.block} truncated to F = {p.window} bits below the largest "
+            f"product, joined with C at F2 + 1 = {p.window2 + 1} bits, rounded to nearest even")
+
+
+def _span(g) -> str:
+    return f"{{{g[0]}..{g[-1]}}}" if list(g) == list(range(g[0], g[-1] + 1)) else str(set(g))
+
+
+def _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups):
+    ev = []
+    pair = _pair(groups)
+    if pair and pair in g_rows:
+        ev.append(bt.evidence(g_rows[pair], [words[g_rows[pair]]], "rounded together: C moves"))
+    far = (0, groups[1][0]) if len(groups) > 1 else None
+    if far and far in g_rows:
+        ev.append(bt.evidence(g_rows[far], [words[g_rows[far]]], "rounded apart: C stays"))
+    for rows, what in ((w_rows, "window"), (j_rows["two"], "join"), (j_rows["one"], "one product")):
+        ks = sorted(rows)
+        for k in ks[:1] + ks[-1:]:
+            ev.append(bt2.evidence(rows[k], [w2[rows[k]]], f"{what}: 2^-{k} below"))
+    for label, r in list(s_rows.items())[:6]:
+        ev.append(bt2.evidence(r, [w2[r]], label))
+    return ev
