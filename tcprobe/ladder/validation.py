@@ -13,12 +13,14 @@ replayed as its own check.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import ROUNDINGS
 from tcprobe.models.formats import get_format
 from tcprobe.models.words import emax_biased, max_frac, pack
 from tcprobe.probes.common import complete
@@ -173,31 +175,74 @@ def _span(values: list) -> str:
     return ", ".join(named + runs)
 
 
+def _settled(ctx, key: str, value):
+    """``value`` as the fingerprint writes it: the output's own width of
+    kept fraction bits is ``None`` (as every step reports it)."""
+    if key == "output_frac_bits" and value == ctx.d_fmt.frac_bits:
+        return None
+    return value
+
+
+def _companions(fp, ranged) -> dict:
+    """Open keys a range's values are tried with (every value of each): an
+    open output rounding (RZ, RNE, RNA) and open carry bits (the model's
+    assumed top, or none). A value of a ranged key fits when the device's
+    words come out with some reading of these: the key alone, at the
+    others' assumed values, could name a range narrower than the truth."""
+    out = {}
+    if "output_rounding" in fp.undetermined and "output_rounding" not in ranged:
+        out["output_rounding"] = list(ROUNDINGS)
+    if "carry_bits" in fp.undetermined and "carry_bits" not in ranged:
+        out["carry_bits"] = list(dict.fromkeys([fp.assumed.get("carry_bits"), None]))
+    return out
+
+
+def _fitting(ctx, fp, space: dict, ranged: dict, device_words) -> dict:
+    """For each ranged key, the values some reading of ``space`` (every key's
+    values, combined) reproduces ``device_words`` with; a combination whose
+    ranged values are all known to fit already is skipped."""
+    cases, _ = ctx.validation_words
+    keys = list(space)
+    fits = {k: [] for k in ranged}
+    for combo in itertools.product(*(space[k] for k in keys)):
+        over = dict(zip(keys, combo, strict=True))
+        if all(over[k] in fits[k] for k in ranged):
+            continue
+        assumed = {k: a for k, a in fp.assumed.items() if k not in over}
+        trial = replace(fp, **over, assumed=assumed)
+        if np.array_equal(trial.model(ctx.dp).evaluate(cases), device_words):
+            for k in ranged:
+                if over[k] not in fits[k]:
+                    fits[k].append(over[k])
+    return {k: [v for v in ranged[k] if v in fits[k]] for k in ranged}
+
+
 def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
     """Check every range a step left ``undetermined`` (its ``candidates``) on
-    the validation cases: each value's model against the device's words. A
-    range that holds says it was checked; where some values give other
-    words, the text names only those that fit, and a key only one value fits
-    is settled. Changes ``fp`` in place."""
+    the validation cases: each value's model against the device's words,
+    with every reading of the other open keys (the other ranges, an open
+    rounding, open carry bits). A range that holds says it was checked;
+    where some values give other words, the text names only those that fit,
+    and a key only one value fits is settled. Changes ``fp`` in place."""
     n = len(cases)
+    ranged, step_of = {}, {}
     for step in ctx.order:
         for key, values in ctx.findings[step].values.get("candidates", {}).items():
-            if key not in fp.undetermined or len(values) < 2:
-                continue
-            fits = []
-            for v in values:
-                assumed = {k: a for k, a in fp.assumed.items() if k != key}
-                trial = replace(fp, **{key: v}, assumed=assumed)
-                if np.array_equal(trial.model(ctx.dp).evaluate(cases), device_words):
-                    fits.append(v)
-            if len(fits) == len(values):
-                fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
-                                         f"device's words on the {n:,} validation cases")
-            elif len(fits) == 1 and fits[0] is not None:
-                setattr(fp, key, fits[0])
-                fp.undetermined.pop(key)
-                fp.assumed.pop(key, None)
-            else:
-                fp.undetermined[key] = (
-                    f"{step} could not tell {_span(values)} apart; on the {n:,} validation "
-                    f"cases only {_span(fits) or 'none'} give the device's words")
+            if key in fp.undetermined and len(values) >= 2:
+                ranged[key], step_of[key] = list(values), step
+    if not ranged:
+        return
+    fits = _fitting(ctx, fp, {**ranged, **_companions(fp, ranged)}, ranged, device_words)
+    for key, values in ranged.items():
+        ok = fits[key]
+        if len(ok) == len(values):
+            fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
+                                     f"device's words on the {n:,} validation cases")
+        elif len(ok) == 1 and ok[0] is not None:
+            setattr(fp, key, _settled(ctx, key, ok[0]))
+            fp.undetermined.pop(key)
+            fp.assumed.pop(key, None)
+        else:
+            fp.undetermined[key] = (
+                f"{step_of[key]} could not tell {_span(values)} apart; on the {n:,} validation "
+                f"cases only {_span(ok) or 'none'} give the device's words")
