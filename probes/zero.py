@@ -20,7 +20,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, max_sig, product, word, zero
 
-from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps, window
+from .common import MOST_CARRY_BITS, Batch, Finding, lone_ties, open_keeps, window
 
 
 def _lanes(ctx, n: int = 2):
@@ -184,6 +184,23 @@ def run(ctx) -> Finding:
         p = product(fa, fb, t, int(rng.integers(0, 2)), (ma, mb), (fa.frac_bits, fb.frac_bits))
         if p is not None:
             bt2.add(f"C = 0, one product near 2^{t}", {lane0: p[:2]})
+    # a lone product whose top bit is half a last step above zero (an exact tie
+    # to even) and whose next set bit sits z + 1 bits deeper (lone_ties): it
+    # rounds up while the window keeps that bit and to zero once a floor-held
+    # anchor's window (floor - F) cuts it, so each depth pins a floor (blocks
+    # of 1 have no pair of lanes for the sweeps above)
+    _, emin, _ = exp_range(ctx.d_fmt)
+    for last in sorted({max(osub, emin - k) for k in keeps}):
+        for z, (m1, m2, top) in sorted(lone_ties(fa.name, fb.name).items()):
+            e = last - 1 - top + fa.frac_bits + fb.frac_bits
+            for s in (0, 1):
+                p = product(fa, fb, e, s, (m1, m2), (fa.frac_bits, fb.frac_bits))
+                if p is None:
+                    continue
+                for cz in (0, 1):
+                    bt2.add(f"C = {'-' if cz else '+'}0, one product: a tie at 2^{last - 1} "
+                            f"and a bit at 2^{last - 2 - z}", _fill({lane0: p[:2]}, dp.k, nzp),
+                            zero(fc, cz))
     # random sums landing near the output's last steps
     from tcprobe.suites.mix import random_finite
 

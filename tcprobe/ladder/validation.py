@@ -5,8 +5,9 @@ key it reports: the random mix (:mod:`tcprobe.suites.mix`), the same mix
 with every dropped input bit live (tf32's low 13 bits: the bits an input
 conversion reads), the raw, finite, edge and adversarial suites that
 ``tcprobe validate`` runs (and the sparse suite on sparse kinds), C alone
-in a block (every product a zero: a floor that binds only through C), and
-C beside products that cancel exactly. They are drawn from a seed that
+in a block (every product a zero: a floor that binds only through C), C
+beside products that cancel exactly, and lone products that are exact ties
+at an output step but for one deep bit (a window's end: floors, kept widths). They are drawn from a seed that
 differs from the probes' (:func:`validation_seed`), so no probe case is
 replayed as its own check.
 """
@@ -22,8 +23,8 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import ROUNDINGS
 from tcprobe.models.formats import get_format
-from tcprobe.models.words import emax_biased, max_frac, pack
-from tcprobe.probes.common import complete
+from tcprobe.models.words import emax_biased, exp_range, max_frac, pack, product
+from tcprobe.probes.common import complete, lone_ties
 from tcprobe.suites import generate, generators
 from tcprobe.suites.mix import random_cases
 
@@ -33,7 +34,7 @@ SEED_OFFSET = 0x5EED_0001
 
 # Share of the cases per part (normalized over the parts that apply).
 SHARES = {"mix": 3, "dropped-bits": 1, "raw": 1, "finite": 1, "edge": 1, "adversarial": 3,
-          "sparse": 1, "c-alone": 1, "cancel": 1}
+          "sparse": 1, "c-alone": 1, "cancel": 1, "ties": 1}
 
 
 def validation_seed(seed: int) -> int:
@@ -49,7 +50,7 @@ def _parts(dp: Datapath) -> list[str]:
         if generators(dp, s):
             names.append(s)
     if not dp.is_integer:
-        names += ["c-alone", "cancel"]
+        names += ["c-alone", "cancel", "ties"]
     return names
 
 
@@ -123,6 +124,31 @@ def _cancel(dp: Datapath, n: int, rng) -> Cases:
     return Cases(a, b, _c_words(fc, n, rng), base.scale_a, base.scale_b, base.active)
 
 
+def _ties(dp: Datapath, n: int, rng) -> Cases:
+    """One product in a random lane (the others zeros of random sign), C a
+    zero of random sign: an exact tie half an output step above zero (the
+    step of a random kept width) but for one deeper set bit at a random depth
+    (:func:`~tcprobe.probes.common.lone_ties`). Whether the window (a
+    floor-held anchor's) keeps that bit decides the rounding: a floor, a kept
+    width and a nearest rounding can each fail here."""
+    k = dp.k
+    fa, fb, fc, fd = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c, dp.d_type))
+    pairs = sorted(lone_ties(fa.name, fb.name).values())
+    base = random_cases(dp, n, rng)
+    a, b = _signed_zeros(fa, (n, k), rng), _signed_zeros(fb, (n, k), rng)
+    _, emin, _ = exp_range(fd)
+    keeps = rng.integers(0, fd.frac_bits + 1, n)
+    pick = rng.integers(0, len(pairs), n) if pairs else np.zeros(n, np.int64)
+    signs, lanes = rng.integers(0, 2, n), rng.integers(0, k, n)
+    for i in range(n if pairs else 0):
+        m1, m2, top = pairs[int(pick[i])]
+        e = emin - int(keeps[i]) - 1 - top + fa.frac_bits + fb.frac_bits
+        p = product(fa, fb, e, int(signs[i]), (m1, m2), (fa.frac_bits, fb.frac_bits))
+        if p is not None:
+            a[i, lanes[i]], b[i, lanes[i]] = p[0], p[1]
+    return Cases(a, b, _signed_zeros(fc, n, rng), base.scale_a, base.scale_b, base.active)
+
+
 def _finite_rows(dp: Datapath, a, b) -> np.ndarray:
     """Rows whose A and B words are all finite (an Inf or NaN does not cancel)."""
     from tcprobe.models.formats import Class, decode
@@ -152,6 +178,8 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
             cs = _c_alone(dp, m, rng)
         elif name == "cancel":
             cs = _cancel(dp, m, rng)
+        elif name == "ties":
+            cs = _ties(dp, m, rng)
         else:
             cs, _ = generate(dp, name, vseed, 0, m)
         cs = complete(dp, Cases(cs.a, cs.b, cs.c, cs.scale_a, cs.scale_b, cs.active))
@@ -235,6 +263,7 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
     fits = _fitting(ctx, fp, {**ranged, **_companions(fp, ranged)}, ranged, device_words)
     for key, values in ranged.items():
         ok = fits[key]
+        ctx.ranges[key] = [_settled(ctx, key, v) for v in ok]
         if len(ok) == len(values):
             fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
                                      f"device's words on the {n:,} validation cases")
