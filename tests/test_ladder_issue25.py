@@ -88,7 +88,8 @@ def test_validate_model_runs_through_the_measured_layout(tmp_path):
 
 
 # profiles the sweep (seed 2525, 20 profiles, judged on 100,000 cases) missed
-# before issue 25's fixes; only profile 4 is still missed (xfail)
+# before issue 25's fixes; profile 4 (f16 D keeping 4 bits, RNA, F = 25 in
+# blocks of 1) since the internal step's ties in the product itself
 SWEEP_MISSES = {
     0: ("tcgen05", "e4m3", "f32", {"window_bits": 16, "block_size": 1, "input_conversion": "rne", "output_rounding": "rna", "zero_floor": -99, "nan": 2147483647, "zero_sign": "ieee", "carry_bits": 2, "carry_top": "saturate", "overflow": "saturate"}),  # noqa: E501
     2: ("wgmma", "e4m3", "f32", {"window_bits": 26, "block_size": 8, "input_conversion": "truncate", "output_rounding": "rna", "zero_floor": -111, "nan": 2143289344, "zero_sign": "ieee", "overflow": "inf"}),  # noqa: E501
@@ -101,7 +102,7 @@ SWEEP_MISSES = {
 }
 
 
-RECOVERED = {0, 2, 7, 9, 13, 15, 19}  # missed by the old tree, recovered on this one
+RECOVERED = {0, 2, 4, 7, 9, 13, 15, 19}  # missed by the old tree, recovered on this one
 
 
 @pytest.mark.slow

@@ -23,7 +23,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import ROUNDINGS
 from tcprobe.models.formats import get_format
-from tcprobe.models.words import emax_biased, exp_range, max_frac, pack, product
+from tcprobe.models.words import emax_biased, exp_range, max_frac, pack, product, word
 from tcprobe.probes.common import complete, lone_ties
 from tcprobe.suites import generate, generators
 from tcprobe.suites.mix import random_cases
@@ -125,10 +125,12 @@ def _cancel(dp: Datapath, n: int, rng) -> Cases:
 
 
 def _ties(dp: Datapath, n: int, rng) -> Cases:
-    """One product in a random lane (the others zeros of random sign), C a
-    zero of random sign: an exact tie half an output step above zero (the
-    step of a random kept width) but for one deeper set bit at a random depth
-    (:func:`~tcprobe.probes.common.lone_ties`). Whether the window (a
+    """One product in a random lane (the others zeros of random sign). Half
+    the rows: C a zero of random sign and the product an exact tie half an
+    output step above zero (the step of a random kept width) but for one
+    deeper set bit at a random depth (:func:`~tcprobe.probes.common.lone_ties`);
+    the other half: C = 2^x plain or with a tie at a random kept width, the
+    product a lone -2^y a random depth below. Whether the window (a
     floor-held anchor's) keeps that bit decides the rounding: a floor, a kept
     width and a nearest rounding can each fail here."""
     k = dp.k
@@ -140,13 +142,26 @@ def _ties(dp: Datapath, n: int, rng) -> Cases:
     keeps = rng.integers(0, fd.frac_bits + 1, n)
     pick = rng.integers(0, len(pairs), n) if pairs else np.zeros(n, np.int64)
     signs, lanes = rng.integers(0, 2, n), rng.integers(0, k, n)
+    c = _signed_zeros(fc, n, rng)
+    csub, _, cmax = exp_range(fc)
     for i in range(n if pairs else 0):
+        if i % 2:
+            # C = 2^x with a tie at a random kept width (none, even, odd) and
+            # a lone -2^y a random depth below: a floor above x anchors both
+            kb = min(int(keeps[i]), fc.frac_bits - 1)
+            tie = (0, 1 << (fc.frac_bits - kb - 1), 3 << (fc.frac_bits - kb - 1))[i % 3]
+            x = int(rng.integers(csub + fc.frac_bits, min(cmax, 40) + 1))
+            cw = word(fc, 0, (1 << fc.frac_bits) | tie, x - fc.frac_bits)
+            p = product(fa, fb, x - int(rng.integers(1, 65)), 1)
+            if cw is not None and p is not None:
+                a[i, lanes[i]], b[i, lanes[i]], c[i] = p[0], p[1], cw
+            continue
         m1, m2, top = pairs[int(pick[i])]
         e = emin - int(keeps[i]) - 1 - top + fa.frac_bits + fb.frac_bits
         p = product(fa, fb, e, int(signs[i]), (m1, m2), (fa.frac_bits, fb.frac_bits))
         if p is not None:
             a[i, lanes[i]], b[i, lanes[i]] = p[0], p[1]
-    return Cases(a, b, _signed_zeros(fc, n, rng), base.scale_a, base.scale_b, base.active)
+    return Cases(a, b, c, base.scale_a, base.scale_b, base.active)
 
 
 def _finite_rows(dp: Datapath, a, b) -> np.ndarray:
@@ -271,6 +286,9 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
             setattr(fp, key, _settled(ctx, key, ok[0]))
             fp.undetermined.pop(key)
             fp.assumed.pop(key, None)
+            for other in _companions(fp, ranged):  # their texts may name the other values
+                fp.undetermined[other] += (f"; the {n:,} validation cases settle {key} "
+                                           f"at {ok[0]}, whatever {other} is")
         else:
             fp.undetermined[key] = (
                 f"{step_of[key]} could not tell {_span(values)} apart; on the {n:,} validation "
