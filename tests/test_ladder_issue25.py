@@ -5,7 +5,7 @@ of 1 under a window wider than the output, a floor that binds only through
 C, a K-moving layout checked by ``validate --model``), the ladder's own
 validation failing on a wrong key, and the misses of
 ``benchmarks/ladder_sweep.py --seed 2525 --count 20 --judge 100000``
-pinned (xfail until the ladder recovers them)."""
+pinned (a strict xfail while the ladder does not recover one; all are now)."""
 
 from __future__ import annotations
 
