@@ -127,6 +127,13 @@ def run(ctx) -> Finding:
             if pn is not None and pp is not None:
                 bt2.add(f"C = +0, -2^{t} and +2^{t - 1} (subnormal inputs)",
                         _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp))
+    # one lane (blocks of 1 have no pair): C = +0 beside a lone -2^t is a
+    # negative tiny value (-0 under IEEE zeros) while the window keeps it and
+    # an exact zero once a floor-held anchor's window cuts it
+    for t in range(osub - 1, max(sa + sb, osub - 200) - 1, -1):
+        pn = product(fa, fb, t, 1)
+        if pn is not None:
+            bt2.add(f"C = +0, a lone -2^{t}", _fill({lane0: pn[:2]}, dp.k, nzp))
     # every lane of the last block tiny: the sum shows what a lone product cannot
     last = (ctx.value("blocks") or [list(range(dp.k))])[-1]
     for t in range(osub - 9, osub + 1):
