@@ -16,7 +16,9 @@ independently: its model against the device on N cases of the validate
 suites (raw, finite, edge, adversarial) drawn from a seed neither the probes
 nor the ladder's validation use, through the raw harness the ladder measured
 (as ``tcprobe validate --model FINGERPRINT.json`` runs it); any mismatch is a
-miss. Prints one line
+miss, and so is a range named undetermined that does not hold: a value in
+it that gives other words on stress cases and lone tiny products of seeds
+of their own. Prints one line
 per profile (the misses with what went wrong) and the count of misses; exit
 1 when there is any. A miss becomes a test in tests/test_ladder_sweep.py.
 """
@@ -117,6 +119,22 @@ def judge(dev, dp, res, n: int) -> tuple[int, int, dict]:
     return total, bad, per
 
 
+def untrue_ranges(dp, res, n: int) -> dict:
+    """The values of every range the ladder left open (and checked) that no
+    reading gives the device's words with, on n / 4 stress cases and n / 4
+    lone tiny products of seeds of their own (``ladder_helpers``)."""
+    from ladder_helpers import false_ranges, stress_cases, tiny_product_cases
+
+    from tcprobe.models.cases import Cases
+
+    if not res.context.ranges:
+        return {}
+    m = max(1, n // 4)
+    cs = res.context.complete(Cases.concat([stress_cases(dp, m, 0xC0FFEE),
+                                            tiny_product_cases(dp, m, 0xC0FFEE)]))
+    return {k: f"{len(v)} values ({v[0]} ...)" for k, v in false_ranges(res, dp, cs).items()}
+
+
 def check(dev, dp, judge_n: int = 0) -> tuple[bool, str]:
     """Run the ladder; (recovered, what went wrong)."""
     from ladder_helpers import mismatched_keys
@@ -136,8 +154,9 @@ def check(dev, dp, judge_n: int = 0) -> tuple[bool, str]:
     jtext = ""
     if judge_n and fp is not None:
         jc, jm, per = judge(dev, dp, res, judge_n)
-        ok = ok and jm == 0
-        jtext = f"judge {jm} of {jc} {per}; "
+        false = untrue_ranges(dp, res, judge_n)
+        ok = ok and jm == 0 and not false
+        jtext = f"judge {jm} of {jc} {per}; untrue ranges {false}; "
     why = (f"failed steps {failed}; keys {bad}; validation {v.mismatches} of {v.cases}; {jtext}"
            f"carry {fp.carry_bits},{fp.carry_top} (profile {truth.carry_bits},{truth.carry_top}); "
            f"overflow {fp.overflow} (profile {truth.overflow})")

@@ -267,3 +267,32 @@ def case_evidence(cases: Cases, i: int, words, note: str, zero_a: int = 0, zero_
     return Evidence(label, {k: int(v) for k, v in enumerate(a) if v != zero_a},
                     {k: int(v) for k, v in enumerate(b) if v != zero_b}, int(cases.c[i]),
                     [int(w) for w in np.atleast_1d(words)], note)
+
+
+@lru_cache(maxsize=64)
+def lone_ties(fa_name: str, fb_name: str) -> dict:
+    """Significand pairs whose exact product is a lone top bit, then ``z``
+    zero bits, then a set bit (anything below): {z: (mant_a, mant_b,
+    leading bit of mant_a * mant_b)}, one pair per z, over every pair of
+    normal significands. With the top bit placed half an output step above
+    a kept even value, such a product is an exact tie under a nearest
+    rounding while the set bit is cut and rounds up while the window keeps
+    it: the bit's depth names the window's end (a floor-held anchor's)."""
+    fa, fb = get_format(fa_name), get_format(fb_name)
+    ma = np.arange(1 << fa.frac_bits, 1 << (fa.frac_bits + 1), dtype=np.int64)
+    mb = np.arange(1 << fb.frac_bits, 1 << (fb.frac_bits + 1), dtype=np.int64)
+    p = (ma[:, None] * mb[None, :]).ravel()
+    top = np.where(p >= (1 << (fa.frac_bits + fb.frac_bits + 1)), fa.frac_bits + fb.frac_bits + 1,
+                   fa.frac_bits + fb.frac_bits)
+    rest = p - (np.int64(1) << top)
+    idx = np.flatnonzero(rest > 0)  # (a power of two has no second bit)
+    top, rest = top[idx], rest[idx]
+    second = np.zeros_like(rest)  # the set bit below the top: rest's leading bit
+    for bit in range(1, int(top.max()) + 1):
+        second = np.where(rest >> bit, bit, second)
+    out = {}
+    for z in np.unique(top - second - 1):
+        i = int(np.flatnonzero(top - second - 1 == z)[0])
+        a, b = divmod(int(idx[i]), len(mb))
+        out[int(z)] = (int(ma[a]), int(mb[b]), int(top[i]))
+    return out

@@ -174,6 +174,21 @@ def one_term(ctx, E, vis):
                 cw = word(c_fmt, 1, (1 << m) | 1, E - e)
                 if cw is not None:
                     bt.add(f"lane 0: +2^{E}, C = -(2^{E - v - 2} + 2^{E - e})", lane, cw)
+    # the tie in the product itself (kept bits even, and odd: RNE rounds the
+    # odd one up), C = -2**(E-e) a single bit at any depth that tips it below
+    # the tie while the window keeps it: for an output keeping few bits, a
+    # depth C's own significand cannot span
+    for v in sorted({vis - 1, vis}):
+        for odd in (0, 1):
+            mant = (1 << (v + 1)) | (odd << 1) | 1
+            tie = product(ctx.a_fmt, ctx.b_fmt, E, 0, (mant, 1), (v + 1, 0)) if v >= 1 else None
+            if tie is None:
+                continue
+            for e in range(v + 2, 61):
+                cw = pow2(c_fmt, E - e, 1)
+                if cw is not None:
+                    bt.add(f"lane 0: +2^{E} (1 + {'2^-' + str(v) + ' + ' if odd else ''}"
+                           f"2^-{v + 1}), C = -2^{E - e}", {0: tie[:2]}, cw)
     cases = bt.cases()
     words = ctx.run(cases)
     full = ctx.d_fmt.frac_bits

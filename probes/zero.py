@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
-from tcprobe.models.words import exp_range, max_sig, product, word, zero
+from tcprobe.models.words import exp_range, max_sig, pow2, product, word, zero
 
-from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps, window
+from .common import MOST_CARRY_BITS, Batch, Finding, lone_ties, open_keeps, window
 
 
 def _lanes(ctx, n: int = 2):
@@ -127,6 +127,13 @@ def run(ctx) -> Finding:
             if pn is not None and pp is not None:
                 bt2.add(f"C = +0, -2^{t} and +2^{t - 1} (subnormal inputs)",
                         _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp))
+    # one lane (blocks of 1 have no pair): C = +0 beside a lone -2^t is a
+    # negative tiny value (-0 under IEEE zeros) while the window keeps it and
+    # an exact zero once a floor-held anchor's window cuts it
+    for t in range(osub - 1, max(sa + sb, osub - 200) - 1, -1):
+        pn = product(fa, fb, t, 1)
+        if pn is not None:
+            bt2.add(f"C = +0, a lone -2^{t}", _fill({lane0: pn[:2]}, dp.k, nzp))
     # every lane of the last block tiny: the sum shows what a lone product cannot
     last = (ctx.value("blocks") or [list(range(dp.k))])[-1]
     for t in range(osub - 9, osub + 1):
@@ -184,6 +191,24 @@ def run(ctx) -> Finding:
         p = product(fa, fb, t, int(rng.integers(0, 2)), (ma, mb), (fa.frac_bits, fb.frac_bits))
         if p is not None:
             bt2.add(f"C = 0, one product near 2^{t}", {lane0: p[:2]})
+    # a lone product whose top bit is half a last step above zero (an exact tie
+    # to even) and whose next set bit sits z + 1 bits deeper (lone_ties): it
+    # rounds up while the window keeps that bit and to zero once a floor-held
+    # anchor's window (floor - F) cuts it, so each depth pins a floor (blocks
+    # of 1 have no pair of lanes for the sweeps above)
+    _, emin, _ = exp_range(ctx.d_fmt)
+    for last in sorted({max(osub, emin - k) for k in keeps}):
+        for z, (m1, m2, top) in sorted(lone_ties(fa.name, fb.name).items()):
+            e = last - 1 - top + fa.frac_bits + fb.frac_bits
+            for s in (0, 1):
+                p = product(fa, fb, e, s, (m1, m2), (fa.frac_bits, fb.frac_bits))
+                if p is None:
+                    continue
+                for cz in (0, 1):
+                    bt2.add(f"C = {'-' if cz else '+'}0, one product: a tie at 2^{last - 1} "
+                            f"and a bit at 2^{last - 2 - z}", _fill({lane0: p[:2]}, dp.k, nzp),
+                            zero(fc, cz))
+    _floor_edges(ctx, bt2, F, keeps, nzp)
     # random sums landing near the output's last steps
     from tcprobe.suites.mix import random_finite
 
@@ -290,6 +315,49 @@ def run(ctx) -> Finding:
     if "zero_sign" not in values:
         status = "partial"
     return Finding("zero", status, f"{_sign_text(values)}; {floor_text}", values, ev, notes)
+
+
+def _floor_edges(ctx, bt, F: int, keeps, nzp) -> None:
+    """Cases at each floor's edge, where C itself lies below the floor (so
+    the floor, not C, anchors the block): for a floor f, C = 2^(f-1) and a
+    lone term one bit past the window that f leaves (f - F - 1), cut by f
+    and kept by f - 1. The term decides the rounding at a kept width k: C
+    plain (RZ: a borrow), C with the tie bit at k + 1 (RNA: the term tips
+    it below the tie) or with bits k and k + 1 (RNE: an odd tie) beside
+    -2^(f-F-1); or, where C cannot hold the tie (k as wide as C's own
+    fraction), a lone-tie product whose top bit is C's half step and whose
+    next bit is the one past the window (:func:`lone_ties`). The product
+    sits in the first block, with C."""
+    dp, fa, fb, fc = ctx.dp, ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    lane = (ctx.value("blocks") or [[0]])[0][0]
+    fsub, _, _ = exp_range(fc)
+    ties = lone_ties(fa.name, fb.name)
+    for f in range(fsub + 1, 21):
+        y = f - F - 1
+        tip = product(fa, fb, y, 1)
+        for k in sorted(keeps):
+            for bits in ((), (k + 1,), (k, k + 1)):
+                if any(b > fc.frac_bits or b < 1 for b in bits) or tip is None:
+                    continue
+                mag = (1 << fc.frac_bits) | sum(1 << (fc.frac_bits - b) for b in bits)
+                cw = word(fc, 0, mag, f - 1 - fc.frac_bits)
+                if cw is not None:
+                    bt.add(f"C = 2^{f - 1} (tie bits {list(bits)}), product -2^{y}",
+                           _fill({lane: tip[:2]}, dp.k, nzp), cw)
+            # C = 2^x below f, a lone tie product: top at x - k - 1, next bit at y
+            zs = [z for z in ties if f - F + z + k + 1 < f]
+            if not zs:
+                continue
+            z = max(zs)
+            m1, m2, top = ties[z]
+            x = f - F + z + k + 1
+            cw = pow2(fc, x)
+            for s in (0, 1):
+                p = product(fa, fb, x - k - 1 - top + fa.frac_bits + fb.frac_bits, s, (m1, m2),
+                            (fa.frac_bits, fb.frac_bits))
+                if p is not None and cw is not None:
+                    bt.add(f"C = 2^{x}, a lone tie at 2^{x - k - 1} with a bit at 2^{y}",
+                           _fill({lane: p[:2]}, dp.k, nzp), cw)
 
 
 def _retry(ctx, cases, words, cands, values, notes) -> list:

@@ -143,3 +143,71 @@ def recovered(dev, dp):
     fp = result.fingerprint
     assert mismatched_keys(fp, dp, truth, oracle=result) == {}
     return result, truth, fp
+
+
+def tiny_product_cases(dp, n: int, seed: int = 0):
+    """One product in a random lane, both factors from the bottom half of
+    their exponent range (any significand, any signs), C a zero of either
+    sign or a tiny word: the cases where a zero floor binds."""
+    import numpy as np
+
+    from tcprobe.models.cases import Cases
+    from tcprobe.models.words import emax_biased, max_frac, pack
+
+    rng = np.random.default_rng(seed)
+    k = dp.k
+    fa, fb, fc = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c))
+
+    def low(f):
+        biased = rng.integers(0, emax_biased(f) // 2 + 2, n)
+        frac = np.minimum(rng.integers(0, 1 << f.frac_bits, n), max_frac(f, biased))
+        sign = rng.integers(0, 2, n) if f.signed else 0
+        return pack(f, sign, biased, frac).astype(f.dtype)
+
+    a = np.zeros((n, k), fa.dtype)
+    b = np.zeros((n, k), fb.dtype)
+    lane = rng.integers(0, k, n)
+    a[np.arange(n), lane] = low(fa)
+    b[np.arange(n), lane] = low(fb)
+    sign = (rng.integers(0, 2, n).astype(fc.dtype) << fc.dtype(fc.width - 1)) if fc.signed \
+        else np.zeros(n, fc.dtype)
+    tiny = pack(fc, 0, rng.integers(0, 3, n), rng.integers(1, 1 << fc.frac_bits, n))
+    c = np.where(rng.random(n) < 0.7, sign, tiny.astype(fc.dtype) | sign).astype(fc.dtype)
+    return Cases(a, b, c)
+
+
+def false_ranges(result, dp, cases) -> dict:
+    """The values of each range the ladder says it checked (``context.ranges``)
+    that no reading of the other open keys (every output rounding, the
+    assumed carry bits or none) makes give the device's words on ``cases``
+    (through the ladder's harness): a range named undetermined must hold on
+    any cases. {key: [values]}; empty when every range is true."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    fp = result.fingerprint
+    got = result.context.run(cases)
+    roundings = ["rz", "rne", "rna"] if "output_rounding" in fp.undetermined \
+        else [fp.output_rounding]
+    carries = list(dict.fromkeys([fp.assumed.get("carry_bits"), None])) \
+        if "carry_bits" in fp.undetermined else [fp.carry_bits]
+    bad = {}
+    for key, values in result.context.ranges.items():
+        if len(values) < 2:
+            continue
+        for v in values:
+            fits = False
+            for r in roundings:
+                for c in carries:
+                    over = {key: v, "output_rounding": r, "carry_bits": c}
+                    assumed = {k: a for k, a in fp.assumed.items() if k not in over}
+                    if np.array_equal(replace(fp, **over, assumed=assumed).model(dp)
+                                      .evaluate(cases), got):
+                        fits = True
+                        break
+                if fits:
+                    break
+            if not fits:
+                bad.setdefault(key, []).append(v)
+    return bad

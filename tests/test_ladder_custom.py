@@ -67,6 +67,12 @@ LAYOUT = st.fixed_dictionaries({}, optional={
 @example(params={"window_bits": 21, "block_size": 2, "zero_floor": -110,
                  "input_conversion": "truncate", "output_rounding": "rz", "zero_sign": "positive",
                  "nan": 0x7FFFFFFF}, layout={}, where=("mma", "tf32"))
+# found by CI: a 10-bit window with blocks of 2 leaves the kept width open at
+# the rounding step; the validation cases settle it at the output's own 23
+# bits, which the fingerprint writes as None (as every step does)
+@example(params={"window_bits": 10, "block_size": 2, "zero_floor": -139,
+                 "input_conversion": "truncate", "output_rounding": "rz", "zero_sign": "positive",
+                 "nan": 0x7FFFFFFF}, layout={}, where=("mma", "bf16"))
 def test_random_profiles_are_recovered(tmp_path, params, layout, where):
     dev = write(tmp_path, "random", params, layout)
     result, dp, truth = check(dev, *where)

@@ -44,6 +44,9 @@ class Context:
         self.order: list[str] = []
         self.spent: dict[str, int] = {}
         self._stack: list[str] = []
+        # key -> the values of a range left open that the validation cases fit
+        # (with every reading of the other open keys): ladder.validation.check_ranges
+        self.ranges: dict[str, list] = {}
         self.a_fmt = get_format(dp.a_type)
         self.b_fmt = get_format(dp.b_type)
         self.c_fmt = get_format(dp.c)

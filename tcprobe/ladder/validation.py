@@ -5,23 +5,26 @@ key it reports: the random mix (:mod:`tcprobe.suites.mix`), the same mix
 with every dropped input bit live (tf32's low 13 bits: the bits an input
 conversion reads), the raw, finite, edge and adversarial suites that
 ``tcprobe validate`` runs (and the sparse suite on sparse kinds), C alone
-in a block (every product a zero: a floor that binds only through C), and
-C beside products that cancel exactly. They are drawn from a seed that
+in a block (every product a zero: a floor that binds only through C), C
+beside products that cancel exactly, and lone products that are exact ties
+at an output step but for one deep bit (a window's end: floors, kept widths). They are drawn from a seed that
 differs from the probes' (:func:`validation_seed`), so no probe case is
 replayed as its own check.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.engine import ROUNDINGS
 from tcprobe.models.formats import get_format
-from tcprobe.models.words import emax_biased, max_frac, pack
-from tcprobe.probes.common import complete
+from tcprobe.models.words import emax_biased, exp_range, max_frac, pack, product, word
+from tcprobe.probes.common import complete, lone_ties
 from tcprobe.suites import generate, generators
 from tcprobe.suites.mix import random_cases
 
@@ -31,7 +34,7 @@ SEED_OFFSET = 0x5EED_0001
 
 # Share of the cases per part (normalized over the parts that apply).
 SHARES = {"mix": 3, "dropped-bits": 1, "raw": 1, "finite": 1, "edge": 1, "adversarial": 3,
-          "sparse": 1, "c-alone": 1, "cancel": 1, "ties": 2}
+          "sparse": 1, "c-alone": 1, "cancel": 1, "ties": 1, "mfma-ties": 2}
 
 
 def validation_seed(seed: int) -> int:
@@ -47,9 +50,9 @@ def _parts(dp: Datapath) -> list[str]:
         if generators(dp, s):
             names.append(s)
     if not dp.is_integer:
-        names += ["c-alone", "cancel"]
+        names += ["c-alone", "cancel", "ties"]
     if dp.family == "mfma":  # AMD: the depths a truncated design keeps (F, F2)
-        names.append("ties")
+        names.append("mfma-ties")
     return names
 
 
@@ -124,6 +127,46 @@ def _cancel(dp: Datapath, n: int, rng) -> Cases:
 
 
 def _ties(dp: Datapath, n: int, rng) -> Cases:
+    """One product in a random lane (the others zeros of random sign). Half
+    the rows: C a zero of random sign and the product an exact tie half an
+    output step above zero (the step of a random kept width) but for one
+    deeper set bit at a random depth (:func:`~tcprobe.probes.common.lone_ties`);
+    the other half: C = 2^x plain or with a tie at a random kept width, the
+    product a lone -2^y a random depth below. Whether the window (a
+    floor-held anchor's) keeps that bit decides the rounding: a floor, a kept
+    width and a nearest rounding can each fail here."""
+    k = dp.k
+    fa, fb, fc, fd = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c, dp.d_type))
+    pairs = sorted(lone_ties(fa.name, fb.name).values())
+    base = random_cases(dp, n, rng)
+    a, b = _signed_zeros(fa, (n, k), rng), _signed_zeros(fb, (n, k), rng)
+    _, emin, _ = exp_range(fd)
+    keeps = rng.integers(0, fd.frac_bits + 1, n)
+    pick = rng.integers(0, len(pairs), n) if pairs else np.zeros(n, np.int64)
+    signs, lanes = rng.integers(0, 2, n), rng.integers(0, k, n)
+    c = _signed_zeros(fc, n, rng)
+    csub, _, cmax = exp_range(fc)
+    for i in range(n if pairs else 0):
+        if i % 2:
+            # C = 2^x with a tie at a random kept width (none, even, odd) and
+            # a lone -2^y a random depth below: a floor above x anchors both
+            kb = min(int(keeps[i]), fc.frac_bits - 1)
+            tie = (0, 1 << (fc.frac_bits - kb - 1), 3 << (fc.frac_bits - kb - 1))[i % 3]
+            x = int(rng.integers(csub + fc.frac_bits, min(cmax, 40) + 1))
+            cw = word(fc, 0, (1 << fc.frac_bits) | tie, x - fc.frac_bits)
+            p = product(fa, fb, x - int(rng.integers(1, 65)), 1)
+            if cw is not None and p is not None:
+                a[i, lanes[i]], b[i, lanes[i]], c[i] = p[0], p[1], cw
+            continue
+        m1, m2, top = pairs[int(pick[i])]
+        e = emin - int(keeps[i]) - 1 - top + fa.frac_bits + fb.frac_bits
+        p = product(fa, fb, e, int(signs[i]), (m1, m2), (fa.frac_bits, fb.frac_bits))
+        if p is not None:
+            a[i, lanes[i]], b[i, lanes[i]] = p[0], p[1]
+    return Cases(a, b, c, base.scale_a, base.scale_b, base.active)
+
+
+def _mfma_ties(dp: Datapath, n: int, rng) -> Cases:
     """Two products in a random pair of neighbouring lanes: half of the cases
     a C of random even significand beside a product of exactly half C's ulp
     (a tie) and one of its sign 1 to 16 bits below that, the other half a C that cancels the first
@@ -198,6 +241,8 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
             cs = _cancel(dp, m, rng)
         elif name == "ties":
             cs = _ties(dp, m, rng)
+        elif name == "mfma-ties":
+            cs = _mfma_ties(dp, m, rng)
         else:
             cs, _ = generate(dp, name, vseed, 0, m)
         cs = complete(dp, Cases(cs.a, cs.b, cs.c, cs.scale_a, cs.scale_b, cs.active))
@@ -221,31 +266,78 @@ def _span(values: list) -> str:
     return ", ".join(named + runs)
 
 
+def _settled(ctx, key: str, value):
+    """``value`` as the fingerprint writes it: the output's own width of
+    kept fraction bits is ``None`` (as every step reports it)."""
+    if key == "output_frac_bits" and value == ctx.d_fmt.frac_bits:
+        return None
+    return value
+
+
+def _companions(fp, ranged) -> dict:
+    """Open keys a range's values are tried with (every value of each): an
+    open output rounding (RZ, RNE, RNA) and open carry bits (the model's
+    assumed top, or none). A value of a ranged key fits when the device's
+    words come out with some reading of these: the key alone, at the
+    others' assumed values, could name a range narrower than the truth."""
+    out = {}
+    if "output_rounding" in fp.undetermined and "output_rounding" not in ranged:
+        out["output_rounding"] = list(ROUNDINGS)
+    if "carry_bits" in fp.undetermined and "carry_bits" not in ranged:
+        out["carry_bits"] = list(dict.fromkeys([fp.assumed.get("carry_bits"), None]))
+    return out
+
+
+def _fitting(ctx, fp, space: dict, ranged: dict, device_words) -> dict:
+    """For each ranged key, the values some reading of ``space`` (every key's
+    values, combined) reproduces ``device_words`` with; a combination whose
+    ranged values are all known to fit already is skipped."""
+    cases, _ = ctx.validation_words
+    keys = list(space)
+    fits = {k: [] for k in ranged}
+    for combo in itertools.product(*(space[k] for k in keys)):
+        over = dict(zip(keys, combo, strict=True))
+        if all(over[k] in fits[k] for k in ranged):
+            continue
+        assumed = {k: a for k, a in fp.assumed.items() if k not in over}
+        trial = replace(fp, **over, assumed=assumed)
+        if np.array_equal(trial.model(ctx.dp).evaluate(cases), device_words):
+            for k in ranged:
+                if over[k] not in fits[k]:
+                    fits[k].append(over[k])
+    return {k: [v for v in ranged[k] if v in fits[k]] for k in ranged}
+
+
 def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
     """Check every range a step left ``undetermined`` (its ``candidates``) on
-    the validation cases: each value's model against the device's words. A
-    range that holds says it was checked; where some values give other
-    words, the text names only those that fit, and a key only one value fits
-    is settled. Changes ``fp`` in place."""
+    the validation cases: each value's model against the device's words,
+    with every reading of the other open keys (the other ranges, an open
+    rounding, open carry bits). A range that holds says it was checked;
+    where some values give other words, the text names only those that fit,
+    and a key only one value fits is settled. Changes ``fp`` in place."""
     n = len(cases)
+    ranged, step_of = {}, {}
     for step in ctx.order:
         for key, values in ctx.findings[step].values.get("candidates", {}).items():
-            if key not in fp.undetermined or len(values) < 2:
-                continue
-            fits = []
-            for v in values:
-                assumed = {k: a for k, a in fp.assumed.items() if k != key}
-                trial = replace(fp, **{key: v}, assumed=assumed)
-                if np.array_equal(trial.model(ctx.dp).evaluate(cases), device_words):
-                    fits.append(v)
-            if len(fits) == len(values):
-                fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
-                                         f"device's words on the {n:,} validation cases")
-            elif len(fits) == 1 and fits[0] is not None:
-                setattr(fp, key, fits[0])
-                fp.undetermined.pop(key)
-                fp.assumed.pop(key, None)
-            else:
-                fp.undetermined[key] = (
-                    f"{step} could not tell {_span(values)} apart; on the {n:,} validation "
-                    f"cases only {_span(fits) or 'none'} give the device's words")
+            if key in fp.undetermined and len(values) >= 2:
+                ranged[key], step_of[key] = list(values), step
+    if not ranged:
+        return
+    fits = _fitting(ctx, fp, {**ranged, **_companions(fp, ranged)}, ranged, device_words)
+    for key, values in ranged.items():
+        ok = fits[key]
+        ctx.ranges[key] = [_settled(ctx, key, v) for v in ok]
+        if len(ok) == len(values):
+            fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
+                                     f"device's words on the {n:,} validation cases")
+        elif len(ok) == 1 and ok[0] is not None:
+            setattr(fp, key, _settled(ctx, key, ok[0]))
+            fp.undetermined.pop(key)
+            fp.assumed.pop(key, None)
+            for other in _companions(fp, ranged):  # their texts may name the other values
+                fp.undetermined[other] += (f"; the {n:,} validation cases settle {key} "
+                                           f"at {ok[0]}, whatever {other} is")
+        else:
+            fp.undetermined[key] = (
+                f"{step_of[key]} could not tell {_span(values)} apart; on the {n:,} validation "
+                f"cases only {_span(ok) or 'none'} give the device's words")
