@@ -140,7 +140,7 @@ def test_validation_catches_every_neighbouring_model():
         assert v.mismatches > 0, p
     right = validate(result.context, MfmaModel("right", dp, "", MfmaParams("truncated", 8, 24, 31)),
                      5000)
-    assert right.mismatches == 0 and right.parts["ties"][0] > 500
+    assert right.mismatches == 0 and right.parts["mfma-ties"][0] > 500
 
 
 def test_the_mfma_step_skips_nvidia_datapaths():
