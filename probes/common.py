@@ -279,6 +279,13 @@ def lone_ties(fa_name: str, fb_name: str) -> dict:
     rounding while the set bit is cut and rounds up while the window keeps
     it: the bit's depth names the window's end (a floor-held anchor's)."""
     fa, fb = get_format(fa_name), get_format(fb_name)
+    if fa.frac_bits + fb.frac_bits > 24:  # too many pairs to list (f32, f64): 1.0 times
+        # a significand 1 0..0 1, every depth the wider significand holds
+        if fb.frac_bits >= fa.frac_bits:
+            return {z: (1 << fa.frac_bits, (1 << fb.frac_bits) | (1 << (fb.frac_bits - 1 - z)),
+                        fa.frac_bits + fb.frac_bits) for z in range(fb.frac_bits)}
+        return {z: ((1 << fa.frac_bits) | (1 << (fa.frac_bits - 1 - z)), 1 << fb.frac_bits,
+                    fa.frac_bits + fb.frac_bits) for z in range(fa.frac_bits)}
     ma = np.arange(1 << fa.frac_bits, 1 << (fa.frac_bits + 1), dtype=np.int64)
     mb = np.arange(1 << fb.frac_bits, 1 << (fb.frac_bits + 1), dtype=np.int64)
     p = (ma[:, None] * mb[None, :]).ravel()

@@ -22,17 +22,41 @@ DTYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
 WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
+# The split each shape's kernel ran, as the splits probe read it off D on the
+# H200 (None: no split there); 'bias' is the cuBLASLt bias epilogue's own.
+SPLITS = {
+    ("bf16", (64, 64, 512)): None, ("f16", (64, 64, 512)): None,
+    ("bf16", (512, 512, 2048)): None,
+    ("bf16", (256, 256, 4096)): {"k_block": 64, "split_k": 3},
+    ("f16", (256, 256, 4096)): {"k_block": 64, "split_k": 3},
+    ("bf16", (128, 128, 16384)): {"k_block": 64, "split_k": 11},
+    ("tf32", (64, 64, 512)): {"split_k": 8},
+    ("tf32", (128, 128, 1024)): {"split_k": 16},
+    ("tf32", (256, 256, 4096)): {"k_block": 32, "split_k": 12},
+    ("e4m3", (64, 64, 512)): None, ("e4m3", (256, 256, 4096)): None,
+    ("e4m3", (128, 128, 16384)): {"k_block": 128, "split_k": 6},  # read off fit-gemm's search
+}
+TF32_BIAS_SPLITS = {(64, 64, 512): None, (128, 128, 1024): None,
+                    (256, 256, 4096): {"split_k": 4, "split_kind": "serial", "split_rule": "even"}}
+
+
 def schedule_of(fmt: str, shape: tuple[int, int, int], op: str, beta: float) -> dict:
     """The schedule each library call ran, as measured (reports/silicon/.../README.md)."""
-    if fmt == "e4m3":
-        return {"instr": "wgmma"} if op == "scaled_mm_fast" else {"instr": "wgmma", "promote": 4}
-    if fmt == "tf32" and op.endswith("_bias"):  # cuBLASLt's bias epilogue: no split there
-        return {"preset": "cublas-tf32", "instr": "mma"}
+    split = SPLITS[(fmt, shape)]
+    if fmt == "e4m3":  # torch._scaled_mm: wgmma, promoted every 4 unless fast accumulation
+        s = {"instr": "wgmma"} if op == "scaled_mm_fast" else {"instr": "wgmma", "promote": 4}
+        return s if split is None else {**s, "split_kind": "parallel", "split_rule": "ceil",
+                                        **split}
+    if fmt == "tf32" and op.endswith("_bias"):
+        split = TF32_BIAS_SPLITS[shape]
+    s = {"instr": "mma"}
+    if split is not None:
+        s.update({"split_kind": "parallel", "split_rule": "ceil", **split})
     if fmt == "tf32":
-        return {"preset": "cublas-tf32", "split_k": 8, "split_kind": "parallel", "fma_on": "c"}
-    if op == "addmm" and beta == 1.0:
-        return {"preset": "torch-addmm-beta1", "instr": "mma"}
-    return {"instr": "mma"}
+        s.update({"operand_round": "rne", "fma_on": "c"})
+    elif op == "addmm" and beta == 1.0 and split is None:
+        s["c"] = "output"  # torch's addmm with beta = 1 where the kernel does not split K
+    return s
 
 
 def _calls(folder: Path):
@@ -73,14 +97,20 @@ CALLS = (_calls(LIB / "run1-64x64x512" / "bf16") + _calls(LIB / "run1-64x64x512"
          + _calls(LIB / "captures" / "bf16-64x64x512")
          + _calls(LIB / "captures" / "f16-64x64x512")
          + _calls(LIB / "captures" / "tf32-64x64x512"))
+LARGE = [c for name in ("tf32-128x128x1024", "bf16-256x256x4096", "f16-256x256x4096",
+                        "tf32-256x256x4096", "bf16-512x512x2048", "bf16-128x128x16384",
+                        "e4m3-256x256x4096", "e4m3-128x128x16384")
+         for c in _calls(LIB / "captures" / name)]
 
 
 def test_the_captures_are_there():
     assert len(CALLS) >= 90, len(CALLS)
 
 
-@pytest.mark.parametrize("folder,r", CALLS,
-                         ids=[f"{f.parent.name}/{f.name}/{r['case']}.{r['op']}" for f, r in CALLS])
+@pytest.mark.parametrize("folder,r", CALLS + [pytest.param(*c, marks=pytest.mark.slow)
+                                              for c in LARGE],
+                         ids=[f"{f.parent.name}/{f.name}/{r['case']}.{r['op']}"
+                              for f, r in CALLS + LARGE])
 def test_torch_gemm_on_h200_word_for_word(folder, r):
     manifest = json.loads((folder / "manifest.json").read_text())
     fmt = manifest["format"]

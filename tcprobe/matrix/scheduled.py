@@ -172,10 +172,13 @@ def scheduled_words(ch: Chains, s: Schedule, c, c_fmt: str | None, out_fmt: str,
     def finish(acc, src, b, last=True):
         d = epilogue.linear(acc, src, alpha, b, s.fused, bias2 if last else None, s.fma_on)
         return epilogue.convert_out(d, out_fmt, sat)
-    if s.split_kind == "serial":  # the bias once, in the last split's epilogue
-        d = finish(parts[0], c32, beta, len(parts) == 1)
-        for i, p in enumerate(parts[1:], 2):
-            d = finish(p, epilogue.to_f32(d, out_fmt), epilogue.ONE, i == len(parts))
+    if s.split_kind == "serial":
+        # the bias once, in the first split's epilogue, beside C: what cuBLASLt's
+        # bias GEMM did on an H200 where it split K serially (tf32 256x256x4096,
+        # 4 splits; reports/silicon/2026-12-04-h200)
+        d = finish(parts[0], c32, beta, True)
+        for p in parts[1:]:
+            d = finish(p, epilogue.to_f32(d, out_fmt), epilogue.ONE, False)
         return d
     order = parts if s.reduction == "forward" else parts[::-1]
     acc = order[0]
