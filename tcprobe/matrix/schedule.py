@@ -171,11 +171,11 @@ PRESETS = {
         "the units of a tile add their partials in K order, the last runs the epilogue. Two "
         "units per tile assumed; the real count depends on the grid (unmeasured).")),
     "torch-addmm-beta1": Preset(Schedule(c="output"), (
-        "torch.addmm(C, A, B) with beta = 1 and a 2-D C in bf16 or f16 at 64x64x512: D = "
-        "out(out(alpha*acc) + C), the product written in the output type before C is added. "
-        "Measured on an H200 (torch 2.11.0+cu130, cuBLAS 13.1; alpha 1 and 2), every word; with "
-        "beta = 2 or 3 the same torch takes the fused cublas epilogue, and at 256x256x4096 so does "
-        "beta = 1 (after a 3-way parallel split): which path torch takes depends on the shape "
+        "torch.addmm(C, A, B) with beta = 1 and a 2-D C in bf16 or f16 where cuBLAS does not "
+        "split K: D = out(out(alpha*acc) + C), the product written in the output type before C "
+        "is added. Measured on an H200 (torch 2.11.0+cu130, cuBLAS 13.1) at 64x64x512 (alpha 1 "
+        "and 2) and 512x512x2048, every word; with beta = 2 or 3, and where K is split "
+        "(256x256x4096, 128x128x16384), the same torch takes the fused cublas epilogue "
         "(reports/silicon/2026-12-04-h200).")),
     "cublas-tf32": Preset(Schedule(operand_round="rne"), (
         "cuBLAS's TF32 GEMM on f32 operands (torch.matmul with allow_tf32): the operands rounded "
