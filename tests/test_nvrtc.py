@@ -106,3 +106,19 @@ def test_every_harness_unit_compiles_with_every_kernel(arch):
     for v in names:
         assert v.symbol.encode() + b"\0" in cub.data, v.symbol
     assert b"tcp_pack_probe\0" in cub.data
+
+
+def test_an_empty_log_leaves_the_shared_one_byte_strings_alone(tmp_path):
+    """NVRTC writes a NUL into the buffer it is given for an empty log (size
+    1): a buffer that was CPython's shared b" " turned every later " " path
+    into "embedded null byte" (validate --out " " then failed as an internal
+    error after any in-process compile)."""
+    import os
+
+    nvrtc.compile_cubin(SMALL + "// empty log\n", "sm_80", name="small.cu")
+    nvrtc.compile_ptx(SMALL, "sm_80", name="small.cu")
+    assert b" " * 1 == bytes([0x20])
+    with pytest.raises(FileNotFoundError):
+        os.stat(str(tmp_path / " "))
+    with pytest.raises(FileNotFoundError):
+        os.stat(" ")

@@ -139,7 +139,7 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
         bopts = [o.encode() for o in opts]
         (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(bopts), bopts)
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        buf = b" " * size
+        buf = _out_buffer(size)
         nvrtc.nvrtcGetProgramLog(prog, buf)
         log = buf.rstrip(b"\0 ").decode(errors="replace")
         if cerr != nvrtc.nvrtcResult.NVRTC_SUCCESS:
@@ -148,14 +148,24 @@ def compile_cubin(source: str, arch: str, *, name: str = "harness.cu",
         _check(nvrtc, res, "cubin size")
         if size == 0:
             raise CompileError(f"NVRTC produced no cubin for {arch} (a virtual architecture?)")
-        data = b" " * size
-        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, data), "cubin")
+        buf = _out_buffer(size)
+        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, buf), "cubin")
+        data = buf[:size]
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     seconds = time.perf_counter() - t0
     if path is not None:
         cubin_cache.write(path, data, key, arch, write_cubin)
     return Cubin(arch, data, key, path, False, seconds, log)
+
+
+def _out_buffer(size: int) -> bytes:
+    """A fresh bytes object of at least ``size`` + 1 bytes for NVRTC to write
+    into. Never ``b" " * size``: for a size of 1 (an empty log) that is
+    CPython's shared one-byte b" ", which NVRTC's terminating NUL would turn
+    into b"\\0" for the whole process (os.stat(" ") then fails with
+    "embedded null byte")."""
+    return bytes(max(size, 1) + 1)
 
 
 def _program(nvrtc, source: str, name: str, headers: dict[str, str] | None):
@@ -180,11 +190,11 @@ def compile_ptx(source: str, arch: str, *, name: str = "harness.cu",
         (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if cerr != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            buf = b" " * size
+            buf = _out_buffer(size)
             nvrtc.nvrtcGetProgramLog(prog, buf)
             raise CompileError(f"{name} does not compile for {arch}: {_first_errors(buf.decode(errors='replace'))}")
         _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = b" " * size
+        buf = _out_buffer(size)
         _check(nvrtc, nvrtc.nvrtcGetPTX(prog, buf), "PTX")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
