@@ -37,7 +37,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from . import lane_kernel
+from . import numba_internals
 from .core import new_terms
 from .core_loop import (
     KernelParams,
@@ -177,7 +177,8 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
     c_words = np.ascontiguousarray(c_words, dtype=np.uint32)  # words below 2**32
     out = np.empty(len(cases), np.uint32)
     remember(dp, p)
-    if lane_kernel.applies(prep.params):
+    lane_kernel = numba_internals.ir_module("lane_kernel")
+    if lane_kernel is not None and lane_kernel.applies(prep.params):
         # the lane kernel reads a block's lanes side by side: K order first
         if prep.params.ordered:
             a_words = np.ascontiguousarray(a_words[:, order])

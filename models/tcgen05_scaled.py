@@ -39,7 +39,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 
-from . import fastpath, kernel_cache, scaled_groups
+from . import fastpath, kernel_cache, numba_internals
 from .core_loop import OVERFLOWS, scan_reads_words_as_given, word_pairs
 from .formats import get_format
 from .model import Model, ModelError
@@ -121,7 +121,8 @@ class BlockScaledModel(Model):
             a, b = words(a), words(b)
             out = np.empty(len(cases), np.uint32)
             c, sa, sb = words(cases.c), words(cases.scale_a), words(cases.scale_b)
-            if scaled_groups.applies(kp):
+            scaled_groups = numba_internals.ir_module("scaled_groups")
+            if scaled_groups is not None and scaled_groups.applies(kp):
                 high = scaled_groups.kernel_for(kp)(a, b, c, sa, sb, out)
             else:
                 high = fast_kernel(kp)(a, b, c, sa, sb, out, *word_pairs(a, b))

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 
 from .core import NAN, NEG_INF, POS_INF
+from .numba_internals import declared_function
 
 I1 = ir.IntType(1)
 I64 = ir.IntType(64)
@@ -98,7 +98,7 @@ class Lanes:
         """llvm.vector.reduce.<op> over the lanes of ``v``."""
         lanes = lanes or self
         name = f"llvm.vector.reduce.{op}.v{lanes.n}i{lanes.t.width}"
-        fn = cgutils.get_or_insert_function(self.b.module, ir.FunctionType(lanes.t, [lanes.vt]),
+        fn = declared_function(self.b.module, ir.FunctionType(lanes.t, [lanes.vt]),
                                             name)
         return self.b.call(fn, [v])
 
@@ -281,7 +281,7 @@ def prefetch(b: ir.IRBuilder, ptr, ahead: int, words: int) -> None:
     a long stretch of arithmetic, too far apart for the core to run ahead to
     the next call's loads by itself. A prefetch never faults."""
     i8p = ir.IntType(8).as_pointer()
-    fn = cgutils.get_or_insert_function(
+    fn = declared_function(
         b.module, ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32),
                                                   ir.IntType(32)]), "llvm.prefetch.p0i8")
     for line in range(0, words, 16):
