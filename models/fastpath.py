@@ -39,17 +39,11 @@ from numba import njit
 
 from . import numba_internals
 from .core import new_terms
-from .core_loop import (
-    KernelParams,
-    case_word,
-    prepare,
-    scan_reads_words_as_given,
-    stray_pair,
-    stray_word,
-    word_pairs,
-)
+from .core_loop import case_word, prepare
 from .formats import Format, convert_input, get_format
+from .kernel_params import KernelParams
 from .kernel_stamp import SOURCE_STAMP
+from .lane_decoder import scan_reads_words_as_given, stray_pair, stray_word, word_pairs
 
 # Fields of EngineParams this path implements. A field added later (by a new
 # mechanism) sends every model that sets it away from its default to the
@@ -120,8 +114,8 @@ def _build_kernel(kp: KernelParams):
     decoders and the rounding fold to the few bit operations that this
     configuration needs. Numba caches each on disk by its constants."""
     size = kp.block + 2
-    a_stray, b_stray = np.uint64(stray_pair(kp.a_spec[1])), np.uint64(stray_pair(kp.b_spec[1]))
-    c_stray = np.uint64(stray_word(kp.c_spec[1]))
+    a_stray, b_stray = np.uint64(stray_pair(kp.a_spec.width)), np.uint64(stray_pair(kp.b_spec.width))
+    c_stray = np.uint64(stray_word(kp.c_spec.width))
     stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)

@@ -1,7 +1,7 @@
 """Building blocks of the explicit vector code that the fast kernels' LLVM
 intrinsics emit (:mod:`.lanes_ir`, :mod:`.groups_ir`): vectors of integer
 lanes with their operations, words loaded and decoded into lane fields
-(the lane decoder's core_loop.fields and classes, by bit operations), the
+(the lane decoder's lane_decoder.fields and classes, by bit operations), the
 special masks of products, flags per case, segmented reductions, rows
 transposed into lanes, prefetches. Nothing here is a kernel: each function
 appends instructions to an IRBuilder.
@@ -125,7 +125,7 @@ def decode_lanes(v: Lanes, x, fmt: dict):
     """Lane fields of words ``x`` in format ``fmt`` (a spec as a dict, the
     words cut to its width by load_words): (sign, significand, biased raw
     exponent, zero, special, NaN), the last three i1 masks (the lane
-    decoder's core_loop.fields and lane classes)."""
+    decoder's lane_decoder.fields and lane classes)."""
     b = v.b
     width, ebits, fbits, drop = fmt["width"], fmt["ebits"], fmt["fbits"], fmt["drop"]
     sign = v.field(x, width - 1, 1) if fmt["signed"] else v.const(0)
