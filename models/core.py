@@ -225,7 +225,7 @@ def round_word(neg, mag, q, sticky, flags, stage):
                              stage.spec, stage.rounding, stage.keep, stage.overflow)
     word = encode_scalar(1 if neg else 0, mag, q, sticky, stage.spec, stage.rounding,
                          stage.keep, stage.overflow)
-    if stage.zero_pos and (word & ((1 << (stage.spec[1] - 1)) - 1)) == 0:
+    if stage.zero_pos and (word & ((1 << (stage.spec.width - 1)) - 1)) == 0:
         word = 0
     return word
 

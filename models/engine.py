@@ -38,8 +38,9 @@ from tcprobe.models.datapath import Datapath
 
 from . import fastpath, kernel_cache
 from .core import new_terms
-from .core_loop import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError, case_word, prepare
+from .core_loop import case_word, prepare
 from .fastpath import Speed
+from .kernel_params import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError
 
 __all__ = ["CARRY_TOPS", "OVERFLOWS", "ROUNDINGS", "EngineParams", "ParamError", "Speed", "fdp_kernel",
            "fused_dot"]

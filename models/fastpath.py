@@ -37,19 +37,13 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from . import lane_kernel
+from . import numba_internals
 from .core import new_terms
-from .core_loop import (
-    KernelParams,
-    case_word,
-    prepare,
-    scan_reads_words_as_given,
-    stray_pair,
-    stray_word,
-    word_pairs,
-)
+from .core_loop import case_word, prepare
 from .formats import Format, convert_input, get_format
+from .kernel_params import KernelParams
 from .kernel_stamp import SOURCE_STAMP
+from .lane_decoder import scan_reads_words_as_given, stray_pair, stray_word, word_pairs
 
 # Fields of EngineParams this path implements. A field added later (by a new
 # mechanism) sends every model that sets it away from its default to the
@@ -120,8 +114,8 @@ def _build_kernel(kp: KernelParams):
     decoders and the rounding fold to the few bit operations that this
     configuration needs. Numba caches each on disk by its constants."""
     size = kp.block + 2
-    a_stray, b_stray = np.uint64(stray_pair(kp.a_spec[1])), np.uint64(stray_pair(kp.b_spec[1]))
-    c_stray = np.uint64(stray_word(kp.c_spec[1]))
+    a_stray, b_stray = np.uint64(stray_pair(kp.a_spec.width)), np.uint64(stray_pair(kp.b_spec.width))
+    c_stray = np.uint64(stray_word(kp.c_spec.width))
     stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)
@@ -177,7 +171,8 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
     c_words = np.ascontiguousarray(c_words, dtype=np.uint32)  # words below 2**32
     out = np.empty(len(cases), np.uint32)
     remember(dp, p)
-    if lane_kernel.applies(prep.params):
+    lane_kernel = numba_internals.ir_module("lane_kernel")
+    if lane_kernel is not None and lane_kernel.applies(prep.params):
         # the lane kernel reads a block's lanes side by side: K order first
         if prep.params.ordered:
             a_words = np.ascontiguousarray(a_words[:, order])

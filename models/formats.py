@@ -56,6 +56,20 @@ class Overflow(IntEnum):
     SATURATE = 2  # always the largest finite value
 
 
+class FormatSpec(NamedTuple):
+    """A format as the numba kernels take it: integers only, each named
+    (kind, specials and signed as the ints of Kind, Specials and bool)."""
+
+    kind: int
+    width: int
+    exp_bits: int
+    frac_bits: int
+    bias: int
+    specials: int
+    signed: int
+    drop: int  # bits below the format in its container word (tf32's 13)
+
+
 class FormatError(ValueError):
     """An unknown format name or a word that does not fit its format."""
 
@@ -76,9 +90,9 @@ class Format:
     canonical_nan: int | None = None  # NaN word the GPU datapaths write
 
     @property
-    def spec(self) -> tuple:
-        """The format as a tuple of ints, the form numba kernels take."""
-        return (
+    def spec(self) -> FormatSpec:
+        """The format as a named tuple of ints, the form numba kernels take."""
+        return FormatSpec(
             int(self.kind),
             self.width,
             self.exp_bits,

@@ -35,9 +35,10 @@ from numba import njit, prange
 
 from . import fastpath, kernel_cache
 from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
-from .core_loop import KernelParams, fields, kernel_params, lane_class, lane_decoder_applies
 from .formats import Class, convert_input, decode_scalar, get_format
+from .kernel_params import KernelParams, kernel_params
 from .kernel_stamp import SOURCE_STAMP
+from .lane_decoder import fields, lane_class, lane_decoder_applies
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
@@ -139,8 +140,8 @@ def _kernel(kp: KernelParams):
     with a NaN or Inf word is :func:`~.core.specials_word`'s."""
     block, window, inter, out_stage = kp.block, kp.window, kp.inter, kp.out
     per_instr = kp.k // block
-    fab = kp.a_spec[3] + kp.b_spec[3]
-    d_fb, i_fb = out_stage.spec[3], inter.spec[3]
+    fab = kp.a_spec.frac_bits + kp.b_spec.frac_bits
+    d_fb, i_fb = out_stage.spec.frac_bits, inter.spec.frac_bits
     d_spec, i_spec = out_stage.spec, inter.spec
     stamp = SOURCE_STAMP
 
@@ -276,8 +277,8 @@ def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = No
 
 @njit(cache=True)
 def _int_value(word, spec):
-    signed = spec[6]
-    width = spec[1]
+    signed = spec.signed
+    width = spec.width
     w = word & ((1 << width) - 1)
     if signed and (w >> (width - 1)) & 1:
         return w - (1 << width)

@@ -34,6 +34,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from . import numba_internals
+
 NOTE: str | None = None  # why the kernels are not in the usual folder, when they are not
 FOLDER: Path | None = None
 # The datapath whose kernels a run is evaluating now (set by the engine and
@@ -138,8 +140,6 @@ def configure() -> Path:
     global NOTE, FOLDER
     if FOLDER is not None:
         return FOLDER
-    from numba.core import config
-
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     FOLDER = Path(chosen) if chosen else usual_folder()
     why = _private(FOLDER) or sweep(FOLDER)
@@ -154,7 +154,7 @@ def configure() -> Path:
         FOLDER = fallback
     # Children (the CLI run from a test, a worker) find the same folder.
     os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
-    config.CACHE_DIR = str(FOLDER)
+    numba_internals.set_cache_dir(str(FOLDER))
     if NOTE is not None:
         warnings.warn(NOTE, KernelCacheNote, stacklevel=2)
     return FOLDER

@@ -1,5 +1,5 @@
 """The engine's fast kernel for windowed, raw-aligned float configurations
-(core_loop.lane_decoder_applies): the same words as the plain kernel, its
+(lane_decoder.lane_decoder_applies): the same words as the plain kernel, its
 work laid out for vector units.
 
 Cases go through in chunks of CHUNK. For each block of K, a loop over the
@@ -27,15 +27,10 @@ import numpy as np
 from numba import njit
 
 from .core import NONNEG, cut, new_terms, specials_word, term_flags, window_word
-from .core_loop import (
-    KernelParams,
-    c_last_word,
-    fields,
-    lane_class,
-    lane_decoder_applies,
-    stray_word,
-)
+from .core_loop import c_last_word
+from .kernel_params import KernelParams
 from .kernel_stamp import SOURCE_STAMP
+from .lane_decoder import fields, lane_class, lane_decoder_applies, stray_word
 from .lanes_ir import ACROSS, STRAY, across_applies, block_cases, block_config, cases_per_call
 
 CHUNK = 256  # cases a block loop walks before its vectorized round
@@ -55,7 +50,7 @@ def _finish(word, flags, q, total, have_acc, acc_spec, window, stage):
     if have_acc:
         special, s, sig, raw = fields(word, acc_spec)
         flags |= term_flags(lane_class(special, sig, acc_spec), s)
-        m += cut(sig, raw - acc_spec[3] - q, s)
+        m += cut(sig, raw - acc_spec.frac_bits - q, s)
     finite = window_word(m, q, flags & NONNEG, window, stage)
     special, special_word = specials_word(flags, stage)
     return special_word if special else finite
@@ -106,7 +101,7 @@ def _build(kp: KernelParams):
     last_stage = kp.inter if kp.c_last else kp.out
     c_spec, inter, inter_spec, window = kp.c_spec, kp.inter, kp.inter.spec, kp.window
     c_last = kp.c_last
-    c_stray = stray_word(kp.c_spec[1])
+    c_stray = stray_word(kp.c_spec.width)
     stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)

@@ -27,9 +27,9 @@ import numpy as np
 from numba import njit
 
 from .core import NAN, NAN_CLASS, NEG_INF, NONNEG, POS_INF, cut, quantum, window_word
-from .core_loop import fields, stray_word
 from .groups_ir import groups_config, groups_lanes, groups_width
 from .kernel_stamp import SOURCE_STAMP
+from .lane_decoder import fields, stray_word
 from .lanes_ir import STRAY
 from .scaled_kernel import UNSET, ScaledKernelParams, fast_applies, scale_product, special_word
 
@@ -54,14 +54,14 @@ def _build(kp: ScaledKernelParams):
     k, block, group = kp.k, kp.scale_block, kp.product_group
     n_scales, n_groups = k // block, k // group
     a_spec, b_spec, s_spec, c_spec = kp.a_spec, kp.b_spec, kp.s_spec, kp.c_spec
-    fc = c_spec[3]
+    fc = c_spec.frac_bits
     # the exponent of the last bit of the smallest element product: the unit
     # of a group's exact sum (before its scales)
-    unit = (1 - a_spec[4] - a_spec[3]) + (1 - b_spec[4] - b_spec[3])
+    unit = (1 - a_spec.bias - a_spec.frac_bits) + (1 - b_spec.bias - b_spec.frac_bits)
     pw, cw, sw = kp.product_window, kp.c_window, kp.scale_window
     config = _config(kp)
     group_bits = (1 << group) - 1  # a group's lanes in groups_lanes' nonzero bits
-    c_stray = stray_word(c_spec[1])
+    c_stray = stray_word(c_spec.width)
     keep_zero_c = kp.zero_c_keep
     window, stage = kp.window, kp.stage
     stamp = SOURCE_STAMP

@@ -6,12 +6,12 @@ core's block routine, and its compiled-per-configuration fast path.
 path (:func:`fast_kernel`, one kernel per :class:`ScaledKernelParams`, a
 compile-time constant as in :mod:`.fastpath`) computes the same words with
 the scales folded into the exponents once per scale block and every element
-read by the lane decoder's branch-free :func:`~.core_loop.fields`: one pass
+read by the lane decoder's branch-free :func:`~.lane_decoder.fields`: one pass
 for the quantum (the largest term quantum of the nonzero products and C),
 one that cuts each product, or each group's exact sum, to it and sums them
 (core.cut, core.quantum, core.window_word: the core's own steps). A case
 with a NaN or Inf element, a NaN scale or a special C is decided by its
-special counts alone (core_loop.product_count, counts_word: a branch-free
+special counts alone (lane_decoder.product_count, counts_word: a branch-free
 walk, the words specials_word gives). Configurations with the C-dominant
 merge, the per-group C cut or the group floor, or a quantum set by no
 window, run on the plain kernel (:func:`fast_applies`).
@@ -49,8 +49,10 @@ from .core import (
     term_flags,
     window_word,
 )
-from .core_loop import (
-    OVERFLOWS,
+from .formats import Rounding, decode_scalar, get_format
+from .kernel_params import OVERFLOWS
+from .kernel_stamp import SOURCE_STAMP
+from .lane_decoder import (
     addend_count,
     counts_word,
     fields,
@@ -63,8 +65,6 @@ from .core_loop import (
     stray_word,
     widest_tells,
 )
-from .formats import Rounding, decode_scalar, get_format
-from .kernel_stamp import SOURCE_STAMP
 
 UNSET = NO_FLOOR  # an absent term of the quantum
 
@@ -263,7 +263,7 @@ def fast_applies(kp: ScaledKernelParams) -> bool:
     """Whether the fast kernel computes this configuration: float elements,
     a product or scale window (so that no cut shifts past 62 bits), none of
     the C-dominant merge, the per-group C cut or the group floor."""
-    return (kp.a_spec[0] == 0 and kp.b_spec[0] == 0 and not kp.c_dominant
+    return (kp.a_spec.kind == 0 and kp.b_spec.kind == 0 and not kp.c_dominant
             and not kp.per_group_c_merge and kp.group_floor == UNSET
             and (kp.product_window != UNSET or kp.scale_window != UNSET)
             and kp.k % kp.scale_block == 0 and kp.scale_block % kp.product_group == 0)
@@ -273,9 +273,9 @@ def fast_applies(kp: ScaledKernelParams) -> bool:
 def scale_fields(x, spec):
     """(class, significand, lsb, raw exponent) of a scale word; a float
     scale (ue4m3) by the lane decoder's branch-free fields."""
-    if spec[0] == 0:
+    if spec.kind == 0:
         special, _sign, sig, raw = fields(x, spec)
-        return lane_class(special, sig, spec), sig, raw - spec[3], raw
+        return lane_class(special, sig, spec), sig, raw - spec.frac_bits, raw
     cls, _sign, sig, lsb, raw = decode_scalar(x, spec)
     return cls, sig, lsb, raw
 
@@ -286,12 +286,12 @@ def scale_product(x, y, spec):
     ``x`` and ``y`` (mul_class of their scale_fields), with no branch for the
     scale formats, which have no Inf: ue8m0 (a power of two, its all-ones
     code NaN) and float ones whose special code is NaN (ue4m3)."""
-    if spec[0] == 2:
-        top = (1 << spec[1]) - 1
+    if spec.kind == 2:
+        top = (1 << spec.width) - 1
         nan = ((x & top) == top) | ((y & top) == top)
-        raw = (x & top) + (y & top) - 2 * spec[4]
+        raw = (x & top) + (y & top) - 2 * spec.bias
         return NAN_CLASS if nan else FINITE, np.int64(1), raw, raw
-    if spec[0] != 0 or spec[5] == 0:  # a format with an Inf: the classes decide
+    if spec.kind != 0 or spec.specials == 0:  # a format with an Inf: the classes decide
         cx, mx, lx, rx = scale_fields(x, spec)
         cy, my, ly, ry = scale_fields(y, spec)
         return mul_class(cx, cy), mx * my, lx + ly, rx + ry
@@ -299,7 +299,7 @@ def scale_product(x, y, spec):
     special_y, _sy, my, ry = fields(y, spec)
     sig = mx * my
     cls = NAN_CLASS if (special_x | special_y) else (ZERO if sig == 0 else FINITE)
-    return cls, sig, rx + ry - 2 * spec[3], rx + ry
+    return cls, sig, rx + ry - 2 * spec.frac_bits, rx + ry
 
 
 def _build_fast(kp: ScaledKernelParams):
@@ -307,20 +307,20 @@ def _build_fast(kp: ScaledKernelParams):
     k, block, group = kp.k, kp.scale_block, kp.product_group
     n_scales = k // block
     a_spec, b_spec, s_spec, c_spec = kp.a_spec, kp.b_spec, kp.s_spec, kp.c_spec
-    fa, fb, fc = a_spec[3], b_spec[3], c_spec[3]
+    fa, fb, fc = a_spec.frac_bits, b_spec.frac_bits, c_spec.frac_bits
     # the exponent of the last bit of the smallest element product: the
     # unit of a group's exact sum (before its scales)
-    unit = (1 - a_spec[4] - fa) + (1 - b_spec[4] - fb)
+    unit = (1 - a_spec.bias - fa) + (1 - b_spec.bias - fb)
     pw, cw, sw = kp.product_window, kp.c_window, kp.scale_window
     part = block if group == 1 else group  # the lanes of one first-pass step
-    a_stray, b_stray = np.uint64(stray_pair(a_spec[1])), np.uint64(stray_pair(b_spec[1]))
-    c_stray = np.uint64(stray_word(c_spec[1]))
+    a_stray, b_stray = np.uint64(stray_pair(a_spec.width)), np.uint64(stray_pair(b_spec.width))
+    c_stray = np.uint64(stray_word(c_spec.width))
     stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, sa, sb, out, a64, b64):
         """Every case's word into ``out``; returns whether an A, B or C word
-        has bits above its format (A and B read as pairs: core_loop.word_pairs)."""
+        has bits above its format (A and B read as pairs: lane_decoder.word_pairs)."""
         assert len(stamp) > 0  # a constant of the cached kernel (kernel_stamp)
         high = np.uint64(0)
         prod, t, tscale = scaled_scratch(kp)
@@ -412,7 +412,7 @@ def _build_fast(kp: ScaledKernelParams):
 @njit(inline="always")
 def special_word(a, b, i, c_word, s_cls, kp):
     """The word of a case with a NaN or Inf element, a NaN scale or a special
-    C, from special counts alone (core_loop.product_count: branch-free):
+    C, from special counts alone (lane_decoder.product_count: branch-free):
     each scale block's products' counts, folded with the class of its scale
     product (_scaled_counts), and C's."""
     counts = addend_count(c_word, kp.c_spec)

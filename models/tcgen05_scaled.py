@@ -39,9 +39,10 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 
-from . import fastpath, kernel_cache, scaled_groups
-from .core_loop import OVERFLOWS, scan_reads_words_as_given, word_pairs
+from . import fastpath, kernel_cache, numba_internals
 from .formats import get_format
+from .kernel_params import OVERFLOWS
+from .lane_decoder import scan_reads_words_as_given, word_pairs
 from .model import Model, ModelError
 from .scaled_kernel import fast_applies, fast_kernel, kernel_params, scaled_kernel
 
@@ -111,7 +112,7 @@ class BlockScaledModel(Model):
         speed = speed or fastpath.Speed()
         fast = fast_applies(kp) and speed.worthwhile(dp, self.params, len(cases))
         # the fast kernel scans the words for bits above their formats as it
-        # reads them (the words as given: core_loop.scan_reads_words_as_given)
+        # reads them (the words as given: lane_decoder.scan_reads_words_as_given)
         scan = fast and scan_reads_words_as_given(cases)
         cases.check(dp, words=not scan)
         a, b = cases.masked()
@@ -121,7 +122,8 @@ class BlockScaledModel(Model):
             a, b = words(a), words(b)
             out = np.empty(len(cases), np.uint32)
             c, sa, sb = words(cases.c), words(cases.scale_a), words(cases.scale_b)
-            if scaled_groups.applies(kp):
+            scaled_groups = numba_internals.ir_module("scaled_groups")
+            if scaled_groups is not None and scaled_groups.applies(kp):
                 high = scaled_groups.kernel_for(kp)(a, b, c, sa, sb, out)
             else:
                 high = fast_kernel(kp)(a, b, c, sa, sb, out, *word_pairs(a, b))

@@ -1,7 +1,7 @@
 """Building blocks of the explicit vector code that the fast kernels' LLVM
 intrinsics emit (:mod:`.lanes_ir`, :mod:`.groups_ir`): vectors of integer
 lanes with their operations, words loaded and decoded into lane fields
-(the lane decoder's core_loop.fields and classes, by bit operations), the
+(the lane decoder's lane_decoder.fields and classes, by bit operations), the
 special masks of products, flags per case, segmented reductions, rows
 transposed into lanes, prefetches. Nothing here is a kernel: each function
 appends instructions to an IRBuilder.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 
 from .core import NAN, NEG_INF, POS_INF
+from .numba_internals import declared_function
 
 I1 = ir.IntType(1)
 I64 = ir.IntType(64)
@@ -98,7 +98,7 @@ class Lanes:
         """llvm.vector.reduce.<op> over the lanes of ``v``."""
         lanes = lanes or self
         name = f"llvm.vector.reduce.{op}.v{lanes.n}i{lanes.t.width}"
-        fn = cgutils.get_or_insert_function(self.b.module, ir.FunctionType(lanes.t, [lanes.vt]),
+        fn = declared_function(self.b.module, ir.FunctionType(lanes.t, [lanes.vt]),
                                             name)
         return self.b.call(fn, [v])
 
@@ -125,7 +125,7 @@ def decode_lanes(v: Lanes, x, fmt: dict):
     """Lane fields of words ``x`` in format ``fmt`` (a spec as a dict, the
     words cut to its width by load_words): (sign, significand, biased raw
     exponent, zero, special, NaN), the last three i1 masks (the lane
-    decoder's core_loop.fields and lane classes)."""
+    decoder's lane_decoder.fields and lane classes)."""
     b = v.b
     width, ebits, fbits, drop = fmt["width"], fmt["ebits"], fmt["fbits"], fmt["drop"]
     sign = v.field(x, width - 1, 1) if fmt["signed"] else v.const(0)
@@ -281,7 +281,7 @@ def prefetch(b: ir.IRBuilder, ptr, ahead: int, words: int) -> None:
     a long stretch of arithmetic, too far apart for the core to run ahead to
     the next call's loads by itself. A prefetch never faults."""
     i8p = ir.IntType(8).as_pointer()
-    fn = cgutils.get_or_insert_function(
+    fn = declared_function(
         b.module, ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32),
                                                   ir.IntType(32)]), "llvm.prefetch.p0i8")
     for line in range(0, words, 16):

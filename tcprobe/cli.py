@@ -99,30 +99,27 @@ def _announce_compiles() -> None:
     if _ANNOUNCING:  # once a process: every command run in it shares the one listener
         return
     _ANNOUNCING = True
-    from numba.core import event
-
-    from tcprobe.models import kernel_cache
+    from tcprobe.models import kernel_cache, numba_internals
 
     shown = set()
 
-    class Announce(event.Listener):
-        def on_start(self, ev):
-            label = kernel_cache.WORKING_ON or "this run"
-            if label not in shown:
-                shown.add(label)
-                click.echo(f"note: compiling kernels for {label} (first run only; later runs "
-                           f"load them from {kernel_cache.FOLDER})", err=True)
+    def announce():
+        label = kernel_cache.WORKING_ON or "this run"
+        if label not in shown:
+            shown.add(label)
+            click.echo(f"note: compiling kernels for {label} (first run only; later runs "
+                       f"load them from {kernel_cache.FOLDER})", err=True)
 
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", Announce())
+    numba_internals.on_compile_start(announce)
 
 
 class Group(click.Group):
     def invoke(self, ctx):
         try:
             _announce_compiles()
+            from tcprobe.models import numba_internals
+
+            numba_internals.kernel_form()  # a misspelt TCPROBE_KERNEL fails before any work
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise

@@ -24,11 +24,48 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test helpers (engine_reference, ...)
 
 SHARED = ROOT.parent / "shared"
+
+# Two tiers. The fast tier (the default: python3 -m pytest) is what a
+# developer runs between changes: unit tests, differential tests on small
+# case counts, one ladder per family, under 10 minutes on 2 cores from a
+# cold kernel cache. Tests marked `slow` (many kernel configurations, large
+# case counts, every ladder, fresh installs, subprocess campaigns) run with
+# --tier all (everything) or --tier slow (only them: .ci/run runs the fast
+# tier, then this, so that every test runs once).
+TIERS = ("fast", "slow", "all")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--tier", choices=TIERS, default="fast",
+                     help="fast: skip tests marked slow (default); slow: only them; all: every test")
+
+
+def pytest_collection_modifyitems(config, items):
+    tier = config.getoption("--tier")
+    if tier == "all" or config.getoption("-m"):  # an explicit -m expression decides alone
+        return
+    keep, drop = [], []
+    for item in items:
+        slow = item.get_closest_marker("slow") is not None
+        (keep if slow == (tier == "slow") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 HWDATA = SHARED / "hwdata" / "khattak-mikaitis-2025"
 SUBSET = ROOT / "tests" / "data" / "khattak-mikaitis-2025"
 
 needs_shared = pytest.mark.skipif(not HWDATA.is_dir(),
                                   reason="../shared/hwdata is absent (published captures)")
+
+
+@pytest.fixture(scope="session")
+def mmasim_peer():
+    """MMA-Sim (and torch, which it needs), imported when a test first asks
+    for it rather than at collection (torch alone costs a second or more);
+    a skip with the reason where either is absent."""
+    pytest.importorskip("torch", reason="MMA-Sim needs torch")
+    return pytest.importorskip(
+        "mmasim", reason="MMA-Sim 2.1.1 is not installed (pip install 'tcprobe[peer]')")
 
 
 @pytest.fixture(scope="session")

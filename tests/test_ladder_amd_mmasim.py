@@ -8,8 +8,7 @@ import pytest
 from tcprobe.devices.registry import open_device
 from tcprobe.ladder import run_ladder
 
-pytestmark = pytest.mark.peer
-pytest.importorskip("mmasim")
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("mmasim_peer")]
 
 TRUNC = {"design": "truncated", "window": 24, "window2": 31}
 

@@ -8,8 +8,7 @@ import pytest
 from tcprobe.devices.registry import open_device
 from tcprobe.ladder import run_ladder
 
-pytestmark = pytest.mark.peer
-pytest.importorskip("mmasim")
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("mmasim_peer")]
 
 
 def ladder(spec, family, fmt):

@@ -10,10 +10,10 @@ import pytest
 
 from tcprobe.models import lane_kernel
 from tcprobe.models.cases import Cases, CasesError
-from tcprobe.models.core_loop import kernel_params
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import Specials, get_format
+from tcprobe.models.kernel_params import kernel_params
 from tcprobe.models.lanes_ir import block_config, widths
 from tcprobe.models.model import FixedPointModel
 

@@ -1,6 +1,6 @@
 """The lane decoder's blocks that hold a NaN or Inf word (decided by their
 lanes' special masks, lanes_ir; the block-scaled kernel's by special counts,
-core_loop.product_count): the fast path gives the plain
+lane_decoder.product_count): the fast path gives the plain
 kernel's words, and both give the words IEEE rules ask for, with a NaN or
 Inf word in every lane position, Inf x 0 either way round, +Inf and -Inf
 products together, and a special C, over one-format, mixed-format, wide,
@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from tcprobe.models.cases import Cases
-from tcprobe.models.core_loop import kernel_params, lane_decoder_applies
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import Class, Specials, decode, get_format, inf_word
+from tcprobe.models.kernel_params import kernel_params
+from tcprobe.models.lane_decoder import lane_decoder_applies
 from tcprobe.models.profiles import PROFILES
 from tcprobe.models.registry import resolve
 from tcprobe.models.scaled_kernel import fast_applies

@@ -13,9 +13,7 @@ from mmasim_bridge import _view, _words
 
 import tcprobe
 
-mmasim = pytest.importorskip("mmasim")
-torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.peer
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("mmasim_peer")]
 
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "tf32": np.float32,
           "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
@@ -79,6 +77,8 @@ def test_matmul_equals_mmasim_chain(gpu, instr, fmt, d_fmt, cls, arch, shape, k_
 
 
 def test_torch_in_torch_out_equals_mmasim():
+    import torch
+
     rng = np.random.default_rng(5)
     a, b = words(rng, "bf16", (16, 64)), words(rng, "bf16", (64, 8))
     c = words(rng, "f32", (16, 8))

@@ -15,9 +15,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
 
-pytest.importorskip("torch", reason="MMA-Sim needs torch")
-pytest.importorskip("mmasim", reason="MMA-Sim 2.1.1 is not installed (pip install 'tcprobe[peer]')")
-pytestmark = pytest.mark.peer
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("mmasim_peer")]
 
 _spec = importlib.util.spec_from_file_location(
     "mmasim_sweep", Path(__file__).parents[1] / "benchmarks" / "mmasim_sweep.py")

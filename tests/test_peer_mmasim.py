@@ -8,14 +8,15 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
 
-mmasim = pytest.importorskip("mmasim")
-torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.peer
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("mmasim_peer")]
 
 
-@pytest.mark.parametrize("fmt,tdtype", [("bf16", torch.bfloat16), ("f16", torch.float16)])
+@pytest.mark.parametrize("fmt,tdtype", [("bf16", "bfloat16"), ("f16", "float16")])
 def test_hopper_words_agree(fmt, tdtype):
+    import torch
     from mmasim.nv_ptx import MMA
+
+    tdtype = getattr(torch, tdtype)
 
     n = 5000
     rng = np.random.default_rng(17)

@@ -41,9 +41,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("mmasim")
-
 from tcprobe.capture import load  # noqa: E402
 from tcprobe.models.cases import Cases  # noqa: E402
 from tcprobe.models.datapath import Datapath  # noqa: E402
@@ -55,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import mmasim_bridge  # noqa: E402
 from tcgen05_gen import SUITES, random_cases  # noqa: E402
 
-pytestmark = pytest.mark.peer
+pytestmark = [pytest.mark.peer, pytest.mark.usefixtures("mmasim_peer")]
 CASES = int(os.environ.get("TCPROBE_MMASIM_CASES", "1000"))
 COVERED = list(dict.fromkeys(
     [t.datapath.id for t in targets(("blog", "mixed"))
