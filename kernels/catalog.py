@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from tcprobe.models import isa
+from tcprobe.models import isa, isa_sass
 
 from . import source
 
@@ -188,13 +188,13 @@ def SP_EXPECTS(t, d, k, sat, archs):  # noqa: N802 (a table, read like one)
     """The expected opcodes of one mma.sp variant on ``archs``."""
     if t in isa.MMA_ONLY_TYPES or t in ("s8", "u8"):
         native = tuple(a for a in archs if a in isa.S4_NATIVE_ARCHS or t in ("s8", "u8"))
-        yield Expect(native, isa.integer_mma_opcode(t, k, sparse=True, saturate=sat))
+        yield Expect(native, isa_sass.integer_mma_opcode(t, k, sparse=True, saturate=sat))
         later = tuple(a for a in archs if a not in native)
         if later:
-            yield Expect(later, isa.integer_mma_opcode(t, k, sparse=True, saturate=sat,
+            yield Expect(later, isa_sass.integer_mma_opcode(t, k, sparse=True, saturate=sat,
                                                        emulated=True), True, S4_NOTE)
         return
-    yield Expect(archs, isa.sparse_mma_opcode(t, d, k))
+    yield Expect(archs, isa_sass.sparse_mma_opcode(t, d, k))
 
 
 def _mma_variants() -> list[Variant]:
@@ -203,16 +203,16 @@ def _mma_variants() -> list[Variant]:
                              ("tf32", "f32", 4, 32), ("s8", "s32", 4, 8), ("u8", "s32", 4, 8)):
         k = isa.INPUT_K[t]
         out.append(_mma(f"{t}.{d}", f"{_MMA}.m16n8k{k}.row.col.{d}.{t}.{t}.{d}", (t,), d, k,
-                        regs, bits, (Expect(MMA_ALL, isa.mma_opcode(t, d)),)))
+                        regs, bits, (Expect(MMA_ALL, isa_sass.mma_opcode(t, d)),)))
     # integer and single-bit mma.sync (the ISA table's integer block): .satfinite
     # s8/u8 and s4/u4, s4/u4 m16n8k64 (emulated on Hopper and later), b1 .and/.xor
     for t in ("s8", "u8", *isa.SUBBYTE_INTEGER_TYPES):
         k, sub = isa.INPUT_K[t], t in isa.SUBBYTE_INTEGER_TYPES
         native = isa.S4_NATIVE_ARCHS if sub else MMA_ALL
         for sat in ((False, True) if sub else (True,)):
-            expects = [Expect(native, isa.integer_mma_opcode(t, k, saturate=sat))]
+            expects = [Expect(native, isa_sass.integer_mma_opcode(t, k, saturate=sat))]
             if sub:
-                expects.append(Expect(isa.S4_EMULATED_ARCHS, isa.integer_mma_opcode(
+                expects.append(Expect(isa.S4_EMULATED_ARCHS, isa_sass.integer_mma_opcode(
                     t, k, emulated=True, saturate=sat), True, S4_NOTE))
             out.append(_mma(f"{t}.s32" + (".sat" if sat else ""),
                             f"{_MMA}.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{t}.{t}.s32",
@@ -220,13 +220,13 @@ def _mma_variants() -> list[Variant]:
     for op in isa.BIT_OPS:
         k = isa.INPUT_K["b1"]
         native = isa.B1_XOR_NATIVE_ARCHS if op == "xor" else isa.BMMA_ARCHS
-        expects = [Expect(native, isa.integer_mma_opcode("b1", k, op))]
+        expects = [Expect(native, isa_sass.integer_mma_opcode("b1", k, op))]
         if op == "xor":
             hopper = tuple(a for a in isa.BMMA_ARCHS if a not in native)
-            expects.append(Expect(hopper, isa.integer_mma_opcode("b1", k, op, emulated=True),
+            expects.append(Expect(hopper, isa_sass.integer_mma_opcode("b1", k, op, emulated=True),
                                   True, B1_XOR_NOTE))
         later = tuple(a for a in MMA_ALL if a not in isa.BMMA_ARCHS)
-        expects.append(Expect(later, isa.integer_mma_opcode("b1", k, op, emulated="imma"), True,
+        expects.append(Expect(later, isa_sass.integer_mma_opcode("b1", k, op, emulated="imma"), True,
                               B1_IMMA_NOTE))
         expects = tuple(expects)
         out.append(_mma(f"b1.{op}", f"{_MMA}.m16n8k{k}.row.col.s32.b1.b1.s32.{op}.popc", ("b1",),
@@ -238,38 +238,42 @@ def _mma_variants() -> list[Variant]:
             D = d.upper()
             note = _F2FP_NOTE.format(t=T, acc=D, add="FADD" if d == "f32" else "HADD2")
             out.append(_mma(f"{t}.{d}", f"{_MMA}.m16n8k32.row.col.{d}.{t}.{t}.{d}", (t,), d, 32,
-                            regs, 8, (Expect(FP8_NATIVE, isa.mma_opcode(t, d)),
-                                      Expect(FP8_EMULATED, isa.mma_opcode(t, d, emulated=True),
+                            regs, 8, (Expect(FP8_NATIVE, isa_sass.mma_opcode(t, d)),
+                                      Expect(FP8_EMULATED, isa_sass.mma_opcode(t, d, emulated=True),
                                              True, note)),
                             archs=FP8_NATIVE + FP8_EMULATED))
     # m16n8k8 f16 (sm_75 and later: Turing's largest f16 shape)
     for d, regs in (("f32", 4), ("f16", 2)):
         out.append(_mma(f"f16.{d}.k8", f"{_MMA}.m16n8k8.row.col.{d}.f16.f16.{d}", ("f16",), d, 8,
-                        regs, 16, (Expect(TURING + MMA_ALL, isa.mma_shape_opcode("f16", d, 8)),),
+                        regs, 16, (Expect(TURING + MMA_ALL, isa_sass.mma_shape_opcode("f16", d, 8)),),
                         archs=TURING + MMA_ALL))
     # m8n8k4 f16 (Volta's shape; built for sm_75, whose largest f16 shape is k8)
     for d, regs in (("f32", 8), ("f16", 4)):
         out.append(Variant("mma", f"f16.{d}.k4", f"{_MMA}.m8n8k4.row.col.{d}.f16.f16.{d}", ("f16",),
-                           (d,), TURING, (Expect(TURING, isa.mma_shape_opcode("f16", d, 4)),),
+                           (d,), TURING, (Expect(TURING, isa_sass.mma_shape_opcode("f16", d, 4)),),
                            8, 8, 4, 32, regs, a_bits=16, b_bits=16))
-    # sm_120a: kind::f8f6f4 (fp6 in bits 5:0 of a byte, e2m1 in bits 5:2) and block scaling.
-    fp_kinds = {"e4m3": (8, 0), "e5m2": (8, 0), "e2m3": (8, 0), "e3m2": (8, 0), "e2m1": (8, 2)}
-    for t, (bits, shift) in fp_kinds.items():
-        out.append(_mma(f"f8f6f4.{t}.f32", f"{_MMA}.kind::f8f6f4.m16n8k32.row.col.f32.{t}.{t}.f32",
-                        (t,), "f32", 32, 4, bits, (Expect(SM120, isa.mma_kind_opcode("f8f6f4", t)),),
+    # sm_120a: kind::f8f6f4 (8-bit containers: fp6 in bits 5:0 of a byte, e2m1
+    # in bits 5:2) and block scaling (kinds, K and scale forms: the ISA table).
+    k8, ((st8, vec8),) = isa.MMA_KIND_K["mxf8f6f4"], isa.scale_forms("mxf8f6f4")
+    for t in isa.MMA_KIND_INPUT_TYPES["f8f6f4"]:
+        shift = 2 if t == "e2m1" else 0
+        out.append(_mma(f"f8f6f4.{t}.f32",
+                        f"{_MMA}.kind::f8f6f4.m16n8k{k8}.row.col.f32.{t}.{t}.f32",
+                        (t,), "f32", k8, 4, 8, (Expect(SM120, isa_sass.mma_kind_opcode("f8f6f4", t)),),
                         archs=SM120, a_shift=shift, b_shift=shift))
         out.append(_mma(f"mxf8f6f4.{t}.f32",
-                        f"{_MMA}.kind::mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.row.col.f32.{t}.{t}.f32.ue8m0",
-                        (t,), "f32", 32, 4, bits,
-                        (Expect(SM120, isa.mma_kind_opcode("mxf8f6f4", t, "ue8m0", 1)),),
+                        f"{_MMA}.kind::mxf8f6f4.block_scale.scale_vec::{vec8}X.m16n8k{k8}.row.col"
+                        f".f32.{t}.{t}.f32.{st8}", (t,), "f32", k8, 4, 8,
+                        (Expect(SM120, isa_sass.mma_kind_opcode("mxf8f6f4", t, st8, vec8)),),
                         archs=SM120, scaled=True, a_shift=shift, b_shift=shift))
-    for kind, vec, st in (("mxf4", 2, "ue8m0"), ("mxf4nvf4", 2, "ue8m0"), ("mxf4nvf4", 4, "ue8m0"),
-                          ("mxf4nvf4", 4, "ue4m3")):
-        out.append(_mma(f"{kind}.{vec}x.{st}",
-                        f"{_MMA}.kind::{kind}.block_scale.scale_vec::{vec}X.m16n8k64.row.col.f32.e2m1.e2m1.f32.{st}",
-                        ("e2m1",), "f32", 64, 4, 4,
-                        (Expect(SM120, isa.mma_kind_opcode(kind, "e2m1", st, vec)),), archs=SM120,
-                        scaled=True))
+    for kind in isa.PACKED_E2M1_KINDS:
+        k = isa.MMA_KIND_K[kind]
+        for st, vec in isa.scale_forms(kind):
+            out.append(_mma(f"{kind}.{vec}x.{st}",
+                            f"{_MMA}.kind::{kind}.block_scale.scale_vec::{vec}X.m16n8k{k}.row.col"
+                            f".f32.e2m1.e2m1.f32.{st}", ("e2m1",), "f32", k, 4, 4,
+                            (Expect(SM120, isa_sass.mma_kind_opcode(kind, "e2m1", st, vec)),),
+                            archs=SM120, scaled=True))
     return out
 
 
@@ -284,7 +288,7 @@ def _f64_variants() -> list[Variant]:
         archs = tuple(a for a in MMA_ALL if shape in isa.f64_shapes(a))
         expects: dict = {}
         for a in archs:
-            expects.setdefault(isa.f64_opcode(shape, a), []).append(a)
+            expects.setdefault(isa_sass.f64_opcode(shape, a), []).append(a)
         key = "f64.f64" if shape == isa.F64_SHAPES[0] else f"f64.f64.m{m}n{n}k{k}"
         out.append(Variant("mma", key, f"{_MMA}.m{m}n{n}k{k}.row.col.f64.f64.f64.f64", ("f64",),
                            ("f64",), archs,
@@ -313,18 +317,18 @@ def _wgmma_variants() -> list[Variant]:
     for t in ("f16", "bf16"):
         for d in (("f32", "f16") if t == "f16" else ("f32",)):
             add(f"{t}.{d}", f"{_WG}.m64n8k16.{d}.{t}.{t}", t, d, 16, 4 if d == "f32" else 2,
-                PACK_B16, ", 1, 1, 0, 0", isa.wgmma_opcode(t, d))
+                PACK_B16, ", 1, 1, 0, 0", isa_sass.wgmma_opcode(t, d))
     add("tf32.f32", f"{_WG}.m64n8k8.f32.tf32.tf32", "tf32", "f32", 8, 4, PACK_B32, ", 1, 1",
-        isa.wgmma_opcode("tf32", "f32"))
+        isa_sass.wgmma_opcode("tf32", "f32"))
     for t in isa.FP8_TYPES:
         for d in ("f32", "f16"):
             add(f"{t}.{d}", f"{_WG}.m64n8k32.{d}.{t}.{t}", t, d, 32, 4 if d == "f32" else 2, PACK_B8,
-                ", 1, 1", isa.wgmma_opcode(t, d))
+                ", 1, 1", isa_sass.wgmma_opcode(t, d))
     for t in isa.INTEGER_INPUT_TYPES:
         add(f"{t}.s32", f"{_WG}.m64n8k32.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
-            isa.wgmma_opcode(t, "s32"))
+            isa_sass.wgmma_opcode(t, "s32"))
         add(f"{t}.s32.sat", f"{_WG}.m64n8k32.satfinite.s32.{t}.{t}", t, "s32", 32, 4, PACK_B8, "",
-            isa.wgmma_opcode(t, "s32", saturate=True))
+            isa_sass.wgmma_opcode(t, "s32", saturate=True))
     # wgmma.mma_async.sp: K doubled, into f32 (s32 for the integers)
     tails = {"f16": ", 1, 1, 0, 0", "bf16": ", 1, 1, 0, 0", "tf32": ", 1, 1"}
     packs = {"f16": PACK_B16, "bf16": PACK_B16, "tf32": PACK_B32}
@@ -334,7 +338,7 @@ def _wgmma_variants() -> list[Variant]:
         integer = t in isa.INTEGER_INPUT_TYPES
         out.append(Variant("wgmma", f"{t}.{d}.sparse",
                            f"wgmma.mma_async.sp.sync.aligned.m64n8k{k}.{d}.{t}.{t}", (t,), (d,),
-                           HOPPER, (Expect(HOPPER, isa.wgmma_opcode(t, d, sparse=True)),), 64, 8,
+                           HOPPER, (Expect(HOPPER, isa_sass.wgmma_opcode(t, d, sparse=True)),), 64, 8,
                            k, 128, 4, sparse=True, a_pack=packs.get(t, PACK_B8),
                            b_pack=packs.get(t, PACK_B8),
                            tail="" if integer else tails.get(t, ", 1, 1")))
@@ -349,10 +353,10 @@ BLACKWELL = isa.BLACKWELL_ARCHS
 _TC = "tcgen05.mma"
 UTC_SAME_OPCODE = ("UTCHMMA is one opcode for f16, bf16 and tf32 inputs: the types sit in the "
                    "runtime instruction descriptor, so SASS cannot tell them apart")
-# The unscaled kinds, then the block-scaled kinds by scale_vec (types, K,
-# outputs, scale types and opcodes: the ISA table).
-TC05_PLAIN = ("f16", "tf32", "f8f6f4", "i8")
-TC05_SCALED = (("mxf8f6f4", 1), ("mxf4", 2), ("mxf4nvf4", 2), ("mxf4nvf4", 4))
+# The unscaled kinds, then the block-scaled kinds by scale_vec (kinds, types,
+# K, outputs, scale forms and opcodes: the ISA table).
+TC05_PLAIN = isa.TCGEN05_PLAIN_KINDS
+TC05_SCALED = tuple((kind, vec) for kind in isa.BLOCK_SCALED_KINDS for vec in isa.scale_vecs(kind))
 
 
 def _tcgen05_variants() -> list[Variant]:
@@ -361,7 +365,7 @@ def _tcgen05_variants() -> list[Variant]:
         fmts, k = isa.TCGEN05_INPUT_TYPES[kind], isa.TCGEN05_K[kind]
         if kind == "i8":
             fmts = isa.INTEGER_INPUT_TYPES  # s8 first, as mma and wgmma list them
-        archs, op = isa.TCGEN05_KIND_ARCHS[kind], isa.TCGEN05_OPCODES[kind]
+        archs, op = isa.TCGEN05_KIND_ARCHS[kind], isa_sass.TCGEN05_OPCODES[kind]
         ds = isa.output_types("tcgen05", kind, fmts[0])
         for sparse in (False, True):
             sp = ".sp" if sparse else ""
@@ -375,7 +379,7 @@ def _tcgen05_variants() -> list[Variant]:
         for sparse in (False, True):
             sp = ".sp" if sparse else ""
             key = f"{kind}.{vec}x" + (".sparse" if sparse else "")
-            expects = tuple(Expect((a,), isa.tcgen05_opcode(kind, a, vec)) for a in BLACKWELL)
+            expects = tuple(Expect((a,), isa_sass.tcgen05_opcode(kind, a, vec)) for a in BLACKWELL)
             out.append(Variant("tcgen05", key,
                                f"{_TC}{sp}.cta_group::1.kind::{kind}.block_scale.scale_vec::{vec}X",
                                fmts, ("f32",), BLACKWELL, expects, 128, 8,

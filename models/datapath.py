@@ -192,3 +192,17 @@ def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapa
         raise DatapathError(f"{f} inputs are mma.sync only (no wgmma)")
     bitop = isa.BIT_OPS[-1] if f in isa.BIT_TYPES else None  # b1: xor, the sm_75 form
     return Datapath(family, f, f, f, out, isa.instruction_k(family, f), bitop=bitop)
+
+
+def datapath_for(arch: str | None, family: str, a: str, b: str, d: str | None = None) -> Datapath:
+    """The datapath ``family`` runs on ``arch`` for A of ``a`` and B of ``b``
+    (canonical names) into ``d`` (None: the kind's first D type): the pair's
+    kind (:func:`isa.pair_kind`; else the input type's own, as
+    :func:`default_datapath`) at the largest K one instruction has on ``arch``
+    (:func:`isa.arch_instruction_k`). IsaError where none takes the pair."""
+    kind = isa.pair_kind(arch, family, a, b)
+    if kind is None:
+        dp = default_datapath(family, a, d)
+        return dp.with_k(isa.arch_instruction_k(arch, family, dp.kind, a))
+    return Datapath(family, kind, a, b, d or isa.output_types(family, kind, a)[0],
+                    isa.arch_instruction_k(arch, family, kind, a))

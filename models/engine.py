@@ -27,7 +27,8 @@ zero is +0 (``zero_sign='positive'``) or follows IEEE 754 (``'ieee'``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -42,8 +43,8 @@ from .core_loop import case_word, prepare
 from .fastpath import Speed
 from .kernel_params import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError
 
-__all__ = ["CARRY_TOPS", "OVERFLOWS", "ROUNDINGS", "EngineParams", "ParamError", "Speed", "fdp_kernel",
-           "fused_dot"]
+__all__ = ["CARRY_TOPS", "FOUND_KEYS", "OVERFLOWS", "PARAMS", "PROFILE_KEYS", "ROUNDINGS",
+           "EngineParams", "Param", "ParamError", "Speed", "fdp_kernel", "fused_dot"]
 
 
 class ParamRecord:
@@ -60,35 +61,93 @@ class ParamRecord:
         return d
 
 
-@dataclass(frozen=True)
-class EngineParams(ParamRecord):
-    """Every knob of the engine, named. Defaults are the Hopper/Blackwell
-    HMMA datapath for f32 output (F=25, L=16, floor -133, RZ, +0)."""
+FLOOR_LIMIT = 1 << 31  # |zero_floor| the engine's 64-bit exponent arithmetic holds
 
-    window_bits: int | None = isa.DEFAULT_WINDOW_BITS  # F: fraction bits kept below the anchor
-    block_size: int = 16  # L: products fused per block
-    zero_floor: int | None = isa.output_defaults("f32").zero_floor  # anchor never below this
-    input_conversion: str = "truncate"  # A/B words wider than their format (tf32)
-    output_rounding: str = "rz"  # rz | rne | rna
-    output_frac_bits: int | None = None  # None: the output format's own
-    zero_sign: str = "positive"  # positive | ieee
-    nan: int | None = None  # canonical NaN word of the output (None: the format's)
-    overflow: str = "inf"  # inf | saturate | ieee (unmeasured on silicon; MMA-Sim gives Inf)
-    align: str = "raw"  # raw exponent sums | normalized products
-    carry_bits: int | None = None  # integer bits of the accumulator above the anchor
-    carry_top: str = "wrap"  # a sum past carry_bits: wrap | saturate | normalize
-    k_order: tuple[int, ...] | None = None  # order the K positions are consumed in
-    c_join: str = "first"  # first: C is the first block's addend | last: added after
-    c_convert: str | None = None  # convert C (RNE) to this type before the MMA
-    inter_type: str | None = None  # type of a block result passed on (None: output)
-    inter_rounding: str | None = None  # None: output_rounding
-    inter_frac_bits: int | None = None  # None: output_frac_bits, if the types agree
-    c_add_rounding: str = "rne"  # rounding of the final add when c_join='last'
+
+@dataclass(frozen=True)
+class Param:
+    """One engine parameter: its name, the kind of value, what it may be, its
+    default and what it means. ``kind``: int (lo..hi), choice (one of
+    ``choices``), word (a raw word of the output format), order (a
+    permutation of the K positions) or format (a format name)."""
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    choices: tuple = ()
+    lo: int | None = None
+    hi: int | None = None
+    null: str | None = None  # what None means (None: the parameter always has a value)
+    null_words: tuple = ("none",)  # how a TOML profile spells None
+    profile: bool = False  # a key every TOML profile sets and every fingerprint reports
+    found: bool = False  # a key a ladder finding may set
+    unset: str = ""  # what a fingerprint that leaves the key at None means
+
+    @property
+    def nullable(self) -> bool:
+        return self.null is not None
+
+
+_ROUNDINGS = tuple(ROUNDINGS)
+# The engine's parameters, in EngineParams' order (the dataclass is made from
+# this table; the TOML schema, the fingerprint, the sim profiles and the
+# ladder report read it too). Defaults: the Hopper/Blackwell HMMA datapath
+# for f32 output (F=25, L=16, floor -133, RZ, +0).
+PARAMS = (
+    Param("window_bits", "int", isa.DEFAULT_WINDOW_BITS, "F: fraction bits kept below the anchor",
+          lo=0, hi=56, null="exact (no cut)", null_words=("exact", "none"), profile=True,
+          found=True),
+    Param("block_size", "int", 16, "L: products fused per block", lo=1, hi=1024, profile=True,
+          found=True),
+    Param("zero_floor", "int", isa.output_defaults("f32").zero_floor, "the anchor never below this",
+          lo=-FLOOR_LIMIT, hi=FLOOR_LIMIT, null="no floor", profile=True, found=True),
+    Param("input_conversion", "choice", "truncate", "A/B words wider than their format (tf32)",
+          choices=("truncate", "rne", "rna"), profile=True, found=True),
+    Param("output_rounding", "choice", "rz", "rounding into the output", choices=_ROUNDINGS,
+          profile=True, found=True),
+    Param("output_frac_bits", "int", None, "fraction bits kept in the output", lo=0, hi=64,
+          null="the output format's own", found=True, unset="the output format's own"),
+    Param("zero_sign", "choice", "positive", "the sign of an exact zero",
+          choices=("positive", "ieee"), profile=True, found=True),
+    Param("nan", "word", None, "canonical NaN word of the output", null="the format's",
+          profile=True, found=True),
+    Param("overflow", "choice", "inf", "a finite sum past the output (unmeasured on silicon; "
+          "MMA-Sim gives Inf)", choices=tuple(OVERFLOWS), found=True),
+    Param("align", "choice", "raw", "the alignment exponent: raw exponent sums | normalized "
+          "products", choices=("raw", "normalized")),
+    Param("carry_bits", "int", None, "integer bits of the accumulator above the anchor", lo=0,
+          hi=64, null="no limit", found=True, unset="no wrap"),
+    Param("carry_top", "choice", "wrap", "a sum past carry_bits", choices=tuple(CARRY_TOPS),
+          found=True, unset="no carry limit"),
+    Param("k_order", "order", None, "order the K positions are consumed in", null="K in order",
+          found=True, unset="K in order"),
+    Param("c_join", "choice", "first", "first: C is the first block's addend | last: added after",
+          choices=("first", "last")),
+    Param("c_convert", "format", None, "convert C (RNE) to this type before the MMA",
+          null="C as it is"),
+    Param("inter_type", "format", None, "type of a block result passed on", null="the output's"),
+    Param("inter_rounding", "choice", None, "rounding of a block result passed on",
+          choices=_ROUNDINGS, null="output_rounding"),
+    Param("inter_frac_bits", "int", None, "fraction bits of a block result passed on", lo=0,
+          hi=64, null="output_frac_bits, if the types agree"),
+    Param("c_add_rounding", "choice", "rne", "rounding of the final add when c_join='last'",
+          choices=_ROUNDINGS),
+)
+PARAM = {p.name: p for p in PARAMS}
+PROFILE_KEYS = tuple(p.name for p in PARAMS if p.profile)  # every TOML profile sets these
+FOUND_KEYS = tuple(p.name for p in PARAMS if p.found)  # a ladder finding may set these
+_TYPES = {"int": "int", "choice": "str", "word": "int", "order": "tuple[int, ...]",
+          "format": "str"}
+
+
+class _EngineParams(ParamRecord):
+    """Every knob of the engine, named (:data:`PARAMS`: each one's meaning,
+    values and default)."""
 
     @classmethod
     def from_dict(cls, d: dict) -> EngineParams:
-        known = {f.name for f in fields(cls)}
-        extra = set(d) - known
+        extra = set(d) - set(PARAM)
         if extra:
             raise ParamError(f"unknown engine parameter(s): {', '.join(sorted(extra))}")
         d = dict(d)
@@ -97,26 +156,27 @@ class EngineParams(ParamRecord):
         return cls(**d)
 
     def check(self) -> None:
-        for name, value, table in (
-            ("output_rounding", self.output_rounding, ROUNDINGS),
-            ("inter_rounding", self.inter_rounding or "rz", ROUNDINGS),
-            ("c_add_rounding", self.c_add_rounding, ROUNDINGS),
-            ("overflow", self.overflow, OVERFLOWS),
-        ):
-            if value not in table:
-                raise ParamError(f"{name} must be one of {', '.join(table)}, not {value!r}")
-        choices = (("zero_sign", self.zero_sign, ("positive", "ieee")),
-                   ("align", self.align, ("raw", "normalized")),
-                   ("c_join", self.c_join, ("first", "last")),
-                   ("carry_top", self.carry_top, tuple(CARRY_TOPS)),
-                   ("input_conversion", self.input_conversion, ("truncate", "rne", "rna")))
-        for name, value, allowed in choices:
-            if value not in allowed:
-                raise ParamError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-        if self.block_size < 1:
-            raise ParamError("block_size must be at least 1")
-        if self.window_bits is not None and not 0 <= self.window_bits <= 56:
-            raise ParamError("window_bits must be between 0 and 56 (or None for exact)")
+        """ParamError unless every value is one :data:`PARAMS` allows (a NaN
+        word is the output format's to check)."""
+        for p in PARAMS:
+            v = getattr(self, p.name)
+            if v is None and p.nullable:
+                continue
+            if p.kind == "choice" and v not in p.choices:
+                raise ParamError(f"{p.name} must be one of {', '.join(p.choices)}, not {v!r}")
+            if p.kind == "int" and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                    or not p.lo <= v <= p.hi):
+                raise ParamError(f"{p.name} must be a whole number in {p.lo}..{p.hi}"
+                                 + (f" (or None: {p.null})" if p.nullable else "") + f", not {v!r}")
+
+
+EngineParams = make_dataclass(
+    "EngineParams",
+    [(p.name, _TYPES[p.kind] + (" | None" if p.nullable else ""), field(default=p.default))
+     for p in PARAMS],
+    bases=(_EngineParams,), frozen=True,
+    namespace={"__module__": __name__, "__doc__": _EngineParams.__doc__})
+EngineParams.__qualname__ = "EngineParams"
 
 
 # ---------------------------------------------------------------------------

@@ -18,6 +18,8 @@ Evidence for the defaults: Khattak & Mikaitis 2025 captures
 vectors (../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt: an f16 accumulator
 of zero anchors at 2**-21 on H200/B200/B300) and the tcgen05 write-up
 (../shared/seeds/tcgen05-blog.txt: F=25, RZ into f32).
+
+The SASS opcodes ptxas emits for these instructions: :mod:`.isa_sass`.
 """
 
 from __future__ import annotations
@@ -37,8 +39,14 @@ ALL_FAMILIES = FAMILIES + AMD_FAMILIES
 # tcgen05.mma .kind qualifiers (PTX ISA 8.6+, sm_100a/sm_103a).
 TCGEN05_KINDS = ("tf32", "f16", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
 
-# The kinds whose products are multiplied by per-block scale factors.
+# The kinds whose products are multiplied by per-block scale factors; the rest are plain.
 BLOCK_SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+TCGEN05_PLAIN_KINDS = tuple(k for k in TCGEN05_KINDS if k not in BLOCK_SCALED_KINDS)
+# The scaled kinds that pack two e2m1 a byte (K doubles); f8f6f4 and mxf8f6f4
+# hold one e2m1 in each 8-bit container.
+PACKED_E2M1_KINDS = ("mxf4", "mxf4nvf4")
+# Block-scale factor types (.scale_type of tcgen05.mma / mma.sync .block_scale).
+SCALE_TYPES = ("ue8m0", "ue4m3")
 
 # The element types of kind::f8f6f4 / mxf8f6f4, each in an 8-bit container.
 F8F6F4_TYPES = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
@@ -70,7 +78,8 @@ INPUT_K = {"tf32": 8, "bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32, "e2m3": 32,
 # K of one dense tcgen05.mma per kind (the block-scaled fp4 kinds pack two
 # e2m1 a byte, so K doubles).
 TCGEN05_K = {"tf32": INPUT_K["tf32"], "f16": INPUT_K["f16"], "f8f6f4": INPUT_K["e4m3"],
-             "i8": INPUT_K["s8"], "mxf8f6f4": INPUT_K["e4m3"], "mxf4": 64, "mxf4nvf4": 64}
+             "i8": INPUT_K["s8"], "mxf8f6f4": INPUT_K["e4m3"],
+             **{kind: 2 * INPUT_K["e2m1"] for kind in PACKED_E2M1_KINDS}}
 
 # mma.sync shapes (m, n, k) per input type: every K one instruction can have.
 MMA_SHAPES = {
@@ -115,26 +124,13 @@ def f64_shapes(arch: str) -> tuple[tuple[int, int, int], ...]:
     return F64_SHAPES[:1] if arch in F64_SM80_ARCHS else F64_SHAPES
 
 
-# The SASS of each f64 shape (NVRTC/ptxas 13.5 and nvdisasm, tests/test_sass.py):
+# The SASS of each f64 shape (models/isa_sass.py: NVRTC/ptxas 13.5 and nvdisasm):
 # sm_80/86/89 spell m8n8k4 DMMA.884; sm_90 has one native opcode a shape
 # (DMMA.8x8x4, DMMA.16x8x4, DMMA.16x8x8, DMMA.16x8x16); sm_100a, sm_103a and
 # sm_120a compile every m16n8 shape to DMMA.8x8x4s chained through the
 # accumulator (two row halves times K/4, e.g. eight for m16n8k16): emulated.
 F64_NATIVE_ARCHS = ("sm_90", "sm_90a")
 F64_SPLIT_ARCHS = ("sm_100a", "sm_103a", "sm_120a")
-
-
-def f64_opcode(shape: tuple[int, int, int], arch: str) -> tuple[str, bool]:
-    """(the SASS opcode an f64 mma.sync shape compiles to on ``arch``,
-    whether the compiler emulates the shape with smaller DMMAs)."""
-    m, n, k = shape
-    if shape not in f64_shapes(arch):
-        raise IsaError(f"{arch} has no f64 mma.sync m{m}n{n}k{k}")
-    if arch in F64_SM80_ARCHS:
-        return "DMMA.884", False
-    if arch in F64_NATIVE_ARCHS:
-        return f"DMMA.{m}x{n}x{k}", False
-    return "DMMA.8x8x4", shape != F64_SHAPES[0]
 
 
 # wgmma.mma_async M and N: M = 64, N = 8..256 in steps of 8 (integers: of 8 up
@@ -216,7 +212,7 @@ SP_TF32_NIBBLES = (0x4, 0xE)
 # wgmma.mma_async.sp: input types, K doubled (f16/bf16 32, tf32 16, 8-bit 64).
 WGMMA_SP_TYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
 
-# SASS of the integer and sparse forms (NVRTC/ptxas 13.5, tests/test_sass.py).
+# SASS of the integer and sparse forms (models/isa_sass.py: NVRTC/ptxas 13.5).
 # Hopper and later have no 4-bit IMMA: ptxas emulates mma .s4/.u4 there with
 # 8-bit IMMA (the nibbles unpacked by integer ALU code).
 S4_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
@@ -229,33 +225,6 @@ S4_EMULATED_ARCHS = ("sm_90", "sm_90a", "sm_100a", "sm_103a", "sm_120a")
 # through 8-bit IMMA (IMMA.16832.U8.U8).
 B1_XOR_NATIVE_ARCHS = ("sm_80", "sm_86", "sm_89")
 BMMA_ARCHS = (*B1_XOR_NATIVE_ARCHS, "sm_90", "sm_90a")
-
-
-def integer_mma_opcode(a_type: str, k: int, bitop: str | None = None, sparse: bool = False,
-                       emulated: bool | str = False, saturate: bool = False) -> str:
-    """The SASS opcode of integer mma.sync / mma.sp m16n8kK (logical K);
-    ``emulated``: the 8-bit IMMA an s4/u4 emulation issues (same signedness),
-    the BMMA.AND of b1 .xor on sm_90 (True), or "imma": b1 on sm_100a and later;
-    ``saturate``: .satfinite (.SAT)."""
-    T = a_type.upper()
-    if a_type in BIT_TYPES:
-        if emulated == "imma":
-            return "IMMA.16832.U8.U8"
-        return f"BMMA.168{k}.{'AND' if emulated else bitop.upper()}.POPC"
-    sat = ".SAT" if saturate else ""
-    if emulated:  # the emulation saturates outside the IMMA: no .SAT on it
-        t8 = "S8" if a_type.startswith("s") else "U8"
-        return f"IMMA.SP.16864.{t8}.{t8}" if sparse else f"IMMA.16832.{t8}.{t8}"
-    return f"IMMA{'.SP' if sparse else ''}.168{k}.{T}.{T}{sat}"
-
-
-def sparse_mma_opcode(a_type: str, d_type: str, k: int) -> str:
-    """The SASS opcode of float mma.sp m16n8kK (logical K)."""
-    D = d_type.upper()
-    if a_type in FP8_TYPES:
-        return f"QMMA.SP.168{k}.{D}.{a_type.upper()}.{a_type.upper()}"
-    suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
-    return f"HMMA.SP.168{k}.{D}{suffix}"
 
 
 # ---------------------------------------------------------------------------
@@ -294,11 +263,26 @@ def input_types(family: str, kind: str) -> tuple[str, ...]:
     raise IsaError(f"{kind} is not an input type of {family}")
 
 
+# tcgen05.mma: the D types of each kind (PTX ISA 9.7.16.2.1 "Matrix Shape",
+# Table 39 "Various combinations of .kind and shapes": kind::f16 has dtype
+# .f16 with atype/btype .f16, and dtype .f32 with .f16 or .bf16, so a bf16
+# product is written to f32 only). The block-scaled kinds write f32.
+TCGEN05_D_TYPES = {"tf32": ("f32",), "f16": ("f32", "f16"), "f8f6f4": ("f32", "f16"),
+                   "i8": ("s32",), **{kind: ("f32",) for kind in BLOCK_SCALED_KINDS}}
+TCGEN05_F32_ONLY_INPUTS = ("bf16",)  # kind::f16 with these A/B: no f16 D
+
+
+def tcgen05_d_types(kind: str, a_type: str) -> tuple[str, ...]:
+    """The C/D types of a tcgen05.mma of ``kind`` with A of ``a_type``."""
+    if kind not in TCGEN05_D_TYPES:
+        raise IsaError(f"unknown tcgen05 kind {kind!r} (known: {', '.join(TCGEN05_KINDS)})")
+    return ("f32",) if a_type in TCGEN05_F32_ONLY_INPUTS else TCGEN05_D_TYPES[kind]
+
+
 def output_types(family: str, kind: str, a_type: str) -> tuple[str, ...]:
     """The C/D types an instruction with A of ``a_type`` writes."""
     if family == "tcgen05":
-        return {"tf32": ("f32",), "f16": ("f32", "f16") if a_type == "f16" else ("f32",),
-                "f8f6f4": ("f32", "f16"), "i8": ("s32",)}.get(kind, ("f32",))
+        return tcgen05_d_types(kind, a_type) if kind in TCGEN05_D_TYPES else ("f32",)
     if a_type in INTEGER_INPUT_TYPES or a_type in MMA_ONLY_TYPES:
         return ("s32",)
     if a_type in F64_TYPES:
@@ -312,6 +296,39 @@ def scale_choices(kind: str) -> frozenset:
     """The (scale type, vector size) pairs a tcgen05 block-scaled kind takes
     (empty for the unscaled kinds)."""
     return TCGEN05_SCALES.get(kind, frozenset())
+
+
+def scale_forms(kind: str) -> tuple[tuple[str, int], ...]:
+    """:func:`scale_choices` in order: by vector size, ue8m0 before ue4m3."""
+    return tuple(sorted(scale_choices(kind), key=lambda c: (c[1], SCALE_TYPES.index(c[0]))))
+
+
+def scale_vecs(kind: str) -> tuple[int, ...]:
+    """The scale_vec::NX sizes a block-scaled kind takes, smallest first."""
+    return tuple(dict.fromkeys(v for _t, v in scale_forms(kind)))
+
+
+def default_scale_vec(kind: str) -> int:
+    """The scale_vec a descriptor of ``kind`` decodes to when the instruction's
+    qualifier is not given: the kind's largest (1X, 2X, 4X)."""
+    if kind not in TCGEN05_SCALES:
+        raise IsaError(f"kind::{kind} takes no block scales")
+    return scale_vecs(kind)[-1]
+
+
+def block_scaled_kind(a: str, b: str, scale_type: str, block: int) -> tuple[str, int]:
+    """(kind, scale_vec) that block-scaled A/B of ``a`` x ``b`` with a
+    ``scale_type`` code every ``block`` K positions select: e2m1 pairs take the
+    packed kinds (mxf4 before mxf4nvf4), other elements kind::mxf8f6f4."""
+    kinds = PACKED_E2M1_KINDS if a == b == "e2m1" else ("mxf8f6f4",)
+    for kind in kinds:
+        for st, vec in scale_forms(kind):
+            if st == scale_type and scale_block(TCGEN05_K[kind], vec, False) == block:
+                return kind, vec
+    fits = "; ".join(f"{kind}: " + ", ".join(f"{st} every {scale_block(TCGEN05_K[kind], v, False)}"
+                                            for st, v in scale_forms(kind)) for kind in kinds)
+    raise IsaError(f"{scale_type} scales every {block} K positions fit no block-scaled kind "
+                   f"for {a}x{b} ({fits})")
 
 
 def scale_block(k: int, scale_vec: int | None, sparse: bool) -> int:
@@ -398,16 +415,6 @@ def check_mma_kind(kind: str, a: str, b: str, c: str, d: str, k: int, scale: tup
 
 
 
-def mma_shape_opcode(a_type: str, d_type: str, k: int) -> str:
-    """The SASS opcode of ``mma.sync`` m16n8kK (a K below the largest) with A/B
-    of ``a_type`` into ``d_type``: HMMA.1688 for m16n8k8 f16, HMMA.884 steps for
-    m8n8k4 f16 (nvdisasm 13.5 on sm_75, tests/test_sass.py)."""
-    if (a_type, k) == ("f16", 8):
-        return f"HMMA.1688.{d_type.upper()}"
-    if (a_type, k) == ("f16", 4):  # sm_75: STEP0..3 into f32, STEP0..1 into f16; the first
-        return f"HMMA.884.{d_type.upper()}.{d_type.upper()}.STEP0"
-    raise IsaError(f"no recorded opcode for mma.sync k{k} with {a_type}")
-
 # ---------------------------------------------------------------------------
 # Default parameters per output type
 
@@ -445,13 +452,28 @@ def output_rounding(d_type: str) -> str:
 # Operand containers
 
 # Shared-memory packing of an element of each width (tcgen05/wgmma operands;
-# fp6 and fp4 are packed 16 elements into 12/8 bytes, padded to 16 bytes).
+# fp6 and fp4 are packed 16 elements into 12/8 bytes, padded to 16 bytes),
+# and of the packed kinds' e2m1 (two a byte).
 ELEMENT_PACKINGS = {32: "b32", 16: "b16", 8: "b8", 6: "b6x16_p32", 4: "b4x16_p64"}
+PACKED_E2M1_PACKING = "b4"
+
+
+def operand_packing(kind: str, t: str) -> str:
+    """The shared-memory packing of an A/B element of type ``t`` under
+    ``kind``: its width's (tf32 in 32 bits), e2m1 two a byte under the
+    packed kinds (:data:`PACKED_E2M1_KINDS`)."""
+    from .formats import get_format  # numba-compiled decoders: not at import
+
+    if t not in INPUT_K or t in MMA_ONLY_TYPES:
+        raise IsaError(f"no shared-memory packing for {t}")
+    if t == "e2m1" and kind in PACKED_E2M1_KINDS:
+        return PACKED_E2M1_PACKING
+    return ELEMENT_PACKINGS[32 if t == "tf32" else get_format(t).width]
 
 
 # ---------------------------------------------------------------------------
-# Architectures: what each harness architecture runs, and the SASS it compiles to
-# (NVRTC/ptxas 13.5, checked by tests/test_sass.py; kernels/README.md)
+# Architectures: what each harness architecture runs (the SASS it compiles to,
+# NVRTC/ptxas 13.5: models/isa_sass.py, checked by tests/test_sass.py)
 
 # Families each architecture's harness runs. sm_90a adds wgmma to the mma
 # harness of sm_90; sm_100a and sm_103a add tcgen05.
@@ -500,53 +522,38 @@ def arch_for_cc(major: int, minor: int) -> str:
                       f"(harnesses: {', '.join(ARCH_FAMILIES)})")
 
 
-def mma_opcode(a_type: str, d_type: str, emulated: bool = False) -> str:
-    """The SASS opcode of ``mma.sync`` m16n8kK with A/B of ``a_type`` (its
-    largest K) into ``d_type``; ``emulated``: the HMMA that an fp8 emulation issues."""
-    D = d_type.upper()
-    if a_type in FP8_TYPES:
-        return f"HMMA.16816.{D}" if emulated else f"QMMA.16832.{D}.{a_type.upper()}.{a_type.upper()}"
-    return {"f16": f"HMMA.16816.{D}", "bf16": "HMMA.16816.F32.BF16", "tf32": "HMMA.1688.F32.TF32",
-            "s8": "IMMA.16832.S8.S8", "u8": "IMMA.16832.U8.U8"}[a_type]
+# ---------------------------------------------------------------------------
+# Which instruction multiplies a pair of input types on an architecture
 
 
-def mma_kind_opcode(kind: str, a_type: str, scale_type: str | None = None,
-                    scale_vec: int | None = None) -> str:
-    """The SASS opcode of sm_120a's ``mma.sync .kind::`` forms (into f32)."""
-    T = a_type.upper()
-    if kind == "f8f6f4":
-        return f"QMMA.16832.F32.{T}.{T}"
-    if kind == "mxf8f6f4":
-        return f"QMMA.SF.16832.F32.{T}.{T}.E8"
-    # ue8m0 x4 prints .E8.4X (nvdisasm 13.5); 2X is the default and unprinted
-    sc = ("E8" if scale_type == "ue8m0" else "UE4M3") + (f".{scale_vec}X" if scale_vec == 4 else "")
-    return f"OMMA.SF.16864.F32.E2M1.E2M1.{sc}"
+def arch_instruction_k(arch: str | None, family: str, kind: str, a_type: str) -> int:
+    """K of one instruction of ``family``/``kind`` on ``arch``: the largest
+    shape its mma.sync has where ARCH_MMA_SHAPES lists fewer (V100: m8n8k4,
+    T4: m16n8k8), an sm_120a ``mma .kind::``'s K, else :func:`instruction_k`."""
+    if family == "mma" and kind in MMA_KINDS:
+        return MMA_KIND_K[kind]
+    shapes = ARCH_MMA_SHAPES.get(arch or "") if family == "mma" else None
+    if shapes is None:
+        return instruction_k(family, kind, a_type)
+    if a_type not in shapes:
+        raise IsaError(f"{arch}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
+    return max(k for _m, _n, k in shapes[a_type])
 
 
-def wgmma_opcode(a_type: str, d_type: str, saturate: bool = False, sparse: bool = False) -> str:
-    """The SASS opcode of ``wgmma.mma_async`` m64n8kK (K of one instruction;
-    ``saturate``: .satfinite; ``sparse``: wgmma.mma_async.sp, K doubled)."""
-    k, D, T = instruction_k("wgmma", a_type, sparse=sparse), d_type.upper(), a_type.upper()
-    sp = ".SP" if sparse else ""
-    if a_type in FP8_TYPES:
-        return f"QGMMA{sp}.64x8x{k}.{D}.{T}.{T}"
-    if a_type in INTEGER_INPUT_TYPES:
-        return f"IGMMA{sp}.64x8x{k}.{T}.{T}{'.SAT' if saturate else ''}"
-    suffix = {"bf16": ".BF16", "tf32": ".TF32"}.get(a_type, "")
-    return f"HGMMA{sp}.64x8x{k}.{D}{suffix}"
-
-
-# tcgen05.mma: one opcode a kind (the types sit in the runtime instruction
-# descriptor, so f16, bf16 and tf32 all run UTCHMMA).
-TCGEN05_OPCODES = {"tf32": "UTCHMMA", "f16": "UTCHMMA", "f8f6f4": "UTCQMMA", "i8": "UTCIMMA",
-                   "mxf8f6f4": "UTCQMMA", "mxf4": "UTCOMMA", "mxf4nvf4": "UTCOMMA"}
-
-
-def tcgen05_opcode(kind: str, arch: str, scale_vec: int | None = None) -> str:
-    """The SASS opcode of ``tcgen05.mma`` of ``kind`` on ``arch``: the same PTX
-    of mxf4nvf4.scale_vec::4X disassembles as UTCOMMA.4X on sm_100a and
-    UTCOMMA.BLOCK16 on sm_103a."""
-    if kind == "mxf4nvf4" and scale_vec == 4:
-        return "UTCOMMA.BLOCK16" if arch == "sm_103a" else "UTCOMMA.4X"
-    return TCGEN05_OPCODES[kind]
-
+def pair_kind(arch: str | None, family: str, a: str, b: str) -> str | None:
+    """The kind of ``family`` on ``arch`` that multiplies A of ``a`` by B of
+    ``b`` where the input type's own instruction does not (None: it does):
+    sm_120a's mma.sync kind::f8f6f4 for fp6/fp4 or two different f8f6f4
+    types, tcgen05 kind::f8f6f4 for two different ones, the fp8 mixes of
+    mma.sync and wgmma (kind: A's type). IsaError for a pair none takes."""
+    if (family == "mma" and arch in SM120_ARCHS and (a != b or a in SUB_BYTE_TYPES)
+            and {a, b} <= set(MMA_KIND_INPUT_TYPES["f8f6f4"])):
+        return "f8f6f4"
+    if a == b:
+        return None
+    if family == "tcgen05":
+        if a in F8F6F4_TYPES and b in F8F6F4_TYPES:
+            return "f8f6f4"
+    elif a in FP8_TYPES and b in FP8_TYPES:
+        return a
+    raise IsaError(f"{family} takes no {a} x {b} product")

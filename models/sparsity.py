@@ -59,7 +59,7 @@ def pattern(dp) -> str:
         raise SparsityError(f"{dp.id} is dense: it has no sparse metadata")
     if dp.kind == "tf32" or dp.a_type == "tf32":
         return "1of2"
-    if dp.kind in ("mxf4", "mxf4nvf4") or dp.a_type in isa.SUBBYTE_INTEGER_TYPES:
+    if dp.kind in isa.PACKED_E2M1_KINDS or dp.a_type in isa.SUBBYTE_INTEGER_TYPES:
         return "pairs8"
     return "2of4"
 

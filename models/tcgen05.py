@@ -36,6 +36,17 @@ from .model import FixedPointModel, IntegerModel, Model, ModelError
 from .tcgen05_scaled import BlockScaledModel, ScaledParams
 
 ARCH = "sm_100a"
+# The groups of block-scaled datapaths that share one ScaledParams (fields of
+# Tcgen05Profile; the [scaled.GROUP] tables of a TOML sim profile).
+SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
+
+
+def scaled_group(dp: Datapath) -> str:
+    """The group of a block-scaled datapath: mx (kind::mxf8f6f4), nvfp4
+    (ue4m3 scales) or mxf4 (mxf4, and mxf4nvf4 with ue8m0)."""
+    if dp.kind == "mxf8f6f4":
+        return "mx"
+    return "nvfp4" if dp.scale_type == "ue4m3" else "mxf4"
 
 
 def check_datapath(dp: Datapath) -> None:
@@ -99,14 +110,10 @@ class Tcgen05Profile:
 
     def scaled_params(self, dp: Datapath) -> ScaledParams:
         """Block-scaled parameters of ``dp`` (kind, scale type, sparsity)."""
-        if dp.kind == "mxf8f6f4":
-            p = self.mx
-        elif dp.scale_type == "ue4m3":
-            p = self.nvfp4
-            if dp.sparse:
-                p = p.replace(merge_group=self.sparse_nvfp4_merge)
-        else:
-            p = self.mxf4
+        group = scaled_group(dp)
+        p = getattr(self, group)
+        if group == "nvfp4" and dp.sparse:
+            p = p.replace(merge_group=self.sparse_nvfp4_merge)
         return p.replace(overflow=self.overflow)
 
     def model(self, dp: Datapath) -> Model:

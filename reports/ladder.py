@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from tcprobe.models.engine import FOUND_KEYS, PARAM
 from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import pow2
 
@@ -82,9 +83,7 @@ def fingerprint_table(fp, simulated: bool) -> Table:
     t.add_column("value")
     t.add_column("note", overflow="fold")
     scaled = getattr(fp, "scaled", None)
-    keys = ("window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
-            "zero_sign", "nan", "output_frac_bits", "k_order", "overflow", "carry_bits",
-            "carry_top")
+    keys = FOUND_KEYS  # the engine keys a finding may set (models/engine.PARAMS)
     if scaled is not None:  # block-scaled: the scale step's keys instead of the engine's
         keys = ("scale_block", "product_window_bits", "scale_floor_offset", "nan")
     chain = getattr(fp, "chain", None)
@@ -114,11 +113,8 @@ def fingerprint_table(fp, simulated: bool) -> Table:
         note = fp.undetermined.get(key, "")
         if key in fp.assumed:
             note += f" (the model uses {fp.assumed[key]})"
-        if v is None and not note:
-            note = {"output_frac_bits": "the output format's own",
-                    "k_order": "K in order", "carry_bits": "no wrap",
-                    "carry_top": "no carry limit",
-                    "zero_floor": ""}.get(key, "")
+        if v is None and not note and key in PARAM:
+            note = PARAM[key].unset
         t.add_row(key, "-" if v is None else str(v), note)
     if scaled is not None:
         for key, v in scaled.items():

@@ -17,20 +17,19 @@ import numpy as np
 from tcprobe.models.amd import MfmaModel, MfmaParams
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import EngineParams
+from tcprobe.models.engine import FOUND_KEYS, PARAM, PROFILE_KEYS, EngineParams
 from tcprobe.models.f64 import ChainParams, F64Model, is_f64
 from tcprobe.models.formats import get_format
-from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
+from tcprobe.models.isa import output_defaults
 from tcprobe.models.model import FixedPointModel
 from tcprobe.models.structures import SplitModel
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
 from tcprobe.probes.common import complete
 
-FINGERPRINT_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
-                    "output_rounding", "zero_sign", "nan")
-# Every engine parameter a finding may set (the fingerprint keys and the rest).
-ENGINE_KEYS = (*FINGERPRINT_KEYS, "output_frac_bits", "k_order", "overflow", "carry_bits",
-               "carry_top")
+# The sim-profile keys every fingerprint reports, and every engine parameter a
+# finding may set (the engine's table of its parameters, models/engine.PARAMS).
+FINGERPRINT_KEYS = PROFILE_KEYS
+ENGINE_KEYS = FOUND_KEYS
 
 
 class FingerprintError(ValueError):
@@ -39,32 +38,21 @@ class FingerprintError(ValueError):
 
 def engine_params(dp: Datapath, values: dict, assumed: dict | None = None,
                   **override) -> EngineParams:
-    """EngineParams from key values (None: not determined): the ISA's
-    default window (models/isa.py), one block of K, truncated inputs, +0 for exact zeros, Inf on
-    overflow where nothing says otherwise; the output rounding a step
-    assumed, else the output type's default (models/isa.py)."""
+    """EngineParams from key values (None: not determined): what a step
+    assumed, else the engine's default (models/engine.PARAMS: the ISA's
+    window, truncated inputs, +0 for exact zeros, Inf on overflow), except
+    one block of K, no zero floor and the output type's rounding (models/isa.py)."""
     assumed = assumed or {}
     out = output_defaults(get_format(dp.d_type).name)
-
-    def given(key, default=None):
+    here = {"block_size": dp.k, "zero_floor": None, "output_rounding": out.rounding}
+    p = {}
+    for key in FOUND_KEYS:
         v = values.get(key)
-        return default if v is None else v
-
-    p = {
-        "window_bits": given("window_bits", assumed.get("window_bits", DEFAULT_WINDOW_BITS)),
-        "block_size": given("block_size", dp.k),
-        "k_order": given("k_order"),
-        "zero_floor": given("zero_floor", assumed.get("zero_floor")),
-        "input_conversion": given("input_conversion", "truncate"),
-        "output_rounding": given("output_rounding") or assumed.get("output_rounding")
-        or out.rounding,
-        "output_frac_bits": given("output_frac_bits", assumed.get("output_frac_bits")),
-        "zero_sign": given("zero_sign", "positive"),
-        "nan": given("nan"),
-        "overflow": given("overflow", "inf"),
-        "carry_bits": given("carry_bits", assumed.get("carry_bits")),
-        "carry_top": given("carry_top") or assumed.get("carry_top") or "wrap",
-    }
+        if v is None:  # an assumed None stands where None is a value (window_bits: exact)
+            v = assumed.get(key)
+            if v is None and (key not in assumed or not PARAM[key].nullable):
+                v = here.get(key, PARAM[key].default)
+        p[key] = v
     if p["k_order"] is not None:
         p["k_order"] = tuple(int(x) for x in p["k_order"])
     p.update(override)

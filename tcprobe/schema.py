@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcprobe.models import isa, isa_gate
+from tcprobe.models import isa, isa_gate, tcgen05
+from tcprobe.models.engine import PARAMS, PROFILE_KEYS, Param
 from tcprobe.models.formats import FormatError, get_format
 
 
@@ -292,7 +293,7 @@ KINDS = tuple(dict.fromkeys((*isa.TCGEN05_KINDS, *isa.INPUT_K, *isa.F64_TYPES)))
 SCALE_VEC = Choice((1, 2, 4), {"1x": 1, "2x": 2, "4x": 4, "x1": 1, "x2": 2, "x4": 4,
                                "1": 1, "2": 2, "4": 4, "scale_vec::1x": 1,
                                "scale_vec::2x": 2, "scale_vec::4x": 4})
-SCALE_TYPES = ("ue8m0", "ue4m3")
+SCALE_TYPES = isa.SCALE_TYPES
 
 VECTOR = {
     "name": F(Either((Text(), Int()), "text")),
@@ -412,9 +413,6 @@ class Maybe:
             raise ValueError(f"{e}; or {' / '.join(repr(w) for w in self.words)}") from None
 
 
-ROUNDING = Choice(("rz", "rne", "rna"))
-
-
 @dataclass(frozen=True)
 class Order:
     """A reordering: a permutation of 0..n-1 as a list, or one of the named
@@ -441,37 +439,21 @@ class Order:
 ORDER = Order()
 
 
-FLOOR_LIMIT = 1 << 31  # |zero_floor| the engine's 64-bit exponent arithmetic holds
+def _engine_field(p: Param, nan_bits: int) -> F:
+    """The schema field of engine parameter ``p`` (models/engine.PARAMS)."""
+    t = {"int": lambda: Int(p.lo, p.hi), "choice": lambda: Choice(p.choices),
+         "word": lambda: Int(0, (1 << nan_bits) - 1, hex_text=True),
+         "order": lambda: Order(forms=()), "format": Format}[p.kind]()
+    return F(Maybe(t, p.null_words) if p.nullable else t)
 
 
 def engine_schema(nan_bits: int = 32) -> dict:
-    """The engine parameter keys (EngineParams) a profile table may set."""
-    return {
-        "window_bits": F(Maybe(Int(0, 56), ("exact", "none"))),
-        "block_size": F(Int(1, 1024)),
-        # any floor the int64 arithmetic holds: one far below every exponent never binds
-        "zero_floor": F(Maybe(Int(-FLOOR_LIMIT, FLOOR_LIMIT))),
-        "input_conversion": F(Choice(("truncate", "rne", "rna"))),
-        "output_rounding": F(ROUNDING),
-        "output_frac_bits": F(Maybe(Int(0, 64))),
-        "zero_sign": F(Choice(("positive", "ieee"))),
-        "nan": F(Maybe(Int(0, (1 << nan_bits) - 1, hex_text=True))),
-        "overflow": F(Choice(("inf", "saturate", "ieee"))),
-        "align": F(Choice(("raw", "normalized"))),
-        "carry_bits": F(Maybe(Int(0, 64))),
-        "carry_top": F(Choice(("wrap", "saturate", "normalize"))),
-        "k_order": F(Maybe(Order(forms=()))),
-        "c_join": F(Choice(("first", "last"))),
-        "c_convert": F(Maybe(Format())),
-        "inter_type": F(Maybe(Format())),
-        "inter_rounding": F(Maybe(ROUNDING)),
-        "inter_frac_bits": F(Maybe(Int(0, 64))),
-        "c_add_rounding": F(ROUNDING),
-    }
+    """The engine parameter keys (EngineParams) a profile table may set, read
+    from the engine's own table of them (models/engine.PARAMS)."""
+    return {p.name: _engine_field(p, nan_bits) for p in PARAMS}
 
 
-PROFILE_REQUIRED = ("window_bits", "block_size", "zero_floor", "input_conversion",
-                    "output_rounding", "zero_sign", "nan")
+PROFILE_REQUIRED = PROFILE_KEYS
 PROFILE_META = {
     "name": F(Text()),
     "gpu": F(Text()),
@@ -494,7 +476,7 @@ PROFILE_SCALED = {
     "overflow": F(Choice(("inf", "saturate", "ieee"))),
 }
 PROFILE_TABLES = ("format", "output", "layout", "scaled")
-SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
+SCALED_GROUPS = tcgen05.SCALED_GROUPS
 
 
 def check_profile(data: dict, where: str) -> dict:

@@ -242,7 +242,7 @@ def test_other_datapaths_keep_uint32_words():
 
 
 def test_isa_table_f64_facts():
-    from tcprobe.models import isa
+    from tcprobe.models import isa, isa_sass
     from tcprobe.models.datapath import default_datapath
 
     assert isa.instruction_k("mma", "f64") == 4 and isa.output_types("mma", "f64", "f64") == ("f64",)
@@ -250,11 +250,11 @@ def test_isa_table_f64_facts():
     assert [isa.f64_shapes(a) for a in ("sm_70", "sm_75")] == [(), ()]
     assert isa.f64_shapes("sm_80") == ((8, 8, 4),) == isa.f64_shapes("sm_89")
     assert isa.f64_shapes("sm_90") == ((8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16))
-    assert isa.f64_opcode((8, 8, 4), "sm_80") == ("DMMA.884", False)
-    assert isa.f64_opcode((16, 8, 16), "sm_90a") == ("DMMA.16x8x16", False)
-    assert isa.f64_opcode((16, 8, 8), "sm_100a") == ("DMMA.8x8x4", True)
+    assert isa_sass.f64_opcode((8, 8, 4), "sm_80") == ("DMMA.884", False)
+    assert isa_sass.f64_opcode((16, 8, 16), "sm_90a") == ("DMMA.16x8x16", False)
+    assert isa_sass.f64_opcode((16, 8, 8), "sm_100a") == ("DMMA.8x8x4", True)
     with pytest.raises(isa.IsaError):
-        isa.f64_opcode((16, 8, 8), "sm_80")
+        isa_sass.f64_opcode((16, 8, 8), "sm_80")
     with pytest.raises(isa.IsaError):
         isa.instruction_k("wgmma", "f64")
     assert isa.ARCH_MMA_SHAPES.get("sm_80") is None  # bf16/tf32 gemm on A100 keeps every shape

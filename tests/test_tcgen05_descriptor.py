@@ -95,3 +95,16 @@ def test_the_harness_encoder_gives_the_same_words():
         dp = t.datapath
         for m, n in ((128, 8), (256, 64)) if dp.block_scaled else ((64, 8), (128, 16)):
             assert descriptors.instruction_descriptor(dp, m, n) == encode(dp, m=m, n=n), dp.id
+
+
+def test_bf16_kind_f16_writes_f32_only():
+    # PTX ISA 9.7.16.2.1, Table 39: .kind::f16 with .bf16 A/B has dtype .f32 only
+    # (dtype .f16 only with .f16 A/B); the descriptor's D field agrees.
+    ok = InstrDescriptor("f16", "f16", "f16", "f16", 64, 8)
+    assert ok.encode() & (0b11 << 4) == 0  # D = f16 (code 0, bits 4-5)
+    with pytest.raises(DescriptorError):
+        InstrDescriptor("f16", "bf16", "bf16", "f16", 64, 8).encode()
+    with pytest.raises(DescriptorError):  # the same word decoded: bf16 (b=1, a=1) into f16
+        decode((1 << 7) | (1 << 10) | (1 << 17) | (4 << 24), "f16")
+    assert InstrDescriptor("f16", "bf16", "bf16", "f32", 64, 8).datapath().id.startswith(
+        "tcgen05.f16.bf16.f32")

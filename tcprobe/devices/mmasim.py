@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
@@ -182,7 +183,7 @@ class MmaSimDevice(Device):
             return t.view(torch.float8_e4m3fn if f.name == "e4m3" else torch.float8_e5m2)
         if f.name in ("e2m3", "e3m2"):
             return torch.from_numpy((w & 0x3F).astype(np.uint8))
-        if f.name == "e2m1" and self.dp.kind in ("mxf4", "mxf4nvf4"):
+        if f.name == "e2m1" and self.dp.kind in isa.PACKED_E2M1_KINDS:
             # two codes a byte, element 2i in the high nibble (MMA-Sim's packing)
             return torch.from_numpy((((w[:, 0::2] & 0xF) << 4) | (w[:, 1::2] & 0xF))
                                     .astype(np.uint8))

@@ -21,7 +21,7 @@ import numpy as np
 
 from tcprobe.models import amd_profiles, isa, sparsity
 from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
+from tcprobe.models.datapath import Datapath, DatapathError, datapath_for, default_datapath
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import Model, ModelError
 from tcprobe.tiles.spec import PhysicalBatch, TileSpec
@@ -95,12 +95,10 @@ class SimDevice(Device):
         if family == "mfma":  # the v_mfma a GEMM of the type runs (amd_profiles.blas_datapath)
             d = d_type or ("f64" if f == "f64" else "f32")
             return amd_profiles.blas_datapath(self.gpu or "", f, f, get_format(d).name)
-        arch = gpu_arch(self.gpu)
-        if family == "mma" and f in isa.SUB_BYTE_TYPES and arch in isa.SM120_ARCHS:
-            return Datapath("mma", "f8f6f4", f, f, d_type or "f32", isa.MMA_KIND_K["f8f6f4"])
-        dp = default_datapath(family, fmt, d_type)
-        shapes = isa.ARCH_MMA_SHAPES.get(arch or "", {}).get(dp.a_type) if family == "mma" else None
-        return dp.with_k(max(k for _m, _n, k in shapes)) if shapes else dp
+        try:
+            return datapath_for(gpu_arch(self.gpu), family, f, f, d_type)
+        except isa.IsaError:  # a type the architecture's mma.sync lacks: the model refuses it
+            return default_datapath(family, fmt, d_type)
 
     def preferred_family(self, fmt: str) -> str:
         """The newest family this device runs for ``fmt``."""

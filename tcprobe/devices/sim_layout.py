@@ -25,9 +25,6 @@ from tcprobe.tiles.tables import harness_for
 
 from .base import DeviceError
 
-LAYOUT_KEYS = {"a_k_order", "b_k_order", "a_lbo", "a_sbo", "b_lbo", "b_sbo",
-               "dump_permutation", "dump_seed"}
-
 
 def _order(spec, k: int, what: str, seed: int) -> lay.TableLayout | None:
     """A reordering of 0..k-1 from a list, 'reverse', 'shuffle[:SEED]' or 'rotate[:N]'."""

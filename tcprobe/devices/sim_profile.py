@@ -20,10 +20,9 @@ from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import get_format
 from tcprobe.models.model import FixedPointModel, Model, ModelError
 from tcprobe.models.profiles import profile_for_gpu
-from tcprobe.schema import SchemaError, check_profile
+from tcprobe.schema import PROFILE_META, SchemaError, check_profile
 
 from .base import DeviceError
-from .sim_layout import LAYOUT_KEYS
 
 # Built-in sim profiles: name -> (GPU whose profile it runs, families it runs).
 BUILTIN = {
@@ -63,20 +62,6 @@ def only_formats(gpu: str | None) -> tuple[str, ...] | None:
     shapes = isa.ARCH_MMA_SHAPES.get(gpu_arch(gpu) or "")
     return tuple(shapes) if shapes else None
 
-REQUIRED_KEYS = ("window_bits", "block_size", "zero_floor", "input_conversion",
-                 "output_rounding", "zero_sign", "nan")
-
-
-def tcgen05_plain_params(dp: Datapath) -> EngineParams:
-    """Unscaled tcgen05 kinds where no tcgen05 model is registered: one block
-    of K products, the 25-bit window, floors -133 (f32 D) / -21 (f16 D), inputs
-    truncated, RZ into f32 or RNE into f16, +0 (notes: published parameters;
-    MMA-Sim PR for the floors and the zero sign)."""
-    out = isa.output_defaults(get_format(dp.d_type).name)
-    return EngineParams(window_bits=out.window_bits, block_size=dp.k, zero_floor=out.zero_floor,
-                        input_conversion="truncate", output_rounding=out.rounding,
-                        zero_sign="positive")
-
 
 @dataclass
 class SimProfile:
@@ -101,11 +86,6 @@ class SimProfile:
         if only and (get_format(dp.a_type).name not in only or get_format(dp.b_type).name not in only):
             raise ModelError(f"sim:{self.name} ({self.gpu}) takes {', '.join(only)} inputs only")
         if self.params is None:
-            if dp.family == "tcgen05" and "tcgen05" not in registry.AUTO_BY_FAMILY:
-                if dp.block_scaled or dp.is_integer:
-                    raise ModelError(f"no tcgen05 model registered for {dp.id}")
-                return FixedPointModel(f"sim:{self.name}", dp, "tcgen05 published parameters",
-                                       tcgen05_plain_params(dp))
             return registry.auto(dp, self.gpu)
         if dp.block_scaled:
             return self._scaled_model(dp)
@@ -128,7 +108,7 @@ class SimProfile:
     def _scaled_model(self, dp: Datapath) -> Model:
         """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of
         the kind, with the profile's [scaled.GROUP] keys over them."""
-        from tcprobe.models.tcgen05 import B200_TCGEN05, check_datapath
+        from tcprobe.models.tcgen05 import B200_TCGEN05, check_datapath, scaled_group
         from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
         if dp.family != "tcgen05":
@@ -138,29 +118,8 @@ class SimProfile:
         return BlockScaledModel(f"sim:{self.name}", dp, self.source, params)
 
 
-SCALED_GROUPS = ("mx", "mxf4", "nvfp4")
-
-
-def scaled_group(dp: Datapath) -> str:
-    """The [scaled.GROUP] table that sets a block-scaled datapath: mx
-    (kind::mxf8f6f4), nvfp4 (ue4m3 scales) or mxf4 (mxf4, mxf4nvf4 with ue8m0)."""
-    if dp.kind == "mxf8f6f4":
-        return "mx"
-    return "nvfp4" if dp.scale_type == "ue4m3" else "mxf4"
-
-
 # ---------------------------------------------------------------------------
 # TOML profiles.
-
-
-def _engine_fields(table: dict, where: str) -> dict:
-    known = set(EngineParams.__dataclass_fields__)
-    out = {}
-    for key, value in table.items():
-        if key not in known:
-            raise DeviceError(f"{where}: unknown key {key!r}")
-        out[key] = value
-    return out
 
 
 @cache
@@ -176,60 +135,15 @@ def _load(path: str, mtime: float) -> SimProfile:
         data = check_profile(data, str(p))  # the declarative schema, before anything runs
     except SchemaError as e:
         raise DeviceError(str(e)) from None
+    # what the schema read is the profile: every key, value and table checked
     top = {k: v for k, v in data.items() if not isinstance(v, dict)}
-    meta = {k: top.pop(k) for k in ("name", "gpu", "families", "seed") if k in top}
-    missing = [k for k in REQUIRED_KEYS if k not in top]
-    if missing:
-        raise DeviceError(f"{p}: missing key(s) {', '.join(missing)} (see docs/sim-profiles.md)")
-    params = _engine_fields(top, str(p))
-    try:
-        EngineParams.from_dict(params).check()
-    except (ParamError, TypeError) as e:
-        raise DeviceError(f"{p}: {e}") from None
-    families = meta.get("families", list(FAMILIES))
-    if isinstance(families, str):
-        families = [families]
-    bad = [f for f in families if f not in FAMILIES]
-    if bad or not families:
-        raise DeviceError(f"{p}: families must be among {', '.join(FAMILIES)}")
-    per_format, per_output = {}, {}
-    for name, table in data.get("format", {}).items():
-        per_format[get_format(name).name] = _engine_fields(table, f"{p} [format.{name}]")
-    for name, table in data.get("output", {}).items():
-        per_output[get_format(name).name] = _engine_fields(table, f"{p} [output.{name}]")
-    layout = dict(data.get("layout", {}))
-    extra = set(layout) - LAYOUT_KEYS
-    if extra:
-        raise DeviceError(f"{p} [layout]: unknown key(s) {', '.join(sorted(extra))}")
-    unknown_tables = set(k for k, v in data.items() if isinstance(v, dict)) - {
-        "format", "output", "layout", "scaled"}
-    if unknown_tables:
-        raise DeviceError(f"{p}: unknown table(s) {', '.join(sorted(unknown_tables))}")
-    scaled = _scaled_tables(data.get("scaled", {}), p)
-    return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"), tuple(families), params,
-                      per_format, per_output, layout, int(meta.get("seed", 0)), str(p), scaled)
-
-
-def _scaled_tables(tables: dict, p: Path) -> dict:
-    """[scaled.mx], [scaled.mxf4], [scaled.nvfp4]: ScaledParams fields, checked."""
-    from tcprobe.models.tcgen05_scaled import ScaledParams
-
-    known = set(ScaledParams.__dataclass_fields__)
-    out = {}
-    for group, table in tables.items():
-        if group not in SCALED_GROUPS or not isinstance(table, dict):
-            raise DeviceError(f"{p}: [scaled.{group}] is not a table of "
-                              f"{', '.join(SCALED_GROUPS)}")
-        bad = sorted(set(table) - known)
-        if bad:
-            raise DeviceError(f"{p} [scaled.{group}]: unknown key(s) {', '.join(bad)} "
-                              f"(keys: {', '.join(sorted(known))})")
-        try:
-            ScaledParams().replace(**table)
-        except TypeError as e:
-            raise DeviceError(f"{p} [scaled.{group}]: {e}") from None
-        out[group] = dict(table)
-    return out
+    meta = {k: top.pop(k) for k in PROFILE_META if k in top}
+    per_format = {get_format(name).name: t for name, t in data["format"].items()}
+    per_output = {get_format(name).name: t for name, t in data["output"].items()}
+    return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"),
+                      tuple(meta.get("families", FAMILIES)), top, per_format, per_output,
+                      dict(data.get("layout", {})), int(meta.get("seed", 0)), str(p),
+                      dict(data["scaled"]))
 
 
 def load_profile(path: str | Path) -> SimProfile:

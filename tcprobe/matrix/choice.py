@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tcprobe.model_file import is_model_file, load_model_file
 from tcprobe.models import amd_profiles, isa, isa_gate, registry
-from tcprobe.models.datapath import Datapath, DatapathError, default_datapath
+from tcprobe.models.datapath import Datapath, DatapathError, datapath_for
 from tcprobe.models.engine import ParamError
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import Model, ModelError
@@ -75,48 +75,25 @@ def check_datapath(dp: Datapath, gpu: str | None, what: str = "instr") -> None:
         raise MatmulError(f"{what}: {dp.id}: {e}{on}") from None
 
 
-def _instr_k(family: str, kind: str, a_type: str, gpu: str) -> int:
-    """K of one instruction: the largest shape the GPU's architecture has."""
-    shapes = isa.ARCH_MMA_SHAPES.get(arch(gpu)) if family == "mma" else None
-    if shapes is None:
-        return isa.instruction_k(family, kind, a_type)
-    if a_type not in shapes:
-        raise MatmulError(f"{gpu}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
-    return max(k for _m, _n, k in shapes[a_type])
-
-
 def block_scaled_datapath(a: str, b: str, scale: str, block: int,
                           family: str = "tcgen05") -> Datapath:
-    """The tcgen05 kind that block-scaled elements ``a``, ``b`` with ``scale``
-    codes every ``block`` K positions select: e2m1 pairs take mxf4 (ue8m0, 32)
-    or mxf4nvf4 (16); other elements kind::mxf8f6f4 (ue8m0, 32)."""
-    if a == b == "e2m1":
-        vec = {("ue8m0", 32): 2, ("ue8m0", 16): 4, ("ue4m3", 16): 4}.get((scale, block))
-        kind = "mxf4" if (scale, block) == ("ue8m0", 32) else "mxf4nvf4"
-    else:
-        vec = 1 if (scale, block) == ("ue8m0", 32) else None
-        kind = "mxf8f6f4"
-    if vec is None:
-        raise MatmulError(f"scale_a: {scale} scales every {block} K positions fit no "
-                         f"block-scaled kind for {a}x{b} (mxf8f6f4: ue8m0 every 32; "
-                         "mxf4: ue8m0 every 32; mxf4nvf4: ue8m0 or ue4m3 every 16)")
-    k = isa.instruction_k("tcgen05", kind) if family == "tcgen05" else isa.MMA_KIND_K[kind]
-    return Datapath(family, kind, a, b, "f32", k, scale_type=scale, scale_vec=vec)
+    """The block-scaled kind that elements ``a``, ``b`` with ``scale`` codes
+    every ``block`` K positions select (the ISA table's :func:`isa.block_scaled_kind`)."""
+    try:
+        kind, vec = isa.block_scaled_kind(a, b, scale, block)
+    except isa.IsaError as e:
+        raise MatmulError(f"scale_a: {e}") from None
+    return Datapath(family, kind, a, b, "f32", isa.arch_instruction_k(None, family, kind, a),
+                    scale_type=scale, scale_vec=vec)
 
 
 def _family_datapath(family: str, a: str, b: str, d: str, gpu: str) -> Datapath:
-    if (family == "mma" and arch(gpu) in isa.SM120_ARCHS and (a != b or a in isa.SUB_BYTE_TYPES)
-            and {a, b} <= set(isa.MMA_KIND_INPUT_TYPES["f8f6f4"])):
-        return Datapath("mma", "f8f6f4", a, b, d, isa.MMA_KIND_K["f8f6f4"])
-    if a == b:
-        dp = default_datapath(family, a, d)
-        return dp.with_k(_instr_k(family, dp.kind, a, gpu))
-    if family == "tcgen05":
-        if a in isa.F8F6F4_TYPES and b in isa.F8F6F4_TYPES:
-            return Datapath("tcgen05", "f8f6f4", a, b, d, isa.instruction_k("tcgen05", "f8f6f4"))
-    elif a in isa.FP8_TYPES and b in isa.FP8_TYPES:
-        return Datapath(family, a, a, b, d, _instr_k(family, a, a, gpu))
-    raise MatmulError(f"B: {family} takes no {a} x {b} product")
+    """The datapath of ``family`` on ``gpu``'s architecture for the pair (the
+    ISA table's rule: models/datapath.datapath_for)."""
+    try:
+        return datapath_for(arch(gpu), family, a, b, d)
+    except isa.IsaError as e:
+        raise MatmulError(f"{'B' if a != b else 'A'}: {e} ({gpu} is {arch(gpu)})") from None
 
 
 def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,

@@ -151,7 +151,7 @@ def instruction_descriptor(dp: Datapath, m: int, n: int, *, sparse_id2: int = 0,
 # ---------------------------------------------------------------------------
 # The tcgen05 instruction descriptor
 
-PLAIN_KINDS = ("tf32", "f16", "f8f6f4", "i8")
+PLAIN_KINDS = isa.TCGEN05_PLAIN_KINDS
 SCALED_KINDS = isa.BLOCK_SCALED_KINDS
 F8F6F4_CODES = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
 TYPE_CODES = {
@@ -165,8 +165,6 @@ TYPE_CODES = {
 }
 D_CODES = {"f16": 0, "f32": 1, "s32": 2}
 SCALE_CODES = {"ue4m3": 0, "ue8m0": 1}
-DEFAULT_SCALE_VEC = {"mxf8f6f4": 1, "mxf4": 2, "mxf4nvf4": 4}
-D_TYPES = {"tf32": ("f32",), "f16": ("f16", "f32"), "f8f6f4": ("f16", "f32"), "i8": ("s32",)}
 
 # (name, low bit, width) of each table; the rest are reserved (must be 0).
 PLAIN_FIELDS = (("sparse_selector", 0, 2), ("sparse", 2, 1), ("saturate", 3, 1),
@@ -240,10 +238,11 @@ class InstrDescriptor:
              "negate_a": int(self.negate_a), "negate_b": int(self.negate_b),
              "transpose_a": int(self.transpose_a), "transpose_b": int(self.transpose_b),
              "n": self.n >> 3, "m": self.m >> shift}
+        outs = isa.tcgen05_d_types(kind, self.a_type)
+        if self.d_type not in outs:
+            raise DescriptorError(f"kind::{kind} with {self.a_type} inputs writes "
+                                  f"{', '.join(outs)}, not {self.d_type}")
         if table == "plain":
-            if self.d_type not in D_TYPES[kind]:
-                raise DescriptorError(f"kind::{kind} writes {', '.join(D_TYPES[kind])}, "
-                                      f"not {self.d_type}")
             if self.saturate and kind != "i8":
                 raise DescriptorError("only kind::i8 saturates")
             if self.scale_type:
@@ -251,8 +250,6 @@ class InstrDescriptor:
             v.update(sparse_selector=self.sparse_selector, saturate=int(self.saturate),
                      d=D_CODES[self.d_type], max_shift=self.max_shift)
         else:
-            if self.d_type != "f32":
-                raise DescriptorError(f"kind::{kind} writes f32, not {self.d_type}")
             if self.scale_type not in SCALE_CODES:
                 raise DescriptorError(f"kind::{kind} needs a scale type (ue8m0 or ue4m3)")
             if self.sparse_selector or self.saturate or self.max_shift:
@@ -301,7 +298,7 @@ class InstrDescriptor:
                       sparse_selector=raw["sparse_selector"], saturate=bool(raw["saturate"]),
                       max_shift=raw["max_shift"])
         else:
-            kw.update(d_type="f32", scale_type=_name_of(SCALE_CODES, raw["scale"], "scale type"),
+            kw.update(d_type=isa.tcgen05_d_types(kind, kw["a_type"])[0], scale_type=_name_of(SCALE_CODES, raw["scale"], "scale type"),
                       a_sf_id=raw["a_sf_id"], b_sf_id=raw["b_sf_id"], k96=bool(raw.get("k96")))
         desc = cls(**kw)
         desc.values()  # M, N, D type and the other rules of the kind
@@ -325,7 +322,7 @@ class InstrDescriptor:
         k = 96 if self.k96 else isa.instruction_k("tcgen05", self.kind, sparse=self.sparse)
         vec = None
         if self.scale_type:
-            vec = scale_vec or DEFAULT_SCALE_VEC[self.kind]
+            vec = scale_vec or isa.default_scale_vec(self.kind)
         return Datapath("tcgen05", self.kind, self.a_type, self.b_type, self.d_type, k,
                         scale_type=self.scale_type, scale_vec=vec, sparse=self.sparse,
                         saturate=self.saturate)

@@ -53,8 +53,9 @@ def variant_key(dp: Datapath) -> str:
         return f"{a}.{d}{sat}"
     if dp.kind == "f8f6f4":
         return f"f8f6f4.{a}.{d}"
-    if dp.kind == "mxf8f6f4":  # scale_vec::1X with ue8m0 scales only
-        return f"mxf8f6f4.{a}.{d}" if dp.scale_type == "ue8m0" and (dp.scale_vec or 1) == 1 else "?"
+    if dp.kind == "mxf8f6f4":  # its one scale form (the ISA table: ue8m0, scale_vec::1X)
+        legal = (dp.scale_type, dp.scale_vec or 1) in isa.MMA_KIND_SCALES[dp.kind]
+        return f"mxf8f6f4.{a}.{d}" if legal else "?"
     if dp.block_scaled:
         return f"{dp.kind}.{dp.scale_vec or 1}x.{dp.scale_type}"
     if dp.kind != a:
@@ -81,19 +82,16 @@ def variant_for(dp: Datapath, arch: str) -> Variant:
     raise LookupError(f"no CUDA harness runs {dp.id} on {arch}")
 
 
+_PACK_CODES = {name: code for code, name in catalog.PACK_NAMES.items()}
+
+
 def operand_pack(dp: Datapath, t: str) -> int:
-    """Shared-memory packing (TCP_PACK_*) of operand type ``t`` under ``dp``'s kind."""
-    if t == "tf32":
-        return PACK_B32
-    if t in ("f16", "bf16"):
-        return PACK_B16
-    if t in ("e2m3", "e3m2"):
-        return PACK_B6X16P32
-    if t == "e2m1":
-        return PACK_B4 if dp.kind in ("mxf4", "mxf4nvf4") else PACK_B4X16P64
-    if t in ("e4m3", "e5m2", "s8", "u8"):
-        return PACK_B8
-    raise DeviceError(f"no shared-memory packing for {t}")
+    """Shared-memory packing (TCP_PACK_*) of operand type ``t`` under ``dp``'s
+    kind (which packing: the ISA table's :func:`isa.operand_packing`)."""
+    try:
+        return _PACK_CODES[isa.operand_packing(dp.kind, t)]
+    except isa.IsaError as e:
+        raise DeviceError(str(e)) from None
 
 
 def slots_per_16_bytes(pack: int) -> int:
