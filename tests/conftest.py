@@ -41,6 +41,14 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
+    seen = {}
+    for item in items:  # @pytest.mark.fast_first(n): the test's first n cases are fast
+        mark = item.get_closest_marker("fast_first")
+        if mark is not None:
+            key = (item.module.__name__, getattr(item, "originalname", item.name))
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > mark.args[0]:
+                item.add_marker(pytest.mark.slow)
     tier = config.getoption("--tier")
     if tier == "all" or config.getoption("-m"):  # an explicit -m expression decides alone
         return

@@ -678,6 +678,7 @@ def _random_cases(d, n, seed=3):
     return Cases(draw(), draw(), c)
 
 
+@pytest.mark.fast_first(2)
 @pytest.mark.parametrize("dpid,cc,model_dp", [
     ("mma.bf16.f32.k16", (9, 0), "mma.bf16.f32.k16"),
     ("mma.f16.f16.k16", (9, 0), "mma.f16.f16.k16"),

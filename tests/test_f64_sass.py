@@ -19,6 +19,7 @@ def _verdicts(arch: str) -> dict:
 
 
 # What nvdisasm 13.5 prints, written out by hand (read off the disassembly).
+@pytest.mark.fast_first(2)
 @pytest.mark.parametrize("arch,harness,opcode,status", [
     ("sm_80", "mma.f64.f64", "DMMA.884", "ok"),
     ("sm_86", "mma.f64.f64", "DMMA.884", "ok"),

@@ -49,11 +49,13 @@ PROFILE_CASES = [(BF16, p) for p in ("v100", "a100", "ada", "h100", "b200-hmma")
     (E4M3, "h100"), (E4M3, "b200-hmma")]
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("dp,profile", PROFILE_CASES, ids=lambda x: getattr(x, "id", x))
 def test_profiles(dp, profile):
     same_words(dp, PROFILES[profile].params(dp))
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("dp", [BF16, F16_F16, MIXED], ids=lambda d: d.id)
 @pytest.mark.parametrize("name", sorted(BASELINES))
 def test_baselines(dp, name):
@@ -80,11 +82,13 @@ KNOBS = {
 }
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("knob", sorted(KNOBS))
 def test_structural_knobs(knob):
     same_words(BF16, EngineParams(**KNOBS[knob]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("conv", ["truncate", "rne", "rna"])
 def test_tf32_input_conversions(conv):
     same_words(TF32, EngineParams(input_conversion=conv, block_size=4, window_bits=24))
@@ -116,6 +120,7 @@ def test_unknown_parameter_falls_back(monkeypatch):
     assert not fastpath.supports(BF16, EngineParams(carry_bits=3))
 
 
+@pytest.mark.slow
 def test_policy_keeps_small_one_off_batches_on_the_plain_kernel(monkeypatch):
     """A small batch of a configuration not run before stays on the plain
     kernel (no compile); a large one, one already run, or policy 'always'

@@ -49,6 +49,7 @@ def _gemm(tmp_path, *extra):
                            *extra], capture_output=True, cwd=ROOT, timeout=600)
 
 
+@pytest.mark.slow
 def test_out_dash_writes_the_npy_to_stdout(tmp_path):
     r = _gemm(tmp_path, "--out", "-", "--compare", "H100")
     assert r.returncode == 0, r.stderr.decode()

@@ -85,6 +85,7 @@ def _check(tmp_path, **env_extra):
     return r, rows
 
 
+@pytest.mark.slow
 def test_a_step_past_its_limit_is_a_timeout_not_a_fail(tmp_path):
     """DEVICES_S sets one step's limit; a step that runs out of time says
     timeout (no verdict). TOTAL_S stops the rest."""
@@ -96,6 +97,7 @@ def test_a_step_past_its_limit_is_a_timeout_not_a_fail(tmp_path):
     assert "1s limit (no verdict)" in dict((row[0], row[3]) for row in rows)["devices"]
 
 
+@pytest.mark.slow
 def test_without_nvdisasm_sass_check_is_skipped_and_the_rest_runs(tmp_path):
     r, rows = _check(tmp_path, TCPROBE_NVDISASM=str(tmp_path / "no-nvdisasm"), TOTAL_S="60")
     status = {row[0]: (row[1], row[3]) for row in rows}

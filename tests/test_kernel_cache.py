@@ -68,6 +68,7 @@ def test_numba_cache_dir_is_the_users_choice(tmp_path):
     assert folder == str(tmp_path / "mine") and note == "None"
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("how", ["others-may-write", "not-a-folder", "symlink"])
 def test_an_unusable_folder_falls_back_and_says_so(tmp_path, how):
     base = tmp_path / "c"

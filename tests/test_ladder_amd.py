@@ -43,6 +43,7 @@ EXPECTED = [
 ]
 
 
+@pytest.mark.fast_first(2)
 @pytest.mark.parametrize("name,dp_id,want,n", EXPECTED, ids=[f"{e[0]}-{e[1]}" for e in EXPECTED])
 def test_the_mfma_step_recovers_the_design(name, dp_id, want, n):
     dev = SimDevice.builtin(name)
@@ -130,6 +131,7 @@ NEIGHBOURS = [("truncated", 8, 23, 31), ("truncated", 8, 25, 31), ("truncated", 
               ("grouped", 8, 24, 31), ("exact", 8, 24, 31), ("ftz", 4, 24, 31)]
 
 
+@pytest.mark.slow
 def test_validation_catches_every_neighbouring_model():
     """MI300X f16 is truncated L=8, F=24, F2=31: the ladder's validation cases
     (the ties part included) tell every design one parameter away from it."""

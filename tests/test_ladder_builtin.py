@@ -50,6 +50,7 @@ def test_fingerprint_matches_profile(name, fam, fmt):
         assert result.fingerprint.input_conversion == "truncate"
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("name,fam,fmt,out", [(*x, "f32") for x in SPLIT] + [("h200", "mma", "e4m3", "f16")],
                          ids=[f"{n}-{f}-{x}" for n, f, x in SPLIT] + ["h200-mma-e4m3-f16"])
 def test_emulated_fp8_mma_is_found_as_two_sub_mmas(name, fam, fmt, out):

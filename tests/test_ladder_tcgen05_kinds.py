@@ -77,6 +77,7 @@ def check_scaled(dev, text):
     ("tcgen05.mxf4.e2m1.f32.k64.ue8m0x2", 32, 35, None, 16),
     ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4", 16, 35, None, 4),
 ])
+@pytest.mark.fast_first(1)
 def test_block_scaled_kinds(text, block, offset, window, group):
     r, fp = check_scaled(B200, text)
     assert (fp.scale_block, fp.scale_floor_offset, fp.product_window_bits) == (block, offset, window)
@@ -119,6 +120,7 @@ def test_sparse_float_kinds(text, pattern, width):
     assert lay.status == "found" and lay.values["layout_documented"]
 
 
+@pytest.mark.slow
 def test_sparse_block_scaled_nvfp4():
     r, fp = check_scaled(B200, "tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse")
     # sparse NVFP4: K=32 scale blocks and K=32 C-dominant merge blocks
@@ -127,6 +129,7 @@ def test_sparse_block_scaled_nvfp4():
     assert fp.sparsity["selectors"]["0x9"] == [2, 3, 4, 5]
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("device,text", [("b200", "tcgen05.f8f6f4.e4m3xe2m1.f32.k32"),
                                          ("b200", "tcgen05.f8f6f4.e2m1xe4m3.f16.k32"),
                                          ("h200", "wgmma.e4m3.e4m3xe5m2.f32.k32")])
@@ -173,6 +176,7 @@ product_group = 2
 """
 
 
+@pytest.mark.slow
 def test_custom_scaled_parameters_are_recovered(tmp_path):
     path = tmp_path / "scaled.toml"
     path.write_text(SCALED_TOML)
@@ -210,6 +214,7 @@ def test_custom_sparse_profile_with_a_moved_layout(tmp_path):
     assert r.validation.mismatches == 0, r.validation.examples[:2]
 
 
+@pytest.mark.slow
 def test_cli_datapath_json(tmp_path):
     from tcprobe.cli import main
 

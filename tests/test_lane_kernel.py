@@ -85,6 +85,7 @@ def test_widths_follow_the_largest_sum():
     assert widths(block_config(bf16, bf16, 16, 25, -133)) == (32, 32, 32)
 
 
+@pytest.mark.fast_first(3)
 @pytest.mark.parametrize("dp", [BF16, F16_K32, TF32, E4M3, E5M2_E2M1], ids=lambda d: d.id)
 @pytest.mark.parametrize("bits", [0, 3, 13, 24, 25, 29, 30, 40, 56])
 def test_windows_at_the_width_edges(dp, bits):
@@ -93,6 +94,7 @@ def test_windows_at_the_width_edges(dp, bits):
     assert_same_words(dp, params, extreme_cases(dp, 400, seed=bits))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 2, 3, 4, 7, 8, 16, 32])
 def test_blocks_and_orders(block):
     """Every way the kernel lays out a block: one case a vector lane
@@ -119,6 +121,7 @@ def test_batches_ending_inside_a_chunk(n, dp):
     assert_same_words(dp, params, cases)
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("where", ["first block", "middle block", "tail block"])
 def test_stray_bits_in_any_block(where):
     """A word with a bit above its format is refused wherever it sits (the
@@ -167,6 +170,7 @@ def random_configuration(rng):
     return Datapath(family, kind, a, b, d, k), EngineParams(**p)
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("seed", range(12))
 def test_random_configurations(seed):
     """Random configurations, 12 repeatable draws (a sweep of 120 draws of

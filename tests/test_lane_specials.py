@@ -148,7 +148,13 @@ def ieee_words(dp, cases, nan):
     return out
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGS))
+# the configurations that compile kernels of their own (custom blocks, orders,
+# mixed kinds) run in the slow tier; the profiles' ones in the fast tier
+SLOW_CONFIGS = ("bf16-blocks-of-5", "f16-ordered-blocks-of-16", "e5m2-e4m3", "e5m2-e2m1")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CONFIGS
+                                  else n for n in sorted(CONFIGS)])
 def test_special_blocks(name):
     dp, how = CONFIGS[name]
     params = params_of(dp, how)
@@ -172,6 +178,7 @@ SCALED = {"mxf8-e4m3": "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1",
           "mxf8-e5m2": "tcgen05.mxf8f6f4.e5m2.f32.k32.ue8m0x1"}
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("name", sorted(SCALED))
 def test_special_cases_block_scaled(name):
     """The block-scaled fast kernel's special cases (decided by special

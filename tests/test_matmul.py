@@ -97,6 +97,7 @@ def sparse_a(rng, fmt, shape, keep=2, width=4):
     return np.where(mask, a, 0).astype(np.uint32), mask
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("datapath,fmt", [("tcgen05.f16.f32.k32.sparse", "f16"),
                                           ("tcgen05.f16.bf16.f32.k32.sparse", "bf16"),
                                           ("tcgen05.f8f6f4.e4m3.f32.k64.sparse", "e4m3")])
@@ -172,6 +173,7 @@ def test_fp8_mma_sync_emulation_equals_the_dot_model(gpu, fmt, d_fmt):
     ("H100", "wgmma", "s8", "s8", "s32"),
     ("H100", None, "bf16", "bf16", "f32"),
 ])
+@pytest.mark.fast_first(2)
 def test_compiled_kernel_equals_the_tile_path(gpu, instr, a_fmt, b_fmt, d_fmt):
     rng = np.random.default_rng(17)
     a, b = words(rng, a_fmt, (7, 77), special=0.01), words(rng, b_fmt, (77, 6), special=0.01)

@@ -55,6 +55,7 @@ def mmasim_chain(cls: str, arch: str, shape: str, k_inst: int, a, b, c, fmt, d_f
     return _words(d, d_fmt)
 
 
+@pytest.mark.fast_first(3)
 @pytest.mark.parametrize("gpu,instr,fmt,d_fmt,cls,arch,shape,k_inst", CHAINS,
                          ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}" for c in CHAINS])
 @pytest.mark.parametrize("seed,m,n,k", [(1, 24, 20, 96), (2, 9, 13, 37)])

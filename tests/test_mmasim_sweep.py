@@ -52,6 +52,7 @@ def test_the_strings_come_from_mmasim_and_cover_every_arch_and_class():
     assert ("Turing", "mma.m8n8k4.f32.f16.f16.f16") in strings
 
 
+@pytest.mark.fast_first(10)
 @pytest.mark.parametrize("arch,instr", SAMPLE, ids=[f"{a}:{i}" for a, i in SAMPLE])
 def test_auto_agrees_with_mmasim(arch, instr):
     row = sweep.validate_one(arch, instr, cases=64)

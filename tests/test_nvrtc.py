@@ -99,6 +99,7 @@ def test_supported_archs_cover_every_harness_arch():
         assert int(arch[3:].rstrip("af")) in ccs
 
 
+@pytest.mark.fast_first(1)
 @pytest.mark.parametrize("arch", list(catalog.ARCH_FAMILIES))
 def test_every_harness_unit_compiles_with_every_kernel(arch):
     cub = nvrtc.compile_harness(arch)

@@ -124,6 +124,7 @@ def test_sparsity_step_sees_disabled_lanes_ignored():
         "sparsity").status == "skipped"
 
 
+@pytest.mark.slow
 def test_engine_steps_skip_block_scaled_datapaths_and_run_sparse_ones():
     dp = Datapath.parse("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1")
     r = run_ladder(SimDevice.builtin("b200"), dp, ["internal", "block", "scale"],

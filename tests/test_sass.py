@@ -28,6 +28,7 @@ def verdict(arch: str, name: str) -> sass.Verdict:
     return next(v for v in report(arch).verdicts if v.harness == name)
 
 
+@pytest.mark.fast_first(3)
 @pytest.mark.parametrize("arch", list(catalog.ARCH_FAMILIES))
 def test_every_harness_has_its_expected_opcode(arch):
     rep = report(arch)
@@ -233,6 +234,7 @@ def test_cli_filters_by_family():
     assert "wgmma.tf32.f32" in res.output and "│ mma." not in res.output
 
 
+@pytest.mark.fast_first(2)
 @pytest.mark.parametrize("args,msg", [
     (["--instr", "hmma"], "unknown instruction family"),
     (["--arch", "sm_70"], "no harness for sm_70"),

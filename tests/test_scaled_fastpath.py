@@ -48,6 +48,7 @@ def same_words(model, n=1500, seed=3):
                                f"plain {int(plain[bad[0]]):#x}")
 
 
+@pytest.mark.fast_first(4)
 @pytest.mark.parametrize("dp", [MXF8, MXF8_E5M2, MXF4, NVF4], ids=lambda d: d.id)
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_profiles(dp, profile):
@@ -55,6 +56,7 @@ def test_profiles(dp, profile):
     same_words(model)
 
 
+@pytest.mark.fast_first(2)
 @pytest.mark.parametrize("dp", [MXF4, NVF4], ids=lambda d: d.id)
 @pytest.mark.parametrize("i", range(len(E2M1_PARAMS)))
 def test_parameter_sets(dp, i):
@@ -92,6 +94,7 @@ GROUPED = {  # datapath and product group: the exact group sums fit 16-bit lanes
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(GROUPED))
 def test_grouped_kernel(name):
     """The grouped fast kernel (models/scaled_groups.py: all K lanes as vector

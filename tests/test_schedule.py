@@ -124,6 +124,7 @@ def run_cli(*args):
                           text=True)
 
 
+@pytest.mark.slow
 def test_fit_gemm_cli_bad_input(tmp_path):
     np.save(tmp_path / "a.npy", words(A).astype(np.uint16))
     np.save(tmp_path / "b.npy", words(B).astype(np.uint16))

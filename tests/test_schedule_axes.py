@@ -129,6 +129,7 @@ def test_the_new_presets_are_schedules_with_evidence():
     Schedule(instr="mma", operand_round="rna"),
     Schedule(instr="mma", c="output"),
 ], ids=["tf32-rne-split4-fma-c", "tf32-rna", "c-output"])
+@pytest.mark.fast_first(1)
 def test_fit_gemm_finds_the_new_axes(truth):
     a = rng.standard_normal((16, 256)).astype(np.float32)
     b = rng.standard_normal((256, 8)).astype(np.float32)

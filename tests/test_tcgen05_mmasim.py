@@ -76,6 +76,7 @@ def _suite_cases(dp, suite):
     return random_cases(dp, CASES, suite, seed=zlib.crc32(f"mmasim/{dp.id}/{suite}".encode()))
 
 
+@pytest.mark.fast_first(8)
 @pytest.mark.parametrize("dp_id", COVERED)
 def test_mmasim_rules_in_our_kernel_reproduce_mmasim(dp_id):
     dp = Datapath.parse(dp_id)
@@ -104,6 +105,7 @@ def _explain(dp, cases, sim, table):
     return out
 
 
+@pytest.mark.fast_first(8)
 @pytest.mark.parametrize("dp_id", COVERED)
 def test_every_disagreement_with_mmasim_is_explained(dp_id, record_property):
     dp = Datapath.parse(dp_id)
