@@ -499,6 +499,12 @@ ARCH_GPUS = {"sm_75": ("T4",), "sm_80": ("A100",), "sm_86": (), "sm_89": ("Ada",
              "sm_90a": ("H100", "H200"), "sm_100a": ("B200",), "sm_103a": ("B300",),
              "sm_120a": ("RTX5090",)}
 
+
+def arch_gpu(arch: str | None) -> str | None:
+    """The GPU whose profile stands for ``arch`` (the first of ARCH_GPUS),
+    None for an architecture with none."""
+    return next(iter(ARCH_GPUS.get(arch or "", ())), None)
+
 # Architecture groups.
 TURING_ARCHS = ("sm_75",)  # mma.sync m16n8k8 and m8n8k4 only (f16)
 MMA_ARCHS = tuple(a for a in ARCH_FAMILIES if a not in TURING_ARCHS)  # mma.sync m16n8k16 and up

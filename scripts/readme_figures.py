@@ -7,7 +7,8 @@ A figure in the README sits between ``<!-- fig:NAME -->`` and ``<!-- /fig -->``;
 each NAME is measured here by running the project's own command, so the
 figure cannot go stale unnoticed:
 
-- ``tests``: the number of tests pytest collects (``pytest --collect-only -q``);
+- ``tests``: the number of tests in the whole suite (``pytest --collect-only -q --tier all``);
+- ``tests_fast``: the number in the fast tier (``pytest --collect-only -q``);
 - ``sass``: the SASS check over its default architectures
   (``tcprobe sass-check --json -``): native, emulated and missing harnesses.
 """
@@ -33,12 +34,20 @@ def _run(*args: str) -> str:
     return r.stdout
 
 
-def tests() -> str:
-    last = _run("-m", "pytest", "--collect-only", "-q").strip().splitlines()[-1]
-    m = re.match(r"(\d+) tests? collected", last)
+def _collected(*tier: str) -> str:
+    last = _run("-m", "pytest", "--collect-only", "-q", *tier).strip().splitlines()[-1]
+    m = re.match(r"(\d+)(?:/\d+)? tests? collected", last)
     if not m:
         raise SystemExit(f"error: pytest's collection said {last!r}")
     return f"{int(m.group(1)):,} tests"
+
+
+def tests() -> str:
+    return _collected("--tier", "all")
+
+
+def tests_fast() -> str:
+    return _collected()
 
 
 def sass() -> str:
@@ -47,7 +56,7 @@ def sass() -> str:
             f"and {summary.get('missing', 0):,} missing")
 
 
-FIGURES = {"tests": tests, "sass": sass}
+FIGURES = {"tests": tests, "tests_fast": tests_fast, "sass": sass}
 
 
 def main(argv: list[str]) -> int:

@@ -31,6 +31,7 @@ from pathlib import Path
 from tcprobe import suites as suites_mod
 from tcprobe import validate as v
 from tcprobe.devices.base import Device, DeviceError
+from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.model import ModelError
 from tcprobe.outfiles import make_folder, refuse_link, write_atomic
@@ -44,9 +45,9 @@ WRITE_UP_SUITES = (("raw", 1_000_000), ("finite", 200_000), ("edge", 10_000), ("
 WRITE_UP_LANES = (0, 1, 2, 3, 4, 7, 8)
 PRESETS = {"write-up": (WRITE_UP_SUITES, WRITE_UP_LANES)}
 
-# The GPU whose models a target of each architecture is scored against when the
-# device does not name one (a custom sim profile): the modeled GPU of that arch.
-ARCH_GPU = {"sm_75": "T4", "sm_120a": "RTX5090", "sm_80": "A100", "sm_89": "Ada", "sm_90a": "H100", "sm_100a": "B200"}
+# A target of an architecture is scored, where the device names no GPU (a
+# custom sim profile), against the models of that architecture's GPU
+# (isa.arch_gpu).
 
 
 class CampaignError(ValueError):
@@ -99,7 +100,7 @@ def parse_targets(text: str) -> tuple[Target, ...]:
         names = targets_mod.SUITES if low == "all" else (low,) if low in targets_mod.SUITES else None
         if names:
             for t in targets_mod.targets(names):
-                out.append(Target(t.datapath, ARCH_GPU.get(t.arch)))
+                out.append(Target(t.datapath, isa.arch_gpu(t.arch)))
             continue
         try:
             dp = Datapath.parse(tok)
