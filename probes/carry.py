@@ -5,10 +5,13 @@ It runs before the zero step, at home exponents where no zero floor binds,
 so that no later step's candidates are broken by an unknown carry limit.
 Three sets of cases, all in the lanes of the last block (its sum is D):
 
-* counts: n lanes (n = 1 .. the block) of 1*1, max*max or (1+ulp)*max at one
+* counts: n lanes (n = 1 .. the block) of 1*1, max*max (the all-ones
+  significands where the home exponent holds them) or (1+ulp)*max at one
   exponent, C = 0, C = max at it or at the next exponent, both signs: the
   sums walk through 1 .. 4L + 2 times the anchor's unit, so the first n
-  that wraps (or clamps) tells the carry bits, whatever the rounding;
+  that wraps (or clamps) tells the carry bits, whatever the rounding; where
+  blocks chain, the same in the first block with C whole (all its fraction
+  bits), the largest sum of any block;
 * the Khattak-Mikaitis enumeration (the test their A100 study could not
   run, arXiv 2512.07004 footnote 3): A exponents over [-14, 15] (what the
   format holds), B's paired to land the product at one of a few home
@@ -63,6 +66,12 @@ def cases(ctx) -> tuple[Batch, int]:
     one_a, one_b = 1 << fa.frac_bits, 1 << fb.frac_bits
     sigs_a = (one_a, max_sig(fa), one_a + 1)
     sigs_b = (one_b, max_sig(fb), one_b + 1)
+    # every fraction bit set: larger than max_sig where only the top exponent
+    # lacks it (e4m3's 1.875, whose top code is NaN), and legal at home exponents
+    full_a, full_b = 2 * one_a - 1, 2 * one_b - 1
+    largest = [(sigs_a[1], sigs_b[1])]
+    if (full_a, full_b) != largest[0]:
+        largest.insert(0, (full_a, full_b))
     bt = Batch(dp)
     homes = [t for t in (0, -1, 2) if _split(fa, fb, t)]
 
@@ -86,7 +95,7 @@ def cases(ctx) -> tuple[Batch, int]:
     for t in homes[:1]:
         ea, eb = _split(fa, fb, t)
         for sign in (0, 1):
-            for ma, mb in ((one_a, one_b), (sigs_a[1], sigs_b[1]), (sigs_a[2], sigs_b[1])):
+            for ma, mb in ((one_a, one_b), *largest, (sigs_a[2], sigs_b[1])):
                 p = _pair(fa, fb, ea, eb, sign, ma, mb)
                 if p is None:
                     continue
@@ -94,6 +103,27 @@ def cases(ctx) -> tuple[Batch, int]:
                     for c in c_words(sign, t):
                         bt.add(f"{n} lanes {'-' if sign else '+'}{ma}*{mb} at 2^{t}",
                                {k: p for k in lanes[:n]}, c)
+    # -- counts in the first block, where blocks chain: C arrives there whole
+    # (every fraction bit of its format), so its largest value beside the
+    # largest products can need one carry bit more than the last block's C,
+    # which earlier blocks rounded into the output, ever does
+    blocks = ctx.value("blocks") or [list(range(dp.k))]
+    if len(blocks) > 1 and keep < fc.frac_bits:
+        first = list(blocks[0])
+        for t in homes[:1]:
+            ea, eb = _split(fa, fb, t)
+            for sign in (0, 1):
+                p = next((q for q in (_pair(fa, fb, ea, eb, sign, ma, mb) for ma, mb in largest)
+                          if q is not None), None)
+                if p is None:
+                    continue
+                for ce in (t, t + 1):
+                    c = word(fc, sign, max_sig(fc), ce - fc.frac_bits)
+                    if c is None:
+                        continue
+                    for n in range(1, len(first) + 1):
+                        bt.add(f"first block: {n} lanes of {'-' if sign else '+'}max*max at 2^{t}, "
+                               f"the whole largest C at 2^{ce}", {k: p for k in first[:n]}, c)
     # -- normalize probes: n ones, half an output ulp, the window's last bit --
     F = window(ctx)
     keep = ctx.value("output_frac_bits") or ctx.d_fmt.frac_bits
