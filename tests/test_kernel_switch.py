@@ -15,12 +15,14 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
 from tcprobe.models.formats import get_format
+from tcprobe.models.kernel_params import kernel_params
+from tcprobe.models.scaled_kernel import kernel_params as scaled_kernel_params
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
 
-# 1 x 1 + 1 x 1 + 2^-30 x 1: the last product lies 30 bits below the
-# largest, outside a 25-bit window, and is cut toward zero: D = 2.0 exactly.
-ONE_BF16, TINY_BF16 = 0x3F80, 0x3080  # 1.0, 2^-30
-
+# 1 x 1 - 1 x 1 + 2^-30 x 1 with C = +0: the 2^-30 product lies 30 bits below
+# the anchor (2^0), outside a 25-bit window, so it is cut and D = +0, where an
+# exact sum would give 2^-30 (f32 0x30800000).
+ONE_BF16, MINUS_ONE_BF16, TINY_BF16 = 0x3F80, 0xBF80, 0x3080  # 1.0, -1.0, 2^-30
 
 def raw_cases(dp: Datapath, n: int, seed: int) -> Cases:
     """Random raw words of every input format (specials included)."""
@@ -49,7 +51,8 @@ def test_plain_switch_gives_the_ir_words(name, monkeypatch):
     cases = raw_cases(dp, 3000, 11)
     params = EngineParams(window_bits=25)
     monkeypatch.delenv(numba_internals.KERNEL_ENV, raising=False)
-    assert numba_internals.ir_module("lane_kernel") is not None
+    lanes = numba_internals.ir_module("lane_kernel")
+    assert lanes is not None and lanes.applies(kernel_params(dp, params, dp.k))
     ir_words = fused_dot(dp, cases, params, fast=True)
     monkeypatch.setenv(numba_internals.KERNEL_ENV, "plain")
     assert numba_internals.ir_module("lane_kernel") is None
@@ -66,6 +69,8 @@ def test_plain_switch_on_the_grouped_scaled_kernel(monkeypatch):
     model = BlockScaledModel("grouped", dp, "", params)
     cases = random_cases(dp, 2000, "raw", seed=5)
     monkeypatch.delenv(numba_internals.KERNEL_ENV, raising=False)
+    groups = numba_internals.ir_module("scaled_groups")
+    assert groups is not None and groups.applies(scaled_kernel_params(dp, params))
     ir_words = model.evaluate(cases)
     monkeypatch.setenv(numba_internals.KERNEL_ENV, "plain")
     plain_words = model.evaluate(cases)
@@ -73,18 +78,19 @@ def test_plain_switch_on_the_grouped_scaled_kernel(monkeypatch):
 
 
 def test_window_cut_bits_under_both_forms(monkeypatch):
-    """1 + 1 + 2^-30 (+ zeros) with C = +0 on the bf16 datapath, 25-bit
-    window: the 2^-30 product lies below the window and is cut, D = 2.0
-    (f32 0x40000000), under either kernel form."""
+    """1 - 1 + 2^-30 (+ zeros) with C = +0 on the bf16 datapath, 25-bit
+    window: the 2^-30 product is cut below the window, D = +0 under either
+    kernel form; with no window (exact) it survives as 2^-30."""
     dp = Datapath("mma", "bf16", "bf16", "bf16", "f32", 16)
     a = np.zeros((1, 16), np.uint32)
     b = np.zeros((1, 16), np.uint32)
-    a[0, :3] = (ONE_BF16, ONE_BF16, TINY_BF16)
+    a[0, :3] = (ONE_BF16, MINUS_ONE_BF16, TINY_BF16)
     b[0, :3] = ONE_BF16
     cases = Cases(a, b, np.zeros(1, np.uint32))
     for form in ("ir", "plain"):
         monkeypatch.setenv(numba_internals.KERNEL_ENV, form)
-        assert int(fused_dot(dp, cases, EngineParams(window_bits=25), fast=True)[0]) == 0x40000000
+        assert int(fused_dot(dp, cases, EngineParams(window_bits=25), fast=True)[0]) == 0
+        assert int(fused_dot(dp, cases, EngineParams(window_bits=None), fast=True)[0]) == 0x30800000
 
 
 def test_misspelt_switch_is_one_error_line(monkeypatch):
