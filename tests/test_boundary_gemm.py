@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import tcprobe
 from tcprobe.cli import main
-from tcprobe.matrix import flow
+from tcprobe.matrix import resolve as flow
 
 
 def invoke(*args):

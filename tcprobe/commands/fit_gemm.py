@@ -11,9 +11,8 @@ from rich.table import Table
 from tcprobe.commands.options import named_path
 from tcprobe.console import console, write_json
 from tcprobe.matrix import fit_gemm, split_probe
-from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
+from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError
 from tcprobe.matrix.schedule import Schedule
-from tcprobe.matrix.scheduled import C_FORMATS, OUT_NAMES
 from tcprobe.models.formats import describe
 
 from .gemm import load

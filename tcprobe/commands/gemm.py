@@ -12,17 +12,18 @@ from rich.table import Table
 
 from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
-from tcprobe.matrix import compare, flow, same_bits, scheduled
+from tcprobe.matrix import compare, epilogue, pipeline, same_bits
 from tcprobe.matrix.operands import (
+    C_FORMATS,
     INPUT_FORMATS,
-    OUTPUT_FORMATS,
     SCALE_FORMATS,
     MatmulError,
     Operand,
     output_format,
     read,
-    result,
+    result_array,
 )
+from tcprobe.matrix.resolve import check_shapes, problem
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import describe, get_format
 from tcprobe.outfiles import atomic_file, check_out_file
@@ -127,24 +128,21 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         check_out_file(Path(json_path), "--json")
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
-    m, n = flow.check_shapes(a.words.shape, b.words.shape)
+    m, n = check_shapes(a.words.shape, b.words.shape)
     sched = from_value(schedule)
     if split_k != 1:
         if split_k < 1:
             raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
         sched = sched.with_(split_k=split_k)
-    chain = sched.c == "accumulator"
-    c = load(c_path, "c", OUTPUT_FORMATS if chain else scheduled.C_FORMATS, None)
+    c = load(c_path, "c", C_FORMATS, None)
     integer = get_format(a.fmt).kind.name == "INT"
     if integer:
         alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
-    if c is not None:
-        d_fmt, c_words = c.fmt, c.words
-        if out_type and output_format(out_type) != d_fmt:
-            raise MatmulError(f"--dtype {out_type} differs from C's dtype ({d_fmt})")
-    else:
-        d_fmt = output_format(out_type) if out_type else ("s32" if integer else "f32")
-        c_words = np.zeros((m, n), np.uint32) if chain else None
+    out_fmt = None
+    if out_type:
+        out_fmt = output_format(out_type)
+        if c is not None and out_fmt != c.fmt:
+            raise MatmulError(f"--dtype {out_type} differs from C's dtype ({c.fmt})")
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
     sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
     other = sched if compare_schedule is None else from_value(compare_schedule)
@@ -153,40 +151,31 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
     words = []
     for g, ins, sch, mdl_name in runs:
+        if sch.instr is not None and ins is not None and sch.instr != ins:
+            raise MatmulError(f"--instr {ins} differs from the schedule's instr ({sch.instr})")
         t0 = time.perf_counter()
         with ProgressBar(f"{g}") as bar:
-            if sch.c == "accumulator":
-                if alpha != 1 or beta != 1:
-                    raise MatmulError("--alpha: the chain schedule takes alpha = beta = 1")
-                d, dp, mdl = flow.matmul_words(
-                    a.words, a.fmt, b.words, b.fmt,
-                    c_words if c_words is not None else np.zeros((m, n), np.uint32), d_fmt,
-                    gpu=g, instr=sch.instr or ins, model=mdl_name, scale_a=sa, scale_b=sb,
-                    split_k=sch.split_k, progress=bar)
-            else:
-                d, d_fmt, dp, mdl = scheduled.product(
-                    a, b, c_words, None if c is None else c.fmt, sch, gpu=g,
-                    instr=sch.instr or ins, out=d_fmt if c is None else None, model=mdl_name,
-                    alpha=alpha, beta=beta, scale_a=sa, scale_b=sb)
-                bar(1, 1)
+            p = problem(a, b, c, sch, gpu=g, instr=ins, out=out_fmt, model=mdl_name,
+                        alpha=alpha, beta=beta, scale_a=sa, scale_b=sb, progress=bar)
+            d = pipeline.run(p, sch)
+        dp, mdl, d_type = p.dp, p.mdl, p.out_fmt
         words.append(d)
         report["products"].append({"gpu": g, "datapath": dp.id, "model": mdl.name,
                                    "schedule": sch.to_dict(),
                                    "seconds": round(time.perf_counter() - t0, 3)})
         console.print(f"{g}: {dp.id} ({mdl.name}), {m}x{n}x{report['k']}, "
                       f"{time.perf_counter() - t0:.2f} s")
-    d_type = d_fmt if not chain else dp.d_type
-    if c_words is None:
-        c_words = np.zeros((m, n), np.uint32)
+    c_words = np.zeros((m, n), np.uint32) if c is None else c.words
+    c_fmt = d_type if c is None else c.fmt
     floats = get_format(d_type).kind.name != "INT"
-    scale = (compare.product_scale(a.words, a.fmt, b.words, b.fmt, c_words, d_type)
+    scale = (compare.product_scale(a.words, a.fmt, b.words, b.fmt, c_words, c_fmt)
              if floats and (compare_gpu or exact) and sa is None else None)
     if out_path == "-":
-        np.save(sys.stdout.buffer, result(words[0], d_type, False))
+        np.save(sys.stdout.buffer, result_array(words[0], d_type, False))
         sys.stdout.buffer.flush()
     elif out_path:
         with atomic_file(out_path) as fh:  # renamed into place: a link there is replaced
-            np.save(fh, result(words[0], d_type, False))
+            np.save(fh, result_array(words[0], d_type, False))
         console.print(f"wrote {out_path} ({d_type})")
     if compare_gpu:
         diff = compare.difference(d_type, words[1], words[0])
@@ -199,6 +188,13 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     if exact:
         if sa is not None:
             raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")
+        if alpha != 1 or (c is not None and beta != 1):
+            raise MatmulError("--exact: the exact product is A @ B + C: give --alpha 1 and "
+                              "--beta 1")
+        if c_fmt != d_type:  # C in the output's format, exactly (every float fits f32)
+            if d_type != "f32":
+                raise MatmulError(f"--exact: C in {c_fmt} is not the {d_type} output's format")
+            c_words = epilogue.to_f32(c_words, c_fmt)
         with ProgressBar("exact") as bar:
             want = compare.exact_words(a.words, a.fmt, b.words, b.fmt, c_words, d_type, bar)
         report["exact"] = {}

@@ -1,7 +1,8 @@
-"""Matrix products from Python: :func:`matmul` on arrays, :func:`dot` on raw words."""
+"""Matrix products from Python: :func:`matmul` on arrays, :func:`dot` on raw words,
+:func:`run` (the one pipeline) on a :class:`Problem` of words."""
 
 from .entry import matmul
-from .flow import matmul_words, product_words
+from .pipeline import Problem, run
 from .words import dot
 
-__all__ = ["dot", "matmul", "matmul_words", "product_words"]
+__all__ = ["Problem", "dot", "matmul", "run"]

@@ -15,20 +15,37 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import Class, decode, get_format, ulp_distance
 from tcprobe.models.profiles import ieee_model
 
-from .flow import Progress, product_words
+from . import pipeline
 from .operands import MatmulError
+from .schedule import PRESETS
 
 # Histogram buckets of |ulps|: 1, 2, 3-4, 5-8, ... (powers of two), then the rest.
 BUCKETS = 12
 
 
 def exact_words(a, a_fmt: str, b, b_fmt: str, c, d_fmt: str,
-                progress: Progress | None = None) -> np.ndarray:
-    """D words of A @ B + C summed exactly and rounded once (RNE) into ``d_fmt``."""
+                progress: pipeline.Progress | None = None) -> np.ndarray:
+    """D words of A @ B + C summed exactly and rounded once (RNE) into ``d_fmt``:
+    the ``ieee`` baseline as one instruction over all of K, run as the chain
+    from C through the one pipeline."""
     if get_format(a_fmt).kind.name == "INT":
         raise MatmulError("A: integer products are exact on every GPU; --exact is for floats")
     dp = Datapath("mma", a_fmt, a_fmt, b_fmt, d_fmt, a.shape[1])
-    return product_words(ieee_model(dp), a, b, c, progress=progress, fast=False)
+    p = pipeline.Problem(ieee_model(dp), a, a_fmt, b, b_fmt, d_fmt, c, d_fmt, fast=False,
+                         progress=progress)
+    return pipeline.run(p, PRESETS["chain"].schedule)
+
+
+def words_differ(fmt: str, got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Elements whose words differ, two NaNs of any payload matching (the one
+    NaN-aware word comparison of library products; integers compare as words)."""
+    got, want = np.asarray(got), np.asarray(want)
+    differ = got != want
+    if get_format(fmt).kind.name == "INT" or not differ.any():
+        return differ
+    both_nan = (decode(fmt, got.ravel()).cls == Class.NAN) & \
+        (decode(fmt, want.ravel()).cls == Class.NAN)
+    return differ & ~both_nan.reshape(differ.shape)
 
 
 def float_values(fmt: str, words: np.ndarray) -> np.ndarray:
@@ -90,17 +107,13 @@ def difference(d_fmt: str, got: np.ndarray, want: np.ndarray) -> dict:
     mismatches, and the worst element (row, column, both words, ulps)."""
     fmt = get_format(d_fmt)
     got, want = np.asarray(got, np.uint32), np.asarray(want, np.uint32)
-    differ = got != want
+    differ = words_differ(fmt.name, got, want)
     out = {"elements": int(got.size), "differ": int(differ.sum())}
     if fmt.kind.name == "INT":
         dist = (got.astype(np.int64) - want.astype(np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)
         nan_mismatch = np.zeros(got.shape, bool)
     else:
-        g_nan = decode(fmt, got).cls == Class.NAN
-        w_nan = decode(fmt, want).cls == Class.NAN
-        nan_mismatch = g_nan != w_nan
-        differ &= ~(g_nan & w_nan)
-        out["differ"] = int(differ.sum())
+        nan_mismatch = (decode(fmt, got).cls == Class.NAN) != (decode(fmt, want).cls == Class.NAN)
         dist = ulp_distance(fmt, got, want)
     mag = np.abs(dist)
     counts = [0] * BUCKETS

@@ -1,21 +1,31 @@
-"""``tcprobe.matmul``: the entry point, a schedule run on the instruction models.
+"""``tcprobe.matmul``: the entry point, the arrays read and the pipeline run.
 
-C in the epilogue (the default, :mod:`.scheduled`), added to the output
-(``c='output'``, also there) or as the first instruction's accumulator (the
-``chain`` preset, :mod:`.flow`'s chain).
+The product runs through :mod:`.pipeline` under a schedule (C in the
+epilogue by default; the ``chain`` preset puts C in the first
+instruction's accumulator): the same path as ``tcprobe gemm``, fit-gemm,
+same_bits and ``tcprobe.torch``.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
-import numpy as np
-
-import tcprobe.matrix.scheduled as scheduled
-
-from .flow import Progress, _dtype, _output, check_shapes, matmul_words
-from .operands import INPUT_FORMATS, SCALE_FORMATS, MatmulError, output_format, read, result
+from . import pipeline
+from .operands import (
+    BIAS_FORMATS,
+    C_FORMATS,
+    INPUT_FORMATS,
+    SCALE_FORMATS,
+    MatmulError,
+    out_name,
+    read,
+    result_array,
+)
+from .resolve import check_shapes, problem
 from .schedule import from_value
+
+Progress = pipeline.Progress
 
 
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
@@ -53,9 +63,10 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
                           f"{progress!r}")
     if fast not in (None, True, False):
         raise MatmulError(f"fast must be None, True or False, not {fast!r}")
+    out_fmt = None
     if out is not None:
         try:
-            scheduled.out_name(out)
+            out_fmt = out_name(out)
         except MatmulError as e:
             raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
     sched = from_value(schedule)
@@ -70,6 +81,8 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
     m, n = check_shapes(a.words.shape, b.words.shape)
+    c = None if C is None else read(C, "C", C_FORMATS)
+    bias_o = None if bias is None else read(bias, "bias", BIAS_FORMATS, ndim=1)
     sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
     bar = None
@@ -79,35 +92,20 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
         bar = progress = ProgressBar(f"matmul {m}x{n}x{a.words.shape[1]} on {gpu}")
         bar.__enter__()
     try:
-        return _run(a, b, C, sched, sa, sb, m, n, gpu=gpu, instr=instr, out=out, model=model,
-                    alpha=alpha, beta=beta, bias=bias, progress=progress or None, fast=fast,
-                    jobs=jobs)
+        p = problem(a, b, c, sched, gpu=gpu, instr=instr, out=out_fmt, model=model,
+                    alpha=alpha, beta=beta, bias=bias_o, scale_a=sa, scale_b=sb, fast=fast,
+                    jobs=jobs, progress=progress or None)
+        return result_array(pipeline.run(p, sched), p.out_fmt, a.torch or b.torch)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
 
 
-def _run(a, b, C, sched, sa, sb, m, n, *, gpu, instr, out, model, alpha, beta, bias, progress,
-         fast, jobs):
-    """The product of read operands under ``sched`` (epilogue or chain)."""
-    if sched.c != "accumulator":
-        return scheduled.matmul(a, b, C, sched, gpu=gpu, instr=instr, out=out, model=model,
-                                alpha=alpha, beta=beta, bias=bias, scale_a=sa, scale_b=sb,
-                                fast=fast, jobs=jobs, progress=progress)
-    if not (_is_one(alpha) and _is_one(beta)) or bias is not None:
-        raise MatmulError("alpha: the chain (c='accumulator') takes alpha = beta = 1 and no bias")
-    if sched.acc is not None or (sched.out is not None and out is not None
-                                 and output_format(out) != sched.out):
-        raise MatmulError("schedule: the chain accumulates in C's type: no acc or out axis")
-    if out is None and sched.out is not None:
-        out = sched.out
-    d_fmt, c_words = _output(C, out, a.fmt, (m, n))
-    words, dp, _ = matmul_words(a.words, a.fmt, b.words, b.fmt, c_words, d_fmt, gpu=gpu,
-                                instr=instr, model=model, scale_a=sa, scale_b=sb,
-                                split_k=sched.split_k, progress=progress, fast=fast, jobs=jobs)
-    return result(words, dp.d_type, a.torch or b.torch)
-
-
-def _is_one(x) -> bool:
-    return not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating)) \
-        and x == 1
+def _dtype(dtype, out):
+    """``dtype``, or ``out`` (its deprecated spelling, with a warning)."""
+    if out is None:
+        return dtype
+    warnings.warn("matmul(out=...) is deprecated: use dtype=", DeprecationWarning, stacklevel=3)
+    if dtype is not None:
+        raise MatmulError("dtype: give dtype= or out= (deprecated), not both")
+    return out

@@ -1,36 +1,39 @@
 """Find the schedules that explain a captured GEMM, word for word.
 
-The search runs the GPU's instruction models under every candidate
-:class:`~.schedule.Schedule` (instruction x K block x K order x split count
-and kind x reduction order x promotion interval x where C enters and the
-epilogue's form x, for tf32 operands, how the kernel rounds f32 words to
-tf32) and keeps those whose D equals the capture on every element (NaN
-matching NaN). It prunes by the cheap tests first: every candidate on the
-first few rows and columns, the survivors on those rows, then on all of D.
-The instruction chain of a K range is computed once per (operand rounding,
-order, promotion, range) and shared by every schedule that reads it (the
-splits, reductions and epilogues are cheap); a reversed K order runs as one
-forward chain over the tile-reversed operands.
+The search space is the schedule axes table's (:data:`.axes.AXES`, each
+row's ``search`` values): every instruction of the GPU that takes the
+formats x K block x split count and rule (and, where a splits probe read
+them, the explicit split starts) x K order x promotion interval (fp8) x
+split kind, reduction order and partial type (where there are splits) x
+where C enters and the epilogue's form (where there is a C) x operand
+rounding (tf32). Schedules with the same plan and the same epilogue are
+one candidate. Each candidate runs through the one pipeline
+(:mod:`.pipeline`) and is kept when its D equals the capture on every
+element (NaN matching NaN). The search prunes by the cheap tests first:
+every candidate on the first few rows and columns, the survivors on those
+rows, then on all of D. Chains are shared between candidates through the
+problem's cache, keyed by the plan's own chains, so no two plans can share
+wrong partials.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import product
 
 import numpy as np
 
 from tcprobe.models.formats import Class, decode, get_format
 
-from . import choice, epilogue
+from . import choice, epilogue, pipeline
+from . import plan as plans
+from .axes import BY_NAME
+from .compare import words_differ
 from .operands import MatmulError
-from .schedule import SPLIT_RULES, Schedule
-from .scheduled import Chains, round_operands, split_tiles
+from .schedule import Schedule, ScheduleError
 
 FIRST_ROWS = 8  # rows of the cheap first passes
 FIRST_COLUMNS = 8  # columns of the cheapest, which sees every candidate
-MAX_SPLIT = 8
-K_BLOCKS = (None, 32, 64, 128, 256)
-PROMOTES = (1, 2, 4, 8)
 CLOSEST = 5
 WORST = 10
 
@@ -60,112 +63,85 @@ def instructions(gpu: str, a_fmt: str, b_fmt: str, acc: str) -> list:
     return out
 
 
+def searched(name: str, applies: bool = True) -> tuple:
+    """The values fit-gemm tries for axis ``name``: its row's ``search``
+    where the axis applies, else its default alone."""
+    axis = BY_NAME[name]
+    return axis.search if applies and axis.search is not None else (axis.default,)
+
+
 def split_structures(dp, k: int, bounds: tuple[int, ...] | None = None
                      ) -> list[tuple[Schedule, tuple[tuple[int, int], ...]]]:
-    """(schedule with k_block, split_k and split_rule set, its ranges of
-    instruction tiles) of every split structure the search tries: the grid
-    (K_BLOCKS x 1..MAX_SPLIT x rules), and where ``bounds`` (the K offsets
-    where a split starts, as gemm-probe's splits case reads them) is given,
-    every structure with exactly those starts, at any split count."""
+    """(schedule with k_block, split_k and split_rule or split_starts set,
+    its ranges of instruction tiles) of every split structure the search
+    tries, one per distinct set of ranges: the table's K blocks x split
+    counts x rules, and where ``bounds`` (the K offsets where splits start,
+    as gemm-probe's splits case reads them) is given, those starts."""
     tiles = -(-k // dp.k)
     out, seen = [], set()
-    for kb in K_BLOCKS:
+    bases = [Schedule(split_starts=bounds)] if bounds else []
+    for kb, split, rule in product(searched("k_block"), searched("split_k"),
+                                   searched("split_rule")):
         if kb is not None and (kb % dp.k or kb <= dp.k or kb >= k):
             continue
-        top = MAX_SPLIT if bounds is None else max(MAX_SPLIT, len(bounds) + 1)
-        for split in range(1, top + 1):
-            for rule in SPLIT_RULES:
-                base = Schedule(k_block=kb, split_k=split, split_rule=rule)
-                try:
-                    ranges = tuple(split_tiles(base, dp, tiles))
-                except MatmulError:
-                    continue
-                starts = tuple(lo * dp.k for lo, _ in ranges[1:])
-                grid = split <= MAX_SPLIT
-                if (grid or starts == bounds) and ranges not in seen:
-                    seen.add(ranges)
-                    out.append((base, ranges))
+        bases.append(Schedule(k_block=kb, split_k=split, split_rule=rule))
+    for base in bases:
+        try:
+            ranges = tuple(plans.split_ranges(base, dp.k, tiles))
+        except MatmulError:
+            continue
+        if ranges not in seen:
+            seen.add(ranges)
+            out.append((base, ranges))
     return out
 
 
 def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
-               bounds: tuple[int, ...] | None = None) -> list[Schedule]:
-    """Every schedule the search tries for one instruction (module doc)."""
+               bounds: tuple[int, ...] | None = None, unit_epilogue: bool = True
+               ) -> list[Schedule]:
+    """Every schedule the search tries for one instruction (module doc), one
+    per class of schedules with the same plan and epilogue. ``unit_epilogue``:
+    alpha = beta = 1, where the chain (C as the first accumulator) can run."""
     tiles = -(-k // dp.k)
-    seen, out_list = set(), []
-    promotes = (None, *PROMOTES) if fp8 else (None,)
-    roundings = (None, "rne", "rna") if tf32 else (None,)
-    entries = (("epilogue", True, "acc"), ("epilogue", True, "c"), ("epilogue", False, "acc"),
-               ("output", True, "acc")) if has_c else (("epilogue", True, "acc"),)
-    for base, ranges in split_structures(dp, k, bounds):
-        kinds = [("serial", "forward")] if base.split_k == 1 else [
-            ("serial", "forward"), ("parallel", "forward"), ("parallel", "reverse")]
-        for order in ("forward", "reverse"):
-            for promote in promotes:
-                if promote is not None and promote >= tiles:
-                    continue
-                for kind, red in kinds:
-                    for c_at, fused, fma_on in entries:
-                        for rnd in roundings:
-                            key = (ranges, order, promote, kind, red, c_at, fused, fma_on, rnd)
-                            if key in seen:
-                                continue
-                            seen.add(key)
-                            out_list.append(base.with_(
-                                out=out, k_order=order, promote=promote, split_kind=kind,
-                                reduction=red, c=c_at, fused=fused, fma_on=fma_on,
-                                operand_round=rnd))
-    if has_c and out == dp.d_type:
-        out_list.append(Schedule(c="accumulator", out=out))
-    return out_list
-
-
-def _mismatch(fmt: str, got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Elements that differ (two NaNs of any payload match)."""
-    nan_g = decode(fmt, got.ravel()).cls == Class.NAN
-    nan_w = decode(fmt, want.ravel()).cls == Class.NAN
-    differ = (got.ravel() != want.ravel()) & ~(nan_g & nan_w)
-    return differ.reshape(got.shape)
-
-
-class _Runner:
-    """Schedules evaluated on some rows, partials shared (module doc)."""
-
-    def __init__(self, mdl, a, a_fmt, b, b_fmt, c, c_fmt, out_fmt, alpha, beta, jobs):
-        self.mdl, self.jobs = mdl, jobs
-        self.a, self.a_fmt, self.b, self.b_fmt = a, a_fmt, b, b_fmt
-        self.c, self.c_fmt, self.out, self.alpha, self.beta = c, c_fmt, out_fmt, alpha, beta
-        self.chains = {}
-        self.memo = {}
-
-    def chain(self, s: Schedule) -> Chains:
-        """The instruction chains of the operands as ``s`` rounds them (one per rounding)."""
-        if s.operand_round not in self.chains:
-            self.chains[s.operand_round] = Chains(
-                self.mdl, round_operands(s, self.a, self.a_fmt),
-                round_operands(s, self.b, self.b_fmt), jobs=self.jobs)
-        return self.chains[s.operand_round]
-
-    def partial(self, s: Schedule, lo: int, hi: int) -> np.ndarray:
-        key = (s.operand_round, s.k_order, s.promote, lo, hi)
-        if key not in self.memo:
-            from .scheduled import partial
-
-            ch = self.chain(s)
-            self.memo[key] = epilogue.to_f32(partial(ch, s, lo, hi, True), ch.dp.d_type)
-        return self.memo[key]
-
-    def words(self, s: Schedule) -> np.ndarray:
-        from .scheduled import scheduled_words
-
-        ch = self.chain(s)
-        if s.c == "accumulator":
-            if "chain" not in self.memo:
-                self.memo["chain"] = ch.run(epilogue.to_f32(self.c, self.c_fmt), 0, ch.tiles)
-            return self.memo["chain"]
-        parts = [self.partial(s, lo, hi) for lo, hi in split_tiles(s, ch.dp, ch.tiles)]
-        return scheduled_words(ch, s, self.c, self.c_fmt, self.out, self.alpha, self.beta,
-                               None, parts)
+    seen, found = set(), []
+    epilogues = []
+    for c_at, fused, fma_on in product(searched("c", has_c), searched("fused", has_c),
+                                       searched("fma_on", has_c)):
+        # what the epilogue computes: fma_on only where fused, neither where C
+        # is added after the output conversion
+        key = (c_at, fused if c_at == "epilogue" else None,
+               fma_on if c_at == "epilogue" and fused else None)
+        if key not in epilogues:
+            epilogues.append(key)
+    for base, _ranges in split_structures(dp, k, bounds):
+        multi = base.splits > 1
+        for order, promote, kind, rnd in product(
+                searched("k_order"), searched("promote", fp8),
+                searched("split_kind", multi), searched("operand_round", tf32)):
+            if promote is not None and promote >= tiles:
+                continue
+            par = multi and kind != "serial"
+            for red, parts in product(searched("reduction", par),
+                                      searched("partials", par and out != "f32")):
+                for c_at, fused, fma_on in epilogues:
+                    try:
+                        s = base.with_(out=out, k_order=order, promote=promote,
+                                       split_kind=kind, reduction=red, partials=parts, c=c_at,
+                                       fused=True if fused is None else fused,
+                                       fma_on=fma_on or "acc", operand_round=rnd)
+                        pl = plans.make(s, dp.k, tiles)
+                    except (ScheduleError, MatmulError):
+                        continue
+                    tree_is_forward = red == "tree" and len(pl.partials) <= 2
+                    key = (pl, kind, "forward" if tree_is_forward else red, parts, c_at,
+                           fused, fma_on)
+                    if key not in seen:
+                        seen.add(key)
+                        found.append(s)
+    if has_c and unit_epilogue and out == dp.d_type:  # the chain, over every split structure
+        for base, _ranges in split_structures(dp, k, bounds):
+            found.append(base.with_(c="accumulator", out=out))
+    return found
 
 
 def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
@@ -198,34 +174,36 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
     if not instrs:
         raise MatmulError(f"a: {gpu} has no instruction for {a_fmt} x {b_fmt}")
     rows = min(m, FIRST_ROWS)
+    unit = al == epilogue.ONE and (c is None or be == epilogue.ONE)
+    tf32 = get_format(a_fmt).name == "tf32" and get_format(b_fmt).name == "tf32"
     scored = []
     total = 0
+
+    def problem(mdl, r, cols):
+        return pipeline.Problem(mdl, a[:r], a_fmt, b[:, :cols], b_fmt, d_fmt,
+                                None if c is None else c[:r, :cols], c_fmt, al, be, jobs=jobs)
     for fam, dp, mdl in instrs:
-        tf32 = get_format(a_fmt).name == "tf32" and get_format(b_fmt).name == "tf32"
         cands = [s.with_(instr=fam) for s in candidates(dp, k, fp8, c is not None, d_fmt, tf32,
-                                                         bounds)]
+                                                         bounds, unit)]
         total += len(cands)
         keep = cands
         passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
         for r, cols in passes:  # the cheap passes first (module doc)
-            part = _Runner(mdl, a[:r], a_fmt, b[:, :cols], b_fmt,
-                           None if c is None else c[:r, :cols], c_fmt, d_fmt, al, be, jobs)
-            counts = [(int(_mismatch(d_fmt, part.words(s), d[:r, :cols]).sum()), s)
-                      for s in keep]
+            part = problem(mdl, r, cols)
+            counts = [(_score(part, s, d[:r, :cols], d_fmt)[0], s) for s in keep]
             keep = [s for x, s in counts if x == 0] or [
                 s for _, s in sorted(counts, key=lambda t: t[0])[:CLOSEST]]
-        full = part if (rows, cols) == (m, n) else _Runner(mdl, a, a_fmt, b, b_fmt, c, c_fmt,
-                                                           d_fmt, al, be, jobs)
+        full = part if (rows, cols) == (m, n) else problem(mdl, m, n)
         for s in keep:
-            w = full.words(s)
-            scored.append((int(_mismatch(d_fmt, w, d).sum()), s, w))
+            x, w = _score(full, s, d, d_fmt)
+            scored.append((x, s, w))
     scored.sort(key=lambda t: t[0])
     best = scored[0][0]
     winners = [s for x, s, _ in scored if x == 0]
     worst = []
     if best:
         w = scored[0][2]
-        bad = np.argwhere(_mismatch(d_fmt, w, d))[:WORST]
+        bad = np.argwhere(words_differ(d_fmt, w, d))[:WORST]
         worst = [{"row": int(i), "column": int(j), "captured": int(d[i, j]),
                   "model": int(w[i, j])} for i, j in bad]
     stream = [s.with_(split_kind="stream") for s in winners if s.split_kind == "parallel"
@@ -233,3 +211,13 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
     return Fit(explained=best == 0, schedules=winners + stream if winners else
                [s for _, s, _ in scored[:CLOSEST]], mismatches=best, elements=m * n,
                closest=[(s, x) for x, s, _ in scored[:CLOSEST]], worst=worst, searched=total)
+
+
+def _score(p: pipeline.Problem, s: Schedule, want: np.ndarray, fmt: str):
+    """(elements that differ from ``want``, D words) of ``s`` on ``p``; a
+    schedule that cannot run there differs everywhere."""
+    try:
+        got = pipeline.run(p, s)
+    except MatmulError:
+        return want.size + 1, np.zeros_like(want)
+    return int(words_differ(fmt, got, want).sum()), got

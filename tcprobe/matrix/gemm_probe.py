@@ -32,8 +32,8 @@ import ml_dtypes
 import numpy as np
 
 from . import split_probe
-from .flow import available_memory
 from .operands import MatmulError
+from .resolve import available_memory
 
 FORMATS = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
            "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}

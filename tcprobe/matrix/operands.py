@@ -26,8 +26,15 @@ INPUT_FORMATS = {
     "int8": "s8",
     "uint8": "u8",
 }
-# dtype name -> format of C and D
+# dtype name -> format of C (and of a bias); the chain takes only those its
+# accumulator has (f32, f16, s32), which the instruction's choice checks
+C_FORMATS = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "s32"}
+BIAS_FORMATS = C_FORMATS
 OUTPUT_FORMATS = {"float32": "f32", "float16": "f16", "int32": "s32"}
+# dtype name -> output format D may be written in
+OUT_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float8_e4m3fn": "e4m3",
+             "float8_e5m2": "e5m2", "int32": "s32"}
+OUT_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 # dtype name -> format of a block scale
 SCALE_FORMATS = {"float8_e8m0fnu": "ue8m0", "float8_e4m3fn": "ue4m3", "uint8": None}
 # output format -> numpy dtype of the result
@@ -127,3 +134,36 @@ def output_format(out) -> str:
     if name in RESULT_DTYPES:
         return name
     raise MatmulError(f"dtype: {out!r} names no output type (float32, float16, int32)")
+
+
+def out_name(out) -> str:
+    """The output format ``dtype=`` names: a dtype, its name or a format name."""
+    name = out if isinstance(out, str) else str(getattr(out, "__name__", None) or out)
+    name = name.removeprefix("torch.")
+    if not isinstance(out, str) and not name.startswith("torch") and name not in OUT_NAMES:
+        try:
+            name = np.dtype(out).name
+        except TypeError:
+            pass
+    if name in OUT_NAMES:
+        return OUT_NAMES[name]
+    if name in OUT_NAMES.values():
+        return name
+    raise MatmulError(f"dtype: {out!r} names no output type ({', '.join(OUT_NAMES)})")
+
+
+def result_array(words: np.ndarray, fmt: str, as_torch: bool):
+    """D words as an array of the output's dtype (ml_dtypes for bf16 and fp8;
+    a torch tensor if asked)."""
+    if fmt not in OUT_DTYPES:
+        return result(words, fmt, as_torch)
+    import ml_dtypes
+
+    width = get_format(fmt).width
+    raw = np.ascontiguousarray(words).astype(np.uint16 if width == 16 else np.uint8)
+    if as_torch:
+        import torch
+
+        t = torch.from_numpy(raw.view(np.int16 if width == 16 else np.int8).copy())
+        return t.view(getattr(torch, OUT_DTYPES[fmt]))
+    return raw.view(getattr(ml_dtypes, OUT_DTYPES[fmt]))

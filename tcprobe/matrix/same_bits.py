@@ -27,10 +27,11 @@ from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import get_format
 from tcprobe.models.model import FixedPointModel, Model
 
-from . import choice, epilogue
-from .fit_gemm import _mismatch, _Runner
+from . import choice, epilogue, pipeline
+from .axes import AXES
+from .compare import words_differ
 from .operands import MatmulError
-from .schedule import Schedule, from_value
+from .schedule import from_value
 
 # engine parameters -> the mechanism they belong to
 PARAM_MECHANISMS = {
@@ -41,12 +42,8 @@ PARAM_MECHANISMS = {
     "carry_top": "carry", "k_order": "K order in the instruction", "zero_sign": "zero sign",
     "nan": "NaN word", "overflow": "overflow", "align": "alignment", "c_join": "C join",
     "c_convert": "C join", "inter_type": "C join"}
-# schedule axes -> mechanism
-SCHEDULE_MECHANISMS = {
-    "k_block": "split", "split_k": "split", "split_kind": "split", "split_rule": "split",
-    "reduction": "split", "k_order": "K order", "promote": "promotion",
-    "operand_round": "operand rounding", "c": "epilogue", "fused": "epilogue",
-    "fma_on": "epilogue", "saturate": "epilogue", "acc": "accumulator"}
+# schedule axes -> mechanism: the axes table's column (None: not compared)
+SCHEDULE_MECHANISMS = {a.name: a.mechanism for a in AXES if a.mechanism is not None}
 VALUE_DTYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
                 "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
                 "f32": np.float32}
@@ -68,7 +65,7 @@ class Config:
 @dataclass
 class Resolved:
     mdl: Model
-    sched: Schedule
+    sched: object  # a Schedule
 
     @property
     def dp(self):
@@ -124,12 +121,10 @@ def mechanisms(x: Resolved, y: Resolved) -> list[Mechanism]:
     elif type(x.mdl) is not type(y.mdl) or x.mdl.describe() | {"name": ""} != \
             y.mdl.describe() | {"name": ""} or x.dp.k != y.dp.k:
         note("model", "model", x.mdl.name, y.mdl.name, "model")
-    for f in fields(Schedule):
-        if f.name in ("instr", "out"):
-            continue
-        a, b = getattr(x.sched, f.name), getattr(y.sched, f.name)
+    for name, mech in SCHEDULE_MECHANISMS.items():
+        a, b = getattr(x.sched, name), getattr(y.sched, name)
         if a != b:
-            note(SCHEDULE_MECHANISMS.get(f.name, f.name), f.name, a, b, "schedule")
+            note(mech, name, a, b, "schedule")
     return list(out.values())
 
 
@@ -149,11 +144,8 @@ def hybrid(x: Resolved, y: Resolved, mech: Mechanism) -> Resolved:
 
 def words(r: Resolved, a, a_fmt, b, b_fmt, c, c_fmt, out_fmt, alpha: int, beta: int):
     """D words of ``r`` on one product (operand words; alpha, beta as f32 words)."""
-    sched = r.sched.with_(out=out_fmt)
-    if sched.c == "accumulator" and c is None:  # the chain from +0: no C to start from
-        sched = sched.with_(c="epilogue")
-    run = _Runner(r.mdl, a, a_fmt, b, b_fmt, c, c_fmt, out_fmt, alpha, beta, None)
-    return run.words(sched)
+    p = pipeline.Problem(r.mdl, a, a_fmt, b, b_fmt, out_fmt, c, c_fmt, alpha, beta)
+    return pipeline.run(p, r.sched.with_(out=out_fmt))
 
 
 def attribute(x: Resolved, y: Resolved, mechs: list[Mechanism], a, a_fmt, b, b_fmt, c, c_fmt,
@@ -161,7 +153,7 @@ def attribute(x: Resolved, y: Resolved, mechs: list[Mechanism], a, a_fmt, b, b_f
     """For the elements where ``dx`` and ``dy`` differ: how many each single
     mechanism explains (switched in ``x``, it gives ``dy``'s word), and how
     many need several together."""
-    differ = _mismatch(out_fmt, dx, dy)
+    differ = words_differ(out_fmt, dx, dy)
     counts: dict[str, int] = {}
     alone = np.zeros(differ.shape, bool)
     for m in mechs:
@@ -169,7 +161,7 @@ def attribute(x: Resolved, y: Resolved, mechs: list[Mechanism], a, a_fmt, b, b_f
             dh = words(hybrid(x, y, m), a, a_fmt, b, b_fmt, c, c_fmt, out_fmt, alpha, beta)
         except (MatmulError, ValueError):
             continue
-        hit = differ & ~_mismatch(out_fmt, dh, dy)
+        hit = differ & ~words_differ(out_fmt, dh, dy)
         counts[m.name] = int(hit.sum())
         alone |= hit
     counts["several together"] = int((differ & ~alone).sum())
@@ -226,7 +218,7 @@ def search(x: Resolved, y: Resolved, a_fmt, b_fmt, c_fmt, out_fmt, alpha: int, b
             except MatmulError:
                 continue  # a schedule that cannot cut this K (too few blocks to split)
             tried += 1
-            bad = np.argwhere(_mismatch(out_fmt, dx, dy))
+            bad = np.argwhere(words_differ(out_fmt, dx, dy))
             if len(bad):
                 i, j = (int(v) for v in bad[0])
                 return _shrink(x, y, a[i:i + 1], a_fmt, b[:, j:j + 1], b_fmt,
@@ -242,7 +234,7 @@ def _shrink(x, y, a, a_fmt, b, b_fmt, c, c_fmt, out_fmt, alpha, beta) -> dict:
     keep the two words apart."""
     def differs(a_, b_, c_):
         try:
-            return bool(_mismatch(out_fmt, words(x, a_, a_fmt, b_, b_fmt, c_, c_fmt, out_fmt,
+            return bool(words_differ(out_fmt, words(x, a_, a_fmt, b_, b_fmt, c_, c_fmt, out_fmt,
                                                  alpha, beta),
                                   words(y, a_, a_fmt, b_, b_fmt, c_, c_fmt, out_fmt,
                                         alpha, beta)).any())

@@ -1,145 +1,106 @@
 """A library GEMM's schedule as data: :class:`Schedule` and its named presets.
 
-A library kernel is an instruction plus a schedule. The axes, all applied on
-top of the instruction models (:mod:`tcprobe.matrix.scheduled` runs them):
+A library kernel is an instruction plus a schedule. The axes, their values,
+defaults, meaning and the pipeline stage that reads each are one table,
+:data:`tcprobe.matrix.axes.AXES`; :class:`Schedule` is made from it (its
+fields, defaults and checks), and :mod:`tcprobe.matrix.pipeline` runs it.
+Rules that tie axes together live here: the chain (``c='accumulator'``,
+C as the first instruction's accumulator) runs forward, serial, without
+promotion, operand rounding, a reduction order, partials in the output
+type or a bias form; explicit ``split_starts`` replace ``split_k`` and
+``split_rule``.
 
-* ``instr``: mma, wgmma, tcgen05 or a datapath id (None: the GPU's newest
-  family that takes the formats, as ``tcprobe.matmul`` picks it);
-  ``acc``: the instruction's accumulator (None: f32, s32 for integers).
-* ``k_block``: K elements of one main-loop block (a CTA tile's K), the unit
-  that splits and stream-K units are cut in (None: one instruction's K).
-* ``k_order``: the instructions of each split in K order (``forward``) or
-  last first (``reverse``).
-* ``split_k`` and ``split_kind``: S contiguous ranges of K blocks, each
-  accumulated from +0; ``split_rule``: how the blocks are shared out:
-  ``even`` (as even as possible, :func:`tcprobe.matrix.flow.split_ranges`)
-  or ``ceil`` (ceil(blocks / S) blocks a split, the last takes the rest: CUTLASS's
-  gemm_k_size; what cuBLAS's split-K kernels on an H200 showed through
-  gemm-probe's splits case, e.g. 4096 = 3 x 1408 - 128 for bf16 at
-  256x256x4096, reports/silicon/2026-12-04-h200). ``serial`` (CUTLASS serial split-K): split 0 runs the
-  epilogue with C, split s > 0 runs it with beta = 1 onto split s-1's D, as
-  written in the output type. ``parallel`` (CUTLASS GemmSplitKParallel) and
-  ``stream`` (stream-K: ``split_k`` units per tile, a fix-up adding their
-  partials): the f32 partials are added in ``reduction`` order (forward:
-  P0 + P1 + ...; reverse: the last first), one RNE add each, and the
-  epilogue runs once. parallel and stream compute the same words for one
-  split: they are one equivalence class.
-* ``promote``: an fp8 promotion interval in instructions: the instruction
-  accumulates that many instructions from +0 in its own accumulator, which
-  is then added into an f32 register (+0 at the start) with one RNE add
-  (DeepGEMM). None: never (fast accumulation).
-* ``operand_round``: how the kernel turns f32 operand words into the
-  instruction's tf32 inputs: None (the words go in as they are; the
-  instruction reads their top 19 bits), ``rne`` or ``rna`` (the kernel
-  rounds them to tf32 first, as CUTLASS's ``NumericConverter<tfloat32_t,
-  float>`` does). Only tf32 operands have it. Measured: torch.matmul on f32
-  with TF32 allowed on an H200 (cuBLAS 13.1) rounds RNE
-  (reports/silicon/2026-12-04-h200).
-* ``c``: where C enters: ``epilogue`` (cuBLAS, CUTLASS: accumulators start
-  at +0, D = alpha*acc + beta*C), ``output`` (D = out(out(alpha*acc) +
-  beta*C): the product is written in the output type first and C added to
-  it in f32 after; measured for torch.addmm with beta = 1 and a 2-D C in
-  bf16 and f16 on an H200, torch 2.11, reports/silicon/2026-12-04-h200) or
-  ``accumulator`` (C is the first instruction's accumulator: tcprobe's
-  chain before schedules, the ``chain`` preset). ``fused``: the epilogue as
-  one fma or two rounded products and an add; ``fma_on``: the product the
-  fma keeps exact: ``acc``, fma(alpha, acc, beta*C) (CUTLASS
-  LinearCombination), or ``c``, fma(beta, C, alpha*acc) (measured for
-  cuBLAS's split-K tf32 GEMM on an H200 with alpha 0.5, beta 3,
-  reports/silicon/2026-12-04-h200).
-* ``out``: the output format (None: C's, else ``out=``, else ``acc``),
-  converted RNE from f32, ``saturate`` (fp8 outputs: the largest finite
-  value past the range, as cuBLASLt's fp8 outputs and CUTLASS's
-  NumericConverter with satfinite; None: saturate for fp8 only).
+Evidence for the measured axes (reports/silicon/2026-12-04-h200): cuBLAS's
+split-K kernels on an H200 share blocks out ``ceil`` (4096 = 3 x 1408 - 128
+for bf16 at 256x256x4096); torch.matmul on f32 with TF32 allowed rounds the
+operands RNE; torch.addmm with beta = 1 and a 2-D bf16/f16 C writes the
+product in the output type before adding C (``c='output'``); cuBLAS's
+split-K tf32 GEMM with alpha 0.5, beta 3 computes fma(beta, C, alpha*acc)
+(``fma_on='c'``); its serial split-K bias GEMM adds the bias in the first
+split's epilogue.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 
 from tcprobe.models.formats import FormatError, get_format
 
-KINDS = ("serial", "parallel", "stream")
-SPLIT_RULES = ("even", "ceil")
-ORDERS = ("forward", "reverse")
-C_ENTRIES = ("epilogue", "output", "accumulator")
-OPERAND_ROUNDINGS = ("rne", "rna")
-FMA_ON = ("acc", "c")
-OUT_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2", "s32")
+from .axes import AXES, BY_NAME, OUT_FORMATS, check
+
+KINDS = BY_NAME["split_kind"].choices
+SPLIT_RULES = BY_NAME["split_rule"].choices
+ORDERS = BY_NAME["k_order"].choices
+C_ENTRIES = BY_NAME["c"].choices
+OPERAND_ROUNDINGS = BY_NAME["operand_round"].choices
+FMA_ON = BY_NAME["fma_on"].choices
+__all__ = ["OUT_FORMATS", "PRESETS", "Schedule", "ScheduleError", "from_value"]
+_JSON_DEPTH = 64  # nesting a schedule file may have (a deeper one is refused, not recursed)
 
 
 class ScheduleError(ValueError):
     """A bad schedule; the message starts with ``schedule``."""
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """The schedule of a library GEMM (module doc for every axis)."""
+def _format_name(value: str) -> str | None:
+    try:
+        return get_format(value).name
+    except (FormatError, KeyError, ValueError):
+        return None
 
-    instr: str | None = None
-    acc: str | None = None
-    k_block: int | None = None
-    k_order: str = "forward"
-    split_k: int = 1
-    split_kind: str = "serial"
-    split_rule: str = "even"
-    reduction: str = "forward"
-    promote: int | None = None
-    operand_round: str | None = None
-    c: str = "epilogue"
-    fused: bool = True
-    fma_on: str = "acc"
-    out: str | None = None
-    saturate: bool | None = None
 
-    def __post_init__(self):
-        def bad(what, value, want):
-            raise ScheduleError(f"schedule: {what} must be {want}, not {value!r}")
-        for name, allowed in (("k_order", ORDERS), ("split_kind", KINDS),
-                              ("reduction", ORDERS), ("c", C_ENTRIES), ("fma_on", FMA_ON),
-                              ("split_rule", SPLIT_RULES)):
-            if getattr(self, name) not in allowed:
-                bad(name, getattr(self, name), " or ".join(allowed))
-        for name, none_ok in (("k_block", True), ("split_k", False), ("promote", True)):
-            v = getattr(self, name)
-            if (v is None and not none_ok) or (v is not None and (
-                    not isinstance(v, int) or isinstance(v, bool) or v < 1)):
-                bad(name, v, "a positive integer" + (" or None" if none_ok else ""))
-        for name in ("fused",):
-            if not isinstance(getattr(self, name), bool):
-                bad(name, getattr(self, name), "true or false")
-        if self.operand_round is not None and self.operand_round not in OPERAND_ROUNDINGS:
-            bad("operand_round", self.operand_round, "rne, rna or None")
-        if self.saturate is not None and not isinstance(self.saturate, bool):
-            bad("saturate", self.saturate, "true, false or None")
-        for name in ("instr", "acc", "out"):
-            v = getattr(self, name)
-            if v is not None and not isinstance(v, str):
-                bad(name, v, "a string or None")
-        for name in ("acc", "out"):
-            v = getattr(self, name)
-            if v is not None:
-                try:
-                    fmt = get_format(v).name
-                except (FormatError, KeyError):
-                    fmt = None
-                if fmt not in OUT_FORMATS:
-                    bad(name, v, " or ".join(OUT_FORMATS))
-                object.__setattr__(self, name, fmt)
-        if self.c == "accumulator" and (self.k_order != "forward" or self.promote is not None
-                                        or self.split_kind != "serial"
-                                        or self.operand_round is not None):
-            raise ScheduleError("schedule: c='accumulator' (the chain) runs forward, serial, "
-                                "without promotion or operand rounding")
+# The chain's rule: the axes it must leave at their defaults.
+CHAIN_FIXED = ("k_order", "promote", "split_kind", "operand_round", "reduction", "partials",
+               "bias_form")
 
-    def to_dict(self) -> dict:
-        """Every axis, JSON-ready (``from_value`` reads it back)."""
-        return asdict(self)
 
-    def with_(self, **axes) -> Schedule:
-        return replace(self, **axes)
+def _post_init(self) -> None:
+    for axis in AXES:
+        try:
+            got = check(axis, getattr(self, axis.name), _format_name)
+        except ValueError as e:
+            raise ScheduleError(f"schedule: {axis.name} {e}") from None
+        object.__setattr__(self, axis.name, got)
+    if self.c == "accumulator":
+        bad = [a for a in CHAIN_FIXED if getattr(self, a) != BY_NAME[a].default]
+        if bad:
+            raise ScheduleError(f"schedule: c='accumulator' (the chain) runs forward, serial, "
+                                f"from C, with no {bad[0]} (it is {getattr(self, bad[0])!r})")
+    if self.bias_form == "fma" and (not self.fused or self.fma_on != "acc"):
+        raise ScheduleError("schedule: bias_form='fma' is the fused fma(alpha, acc, "
+                            "fma(beta, C, bias)): it takes fused=true and fma_on='acc'")
+    if self.split_starts is not None and self.split_k != 1:
+        raise ScheduleError("schedule: give split_starts or split_k, not both "
+                            f"(split_starts {list(self.split_starts)}, split_k {self.split_k})")
+
+
+def _to_dict(self) -> dict:
+    """Every axis, JSON-ready (``from_value`` reads it back)."""
+    d = asdict(self)
+    if d["split_starts"] is not None:
+        d["split_starts"] = list(d["split_starts"])
+    return d
+
+
+def _with(self, **axes):
+    return replace(self, **axes)
+
+
+def _splits(self) -> int | None:
+    """How many partials the plan makes (None: it depends on K only through
+    split_k, which says it)."""
+    return len(self.split_starts) + 1 if self.split_starts is not None else self.split_k
+
+
+Schedule = make_dataclass(
+    "Schedule", [(a.name, object, field(default=a.default)) for a in AXES], frozen=True,
+    namespace={"__post_init__": _post_init, "to_dict": _to_dict, "with_": _with,
+               "splits": property(_splits),
+               "__doc__": "The schedule of a library GEMM: one field per row of "
+                          "tcprobe.matrix.axes.AXES (its meaning there)."})
+Schedule.__module__ = __name__
 
 
 @dataclass(frozen=True)
@@ -193,10 +154,14 @@ PRESETS = {
 DEFAULT = "cublas"  # what a cuBLAS/CUTLASS kernel of every modeled GPU does (module doc)
 
 
-def from_value(value) -> Schedule:
+def from_value(value, _seen: tuple = ()) -> Schedule:
     """A Schedule from a Schedule, a preset name, a dict of axes (with an
     optional ``preset`` it starts from) or a path of a JSON file holding one
-    (a fit-gemm JSON: its first schedule); None is the default preset."""
+    (a fit-gemm JSON: its first schedule); None is the default preset. A file
+    whose ``preset`` leads back to itself, or JSON nested past
+    ``_JSON_DEPTH``, is refused."""
+    if len(_seen) > _JSON_DEPTH:
+        raise ScheduleError(f"schedule: presets nested more than {_JSON_DEPTH} deep")
     if value is None:
         return PRESETS[DEFAULT].schedule
     if isinstance(value, Schedule):
@@ -206,23 +171,28 @@ def from_value(value) -> Schedule:
             return PRESETS[value].schedule
         path = Path(value)
         if value.endswith(".json") or path.is_file():
+            key = str(path.resolve())
+            if key in _seen:
+                raise ScheduleError(f"schedule: {value} names itself as its preset")
             try:
                 data = json.loads(path.read_text())
+            except RecursionError:
+                raise ScheduleError(f"schedule: {value} is JSON nested too deep") from None
             except (OSError, ValueError) as e:
                 raise ScheduleError(f"schedule: cannot read {value}: {e}") from None
             if isinstance(data, dict) and isinstance(data.get("schedules"), list):
                 if not data["schedules"]:
                     raise ScheduleError(f"schedule: {value} holds no schedule")
                 data = data["schedules"][0]
-            return from_value(data)
+            return from_value(data, (*_seen, key))
         raise ScheduleError(f"schedule: {value!r} is no preset ({', '.join(PRESETS)}) "
                             "or JSON file")
     if isinstance(value, dict):
         axes = dict(value)
         base = axes.pop("preset", None)
-        start = PRESETS[DEFAULT].schedule if base is None else from_value(base)
-        known = {f.name for f in fields(Schedule)}
-        extra = sorted(set(axes) - known)
+        start = PRESETS[DEFAULT].schedule if base is None else from_value(base, (*_seen, "+"))
+        known = [a.name for a in AXES]
+        extra = sorted(set(axes) - set(known))
         if extra:
             raise ScheduleError(f"schedule: unknown axis {extra[0]!r} (axes: "
                                 f"{', '.join(sorted(known))})")

@@ -21,7 +21,7 @@ from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.model import FixedPointModel
 
 from .choice import check_datapath, gpu_name, model_for
-from .flow import kept_units
+from .mainloop import kept_units
 from .operands import MatmulError
 
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -1,0 +1,258 @@
+"""The one matrix pipeline: operands -> plan -> chains -> reduction -> epilogue -> output.
+
+Every entry point (``tcprobe.matmul``, ``tcprobe gemm``, ``fit-gemm``,
+``same_bits``, ``gemm-probe``'s fits, ``tcprobe.torch``) runs a product
+here, as CUTLASS composes a main loop, a tile scheduler and an epilogue:
+
+1. **operands** (:class:`Problem`): A and B as words, decoded once per
+   operand rounding by a :class:`~.mainloop.MainLoop`;
+2. **plan** (:mod:`.plan`): the K ranges of every chain from the schedule;
+3. **chains**: the instruction model over each range, cached in the
+   problem keyed by the plan's own :class:`~.plan.Chain` and
+   :class:`~.plan.Partial` objects (fit-gemm's many schedules share them);
+4. **reduction**: how the partials meet (serial through the epilogue, or
+   added in f32 forward, reverse or as a tree, stored in f32 or the output
+   type first), or, for the chain, C + P0 + P1 + ... in f32;
+5. **epilogue**: D = alpha*acc + beta*C (+ bias) in f32 words
+   (:mod:`.epilogue`), C where the schedule puts it;
+6. **output**: the RNE conversion to the output type (saturating for fp8).
+
+Each schedule axis is read by the stage its row in :mod:`.axes` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcprobe.models.formats import convert_input, get_format
+from tcprobe.models.model import Model
+
+from . import epilogue
+from . import plan as plans
+from .mainloop import MainLoop
+from .operands import MatmulError
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Problem:
+    """One product's operands and epilogue inputs, as words.
+
+    ``a`` (M, K) of ``a_fmt``, ``b`` (K, N) of ``b_fmt``; ``c`` (M, N) of
+    ``c_fmt`` or None; ``alpha``, ``beta`` f32 words (integers for an integer
+    product); ``bias`` (N,) f32 (s32) words or None; ``sa`` (M, blocks) and
+    ``sb`` (N, blocks) scale words where block-scaled. Chains and partials
+    computed for one schedule are kept for the next (module doc)."""
+
+    mdl: Model
+    a: np.ndarray
+    a_fmt: str
+    b: np.ndarray
+    b_fmt: str
+    out_fmt: str
+    c: np.ndarray | None = None
+    c_fmt: str | None = None
+    alpha: int = epilogue.ONE
+    beta: int = epilogue.ONE
+    bias: np.ndarray | None = None
+    sa: np.ndarray | None = None
+    sb: np.ndarray | None = None
+    fast: bool | None = None
+    jobs: int | None = None
+    progress: Progress | None = None
+    _loops: dict = field(default_factory=dict, repr=False)
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def dp(self):
+        return self.mdl.datapath
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.a.shape[0], self.b.shape[1]
+
+    def tiles(self) -> int:
+        return -(-self.a.shape[1] // self.dp.k)
+
+    def loop(self, operand_round: str | None) -> MainLoop:
+        """The main loop over the operands as the kernel rounds them."""
+        if operand_round not in self._loops:
+            self._loops[operand_round] = MainLoop(
+                self.mdl, round_operands(operand_round, self.a, self.a_fmt),
+                round_operands(operand_round, self.b, self.b_fmt), self.sa, self.sb, self.fast,
+                self.jobs)
+        return self._loops[operand_round]
+
+
+def round_operands(rounding: str | None, words: np.ndarray, fmt: str) -> np.ndarray:
+    """Operand words as the kernel hands them to the instruction: rounded to
+    tf32 where the schedule's ``operand_round`` says so (axes table)."""
+    if rounding is None:
+        return words
+    if get_format(fmt).name != "tf32":
+        raise MatmulError(f"schedule: operand_round rounds f32 words to tf32; {fmt} operands "
+                          "have no such step")
+    return convert_input(words, "tf32", rounding).astype(np.uint32)
+
+
+def plan_of(p: Problem, s) -> plans.Plan:
+    """The plan of schedule ``s`` on problem ``p``."""
+    return plans.make(s, p.dp.k, p.tiles(), not p.dp.is_integer)
+
+
+def run(p: Problem, s) -> np.ndarray:
+    """D words (M, N) of ``p.out_fmt``: problem ``p`` under schedule ``s``
+    through every stage (module doc)."""
+    pl = plan_of(p, s)
+    chain = s.c == "accumulator"
+    if chain:
+        _check_chain(p)
+    step = _progress(p, pl)
+    parts = [_partial(p, pl, part, step) for part in pl.partials]
+    if p.progress is not None and not _units(p, pl):
+        p.progress(1, 1)
+    if chain:
+        return _chain_reduction(p, pl, parts)
+    if p.dp.is_integer:
+        acc = parts[0]
+        for q in parts[1:]:
+            acc = ((acc.astype(np.int64) + q) & 0xFFFFFFFF).astype(np.uint32)
+        bias = None if p.bias is None else np.broadcast_to(p.bias, p.shape)
+        return epilogue.integer_linear(acc, p.c, p.alpha, p.beta, bias)
+    return _float_epilogue(p, s, [epilogue.to_f32(q, p.dp.d_type) for q in parts])
+
+
+def _check_chain(p: Problem) -> None:
+    """The chain takes C in its accumulator's type, alpha = beta = 1 and no bias."""
+    one = 1 if p.dp.is_integer else epilogue.ONE
+    if p.alpha != one or p.beta != one or p.bias is not None:
+        raise MatmulError("alpha: the chain (c='accumulator') takes alpha = beta = 1 and no "
+                          "bias")
+    if p.out_fmt != p.dp.d_type or (p.c is not None and p.c_fmt != p.dp.c):
+        raise MatmulError(f"schedule: the chain accumulates in C's type ({p.dp.c}): C and D "
+                          f"must be {p.dp.c}, not C {p.c_fmt}, D {p.out_fmt}")
+
+
+def _units(p: Problem, pl: plans.Plan) -> int:
+    return p.shape[0] * sum(ch.hi - ch.lo for part in pl.partials for ch in part.chains)
+
+
+def _progress(p: Problem, pl: plans.Plan):
+    """A step callback that reports (done, total) to the problem's progress."""
+    if p.progress is None:
+        return None
+    total, done = max(1, _units(p, pl)), [0]
+
+    def step(units: int) -> None:
+        done[0] += units
+        p.progress(min(done[0], total), total)
+    return step
+
+
+def _chain(p: Problem, pl: plans.Plan, ch: plans.Chain, from_c: bool, step) -> np.ndarray:
+    """The words of one chain (cached by the chain itself and its start)."""
+    key = ("chain", pl.operand_round, ch, from_c)
+    if key not in p._memo:
+        start = None
+        if from_c and p.c is not None:
+            start = p.c
+        rows = None if step is None else max(16, -(-p.shape[0] // 40))
+        p._memo[key] = p.loop(pl.operand_round).run(start, ch.lo, ch.hi, ch.reverse, step,
+                                                    rows)
+    return p._memo[key]
+
+
+def _partial(p: Problem, pl: plans.Plan, part: plans.Partial, step) -> np.ndarray:
+    """One partial's words: its chain (in the accumulator's type), or its
+    promoted chunks added into an f32 register (f32 words)."""
+    if not part.promoted:
+        return _chain(p, pl, part.chains[0], pl.c_start, step)
+    key = ("partial", pl.operand_round, part)
+    if key not in p._memo:
+        reg = np.zeros(p.shape, np.uint32)
+        for ch in part.chains:
+            reg = epilogue.add(reg, epilogue.to_f32(_chain(p, pl, ch, False, step),
+                                                    p.dp.d_type))
+        p._memo[key] = reg
+    return p._memo[key]
+
+
+def _chain_reduction(p: Problem, pl: plans.Plan, parts: list[np.ndarray]) -> np.ndarray:
+    """The chain: D is the one chain from C, or C + P0 + P1 + ... with each
+    add one f32 RNE add (an f16 C and D through f32; integers modulo 2**32)."""
+    if pl.c_start:
+        return parts[0]
+    c = np.zeros(p.shape, np.uint32) if p.c is None else p.c
+    if p.dp.is_integer:
+        acc = c.astype(np.int64)
+        for q in parts:
+            acc = (acc + q.astype(np.int64)) & 0xFFFFFFFF
+        return acc.astype(np.uint32)
+    acc = epilogue.to_f32(c, p.dp.c)
+    for q in parts:
+        acc = epilogue.add(acc, epilogue.to_f32(q, p.dp.d_type))
+    return epilogue.convert_out(acc, p.out_fmt, False)
+
+
+def reduce_parallel(parts: list[np.ndarray], order: str) -> np.ndarray:
+    """f32 partials added one RNE add at a time: forward, reverse, or as a
+    pairwise tree ((P0 + P1) + (P2 + P3), an odd last one carried up)."""
+    if order == "reverse":
+        parts = parts[::-1]
+    if order != "tree":
+        acc = parts[0]
+        for q in parts[1:]:
+            acc = epilogue.add(acc, q)
+        return acc
+    while len(parts) > 1:
+        paired = [epilogue.add(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+        parts = paired + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
+
+
+def _float_epilogue(p: Problem, s, parts: list[np.ndarray]) -> np.ndarray:
+    """The reduction, epilogue and output stages of a float product (f32 partials)."""
+    out_fmt = p.out_fmt
+    sat = get_format(out_fmt).width == 8 if s.saturate is None else s.saturate
+    c32 = None if p.c is None else epilogue.to_f32(p.c, p.c_fmt)
+    bias = None if p.bias is None else np.broadcast_to(p.bias, p.shape)
+    if s.c == "output":  # the product written in the output type, then C added in f32
+        d = _epilogue_and_reduction(p, s, parts, None, p.beta, bias, out_fmt, sat)
+        if c32 is None or p.beta & 0x7FFFFFFF == 0:
+            return d
+        bc = c32 if p.beta == epilogue.ONE else epilogue.mul(p.beta, c32)
+        return epilogue.convert_out(epilogue.add(epilogue.to_f32(d, out_fmt), bc), out_fmt, sat)
+    return _epilogue_and_reduction(p, s, parts, c32, p.beta, bias, out_fmt, sat)
+
+
+def _epilogue_and_reduction(p: Problem, s, parts, c32, beta, bias, out_fmt, sat):
+    def finish(acc, src, b, with_bias=True):
+        d = _linear(acc, src, p.alpha, b, s, bias if with_bias else None)
+        return epilogue.convert_out(d, out_fmt, sat)
+    if s.split_kind == "serial":
+        # the bias once, in the first split's epilogue, beside C: what cuBLASLt's
+        # bias GEMM did on an H200 where it split K serially (tf32 256x256x4096,
+        # 4 splits; reports/silicon/2026-12-04-h200)
+        d = finish(parts[0], c32, beta)
+        for q in parts[1:]:
+            d = finish(q, epilogue.to_f32(d, out_fmt), epilogue.ONE, False)
+        return d
+    if s.partials == "output" and len(parts) > 1:  # each partial stored in the output type
+        parts = [epilogue.to_f32(epilogue.convert_out(q, out_fmt, sat), out_fmt) for q in parts]
+    return finish(reduce_parallel(parts, s.reduction), c32, beta)
+
+
+def _linear(acc, c32, alpha, beta, s, bias):
+    """alpha*acc + beta*C (+ bias) in f32 words as the schedule's epilogue
+    forms it (``fused``, ``fma_on``, ``bias_form``)."""
+    if bias is not None and s.bias_form == "fma":
+        # CUTLASS 3's per-row-bias fusion: fma(alpha, acc, fma(beta, C, bias))
+        inner = bias
+        if c32 is not None and beta & 0x7FFFFFFF:
+            inner = epilogue.fma(beta, c32, bias)
+        return epilogue.fma(alpha, acc, inner)
+    return epilogue.linear(acc, c32, alpha, beta, s.fused, bias, s.fma_on)

@@ -1,0 +1,154 @@
+"""From what a caller names to a :class:`~.pipeline.Problem`: shapes, memory,
+formats, scales, the instruction and its model.
+
+One function, :func:`problem`, serves ``tcprobe.matmul`` and ``tcprobe
+gemm`` (operands as :class:`~.operands.Operand`); fit-gemm and same_bits
+build their problems from a model they already hold.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from tcprobe.models.formats import get_format
+
+from . import choice, epilogue
+from .operands import MatmulError, Operand
+from .pipeline import Problem
+
+
+def check_shapes(a_shape, b_shape) -> tuple[int, int]:
+    """(M, N) of A (M, K) @ B (K, N); an error naming B when K differs, and
+    naming the size when the product cannot fit in memory (checked before
+    anything of that size is made)."""
+    (m, k), (k_b, n) = a_shape, b_shape
+    if k != k_b:
+        raise MatmulError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
+    if k == 0:
+        raise MatmulError("A has no columns: K must be at least 1")
+    check_memory(m, n, k)
+    return m, n
+
+
+def bytes_needed(m: int, n: int, k: int) -> int:
+    """About the memory a product takes at once: C, D and the partial sums
+    (4 bytes a word, a few copies of M x N), the operands padded and decoded
+    (about 48 bytes a K element of every row of A and column of B)."""
+    return 4 * m * n * 4 + 48 * (m + n) * (-(-k // 64) * 64)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can give now (MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(m: int, n: int, k: int) -> None:
+    """Refuse a product this machine's memory cannot hold, naming its size."""
+    need, have = bytes_needed(m, n, k), available_memory()
+    if have is not None and need > have:
+        raise MatmulError(f"A ({m}x{k}) @ B ({k}x{n}) makes a {m}x{n} D that takes about "
+                          f"{need / 1e9:,.1f} GB of memory, and this machine has "
+                          f"{have / 1e9:,.1f} GB available: multiply it in blocks of rows "
+                          "(A[i:j] @ B), or on a machine with more memory")
+
+
+def scales(sa: Operand | None, sb: Operand | None, m: int, n: int, k: int):
+    """(scale type, block size, scale_a words (M, blocks), scale_b words (N, blocks))
+    from the scale operands (None: not block-scaled)."""
+    if sa is None and sb is None:
+        return None, None, None, None
+    if sa is None or sb is None:
+        raise MatmulError(f"{'scale_b' if sb is None else 'scale_a'} is missing: "
+                          "block-scaled kinds take both")
+    if sa.fmt != sb.fmt:
+        raise MatmulError(f"scale_b is {sb.fmt} but scale_a is {sa.fmt}")
+    if sa.fmt is None:
+        raise MatmulError("scale_a: give the scales as float8_e8m0fnu (ue8m0) or "
+                          "float8_e4m3fn (ue4m3)")
+    if sa.fmt == "ue4m3" and ((sa.words & 0x80).any() or (sb.words & 0x80).any()):
+        raise MatmulError("scale_a: a ue4m3 scale has its sign bit set")
+    if sa.words.ndim != 2 or sb.words.ndim != 2:
+        raise MatmulError("scale_a and scale_b must be 2-D")
+    blocks = sa.words.shape[1]
+    block = next((bs for bs in (32, 16) if -(-k // bs) == blocks), None)
+    if sa.words.shape[0] != m or block is None:
+        raise MatmulError(f"scale_a is {tuple(sa.words.shape)}; A ({m}x{k}) takes "
+                          f"({m}, {-(-k // 32)}) for blocks of 32 or ({m}, {-(-k // 16)}) of 16")
+    if tuple(sb.words.shape) != (blocks, n):
+        raise MatmulError(f"scale_b is {tuple(sb.words.shape)} but scale_a's blocks "
+                          f"need ({blocks}, {n})")
+    return sa.fmt, block, sa.words, np.ascontiguousarray(sb.words.T)
+
+
+def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, out=None,
+            model=None, alpha=1, beta=1, bias: Operand | None = None, scale_a=None,
+            scale_b=None, fast=None, jobs=None, progress=None) -> Problem:
+    """The problem of A @ B (+ C) under schedule ``s`` (operands as words;
+    ``out`` an output format name or None; alpha, beta numbers), its
+    instruction and model resolved: the accumulator is the schedule's
+    ``acc``, else f32 (s32 for integers), else, for the chain, C's type."""
+    m, n = check_shapes(a.words.shape, b.words.shape)
+    k = a.words.shape[1]
+    c_fmt = None if c is None else c.fmt
+    if c is not None and tuple(c.words.shape) != (m, n):
+        raise MatmulError(f"C is {tuple(c.words.shape)} but A @ B is {(m, n)}")
+    integer = get_format(a.fmt).kind.name == "INT"
+    chain = s.c == "accumulator"
+    if out is not None and s.out is not None and out != s.out:
+        raise MatmulError(f"dtype: {out!r} differs from the schedule's out ({s.out})")
+    base = "s32" if integer else "f32"
+    if chain:
+        if out is not None and c_fmt is not None and out != c_fmt:
+            raise MatmulError(f"dtype: {out!r} differs from C's dtype ({c_fmt}): the chain "
+                              "accumulates in C's type")
+        out_fmt = s.out or out or c_fmt or s.acc or base
+        acc = s.acc or out_fmt
+    else:
+        acc = s.acc or base
+        out_fmt = s.out or out or c_fmt or acc
+    if integer != (out_fmt == "s32") or (c_fmt is not None and integer != (c_fmt == "s32")):
+        who = "C" if c_fmt is not None and integer != (c_fmt == "s32") else "dtype"
+        raise MatmulError(f"{who}: {'an integer' if integer else 'a float'} product writes "
+                          f"{'s32' if integer else 'a float'}, not "
+                          f"{out_fmt if c_fmt is None else c_fmt}")
+    if integer:
+        for what, v in (("alpha", alpha), ("beta", beta)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise MatmulError(f"{what} must be an integer for an integer product, not {v!r}")
+            if not -(1 << 31) <= int(v) < (1 << 31):
+                raise MatmulError(f"{what}: {int(v)} is past the s32 range of the epilogue")
+        al, be = int(alpha), int(beta)
+    else:
+        al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
+    bias_w = None
+    if bias is not None:
+        if integer != (bias.fmt == "s32"):
+            raise MatmulError(f"bias: dtype does not suit an {'integer' if integer else 'float'} "
+                              "product")
+        if tuple(bias.words.shape) != (n,):
+            raise MatmulError(f"bias is {tuple(bias.words.shape)} but D has {n} columns")
+        bias_w = bias.words if integer else epilogue.to_f32(bias.words, bias.fmt)
+    gpu = choice.gpu_name(gpu)
+    scale, block, sa, sb = scales(scale_a, scale_b, m, n, k)
+    dp = choice.datapath(gpu, s.instr or instr, a.fmt, b.fmt, acc, scale, block)
+    if dp.c != dp.d_type:
+        raise MatmulError(f"instr: {dp.id} takes C in {dp.c} but writes D in {dp.d_type}; "
+                          "a chain over K needs them equal")
+    if dp.block_scaled != (scale is not None):
+        raise MatmulError(f"scale_a: {dp.id} {'needs' if dp.block_scaled else 'takes no'} "
+                          "block scales")
+    mdl = choice.model_for(dp, gpu, model)
+    return Problem(mdl, a.words, a.fmt, b.words, b.fmt, out_fmt, None if c is None else c.words,
+                   c_fmt, al, be, bias_w, sa, sb, fast, jobs, progress)
