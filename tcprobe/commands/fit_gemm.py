@@ -6,16 +6,17 @@ import time
 from pathlib import Path
 
 import click
+import numpy as np
 from rich.table import Table
 
 from tcprobe.commands.options import named_path
 from tcprobe.console import console, write_json
 from tcprobe.matrix import fit_gemm, split_probe
-from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError
+from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError, Operand
 from tcprobe.matrix.schedule import Schedule
 from tcprobe.models.formats import describe
 
-from .gemm import load
+from .gemm import array_words, load
 
 _DEFAULTS = Schedule().to_dict()
 
@@ -54,14 +55,32 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
     uniform = got.uniform()
     if uniform is None:
         raise MatmulError("--splits: the blocks of D split K differently (stream-K?); "
-                          "fit-gemm takes one set of split starts")
+                          "--splits takes one set of split starts: leave it out, and "
+                          "fit-gemm's stream-K search reads the tiles from D")
     return uniform
+
+
+def load_vector(path: str, what: str, fmt: str | None) -> Operand:
+    """A 1-D operand (the bias) from a .npy file, read as ``gemm --c`` reads a
+    matrix."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise MatmulError(f"--{what}: cannot read {path}: {e}") from None
+    if not isinstance(arr, np.ndarray) or arr.ndim != 1:
+        raise MatmulError(f"--{what}: {path} is not one vector (np.save of a 1-D array)")
+    m = array_words(arr[None, :], path, what, C_FORMATS, fmt)
+    return Operand(m.words[0], m.fmt, False)
 
 
 @click.command("fit-gemm")
 @click.option("--a", "a_path", required=True, type=click.Path(dir_okay=False), help="A (M, K), .npy.")
 @click.option("--b", "b_path", required=True, type=click.Path(dir_okay=False), help="B (K, N), .npy.")
 @click.option("--c", "c_path", type=click.Path(dir_okay=False), help="C (M, N), .npy (default: none).")
+@click.option("--bias", "bias_path", type=click.Path(dir_okay=False),
+              help="The bias (N,), .npy: one value per column, added in the epilogue "
+                   "(both forms are searched: added to D, or inside the fma).")
+@click.option("--bias-format", help="Format of a raw-word bias file (f32, f16, bf16).")
 @click.option("--d", "d_path", required=True, type=click.Path(dir_okay=False),
               help="The captured D (M, N), .npy.")
 @click.option("--gpu", required=True, help="GPU that computed D (A100, H100, H200, B200, ...).")
@@ -80,14 +99,17 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
                                "(as --splits reads them; 'none' for one split).")
 @click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
               help="Write the fit as JSON.")
-def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_format, b_format,
-            c_format, d_format, splits_path, bounds, json_path):
+def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, beta, ab_format,
+            a_format, b_format, c_format, d_format, splits_path, bounds, json_path):
     """Find every schedule that explains every word of D (exit 0), or the
     closest ones with their mismatches (exit 1)."""
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     c = load(c_path, "c", C_FORMATS, c_format)
     d = load(d_path, "d", OUT_NAMES, d_format)
+    bias = None
+    if bias_path:
+        bias = load_vector(bias_path, "bias", bias_format)
     if c is None and beta not in (None, 0.0):
         raise MatmulError("--beta: a nonzero beta needs --c")
     beta = (1.0 if c is not None else 0.0) if beta is None else beta
@@ -95,7 +117,8 @@ def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_forma
     t0 = time.perf_counter()
     f = fit_gemm.fit(a.words, a.fmt, b.words, b.fmt, None if c is None else c.words,
                      None if c is None else c.fmt, d.words, d.fmt, gpu=gpu, alpha=alpha,
-                     beta=beta, bounds=starts)
+                     beta=beta, bounds=starts, bias=None if bias is None else bias.words,
+                     bias_fmt=None if bias is None else bias.fmt)
     seconds = time.perf_counter() - t0
     m, k = a.words.shape
     n = b.words.shape[1]
@@ -106,6 +129,9 @@ def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_forma
     else:
         console.print(f"[bold red]not explained[/]: {head}; the closest leaves "
                       f"{f.mismatches:,} of {f.elements:,} elements different")
+    if f.capped:
+        console.print(f"note: the stream-K search stopped at {fit_gemm.STREAM_LIMIT:,} "
+                      "per-tile plans; larger ones were not tried")
     t = Table()
     t.add_column("schedule")
     t.add_column("mismatches", justify="right")
@@ -121,6 +147,7 @@ def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_forma
             "explained": f.explained, "schedules": [s.to_dict() for s in f.schedules],
             "mismatches": f.mismatches, "elements": f.elements,
             "closest": [{"schedule": s.to_dict(), "mismatches": x} for s, x in f.closest],
-            "worst": f.worst, "searched": f.searched, "seconds": round(seconds, 3),
+            "worst": f.worst, "searched": f.searched, "capped": f.capped,
+            "seconds": round(seconds, 3),
             "gpu": gpu, "m": m, "n": n, "k": k, "alpha": alpha, "beta": beta})
     return 0 if f.explained else 1

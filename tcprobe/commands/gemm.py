@@ -47,6 +47,11 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
             close()
         raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
                           "save the matrix alone (np.save)")
+    return array_words(arr, path, what, table, fmt)
+
+
+def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None) -> Operand:
+    """The operand of an array read from ``path`` (:func:`load`'s rules)."""
     if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:

@@ -82,10 +82,44 @@ AXES: tuple[Axis, ...] = (
     Axis("split_starts", "offsets", None, "plan", "split",
          "explicit split starts as K offsets (each a multiple of the block; overrides "
          "split_k and split_rule): what a splits probe reads off D", none_ok=True),
+    Axis("k_tail", "choice", "pad", "plan", "K tail",
+         "K not a multiple of the block: pad (the tail padded with +0, exact) or drop (where "
+         "K is split, only the first K - K % block values are read: the bug some cuBLAS "
+         "versions showed, a versioned quirk; unmeasured here)", choices=("pad", "drop"),
+         search=("pad", "drop")),
+    Axis("tile_m", "count", None, "plan", "tiles",
+         "rows of one output tile (with tile_n and stream_units: per-tile plans; None: D is "
+         "one tile)", none_ok=True),
+    Axis("tile_n", "count", None, "plan", "tiles",
+         "columns of one output tile (None: D is one tile)", none_ok=True),
+    Axis("raster", "choice", "along_n", "plan", "tiles",
+         "the order tiles are numbered in: along N (row by row) or along M",
+         choices=("along_n", "along_m"), search=("along_n", "along_m")),
+    Axis("stream_units", "count", None, "plan", "split",
+         "stream-K: the K blocks of the stream tiles (the last stream_tiles tiles in raster "
+         "order) are shared out in order among this many units, the first (total % units) "
+         "one block longer (CUTLASS's stream-K scheduler); each tile's partials are the "
+         "pieces its units cover, reduced as parallel ones, then one epilogue (None: no "
+         "stream-K)", none_ok=True),
+    Axis("stream_tiles", "count", None, "plan", "split",
+         "stream-K: how many tiles, the last in raster order, run stream-K; the others run "
+         "data-parallel, all of K in one unit (None: every tile)", none_ok=True),
     Axis("promote", "count", None, "plan", "promotion",
          "fp8: the instruction accumulates this many instructions from +0, then its "
          "accumulator is added into an f32 register with one RNE add (None: never, fast "
          "accumulation)", none_ok=True, search=(None, 1, 2, 4, 8)),
+    Axis("kernel", "choice", "tensor", "instruction", "kernel family",
+         "tensor: the instruction chains above; fma: a CUDA-core kernel (cuBLAS's gemv and "
+         "small-M kernels): operands widened to f32 exactly, each of `lanes` lanes an f32 "
+         "fma chain over its K positions from +0, the lanes then reduced by `reduction`",
+         choices=("tensor", "fma")),
+    Axis("lanes", "count", 1, "plan", "lane order",
+         "fma kernels: the partial sums a dot keeps (K position k goes to lane k % lanes "
+         "when lane_order is interleaved, to lane k // ceil(K / lanes) when blocked)",
+         search=(1, 2, 4, 8, 16, 32)),
+    Axis("lane_order", "choice", "interleaved", "plan", "lane order",
+         "fma kernels: how K positions are dealt to lanes", choices=("interleaved", "blocked"),
+         search=("interleaved", "blocked")),
     Axis("split_kind", "choice", "serial", "reduction", "split",
          "serial: split s > 0 runs the epilogue with beta = 1 onto split s-1's D, written in "
          "the output type; parallel and stream: the partials meet in the reduction, the "

@@ -47,6 +47,7 @@ class Fit:
     closest: list[tuple[Schedule, int]] = field(default_factory=list)
     worst: list[dict] = field(default_factory=list)
     searched: int = 0
+    capped: bool = False  # the stream-K search stopped at STREAM_LIMIT plans
 
 
 def instructions(gpu: str, a_fmt: str, b_fmt: str, acc: str) -> list:
@@ -96,60 +97,141 @@ def split_structures(dp, k: int, bounds: tuple[int, ...] | None = None
     return out
 
 
+def _epilogues(has_c: bool, has_bias: bool) -> list[tuple]:
+    """(c, fused, fma_on, bias_form) of every distinct epilogue: fma_on only
+    where fused, neither where C is added after the output conversion, the
+    bias form only with a bias (and its fma form only fused on acc)."""
+    out = []
+    for c_at, fused, fma_on, bias in product(searched("c", has_c), searched("fused", has_c),
+                                             searched("fma_on", has_c),
+                                             searched("bias_form", has_bias)):
+        fused_key = fused if c_at == "epilogue" else None
+        key = (c_at, fused_key, fma_on if c_at == "epilogue" and fused else None, bias)
+        if bias == "fma" and (fused_key is False or key[2] == "c"):
+            continue
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _with_epilogue(s: Schedule, epi: tuple) -> Schedule:
+    c_at, fused, fma_on, bias = epi
+    return s.with_(c=c_at, fused=True if fused is None else fused, fma_on=fma_on or "acc",
+                   bias_form=bias)
+
+
 def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
-               bounds: tuple[int, ...] | None = None, unit_epilogue: bool = True
-               ) -> list[Schedule]:
+               bounds: tuple[int, ...] | None = None, unit_epilogue: bool = True,
+               has_bias: bool = False) -> list[Schedule]:
     """Every schedule the search tries for one instruction (module doc), one
     per class of schedules with the same plan and epilogue. ``unit_epilogue``:
     alpha = beta = 1, where the chain (C as the first accumulator) can run."""
     tiles = -(-k // dp.k)
     seen, found = set(), []
-    epilogues = []
-    for c_at, fused, fma_on in product(searched("c", has_c), searched("fused", has_c),
-                                       searched("fma_on", has_c)):
-        # what the epilogue computes: fma_on only where fused, neither where C
-        # is added after the output conversion
-        key = (c_at, fused if c_at == "epilogue" else None,
-               fma_on if c_at == "epilogue" and fused else None)
-        if key not in epilogues:
-            epilogues.append(key)
+    epilogues = _epilogues(has_c, has_bias)
     for base, _ranges in split_structures(dp, k, bounds):
         multi = base.splits > 1
-        for order, promote, kind, rnd in product(
+        tail = multi and k % (base.k_block or dp.k) != 0
+        for order, promote, kind, rnd, k_tail in product(
                 searched("k_order"), searched("promote", fp8),
-                searched("split_kind", multi), searched("operand_round", tf32)):
+                searched("split_kind", multi), searched("operand_round", tf32),
+                searched("k_tail", tail)):
             if promote is not None and promote >= tiles:
                 continue
             par = multi and kind != "serial"
             for red, parts in product(searched("reduction", par),
                                       searched("partials", par and out != "f32")):
-                for c_at, fused, fma_on in epilogues:
+                for epi in epilogues:
                     try:
-                        s = base.with_(out=out, k_order=order, promote=promote,
-                                       split_kind=kind, reduction=red, partials=parts, c=c_at,
-                                       fused=True if fused is None else fused,
-                                       fma_on=fma_on or "acc", operand_round=rnd)
-                        pl = plans.make(s, dp.k, tiles)
+                        s = _with_epilogue(base.with_(
+                            out=out, k_order=order, promote=promote, split_kind=kind,
+                            reduction=red, partials=parts, operand_round=rnd, k_tail=k_tail),
+                            epi)
+                        pl = plans.make(s, dp.k, tiles, k=k)
                     except (ScheduleError, MatmulError):
                         continue
                     tree_is_forward = red == "tree" and len(pl.partials) <= 2
-                    key = (pl, kind, "forward" if tree_is_forward else red, parts, c_at,
-                           fused, fma_on)
+                    key = (pl, kind, "forward" if tree_is_forward else red, parts, epi)
                     if key not in seen:
                         seen.add(key)
                         found.append(s)
-    if has_c and unit_epilogue and out == dp.d_type:  # the chain, over every split structure
-        for base, _ranges in split_structures(dp, k, bounds):
+    if has_c and unit_epilogue and out == dp.d_type and not has_bias:
+        for base, _ranges in split_structures(dp, k, bounds):  # the chain, every split
             found.append(base.with_(c="accumulator", out=out))
     return found
 
 
+STREAM_TILES = (16, 32, 64, 128, 256)  # tile sides the stream-K search tries (up to 2x D)
+# the K blocks in the order the stream-K search tries them: a main loop's
+# usual K tile first (64 for 16-bit inputs on Hopper per ../shared/notes'
+# leads; a lead, not evidence)
+STREAM_BLOCKS = (64, 128, 32, 256, None)
+STREAM_LIMIT = 4000  # stream-K plans tried at most (the note says when it stops there)
+FMA_MAX_SIDE = 16  # ... where M or N is at most this (gemv and small-M shapes)
+
+
+def stream_candidates(dp, m: int, n: int, k: int, has_c: bool, out: str,
+                      has_bias: bool = False) -> tuple[list[Schedule], bool]:
+    """Stream-K schedules (axes table: tile_m, tile_n, raster, stream_units,
+    stream_tiles, k_block) with the default epilogues and reduction orders,
+    one per distinct per-tile plan; and whether STREAM_LIMIT cut the list."""
+    tiles = -(-k // dp.k)
+    found, seen = [], set()
+    blocks_first = sorted(searched("k_block"), key=lambda kb: STREAM_BLOCKS.index(kb))
+    for kb, tm, tn, raster in product(blocks_first, STREAM_TILES, STREAM_TILES,
+                                      searched("raster")):
+        if (kb is not None and (kb % dp.k or kb >= k)) or tm > 2 * m or tn > 2 * n:
+            continue
+        count = -(-m // tm) * -(-n // tn)
+        blocks = -(-tiles // ((kb or dp.k) // dp.k))
+        for sk in range(1, count + 1):
+            for units in range(1, sk * blocks + 1):
+                for red in searched("reduction"):
+                    for epi in _epilogues(has_c, has_bias):
+                        try:
+                            s = _with_epilogue(Schedule(
+                                k_block=kb, tile_m=tm, tile_n=tn, raster=raster,
+                                stream_units=units, stream_tiles=sk, split_kind="stream",
+                                reduction=red, out=out), epi)
+                            pl = plans.make(s, dp.k, tiles, k=k, m=m, n=n)
+                        except (ScheduleError, MatmulError):
+                            continue
+                        if all(len(t.partials) == 1 for t in pl.tiles):
+                            continue  # no tile split: the uniform search had it
+                        key = (pl, red, epi)
+                        if key not in seen:
+                            seen.add(key)
+                            found.append(s)
+                            if len(found) >= STREAM_LIMIT:
+                                return found, True
+    return found, False
+
+
+def fma_candidates(k: int, has_c: bool, out: str, has_bias: bool = False) -> list[Schedule]:
+    """CUDA-core fma kernels (axes table: kernel, lanes, lane_order, reduction)."""
+    found = []
+    for lanes, order, red in product(searched("lanes"), searched("lane_order"),
+                                     searched("reduction")):
+        if lanes > k or (lanes == 1 and (order, red) != ("interleaved", "forward")):
+            continue
+        if lanes <= 2 and red == "tree":
+            continue
+        for epi in _epilogues(has_c, has_bias):
+            found.append(_with_epilogue(Schedule(kernel="fma", lanes=lanes, lane_order=order,
+                                                 reduction=red, out=out), epi))
+    return found
+
+
 def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
-        jobs: int | None = None, bounds: tuple[int, ...] | None = None) -> Fit:
+        jobs: int | None = None, bounds: tuple[int, ...] | None = None, bias=None,
+        bias_fmt: str | None = None) -> Fit:
     """The schedules of ``gpu``'s library kernels that compute D from A, B, C
-    (words) with ``alpha``, ``beta`` (numbers); see the module doc. ``bounds``:
-    the K offsets where the kernel's splits start, as gemm-probe's splits case
-    shows them (the structures that have them join the search)."""
+    (words) with ``alpha``, ``beta`` (numbers) and ``bias`` ((N,) words of
+    ``bias_fmt``, or None); see the module doc. ``bounds``: the K offsets
+    where the kernel's splits start, as gemm-probe's splits case shows them
+    (the structures that have them join the search). Where no uniform
+    schedule explains D, the CUDA-core fma kernels (M or N at most
+    FMA_MAX_SIDE) and stream-K's per-tile plans are searched too."""
     m, k = a.shape
     n = b.shape[1]
     if b.shape[0] != k:
@@ -158,6 +240,8 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
         raise MatmulError(f"d: D is {d.shape} but A @ B is {(m, n)}")
     if c is not None and c.shape != (m, n):
         raise MatmulError(f"c: C is {c.shape} but A @ B is {(m, n)}")
+    if bias is not None and bias.shape != (n,):
+        raise MatmulError(f"bias: the bias is {bias.shape} but D has {n} columns")
     if k < 2:
         raise MatmulError("a: K = 1 leaves no schedule to tell apart (give K of at least 2)")
     if (decode(d_fmt, d.ravel()).cls == Class.NAN).all():
@@ -169,34 +253,34 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
         raise MatmulError(f"d: D in {d_fmt} is no GEMM output (f32, f16, bf16, e4m3, e5m2)")
     gpu = choice.gpu_name(gpu)
     al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
+    bias32 = None if bias is None else epilogue.to_f32(bias, bias_fmt or "f32")
     fp8 = get_format(a_fmt).width == 8
     instrs = instructions(gpu, a_fmt, b_fmt, "f32")
     if not instrs:
         raise MatmulError(f"a: {gpu} has no instruction for {a_fmt} x {b_fmt}")
-    rows = min(m, FIRST_ROWS)
     unit = al == epilogue.ONE and (c is None or be == epilogue.ONE)
     tf32 = get_format(a_fmt).name == "tf32" and get_format(b_fmt).name == "tf32"
-    scored = []
-    total = 0
+    has_c, has_bias = c is not None, bias is not None
 
     def problem(mdl, r, cols):
         return pipeline.Problem(mdl, a[:r], a_fmt, b[:, :cols], b_fmt, d_fmt,
-                                None if c is None else c[:r, :cols], c_fmt, al, be, jobs=jobs)
+                                None if c is None else c[:r, :cols], c_fmt, al, be,
+                                None if bias32 is None else bias32[:cols], jobs=jobs,
+                                full=(m, n))
+    scored, total, capped = [], 0, False
     for fam, dp, mdl in instrs:
-        cands = [s.with_(instr=fam) for s in candidates(dp, k, fp8, c is not None, d_fmt, tf32,
-                                                         bounds, unit)]
+        cands = [s.with_(instr=fam) for s in candidates(
+            dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)]
         total += len(cands)
-        keep = cands
-        passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
-        for r, cols in passes:  # the cheap passes first (module doc)
-            part = problem(mdl, r, cols)
-            counts = [(_score(part, s, d[:r, :cols], d_fmt)[0], s) for s in keep]
-            keep = [s for x, s in counts if x == 0] or [
-                s for _, s in sorted(counts, key=lambda t: t[0])[:CLOSEST]]
-        full = part if (rows, cols) == (m, n) else problem(mdl, m, n)
-        for s in keep:
-            x, w = _score(full, s, d, d_fmt)
-            scored.append((x, s, w))
+        scored += _search(cands, problem, mdl, d, d_fmt)
+    if not any(x == 0 for x, _, _ in scored):  # the other kernel families (module doc)
+        fam, dp, mdl = instrs[0]
+        more = [s.with_(instr=fam) for s in fma_candidates(k, has_c, d_fmt, has_bias)] \
+            if min(m, n) <= FMA_MAX_SIDE else []
+        stream, capped = stream_candidates(dp, m, n, k, has_c, d_fmt, has_bias)
+        more += [s.with_(instr=fam) for s in stream]
+        total += len(more)
+        scored += _search(more, problem, mdl, d, d_fmt)
     scored.sort(key=lambda t: t[0])
     best = scored[0][0]
     winners = [s for x, s, _ in scored if x == 0]
@@ -210,7 +294,28 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
               and s.reduction == "forward"]
     return Fit(explained=best == 0, schedules=winners + stream if winners else
                [s for _, s, _ in scored[:CLOSEST]], mismatches=best, elements=m * n,
-               closest=[(s, x) for x, s, _ in scored[:CLOSEST]], worst=worst, searched=total)
+               closest=[(s, x) for x, s, _ in scored[:CLOSEST]], worst=worst, searched=total,
+               capped=capped)
+
+
+def _search(cands: list, problem, mdl, d: np.ndarray, fmt: str) -> list:
+    """(mismatches, schedule, words) of the candidates that survive the cheap
+    passes (module doc), each scored on all of D."""
+    m, n = d.shape
+    rows = min(m, FIRST_ROWS)
+    keep, part = cands, None
+    passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
+    for r, cols in passes:  # the cheap passes first
+        part = problem(mdl, r, cols)
+        counts = [(_score(part, s, d[:r, :cols], fmt)[0], s) for s in keep]
+        keep = [s for x, s in counts if x == 0] or [
+            s for _, s in sorted(counts, key=lambda t: t[0])[:CLOSEST]]
+    full = part if part is not None and part.shape == (m, n) else problem(mdl, m, n)
+    out = []
+    for s in keep:
+        x, w = _score(full, s, d, fmt)
+        out.append((x, s, w))
+    return out
 
 
 def _score(p: pipeline.Problem, s: Schedule, want: np.ndarray, fmt: str):

@@ -64,6 +64,7 @@ class Problem:
     fast: bool | None = None
     jobs: int | None = None
     progress: Progress | None = None
+    full: tuple[int, int] | None = None  # the D this problem is the top-left corner of
     _loops: dict = field(default_factory=dict, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 
@@ -78,14 +79,32 @@ class Problem:
     def tiles(self) -> int:
         return -(-self.a.shape[1] // self.dp.k)
 
-    def loop(self, operand_round: str | None) -> MainLoop:
-        """The main loop over the operands as the kernel rounds them."""
-        if operand_round not in self._loops:
-            self._loops[operand_round] = MainLoop(
-                self.mdl, round_operands(operand_round, self.a, self.a_fmt),
-                round_operands(operand_round, self.b, self.b_fmt), self.sa, self.sb, self.fast,
+    def loop(self, operand_round: str | None, k_limit: int | None = None) -> MainLoop:
+        """The main loop over the operands as the kernel rounds them (the first
+        ``k_limit`` K elements where the plan reads no more)."""
+        key = (operand_round, k_limit)
+        if key not in self._loops:
+            a, b = self.a, self.b
+            if k_limit is not None:
+                a, b = a[:, :k_limit], b[:k_limit]
+            self._loops[key] = MainLoop(
+                self.mdl, round_operands(operand_round, a, self.a_fmt),
+                round_operands(operand_round, b, self.b_fmt), self.sa, self.sb, self.fast,
                 self.jobs)
-        return self._loops[operand_round]
+        return self._loops[key]
+
+    def tile(self, r0: int, r1: int, c0: int, c1: int) -> Problem:
+        """The problem of one output tile (its own cache, kept for the next schedule)."""
+        key = ("tile", r0, r1, c0, c1)
+        if key not in self._memo:
+            def cut(x, rows=True):
+                return None if x is None else (x[r0:r1] if rows else x[c0:c1])
+            self._memo[key] = Problem(
+                self.mdl, self.a[r0:r1], self.a_fmt, self.b[:, c0:c1], self.b_fmt, self.out_fmt,
+                None if self.c is None else self.c[r0:r1, c0:c1], self.c_fmt, self.alpha,
+                self.beta, cut(self.bias, False), cut(self.sa), cut(self.sb, False), self.fast,
+                self.jobs)
+        return self._memo[key]
 
 
 def round_operands(rounding: str | None, words: np.ndarray, fmt: str) -> np.ndarray:
@@ -101,21 +120,40 @@ def round_operands(rounding: str | None, words: np.ndarray, fmt: str) -> np.ndar
 
 def plan_of(p: Problem, s) -> plans.Plan:
     """The plan of schedule ``s`` on problem ``p``."""
-    return plans.make(s, p.dp.k, p.tiles(), not p.dp.is_integer)
+    m, n = p.full or p.shape  # a corner of a larger D takes that D's tiles
+    return plans.make(s, p.dp.k, p.tiles(), not p.dp.is_integer, k=p.a.shape[1], m=m, n=n)
 
 
 def run(p: Problem, s) -> np.ndarray:
     """D words (M, N) of ``p.out_fmt``: problem ``p`` under schedule ``s``
     through every stage (module doc)."""
     pl = plan_of(p, s)
-    chain = s.c == "accumulator"
-    if chain:
+    if s.c == "accumulator":
         _check_chain(p)
-    step = _progress(p, pl)
+    if pl.lanes is not None:
+        return _fma_kernel(p, s, pl)
+    if not pl.tiles:
+        return _words(p, s, pl, _progress(p, pl))
+    d = np.empty(p.shape, np.uint32)
+    m, n = p.shape
+    for t in pl.tiles:  # stream-K: each tile its own partials, one epilogue each
+        r1, c1 = min(t.r1, m), min(t.c1, n)
+        if t.r0 >= r1 or t.c0 >= c1:
+            continue  # outside this corner of D
+        sub = p.tile(t.r0, r1, t.c0, c1)
+        d[t.r0:r1, t.c0:c1] = _words(sub, s, plans.Plan(pl.operand_round, t.partials,
+                                                        k_limit=pl.k_limit), None)
+    if p.progress is not None:
+        p.progress(1, 1)
+    return d
+
+
+def _words(p: Problem, s, pl: plans.Plan, step) -> np.ndarray:
+    """The chains, reduction, epilogue and output of a plan with one set of partials."""
     parts = [_partial(p, pl, part, step) for part in pl.partials]
     if p.progress is not None and not _units(p, pl):
         p.progress(1, 1)
-    if chain:
+    if s.c == "accumulator":
         return _chain_reduction(p, pl, parts)
     if p.dp.is_integer:
         acc = parts[0]
@@ -155,14 +193,14 @@ def _progress(p: Problem, pl: plans.Plan):
 
 def _chain(p: Problem, pl: plans.Plan, ch: plans.Chain, from_c: bool, step) -> np.ndarray:
     """The words of one chain (cached by the chain itself and its start)."""
-    key = ("chain", pl.operand_round, ch, from_c)
+    key = ("chain", pl.operand_round, pl.k_limit, ch, from_c)
     if key not in p._memo:
         start = None
         if from_c and p.c is not None:
             start = p.c
         rows = None if step is None else max(16, -(-p.shape[0] // 40))
-        p._memo[key] = p.loop(pl.operand_round).run(start, ch.lo, ch.hi, ch.reverse, step,
-                                                    rows)
+        p._memo[key] = p.loop(pl.operand_round, pl.k_limit).run(start, ch.lo, ch.hi,
+                                                                ch.reverse, step, rows)
     return p._memo[key]
 
 
@@ -171,7 +209,7 @@ def _partial(p: Problem, pl: plans.Plan, part: plans.Partial, step) -> np.ndarra
     promoted chunks added into an f32 register (f32 words)."""
     if not part.promoted:
         return _chain(p, pl, part.chains[0], pl.c_start, step)
-    key = ("partial", pl.operand_round, part)
+    key = ("partial", pl.operand_round, pl.k_limit, part)
     if key not in p._memo:
         reg = np.zeros(p.shape, np.uint32)
         for ch in part.chains:
@@ -256,3 +294,32 @@ def _linear(acc, c32, alpha, beta, s, bias):
             inner = epilogue.fma(beta, c32, bias)
         return epilogue.fma(alpha, acc, inner)
     return epilogue.linear(acc, c32, alpha, beta, s.fused, bias, s.fma_on)
+
+
+def _fma_kernel(p: Problem, s, pl: plans.Plan) -> np.ndarray:
+    """A CUDA-core kernel (axes table, ``kernel='fma'``): A and B widened to f32
+    exactly (f32 words as they are), each lane an f32 fma chain over its K
+    positions from +0 (one IEEE fma a step, on words), the lanes reduced in
+    ``reduction`` order, then the epilogue and output stages."""
+    if p.dp.is_integer or p.dp.block_scaled or p.dp.sparse:
+        raise MatmulError("schedule: kernel='fma' multiplies float operands (dense, not "
+                          "block-scaled)")
+    count, order = pl.lanes
+    k = p.a.shape[1]
+    if count > k:
+        raise MatmulError(f"schedule: lanes={count} but K is {k}")
+    a, b = (w if fmt == "tf32" else epilogue.to_f32(w, fmt)
+            for w, fmt in ((p.a, p.a_fmt), (p.b, p.b_fmt)))
+    per = -(-k // count)
+    lanes = []
+    for lane in range(count):
+        ks = range(lane, k, count) if order == "interleaved" else range(lane * per,
+                                                                          min(k, (lane + 1) * per))
+        acc = np.zeros(p.shape, np.uint32)
+        for kk in ks:
+            acc = epilogue.fma(a[:, kk:kk + 1], b[kk:kk + 1, :], acc)
+        lanes.append(acc)
+    if p.progress is not None:
+        p.progress(1, 1)
+    return _float_epilogue(p, s.with_(split_kind="parallel"),
+                           [reduce_parallel(lanes, s.reduction)])

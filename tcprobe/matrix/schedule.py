@@ -53,7 +53,10 @@ def _format_name(value: str) -> str | None:
 
 # The chain's rule: the axes it must leave at their defaults.
 CHAIN_FIXED = ("k_order", "promote", "split_kind", "operand_round", "reduction", "partials",
-               "bias_form")
+               "bias_form", "kernel", "stream_units", "k_tail")
+# A CUDA-core fma kernel's rule: the axes of the instruction chains it has no use for.
+FMA_FIXED = ("k_block", "k_order", "split_k", "split_starts", "promote", "operand_round",
+             "stream_units", "k_tail")
 
 
 def _post_init(self) -> None:
@@ -68,6 +71,21 @@ def _post_init(self) -> None:
         if bad:
             raise ScheduleError(f"schedule: c='accumulator' (the chain) runs forward, serial, "
                                 f"from C, with no {bad[0]} (it is {getattr(self, bad[0])!r})")
+    if self.kernel == "fma":
+        bad = [a for a in FMA_FIXED if getattr(self, a) != BY_NAME[a].default]
+        if bad:
+            raise ScheduleError(f"schedule: kernel='fma' (CUDA-core fma chains) has no {bad[0]} "
+                                f"(it is {getattr(self, bad[0])!r}): its order is lanes and "
+                                "lane_order")
+    elif self.lanes != 1 or self.lane_order != "interleaved":
+        raise ScheduleError("schedule: lanes and lane_order are for kernel='fma'")
+    if self.stream_units is None:
+        for a in ("tile_m", "tile_n", "stream_tiles"):
+            if getattr(self, a) is not None:
+                raise ScheduleError(f"schedule: {a} is for stream-K: give stream_units too")
+    elif self.split_kind != "stream" or self.split_k != 1 or self.split_starts is not None:
+        raise ScheduleError("schedule: stream_units needs split_kind='stream' and no split_k "
+                            "or split_starts (the units cut K per tile)")
     if self.bias_form == "fma" and (not self.fused or self.fma_on != "acc"):
         raise ScheduleError("schedule: bias_form='fma' is the fused fma(alpha, acc, "
                             "fma(beta, C, bias)): it takes fused=true and fma_on='acc'")
