@@ -161,7 +161,8 @@ def _words(p: Problem, s, pl: plans.Plan, step) -> np.ndarray:
             acc = ((acc.astype(np.int64) + q) & 0xFFFFFFFF).astype(np.uint32)
         bias = None if p.bias is None else np.broadcast_to(p.bias, p.shape)
         return epilogue.integer_linear(acc, p.c, p.alpha, p.beta, bias)
-    return _float_epilogue(p, s, [epilogue.to_f32(q, p.dp.d_type) for q in parts])
+    return _float_epilogue(p, s, [epilogue.to_f32(q, p.dp.d_type) for q in parts],
+                           (pl.operand_round, pl.k_limit, pl.partials))
 
 
 def _check_chain(p: Problem) -> None:
@@ -252,22 +253,23 @@ def reduce_parallel(parts: list[np.ndarray], order: str) -> np.ndarray:
     return parts[0]
 
 
-def _float_epilogue(p: Problem, s, parts: list[np.ndarray]) -> np.ndarray:
-    """The reduction, epilogue and output stages of a float product (f32 partials)."""
+def _float_epilogue(p: Problem, s, parts: list[np.ndarray], key=None) -> np.ndarray:
+    """The reduction, epilogue and output stages of a float product (f32
+    partials; ``key``: what they were computed from, to keep their reduction)."""
     out_fmt = p.out_fmt
     sat = get_format(out_fmt).width == 8 if s.saturate is None else s.saturate
     c32 = None if p.c is None else epilogue.to_f32(p.c, p.c_fmt)
     bias = None if p.bias is None else np.broadcast_to(p.bias, p.shape)
     if s.c == "output":  # the product written in the output type, then C added in f32
-        d = _epilogue_and_reduction(p, s, parts, None, p.beta, bias, out_fmt, sat)
+        d = _epilogue_and_reduction(p, s, parts, None, p.beta, bias, out_fmt, sat, key)
         if c32 is None or p.beta & 0x7FFFFFFF == 0:
             return d
         bc = c32 if p.beta == epilogue.ONE else epilogue.mul(p.beta, c32)
         return epilogue.convert_out(epilogue.add(epilogue.to_f32(d, out_fmt), bc), out_fmt, sat)
-    return _epilogue_and_reduction(p, s, parts, c32, p.beta, bias, out_fmt, sat)
+    return _epilogue_and_reduction(p, s, parts, c32, p.beta, bias, out_fmt, sat, key)
 
 
-def _epilogue_and_reduction(p: Problem, s, parts, c32, beta, bias, out_fmt, sat):
+def _epilogue_and_reduction(p: Problem, s, parts, c32, beta, bias, out_fmt, sat, key=None):
     def finish(acc, src, b, with_bias=True):
         d = _linear(acc, src, p.alpha, b, s, bias if with_bias else None)
         return epilogue.convert_out(d, out_fmt, sat)
@@ -279,9 +281,16 @@ def _epilogue_and_reduction(p: Problem, s, parts, c32, beta, bias, out_fmt, sat)
         for q in parts[1:]:
             d = finish(q, epilogue.to_f32(d, out_fmt), epilogue.ONE, False)
         return d
-    if s.partials == "output" and len(parts) > 1:  # each partial stored in the output type
-        parts = [epilogue.to_f32(epilogue.convert_out(q, out_fmt, sat), out_fmt) for q in parts]
-    return finish(reduce_parallel(parts, s.reduction), c32, beta)
+    memo = None if key is None else ("reduced", key, s.reduction, s.partials, out_fmt, sat)
+    if memo is None or memo not in p._memo:
+        if s.partials == "output" and len(parts) > 1:  # each partial in the output type
+            parts = [epilogue.to_f32(epilogue.convert_out(q, out_fmt, sat), out_fmt)
+                     for q in parts]
+        acc = reduce_parallel(parts, s.reduction)
+        if memo is None:
+            return finish(acc, c32, beta)
+        p._memo[memo] = acc
+    return finish(p._memo[memo], c32, beta)
 
 
 def _linear(acc, c32, alpha, beta, s, bias):
