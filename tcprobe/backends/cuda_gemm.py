@@ -24,7 +24,8 @@ from tcprobe.kernels import source
 from . import cuda_params, host_build
 from .cuda_params import Unsupported, pack, supports
 
-__all__ = ["KERNEL", "Unsupported", "compile_kernel", "gemm_words_cuda", "supports"]
+__all__ = ["KERNEL", "Unsupported", "compile_kernel", "gemm_words_cuda", "product_words_cuda",
+           "supports"]
 
 KERNEL = "tc_gemm_chain"
 TILE = host_build.TILE
@@ -131,5 +132,21 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
     return out
 
 
-# re-exported for callers that only need the verdict
-supports = supports
+
+def product_words_cuda(mdl, a, b, c, *, jobs: int = 1):
+    """D words of A (M, K) @ B (K, N) + C over every instruction tile, K any
+    length: A's columns and B's rows padded with +0 words to whole tiles (as
+    :func:`tcprobe.matrix.product_words` pads them; a zero product never sets
+    the anchor, so the padding changes no word)."""
+    k = a.shape[1]
+    tiles = -(-k // mdl.datapath.k)
+    pad = tiles * mdl.datapath.k - k
+    if pad:
+        if isinstance(a, np.ndarray):
+            a = np.pad(np.asarray(a, np.uint32), ((0, 0), (0, pad)))
+            b = np.pad(np.asarray(b, np.uint32), ((0, pad), (0, 0)))
+        else:
+            import torch.nn.functional as tf
+
+            a, b = tf.pad(a, (0, pad)), tf.pad(b, (0, 0, 0, pad))
+    return gemm_words_cuda(mdl, a, b, c, 0, tiles, jobs=jobs)
