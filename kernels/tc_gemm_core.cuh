@@ -320,14 +320,32 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     amax = e > amax ? e : amax;
     slow |= (x.cls | y.cls) & 2;
   }
-  const tc_i64 q = (amax > P.floor ? amax : P.floor) - P.window;
+  const tc_i64 top = amax > P.floor ? amax : P.floor;
+  const tc_i64 q = top - P.window;
   const tc_i64 fab = P.a.frac_bits + P.b.frac_bits;
   tc_i64 m = tc_cut(c.sig, clsb - q, c.sign);
-  for (int t = 0; t < L; ++t) {
-    const TcDec x = a[t], y = b[t * bs];
-    const tc_i64 p = (tc_i64)x.sig * (tc_i64)y.sig;
-    const tc_i64 neg = p >> 63;
-    m += tc_cut((p ^ neg) - neg, (tc_i64)x.exp + y.exp - fab - q, neg & 1);
+  const tc_i64 pre = P.window - fab;
+  if (pre >= 0 && P.window <= 28 && fab <= 22) {
+    // The same cut in 32 bits: a product's magnitude is below 2**(fab + 2),
+    // so |p| * 2**pre < 2**(F + 2) <= 2**30, and its cut to 2**q is that
+    // shifted right by top - e >= 0 (tc_cut's shift is e - fab - q = pre - (top - e)).
+    const int itop = (int)(top < 0x40000000 ? top : 0x40000000);
+    for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const int p = x.sig * y.sig;
+      const int neg = p >> 31;
+      int r = itop - ((int)x.exp + (int)y.exp);
+      r = r < 31 ? r : 31;
+      const int u = (int)(((unsigned)((p ^ neg) - neg) << pre) >> r);
+      m += (tc_i64)((u ^ neg) - neg);
+    }
+  } else {
+    for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const tc_i64 p = (tc_i64)x.sig * (tc_i64)y.sig;
+      const tc_i64 neg = p >> 63;
+      m += tc_cut((p ^ neg) - neg, (tc_i64)x.exp + y.exp - fab - q, neg & 1);
+    }
   }
   if (slow) {
     int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);

@@ -266,3 +266,19 @@ def test_shapes_checked():
     with pytest.raises(ValueError, match="do not chain"):
         cuda_gemm.gemm_words_cuda(mdl, a, np.zeros((32, 3), np.uint32),
                                   np.zeros((3, 3), np.uint32), 0, 2)
+
+
+@pytest.mark.parametrize("row", [BF16, ("B200", "sm_100a", "tcgen05", "tf32", "f32"),
+                                 ("H100", "sm_90", "wgmma", "e5m2", "f16")], ids=_ids)
+def test_both_cut_paths_equal_plain_engine(row):
+    """Windows on each side of the kernel's 32-bit cut (window - fraction bits
+    of the product >= 0 and window <= 28) and of the 64-bit one."""
+    dp = model_of(*row).datapath
+    fab = get_format(dp.a_type).frac_bits + get_format(dp.b_type).frac_bits
+    rng = np.random.default_rng(11)
+    for window in (fab - 1, fab, 28, 29, 40):
+        mdl = _with(row, window_bits=window)
+        for kind in ("special", "spread", "cancel"):
+            a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 5, 2 * dp.k, 6)
+            assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2),
+                                  engine_chain(mdl, a, b, c, 0, 2)), (window, kind)

@@ -26,7 +26,7 @@ from tcprobe.kernels import source
 
 SOURCES = ("tc_gemm.cu", "tc_gemm_core.cuh")
 TILE = 16  # TC_TILE of kernels/tc_gemm.cu
-FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-x", "c++")
+FLAGS = ("-O3", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-x", "c++")
 _LOCK = threading.Lock()
 _LIB: dict[str, ctypes.CDLL] = {}
 
