@@ -68,7 +68,15 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
     TC_SYNC();
     const bool starts = blk % P.per_instr == 0, ends = (blk + 1) % P.per_instr == 0;
     TC_THREADS(ty, tx, tid)
-      acc[tid] = tc_block_step(P, acc[tid], starts, ends, sa[ty], &sb[0][tx], TC_TILE, L);
+      const TcDec* ar = sa[ty];
+      const TcDec* bc = &sb[0][tx];
+      switch (L) {  // the profiles' block sizes as constants; any other L at run time
+        case 4: acc[tid] = tc_block_step<4>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        case 8: acc[tid] = tc_block_step<8>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        case 16: acc[tid] = tc_block_step<16>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        case 32: acc[tid] = tc_block_step<32>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        default: acc[tid] = tc_block_step<0>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L);
+      }
     TC_THREADS_END
     TC_SYNC();
   }

@@ -19,8 +19,10 @@
 
 #if defined(__CUDACC__)
 #define TC_HD __host__ __device__ __forceinline__
+#define TC_UNROLL _Pragma("unroll")
 #else
 #define TC_HD inline
+#define TC_UNROLL _Pragma("GCC unroll 16")
 #endif
 
 typedef long long tc_i64;
@@ -306,15 +308,19 @@ TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage
 // else in inter.spec); a[t] and b[t * bs] for t < L are the block's decoded
 // A row and B column. Returns the block's word (out.spec when it ends an
 // instruction, else inter.spec). models/gemm.py _kernel, one j.
+// LC: L as a compile-time constant (0: L at run time), so that the loops
+// unroll and the second pass reuses the first one's loads.
+template <int LC>
 TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends,
-                           const TcDec* a, const TcDec* b, int bs, int L) {
-  const TcStage& in = starts ? P.out : P.inter;
-  const TcStage& st = ends ? P.out : P.inter;
+                           const TcDec* a, const TcDec* b, int bs, int L_run) {
+  const int L = LC > 0 ? LC : L_run;
+  const TcStage in = starts ? P.out : P.inter;  // by value: no pointer into kernel parameters
+  const TcStage st = ends ? P.out : P.inter;
   const TcFields c = tc_fields((tc_i64)acc, in.spec);
   const tc_i64 clsb = c.raw - in.spec.frac_bits;
   tc_i64 amax = c.sig != 0 ? c.raw : (tc_i64)TC_ZERO_EXP;
   int slow = c.special ? 2 : 0;
-  for (int t = 0; t < L; ++t) {
+  TC_UNROLL for (int t = 0; t < L; ++t) {
     const TcDec x = a[t], y = b[t * bs];
     const tc_i64 e = (tc_i64)x.exp + y.exp;
     amax = e > amax ? e : amax;
@@ -330,7 +336,7 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     // so |p| * 2**pre < 2**(F + 2) <= 2**30, and its cut to 2**q is that
     // shifted right by top - e >= 0 (tc_cut's shift is e - fab - q = pre - (top - e)).
     const int itop = (int)(top < 0x40000000 ? top : 0x40000000);
-    for (int t = 0; t < L; ++t) {
+    TC_UNROLL for (int t = 0; t < L; ++t) {
       const TcDec x = a[t], y = b[t * bs];
       const int p = x.sig * y.sig;
       const int neg = p >> 31;
@@ -340,7 +346,7 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
       m += (tc_i64)((u ^ neg) - neg);
     }
   } else {
-    for (int t = 0; t < L; ++t) {
+    TC_UNROLL for (int t = 0; t < L; ++t) {
       const TcDec x = a[t], y = b[t * bs];
       const tc_i64 p = (tc_i64)x.sig * (tc_i64)y.sig;
       const tc_i64 neg = p >> 63;
@@ -349,7 +355,7 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
   }
   if (slow) {
     int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);
-    for (int t = 0; t < L; ++t) {
+    TC_UNROLL for (int t = 0; t < L; ++t) {
       const int x = a[t].cls, y = b[t * bs].cls;
       flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
     }
