@@ -28,11 +28,15 @@ COVERED = [
     ("B200", "sm_100a", "tcgen05", "f16", "f16"),
     ("B200", "sm_100a", "tcgen05", "tf32", "f32"),
     *[("B200", "sm_100a", "tcgen05", f, d) for f in ("e4m3", "e5m2") for d in ("f32", "f16")],
+    # mixed fp8 pairs (A e4m3, B e5m2)
+    ("H100", "sm_90", "wgmma", "e4m3xe5m2", "f32"), ("B200", "sm_100a", "tcgen05", "e4m3xe5m2", "f16"),
 ]
 
 
 def model_of(gpu, arch, family, fmt, d):
-    return registry.auto(datapath_for(arch, family, fmt, fmt, d), gpu)
+    """The default model of that GPU for A and B of ``fmt`` ('e4m3xe5m2': A e4m3, B e5m2)."""
+    a, _, b = fmt.partition("x")
+    return registry.auto(datapath_for(arch, family, a, b or a, d), gpu)
 
 
 def pack_word(fmt, sign, e, f):
