@@ -282,3 +282,28 @@ def test_both_cut_paths_equal_plain_engine(row):
             a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 5, 2 * dp.k, 6)
             assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2),
                                   engine_chain(mdl, a, b, c, 0, 2)), (window, kind)
+
+
+@pytest.mark.parametrize("conversion", ["truncate", "rne", "rna"])
+def test_tf32_input_conversions(conversion):
+    """f32 container words with bits below tf32: ties, carries into the
+    exponent, past the largest finite, NaNs whose payload is only in the
+    dropped bits."""
+    mdl = _with(("B200", "sm_100a", "tcgen05", "tf32", "f32"), input_conversion=conversion)
+    words = np.array([0x3F800FFF, 0x3F801000, 0x3F803000, 0x3F802FFF, 0x3FFFF000, 0x7F7FFFFF,
+                      0xFF7FF000, 0x7F800001, 0xFF801000, 0x00001FFF, 0x80000FFF, 0x3F800000,
+                      0x40400000, 0xC0A01000, 0x00800000, 0x33FFFFFF], np.uint32)
+    rng = np.random.default_rng(8)
+    a = rng.choice(words, (32, 8))
+    a[:16] = 0
+    a[np.arange(16), np.arange(16) % 8] = words  # rows 0-15: one word each
+    b = rng.choice(words, (8, 16))
+    b[:, :8] = 0x3F800000  # one: A's converted words pass through unscaled
+    c = np.zeros((32, 16), np.uint32)
+    want = engine_chain(mdl, a, b, c, 0, 1)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 1), want)
+    # the conversions differ on these words (the test would see one computed as another)
+    other = {"truncate": "rne", "rne": "rna", "rna": "truncate"}[conversion]
+    assert not np.array_equal(want, engine_chain(_with(("B200", "sm_100a", "tcgen05", "tf32",
+                                                        "f32"), input_conversion=other),
+                                                 a, b, c, 0, 1))

@@ -29,6 +29,7 @@ __all__ = ["KERNEL", "Unsupported", "compile_kernel", "gemm_words_cuda", "produc
 
 KERNEL = "tc_gemm_chain"
 TILE = host_build.TILE
+MAX_GRID_Y = 65535
 
 
 def _tiles(mdl, a, b, c, lo: int, hi: int) -> tuple[int, int]:
@@ -121,14 +122,18 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
         return out
     fn = _function(torch, dev.index)
     p = (ctypes.c_longlong * params.size)(*params.tolist())
-    args = [p, *(ctypes.c_void_p(x.data_ptr()) for x in (a, b, c, out)),
-            *(ctypes.c_longlong(v) for v in (m, n, k, blk_lo, blk_hi))]
-    ptrs = (ctypes.c_void_p * len(args))(*(ctypes.addressof(x) for x in args))
     stream = torch.cuda.current_stream(dev).cuda_stream
-    (err,) = driver.cuLaunchKernel(fn, -(-n // TILE), -(-m // TILE), 1, TILE, TILE, 1, 0,
-                                   stream, ctypes.addressof(ptrs), 0)
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"launching {KERNEL} failed: {err.name}")
+    for r0 in range(0, m, MAX_GRID_Y * TILE):  # the grid's y dimension holds 65,535 CTAs
+        rows = min(m - r0, MAX_GRID_Y * TILE)
+        ptr = (a.data_ptr() + 4 * r0 * k, b.data_ptr(), c.data_ptr() + 4 * r0 * n,
+               out.data_ptr() + 4 * r0 * n)
+        args = [p, *(ctypes.c_void_p(x) for x in ptr),
+                *(ctypes.c_longlong(v) for v in (rows, n, k, blk_lo, blk_hi))]
+        ptrs = (ctypes.c_void_p * len(args))(*(ctypes.addressof(x) for x in args))
+        (err,) = driver.cuLaunchKernel(fn, -(-n // TILE), -(-rows // TILE), 1, TILE, TILE, 1,
+                                       0, stream, ctypes.addressof(ptrs), 0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"launching {KERNEL} failed: {err.name}")
     return out
 
 
