@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 import pytest
 from cuda_backend_support import COVERED, engine_chain, model_of, operands
-from cuda_support import needs_nvrtc
+from cuda_support import needs_nvdisasm, needs_nvrtc
 
 from tcprobe.backends import cuda_gemm, cuda_params, host_build
 from tcprobe.kernels import source
@@ -45,6 +45,20 @@ def test_kernel_compiles_with_nvrtc(arch):
                             options=("-default-device",))
     assert re.search(r"\.entry\s+tc_gemm_chain\s*\(", ptx)
     assert ".shared" in ptx  # the decoded tiles live in shared memory
+
+
+@needs_nvrtc
+@needs_nvdisasm
+def test_kernel_sass_has_no_local_memory():
+    """The decoded tiles in shared memory, the rest in registers: no spill or
+    local array in the sm_90 SASS (a local load in the product loop would
+    cost the speed the kernel is for)."""
+    from tcprobe.devices.cuda import sass
+
+    code = sass.functions(sass.disassemble(cuda_gemm.compile_kernel("sm_90").data))
+    ops = [i.opcode.split(".")[0] for i in code["tc_gemm_chain"]]
+    assert "LDS" in ops and "STS" in ops and "BAR" in ops
+    assert not {"LDL", "STL"} & set(ops)
 
 
 def _struct_fields(text: str, name: str) -> list[str]:
