@@ -73,7 +73,7 @@ def compile_kernel(arch: str, use_cache: bool = True):
                                options=("-default-device",), use_cache=use_cache)
 
 
-_FUNCTIONS: dict[int, object] = {}
+_FUNCTIONS: dict[int, tuple] = {}  # device index -> (kernel, its context)
 
 
 def _function(torch, device_index: int):
@@ -86,15 +86,32 @@ def _function(torch, device_index: int):
     cubin = compile_kernel(f"sm_{major}{minor}")
     torch.cuda.init()
     with torch.cuda.device(device_index):
-        torch.empty(1, device=f"cuda:{device_index}")  # torch makes its context current
+        torch.empty(1, device=f"cuda:{device_index}")  # torch's primary context exists
+        ctx = _primary_context(driver, device_index)
         err, module = driver.cuModuleLoadData(cubin.data)
         if err != driver.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuModuleLoadData failed: {err.name}")
         err, fn = driver.cuModuleGetFunction(module, KERNEL.encode())
         if err != driver.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuModuleGetFunction({KERNEL}) failed: {err.name}")
-    _FUNCTIONS[device_index] = fn
-    return fn
+    _FUNCTIONS[device_index] = (fn, ctx)
+    return fn, ctx
+
+
+def _primary_context(driver, device_index: int):
+    """The device's primary context (the one torch's runtime uses), made
+    current on this thread: the module and every launch live in it."""
+    (err,) = driver.cuInit(0)
+    if err == driver.CUresult.CUDA_SUCCESS:
+        err, dev = driver.cuDeviceGet(device_index)
+    if err == driver.CUresult.CUDA_SUCCESS:
+        err, ctx = driver.cuDevicePrimaryCtxRetain(dev)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"no primary context on CUDA device {device_index}: {err.name}")
+    (err,) = driver.cuCtxSetCurrent(ctx)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuCtxSetCurrent failed: {err.name}")
+    return ctx
 
 
 def _words(torch, x):
@@ -120,7 +137,10 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
     out = torch.empty((m, n), dtype=torch.int32, device=dev)
     if m == 0 or n == 0:
         return out
-    fn = _function(torch, dev.index)
+    fn, ctx = _function(torch, dev.index)
+    (err,) = driver.cuCtxSetCurrent(ctx)  # this thread may never have made it current
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuCtxSetCurrent failed: {err.name}")
     p = (ctypes.c_longlong * params.size)(*params.tolist())
     stream = torch.cuda.current_stream(dev).cuda_stream
     for r0 in range(0, m, MAX_GRID_Y * TILE):  # the grid's y dimension holds 65,535 CTAs
