@@ -321,3 +321,12 @@ def test_tf32_input_conversions(conversion):
     assert not np.array_equal(want, engine_chain(_with(("B200", "sm_100a", "tcgen05", "tf32",
                                                         "f32"), input_conversion=other),
                                                  a, b, c, 0, 1))
+
+
+def test_unknown_parameter_refused(monkeypatch):
+    """A parameter the backend does not handle, set away from its default, is
+    refused by name (an engine parameter added later waits for the backend)."""
+    monkeypatch.setattr(cuda_params, "HANDLED", cuda_params.HANDLED - {"carry_bits"})
+    assert cuda_gemm.supports(_with(BF16))[0]
+    ok, why = cuda_gemm.supports(_with(BF16, carry_bits=3))
+    assert not ok and "carry_bits" in why

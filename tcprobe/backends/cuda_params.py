@@ -18,7 +18,6 @@ import numpy as np
 
 from tcprobe.models import gemm
 from tcprobe.models.core import NO_FLOOR
-from tcprobe.models.engine import PARAM
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernel_params import kernel_params
 from tcprobe.models.model import FixedPointModel
@@ -30,6 +29,14 @@ MAX_WINDOW = 48  # window_bits: the block's int64 sum holds (L + 1) * 2**(F + 2)
 MAX_BLOCK = 64  # TC_MAXL of kernels/tc_gemm.cu: the block one CTA holds
 CARRY_WIDTH = 62  # window_bits + carry_bits + 1: the int64 wrap the engine computes
 INPUT_CONVERSIONS = {"truncate": 0, "rne": 1, "rna": 2}
+# The EngineParams fields this module checks or packs. A field added to the
+# engine later, set away from its default, is refused until it is handled here.
+HANDLED = frozenset({
+    "window_bits", "block_size", "zero_floor", "input_conversion", "output_rounding",
+    "output_frac_bits", "zero_sign", "nan", "overflow", "align", "carry_bits", "carry_top",
+    "k_order", "c_join", "c_convert", "inter_type", "inter_rounding", "inter_frac_bits",
+    "c_add_rounding",
+})
 
 # TcParams of kernels/tc_gemm_core.cuh, field by field (a test reads the header).
 SPEC_FIELDS = FormatSpec._fields  # kind, width, exp_bits, frac_bits, bias, specials, signed, drop
@@ -63,8 +70,9 @@ def check(mdl) -> None:
     if get_format(dp.c).name != get_format(dp.d_type).name:
         raise Unsupported(f"{dp.id}: C of another type than D (c_type {dp.c})")
     for f in dataclass_fields(p):
-        if f.name not in PARAM and getattr(p, f.name) != f.default:
-            raise Unsupported(f"engine parameter {f.name} is not in the CUDA backend")
+        if f.name not in HANDLED and getattr(p, f.name) != f.default:
+            raise Unsupported(f"engine parameter {f.name}={getattr(p, f.name)!r} is not in the "
+                              "CUDA backend")
     _check_params(dp, p)
     if not gemm.supports(mdl):  # the reference the tests compare with must compute it too
         raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
@@ -108,10 +116,8 @@ def _check_params(dp, p) -> None:
     if p.carry_bits is not None and p.window_bits + p.carry_bits + 1 > CARRY_WIDTH:
         raise Unsupported(f"carry_bits={p.carry_bits}: window_bits + carry_bits + 1 must be at "
                           f"most {CARRY_WIDTH}")
-    for name in ("nan",):
-        word = getattr(p, name)
-        if word is not None and not 0 <= word < (1 << d_fmt.width):
-            raise Unsupported(f"nan={word:#x} is not a {d_fmt.name} word")
+    if p.nan is not None and not 0 <= p.nan < (1 << d_fmt.width):
+        raise Unsupported(f"nan={p.nan:#x} is not a {d_fmt.name} word")
 
 
 def supports(mdl) -> tuple[bool, str]:
