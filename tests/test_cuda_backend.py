@@ -330,3 +330,12 @@ def test_unknown_parameter_refused(monkeypatch):
     assert cuda_gemm.supports(_with(BF16))[0]
     ok, why = cuda_gemm.supports(_with(BF16, carry_bits=3))
     assert not ok and "carry_bits" in why
+
+
+def test_gpu_check_covers_the_tested_rows():
+    """The prepared GPU check (scripts/gpu_cuda_backend.py) runs every row tested here."""
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gpu_cuda_backend.py"
+    assert runpy.run_path(str(script))["ROWS"] == COVERED
