@@ -1,0 +1,115 @@
+// The fixed-point GEMM chain of tcprobe's engine: one source for a CUDA
+// kernel (NVRTC) and for a host build (g++ -x c++), which runs the very same
+// tile code with the CTA's threads as loops (the tests compare its words with
+// models/gemm.py's on the CPU; see docs/cuda-backend.md).
+//
+// D (M x N) = the chain over blocks blk_lo .. blk_hi of L products of A
+// (M x K, row-major words) and B (K x N, row-major words) from C (M x N):
+// one thread per element of D, a CTA of TC_TILE x TC_TILE threads; for each
+// block the CTA decodes A's TC_TILE rows and B's TC_TILE columns of the block
+// once into shared memory, then each thread runs tc_block_step on its row and
+// column. Blocks chain: a block's word is the next one's addend.
+#include "tc_gemm_core.cuh"
+
+#define TC_TILE 16
+#define TC_MAXL 64  // the largest block L the tile holds (cuda_params refuses more)
+
+#if defined(__CUDACC__)
+#define TC_SHARED __shared__
+#define TC_LOCAL 1
+#define TC_THREADS(ty, tx, tid) \
+  {                             \
+    const int ty = threadIdx.y; \
+    const int tx = threadIdx.x; \
+    const int tid = 0;          \
+    (void)tid;
+#define TC_THREADS_END }
+#define TC_SYNC() __syncthreads()
+#define TC_TILE_FN __device__ __forceinline__
+#else
+#define TC_SHARED
+#define TC_LOCAL (TC_TILE * TC_TILE)
+#define TC_THREADS(ty, tx, tid)                 \
+  for (int ty = 0; ty < TC_TILE; ++ty)          \
+    for (int tx = 0; tx < TC_TILE; ++tx) {      \
+      const int tid = ty * TC_TILE + tx;        \
+      (void)tid;
+#define TC_THREADS_END }
+#define TC_SYNC() ((void)0)
+#define TC_TILE_FN inline
+#endif
+
+// One CTA (bx: columns of D, by: rows of D). ``A``..``D`` are words as the
+// caller lays them out; words past M, N read as zeros and are never written.
+TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B,
+                             const tc_u32* C, tc_u32* D, tc_i64 M, tc_i64 N, tc_i64 K,
+                             tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 bx, tc_i64 by) {
+  TC_SHARED TcDec sa[TC_TILE][TC_MAXL];
+  TC_SHARED TcDec sb[TC_MAXL][TC_TILE];
+  tc_u32 acc[TC_LOCAL];
+  const int L = (int)P.block;
+  TC_THREADS(ty, tx, tid)
+    const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
+    acc[tid] = (i < M && j < N) ? C[i * N + j] : 0u;
+  TC_THREADS_END
+  for (tc_i64 blk = blk_lo; blk < blk_hi; ++blk) {
+    const tc_i64 k0 = blk * L;
+    TC_THREADS(ty, tx, tid)
+      const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
+      for (int t = tx; t < L; t += TC_TILE) {
+        const tc_i64 w = i < M ? (tc_i64)A[i * K + k0 + t] : 0;
+        sa[ty][t] = tc_decode(tc_convert_input(w, P.a, P.a_conv), P.a);
+      }
+      for (int t = ty; t < L; t += TC_TILE) {
+        const tc_i64 w = j < N ? (tc_i64)B[(k0 + t) * N + j] : 0;
+        sb[t][tx] = tc_decode(tc_convert_input(w, P.b, P.b_conv), P.b);
+      }
+    TC_THREADS_END
+    TC_SYNC();
+    const bool starts = blk % P.per_instr == 0, ends = (blk + 1) % P.per_instr == 0;
+    TC_THREADS(ty, tx, tid)
+      const TcDec* ar = sa[ty];
+      const TcDec* bc = &sb[0][tx];
+      switch (L) {  // the profiles' block sizes as constants; any other L at run time
+        case 4: acc[tid] = tc_block_step<4>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        case 8: acc[tid] = tc_block_step<8>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        case 16: acc[tid] = tc_block_step<16>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        case 32: acc[tid] = tc_block_step<32>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
+        default: acc[tid] = tc_block_step<0>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L);
+      }
+    TC_THREADS_END
+    TC_SYNC();
+  }
+  TC_THREADS(ty, tx, tid)
+    const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
+    if (i < M && j < N) D[i * N + j] = acc[tid];
+  TC_THREADS_END
+}
+
+#if defined(__CUDACC__)
+// The kernel: grid (ceil(N / TC_TILE), ceil(M / TC_TILE)), block (TC_TILE, TC_TILE).
+extern "C" __global__ void __launch_bounds__(TC_TILE * TC_TILE)
+tc_gemm_chain(TcParams P, const tc_u32* A, const tc_u32* B, const tc_u32* C, tc_u32* D,
+              tc_i64 M, tc_i64 N, tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi) {
+  tc_gemm_tile(P, A, B, C, D, M, N, K, blk_lo, blk_hi, blockIdx.x, blockIdx.y);
+}
+#else
+#include <cstring>
+// The host build: every CTA of the grid in turn, rows of CTAs split by the
+// caller (row_lo .. row_hi of the grid's rows) so that it may run threads.
+extern "C" int tc_gemm_host(const tc_i64* params, tc_i64 nparams, const tc_u32* A,
+                            const tc_u32* B, const tc_u32* C, tc_u32* D, tc_i64 M, tc_i64 N,
+                            tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 row_lo,
+                            tc_i64 row_hi) {
+  if (nparams * (tc_i64)sizeof(tc_i64) != (tc_i64)sizeof(TcParams)) return 1;
+  TcParams P;
+  std::memcpy(&P, params, sizeof(TcParams));
+  if (P.block < 1 || P.block > TC_MAXL) return 2;
+  const tc_i64 gx = (N + TC_TILE - 1) / TC_TILE;
+  for (tc_i64 by = row_lo; by < row_hi; ++by)
+    for (tc_i64 bx = 0; bx < gx; ++bx) tc_gemm_tile(P, A, B, C, D, M, N, K, blk_lo, blk_hi, bx, by);
+  return 0;
+}
+
+extern "C" tc_i64 tc_gemm_params_size() { return (tc_i64)(sizeof(TcParams) / sizeof(tc_i64)); }
+#endif

@@ -1,0 +1,366 @@
+// The fixed-point GEMM chain's arithmetic, written once for CUDA device code
+// and for plain C++ (the host build that the tests run against the CPU engine).
+//
+// It restates, step for step, what models/gemm.py's compiled chain computes
+// through models/core.py, models/lane_decoder.py and models/formats.py:
+// decode each A and B word (sign, integer significand, raw exponent; a zero
+// or special word gets the exponent TC_ZERO_EXP), the block anchor (the
+// largest raw exponent sum, C's raw exponent when C is nonzero), never below
+// the zero floor; the quantum q = anchor - window; every term cut toward zero
+// to a multiple of 2**q and summed exactly in an int64; the carry bits; the
+// rounding into the stage's format; and a block holding a NaN or Inf word
+// decided by the specials rule (NaN; both infinities: NaN; else that Inf).
+// An exact zero is +0 (zero_sign 'positive', the only sign this file models).
+//
+// Parameters come at run time in TcParams (every field a long long, so that
+// the Python side packs them as one int64 array: tcprobe/backends/cuda_params.py
+// holds the same field order and a test checks it against this file).
+#pragma once
+
+#if defined(__CUDACC__)
+#define TC_HD __host__ __device__ __forceinline__
+#define TC_UNROLL _Pragma("unroll")
+#else
+#define TC_HD inline
+#define TC_UNROLL _Pragma("GCC unroll 16")
+#endif
+
+typedef long long tc_i64;
+typedef unsigned long long tc_u64;
+typedef unsigned int tc_u32;
+
+// The exponent of a zero or special decoded element: far enough below every
+// real exponent (|raw| < 300) that no sum with it sets an anchor, and small
+// enough for an int16 (a block with only zero terms gives +0 whatever q is).
+#define TC_ZERO_EXP (-16384)
+
+// A format as FormatSpec gives it (models/formats.py).
+struct TcSpec {
+  tc_i64 kind, width, exp_bits, frac_bits, bias, specials, is_signed, drop;
+};
+
+// One output stage (models/core.py Stage): format, rounding (0 RZ, 1 RNE,
+// 2 RNA), kept fraction bits, NaN word, overflow (0 IEEE, 1 Inf, 2 saturate).
+struct TcStage {
+  TcSpec spec;
+  tc_i64 rounding, keep, nan, overflow;
+};
+
+// Everything the chain needs (tcprobe/backends/cuda_params.py builds it).
+struct TcParams {
+  TcSpec a, b;              // A and B formats
+  tc_i64 a_conv, b_conv;    // input conversion of a wider container: 0 truncate, 1 rne, 2 rna
+  tc_i64 window;            // F: fraction bits kept below the anchor
+  tc_i64 floor;             // the anchor is never below this
+  tc_i64 carry_bits;        // integer bits above the anchor; -1: unbounded
+  tc_i64 carry_top;         // 0 wrap, 1 saturate, 2 normalize
+  tc_i64 block;             // L: products fused per block
+  tc_i64 per_instr;         // blocks per instruction (K_instr / L)
+  TcStage inter, out;       // a block result passed on; the instruction's D
+};
+
+// One decoded A or B element: signed significand, raw exponent (TC_ZERO_EXP
+// for zeros and specials), class (0 zero, 1 finite, 2 Inf, 3 NaN) | sign << 2.
+struct TcDec {
+  int sig;
+  short exp;
+  signed char cls;
+  signed char pad;
+};
+
+// ---------------------------------------------------------------------------
+// Bit helpers (models/bits.py: every shift guarded as there)
+
+TC_HD int tc_bit_length(tc_i64 x) {
+  if (x == 0) return 0;
+#if defined(__CUDA_ARCH__)
+  return 64 - __clzll(x);
+#else
+  return 64 - __builtin_clzll((tc_u64)x);
+#endif
+}
+
+TC_HD tc_i64 tc_shl(tc_i64 x, tc_i64 s) {
+  if (s >= 0) return (tc_i64)((tc_u64)x << s);
+  s = -s;
+  if (s >= 63) return 0;
+  return x >> s;
+}
+
+TC_HD tc_i64 tc_low_bits(tc_i64 x, tc_i64 s) {
+  if (s <= 0) return 0;
+  if (s >= 63) return x;
+  return x & (((tc_i64)1 << s) - 1);
+}
+
+TC_HD tc_i64 tc_mask(tc_i64 width) {
+  if (width >= 64) return -1;
+  return ((tc_i64)1 << width) - 1;
+}
+
+// ---------------------------------------------------------------------------
+// Words (models/formats.py, models/lane_decoder.py)
+
+// The input conversion of a word wider than its format (tf32 in an f32
+// word): formats.convert_input on one word.
+TC_HD tc_i64 tc_convert_input(tc_i64 w, const TcSpec& f, tc_i64 mode) {
+  const tc_i64 d = f.drop;
+  if (d == 0) return w;
+  if (mode == 0) return w & ~tc_mask(d);
+  // the class as the 32-bit container (f32) reads it: NaN keeps its payload's top bit set
+  const tc_i64 e = (w >> 23) & 0xFF, fr = w & 0x7FFFFF;
+  if (e == 0xFF && fr != 0) return (w | ((tc_i64)1 << (d + f.frac_bits - 1))) & ~tc_mask(d);
+  const tc_i64 low = w & tc_mask(d), keep = w >> d, half = (tc_i64)1 << (d - 1);
+  const bool up = mode == 1 ? (low > half || (low == half && (keep & 1) == 1)) : low >= half;
+  return (keep + (up ? 1 : 0)) << d;
+}
+
+// decode_scalar for a float word, as gemm.decode_operand stores it.
+TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
+  TcDec out;
+  code &= tc_mask(f.width);
+  const tc_i64 sign = f.is_signed ? (code >> (f.width - 1)) & 1 : 0;
+  const tc_i64 e = (code >> (f.frac_bits + f.drop)) & tc_mask(f.exp_bits);
+  const tc_i64 fr = (code >> f.drop) & tc_mask(f.frac_bits);
+  int cls;
+  tc_i64 sig = 0, raw = 0;
+  if (f.specials == 0 && e == tc_mask(f.exp_bits)) {
+    cls = fr == 0 ? 2 : 3;
+  } else if (f.specials == 1 && e == tc_mask(f.exp_bits) && fr == tc_mask(f.frac_bits)) {
+    cls = 3;
+  } else {
+    raw = (e == 0 ? 1 : e) - f.bias;
+    sig = e == 0 ? fr : (fr | ((tc_i64)1 << f.frac_bits));
+    cls = sig == 0 ? 0 : 1;
+  }
+  const bool finite = cls == 1;
+  out.sig = finite ? (int)(sign ? -sig : sig) : 0;
+  out.exp = (short)(finite ? raw : TC_ZERO_EXP);
+  out.cls = (signed char)(cls | (sign << 2));
+  out.pad = 0;
+  return out;
+}
+
+// lane_decoder.fields: (special, sign, significand, raw exponent) of a word.
+struct TcFields {
+  bool special;
+  tc_i64 sign, sig, raw;
+};
+
+TC_HD TcFields tc_fields(tc_i64 x, const TcSpec& f) {
+  TcFields r;
+  x &= tc_mask(f.width);
+  r.sign = f.is_signed ? (x >> (f.width - 1)) & 1 : 0;
+  const tc_i64 emask = tc_mask(f.exp_bits), fmask = tc_mask(f.frac_bits);
+  const tc_i64 e = (x >> (f.frac_bits + f.drop)) & emask;
+  const tc_i64 fr = (x >> f.drop) & fmask;
+  if (f.specials == 0) r.special = e == emask;
+  else if (f.specials == 1) r.special = e == emask && fr == fmask;
+  else r.special = false;
+  r.sig = fr | ((tc_i64)(e != 0 ? 1 : 0) << f.frac_bits);
+  r.raw = (e != 0 ? e : 1) - f.bias;
+  return r;
+}
+
+TC_HD int tc_lane_class(bool special, tc_i64 sig, const TcSpec& f) {
+  if (special) return (f.specials == 1 || (sig & tc_mask(f.frac_bits)) != 0) ? 3 : 2;
+  return sig == 0 ? 0 : 1;
+}
+
+TC_HD tc_i64 tc_inf_word(tc_i64 sign, const TcSpec& f) {
+  const tc_i64 sbit = f.is_signed ? sign << (f.width - 1) : 0;
+  if (f.specials == 0) return sbit | (tc_mask(f.exp_bits) << (f.frac_bits + f.drop));
+  if (f.specials == 4) return (tc_i64)1 << (f.width - 1);
+  return sbit | (f.is_signed ? tc_mask(f.width - 1) : tc_mask(f.width));
+}
+
+// formats.encode_scalar: round (-1)**sign * (mag + d) * 2**q into the format.
+TC_HD tc_i64 tc_encode(tc_i64 sign, tc_i64 mag, tc_i64 q, bool sticky, const TcSpec& f,
+                       tc_i64 rounding, tc_i64 keep, tc_i64 overflow) {
+  const tc_i64 sbit = (f.is_signed && f.specials != 4) ? (sign << (f.width - 1)) : 0;
+  if (mag == 0) return sbit;
+  const tc_i64 emin = 1 - f.bias;
+  const tc_i64 msb = q + tc_bit_length(mag) - 1;
+  tc_i64 e = msb > emin ? msb : emin;
+  const tc_i64 sh = (e - keep) - q;
+  tc_i64 kept = tc_shl(mag, -sh);
+  if (sh > 0 && rounding != 0) {
+    const tc_i64 rem = tc_low_bits(mag, sh);
+    bool up = false;
+    if (sh <= 63) {
+      const tc_i64 half = (tc_i64)((tc_u64)1 << (sh - 1));
+      if (rounding == 1) up = rem > half || (rem == half && (sticky || (kept & 1) == 1));
+      else up = rem >= half;
+    }
+    if (up) {
+      kept += 1;
+      if (kept >> (keep + 1)) {
+        kept >>= 1;
+        e += 1;
+      }
+    }
+  }
+  tc_i64 biased, frac;
+  if (kept >> keep) {
+    biased = e + f.bias;
+    frac = kept & tc_mask(keep);
+  } else {
+    biased = 0;
+    frac = kept;
+  }
+  tc_i64 maxb, maxf;
+  if (f.specials == 0) {
+    maxb = tc_mask(f.exp_bits) - 1;
+    maxf = tc_mask(keep);
+  } else if (f.specials == 1) {
+    maxb = tc_mask(f.exp_bits);
+    maxf = (tc_mask(f.frac_bits) - 1) >> (f.frac_bits - keep);
+  } else {
+    maxb = tc_mask(f.exp_bits);
+    maxf = tc_mask(keep);
+  }
+  if (biased > maxb || (biased == maxb && frac > maxf)) {
+    if (overflow == 2 || (overflow == 0 && rounding == 0) || f.specials == 2) {
+      biased = maxb;
+      frac = maxf;
+    } else {
+      return tc_inf_word(sign, f);
+    }
+  }
+  if (f.specials == 4 && biased == 0 && frac == 0) return 0;
+  return sbit | (((biased << f.frac_bits) | (frac << (f.frac_bits - keep))) << f.drop);
+}
+
+// ---------------------------------------------------------------------------
+// The block (models/core.py)
+
+enum { TC_NAN = 1, TC_POS_INF = 2, TC_NEG_INF = 4, TC_NONNEG = 8 };
+
+TC_HD int tc_mul_class(int x, int y) {
+  if (x == 3 || y == 3) return 3;
+  if (x == 2 || y == 2) return (x == 0 || y == 0) ? 3 : 2;
+  if (x == 0 || y == 0) return 0;
+  return 1;
+}
+
+TC_HD int tc_term_flags(int cls, tc_i64 sign) {
+  if (cls == 3) return TC_NAN;
+  if (cls == 2) return sign ? TC_NEG_INF : TC_POS_INF;
+  return sign ? 0 : TC_NONNEG;
+}
+
+// core.specials_word: true and *word when a special decides the block.
+TC_HD bool tc_specials_word(int flags, const TcStage& st, tc_i64* word) {
+  if ((flags & TC_NAN) || (flags & (TC_POS_INF | TC_NEG_INF)) == (TC_POS_INF | TC_NEG_INF)) {
+    *word = st.nan;
+    return true;
+  }
+  if (flags & (TC_POS_INF | TC_NEG_INF)) {
+    *word = tc_inf_word((flags & TC_NEG_INF) ? 1 : 0, st.spec);
+    return true;
+  }
+  return false;
+}
+
+// core.cut: (-1)**sign * sig * 2**sh cut toward zero, without branches.
+TC_HD tc_i64 tc_cut(tc_i64 sig, tc_i64 sh, tc_i64 sign) {
+  tc_i64 left = sh < 62 ? sh : 62;
+  left = left > 0 ? left : 0;
+  tc_i64 right = -sh < 63 ? -sh : 63;
+  right = right > 0 ? right : 0;
+  const tc_i64 u = (tc_i64)((tc_u64)sig << left) >> right;
+  return (u ^ -sign) + sign;
+}
+
+// core.window_word with the flags of a +0 zero sign: the carry bits, then
+// core.round_word (no sticky).
+TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage& st) {
+  if (P.carry_bits >= 0) {
+    const tc_i64 width = P.window + P.carry_bits + 1;
+    if (P.carry_top == 0) {
+      const tc_i64 half = (tc_i64)1 << (width - 1);
+      m = ((m + half) & (((tc_i64)1 << width) - 1)) - half;
+    } else {
+      const tc_i64 top = ((tc_i64)1 << (width - 1)) - 1;
+      tc_i64 mag = m < 0 ? -m : m;
+      if (mag > top) {
+        if (P.carry_top == 1) {
+          mag = top;
+        } else {
+          const tc_i64 sh = tc_bit_length(mag) - (width - 1);
+          mag >>= sh;
+          q += sh;
+        }
+        m = m < 0 ? -mag : mag;
+      }
+    }
+  }
+  const bool neg = m < 0;
+  const tc_i64 mag = neg ? -m : m;
+  if (mag == 0) return 0;  // an exact zero: +0 (every stage here has zero_pos)
+  tc_i64 word = tc_encode(neg ? 1 : 0, mag, q, false, st.spec, st.rounding, st.keep, st.overflow);
+  if ((word & tc_mask(st.spec.width - 1)) == 0) word = 0;
+  return word;
+}
+
+// One block of the chain for one output element: ``acc`` is C or the
+// previous block's word (in out.spec when the block starts an instruction,
+// else in inter.spec); a[t] and b[t * bs] for t < L are the block's decoded
+// A row and B column. Returns the block's word (out.spec when it ends an
+// instruction, else inter.spec). models/gemm.py _kernel, one j.
+// LC: L as a compile-time constant (0: L at run time), so that the loops
+// unroll and the second pass reuses the first one's loads.
+template <int LC>
+TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends,
+                           const TcDec* a, const TcDec* b, int bs, int L_run) {
+  const int L = LC > 0 ? LC : L_run;
+  const TcStage in = starts ? P.out : P.inter;  // by value: no pointer into kernel parameters
+  const TcStage st = ends ? P.out : P.inter;
+  const TcFields c = tc_fields((tc_i64)acc, in.spec);
+  const tc_i64 clsb = c.raw - in.spec.frac_bits;
+  tc_i64 amax = c.sig != 0 ? c.raw : (tc_i64)TC_ZERO_EXP;
+  int slow = c.special ? 2 : 0;
+  TC_UNROLL for (int t = 0; t < L; ++t) {
+    const TcDec x = a[t], y = b[t * bs];
+    const tc_i64 e = (tc_i64)x.exp + y.exp;
+    amax = e > amax ? e : amax;
+    slow |= (x.cls | y.cls) & 2;
+  }
+  const tc_i64 top = amax > P.floor ? amax : P.floor;
+  const tc_i64 q = top - P.window;
+  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits;
+  tc_i64 m = tc_cut(c.sig, clsb - q, c.sign);
+  const tc_i64 pre = P.window - fab;
+  if (pre >= 0 && P.window <= 28 && fab <= 22) {
+    // The same cut in 32 bits: a product's magnitude is below 2**(fab + 2),
+    // so |p| * 2**pre < 2**(F + 2) <= 2**30, and its cut to 2**q is that
+    // shifted right by top - e >= 0 (tc_cut's shift is e - fab - q = pre - (top - e)).
+    const int itop = (int)(top < 0x40000000 ? top : 0x40000000);
+    TC_UNROLL for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const int p = x.sig * y.sig;
+      const int neg = p >> 31;
+      int r = itop - ((int)x.exp + (int)y.exp);
+      r = r < 31 ? r : 31;
+      const int u = (int)(((unsigned)((p ^ neg) - neg) << pre) >> r);
+      m += (tc_i64)((u ^ neg) - neg);
+    }
+  } else {
+    TC_UNROLL for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const tc_i64 p = (tc_i64)x.sig * (tc_i64)y.sig;
+      const tc_i64 neg = p >> 63;
+      m += tc_cut((p ^ neg) - neg, (tc_i64)x.exp + y.exp - fab - q, neg & 1);
+    }
+  }
+  if (slow) {
+    int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);
+    TC_UNROLL for (int t = 0; t < L; ++t) {
+      const int x = a[t].cls, y = b[t * bs].cls;
+      flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
+    }
+    tc_i64 word;
+    if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
+  }
+  return (tc_u32)tc_window_word(m, q, P, st);
+}

@@ -1,0 +1,177 @@
+"""The fixed-point GEMM chain as a CUDA kernel (``kernels/tc_gemm.cu``), and
+the same source built for the host.
+
+:func:`gemm_words_cuda` has the contract of the chain of
+:func:`tcprobe.models.gemm.gemm_words`: words in, words out, D (M, N) of the
+chain over instruction tiles ``lo .. hi`` of A (M, K) and B (K, N) from the
+start words C (M, N). NumPy arrays run the host build
+(:mod:`.host_build`); torch CUDA tensors run the kernel on their device, on
+torch's current stream (compiled by NVRTC for the device's architecture).
+:func:`supports` says which models it computes (:mod:`.cuda_params`).
+
+The kernel has compiled here for sm_80/sm_90 (tests/test_cuda_backend.py) but
+has not run on a GPU: docs/cuda-backend.md says what is measured.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from tcprobe.kernels import source
+
+from . import cuda_params, host_build
+from .cuda_params import Unsupported, pack, supports
+
+__all__ = ["KERNEL", "Unsupported", "compile_kernel", "gemm_words_cuda", "product_words_cuda",
+           "supports"]
+
+KERNEL = "tc_gemm_chain"
+TILE = host_build.TILE
+MAX_GRID_Y = 65535
+
+
+def _tiles(mdl, a, b, c, lo: int, hi: int) -> tuple[int, int]:
+    """Blocks blk_lo..blk_hi of tiles lo..hi, with the shapes checked."""
+    dp = mdl.datapath
+    if len(a.shape) != 2 or len(b.shape) != 2 or len(c.shape) != 2:
+        raise ValueError("A, B and C must be matrices of words")
+    m, k = a.shape
+    if b.shape[0] != k or tuple(c.shape) != (m, b.shape[1]):
+        raise ValueError(f"shapes do not chain: A {tuple(a.shape)}, B {tuple(b.shape)}, "
+                         f"C {tuple(c.shape)}")
+    if not 0 <= lo <= hi or hi * dp.k > k:
+        raise ValueError(f"tiles {lo}..{hi} of K={dp.k} do not fit in K={k}")
+    per = cuda_params.per_instr(mdl)
+    return lo * per, hi * per
+
+
+def gemm_words_cuda(mdl, a, b, c, lo: int, hi: int, *, jobs: int = 1):
+    """D words of the chain over tiles lo..hi (see the module doc): uint32
+    NumPy arrays in, a uint32 array out (the host build, rows over ``jobs``
+    threads); torch CUDA tensors (uint32 words, or int32 holding them) in,
+    an int32 CUDA tensor of the words out. Unsupported for a model the
+    backend does not compute."""
+    params = pack(mdl)
+    blk_lo, blk_hi = _tiles(mdl, a, b, c, lo, hi)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(c, np.ndarray):
+        return host_build.run(params, a, b, c, blk_lo, blk_hi, jobs)
+    return _run_torch(params, a, b, c, blk_lo, blk_hi)
+
+
+# ---------------------------------------------------------------------------
+# The kernel: NVRTC, then torch's device through the driver API
+
+
+def compile_kernel(arch: str, use_cache: bool = True):
+    """The kernel's cubin for ``arch`` (sm_80, sm_90, ...), by NVRTC."""
+    from tcprobe.devices.cuda import nvrtc
+
+    return nvrtc.compile_cubin(source("tc_gemm.cu"), arch, name="tc_gemm.cu",
+                               headers={"tc_gemm_core.cuh": source("tc_gemm_core.cuh")},
+                               options=("-default-device",), use_cache=use_cache)
+
+
+_FUNCTIONS: dict[int, tuple] = {}  # device index -> (kernel, its context)
+
+
+def _function(torch, device_index: int):
+    """The loaded kernel for torch's device ``device_index`` (its primary context)."""
+    if device_index in _FUNCTIONS:
+        return _FUNCTIONS[device_index]
+    from cuda.bindings import driver
+
+    major, minor = torch.cuda.get_device_capability(device_index)
+    cubin = compile_kernel(f"sm_{major}{minor}")
+    torch.cuda.init()
+    with torch.cuda.device(device_index):
+        torch.empty(1, device=f"cuda:{device_index}")  # torch's primary context exists
+        ctx = _primary_context(driver, device_index)
+        err, module = driver.cuModuleLoadData(cubin.data)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuModuleLoadData failed: {err.name}")
+        err, fn = driver.cuModuleGetFunction(module, KERNEL.encode())
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuModuleGetFunction({KERNEL}) failed: {err.name}")
+    _FUNCTIONS[device_index] = (fn, ctx)
+    return fn, ctx
+
+
+def _primary_context(driver, device_index: int):
+    """The device's primary context (the one torch's runtime uses), made
+    current on this thread: the module and every launch live in it."""
+    (err,) = driver.cuInit(0)
+    if err == driver.CUresult.CUDA_SUCCESS:
+        err, dev = driver.cuDeviceGet(device_index)
+    if err == driver.CUresult.CUDA_SUCCESS:
+        err, ctx = driver.cuDevicePrimaryCtxRetain(dev)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"no primary context on CUDA device {device_index}: {err.name}")
+    (err,) = driver.cuCtxSetCurrent(ctx)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuCtxSetCurrent failed: {err.name}")
+    return ctx
+
+
+def _words(torch, x):
+    """A CUDA tensor of 32-bit words as a contiguous int32 tensor (same bits)."""
+    if x.dtype not in (torch.int32, torch.uint32):
+        raise ValueError(f"words must be int32 or uint32 tensors, not {x.dtype}")
+    x = x.contiguous()
+    return x.view(torch.int32) if x.dtype == torch.uint32 else x
+
+
+def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
+    import torch
+    from cuda.bindings import driver
+
+    if not all(isinstance(x, torch.Tensor) and x.is_cuda for x in (a, b, c)):
+        raise ValueError("A, B and C must all be NumPy arrays (host build) or all CUDA tensors")
+    dev = a.device
+    if b.device != dev or c.device != dev:
+        raise ValueError("A, B and C must be on one CUDA device")
+    a, b, c = (_words(torch, x) for x in (a, b, c))
+    m, k = a.shape
+    n = b.shape[1]
+    out = torch.empty((m, n), dtype=torch.int32, device=dev)
+    if m == 0 or n == 0:
+        return out
+    fn, ctx = _function(torch, dev.index)
+    (err,) = driver.cuCtxSetCurrent(ctx)  # this thread may never have made it current
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuCtxSetCurrent failed: {err.name}")
+    p = (ctypes.c_longlong * params.size)(*params.tolist())
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    for r0 in range(0, m, MAX_GRID_Y * TILE):  # the grid's y dimension holds 65,535 CTAs
+        rows = min(m - r0, MAX_GRID_Y * TILE)
+        ptr = (a.data_ptr() + 4 * r0 * k, b.data_ptr(), c.data_ptr() + 4 * r0 * n,
+               out.data_ptr() + 4 * r0 * n)
+        args = [p, *(ctypes.c_void_p(x) for x in ptr),
+                *(ctypes.c_longlong(v) for v in (rows, n, k, blk_lo, blk_hi))]
+        ptrs = (ctypes.c_void_p * len(args))(*(ctypes.addressof(x) for x in args))
+        (err,) = driver.cuLaunchKernel(fn, -(-n // TILE), -(-rows // TILE), 1, TILE, TILE, 1,
+                                       0, stream, ctypes.addressof(ptrs), 0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"launching {KERNEL} failed: {err.name}")
+    return out
+
+
+
+def product_words_cuda(mdl, a, b, c, *, jobs: int = 1):
+    """D words of A (M, K) @ B (K, N) + C over every instruction tile, K any
+    length: A's columns and B's rows padded with +0 words to whole tiles (as
+    :func:`tcprobe.matrix.product_words` pads them; a zero product never sets
+    the anchor, so the padding changes no word)."""
+    k = a.shape[1]
+    tiles = -(-k // mdl.datapath.k)
+    pad = tiles * mdl.datapath.k - k
+    if pad:
+        if isinstance(a, np.ndarray):
+            a = np.pad(np.asarray(a, np.uint32), ((0, 0), (0, pad)))
+            b = np.pad(np.asarray(b, np.uint32), ((0, pad), (0, 0)))
+        else:
+            import torch.nn.functional as tf
+
+            a, b = tf.pad(a, (0, pad)), tf.pad(b, (0, 0, 0, pad))
+    return gemm_words_cuda(mdl, a, b, c, 0, tiles, jobs=jobs)

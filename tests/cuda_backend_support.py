@@ -1,0 +1,120 @@
+"""Shared by the CUDA backend tests: the GPU profiles the backend covers, word
+generators (finite, special-heavy, cancelling, wide exponent spread), and the
+plain engine's chain (fused_dot on the plain kernel, instruction by
+instruction) that the backend's words are compared with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models import registry
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import datapath_for
+from tcprobe.models.engine import fused_dot
+from tcprobe.models.formats import get_format
+
+# (GPU, arch, family, input format, D format): every float datapath the
+# default profiles give A100 (mma.sync), H100 (mma.sync, wgmma) and B200
+# (legacy mma.sync, tcgen05 dense kind::f16 / tf32 / f8f6f4) for bf16, f16,
+# tf32, e4m3 and e5m2 that the backend computes.
+COVERED = [
+    *[("A100", "sm_80", "mma", f, d) for f in ("bf16", "f16", "tf32") for d in ("f32", "f16")],
+    *[("H100", "sm_90", "mma", f, d) for f in ("bf16", "f16", "tf32") for d in ("f32", "f16")],
+    *[("H100", "sm_90", "wgmma", f, d) for f in ("bf16", "f16", "tf32", "e4m3", "e5m2")
+      for d in ("f32", "f16")],
+    *[("B200", "sm_100a", "mma", f, d) for f in ("bf16", "f16", "tf32") for d in ("f32", "f16")],
+    ("B200", "sm_100a", "tcgen05", "bf16", "f32"),
+    ("B200", "sm_100a", "tcgen05", "f16", "f32"),
+    ("B200", "sm_100a", "tcgen05", "f16", "f16"),
+    ("B200", "sm_100a", "tcgen05", "tf32", "f32"),
+    *[("B200", "sm_100a", "tcgen05", f, d) for f in ("e4m3", "e5m2") for d in ("f32", "f16")],
+    # mixed fp8 pairs (A e4m3, B e5m2)
+    ("H100", "sm_90", "wgmma", "e4m3xe5m2", "f32"), ("B200", "sm_100a", "tcgen05", "e4m3xe5m2", "f16"),
+]
+
+
+def model_of(gpu, arch, family, fmt, d):
+    """The default model of that GPU for A and B of ``fmt`` ('e4m3xe5m2': A e4m3, B e5m2)."""
+    a, _, b = fmt.partition("x")
+    return registry.auto(datapath_for(arch, family, a, b or a, d), gpu)
+
+
+def pack_word(fmt, sign, e, f):
+    """The word of ``fmt`` with these sign, biased exponent and fraction fields."""
+    spec = get_format(fmt).spec
+    w = (np.asarray(sign, np.int64) << (spec.width - 1)) | (
+        np.asarray(e, np.int64) << (spec.frac_bits + spec.drop)) | (
+        np.asarray(f, np.int64) << spec.drop)
+    return w.astype(np.uint32)
+
+
+def extremes(fmt) -> np.ndarray:
+    """Words that test the edges: +-0, +-Inf (or the largest finite where the
+    format has no Inf), NaN, the smallest and largest subnormals, the smallest
+    normal, the largest finite, one."""
+    fm = get_format(fmt)
+    emax, fmask = (1 << fm.exp_bits) - 1, (1 << fm.frac_bits) - 1
+    fn = fm.specials == 1  # e4m3: no Inf, NaN is all ones
+    top_e, top_f = (emax, fmask - 1) if fn else (emax - 1, fmask)
+    words = []
+    for s in (0, 1):
+        words += [pack_word(fmt, s, 0, 0), pack_word(fmt, s, 0, 1), pack_word(fmt, s, 0, fmask),
+                  pack_word(fmt, s, 1, 0), pack_word(fmt, s, top_e, top_f),
+                  pack_word(fmt, s, fm.bias, 0), pack_word(fmt, s, emax, fmask)]
+        if not fn:
+            words += [pack_word(fmt, s, emax, 0), pack_word(fmt, s, emax, 1)]
+    return np.array(words, np.uint32)
+
+
+def finite(rng, fmt, shape, spread: int = 3) -> np.ndarray:
+    """Finite words of exponents bias +- spread (0: a subnormal where it reaches)."""
+    fm = get_format(fmt)
+    e = np.clip(rng.integers(fm.bias - spread, fm.bias + spread + 1, shape), 0,
+                (1 << fm.exp_bits) - 2)
+    f = rng.integers(0, 1 << fm.frac_bits, shape)
+    w = pack_word(fmt, rng.integers(0, 2, shape), e, f)
+    if fm.drop_bits:  # tf32: stray low bits of the f32 container (input conversion)
+        w |= rng.integers(0, 1 << fm.drop_bits, shape).astype(np.uint32)
+    return w
+
+
+def operands(rng, kind, a_fmt, b_fmt, d_fmt, m, k, n):
+    """(A, B, C) words of one kind: raw (every word equally likely), finite,
+    special (finite with a tenth of extreme words), spread (exponents over the
+    whole range, no specials), cancel (products in pairs that cancel exactly,
+    one small term left)."""
+    if kind == "raw":
+        def raw(fmt, shape):
+            fm = get_format(fmt)
+            return rng.integers(0, 1 << fm.width, shape, dtype=np.uint64).astype(np.uint32)
+        return raw(a_fmt, (m, k)), raw(b_fmt, (k, n)), raw(d_fmt, (m, n))
+    spread = {"finite": 3, "special": 6, "cancel": 2}.get(kind)
+    if kind == "spread":
+        spread = 1 << (get_format(a_fmt).exp_bits - 1)
+    a, b = finite(rng, a_fmt, (m, k), spread), finite(rng, b_fmt, (k, n), spread)
+    c = finite(rng, d_fmt, (m, n), min(spread, 8))
+    if kind == "special":
+        for x, fmt in ((a, a_fmt), (b, b_fmt), (c, d_fmt)):
+            hit = rng.random(x.shape) < 0.1
+            x[hit] = rng.choice(extremes(fmt), int(hit.sum()))
+    if kind == "cancel":
+        sign_a = np.uint32(1 << (get_format(a_fmt).width - 1))
+        a[:, 1::2] = a[:, 0:k - k % 2:2] ^ sign_a  # a[t+1] = -a[t], b[t+1] = b[t]
+        b[1::2, :] = b[0:k - k % 2:2, :]
+        a[:, 0] = finite(rng, a_fmt, (m,), 1)  # one term that does not cancel
+        c[rng.random(c.shape) < 0.5] = 0
+    return a, b, c
+
+
+def engine_chain(mdl, a, b, c, lo: int, hi: int) -> np.ndarray:
+    """The plain engine (fused_dot, fast=False) tile by tile over tiles lo..hi:
+    each instruction's D the next one's C."""
+    dp = mdl.datapath
+    m, n = c.shape
+    acc = np.asarray(c, np.uint32).copy()
+    b_t = np.ascontiguousarray(b.T)
+    for t in range(lo, hi):
+        ks = slice(t * dp.k, (t + 1) * dp.k)
+        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel())
+        acc = fused_dot(dp, cases, mdl.params, fast=False).reshape(m, n).astype(np.uint32)
+    return acc

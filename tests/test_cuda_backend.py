@@ -1,0 +1,341 @@
+"""The CUDA GEMM backend (kernels/tc_gemm.cu): the kernel compiles with NVRTC,
+and the host build of the same source gives the CPU engine's words, word for
+word, for every covered GPU profile and format (tcprobe.models.gemm.gemm_words
+and the plain engine's fused_dot are the references; neither is this code)."""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+import numpy as np
+import pytest
+from cuda_backend_support import COVERED, engine_chain, model_of, operands
+from cuda_support import needs_nvdisasm, needs_nvrtc
+
+from tcprobe.backends import cuda_gemm, cuda_params, host_build
+from tcprobe.kernels import source
+from tcprobe.models import gemm
+from tcprobe.models.formats import get_format
+
+KINDS = ("raw", "finite", "special", "spread", "cancel")
+# the fast tier's rows first (one a family and input class), then the rest of COVERED
+FAST = [("B200", "sm_100a", "tcgen05", "bf16", "f32"), ("H100", "sm_90", "wgmma", "e4m3", "f32"),
+        ("A100", "sm_80", "mma", "tf32", "f16"), ("H100", "sm_90", "mma", "f16", "f16")]
+ORDERED = FAST + [r for r in COVERED if r not in FAST]
+
+
+def _ids(row):
+    return "-".join(row)
+
+
+# ---------------------------------------------------------------------------
+# The source
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_kernel_compiles_with_nvrtc(arch):
+    from tcprobe.devices.cuda import nvrtc
+
+    cubin = cuda_gemm.compile_kernel(arch)
+    assert cubin.data[:4] == b"\x7fELF"
+    ptx = nvrtc.compile_ptx(source("tc_gemm.cu"), arch, name="tc_gemm.cu",
+                            headers={"tc_gemm_core.cuh": source("tc_gemm_core.cuh")},
+                            options=("-default-device",))
+    assert re.search(r"\.entry\s+tc_gemm_chain\s*\(", ptx)
+    assert ".shared" in ptx  # the decoded tiles live in shared memory
+
+
+@needs_nvrtc
+@needs_nvdisasm
+def test_kernel_sass_has_no_local_memory():
+    """The decoded tiles in shared memory, the rest in registers: no spill or
+    local array in the sm_90 SASS (a local load in the product loop would
+    cost the speed the kernel is for)."""
+    from tcprobe.devices.cuda import sass
+
+    code = sass.functions(sass.disassemble(cuda_gemm.compile_kernel("sm_90").data))
+    ops = [i.opcode.split(".")[0] for i in code["tc_gemm_chain"]]
+    assert "LDS" in ops and "STS" in ops and "BAR" in ops
+    assert not {"LDL", "STL"} & set(ops)
+
+
+def _struct_fields(text: str, name: str) -> list[str]:
+    body = re.search(r"struct " + name + r" \{(.*?)\};", text, re.S).group(1)
+    body = re.sub(r"//[^\n]*", "", body)
+    names = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if decl:
+            names += [x.strip() for x in decl.split(None, 1)[1].split(",")]
+    return names
+
+
+def test_params_layout_matches_header():
+    text = source("tc_gemm_core.cuh")
+    spec = [f.replace("signed", "is_signed") for f in cuda_params.SPEC_FIELDS]
+    assert _struct_fields(text, "TcSpec") == spec
+    assert _struct_fields(text, "TcStage") == list(cuda_params.STAGE_FIELDS)
+    assert _struct_fields(text, "TcParams") == list(cuda_params.PARAM_FIELDS)
+    assert host_build.library().tc_gemm_params_size() == cuda_params.N_PARAMS
+
+
+# ---------------------------------------------------------------------------
+# Words: the host build against the CPU engine
+
+
+@pytest.mark.fast_first(len(FAST))
+@pytest.mark.parametrize("row", ORDERED, ids=_ids)
+def test_profile_words_equal_gemm_words(row):
+    mdl = model_of(*row)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    rng = np.random.default_rng(zlib.crc32(_ids(row).encode()))
+    tiles = max(2, 96 // dp.k)  # K of 96 or more, several instructions chained
+    for kind in KINDS:
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, tiles * dp.k, 21)
+        want = gemm.gemm_words(mdl, a, b, c, (0, tiles))
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles)
+        assert got.dtype == np.uint32
+        bad = np.argwhere(got != want)
+        assert not len(bad), (f"{kind}: {len(bad)} words differ, first at {tuple(bad[0])}: "
+                              f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")
+        if kind == "finite":  # not a run of NaNs: most words are finite and nonzero
+            fin = (want & 0x7FFFFFFF) != 0
+            assert fin.mean() > 0.9
+
+
+@pytest.mark.parametrize("row", [r for r in COVERED if r[2] in ("wgmma", "tcgen05")], ids=_ids)
+def test_profile_words_equal_plain_engine(row):
+    """The same words as the engine's plain kernel, instruction by instruction,
+    on special-heavy operands whose M and N are not multiples of the CTA's 16."""
+    mdl = model_of(*row)
+    dp = mdl.datapath
+    rng = np.random.default_rng(7)
+    a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 17, 3 * dp.k, 33)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3),
+                          engine_chain(mdl, a, b, c, 0, 3))
+
+
+def test_tiles_chain_and_jobs():
+    """Tiles lo..hi from C: 0..2 then 2..5 is 0..5; rows over threads give the same words."""
+    mdl = model_of("H100", "sm_90", "wgmma", "bf16", "f32")
+    rng = np.random.default_rng(3)
+    a, b, c = operands(rng, "special", "bf16", "bf16", "f32", 40, 80, 50)
+    whole = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 5)
+    part = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, part, 2, 5), whole)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 5, jobs=2), whole)
+    assert np.array_equal(whole, gemm.gemm_words(mdl, a, b, c, (0, 5)))
+    mid = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 1, 4)
+    assert np.array_equal(mid, gemm.gemm_words(mdl, a, b, c, (1, 4)))
+
+
+@pytest.mark.parametrize("row", [("B200", "sm_100a", "tcgen05", "bf16", "f32"),
+                                 ("A100", "sm_80", "mma", "tf32", "f16"),
+                                 ("H100", "sm_90", "wgmma", "e5m2", "f32")], ids=_ids)
+@pytest.mark.parametrize("k", [1, 7, 37])
+def test_k_not_a_multiple_of_the_instruction(row, k):
+    """K padded with +0 words to whole instructions, as tcprobe.matrix.product_words pads it."""
+    from tcprobe.matrix import product_words
+
+    mdl = model_of(*row)
+    dp = mdl.datapath
+    rng = np.random.default_rng(k)
+    a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 9, k, 18)
+    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c),
+                          product_words(mdl, a, b, c))
+
+
+def test_named_vectors():
+    """Hand-made words (no engine involved): bf16 on the H100 wgmma profile
+    (F=25, L=16, RZ into f32, floor -133)."""
+    mdl = model_of("H100", "sm_90", "wgmma", "bf16", "f32")
+    one, m_one, two_m30 = 0x3F80, 0xBF80, 0x3080  # 1, -1, 2**-30
+    a = np.zeros((4, 16), np.uint32)
+    b = np.zeros((16, 4), np.uint32)
+    c = np.zeros((4, 4), np.uint32)
+    a[0, :3] = (one, m_one, two_m30)  # 1 - 1 + 2**-30 in one block: 2**-30 is cut (F=25)
+    b[:3, 0] = one
+    a[1, 0] = 0x7F80  # +Inf * 0: NaN
+    a[2, 0] = 0x7F80  # +Inf * 1 with C = -Inf: NaN
+    b[0, 2] = one
+    c[2, 2] = 0xFF800000
+    a[3, 0] = 0x3F80  # 1 * 1 + C = 2**-30: C is cut below the anchor
+    b[0, 3] = one
+    c[3, 3] = 0x30800000
+    d = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 1)
+    assert d[0, 0] == 0x00000000  # +0, not 2**-30
+    assert d[1, 1] == 0x7FFFFFFF  # the canonical NaN (row 1 is Inf, column 1 of B is 0)
+    assert d[2, 2] == 0x7FFFFFFF
+    assert d[3, 3] == 0x3F800000
+    assert d[2, 0] == 0x7F800000  # +Inf * 0 ... only column 0's first B word is 1: +Inf
+
+
+# ---------------------------------------------------------------------------
+# Parameters beyond the profiles: every value the backend accepts
+
+
+def _random_params(rng, mdl):
+    dp = mdl.datapath
+    d_fmt = get_format(dp.d_type)
+    blocks = [x for x in range(1, dp.k + 1) if dp.k % x == 0]
+    inter = rng.choice(["", "f32", "f16", "bf16"])
+    i_fmt = get_format(inter) if inter else d_fmt
+    window = int(rng.integers(0, cuda_params.MAX_WINDOW + 1))
+    carry = None if rng.random() < 0.5 else int(rng.integers(0, min(12, 61 - window) + 1))
+    return mdl.params.replace(
+        window_bits=window,
+        block_size=int(rng.choice(blocks)),
+        zero_floor=None if rng.random() < 0.2 else int(rng.integers(-150, 20)),
+        input_conversion=str(rng.choice(["truncate", "rne", "rna"])),
+        output_rounding=str(rng.choice(["rz", "rne", "rna"])),
+        output_frac_bits=None if rng.random() < 0.5 else int(rng.integers(0, d_fmt.frac_bits + 1)),
+        nan=None if rng.random() < 0.7 else int(rng.integers(1, 1 << d_fmt.width)),
+        overflow=str(rng.choice(["ieee", "inf", "saturate"])),
+        carry_bits=carry, carry_top=str(rng.choice(["wrap", "saturate", "normalize"])),
+        inter_type=inter or None,
+        inter_rounding=None if rng.random() < 0.5 else str(rng.choice(["rz", "rne", "rna"])),
+        inter_frac_bits=None if rng.random() < 0.5 else int(rng.integers(0, i_fmt.frac_bits + 1)),
+    )
+
+
+@pytest.mark.fast_first(4)
+@pytest.mark.parametrize("seed", range(12))
+def test_random_parameters_equal_plain_engine(seed):
+    rng = np.random.default_rng(1000 + seed)
+    row = COVERED[int(rng.integers(len(COVERED)))]
+    base = model_of(*row)
+    mdl = type(base)(base.name, base.datapath, base.evidence, _random_params(rng, base))
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    for kind in ("special", "spread", "cancel"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 6, 3 * dp.k, 7)
+        want = engine_chain(mdl, a, b, c, 0, 3)
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
+        assert np.array_equal(got, want), (kind, mdl.params)
+
+
+# ---------------------------------------------------------------------------
+# Refusals: never a different answer
+
+
+def _with(row, **changes):
+    base = model_of(*row)
+    return type(base)(base.name, base.datapath, base.evidence, base.params.replace(**changes))
+
+
+BF16 = ("H100", "sm_90", "wgmma", "bf16", "f32")
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"zero_sign": "ieee"}, "zero_sign"),
+    ({"align": "normalized"}, "align"),
+    ({"k_order": tuple(range(16))[::-1]}, "k_order"),
+    ({"c_join": "last"}, "c_join"),
+    ({"c_convert": "f16"}, "c_convert"),
+    ({"window_bits": None}, "window_bits"),
+    ({"window_bits": 49}, "window_bits"),
+    ({"carry_bits": 40}, "carry_bits"),
+    ({"output_frac_bits": 24}, "output_frac_bits"),
+    ({"inter_type": "e4m3"}, "inter_type"),
+    ({"block_size": 3}, "block_size"),
+])
+def test_refuses_parameters(changes, named):
+    mdl = _with(BF16, **changes)
+    ok, why = cuda_gemm.supports(mdl)
+    assert not ok and named in why
+    a = np.zeros((1, 16), np.uint32)
+    with pytest.raises(cuda_gemm.Unsupported, match=named):
+        cuda_gemm.gemm_words_cuda(mdl, a, a.T.copy(), np.zeros((1, 1), np.uint32), 0, 1)
+
+
+@pytest.mark.parametrize("dp_id, gpu, named", [
+    ("mma.e4m3.f32.k32", "H100", "SplitModel"),
+    ("mma.s8.s32.k32", "H100", "IntegerModel"),
+    ("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1", "B200", "BlockScaledModel"),
+    ("wgmma.e4m3.f32.k64.sparse", "H100", "sparse"),
+    ("tcgen05.f8f6f4.e2m1.f32.k32", "B200", "e2m1"),
+    ("mma.f16.f16tof32.k16", "H100", "c_type"),
+    ("mma.f64.f64.k4", "H100", "f64"),
+])
+def test_refuses_datapaths(dp_id, gpu, named):
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry.auto(Datapath.parse(dp_id), gpu)
+    ok, why = cuda_gemm.supports(mdl)
+    assert not ok and named in why, why
+
+
+def test_shapes_checked():
+    mdl = model_of(*BF16)
+    a = np.zeros((2, 32), np.uint32)
+    with pytest.raises(ValueError, match="do not fit"):
+        cuda_gemm.gemm_words_cuda(mdl, a, np.zeros((32, 3), np.uint32),
+                                  np.zeros((2, 3), np.uint32), 0, 3)
+    with pytest.raises(ValueError, match="do not chain"):
+        cuda_gemm.gemm_words_cuda(mdl, a, np.zeros((32, 3), np.uint32),
+                                  np.zeros((3, 3), np.uint32), 0, 2)
+
+
+@pytest.mark.parametrize("row", [BF16, ("B200", "sm_100a", "tcgen05", "tf32", "f32"),
+                                 ("H100", "sm_90", "wgmma", "e5m2", "f16")], ids=_ids)
+def test_both_cut_paths_equal_plain_engine(row):
+    """Windows on each side of the kernel's 32-bit cut (window - fraction bits
+    of the product >= 0 and window <= 28) and of the 64-bit one."""
+    dp = model_of(*row).datapath
+    fab = get_format(dp.a_type).frac_bits + get_format(dp.b_type).frac_bits
+    rng = np.random.default_rng(11)
+    for window in (fab - 1, fab, 28, 29, 40):
+        mdl = _with(row, window_bits=window)
+        for kind in ("special", "spread", "cancel"):
+            a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 5, 2 * dp.k, 6)
+            assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2),
+                                  engine_chain(mdl, a, b, c, 0, 2)), (window, kind)
+
+
+@pytest.mark.parametrize("conversion", ["truncate", "rne", "rna"])
+def test_tf32_input_conversions(conversion):
+    """f32 container words with bits below tf32: ties, carries into the
+    exponent, past the largest finite, NaNs whose payload is only in the
+    dropped bits."""
+    mdl = _with(("B200", "sm_100a", "tcgen05", "tf32", "f32"), input_conversion=conversion)
+    words = np.array([0x3F800FFF, 0x3F801000, 0x3F803000, 0x3F802FFF, 0x3FFFF000, 0x7F7FFFFF,
+                      0xFF7FF000, 0x7F800001, 0xFF801000, 0x00001FFF, 0x80000FFF, 0x3F800000,
+                      0x40400000, 0xC0A01000, 0x00800000, 0x33FFFFFF], np.uint32)
+    rng = np.random.default_rng(8)
+    a = rng.choice(words, (32, 8))
+    a[:16] = 0
+    a[np.arange(16), np.arange(16) % 8] = words  # rows 0-15: one word each
+    b = rng.choice(words, (8, 16))
+    b[:, :8] = 0x3F800000  # one: A's converted words pass through unscaled
+    c = np.zeros((32, 16), np.uint32)
+    want = engine_chain(mdl, a, b, c, 0, 1)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 1), want)
+    # the conversions differ on these words (the test would see one computed as another)
+    other = {"truncate": "rne", "rne": "rna", "rna": "truncate"}[conversion]
+    assert not np.array_equal(want, engine_chain(_with(("B200", "sm_100a", "tcgen05", "tf32",
+                                                        "f32"), input_conversion=other),
+                                                 a, b, c, 0, 1))
+
+
+def test_unknown_parameter_refused(monkeypatch):
+    """A parameter the backend does not handle, set away from its default, is
+    refused by name (an engine parameter added later waits for the backend)."""
+    monkeypatch.setattr(cuda_params, "HANDLED", cuda_params.HANDLED - {"carry_bits"})
+    assert cuda_gemm.supports(_with(BF16))[0]
+    ok, why = cuda_gemm.supports(_with(BF16, carry_bits=3))
+    assert not ok and "carry_bits" in why
+
+
+def test_gpu_check_covers_the_tested_rows():
+    """The prepared GPU check (scripts/gpu_cuda_backend.py) runs every row tested here."""
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gpu_cuda_backend.py"
+    assert runpy.run_path(str(script))["ROWS"] == COVERED

@@ -1,0 +1,38 @@
+"""The CUDA backend on a GPU: the kernel's words (torch CUDA tensors in and
+out) equal the host build's and the CPU engine's. Skipped without a GPU; the
+torch-tensor checks that need none run everywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cuda_backend_support import COVERED, model_of, operands
+from cuda_support import gpu_only
+
+from tcprobe.backends import cuda_gemm
+from tcprobe.models import gemm
+
+torch = pytest.importorskip("torch")
+
+
+def test_cpu_tensors_refused():
+    mdl = model_of("H100", "sm_90", "wgmma", "bf16", "f32")
+    a = torch.zeros((2, 16), dtype=torch.int32)
+    with pytest.raises(ValueError, match="CUDA tensors"):
+        cuda_gemm.gemm_words_cuda(mdl, a, torch.zeros((16, 2), dtype=torch.int32),
+                                  torch.zeros((2, 2), dtype=torch.int32), 0, 1)
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", COVERED, ids=lambda r: "-".join(r))
+def test_kernel_words_equal_engine(row):
+    mdl = model_of(*row)
+    dp = mdl.datapath
+    rng = np.random.default_rng(5)
+    for kind in ("raw", "special", "spread", "cancel"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 37, 4 * dp.k, 45)
+        dev = [torch.from_numpy(x.view(np.int32)).cuda() for x in (a, b, c)]
+        got = cuda_gemm.gemm_words_cuda(mdl, *dev, 0, 4).cpu().numpy().view(np.uint32)
+        assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4)), kind
+        assert np.array_equal(got, gemm.gemm_words(mdl, a, b, c, (0, 4))), kind
