@@ -138,15 +138,20 @@ def test_tiles_chain_and_jobs():
                                  ("H100", "sm_90", "wgmma", "e5m2", "f32")], ids=_ids)
 @pytest.mark.parametrize("k", [1, 7, 37])
 def test_k_not_a_multiple_of_the_instruction(row, k):
-    """K padded with +0 words to whole instructions, as tcprobe.matrix.product_words pads it."""
-    from tcprobe.matrix import product_words
+    """K padded with +0 words to whole instructions, as the pipeline's main loop pads it."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
 
     mdl = model_of(*row)
     dp = mdl.datapath
     rng = np.random.default_rng(k)
     a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 9, k, 18)
-    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c),
-                          product_words(mdl, a, b, c))
+    chain = run(Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c),
+                PRESETS["chain"].schedule)
+    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c), chain)
+    host = run(Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, backend="host"),
+               PRESETS["chain"].schedule)  # the pipeline's chains on the backend
+    assert np.array_equal(host, chain)
 
 
 def test_named_vectors():

@@ -258,3 +258,26 @@ def test_schedule_file_that_names_itself_is_refused(tmp_path):
     deep.write_text("[" * 100000 + "]" * 100000)
     with pytest.raises(ScheduleError):
         from_value(str(deep))
+
+
+@pytest.mark.parametrize("schedule", [None, {"split_k": 3, "split_kind": "parallel"},
+                                      {"split_kind": "stream", "stream_units": 3, "tile_m": 2,
+                                       "tile_n": 2, "k_block": 64}], ids=["default", "split",
+                                                                         "stream-k"])
+def test_the_cuda_backend_runs_the_same_pipeline(schedule):
+    """backend='host' (the CUDA kernel's source built for this CPU) runs the
+    chains of the one pipeline: the same words as the engine; a model it does
+    not compute is refused by name; 'cuda' without a GPU is refused."""
+    import shutil
+
+    if shutil.which("g++") is None and shutil.which("c++") is None:
+        pytest.skip("no C++ compiler for the host build")
+    a, b, c = operands("bf16", 9, 4, 4, 256)
+    want = tcprobe.matmul(a, b, c, gpu=GPU, schedule=schedule, progress=False)
+    got = tcprobe.matmul(a, b, c, gpu=GPU, schedule=schedule, progress=False, backend="host")
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    ints = np.ones((2, 32), np.int8)
+    with pytest.raises(MatmulError, match="backend: the CUDA backend does not compute"):
+        tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, backend="host", progress=False)
+    with pytest.raises(MatmulError, match="backend must be"):
+        tcprobe.matmul(a, b, gpu=GPU, backend="gpu", progress=False)

@@ -161,7 +161,7 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
 def product_words_cuda(mdl, a, b, c, *, jobs: int = 1):
     """D words of A (M, K) @ B (K, N) + C over every instruction tile, K any
     length: A's columns and B's rows padded with +0 words to whole tiles (as
-    :func:`tcprobe.matrix.product_words` pads them; a zero product never sets
+    :class:`tcprobe.matrix.mainloop.MainLoop` pads them; a zero product never sets
     the anchor, so the padding changes no word)."""
     k = a.shape[1]
     tiles = -(-k // mdl.datapath.k)

@@ -31,7 +31,7 @@ Progress = pipeline.Progress
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
            beta=1, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
            progress: Progress | None = None, fast: bool | None = None, jobs: int | None = None,
-           out=None):
+           out=None, backend: str | None = None):
     """D = alpha * A @ B + beta * C (+ bias), every word as ``gpu``'s library
     kernel computes it: its instruction run by ``schedule``.
 
@@ -55,7 +55,10 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     ``split_k`` sets the schedule's split count. ``progress(done, total)``
     is called as the work proceeds (None: a progress bar on stderr when it
     is a terminal; False: none); ``fast=False`` forces the tile-by-tile
-    path; ``jobs`` threads (None: numba's thread count)."""
+    path; ``jobs`` threads (None: numba's thread count). ``backend``: where
+    the instruction chains run: None or 'cpu' (the engine), 'cuda' (the
+    CUDA kernel on torch's GPU; docs/cuda-backend.md: unrun on silicon) or
+    'host' (the same kernel source built for this CPU); the same words."""
     named = "dtype" if dtype is not None else "out"
     out = _dtype(dtype, out)
     if progress not in (None, False) and not callable(progress):
@@ -94,7 +97,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     try:
         p = problem(a, b, c, sched, gpu=gpu, instr=instr, out=out_fmt, model=model,
                     alpha=alpha, beta=beta, bias=bias_o, scale_a=sa, scale_b=sb, fast=fast,
-                    jobs=jobs, progress=progress or None)
+                    jobs=jobs, progress=progress or None, backend=backend)
         return result_array(pipeline.run(p, sched), p.out_fmt, a.torch or b.torch)
     finally:
         if bar is not None:

@@ -12,6 +12,10 @@ main loop issues them. Words come from the GPU's dot-level model
 once, where it covers the model (the fixed-point HMMA and tcgen05
 datapaths, integers), else the model evaluated tile by tile on every (row,
 column) pair (block-scaled kinds, the fp8 mma.sync emulation, baselines).
+With ``backend='cuda'`` the chains run as the CUDA kernel of
+:mod:`tcprobe.backends.cuda_gemm` on torch CUDA tensors (``'host'``: the same
+source built for this machine), for the models that backend computes; any
+other model is refused by name, never run elsewhere in silence.
 """
 
 from __future__ import annotations
@@ -84,9 +88,10 @@ class MainLoop:
     blocks) and (N, blocks) where block-scaled."""
 
     def __init__(self, mdl: Model, a, b, sa=None, sb=None, fast: bool | None = None,
-                 jobs: int | None = None):
+                 jobs: int | None = None, backend: str | None = None):
         dp = self.dp = mdl.datapath
         self.mdl = mdl
+        self.backend = check_backend(backend, mdl)
         self.m, k = a.shape
         self.n = b.shape[1]
         self.speed = Speed(policy="auto", jobs=threads(jobs))
@@ -105,6 +110,9 @@ class MainLoop:
         self.a, self.b, self.sa, self.sb = a, b, sa, sb
         self.fast = gemm.supports(mdl) if fast is None else bool(fast) and gemm.supports(mdl)
         self.decoded = None
+        if self.backend is not None:
+            self.fast = False
+            self._device = _to_device(self.backend, a, b)
         if self.fast and not dp.is_integer and self.m and self.n:
             self.decoded = gemm.decoders(mdl, a, b, self.active)
         self._rev = None
@@ -120,6 +128,8 @@ class MainLoop:
         if reverse:  # tiles hi-1, ..., lo are tiles T-hi .. T-lo-1 of the reversed operands
             return self.reversed().run(start, self.tiles - hi, self.tiles - lo, False, step, rows)
         step = step or (lambda _units: None)
+        if self.backend is not None:
+            return self._backend_chain(acc, lo, hi, step)
         if self.fast:
             return self._fast_chain(acc, lo, hi, step, rows or self.m)
         return self._tile_chain(acc, lo, hi, step)
@@ -135,6 +145,23 @@ class MainLoop:
             out[r0:r1] = gemm.gemm_words(self.mdl, self.a[r0:r1], self.b, c[r0:r1], (lo, hi),
                                          part, self.speed.jobs)
             step((r1 - r0) * (hi - lo))
+        return out
+
+    def _backend_chain(self, c, lo, hi, step: Step) -> np.ndarray:
+        """The chain over tiles lo..hi on the CUDA backend (or its host build)."""
+        from tcprobe.backends import cuda_gemm
+
+        a, b = self._device
+        if self.backend == "host":
+            out = cuda_gemm.gemm_words_cuda(self.mdl, a, b, np.ascontiguousarray(c), lo, hi,
+                                            jobs=self.speed.jobs)
+        else:
+            import torch
+
+            cc = torch.from_numpy(np.ascontiguousarray(c).view(np.int32)).to(a.device)
+            out = cuda_gemm.gemm_words_cuda(self.mdl, a, b, cc, lo, hi).cpu().numpy().view(
+                np.uint32)
+        step(self.m * (hi - lo))
         return out
 
     def _tile_chain(self, c, lo, hi, step: Step) -> np.ndarray:
@@ -176,5 +203,45 @@ class MainLoop:
                 rev.sb = cols(self.sb, self.dp.n_scales)
             if self.decoded is not None:
                 rev.decoded = gemm.decoders(self.mdl, rev.a, rev.b, rev.active)
+            if self.backend is not None:
+                rev._device = _to_device(self.backend, rev.a, rev.b)
             rev._rev, self._rev = self, rev
         return self._rev
+
+
+BACKENDS = (None, "cpu", "cuda", "host")
+
+
+def check_backend(backend, mdl: Model) -> str | None:
+    """``backend`` checked: None or 'cpu' (the engine here), 'cuda' (the CUDA
+    kernel on torch's GPU) or 'host' (the same CUDA source built for this
+    machine), refused by name where the backend does not compute the model."""
+    if backend not in BACKENDS:
+        raise MatmulError(f"backend must be cpu, cuda or host, not {backend!r}")
+    if backend in (None, "cpu"):
+        return None
+    from tcprobe.backends import cuda_gemm
+
+    ok, why = cuda_gemm.supports(mdl)
+    if not ok:
+        raise MatmulError(f"backend: the CUDA backend does not compute {mdl.name}: {why}")
+    if backend == "cuda":
+        try:
+            import torch
+        except ImportError:
+            raise MatmulError("backend: 'cuda' runs on torch CUDA tensors, and torch is not "
+                              "installed") from None
+        if not torch.cuda.is_available():
+            raise MatmulError("backend: 'cuda' needs a CUDA GPU, and torch sees none "
+                              "('host' runs the same kernel source on this CPU)")
+    return backend
+
+
+def _to_device(backend: str, a: np.ndarray, b: np.ndarray):
+    """A and B where the backend reads them: numpy words, or torch CUDA tensors."""
+    a, b = np.ascontiguousarray(a, np.uint32), np.ascontiguousarray(b, np.uint32)
+    if backend == "host":
+        return a, b
+    import torch
+
+    return tuple(torch.from_numpy(x.view(np.int32)).cuda() for x in (a, b))

@@ -65,6 +65,7 @@ class Problem:
     jobs: int | None = None
     progress: Progress | None = None
     full: tuple[int, int] | None = None  # the D this problem is the top-left corner of
+    backend: str | None = None  # where the chains run (mainloop.check_backend)
     _loops: dict = field(default_factory=dict, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 
@@ -90,7 +91,7 @@ class Problem:
             self._loops[key] = MainLoop(
                 self.mdl, round_operands(operand_round, a, self.a_fmt),
                 round_operands(operand_round, b, self.b_fmt), self.sa, self.sb, self.fast,
-                self.jobs)
+                self.jobs, self.backend)
         return self._loops[key]
 
     def tile(self, r0: int, r1: int, c0: int, c1: int) -> Problem:
@@ -103,7 +104,7 @@ class Problem:
                 self.mdl, self.a[r0:r1], self.a_fmt, self.b[:, c0:c1], self.b_fmt, self.out_fmt,
                 None if self.c is None else self.c[r0:r1, c0:c1], self.c_fmt, self.alpha,
                 self.beta, cut(self.bias, False), cut(self.sa), cut(self.sb, False), self.fast,
-                self.jobs)
+                self.jobs, backend=self.backend)
         return self._memo[key]
 
 

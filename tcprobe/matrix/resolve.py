@@ -15,6 +15,7 @@ import numpy as np
 from tcprobe.models.formats import get_format
 
 from . import choice, epilogue
+from .mainloop import check_backend
 from .operands import MatmulError, Operand
 from .pipeline import Problem
 
@@ -94,7 +95,7 @@ def scales(sa: Operand | None, sb: Operand | None, m: int, n: int, k: int):
 
 def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, out=None,
             model=None, alpha=1, beta=1, bias: Operand | None = None, scale_a=None,
-            scale_b=None, fast=None, jobs=None, progress=None) -> Problem:
+            scale_b=None, fast=None, jobs=None, progress=None, backend=None) -> Problem:
     """The problem of A @ B (+ C) under schedule ``s`` (operands as words;
     ``out`` an output format name or None; alpha, beta numbers), its
     instruction and model resolved: the accumulator is the schedule's
@@ -150,5 +151,6 @@ def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, ou
         raise MatmulError(f"scale_a: {dp.id} {'needs' if dp.block_scaled else 'takes no'} "
                           "block scales")
     mdl = choice.model_for(dp, gpu, model)
+    check_backend(backend, mdl)
     return Problem(mdl, a.words, a.fmt, b.words, b.fmt, out_fmt, None if c is None else c.words,
-                   c_fmt, al, be, bias_w, sa, sb, fast, jobs, progress)
+                   c_fmt, al, be, bias_w, sa, sb, fast, jobs, progress, backend=backend)
