@@ -281,3 +281,27 @@ def test_the_cuda_backend_runs_the_same_pipeline(schedule):
         tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, backend="host", progress=False)
     with pytest.raises(MatmulError, match="backend must be"):
         tcprobe.matmul(a, b, gpu=GPU, backend="gpu", progress=False)
+
+
+def test_fit_gemm_never_explains_alpha_two_by_the_chain():
+    """The chain takes alpha = beta = 1: a D the chain computed is not
+    'explained' for a GEMM the user says ran with alpha = 2."""
+    a, b, c = operands("bf16", 11, 4, 4, 64)
+    d = tcprobe.matmul(a, b, c, gpu=GPU, schedule="chain", progress=False).view(np.uint32)
+    aw, bw = (np.ascontiguousarray(x).view(np.uint16).astype(np.uint32) for x in (a, b))
+    f = fit_gemm.fit(aw, "bf16", bw, "bf16", c.view(np.uint32), "f32", d, "f32", gpu=GPU,
+                     alpha=2)
+    assert not f.explained and all(s.c != "accumulator" for s, _ in f.closest)
+    f1 = fit_gemm.fit(aw, "bf16", bw, "bf16", c.view(np.uint32), "f32", d, "f32", gpu=GPU)
+    assert f1.explained and any(s.c == "accumulator" for s in f1.schedules)
+
+
+def test_gemm_refuses_an_instr_the_schedule_contradicts(tmp_path):
+    a = np.ones((2, 32), ml_dtypes.float8_e4m3fn)
+    np.save(tmp_path / "a.npy", a.view(np.uint8))
+    np.save(tmp_path / "b.npy", a.T.copy().view(np.uint8))
+    r = CliRunner().invoke(main, ["gemm", "--a", str(tmp_path / "a.npy"), "--b",
+                                  str(tmp_path / "b.npy"), "--format", "e4m3", "--gpu", GPU,
+                                  "--instr", "mma", "--schedule", "fp8-fast-accum"])
+    assert r.exit_code == 2, r.output
+    assert "differs from the schedule's instr (wgmma)" in r.output
