@@ -12,9 +12,10 @@ import os
 
 import numpy as np
 
+import tcprobe.matrix.choice as choice
+import tcprobe.matrix.epilogue as epilogue
 from tcprobe.models.formats import get_format
 
-from . import choice, epilogue
 from .mainloop import check_backend
 from .operands import MatmulError, Operand
 from .pipeline import Problem
