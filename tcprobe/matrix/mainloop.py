@@ -34,7 +34,10 @@ from tcprobe.models.model import Model
 from .operands import MatmulError
 
 CASES_PER_CHUNK = 1 << 21  # (row, column) pairs x K the tile-by-tile path holds at once
-Step = Callable[[int], None]  # called with the (rows x tiles) units just done
+Step = Callable[[int], None]
+# (rows x columns x instructions) below which a chain runs on one thread: the
+# threads' start costs more than they save (fit-gemm's 8 x 8 passes)
+THREADED_WORK = 1 << 16  # called with the (rows x tiles) units just done
 
 
 def threads(jobs: int | None) -> int:
@@ -142,8 +145,9 @@ class MainLoop:
             part = None
             if self.decoded is not None:
                 part = (tuple(x[r0:r1] for x in self.decoded[0]), self.decoded[1])
+            jobs = self.speed.jobs if (r1 - r0) * self.n * (hi - lo) >= THREADED_WORK else 1
             out[r0:r1] = gemm.gemm_words(self.mdl, self.a[r0:r1], self.b, c[r0:r1], (lo, hi),
-                                         part, self.speed.jobs)
+                                         part, jobs)
             step((r1 - r0) * (hi - lo))
         return out
 
