@@ -10,7 +10,7 @@ a row the same bits as M = 1. docs/atlas.md.
 """
 
 from .batch import batch_invariance
-from .lookup import AtlasError, Lookup, default_axes, lookup
+from .query import AtlasError, Lookup, default_axes, lookup
 from .store import entries, gpus
 
 __all__ = ["AtlasError", "Lookup", "batch_invariance", "default_axes", "entries", "gpus",

@@ -23,7 +23,7 @@ least wrong on this data, not that any rule is right.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from statistics import median
 
 from .store import BLOCK, GROUPS, entries
@@ -88,7 +88,7 @@ def predict_splits(rule: str, pts: list[tuple], m: int, n: int, k: int, block: i
     raise ValueError(f"rule: {rule!r} is not one of {', '.join(RULES)}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def leave_one_out(gpu: str) -> dict:
     """{rule: {group: (right, shapes, [(shape, measured S, predicted S)])}}."""
     out = {}
@@ -107,7 +107,7 @@ def leave_one_out(gpu: str) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def best_rule(gpu: str, group: str) -> str:
     """The rule with the most held-out shapes of ``group`` right (ties: the
     earlier, simpler rule of RULES). Choosing it on the same leave-one-out

@@ -114,11 +114,10 @@ def run(call: Call, emulate, root: Path = ROOT, **kw):
     torch.backends.cuda.matmul.allow_tf32 = call.fmt == "tf32"
     try:
         with emulate(gpu="H200", **kw):
-            for op, d, *_ in torch_gemm.runs(torch, case, call.fmt, a, b, c):
-                if op == call.op:
-                    break
-            else:
-                raise ValueError(f"{call.id}: the runner makes no {call.op} call")
+            made = {op: out for op, out, *_ in torch_gemm.runs(torch, case, call.fmt, a, b, c)}
+        if call.op not in made:
+            raise ValueError(f"{call.id}: the runner makes no {call.op} call")
+        d = made[call.op]
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
     d = d.detach().contiguous()

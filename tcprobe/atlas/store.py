@@ -16,7 +16,7 @@ C), ``bias`` (a 1-D bias with beta = 1: cuBLASLt's bias epilogue),
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -28,7 +28,7 @@ GROUPS = {"bf16": "16-bit", "f16": "16-bit", "tf32": "tf32", "e4m3": "fp8", "e5m
 BLOCK = {"16-bit": 64, "tf32": 32, "fp8": 128}  # 128 bytes of K: the split granule
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(gpu: str) -> dict | None:
     """The atlas of ``gpu`` (a profile's spelling), or None where none is committed."""
     path = DATA / f"{gpu}.json"
