@@ -37,6 +37,8 @@ FORMATS = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "tf32",
 MATRIX_NAMES = re.compile(r"(^|_)(mm|bmm|matmul|addmm|baddbmm|addbmm|addmv|mv|dot|vdot|addr|"
                           r"conv\w*|convolution\w*|linear|attention\w*)(_|$)|multi_head|"
                           r"transformer|int\dpack|grouped_mm")
+FUSED = {"_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+         "_native_decoder_only_multi_head_attention", "_transformer_decoder_only_layer_fwd"}
 # Ops that move or convert data without arithmetic a GPU could do otherwise
 # (a float cast is RNE on both): counted apart from the unmodelled ones.
 DATA_OPS = {"clone", "copy_", "copy", "_to_copy", "detach", "empty", "empty_like", "empty_strided",
@@ -91,8 +93,10 @@ class Emulate(TorchDispatchMode):
             overload = func._overloadname
             if func in UNROUTED or name in UNROUTED or MATRIX_NAMES.search(name):
                 what = name if overload == "default" else f"{name}.{overload}"
-                return self._fallback(func, args, kwargs, f"aten.{what} has no tensor-core "
-                                      "route here")
+                why = (f"aten.{what} is a fused fast path whose GEMMs tcprobe does not see "
+                       "(torch takes it in eval mode under no_grad)" if name in FUSED
+                       else f"aten.{what} has no tensor-core route here")
+                return self._fallback(func, args, kwargs, why)
             self.report.count_torch(name, name in DATA_OPS or func.is_view)
             return func(*args, **kwargs)
         self._pairs = [] if self.report.compare else None
