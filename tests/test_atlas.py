@@ -124,3 +124,37 @@ def test_bad_lookups_name_the_argument(kw, match):
     with pytest.raises(ValueError, match=match):
         atlas.lookup(args.pop("gpu"), args.pop("op"), args.pop("dtypes"), args.pop("m"),
                      args.pop("n"), args.pop("k"), **args)
+
+
+def test_batch_invariance_from_the_atlas():
+    ranges = atlas.batch_invariance("H200", "bf16", 256, 4096, 1, 600, ref=2)
+    got = [(r.lo, r.hi, r.provenance, r.same) for r in ranges]
+    assert got == [(1, 1, "default guess", "unknown"), (2, 2, "predicted", "yes"),
+                   (3, 255, "predicted", "yes"), (256, 256, "measured", "no"),
+                   (257, 600, "predicted", "yes")]
+    at = ranges[3]
+    assert at.mechanism == "split count 1 -> 3 (starts [1408, 2816])"
+    assert at.basis.endswith("bf16-256x256x4096/random.matmul.d.npy")
+    one = atlas.batch_invariance("H200", "bf16", 256, 4096, 1, 300)
+    assert {r.same for r in one[1:]} == {"unknown"} and "gemv" in one[1].mechanism
+
+
+def test_batch_invariance_command(tmp_path):
+    from click.testing import CliRunner
+
+    from tcprobe.cli import main
+
+    out = tmp_path / "bi.json"
+    r = CliRunner().invoke(main, ["batch-invariance", "--gpu", "H200", "--dtype", "bf16", "-n",
+                                  "256", "-k", "4096", "--m", "1:300", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "  256          3 parallel splits at 1408, 2816  measured" in r.output
+    import json
+
+    assert json.loads(out.read_text())["ranges"][2]["m"] == [256, 256]
+    for bad, msg in ((["--m", "9:x"], "--m"), (["--m", "5:2"], "empty"),
+                     (["--gpu", "Z80"], "gpu"), (["-n", "0"], "n must")):
+        args = ["batch-invariance", "--gpu", "H200", "--dtype", "bf16", "-n", "256", "-k",
+                "4096", *bad]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2 and "error:" in r.output and msg in r.output, r.output
