@@ -191,3 +191,13 @@ def test_nested_compare_is_against_plain_torch():
     want = int(np.abs(order[0] - order[1]).max())
     assert want > 0 and inner.ops["mm"].max_ulp == want
     assert int(np.abs(order[0] - order[2]).max()) != want
+
+
+def test_empty_products_are_exact_not_guesses():
+    c = rnd(3, 4, seed=20)
+    z = torch.zeros(3, 0, dtype=torch.bfloat16)
+    rep = tt.Report()
+    with tt.emulate(gpu="H200", strict=True, report=rep):
+        e = torch.addmm(c, z, torch.zeros(0, 4, dtype=torch.bfloat16))
+    same(e, c)
+    assert rep.provenance() == {"exact": 1}

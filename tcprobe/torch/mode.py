@@ -151,11 +151,12 @@ class Emulate(TorchDispatchMode):
             return self.schedule, atlas.Lookup(self.schedule, _axes(self.schedule), "given",
                                                reason="emulate(schedule=...)")
         fmt = FORMATS.get(a.dtype)
-        if fmt is None or m == 0 or n == 0 or k == 0:
-            axes = {}
-            found = atlas.Lookup(atlas.from_value(axes), axes, "default guess",
-                                 reason=f"{a.dtype} products have no atlas" if fmt is None
-                                 else "an empty product (+0 or C)")
+        if m == 0 or n == 0 or k == 0:  # no arithmetic to schedule: +0, or C as given
+            found = atlas.Lookup(atlas.from_value({}), {}, "exact",
+                                 reason="an empty product (+0 or C)")
+        elif fmt is None:
+            found = atlas.Lookup(atlas.from_value({}), {}, "default guess",
+                                 reason=f"{a.dtype} products have no atlas")
         else:
             layout = "/".join("row" if t.stride(-1) == 1 else "col" for t in (a, b))
             found = atlas.lookup(self.gpu, "scaled_mm" if form.startswith("scaled") else "gemm",
