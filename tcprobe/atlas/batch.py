@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import predict
+from .predict import starts as ceil_starts
 from .query import AtlasError, lookup
 
 INSTR_K = {"bf16": 16, "f16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
@@ -56,7 +56,7 @@ def identity(axes: dict, fmt: str, k: int, guess: bool) -> tuple:
     if split > 1:
         block = axes.get("k_block") or INSTR_K[fmt]
         if axes.get("split_rule") == "ceil":
-            starts = tuple(predict.starts(k, block, split))
+            starts = tuple(ceil_starts(k, block, split))
         else:
             tiles = -(-k // block)
             starts = tuple(round(i * tiles / split) * block for i in range(1, split))

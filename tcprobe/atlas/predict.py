@@ -64,7 +64,7 @@ def points(gpu: str, group: str, form: str = "plain") -> list[tuple]:
     return sorted(out.values())
 
 
-def _dist(p, m, n, k) -> float:
+def distance(p, m, n, k) -> float:
     return sum((math.log2(a) - math.log2(b)) ** 2 for a, b in zip(p[:3], (m, n, k), strict=True))
 
 
@@ -72,7 +72,7 @@ def predict_splits(rule: str, pts: list[tuple], m: int, n: int, k: int, block: i
     """Rule ``rule`` fitted on ``pts``: the split count of (m, n, k)."""
     if rule == "none" or not pts:
         return 1
-    near = min(pts, key=lambda p: (_dist(p, m, n, k), p[:3]))
+    near = min(pts, key=lambda p: (distance(p, m, n, k), p[:3]))
     if rule == "nearest":
         return effective(k, block, near[3])
     if rule == "length":

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from tcprobe.matrix.schedule import Schedule, from_value
 
-from . import predict
+from .predict import best_rule, distance, leave_one_out, points, predict_splits
 from .store import BLOCK, FORMS, FP8, GROUPS, find, load
 
 OPS = {"gemm": "gemm", "mm": "gemm", "matmul": "gemm", "addmm": "gemm", "linear": "gemm",
@@ -166,13 +166,13 @@ def _guess(gpu, fmt, form, reason) -> Lookup:
 def _predicted(gpu, fmt, form, m, n, k, batch, library) -> Lookup:
     group = GROUPS[fmt]
     block = BLOCK[group]
-    rule = predict.best_rule(gpu, group)
-    pts = predict.points(gpu, group, "bias" if form == "bias" else "plain")
-    right, total, _ = predict.leave_one_out(gpu)[rule][group]
+    rule = best_rule(gpu, group)
+    pts = points(gpu, group, "bias" if form == "bias" else "plain")
+    right, total, _ = leave_one_out(gpu)[rule][group]
     if not pts:
         return _guess(gpu, fmt, form, f"no {group} shape measured on {gpu}")
     if form == "bias" and group == "tf32":  # its own kernel (the bias epilogue's serial splits)
-        near = min(pts, key=lambda p: (predict._dist(p, m, n, k), p[:3]))
+        near = min(pts, key=lambda p: (distance(p, m, n, k), p[:3]))
         split = {a: near[5][a] for a in SPLIT_AXES if a in near[5]}
         if split.get("split_k", 1) > 1:
             kb = split.get("k_block") or 8
@@ -182,7 +182,7 @@ def _predicted(gpu, fmt, form, m, n, k, batch, library) -> Lookup:
         how = (f"the split of the nearest measured tf32 bias shape {near[0]}x{near[1]}x{near[2]} "
                f"(nearest rule; {total} tf32 bias shapes measured)")
     else:
-        splits = predict.predict_splits(rule, pts, m, n, k, block)
+        splits = predict_splits(rule, pts, m, n, k, block)
         split = ({} if splits == 1 else {"k_block": block, "split_k": splits,
                                          "split_kind": "parallel", "split_rule": "ceil"})
         how = (f"split count by rule '{rule}' fitted on {len(pts)} measured {group} shapes of "
