@@ -68,17 +68,20 @@ def test_a_users_schedule_overrides_the_atlas():
 
 def test_rows_carry_each_shapes_schedule():
     a, b = rnd(256, 4096), rnd(4096, 256, seed=1)
-    x, y = rnd(3, 40), rnd(40, 5, seed=2)
+    x, y = rnd(30, 40), rnd(40, 20, seed=2)
     rep = tt.Report()
     with tt.emulate(gpu="H200", report=rep):
         a[:64, :512] @ b[:512, :64]  # a strided view of a measured shape
         x @ y
+        x[:3] @ y  # M = 3, K = 40: where cuBLASLt may pick gemmSN
     (row,) = [r for r in rep.rows() if r["op"] == "mm"]
     by = {(g["m"], g["n"], g["k"]): g for g in row["gemms"]}
     assert by[(64, 64, 512)]["provenance"] == "measured"
-    assert by[(3, 5, 40)]["provenance"] == "predicted"
-    assert "leave-one-out" in by[(3, 5, 40)]["rule"]
-    assert rep.provenance() == {"measured": 1, "predicted": 1}
+    assert by[(30, 20, 40)]["provenance"] == "predicted"
+    assert "leave-one-out" in by[(30, 20, 40)]["rule"]
+    assert by[(3, 20, 40)]["provenance"] == "default guess"
+    assert "gemmSN" in by[(3, 20, 40)]["reason"]
+    assert rep.provenance() == {"measured": 1, "predicted": 1, "default guess": 1}
 
 
 def test_strict_refuses_guesses_not_measurements():

@@ -10,7 +10,8 @@ a dict, and its provenance:
   same kernel group (``rule`` names it and its leave-one-out figure), or a
   measured shape in another layout, batch or output format;
 * ``default guess``: nothing measured or fitted covers it (``reason`` says
-  why): no split, and the forms measured on the H200 (tf32 operands RNE,
+  why: no atlas for the GPU, M or N = 1 (gemv), M or N <= 16 with K <= 1200
+  (gemmSN, public notes), int8): no split, and the forms measured on the H200 (tf32 operands RNE,
   addmm with beta = 1 adding C to the written product, fp8 promotion every 4
   wgmma) where the GPU has those instructions.
 """
@@ -27,6 +28,9 @@ from .store import BLOCK, FORMS, FP8, GROUPS, find, load
 OPS = {"gemm": "gemm", "mm": "gemm", "matmul": "gemm", "addmm": "gemm", "linear": "gemm",
        "bmm": "gemm", "baddbmm": "gemm", "scaled_mm": "scaled_mm", "_scaled_mm": "scaled_mm"}
 SPLIT_AXES = ("k_block", "split_k", "split_kind", "split_rule")
+# Where cuBLASLt picked CUDA-core gemmSN kernels in public heuristic dumps
+# (ALGO 11/16 at M 2-16, K up to about 1200: ../shared notes, Meta's cublas_match).
+SMALL_MN, SMALL_K = 16, 1200
 
 
 class AtlasError(ValueError):
@@ -129,6 +133,10 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
     elif m == 1 or n == 1:
         guess_reason = (f"M or N = 1 ({m}x{n}x{k}): cuBLAS runs CUDA-core gemv kernels there "
                         "(public notes), which tcprobe does not model")
+    elif min(m, n) <= SMALL_MN and k <= SMALL_K and not find(gpu, op, fmt, m, n, k):
+        guess_reason = (f"M or N <= {SMALL_MN} with K <= {SMALL_K} ({m}x{n}x{k}): cuBLASLt may "
+                        "pick a CUDA-core gemmSN kernel there (public notes from H100 and GB300, "
+                        "unverified here), which tcprobe does not model")
     if guess_reason is not None:
         return _guess(gpu, fmt, form, guess_reason)
     library = data["library"]
