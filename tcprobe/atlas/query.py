@@ -140,11 +140,12 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
     if guess_reason is not None:
         return _guess(gpu, fmt, form, guess_reason)
     library = data["library"]
-    notes = []
+    near = None
     for e in find(gpu, op, fmt, m, n, k):
         f = e["forms"].get(form)
         if f is None:
             continue
+        notes = []
         if layout is not None and layout != e["layout"]:
             notes.append(f"this shape measured with layout {e['layout']}, not {layout}")
         if batch != 1:
@@ -154,9 +155,11 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
         if not notes:
             return Lookup(from_value(f["schedule"]), dict(f["schedule"]), "measured",
                           tuple(f["evidence"]), kernel=e["kernel"], library=library)
-        return Lookup(from_value(f["schedule"]), dict(f["schedule"]), "predicted",
-                      rule="; ".join(notes) + f" ({library})", kernel=e["kernel"],
-                      library=library)
+        near = near or Lookup(from_value(f["schedule"]), dict(f["schedule"]), "predicted",
+                              rule="; ".join(notes) + f" ({library})", kernel=e["kernel"],
+                              library=library)
+    if near is not None:
+        return near
     return _predicted(gpu, fmt, form, m, n, k, batch, library)
 
 
@@ -188,7 +191,7 @@ def _predicted(gpu, fmt, form, m, n, k, batch, library) -> Lookup:
             if split["split_k"] == 1:
                 split = {}
         how = (f"the split of the nearest measured tf32 bias shape {near[0]}x{near[1]}x{near[2]} "
-               f"(nearest rule; {total} tf32 bias shapes measured)")
+               f"(nearest rule; {len(pts)} tf32 bias shapes measured)")
     else:
         splits = predict_splits(rule, pts, m, n, k, block)
         split = ({} if splits == 1 else {"k_block": block, "split_k": splits,
