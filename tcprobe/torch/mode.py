@@ -52,7 +52,12 @@ DATA_OPS = {"clone", "copy_", "copy", "_to_copy", "detach", "empty", "empty_like
             "relu", "threshold_backward", "abs", "neg", "sign", "isnan", "isinf", "any", "all",
             "logical_not", "logical_and", "logical_or", "bitwise_and", "bitwise_or", "nonzero",
             "masked_select", "tril", "triu", "embedding", "embedding_dense_backward",
-            "select_scatter", "slice_scatter", "index_put_", "index_put", "_index_put_impl_"}
+            "select_scatter", "slice_scatter", "index_put_", "index_put", "_index_put_impl_",
+            "select_backward", "slice_backward", "expand_copy", "permute_copy", "t_copy",
+            "transpose_copy", "view_copy", "squeeze_copy", "unsqueeze_copy", "split_copy",
+            "unbind_copy", "as_strided_copy", "_reshape_copy", "contiguous", "detach_",
+            "unsqueeze_", "squeeze_", "t_", "transpose_", "as_strided_", "sym_numel",
+            "sym_stride", "sym_storage_offset", "_unsafe_index", "scalar_tensor"}
 
 
 class Emulate(TorchDispatchMode):
