@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "gemm",
     "fit_gemm",
     "gemm_probe",
+    "batch_invariance",
 ]
 
 EXIT_BAD_INPUT = 2

@@ -49,7 +49,7 @@ def test_half_gemms_equal_matmul(gpu, dtype):
     a, b, bias = rnd(7, 40, dtype=dtype), rnd(40, 5, dtype=dtype, seed=1), rnd(5, dtype=dtype, seed=2)
     x, y = rnd(3, 4, 24, dtype=dtype, seed=3), rnd(3, 24, 6, dtype=dtype, seed=4)
     rep = tt.Report()
-    with tt.emulate(gpu=gpu, strict=True, report=rep):
+    with tt.emulate(gpu=gpu, strict="routes", report=rep):
         d = a @ b
         lin = torch.addmm(bias, a, b)
         bd = torch.bmm(x, y)
@@ -65,11 +65,11 @@ def test_f32_at_highest_runs_the_f32_mfma():
     reads all 23 fraction bits), where NVIDIA has no tensor-core route."""
     a, b = rnd(6, 20, dtype=torch.float32), rnd(20, 4, dtype=torch.float32, seed=1)
     with precision("highest"):
-        with tt.emulate(gpu="MI300X", strict=True):
+        with tt.emulate(gpu="MI300X", strict="routes"):
             d = a @ b
             one = torch.tensor([[1 + 2 ** -11 + 2 ** -12]]) @ torch.ones(1, 1)
         with pytest.raises(ValueError, match="strict"):
-            with tt.emulate(gpu="H100", strict=True):
+            with tt.emulate(gpu="H100", strict="routes"):
                 _ = a @ b
     same(d, tcprobe.matmul(a, b, gpu="MI300X"))
     assert bits(one)[0, 0] == 0x3F801800  # 1 + 2^-11 + 2^-12, every bit kept
@@ -80,7 +80,7 @@ def test_f32_under_tf32_runs_xf32_on_mi300x_only(gpu, instr):
     a, b = rnd(6, 20, dtype=torch.float32, seed=5), rnd(20, 4, dtype=torch.float32, seed=6)
     c = rnd(6, 4, dtype=torch.float32, seed=7)
     with precision("high"):
-        with tt.emulate(gpu=gpu, strict=True):
+        with tt.emulate(gpu=gpu, strict="routes"):
             d = a @ b
             lin = torch.addmm(c, a, b)
             one = torch.tensor([[1 + 2 ** -11 + 2 ** -12]]) @ torch.ones(1, 1)

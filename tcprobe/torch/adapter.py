@@ -6,8 +6,8 @@ and beta in the fused f32 epilogue; ``cublas-tf32`` for f32 operands). Under
 the ``chain`` schedule, which takes alpha = beta = 1 only, other alpha or
 beta are applied after the product as D = fma(alpha, acc, beta * C) in f32,
 each step one IEEE round to nearest even, computed on words by the engine
-(never host floats). Which split of K cuBLAS picks depends on the shape
-(its heuristics); ``schedule=`` names one. On an AMD GPU f32 operands go to
+(never host floats). Which schedule runs is the caller's (mode.py asks
+the library atlas, tcprobe.atlas, per shape). On an AMD GPU f32 operands go to
 the v_mfma unrounded (hipBLASLt passes them on: the xf32 MFMA truncates them
 itself, the f32 MFMA reads all their bits; mode.py picks which).
 """
@@ -70,13 +70,18 @@ def to_dtype(words: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu, instr=None,
-         model=None, schedule=None, alpha: int | float = 1, beta: int | float = 1) -> np.ndarray:
-    """D = alpha * (A @ B) + beta * C as ``gpu`` computes it: A (M, K), B (K, N)
-    CPU tensors of an input dtype tcprobe takes (float32 read as tf32), C
-    (M, N) float32 or None. Returns D's words: uint32 f32 words, or int32
-    words for integer inputs. Zero-size M, N or K follow BLAS (an empty
-    product is +0). Raises tcprobe's ValueError where the GPU has no
-    instruction for the formats (the module doc says how C enters)."""
+         model=None, schedule=None, alpha: int | float = 1, beta: int | float = 1,
+         bias: torch.Tensor | None = None, out_dtype: torch.dtype | None = None) -> np.ndarray:
+    """D = alpha * (A @ B) + beta * C (+ bias) as ``gpu`` computes it under
+    ``schedule``: A (M, K), B (K, N) CPU tensors of an input dtype tcprobe
+    takes (float32 read as tf32), C (M, N) in its own dtype (the output's:
+    the epilogue reads it as the kernel does, and ``c='output'`` adds it to
+    the product written in that type) or None, ``bias`` (N,) or None (the
+    bias epilogue). ``out_dtype``: D's dtype where C is None (default f32).
+    Returns D's words widened exactly to f32 words (uint32), or int32 words
+    for integer inputs. Zero-size M, N or K follow BLAS (an empty product is
+    +0). Raises tcprobe's ValueError where the GPU has no instruction for
+    the formats (the module doc says how C enters)."""
     m, k = a.shape
     n = b.shape[1]
     integer = not a.dtype.is_floating_point
@@ -93,11 +98,20 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
     a_w = torch.zeros((m, 1), dtype=a.dtype) if k == 0 else a
     b_w = torch.zeros((1, n), dtype=b.dtype) if k == 0 else b
     chain = schedule is not None and from_value(schedule).c == "accumulator"
+    if chain and bias is not None:  # the chain has no bias epilogue: the bias is C
+        c, beta = bias.to(torch.float32).expand(m, n).contiguous(), 1
+        bias = None
+    if chain and c is not None:  # the chain accumulates in C's type: f32
+        c = c.to(torch.float32)
     if not chain or (alpha == 1 and (c is None or beta == 1)):
         if c is not None:
-            return f32_words(tcprobe.matmul(a_w, b_w, c.to(torch.float32).contiguous(),
-                                            alpha=alpha, beta=beta, **kw))
-        return f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", alpha=alpha, **kw))
+            d = tcprobe.matmul(a_w, b_w, c.contiguous(), alpha=alpha, beta=beta, **kw)
+        else:
+            name = {torch.bfloat16: "bfloat16", torch.float16: "float16"}.get(out_dtype,
+                                                                           "float32")
+            bw = None if bias is None else bias.to(torch.float32).contiguous()
+            d = tcprobe.matmul(a_w, b_w, dtype=name, alpha=alpha, bias=bw, **kw)
+        return f32_words(d.to(torch.float32))
     acc = f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", **kw))
     add = np.uint32(NEG_ZERO)
     if c is not None and beta != 0:

@@ -3,52 +3,71 @@
 A :class:`~torch.utils._python_dispatch.TorchDispatchMode` sees the aten
 ops under every module, functional and autograd backward, after torch's
 decompositions: ``matmul`` reaches it as ``mm``/``bmm``/``mv`` on
-expanded and reshaped views, ``linear`` as ``addmm`` (bias as C) or
+expanded and reshaped views, ``linear`` as ``addmm`` (bias as a 1-D C) or
 ``mm``, the backward of mm/linear as ``mm`` on transposed views. Each
 routed op is cut into 2-D products (a batch is a loop over its
-matrices) done by :func:`.adapter.gemm`; D is f32 and converted (RNE) to
-the op's output dtype, as a cuBLAS/CUTLASS epilogue writes bf16/f16.
+matrices) done by :func:`.adapter.gemm` under one schedule per product:
+the user's ``schedule=``, else the library atlas's for that GPU, op,
+formats, layout and shape (:func:`tcprobe.atlas.lookup`: measured,
+predicted or a default guess, noted in the report). Dispatch modes are
+thread-local: a thread started inside the block runs plain torch.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 from tcprobe.models import amd_profiles, isa_amd
 from tcprobe.models.formats import ulp_distance
 
-from .adapter import Unroutable, f32_tensor, f32_words, fma, gemm, to_dtype
-from .conv import conv_gemm
+from .adapter import Unroutable, f32_tensor, gemm
 from .report import Record, Report
+from .routes import ROUTES, UNROUTED, tf32_enabled
 
-aten = torch.ops.aten
-HALF = (torch.bfloat16, torch.float16)
-FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 OUT_FORMATS = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
-# Matrix products that have no route here: run as torch would, counted.
-UNROUTED = {aten.dot.default, aten.vdot.default, aten.addr.default, aten.addbmm.default,
-            aten.convolution_backward.default,
-            aten._scaled_dot_product_flash_attention_for_cpu.default,
-            aten._scaled_dot_product_flash_attention_for_cpu_backward.default}
-
-
-def tf32_enabled() -> bool:
-    """Whether torch would run an f32 GEMM on a GPU as tf32:
-    ``torch.backends.cuda.matmul.allow_tf32`` or a float32 matmul precision
-    below 'highest' (``torch.set_float32_matmul_precision``)."""
-    return bool(torch.backends.cuda.matmul.allow_tf32) or \
-        torch.get_float32_matmul_precision() != "highest"
+FORMATS = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "tf32",
+           torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
+# Ops whose name says they multiply matrices (fused attention and transformer
+# fast paths, packed-weight GEMMs, other overloads of routed ops): never silent.
+MATRIX_NAMES = re.compile(r"(^|_)(mm|bmm|matmul|addmm|baddbmm|addbmm|addmv|mv|dot|vdot|addr|"
+                          r"conv\w*|convolution\w*|linear|attention\w*)(_|$)|multi_head|"
+                          r"transformer|int\dpack|grouped_mm")
+FUSED = {"_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+         "_native_decoder_only_multi_head_attention", "_transformer_decoder_only_layer_fwd"}
+# Ops that move or convert data without arithmetic a GPU could do otherwise
+# (a float cast is RNE on both): counted apart from the unmodelled ones.
+DATA_OPS = {"clone", "copy_", "copy", "_to_copy", "detach", "empty", "empty_like", "empty_strided",
+            "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "zero_",
+            "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "cat", "stack",
+            "lift_fresh", "lift_fresh_copy", "_unsafe_view", "index", "index_select", "gather",
+            "scatter", "constant_pad_nd", "repeat", "flip", "roll", "masked_fill", "where",
+            "resize_", "set_", "_local_scalar_dense", "is_nonzero", "equal", "eq", "ne", "lt",
+            "le", "gt", "ge", "arange", "randn", "rand", "randint", "normal_", "uniform_",
+            "bernoulli_", "native_dropout", "sort", "topk", "argmax", "argmin", "max", "min",
+            "relu", "threshold_backward", "abs", "neg", "sign", "isnan", "isinf", "any", "all",
+            "logical_not", "logical_and", "logical_or", "bitwise_and", "bitwise_or", "nonzero",
+            "masked_select", "tril", "triu", "embedding", "embedding_dense_backward",
+            "select_scatter", "slice_scatter", "index_put_", "index_put", "_index_put_impl_",
+            "select_backward", "slice_backward", "expand_copy", "permute_copy", "t_copy",
+            "transpose_copy", "view_copy", "squeeze_copy", "unsqueeze_copy", "split_copy",
+            "unbind_copy", "as_strided_copy", "_reshape_copy", "contiguous", "detach_",
+            "unsqueeze_", "squeeze_", "t_", "transpose_", "as_strided_", "sym_numel",
+            "sym_stride", "sym_storage_offset", "_unsafe_index", "scalar_tensor"}
 
 
 class Emulate(TorchDispatchMode):
     """``with emulate(gpu=...):`` every routed aten op as ``gpu``'s tensor cores
-    compute it. ``instr``, ``model``, ``schedule``: as :func:`tcprobe.matmul`.
-    ``strict=True``: an op that cannot be routed raises a ValueError naming
-    it, instead of running as torch would. ``report``: a :class:`Report`."""
+    compute it. ``instr``, ``model``: as :func:`tcprobe.matmul`; ``schedule``:
+    one schedule for every product (None: the atlas's per product).
+    ``strict=True``: an op that cannot be routed, or a product whose
+    schedule is only a default guess, raises a ValueError naming it;
+    ``strict="routes"`` refuses only the ops that cannot be routed.
+    ``report``: a :class:`Report`."""
 
     def __init__(self, gpu, instr=None, schedule=None, model=None, strict=False, report=None):
         super().__init__()
@@ -58,19 +77,33 @@ class Emulate(TorchDispatchMode):
         self.amd = self.gpu in isa_amd.GPU_ARCH
         if report is not None and not isinstance(report, Report):
             raise ValueError(f"report must be a tcprobe.torch.Report, not {type(report).__name__}")
-        self.instr, self.schedule, self.model = instr, schedule, model
-        self.strict = bool(strict)
+        if strict not in (False, True, "routes"):
+            raise ValueError(f"strict must be False, True or 'routes', not {strict!r}")
+        self.instr = _check_instr(self.gpu, self.amd, instr)
+        self.schedule = None
+        if schedule is not None:
+            from tcprobe.matrix.schedule import from_value
+
+            self.schedule = from_value(schedule)  # a bad schedule is one error here
+        self.model = model
+        self.strict = strict
         self.report = report if report is not None else Report()
         self._pairs: list | None = None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         route = ROUTES.get(func)
-        if route is None:
-            if func in UNROUTED:
-                return self._fallback(func, args, kwargs, "no tensor-core route here")
-            return func(*args, **kwargs)
         name = str(func.overloadpacket.__name__)
+        if route is None:
+            overload = func._overloadname
+            if func in UNROUTED or name in UNROUTED or MATRIX_NAMES.search(name):
+                what = name if overload == "default" else f"{name}.{overload}"
+                why = (f"aten.{what} is a fused fast path whose GEMMs tcprobe does not see "
+                       "(torch takes it in eval mode under no_grad)" if name in FUSED
+                       else f"aten.{what} has no tensor-core route here")
+                return self._fallback(func, args, kwargs, why)
+            self.report.count_torch(name, name in DATA_OPS or func.is_view)
+            return func(*args, **kwargs)
         self._pairs = [] if self.report.compare else None
         start = time.perf_counter()
         try:
@@ -81,7 +114,9 @@ class Emulate(TorchDispatchMode):
         stats.routed += 1
         stats.seconds += time.perf_counter() - start
         if self.report.compare:
-            self._compare(stats, out, func(*args, **kwargs))
+            with _disable_current_modes():  # plain torch, not an outer emulation
+                theirs = func(*_clone_out(args), **_clone_out(kwargs))
+            self._compare(stats, out, theirs)
         return out
 
     def _fallback(self, func, args, kwargs, reason: str):
@@ -109,9 +144,41 @@ class Emulate(TorchDispatchMode):
             if diff.numel():
                 stats.max_rel = max(stats.max_rel, float(diff.max()))
 
+    # -- the schedule of one product -----------------------------------------------------
+
+    def plan(self, op: str, a, b, form: str, batch: int = 1):
+        """(schedule or None, Lookup) of one 2-D product: the user's, or the atlas's."""
+        from tcprobe.atlas import query as atlas
+
+        m, k = a.shape
+        n = b.shape[1]
+        if self.schedule is not None:
+            return self.schedule, atlas.Lookup(self.schedule, _axes(self.schedule), "given",
+                                               reason="emulate(schedule=...)")
+        fmt = FORMATS.get(a.dtype)
+        if m == 0 or n == 0 or k == 0:  # no arithmetic to schedule: +0, or C as given
+            found = atlas.Lookup(atlas.from_value({}), {}, "exact",
+                                 reason="an empty product (+0 or C)")
+        elif fmt is None:
+            found = atlas.Lookup(atlas.from_value({}), {}, "default guess",
+                                 reason=f"{a.dtype} products have no atlas")
+        else:
+            layout = "/".join("row" if t.stride(-1) == 1 else "col" for t in (a, b))
+            found = atlas.lookup(self.gpu, "scaled_mm" if form.startswith("scaled") else "gemm",
+                                 fmt, m, n, k, form=form, layout=layout, batch=batch)
+        axes = dict(found.axes)
+        if self.instr is not None:  # the user's instruction runs (mma, wgmma: same words here)
+            axes.pop("instr", None)
+        if found.provenance == "default guess" and self.strict is True:
+            raise ValueError(f"strict: aten.{op} {m}x{n}x{k} {fmt or a.dtype} on {self.gpu}: "
+                             f"no measured or predicted schedule ({found.reason}); give "
+                             "schedule= or strict='routes'")
+        return (axes or None), found
+
     # -- the 2-D product every route goes through ----------------------------------------
 
-    def product(self, op: str, a, b, c=None, alpha=1, beta=1) -> np.ndarray:
+    def product(self, op: str, a, b, c=None, alpha=1, beta=1, *, bias=None, form="plain",
+                out_dtype=None, batch: int = 1) -> np.ndarray:
         """D words of one 2-D product (adapter.gemm), noted in the report."""
         from tcprobe.matrix.operands import MatmulError
 
@@ -119,144 +186,74 @@ class Emulate(TorchDispatchMode):
         if instr is None and self.amd and a.dtype == torch.float32 and tf32_enabled():
             xf32 = amd_profiles.xf32_datapath(self.gpu)  # MI300X: hipBLASLt's xf32 MFMA
             instr = None if xf32 is None else xf32.id
+        schedule, found = self.plan(op, a, b, form, batch)
+        if schedule is None and a.dtype == torch.float32 and self.amd:
+            schedule = {}  # hipBLASLt hands f32 operands to the MFMA unrounded
         try:
             words = gemm(a, b, c, gpu=self.gpu, instr=instr, model=self.model,
-                         schedule=self.schedule, alpha=alpha, beta=beta)
+                         schedule=schedule, alpha=alpha, beta=beta, bias=bias,
+                         out_dtype=out_dtype)
         except MatmulError as e:
             if str(e).startswith(("A:", "B:", "C:", "instr:")):
                 raise Unroutable(str(e)) from None
             raise
-        self.report.stats(op).shapes.append((tuple(a.shape), tuple(b.shape)))
+        stats = self.report.stats(op)
+        stats.shapes.append((tuple(a.shape), tuple(b.shape)))
+        stats.note(tuple(a.shape) + (b.shape[1],), form, found)
         if self._pairs is not None:
             self._pairs.append((a, b))
         if self.report.record:
             d = (f32_tensor(words) if a.dtype.is_floating_point
                  else torch.from_numpy(words.view(np.int32).copy()))
             self.report.records.append(Record(op, a.clone(), b.clone(),
-                                              None if c is None else c.clone(), alpha, beta, d))
+                                              None if c is None else c.clone(), alpha, beta, d,
+                                              None if bias is None else bias.clone(),
+                                              dict(found.axes), found.provenance))
         return words
 
 
-def input_dtype(*ts, amd: bool = False) -> torch.dtype:
-    """The one input dtype of a floating product, or Unroutable. ``amd``: an
-    AMD GPU, whose f32 MFMA takes float32 at any precision."""
-    dts = {t.dtype for t in ts}
-    if len(dts) != 1:
-        raise Unroutable(f"mixed input dtypes {sorted(map(str, dts))}")
-    dt = dts.pop()
-    if dt == torch.float32:
-        if not tf32_enabled() and not amd:
-            raise Unroutable("float32 at 'highest' precision runs on no tensor core "
-                             "(allow_tf32 / set_float32_matmul_precision select tf32)")
-        return dt
-    if dt not in HALF:
-        raise Unroutable(f"dtype {dt} has no tensor-core GEMM here")
-    return dt
+def _axes(schedule) -> dict:
+    from tcprobe.matrix.schedule import Schedule
+
+    default = Schedule()
+    return {k: v for k, v in schedule.to_dict().items() if getattr(default, k) != v}
 
 
-def _cpu(*ts):
-    if any(t.device.type != "cpu" for t in ts):
-        raise Unroutable("tcprobe emulates CPU tensors only")
+def _clone_out(x):
+    """Arguments for torch's own run beside ours: out= and in-place targets copied."""
+    if isinstance(x, dict):
+        return {k: (v.clone() if k == "out" and isinstance(v, torch.Tensor) else v)
+                for k, v in x.items()}
+    return x
 
 
-def _mm(mode, op, a, b):
-    _cpu(a, b)
-    dt = input_dtype(a, b, amd=mode.amd)
-    return to_dtype(mode.product(op, a, b), dt)
+def _check_instr(gpu: str, amd: bool, instr):
+    """``instr`` checked once, at emulate(): a family or datapath id ``gpu`` has."""
+    if instr is None:
+        return None
+    from tcprobe.matrix import choice
+    from tcprobe.models.datapath import Datapath
 
-
-def _addmm(mode, op, c, a, b, *, beta=1, alpha=1):
-    _cpu(c, a, b)
-    dt = input_dtype(a, b, amd=mode.amd)
-    cc = c.expand(a.shape[0], b.shape[1]).to(torch.float32)
-    return to_dtype(mode.product(op, a, b, cc, alpha, beta), dt)
-
-
-def _bmm(mode, op, a, b):
-    _cpu(a, b)
-    dt = input_dtype(a, b, amd=mode.amd)
-    out = [mode.product(op, a[i], b[i]) for i in range(a.shape[0])]
-    return to_dtype(_stack(out, (a.shape[0], a.shape[1], b.shape[2])), dt)
-
-
-def _baddbmm(mode, op, c, a, b, *, beta=1, alpha=1):
-    _cpu(c, a, b)
-    dt = input_dtype(a, b, amd=mode.amd)
-    cc = c.expand(a.shape[0], a.shape[1], b.shape[2]).to(torch.float32)
-    out = [mode.product(op, a[i], b[i], cc[i], alpha, beta) for i in range(a.shape[0])]
-    return to_dtype(_stack(out, cc.shape), dt)
-
-
-def _mv(mode, op, a, v):
-    return _mm(mode, op, a, v[:, None])[:, 0]
-
-
-def _addmv(mode, op, c, a, v, *, beta=1, alpha=1):
-    return _addmm(mode, op, c.expand(a.shape[0])[:, None], a, v[:, None],
-                  beta=beta, alpha=alpha)[:, 0]
-
-
-def _stack(words: list, shape) -> np.ndarray:
-    return np.stack(words) if words else np.zeros(shape, np.uint32)
-
-
-def _int_mm(mode, op, a, b):
-    _cpu(a, b)
-    if a.dtype != torch.int8 or b.dtype != torch.int8:
-        raise Unroutable(f"_int_mm takes int8, not {a.dtype} x {b.dtype}")
-    return torch.from_numpy(mode.product(op, a, b).view(np.int32).copy())
-
-
-def _scaled_mm(mode, op, a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
-               use_fast_accum=False):
-    """fp8 A @ B as the GPU computes it in f32, then D = (scale_a * scale_b) * acc
-    + bias in f32 (one fma after one product of the scales; tensorwise
-    scalars or rowwise (M, 1) and (1, N) scales), converted to ``out_dtype``.
-    The epilogue's order is cuBLASLt's documented D = scale_a*scale_b*acc + bias
-    (assumed, unmeasured)."""
-    _cpu(a, b)
-    if a.dtype not in FP8 or b.dtype not in FP8:
-        raise Unroutable(f"_scaled_mm routes fp8 operands, not {a.dtype} x {b.dtype}")
-    out_dtype = a.dtype if out_dtype is None else out_dtype
-    if out_dtype not in OUT_FORMATS or scale_result is not None:
-        raise Unroutable(f"_scaled_mm to {out_dtype} (scale_result={scale_result is not None})")
-    if scale_a.dtype != torch.float32 or scale_b.dtype != torch.float32:
-        raise Unroutable("_scaled_mm routes float32 scales only")
-    m, n = a.shape[0], b.shape[1]
-    acc = mode.product(op, a, b)
-    sa = f32_words(scale_a.reshape(-1, 1) if scale_a.numel() == m else scale_a.reshape(1, 1))
-    sb = f32_words(scale_b.reshape(1, -1) if scale_b.numel() == n else scale_b.reshape(1, 1))
-    s = fma(sa, sb, np.uint32(0x80000000))
-    add = (np.uint32(0x80000000) if bias is None
-           else f32_words(bias.to(torch.float32).expand(m, n)))
-    return to_dtype(fma(s, acc, add), out_dtype)
-
-
-def _convolution(mode, op, x, w, bias, stride, padding, dilation, transposed, output_padding,
-                 groups):
-    _cpu(x, w)
-    dt = input_dtype(x, w, amd=mode.amd)
-    if transposed:
-        raise Unroutable("transposed convolution")
-    return conv_gemm(mode, op, x, w, bias, stride, padding, dilation, groups, dt)
-
-
-ROUTES = {
-    aten.mm.default: _mm,
-    aten.addmm.default: _addmm,
-    aten.bmm.default: _bmm,
-    aten.baddbmm.default: _baddbmm,
-    aten.mv.default: _mv,
-    aten.addmv.default: _addmv,
-    aten._int_mm.default: _int_mm,
-    aten._scaled_mm.default: _scaled_mm,
-    aten.convolution.default: _convolution,
-}
+    if not isinstance(instr, str) or not instr.strip():
+        raise ValueError(f"instr must name a family or a datapath id, not {instr!r}")
+    fams = ("mfma",) if amd else tuple(choice.families(gpu))
+    text = instr.strip()
+    family = (text.split(".")[0] if "." in text else text).lower()
+    if family not in fams:
+        raise ValueError(f"instr: {gpu} has no {family!r} (it has {', '.join(fams)})")
+    if "." in text:
+        try:
+            Datapath.parse(text)
+        except ValueError as e:
+            raise ValueError(f"instr: {e}") from None
+        return text
+    return family
 
 
 def emulate(gpu, instr=None, schedule=None, model=None, strict=False, report=None) -> Emulate:
     """A context manager running the block's matrix products as ``gpu``'s
     tensor cores compute them (module doc; :class:`Emulate` for the
-    arguments). ``schedule`` needs tcprobe.matmul's library schedules."""
+    arguments). Without ``schedule`` each product's schedule comes from the
+    library atlas (tcprobe.atlas) and its provenance is in the report."""
     return Emulate(gpu, instr=instr, schedule=schedule, model=model, strict=strict,
                    report=report)

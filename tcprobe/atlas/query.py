@@ -1,0 +1,227 @@
+"""One GEMM's schedule from the atlas, and where it comes from.
+
+:func:`lookup` answers (gpu, op, formats, M, N, K, form, layout, batch) with a
+:class:`Lookup`: the :class:`~tcprobe.matrix.schedule.Schedule`, its axes as
+a dict, and its provenance:
+
+* ``measured``: this GPU's library ran this op, formats, layout and shape;
+  the schedule reproduced every word of the calls named in ``evidence``;
+* ``predicted``: the split of a rule fitted on the measured shapes of the
+  same kernel group (``rule`` names it and its leave-one-out figure), or a
+  measured shape in another layout, batch or output format;
+* ``default guess``: nothing measured or fitted covers it (``reason`` says
+  why: no atlas for the GPU, M or N = 1 (gemv), M or N <= 16 with K <= 1200
+  (gemmSN, public notes), int8): no split, and the forms measured on the H200 (tf32 operands RNE,
+  addmm with beta = 1 adding C to the written product, fp8 promotion every 4
+  wgmma) where the GPU has those instructions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tcprobe.matrix.schedule import Schedule, from_value
+
+from .predict import best_rule, distance, leave_one_out, points, predict_splits
+from .store import BLOCK, FORMS, FP8, GROUPS, find, load
+
+OPS = {"gemm": "gemm", "mm": "gemm", "matmul": "gemm", "addmm": "gemm", "linear": "gemm",
+       "bmm": "gemm", "baddbmm": "gemm", "scaled_mm": "scaled_mm", "_scaled_mm": "scaled_mm"}
+SPLIT_AXES = ("k_block", "split_k", "split_kind", "split_rule")
+# Where cuBLASLt picked CUDA-core gemmSN kernels in public heuristic dumps
+# (ALGO 11/16 at M 2-16, K up to about 1200: ../shared notes, Meta's cublas_match).
+SMALL_MN, SMALL_K = 16, 1200
+
+
+class AtlasError(ValueError):
+    """Bad lookup arguments; the message names the argument."""
+
+
+@dataclass(frozen=True)
+class Lookup:
+    schedule: Schedule
+    axes: dict
+    provenance: str  # measured, predicted, default guess
+    evidence: tuple = ()
+    rule: str = ""
+    reason: str = ""
+    kernel: dict = field(default_factory=dict)
+    library: str = ""
+
+    def describe(self) -> str:
+        """One line: the provenance and what backs it."""
+        if self.provenance == "measured":
+            return f"measured ({self.library}; {len(self.evidence)} call(s), e.g. {self.evidence[0]})"
+        if self.provenance == "predicted":
+            return f"predicted ({self.rule})"
+        return f"default guess ({self.reason})"
+
+    def row(self) -> dict:
+        return {"schedule": dict(self.axes), "provenance": self.provenance,
+                "evidence": list(self.evidence), "rule": self.rule, "reason": self.reason}
+
+
+def _arch(gpu: str) -> str | None:
+    from tcprobe.models.profiles import profile_for_gpu
+
+    try:
+        return profile_for_gpu(gpu).arch
+    except (KeyError, ValueError):
+        return None
+
+
+def default_axes(gpu: str, fmt: str, form: str) -> dict:
+    """The default guess's schedule axes: no split, the forms as measured on the H200."""
+    arch = _arch(gpu)
+    if arch is None:  # AMD: hipBLASLt's schedule is unmeasured; the plain instruction chain
+        return {}
+    axes: dict = {}
+    if fmt == "tf32":
+        axes.update({"operand_round": "rne", "fma_on": "c"})
+    if form == "addmm_beta1":
+        axes["c"] = "output"
+    if form == "scaled_mm" and arch == "sm_90":
+        axes.update({"instr": "wgmma", "promote": 4})
+    if form == "scaled_mm_fast" and arch == "sm_90":
+        axes["instr"] = "wgmma"
+    return axes
+
+
+def _norm(op, dtypes, m, n, k, form, layout, batch):
+    if op not in OPS:
+        raise AtlasError(f"op: {op!r} is not one of {', '.join(sorted(OPS))}")
+    op = OPS[op]
+    if isinstance(dtypes, str):
+        dtypes = (dtypes,)
+    dtypes = tuple(dtypes)
+    if not 1 <= len(dtypes) <= 3 or any(not isinstance(d, str) for d in dtypes):
+        raise AtlasError(f"dtypes: a format or (a, b[, d]) formats, not {dtypes!r}")
+    a = dtypes[0]
+    b = dtypes[1] if len(dtypes) > 1 else a
+    d = dtypes[2] if len(dtypes) > 2 else None
+    if a not in GROUPS or b != a:
+        raise AtlasError(f"dtypes: the atlas knows A = B in {', '.join(GROUPS)}, not {a} x {b}")
+    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise AtlasError(f"{what} must be a positive integer, not {v!r}")
+    if form is None:
+        form = "scaled_mm" if op == "scaled_mm" else "plain"
+    if form not in FORMS:
+        raise AtlasError(f"form: {form!r} is not one of {', '.join(FORMS)}")
+    if (op == "scaled_mm") != form.startswith("scaled_mm"):
+        raise AtlasError(f"form: {form} is not a form of {op}")
+    if (a in FP8) != (op == "scaled_mm"):
+        raise AtlasError(f"dtypes: {a} is not an operand format of {op}")
+    return op, a, d, form, layout, batch
+
+
+def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | None = None,
+           layout: str | None = None, batch: int = 1) -> Lookup:
+    """The schedule of one GEMM (module doc). ``op``: gemm (mm, matmul,
+    addmm, linear, bmm) or scaled_mm; ``dtypes``: the A format (bf16, f16,
+    tf32, e4m3, e5m2) or (A, B[, D]); ``form``: plain, addmm_beta1, bias,
+    scaled_mm, scaled_mm_fast; ``layout``: "row/row", "row/col", ... (A's and
+    B's storage; None: any); ``batch``: the number of matrices (bmm)."""
+    from tcprobe.matrix import choice
+
+    gpu = choice.gpu_name(gpu)
+    op, fmt, d, form, layout, batch = _norm(op, dtypes, m, n, k, form, layout, batch)
+    data = load(gpu)
+    guess_reason = None
+    if data is None:
+        guess_reason = f"no atlas for {gpu} (atlases: {', '.join(_gpus()) or 'none'})"
+    elif m == 1 or n == 1:
+        guess_reason = (f"M or N = 1 ({m}x{n}x{k}): cuBLAS runs CUDA-core gemv kernels there "
+                        "(public notes), which tcprobe does not model")
+    elif min(m, n) <= SMALL_MN and k <= SMALL_K and not find(gpu, op, fmt, m, n, k):
+        guess_reason = (f"M or N <= {SMALL_MN} with K <= {SMALL_K} ({m}x{n}x{k}): cuBLASLt may "
+                        "pick a CUDA-core gemmSN kernel there (public notes from H100 and GB300, "
+                        "unverified here), which tcprobe does not model")
+    if guess_reason is not None:
+        return _guess(gpu, fmt, form, guess_reason)
+    library = data["library"]
+    near = None
+    for e in find(gpu, op, fmt, m, n, k):
+        f = e["forms"].get(form)
+        if f is None:
+            continue
+        notes = []
+        if layout is not None and layout != e["layout"]:
+            notes.append(f"this shape measured with layout {e['layout']}, not {layout}")
+        if batch != 1:
+            notes.append(f"this shape measured unbatched, not as a batch of {batch}")
+        if d is not None and d != f["d"]:
+            notes.append(f"this shape measured with D in {f['d']}, not {d}")
+        if not notes:
+            return Lookup(from_value(f["schedule"]), dict(f["schedule"]), "measured",
+                          tuple(f["evidence"]), kernel=e["kernel"], library=library)
+        near = near or Lookup(from_value(f["schedule"]), dict(f["schedule"]), "predicted",
+                              rule="; ".join(notes) + f" ({library})", kernel=e["kernel"],
+                              library=library)
+    if near is not None:
+        return near
+    return _predicted(gpu, fmt, form, m, n, k, batch, library)
+
+
+def _gpus():
+    from .store import gpus
+
+    return gpus()
+
+
+def _guess(gpu, fmt, form, reason) -> Lookup:
+    axes = default_axes(gpu, fmt, form)
+    return Lookup(from_value(axes), axes, "default guess", reason=reason)
+
+
+def _predicted(gpu, fmt, form, m, n, k, batch, library) -> Lookup:
+    group = GROUPS[fmt]
+    block = BLOCK[group]
+    rule = best_rule(gpu, group)
+    pts = points(gpu, group, "bias" if form == "bias" else "plain")
+    right, total, _ = leave_one_out(gpu)[rule][group]
+    if not pts:
+        return _guess(gpu, fmt, form, f"no {group} shape measured on {gpu}")
+    if form == "bias" and group == "tf32":  # its own kernel (the bias epilogue's serial splits)
+        near = min(pts, key=lambda p: (distance(p, m, n, k), p[:3]))
+        split = {a: near[5][a] for a in SPLIT_AXES if a in near[5]}
+        if split.get("split_k", 1) > 1:
+            kb = split.get("k_block") or 8
+            split["split_k"] = min(split["split_k"], -(-k // kb))
+            if split["split_k"] == 1:
+                split = {}
+        how = (f"the split of the nearest measured tf32 bias shape {near[0]}x{near[1]}x{near[2]} "
+               f"(nearest rule; {len(pts)} tf32 bias shapes measured)")
+    else:
+        splits = predict_splits(rule, pts, m, n, k, block)
+        split = ({} if splits == 1 else {"k_block": block, "split_k": splits,
+                                         "split_kind": "parallel", "split_rule": "ceil"})
+        how = (f"split count by rule '{rule}' fitted on {len(pts)} measured {group} shapes of "
+               f"{gpu}: {right} of {total} held-out shapes right (leave-one-out)")
+    axes = {a: v for a, v in _template(gpu, fmt, form, bool(split)).items()
+            if a not in SPLIT_AXES}
+    axes.update(split)
+    if batch != 1:
+        how += f"; batched kernels (a batch of {batch}) unmeasured"
+    return Lookup(from_value(axes), axes, "predicted", rule=f"{how} ({library})",
+                  library=library)
+
+
+def _template(gpu, fmt, form, split: bool) -> dict:
+    """A measured schedule of this group and form, split or not like the prediction."""
+    from .store import entries
+
+    group = GROUPS[fmt]
+    best = None
+    for e in entries(gpu):
+        f = e["forms"].get(form)
+        if GROUPS.get(e["a"]) != group or f is None:
+            continue
+        is_split = f["schedule"].get("split_k", 1) > 1
+        if best is None or is_split == split:
+            best = f["schedule"]
+            if is_split == split:
+                break
+    if best is None:
+        return default_axes(gpu, fmt, form)
+    return dict(best)
