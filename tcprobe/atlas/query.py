@@ -122,7 +122,7 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
     tf32, e4m3, e5m2) or (A, B[, D]); ``form``: plain, addmm_beta1, bias,
     scaled_mm, scaled_mm_fast; ``layout``: "row/row", "row/col", ... (A's and
     B's storage; None: any); ``batch``: the number of matrices (bmm)."""
-    from tcprobe.matrix import choice
+    import tcprobe.matrix.choice as choice
 
     gpu = choice.gpu_name(gpu)
     op, fmt, d, form, layout, batch = _norm(op, dtypes, m, n, k, form, layout, batch)

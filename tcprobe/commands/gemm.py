@@ -13,6 +13,7 @@ from rich.table import Table
 from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, epilogue, pipeline, same_bits
+from tcprobe.matrix.entry import auto_schedule
 from tcprobe.matrix.operands import (
     C_FORMATS,
     INPUT_FORMATS,
@@ -103,7 +104,8 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
 @click.option("--split-k", type=int, default=1, show_default=True,
               help="Split K into this many ranges (the schedule's split_k).")
 @click.option("--schedule", help="Library schedule: a preset (cublas, chain, stream-k, "
-                                 "deepgemm-fp8, ...) or a JSON file (a fit-gemm --json result).")
+                                 "deepgemm-fp8, ...), a JSON file (a fit-gemm --json result) "
+                                 "or auto (the GPU's library atlas for this shape).")
 @click.option("--alpha", type=float, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
 @click.option("--beta", type=float, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
 @click.option("--compare", "compare_gpu", help="Also compute on this GPU, show how D differs and "
@@ -134,11 +136,11 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = check_shapes(a.words.shape, b.words.shape)
-    sched = from_value(schedule)
-    if split_k != 1:
-        if split_k < 1:
-            raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
-        sched = sched.with_(split_k=split_k)
+    if split_k != 1 and split_k < 1:
+        raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
+    if split_k != 1 and schedule == "auto":
+        raise MatmulError("--split-k: --schedule auto takes the atlas' split; give one or the "
+                          "other")
     c = load(c_path, "c", C_FORMATS, None)
     integer = get_format(a.fmt).kind.name == "INT"
     if integer:
@@ -150,12 +152,26 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
             raise MatmulError(f"--dtype {out_type} differs from C's dtype ({c.fmt})")
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
     sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
-    other = sched if compare_schedule is None else from_value(compare_schedule)
-    runs = [(gpu, instr, sched, model)] + (
-        [(compare_gpu, compare_instr, other, compare_model)] if compare_gpu else [])
+
+    def schedule_of(g, name):
+        """(schedule, where it comes from) of one side (--schedule auto: the atlas)."""
+        if name == "auto":
+            found = auto_schedule(g, a, b, c, None, beta)
+            return found.schedule, found.describe()
+        sch = from_value(name)
+        if split_k != 1:
+            sch = sch.with_(split_k=split_k)
+        return sch, ("given" if name is not None else
+                     "default (cublas, no split; --schedule auto asks the GPU's library atlas)")
+    sched, origin = schedule_of(gpu, schedule)
+    runs = [(gpu, instr, sched, model, origin)]
+    if compare_gpu:
+        other, other_origin = schedule_of(
+            compare_gpu, schedule if compare_schedule is None else compare_schedule)
+        runs.append((compare_gpu, compare_instr, other, compare_model, other_origin))
     report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
     words = []
-    for g, ins, sch, mdl_name in runs:
+    for g, ins, sch, mdl_name, origin in runs:
         if sch.instr is not None and ins is not None and sch.instr != ins:
             raise MatmulError(f"--instr {ins} differs from the schedule's instr ({sch.instr})")
         t0 = time.perf_counter()
@@ -166,10 +182,10 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         dp, mdl, d_type = p.dp, p.mdl, p.out_fmt
         words.append(d)
         report["products"].append({"gpu": g, "datapath": dp.id, "model": mdl.name,
-                                   "schedule": sch.to_dict(),
+                                   "schedule": sch.to_dict(), "provenance": origin,
                                    "seconds": round(time.perf_counter() - t0, 3)})
         console.print(f"{g}: {dp.id} ({mdl.name}), {m}x{n}x{report['k']}, "
-                      f"{time.perf_counter() - t0:.2f} s")
+                      f"{time.perf_counter() - t0:.2f} s; schedule {origin}")
     c_words = np.zeros((m, n), np.uint32) if c is None else c.words
     c_fmt = d_type if c is None else c.fmt
     floats = get_format(d_type).kind.name != "INT"
@@ -223,7 +239,7 @@ def _integer(x: float, what: str) -> int:
 def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, seconds) -> dict:
     """The verdict of the two configurations (tcprobe.matrix.same_bits), and
     which mechanism explains each element this run shows apart."""
-    (g1, i1, s1, m1), (g2, i2, s2, m2) = runs
+    (g1, i1, s1, m1, _), (g2, i2, s2, m2, _) = runs
     first = same_bits.Config(g1, i1, s1, m1)
     second = same_bits.Config(g2, i2, s2, m2)
     c_fmt = None if c is None else c.fmt

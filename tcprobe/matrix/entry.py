@@ -31,7 +31,7 @@ Progress = pipeline.Progress
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
            beta=1, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
            progress: Progress | None = None, fast: bool | None = None, jobs: int | None = None,
-           out=None, backend: str | None = None):
+           out=None, backend: str | None = None, strict_auto: bool = False):
     """D = alpha * A @ B + beta * C (+ bias), every word as ``gpu``'s library
     kernel computes it: its instruction run by ``schedule``.
 
@@ -58,7 +58,10 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     path; ``jobs`` threads (None: numba's thread count). ``backend``: where
     the instruction chains run: None or 'cpu' (the engine), 'cuda' (the
     CUDA kernel on torch's GPU; docs/cuda-backend.md: unrun on silicon) or
-    'host' (the same kernel source built for this CPU); the same words."""
+    'host' (the same kernel source built for this CPU); the same words.
+    ``schedule='auto'``: the schedule the GPU's library atlas gives this
+    shape (:func:`auto_schedule`: measured, predicted or a default guess;
+    ``strict_auto=True`` refuses a guess)."""
     named = "dtype" if dtype is not None else "out"
     out = _dtype(dtype, out)
     if progress not in (None, False) and not callable(progress):
@@ -72,7 +75,8 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
             out_fmt = out_name(out)
         except MatmulError as e:
             raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
-    sched = from_value(schedule)
+    auto = isinstance(schedule, str) and schedule == "auto"
+    sched = from_value(None if auto else schedule)
     if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
@@ -88,6 +92,11 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     bias_o = None if bias is None else read(bias, "bias", BIAS_FORMATS, ndim=1)
     sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
+    if auto:  # the library's schedule for this shape, from the atlas (measured or predicted)
+        if split_k != 1:
+            raise MatmulError("split_k: schedule='auto' takes the atlas' split; give one or "
+                              "the other")
+        sched = auto_schedule(gpu, a, b, c, bias_o, beta, strict=strict_auto).schedule
     bar = None
     if progress is None and sys.stderr.isatty():  # a bar on a terminal, none in a pipe
         from tcprobe.console import ProgressBar
@@ -112,3 +121,29 @@ def _dtype(dtype, out):
     if dtype is not None:
         raise MatmulError("dtype: give dtype= or out= (deprecated), not both")
     return out
+
+
+def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False):
+    """The atlas' :class:`~tcprobe.atlas.Lookup` for this product (operands
+    read): its schedule and its provenance (measured here, predicted from the
+    atlas, or a default guess, which ``strict`` refuses)."""
+    import tcprobe.atlas as atlas
+
+    from .choice import gpu_name
+
+    m, k = a.words.shape
+    n = b.words.shape[1]
+    form = "plain"
+    if bias is not None:
+        form = "bias"
+    elif c is not None and not isinstance(beta, bool) and beta == 1 and c.fmt in ("bf16",
+                                                                                    "f16"):
+        form = "addmm_beta1"
+    try:
+        found = atlas.lookup(gpu_name(gpu), "gemm", a.fmt, m, n, k, form=form)
+    except ValueError as e:
+        raise MatmulError(f"schedule: auto: {e}") from None
+    if strict and found.provenance == "default guess":
+        raise MatmulError(f"schedule: auto: {m}x{n}x{k} {a.fmt} on {gpu} has no measured or "
+                          f"predicted schedule ({found.reason})")
+    return found

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import tcprobe.matrix.epilogue as epilogue
+import tcprobe.matrix.plan as plans
 from tcprobe.models.formats import convert_input, get_format
 from tcprobe.models.model import Model
 
-from . import epilogue
-from . import plan as plans
 from .mainloop import MainLoop
 from .operands import MatmulError
 

@@ -1,12 +1,13 @@
-"""The one place tcprobe.torch calls :func:`tcprobe.matmul`, and the f32 epilogue.
+"""The one place tcprobe.torch calls :func:`tcprobe.matmul`.
 
 :func:`gemm` computes D (M, N) in f32 words for one 2-D product under the
 library schedule (``tcprobe.matrix.schedule``; default ``cublas``: C, alpha
-and beta in the fused f32 epilogue; ``cublas-tf32`` for f32 operands). Under
-the ``chain`` schedule, which takes alpha = beta = 1 only, other alpha or
-beta are applied after the product as D = fma(alpha, acc, beta * C) in f32,
-each step one IEEE round to nearest even, computed on words by the engine
-(never host floats). Which schedule runs is the caller's (mode.py asks
+and beta in the fused f32 epilogue; ``cublas-tf32`` for f32 operands),
+through the one matrix pipeline. The ``chain`` schedule takes alpha = beta
+= 1 only: other alpha or beta under it are unroutable (no second epilogue
+is made up here). The f32 operations the routes apply after a product
+(``_scaled_mm``'s scales, a convolution's bias) are the matrix epilogue's
+(:mod:`tcprobe.matrix.epilogue`). Which schedule runs is the caller's (mode.py asks
 the library atlas, tcprobe.atlas, per shape). On an AMD GPU f32 operands go to
 the v_mfma unrounded (hipBLASLt passes them on: the xf32 MFMA truncates them
 itself, the f32 MFMA reads all their bits; mode.py picks which).
@@ -18,17 +19,12 @@ import numpy as np
 import torch
 
 import tcprobe
+from tcprobe.matrix import epilogue
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models import isa_amd
-from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import EngineParams, fused_dot
-from tcprobe.models.formats import convert
 
-_EXACT = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_rounding="rne",
-                      zero_sign="ieee", overflow="ieee")
-_FMA = Datapath("mma", "f32", "f32", "f32", "f32", 1)
 NEG_ZERO = 0x80000000
+fma = epilogue.fma  # x * y + z in f32 words, one RNE rounding (the matrix epilogue's)
 # An f32 GEMM that torch runs as tf32: cuBLAS's kernels round each operand to
 # tf32 with RNE before the instruction (which itself would truncate): measured
 # on an H200, torch 2.11 / cuBLAS 13.1 (reports/silicon/2026-12-04-h200).
@@ -50,22 +46,13 @@ def f32_tensor(words: np.ndarray) -> torch.Tensor:
                             ).view(torch.float32)
 
 
-def fma(x, y, z) -> np.ndarray:
-    """x * y + z in f32 words, exact then one RNE rounding (IEEE fma); the
-    three broadcast together. ``fma(x, y, -0)`` is x * y rounded once."""
-    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in (x, y, z)))
-    shape = x.shape
-    cases = Cases(x.reshape(-1, 1).copy(), y.reshape(-1, 1).copy(), z.ravel().copy())
-    return fused_dot(_FMA, cases, _EXACT).reshape(shape).astype(np.uint32)
-
-
 def to_dtype(words: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
     """f32 words converted (RNE, IEEE overflow) to a tensor of ``dtype``
     (float32, bfloat16 or float16), as a GEMM's epilogue writes D."""
     if dtype == torch.float32:
         return f32_tensor(words)
     fmt = {torch.bfloat16: "bf16", torch.float16: "f16"}[dtype]
-    out = convert(words, "f32", fmt).astype(np.uint16).view(np.int16)
+    out = epilogue.convert_out(words, fmt, False).astype(np.uint16).view(np.int16)
     return torch.from_numpy(np.ascontiguousarray(out)).view(dtype)
 
 
@@ -112,13 +99,5 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
             bw = None if bias is None else bias.to(torch.float32).contiguous()
             d = tcprobe.matmul(a_w, b_w, dtype=name, alpha=alpha, bias=bw, **kw)
         return f32_words(d.to(torch.float32))
-    acc = f32_words(tcprobe.matmul(a_w, b_w, dtype="float32", **kw))
-    add = np.uint32(NEG_ZERO)
-    if c is not None and beta != 0:
-        add = fma(scalar_word(beta), f32_words(c.to(torch.float32)), NEG_ZERO)
-    return fma(scalar_word(alpha), acc, add)
-
-
-def scalar_word(x) -> np.uint32:
-    """The f32 word of a Python number (alpha, beta): its value rounded to f32."""
-    return np.array([x], np.float32).view(np.uint32)[0]
+    raise Unroutable(f"the chain schedule (C as the first accumulator) takes alpha = beta = 1, "
+                     f"not alpha {alpha}, beta {beta}")
