@@ -305,3 +305,30 @@ def test_gemm_refuses_an_instr_the_schedule_contradicts(tmp_path):
                                   "--instr", "mma", "--schedule", "fp8-fast-accum"])
     assert r.exit_code == 2, r.output
     assert "differs from the schedule's instr (wgmma)" in r.output
+
+
+def test_emulate_runs_its_products_on_the_backend():
+    """emulate(backend='host'): the products' chains run on the CUDA kernel's
+    host build, with the engine's words; a product the backend does not
+    compute runs as torch would, counted (strict refuses it)."""
+    import shutil
+
+    torch = pytest.importorskip("torch")
+    if shutil.which("g++") is None and shutil.which("c++") is None:
+        pytest.skip("no C++ compiler for the host build")
+    from tcprobe.torch import Report, emulate
+
+    a, b, _ = operands("bf16", 12, 8, 8, 128)
+    ta, tb = (torch.from_numpy(np.asarray(x, np.float32)).to(torch.bfloat16) for x in (a, b))
+    with emulate("H100"):
+        want = ta @ tb
+    rep = Report()
+    with emulate("H100", backend="host", report=rep):
+        got = ta @ tb
+        ints = torch.ones((32, 32), dtype=torch.int8)
+        torch._int_mm(ints, ints.t().contiguous())
+    assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+    assert any("CUDA backend does not compute" in why for _, why in rep.fallbacks), \
+        rep.fallbacks
+    with pytest.raises(ValueError, match="backend must be"):
+        emulate("H100", backend="gpu")

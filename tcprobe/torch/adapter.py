@@ -58,7 +58,8 @@ def to_dtype(words: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 
 def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu, instr=None,
          model=None, schedule=None, alpha: int | float = 1, beta: int | float = 1,
-         bias: torch.Tensor | None = None, out_dtype: torch.dtype | None = None) -> np.ndarray:
+         bias: torch.Tensor | None = None, out_dtype: torch.dtype | None = None,
+         backend: str | None = None) -> np.ndarray:
     """D = alpha * (A @ B) + beta * C (+ bias) as ``gpu`` computes it under
     ``schedule``: A (M, K), B (K, N) CPU tensors of an input dtype tcprobe
     takes (float32 read as tf32), C (M, N) in its own dtype (the output's:
@@ -74,13 +75,13 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
     integer = not a.dtype.is_floating_point
     if m == 0 or n == 0:
         return np.zeros((m, n), np.uint32)
-    kw = {"gpu": gpu, "instr": instr, "model": model}
+    kw = {"gpu": gpu, "instr": instr, "model": model, "backend": backend}
     if schedule is None and a.dtype == torch.float32 and gpu not in isa_amd.GPU_ARCH:
         schedule = TF32_SCHEDULE  # cuBLAS rounds f32 operands to tf32 (RNE) before the MMA
     if schedule is not None:
         kw["schedule"] = schedule
     if integer:
-        d = tcprobe.matmul(a, b, gpu=gpu, instr=instr, model=model)
+        d = tcprobe.matmul(a, b, gpu=gpu, instr=instr, model=model, backend=backend)
         return d.view(torch.int32).numpy().view(np.uint32)
     a_w = torch.zeros((m, 1), dtype=a.dtype) if k == 0 else a
     b_w = torch.zeros((1, n), dtype=b.dtype) if k == 0 else b

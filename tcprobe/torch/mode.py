@@ -67,9 +67,13 @@ class Emulate(TorchDispatchMode):
     ``strict=True``: an op that cannot be routed, or a product whose
     schedule is only a default guess, raises a ValueError naming it;
     ``strict="routes"`` refuses only the ops that cannot be routed.
-    ``report``: a :class:`Report`."""
+    ``report``: a :class:`Report`. ``backend``: where the products' chains
+    run (tcprobe.matmul's: None, 'cpu', 'cuda' or 'host'); the tensors stay
+    CPU tensors (CUDA tensors are not routed yet: they run as torch would,
+    counted)."""
 
-    def __init__(self, gpu, instr=None, schedule=None, model=None, strict=False, report=None):
+    def __init__(self, gpu, instr=None, schedule=None, model=None, strict=False, report=None,
+                 backend=None):
         super().__init__()
         from tcprobe.matrix import choice
 
@@ -86,6 +90,17 @@ class Emulate(TorchDispatchMode):
 
             self.schedule = from_value(schedule)  # a bad schedule is one error here
         self.model = model
+        from tcprobe.matrix.mainloop import BACKENDS
+
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be cpu, cuda or host, not {backend!r}")
+        if backend == "cuda":
+            import torch as _torch
+
+            if not _torch.cuda.is_available():
+                raise ValueError("backend: 'cuda' needs a CUDA GPU, and torch sees none "
+                                 "('host' runs the same kernel source on this CPU)")
+        self.backend = backend
         self.strict = strict
         self.report = report if report is not None else Report()
         self._pairs: list | None = None
@@ -192,9 +207,9 @@ class Emulate(TorchDispatchMode):
         try:
             words = gemm(a, b, c, gpu=self.gpu, instr=instr, model=self.model,
                          schedule=schedule, alpha=alpha, beta=beta, bias=bias,
-                         out_dtype=out_dtype)
+                         out_dtype=out_dtype, backend=self.backend)
         except MatmulError as e:
-            if str(e).startswith(("A:", "B:", "C:", "instr:")):
+            if str(e).startswith(("A:", "B:", "C:", "instr:", "backend:")):
                 raise Unroutable(str(e)) from None
             raise
         stats = self.report.stats(op)
@@ -250,10 +265,11 @@ def _check_instr(gpu: str, amd: bool, instr):
     return family
 
 
-def emulate(gpu, instr=None, schedule=None, model=None, strict=False, report=None) -> Emulate:
+def emulate(gpu, instr=None, schedule=None, model=None, strict=False, report=None,
+            backend=None) -> Emulate:
     """A context manager running the block's matrix products as ``gpu``'s
     tensor cores compute them (module doc; :class:`Emulate` for the
     arguments). Without ``schedule`` each product's schedule comes from the
     library atlas (tcprobe.atlas) and its provenance is in the report."""
     return Emulate(gpu, instr=instr, schedule=schedule, model=model, strict=strict,
-                   report=report)
+                   report=report, backend=backend)
