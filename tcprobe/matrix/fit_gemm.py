@@ -114,10 +114,11 @@ def _epilogues(has_c: bool, has_bias: bool) -> list[tuple]:
     return out
 
 
-def _with_epilogue(s: Schedule, epi: tuple) -> Schedule:
+def _with_epilogue(s: Schedule, epi: tuple, **axes) -> Schedule:
+    """``s`` with the epilogue ``epi`` and ``axes`` set (one schedule made)."""
     c_at, fused, fma_on, bias = epi
     return s.with_(c=c_at, fused=True if fused is None else fused, fma_on=fma_on or "acc",
-                   bias_form=bias)
+                   bias_form=bias, **axes)
 
 
 def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
@@ -139,16 +140,19 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
             if promote is not None and promote >= tiles:
                 continue
             par = multi and kind != "serial"
+            try:  # the plan of this structure, order, promotion and tail (one for all below)
+                pl = plans.make(base.with_(k_order=order, promote=promote, k_tail=k_tail,
+                                           operand_round=rnd), dp.k, tiles, k=k)
+            except (ScheduleError, MatmulError):
+                continue
             for red, parts in product(searched("reduction", par),
                                       searched("partials", par and out != "f32")):
                 for epi in epilogues:
                     try:
-                        s = _with_epilogue(base.with_(
-                            out=out, k_order=order, promote=promote, split_kind=kind,
-                            reduction=red, partials=parts, operand_round=rnd, k_tail=k_tail),
-                            epi)
-                        pl = plans.make(s, dp.k, tiles, k=k)
-                    except (ScheduleError, MatmulError):
+                        s = _with_epilogue(base, epi, out=out, k_order=order, promote=promote,
+                                           split_kind=kind, reduction=red, partials=parts,
+                                           operand_round=rnd, k_tail=k_tail)
+                    except ScheduleError:
                         continue
                     tree_is_forward = red == "tree" and len(pl.partials) <= 2
                     key = (pl, kind, "forward" if tree_is_forward else red, parts, epi)

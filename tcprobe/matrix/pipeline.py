@@ -121,8 +121,12 @@ def round_operands(rounding: str | None, words: np.ndarray, fmt: str) -> np.ndar
 
 def plan_of(p: Problem, s) -> plans.Plan:
     """The plan of schedule ``s`` on problem ``p``."""
-    m, n = p.full or p.shape  # a corner of a larger D takes that D's tiles
-    return plans.make(s, p.dp.k, p.tiles(), not p.dp.is_integer, k=p.a.shape[1], m=m, n=n)
+    key = ("plan", s)
+    if key not in p._memo:
+        m, n = p.full or p.shape  # a corner of a larger D takes that D's tiles
+        p._memo[key] = plans.make(s, p.dp.k, p.tiles(), not p.dp.is_integer, k=p.a.shape[1],
+                                  m=m, n=n)
+    return p._memo[key]
 
 
 def run(p: Problem, s) -> np.ndarray:
