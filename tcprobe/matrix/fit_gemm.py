@@ -10,8 +10,9 @@ rounding (tf32). Schedules with the same plan and the same epilogue are
 one candidate. Each candidate runs through the one pipeline
 (:mod:`.pipeline`) and is kept when its D equals the capture on every
 element (NaN matching NaN). The search prunes by the cheap tests first:
-every candidate on the first few rows and columns, the survivors on those
-rows, then on all of D. Chains are shared between candidates through the
+every candidate on the first 8 rows and columns, the survivors on those
+rows, then on 32 and 128 rows, then on all of D (a narrow output type hides
+most differences on a few rows). Chains are shared between candidates through the
 problem's cache, keyed by the plan's own chains, so no two plans can share
 wrong partials.
 """
@@ -34,6 +35,8 @@ from .schedule import Schedule, ScheduleError
 
 FIRST_ROWS = 8  # rows of the cheap first passes
 FIRST_COLUMNS = 8  # columns of the cheapest, which sees every candidate
+MORE_ROWS = (32, 128)  # rows of the passes between those and all of D (a narrow output
+#                        type hides most differences on a few rows)
 CLOSEST = 5
 WORST = 10
 
@@ -309,6 +312,7 @@ def _search(cands: list, problem, mdl, d: np.ndarray, fmt: str) -> list:
     rows = min(m, FIRST_ROWS)
     keep, part = cands, None
     passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
+    passes += [(r, n) for r in MORE_ROWS if rows < r < m]
     for r, cols in passes:  # the cheap passes first
         part = problem(mdl, r, cols)
         counts = [(_score(part, s, d[:r, :cols], fmt)[0], s) for s in keep]

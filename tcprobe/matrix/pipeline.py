@@ -201,12 +201,27 @@ def _chain(p: Problem, pl: plans.Plan, ch: plans.Chain, from_c: bool, step) -> n
     """The words of one chain (cached by the chain itself and its start)."""
     key = ("chain", pl.operand_round, pl.k_limit, ch, from_c)
     if key not in p._memo:
-        start = None
+        start, lo, hi = None, ch.lo, ch.hi
         if from_c and p.c is not None:
             start = p.c
+        elif not from_c:
+            # a chain from +0 continues the longest one computed that it begins with:
+            # the same first tiles (lo for a forward chain, hi for a reverse one)
+            # from the same +0 give the same words, so only the rest is run
+            anchor = ("prefixes", pl.operand_round, pl.k_limit, ch.reverse,
+                      ch.hi if ch.reverse else ch.lo)
+            done = p._memo.setdefault(anchor, [])
+            ends = [e for e in done if (lo <= e < hi if ch.reverse else lo < e <= hi)]
+            if ends:
+                end = min(ends) if ch.reverse else max(ends)
+                part = plans.Chain(end, hi, True) if ch.reverse else plans.Chain(lo, end)
+                start = p._memo[("chain", pl.operand_round, pl.k_limit, part, False)]
+                lo, hi = (lo, end) if ch.reverse else (end, hi)
         rows = None if step is None else max(16, -(-p.shape[0] // 40))
-        p._memo[key] = p.loop(pl.operand_round, pl.k_limit).run(start, ch.lo, ch.hi,
-                                                                ch.reverse, step, rows)
+        p._memo[key] = p.loop(pl.operand_round, pl.k_limit).run(start, lo, hi, ch.reverse,
+                                                                step, rows)
+        if not from_c:
+            done.append(ch.lo if ch.reverse else ch.hi)
     return p._memo[key]
 
 
