@@ -332,3 +332,22 @@ def test_emulate_runs_its_products_on_the_backend():
         rep.fallbacks
     with pytest.raises(ValueError, match="backend must be"):
         emulate("H100", backend="gpu")
+
+
+def test_emulate_routes_the_out_dtype_overloads():
+    """aten.mm.dtype and aten.addmm.dtype (torch.mm(..., out_dtype=float32), which
+    plain torch has no CPU kernel for) route to the pipeline with an f32 D."""
+    torch = pytest.importorskip("torch")
+    from tcprobe.torch import emulate
+
+    a, b, c = operands("bf16", 13, 4, 3, 64)
+    ta, tb = (torch.from_numpy(np.asarray(x, np.float32)).to(torch.bfloat16) for x in (a, b))
+    with emulate(GPU, schedule="cublas"):
+        d = torch.mm(ta, tb, out_dtype=torch.float32)
+        e = torch.addmm(torch.from_numpy(c[:, :3].copy()), ta, tb, out_dtype=torch.float32,
+                        beta=2.0)
+    want = tcprobe.matmul(a, b, gpu=GPU, dtype="float32", progress=False)
+    want2 = tcprobe.matmul(a, b, c[:, :3].copy(), gpu=GPU, beta=2.0, progress=False)
+    assert d.dtype == torch.float32 and np.array_equal(d.numpy().view(np.uint32),
+                                                       want.view(np.uint32))
+    assert np.array_equal(e.numpy().view(np.uint32), want2.view(np.uint32))

@@ -132,11 +132,13 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
         guess_reason = f"no atlas for {gpu} (atlases: {', '.join(_gpus()) or 'none'})"
     elif m == 1 or n == 1:
         guess_reason = (f"M or N = 1 ({m}x{n}x{k}): cuBLAS runs CUDA-core gemv kernels there "
-                        "(public notes), which tcprobe does not model")
+                        "(public notes), whose lane order is unmeasured (schedule "
+                        "kernel='fma' models the family; fit-gemm reads it from a capture)")
     elif min(m, n) <= SMALL_MN and k <= SMALL_K and not find(gpu, op, fmt, m, n, k):
         guess_reason = (f"M or N <= {SMALL_MN} with K <= {SMALL_K} ({m}x{n}x{k}): cuBLASLt may "
                         "pick a CUDA-core gemmSN kernel there (public notes from H100 and GB300, "
-                        "unverified here), which tcprobe does not model")
+                        "unverified here), whose lane order is unmeasured (kernel='fma' models "
+                        "the family)")
     if guess_reason is not None:
         return _guess(gpu, fmt, form, guess_reason)
     library = data["library"]

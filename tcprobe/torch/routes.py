@@ -109,6 +109,51 @@ def _baddbmm(mode, op, c, a, b, *, beta=1, alpha=1):
     return to_dtype(_stack(out, cc.shape), dt)
 
 
+def _out_dtype(dt, out_dtype):
+    """The D dtype of a ``.dtype`` overload: the inputs' own or float32 (as
+    cuBLAS writes an f32 D of 16-bit products)."""
+    if out_dtype not in (dt, torch.float32):
+        raise Unroutable(f"out_dtype {out_dtype} from {dt} products (float32 or {dt} route)")
+    return out_dtype
+
+
+def _mm_dtype(mode, op, a, b, out_dtype):
+    """aten.mm.dtype (torch.mm(..., out_dtype=)): D written in out_dtype."""
+    _cpu(a, b)
+    dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
+    return to_dtype(mode.product(op, a, b, out_dtype=dt), dt)
+
+
+def _addmm_dtype(mode, op, c, a, b, out_dtype, *, beta=1, alpha=1):
+    """aten.addmm.dtype: C widened exactly to out_dtype, D written in it."""
+    _cpu(c, a, b)
+    dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
+    if c.dtype not in (dt, a.dtype):
+        raise Unroutable(f"C is {c.dtype}, the product {a.dtype} -> {dt}")
+    cc = c.to(dt).expand(a.shape[0], b.shape[1])
+    form = "addmm_beta1" if beta == 1 and dt != torch.float32 else "plain"
+    return to_dtype(mode.product(op, a, b, cc, alpha, beta, form=form), dt)
+
+
+def _bmm_dtype(mode, op, a, b, out_dtype):
+    _cpu(a, b)
+    dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
+    batch = a.shape[0]
+    out = [mode.product(op, a[i], b[i], out_dtype=dt, batch=batch) for i in range(batch)]
+    return to_dtype(_stack(out, (batch, a.shape[1], b.shape[2])), dt)
+
+
+def _baddbmm_dtype(mode, op, c, a, b, out_dtype, *, beta=1, alpha=1):
+    _cpu(c, a, b)
+    dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
+    if c.dtype not in (dt, a.dtype):
+        raise Unroutable(f"C is {c.dtype}, the product {a.dtype} -> {dt}")
+    batch = a.shape[0]
+    cc = c.to(dt).expand(batch, a.shape[1], b.shape[2])
+    out = [mode.product(op, a[i], b[i], cc[i], alpha, beta, batch=batch) for i in range(batch)]
+    return to_dtype(_stack(out, cc.shape), dt)
+
+
 def _mv(mode, op, a, v):
     return _mm(mode, op, a, v[:, None])[:, 0]
 
@@ -207,6 +252,10 @@ ROUTES = {
     aten.addmv.out: _out(_addmv),
     aten._int_mm.out: _out(_int_mm),
     aten._scaled_mm.out: _out(_scaled_mm),
+    aten.mm.dtype: _mm_dtype,
+    aten.addmm.dtype: _addmm_dtype,
+    aten.bmm.dtype: _bmm_dtype,
+    aten.baddbmm.dtype: _baddbmm_dtype,
     aten.addmm_.default: _inplace(_addmm),
     aten.baddbmm_.default: _inplace(_baddbmm),
     aten.addmv_.default: _inplace(_addmv),
