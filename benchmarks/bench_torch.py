@@ -56,6 +56,7 @@ def step(x, p, heads):
 
 def mmasim_mode():
     """emulate(gpu='H100') with each 2-D product computed by MMA-Sim's chain."""
+    import numpy as np
     import torch
     from mmasim.nv_ptx import WGMMA
 
@@ -65,18 +66,34 @@ def mmasim_mode():
     sim = WGMMA("Hopper", "m64n8k16.f32.bf16.bf16")
 
     class SimMode(tt.Emulate):
-        def product(self, op, a, b, c=None, alpha=1, beta=1):
+        def product(self, op, a, b, c=None, alpha=1, beta=1, *, bias=None, form="plain",
+                    out_dtype=None, batch=1):
+            """MMA-Sim's chain from +0, then the epilogue: D = alpha*acc +
+            beta*C (+ bias) in f32 (one fma, as the pipeline's default)."""
+            from tcprobe.matrix import epilogue
+
             m, k = a.shape
             kp = -(-k // 16) * 16
             A = torch.zeros(m, kp, dtype=a.dtype)
             A[:, :k] = a
             B = torch.zeros(kp, b.shape[1], dtype=b.dtype)
             B[:k] = b
-            d = torch.zeros(m, b.shape[1]) if c is None else c.float().contiguous()
+            d = torch.zeros(m, b.shape[1])
             for t in range(0, kp, 16):
                 d = sim(A[:, t:t + 16], B[t:t + 16], d)
+            words = f32_words(d)
+            one = np.uint32(0x3F800000)
+            al = np.array([alpha], np.float32).view(np.uint32)[0]
+            if c is not None and beta != 0:
+                bc = f32_words(c.float()) if beta == 1 else epilogue.mul(
+                    np.array([beta], np.float32).view(np.uint32)[0], f32_words(c.float()))
+                words = epilogue.fma(al, words, bc)
+            elif al != one:
+                words = epilogue.mul(al, words)
+            if bias is not None:
+                words = epilogue.add(words, f32_words(bias.float()).reshape(1, -1))
             self.report.stats(op).shapes.append((tuple(a.shape), tuple(b.shape)))
-            return f32_words(d)
+            return words
 
     return SimMode
 
@@ -121,11 +138,17 @@ def main(argv=None) -> int:
     print(f"emulate(H100)    : {ours:9.3f} s  ({ours / plain:.0f}x torch), "
           f"{len(rep.records)} GEMMs, {rep.fallback} fallbacks")
     for row in rep.rows():
+        if "seconds" not in row:
+            continue  # the unmodelled ops' rows
         print(f"  {row['op']:12s} routed {row['routed']:3d}  {row['seconds']:8.3f} s")
     differ = 0
-    for r in rep.records:
+    for r in rep.records:  # each product again, as the record says it ran
+        dtype = None if r.c is not None else ("bfloat16" if r.bias is not None else "float32")
         want = tcprobe.matmul(r.a.contiguous(), r.b.contiguous(),
-                              None if r.c is None else r.c.contiguous(), gpu="H100")
+                              None if r.c is None else r.c.contiguous(), gpu="H100",
+                              alpha=r.alpha, beta=r.beta, dtype=dtype, progress=False,
+                              bias=None if r.bias is None else r.bias.float().contiguous(),
+                              schedule=r.schedule or None).float()
         differ += int((want.view(torch.int32) != r.d.view(torch.int32)).sum())
     print(f"words vs tcprobe.matmul op by op: {differ} differ over {len(rep.records)} GEMMs")
     if not args.no_mmasim:
