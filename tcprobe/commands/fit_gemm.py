@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from tcprobe.commands.options import named_path
+from tcprobe.commands.options import json_option
 from tcprobe.console import console, write_json
 from tcprobe.matrix import fit_gemm, split_probe
 from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
@@ -79,8 +79,7 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
                    "where the kernel's splits start, read off it, join the search.")
 @click.option("--bounds", help="The K offsets where the kernel's splits start, comma-separated "
                                "(as --splits reads them; 'none' for one split).")
-@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
-              help="Write the fit as JSON.")
+@json_option("Write the fit as JSON")
 def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_format, b_format,
             c_format, d_format, splits_path, bounds, json_path):
     """Find every schedule that explains every word of D (exit 0), or the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from rich.table import Table
 
 from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
-from tcprobe.matrix import compare, flow, same_bits, scheduled
+from tcprobe.matrix import compare, epilogue, flow, same_bits, scheduled
 from tcprobe.matrix.operands import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
@@ -25,6 +26,7 @@ from tcprobe.matrix.operands import (
 )
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import describe, get_format
+from tcprobe import npyfile
 from tcprobe.outfiles import atomic_file, check_out_file
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -36,6 +38,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
     words (void or unsigned arrays)."""
     if path is None:
         return None
+    npyfile.check(path, f"--{what}")  # a header claiming 10^10 words is refused unread
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
@@ -128,7 +131,10 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = flow.check_shapes(a.words.shape, b.words.shape)
-    sched = from_value(schedule)
+    sched = _schedule(schedule, "--schedule")
+    if sched.instr is not None and instr is not None and instr != sched.instr:
+        raise MatmulError(f"--instr: {instr!r} differs from the schedule's {sched.instr!r} "
+                          "(leave --instr out, or choose another --schedule)")
     if split_k != 1:
         if split_k < 1:
             raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
@@ -138,6 +144,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
     integer = get_format(a.fmt).kind.name == "INT"
     if integer:
         alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
+    else:  # refused before the product, not after it
+        epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
     if c is not None:
         d_fmt, c_words = c.fmt, c.words
         if out_type and output_format(out_type) != d_fmt:
@@ -147,7 +155,8 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         c_words = np.zeros((m, n), np.uint32) if chain else None
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
     sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
-    other = sched if compare_schedule is None else from_value(compare_schedule)
+    other = sched if compare_schedule is None else _schedule(compare_schedule,
+                                                             "--compare-schedule")
     runs = [(gpu, instr, sched, model)] + (
         [(compare_gpu, compare_instr, other, compare_model)] if compare_gpu else [])
     report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
@@ -213,10 +222,24 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
         write_json(Path(json_path), report)
 
 
+def _schedule(value: str | None, option: str):
+    """The schedule ``option`` names; a JSON file nested past Python's
+    recursion limit, or one whose ``preset`` names itself, is bad input."""
+    try:
+        return from_value(value)
+    except RecursionError:
+        raise MatmulError(f"{option}: {value} nests too deep, or names itself as its preset "
+                          "(directly or through other files)") from None
+
+
 def _integer(x: float, what: str) -> int:
-    if x != int(x):
+    """--alpha or --beta of an integer product: an integer that fits s32."""
+    if not math.isfinite(x) or x != int(x):
         raise MatmulError(f"--{what} must be an integer for an integer product, not {x}")
-    return int(x)
+    try:
+        return epilogue.s32_scalar(int(x), what)
+    except MatmulError as e:
+        raise MatmulError(f"--{e}") from None
 
 
 def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, seconds) -> dict:

@@ -26,6 +26,8 @@ from tcprobe.models.engine import EngineParams, fused_dot
 from tcprobe.models.formats import Overflow, Rounding, convert, get_format
 from tcprobe.models.structures import ieee_add
 
+from .operands import MatmulError
+
 ONE = 0x3F800000  # f32 1.0
 NEG_ZERO = 0x80000000
 _DP = Datapath("mma", "f32", "f32", "f32", "f32", 1)
@@ -36,7 +38,7 @@ _P = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_roundi
 def f32_word(x, what: str) -> int:
     """A Python number at the API edge as its f32 word (RNE)."""
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{what} must be a number, not {x!r}")
+        raise MatmulError(f"{what} must be a number, not {x!r}")
     try:
         with np.errstate(over="ignore"):
             word = int(np.array([x], np.float32).view(np.uint32)[0])
@@ -44,9 +46,23 @@ def f32_word(x, what: str) -> int:
     except OverflowError:  # an int past any float
         word, finite = 0x7F800000, True
     if word & 0x7FFFFFFF == 0x7F800000 and finite:
-        raise ValueError(f"{what}: {repr(x):.30} overflows f32 (the epilogue takes it as an f32 "
+        raise MatmulError(f"{what}: {repr(x):.30} overflows f32 (the epilogue takes it as an f32 "
                          "word)")
     return word
+
+
+S32_MIN, S32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def s32_scalar(x, what: str) -> int:
+    """An integer alpha or beta as the s32 value the integer epilogue holds;
+    one outside s32 is refused (never wrapped silently)."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise MatmulError(f"{what} must be an integer for an integer product, not {x!r}")
+    if not S32_MIN <= int(x) <= S32_MAX:
+        raise MatmulError(f"{what}: {int(x)} does not fit s32 ({S32_MIN} .. {S32_MAX}), the "
+                          "integer epilogue's type")
+    return int(x)
 
 
 def fma(x, y, z) -> np.ndarray:
@@ -100,7 +116,10 @@ def convert_out(words: np.ndarray, fmt: str, saturate: bool) -> np.ndarray:
 
 def integer_linear(acc: np.ndarray, c: np.ndarray | None, alpha: int, beta: int,
                    bias: np.ndarray | None = None) -> np.ndarray:
-    """s32 words of alpha*acc + beta*C (+ bias) modulo 2**32 (integer alpha, beta)."""
+    """s32 words of alpha*acc + beta*C (+ bias) modulo 2**32 (integer alpha,
+    beta: s32 values, as the integer epilogue holds them)."""
+    s32_scalar(alpha, "alpha")
+    s32_scalar(beta, "beta")
     def signed(w):
         return w.astype(np.int64) - ((w.astype(np.int64) >> 31) << 32)
     d = alpha * signed(acc)
