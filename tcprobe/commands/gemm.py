@@ -11,6 +11,7 @@ import click
 import numpy as np
 from rich.table import Table
 
+from tcprobe import npyfile
 from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, epilogue, flow, same_bits, scheduled
@@ -26,7 +27,6 @@ from tcprobe.matrix.operands import (
 )
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import describe, get_format
-from tcprobe import npyfile
 from tcprobe.outfiles import atomic_file, check_out_file
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
