@@ -200,6 +200,8 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
                 say("  ", (r["generator"], "dim"), f" device {r['device_word']} model "
                     f"{r['model_word']} ({ulps})")
                 say(f"    {r['command']}")
+                if r.get("note"):
+                    say(("    note: ", "yellow"), r["note"])
     rate = rep["cases_per_second"]
     if result.set_aside:
         note(f"the capture was damaged; what followed the damage is kept in {result.set_aside}")
