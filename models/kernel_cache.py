@@ -155,6 +155,9 @@ def configure() -> Path:
     # Children (the CLI run from a test, a worker) find the same folder.
     os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
     numba_internals.set_cache_dir(str(FOLDER))
+    from .kernel_stamp import SOURCE_STAMP  # keyed by the sources, not by the install's path
+
+    numba_internals.key_cache_by_content(str(Path(__file__).resolve().parent), SOURCE_STAMP)
     if NOTE is not None:
         warnings.warn(NOTE, KernelCacheNote, stacklevel=2)
     return FOLDER
