@@ -496,8 +496,8 @@ def _amd_profile(top: dict, tables: dict, where: str) -> bool:
     NVIDIA gpu running mfma, engine keys or NVIDIA tables) is refused."""
     gpu = str(top.get("gpu", "")).strip().upper()
     fams = top.get("families")
-    fams = [fams] if isinstance(fams, str) else list(fams or [])
-    fams = [str(f).strip().lower() for f in fams]
+    fams = [fams] if isinstance(fams, str) else fams if isinstance(fams, list) else []
+    fams = [f.strip().lower() for f in fams if isinstance(f, str)]  # the schema checks the rest
     amd = gpu in AMD_GPUS or "mfma" in fams
     if not amd:
         return False
