@@ -42,8 +42,8 @@ def check(path, what: str) -> None:
             shape, _, dtype = header(fh)
             start = fh.tell()
             size = os.fstat(fh.fileno()).st_size
-    except (ValueError, EOFError, SyntaxError):
-        return  # no .npy header (an .npz, another file): np.load says what it is
+    except (OSError, ValueError, EOFError, SyntaxError):
+        return  # missing, unreadable, no .npy header (an .npz): np.load says what it is
     if dtype.hasobject:
         raise NpyError(f"{what}: {path} holds Python objects (a pickle), not numbers")
     count = math.prod(shape)

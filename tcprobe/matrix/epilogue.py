@@ -4,8 +4,21 @@ Every operation is one IEEE f32 operation rounded to nearest even, computed
 on words by the engine the way :func:`tcprobe.models.structures.ieee_add`
 computes an add: a K=1 fused dot with an exact sum and one rounding, so
 ``x*y + z`` on it is the fused multiply-add and ``x*y + (-0)`` the product
-(a -0 addend leaves every product, -0 included, unchanged). No host float
-touches a word.
+(a -0 addend leaves every product, -0 included, unchanged).
+
+Host IEEE where it is exact (issue 37): ``add`` and ``mul`` run as numpy
+float32 operations and ``fma`` as a float64 product (exact: 24 + 24 bits),
+a float64 sum rounded to odd (TwoSum's error term decides the last bit)
+and one RNE conversion to float32, which rounds as the single rounding of
+the exact sum does (Boldo and Melquiond, "Emulation of FMA and correctly
+rounded sums: proved algorithms using rounding to odd", IEEE TC 2008: odd
+rounding to p + 2 or more bits, then to nearest, is one rounding to
+nearest; 53 >= 24 + 2). A NaN result is written 0x7FFFFFFF, the engine's
+NaN word for every NaN operand and invalid operation (its payload rule).
+The host path runs only while the FPU rounds to nearest even with
+subnormals kept (:func:`host_exact` checks, each call: a library may have
+set flush-to-zero); else the engine computes. ``tests/test_epilogue_host.py``
+holds the two paths word for word, specials and 10^6 random words each.
 
 CUTLASS's ``LinearCombination`` computes ``fma(alpha, acc, beta*C)``
 (``fused``, ``fma_on='acc'``); cuBLAS's split-K reduction on an H200
@@ -65,22 +78,119 @@ def s32_scalar(x, what: str) -> int:
     return int(x)
 
 
+NAN_WORD = 0x7FFFFFFF  # the engine's NaN (EngineParams' default nan_word)
+_F32 = np.float32
+
+
+def host_exact() -> bool:
+    """Whether the host's float32/float64 arithmetic rounds to nearest even
+    and keeps subnormals (no flush-to-zero, no denormals-are-zero) now."""
+    with np.errstate(all="ignore"):
+        one, half = _F32(1.0), _F32(0.5)
+        tiny = np.array([1, 0x00800000], np.uint32).view(np.float32)  # 2**-149, 2**-126
+        kept = (tiny[0] * one == tiny[0]) and (tiny[1] * half != 0)
+        ties = (one + _F32(2.0 ** -24) == one) and (
+            _F32(1 + 2.0 ** -23) + _F32(2.0 ** -24) == _F32(1 + 2.0 ** -22)) and (
+            -one - _F32(2.0 ** -24) == -one)
+        d = np.array([1], np.uint64).view(np.float64)[0]  # 2**-1074
+        kept64 = d * 1.0 == d and (1.0 + 2.0 ** -53 == 1.0)
+    return bool(kept and ties and kept64)
+
+
+def _nan_word(r: np.ndarray) -> np.ndarray:
+    return np.where((r & 0x7FFFFFFF) > 0x7F800000, np.uint32(NAN_WORD), r)
+
+
+def _words(*vs):
+    return np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in vs))
+
+
 def fma(x, y, z) -> np.ndarray:
     """f32 words of x*y + z rounded once (RNE); arrays broadcast."""
-    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in (x, y, z)))
+    for one, other in ((x, y), (y, x)):  # 1 * v + z is exact v + z, one rounding: an add
+        if np.ndim(one) == 0 and int(one) == ONE:
+            return add(other, z)
+    x, y, z = _words(x, y, z)
+    if not host_exact():
+        return _engine_fma(x, y, z)
+    shape = x.shape
+    out = np.empty(x.size, np.uint32)
+    _fma_kernel()(np.ascontiguousarray(x).reshape(-1).view(np.float32),
+                  np.ascontiguousarray(y).reshape(-1).view(np.float32),
+                  np.ascontiguousarray(z).reshape(-1).view(np.float32), out)
+    return out.reshape(shape)
+
+
+_FMA_KERNEL = None
+
+
+def _fma_kernel():
+    """The host fma, one element at a time (compiled on first use, cached):
+    p = x*y in float64 (exact: 24 + 24 bits), s = p + z rounded to nearest,
+    then rounded to odd with TwoSum's error term, then RNE into float32,
+    which rounds as the one rounding of the exact sum does (module doc); a
+    NaN is written as the engine's NaN word."""
+    global _FMA_KERNEL
+    if _FMA_KERNEL is None:
+        from numba import njit
+
+        @njit(cache=True, nogil=True, error_model="numpy")
+        def kernel(x, y, z, out):
+            d = np.empty(1, np.float64)
+            di = d.view(np.int64)
+            f = np.empty(1, np.float32)
+            fu = f.view(np.uint32)
+            for i in range(x.size):
+                p = np.float64(x[i]) * np.float64(y[i])
+                c = np.float64(z[i])
+                s = p + c
+                bb = s - p
+                err = (p - (s - bb)) + (c - bb)  # p + c - s exactly (NaN: s not finite)
+                d[0] = s
+                bits = di[0]
+                if bits & 1 == 0 and (err > 0 or err < 0):
+                    if (err > 0) == (bits >= 0):
+                        di[0] = bits + 1  # one step away from zero
+                    else:
+                        di[0] = bits - 1
+                f[0] = np.float32(d[0])
+                w = fu[0]
+                if w & 0x7FFFFFFF > 0x7F800000:
+                    w = np.uint32(NAN_WORD)
+                out[i] = w
+
+        _FMA_KERNEL = kernel
+    return _FMA_KERNEL
+
+
+def mul(x, y) -> np.ndarray:
+    """f32 words of x*y (RNE)."""
+    x, y = _words(x, y)
+    if not host_exact():
+        return _engine_fma(x, y, np.full(x.shape, NEG_ZERO, np.uint32))
+    with np.errstate(all="ignore"):
+        r = (x.view(np.float32) * y.view(np.float32)).view(np.uint32)
+    return _nan_word(r)
+
+
+def add(x, y) -> np.ndarray:
+    """f32 words of x + y (RNE)."""
+    x, y = _words(x, y)
+    if not host_exact():
+        return _engine_add(x, y)
+    with np.errstate(all="ignore"):
+        r = (x.view(np.float32) + y.view(np.float32)).view(np.uint32)
+    return _nan_word(r)
+
+
+def _engine_fma(x, y, z) -> np.ndarray:
+    """fma on the integer engine (a K=1 fused dot): what the host path must equal."""
     shape = x.shape
     out = fused_dot(_DP, Cases(x.reshape(-1, 1), y.reshape(-1, 1), z.ravel()), _P)
     return np.asarray(out, np.uint32).reshape(shape)
 
 
-def mul(x, y) -> np.ndarray:
-    """f32 words of x*y (RNE)."""
-    return fma(x, y, NEG_ZERO)
-
-
-def add(x, y) -> np.ndarray:
-    """f32 words of x + y (RNE)."""
-    x, y = np.broadcast_arrays(np.asarray(x, np.uint32), np.asarray(y, np.uint32))
+def _engine_add(x, y) -> np.ndarray:
     return np.asarray(ieee_add("f32", x.ravel(), y.ravel()), np.uint32).reshape(x.shape)
 
 
