@@ -73,3 +73,14 @@ def test_warm_prints_a_line_before_and_after_each_step():
     assert lines[1].startswith("[1/1] dot-f64: f64 DMMA ...")
     assert lines[2].startswith("[1/1] dot-f64: ") and "compiled" in lines[2]
     assert lines[-1].startswith("done: ")
+
+
+def test_every_command_module_is_registered():
+    from pathlib import Path
+
+    import tcprobe.commands as pkg
+
+    folder = Path(pkg.__file__).parent
+    defined = {p.stem for p in folder.glob("*.py")
+               if p.stem != "__init__" and "\ndef command(" in p.read_text()}
+    assert defined == {module for module, _ in COMMANDS.values()}
