@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -186,6 +187,31 @@ def test_json_file_on_a_full_disk_keeps_the_old_file(tmp_path, monkeypatch):
     assert e.value.errno == errno.ENOSPC
     assert old.read_text() == '{"old": 1}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["old.json"]  # no temporary file left
+
+
+def test_a_fifo_or_device_where_a_file_goes_is_refused_before_the_work(files, monkeypatch):
+    os.mkfifo(files / "pipe")
+    _capture(files)
+    calls = []
+    from tcprobe.matrix import fit_gemm
+
+    monkeypatch.setattr(fit_gemm, "fit", lambda *a, **k: calls.append(1))
+    for args in (["gemm", "--gpu", "H100", "--a", files / "a.npy", "--b", files / "b.npy",
+                  "--out", files / "pipe"],
+                 ["gemm", "--gpu", "H100", "--a", files / "a.npy", "--b", files / "b.npy",
+                  "--json", files / "pipe"],
+                 ["fit-gemm", "--gpu", "H100", "--a", files / "a.npy", "--b", files / "b.npy",
+                  "--d", files / "d.npy", "--json", files / "pipe"]):
+        one_error(invoke(*args), "pipe", "not a regular file")
+    assert not calls
+    assert stat.S_ISFIFO(os.lstat(files / "pipe").st_mode)  # never replaced by a file
+    with pytest.raises(outfiles.UnsafePathError):
+        outfiles.write_atomic(files / "pipe", "x")
+
+
+def test_verdict_seconds_nan(files):
+    one_error(invoke("gemm", "--gpu", "H100", "--a", files / "a.npy", "--b", files / "b.npy",
+                     "--compare", "A100", "--verdict-seconds", "nan"), "--verdict-seconds")
 
 
 # ---------------------------------------------------------------------------

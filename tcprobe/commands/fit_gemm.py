@@ -15,6 +15,7 @@ from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
 from tcprobe.matrix.schedule import Schedule
 from tcprobe.matrix.scheduled import C_FORMATS, OUT_NAMES
 from tcprobe.models.formats import describe
+from tcprobe.outfiles import check_out_file
 
 from .gemm import load
 
@@ -84,6 +85,8 @@ def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_forma
             c_format, d_format, splits_path, bounds, json_path):
     """Find every schedule that explains every word of D (exit 0), or the
     closest ones with their mismatches (exit 1)."""
+    if json_path and json_path != "-":
+        check_out_file(Path(json_path), "--json")  # before the search, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     c = load(c_path, "c", C_FORMATS, c_format)

@@ -109,6 +109,7 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
 @click.option("--compare-schedule", help="Schedule on the --compare side (default: --schedule's).")
 @click.option("--compare-model", help="Model on the --compare side (default: its GPU's profile).")
 @click.option("--verdict-seconds", type=click.FloatRange(0, 3600), default=10.0, show_default=True,
+              callback=lambda ctx, p, v: _finite(v, "--verdict-seconds"),
               help="How long the same-bits search may look for a counterexample.")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
 @json_option("Write the figures as JSON")
@@ -220,6 +221,12 @@ def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_fo
                              "exact")
     if json_path:
         write_json(Path(json_path), report)
+
+
+def _finite(v: float, option: str) -> float:
+    if not math.isfinite(v):
+        raise click.BadParameter(f"{v} is not a number of seconds")
+    return v
 
 
 def _schedule(value: str | None, option: str):
