@@ -101,6 +101,37 @@ def key_cache_by_content(package_dir: str, stamp: str) -> None:
     impl._locator_classes.insert(0, _ContentKeyedLocator)
 
 
+def when_numba_loaded(then) -> None:
+    """``then()`` now if numba is imported, else right after its first import
+    (a finder that wraps numba's loader), so that importing the models for
+    their tables (formats, the ISA) does not import numba."""
+    import sys
+
+    if "numba" in sys.modules:
+        then()
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _AfterNumba(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != "numba":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(fullname)
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                then()
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _AfterNumba())
+
+
 def on_compile_start(callback) -> None:
     """Call ``callback()`` whenever numba starts compiling a function."""
     from numba.core import event

@@ -134,7 +134,8 @@ def _announce_compiles() -> None:
             click.echo(f"note: compiling kernels for {label} (first run only; later runs "
                        f"load them from {kernel_cache.FOLDER})", err=True)
 
-    numba_internals.on_compile_start(announce)
+    # when numba loads (a command that only reads the models' tables never loads it)
+    numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce))
 
 
 def _load_command(name: str) -> click.Command:

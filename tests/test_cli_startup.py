@@ -40,7 +40,9 @@ def test_help_imports_nothing_heavy(args):
     got = _probe(args)
     assert got["code"] in (0, None)
     assert got["loaded"] == [], got["loaded"]
-    assert got["cpu"] < 0.3, got["cpu"]  # CPU seconds after Python's own start
+    # CPU seconds after Python's own start: the best of three (a shared machine)
+    cpu = min([got["cpu"]] + [_probe(args)["cpu"] for _ in range(2)])
+    assert cpu < 0.3, cpu
 
 
 def test_the_help_lists_every_command_with_its_own_summary():
@@ -84,3 +86,14 @@ def test_every_command_module_is_registered():
     defined = {p.stem for p in folder.glob("*.py")
                if p.stem != "__init__" and "\ndef command(" in p.read_text()}
     assert defined == {module for module, _ in COMMANDS.values()}
+
+
+@pytest.mark.parametrize("args", [["gemm", "--help"], ["fit-gemm", "--help"],
+                                  ["warm", "--list"]])
+def test_command_help_loads_no_numba(args):
+    got = _probe(args)
+    assert got["code"] in (0, None)
+    heavy = [m for m in got["loaded"] if m.split(".")[0] in ("numba", "llvmlite", "ml_dtypes",
+                                                             "torch", "cuda")
+             or m.startswith("tcprobe.matrix")]
+    assert heavy == [], heavy

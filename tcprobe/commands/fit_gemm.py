@@ -6,30 +6,31 @@ import time
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from tcprobe.commands.options import json_option
 from tcprobe.console import console, write_json
-from tcprobe.matrix import fit_gemm, split_probe
-from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
-from tcprobe.matrix.schedule import Schedule
-from tcprobe.matrix.scheduled import C_FORMATS, OUT_NAMES
-from tcprobe.models.formats import describe
 from tcprobe.outfiles import check_out_file
 
-from .gemm import load
+# tcprobe.matrix (numba, ml_dtypes) is imported when the command runs, not
+# for its --help
 
-_DEFAULTS = Schedule().to_dict()
 
-
-def brief(s: Schedule) -> str:
+def brief(s) -> str:
     """The axes where a schedule differs from the default preset."""
-    d = {k: v for k, v in s.to_dict().items() if v != _DEFAULTS[k] and k != "out"}
+    from tcprobe.matrix.schedule import Schedule
+
+    defaults = Schedule().to_dict()
+    d = {k: v for k, v in s.to_dict().items() if v != defaults[k] and k != "out"}
     return ", ".join(f"{k}={v}" for k, v in d.items()) or "default (cublas)"
 
 
 def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | None:
     """The split starts --splits (a splits-case D) or --bounds gives, or None."""
+    from tcprobe.matrix import split_probe
+    from tcprobe.matrix.operands import MatmulError
+    from tcprobe.matrix.scheduled import OUT_NAMES
+
+    from .gemm_run import load
     if splits_path and bounds:
         raise MatmulError("--bounds: give --splits or --bounds, not both")
     if bounds:
@@ -85,6 +86,14 @@ def command(a_path, b_path, c_path, d_path, gpu, alpha, beta, ab_format, a_forma
             c_format, d_format, splits_path, bounds, json_path):
     """Find every schedule that explains every word of D (exit 0), or the
     closest ones with their mismatches (exit 1)."""
+    from rich.table import Table
+
+    from tcprobe.matrix import fit_gemm
+    from tcprobe.matrix.operands import INPUT_FORMATS, MatmulError
+    from tcprobe.matrix.scheduled import C_FORMATS, OUT_NAMES
+    from tcprobe.models.formats import describe
+
+    from .gemm_run import load
     if json_path and json_path != "-":
         check_out_file(Path(json_path), "--json")  # before the search, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
