@@ -145,8 +145,8 @@ def fma_word(fmt, a: _Val, b: _Val, c: _Val) -> int:
 
 
 def _add(x: _Val, y: _Val) -> int:
-    """x + y in f32, rounded to nearest even (IEEE)."""
-    for v in (x, y):
+    """x + y in f32, rounded to nearest even (IEEE); of two NaNs, y's quieted."""
+    for v in (y, x):
         if v.cls == Class.NAN:
             return _quiet(F32, v.word)
     if x.cls == Class.INF and y.cls == Class.INF and x.sign != y.sign:
@@ -170,7 +170,7 @@ def _flush(w: int) -> _Val:
 def _mul_f32(a: _Val, b: _Val, src) -> int:
     """a * b of two 16-bit floats (subnormals already flushed) into f32, RNE."""
     words = [_to_f32(src, v) for v in (a, b)]
-    return fma_word(F32, _val(F32, words[0]), _val(F32, words[1]), _val(F32, 1 << 31))
+    return fma_word(F32, _val(F32, words[1]), _val(F32, words[0]), _val(F32, 1 << 31))
 
 
 def _to_f32(src, v: _Val) -> int:

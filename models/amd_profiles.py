@@ -32,13 +32,17 @@ def params_for(arch: str, kind: str) -> MfmaParams:
 
 
 def model_for(dp: Datapath, gpu: str) -> MfmaModel:
-    """The MfmaModel of a v_mfma datapath on ``gpu`` (MI100, MI250X, MI300X)."""
+    """The MfmaModel of a v_mfma datapath on ``gpu`` (MI100, MI250X, MI300X):
+    the ISA table's gate for every surface (``dot``, ``matmul``, ``gemm``,
+    emulate, ``--device sim:``): some v_mfma of the GPU's generation runs
+    ``dp`` exactly (kind, A/B/D types and K), else ModelError."""
     arch = isa_amd.GPU_ARCH.get(str(gpu).upper())
     if arch is None:
         raise ModelError(f"gpu: no AMD profile for {gpu!r} (known: {', '.join(isa_amd.GPU_ARCH)})")
     kinds = {i.kind for i in isa_amd.instructions(arch)}
     if dp.family != "mfma" or dp.kind not in kinds:
         raise ModelError(f"{gpu} ({arch}) has no v_mfma of kind {dp.kind} ({dp.id})")
+    instruction_for(gpu, dp)  # its types and K too
     return MfmaModel(gpu.lower(), dp, EVIDENCE.format(gpu=gpu), params_for(arch, dp.kind))
 
 

@@ -154,7 +154,15 @@ def configure() -> Path:
         FOLDER = fallback
     # Children (the CLI run from a test, a worker) find the same folder.
     os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
-    numba_internals.set_cache_dir(str(FOLDER))
+    here = str(Path(__file__).resolve().parent)
+
+    def point_numba():  # once numba is imported (not before: the tables need no numba)
+        from .kernel_stamp import SOURCE_STAMP  # keyed by the sources, not the install's path
+
+        numba_internals.set_cache_dir(str(FOLDER))
+        numba_internals.key_cache_by_content(here, SOURCE_STAMP)
+
+    numba_internals.when_numba_loaded(point_numba)
     if NOTE is not None:
         warnings.warn(NOTE, KernelCacheNote, stacklevel=2)
     return FOLDER

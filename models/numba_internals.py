@@ -67,6 +67,71 @@ def set_cache_dir(folder: str) -> None:
     config.CACHE_DIR = folder
 
 
+def key_cache_by_content(package_dir: str, stamp: str) -> None:
+    """File the cached kernels of ``package_dir``'s modules under
+    ``CACHE_DIR/tcprobe-models-<stamp>`` (``stamp``: a digest of the
+    package's sources), not under numba's default subfolder, which is named
+    by a hash of the source folder's absolute path: so a second install of
+    the same sources (another venv, another checkout) loads the kernels the
+    first compiled, and different sources never share a folder. Functions
+    of other packages keep numba's own locators. Uses numba's private
+    ``numba.core.caching`` locator list (numba 0.6x)."""
+    from numba.core import caching, config
+
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    if impl is None or not hasattr(caching, "UserProvidedCacheLocator"):
+        return  # another numba: its own locators (keyed by the install's path)
+    package_dir = os.path.abspath(package_dir)
+    if any(getattr(c, "_tcprobe", False) for c in impl._locator_classes):
+        return
+
+    class _ContentKeyedLocator(caching.UserProvidedCacheLocator):
+        _tcprobe = True
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(config.CACHE_DIR, f"tcprobe-models-{stamp}")
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.dirname(os.path.abspath(py_file)) != package_dir:
+                return None
+            return super().from_function(py_func, py_file)
+
+    impl._locator_classes.insert(0, _ContentKeyedLocator)
+
+
+def when_numba_loaded(then) -> None:
+    """``then()`` now if numba is imported, else right after its first import
+    (a finder that wraps numba's loader), so that importing the models for
+    their tables (formats, the ISA) does not import numba."""
+    import sys
+
+    if "numba" in sys.modules:
+        then()
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _AfterNumba(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != "numba":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(fullname)
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                then()
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _AfterNumba())
+
+
 def on_compile_start(callback) -> None:
     """Call ``callback()`` whenever numba starts compiling a function."""
     from numba.core import event

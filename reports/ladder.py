@@ -35,20 +35,23 @@ def _scales(sf, sa, sb) -> str:
 
 
 def step_table(finding, dp, simulated: bool, index: int, total: int, limit: int = 6,
-               title: str = "") -> Table:
+               title: str = "") -> Table | str:
     """A step's finding with its proving cases (inputs and raw output words);
-    ``title`` names what the step probes."""
+    ``title`` names what the step probes. A step with no case, evidence or
+    note (one skipped on this datapath) is its two heading lines alone, no
+    empty table."""
     sim = " [dim](simulated)[/]" if simulated else ""
     style = STATUS_STYLE.get(finding.status, "")
     pre = " [dim](prerequisite)[/]" if finding.prerequisite else ""
     title = (f"{index}/{total} {finding.step}: {title}{pre}{sim}\n"
              f"[{style}]{finding.status}[/]: {finding.summary}")
+    if not finding.evidence and not finding.notes and not finding.cases:
+        return title
     t = Table(title=title, title_justify="left", show_edge=True, min_width=100)
     fa, fb, fc, fd = (get_format(x) for x in (dp.a_type, dp.b_type, dp.c, dp.d_type))
     if not finding.evidence:
         t.add_column("note")
-        for n in finding.notes or ["(no cases)" if not finding.cases else
-                                   f"{finding.cases} cases"]:
+        for n in finding.notes or [f"{finding.cases} cases"]:
             t.add_row(n)
         return t
     scaled = any(getattr(e, "scale_a", None) is not None for e in finding.evidence[:limit])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import sys
 import warnings
@@ -20,24 +22,50 @@ from tcprobe import __version__
 from tcprobe.console import fail, say, send_output_to_stderr
 
 # One module per command in tcprobe/commands; each defines ``command``.
-COMMAND_MODULES = [
-    "score",
-    "sass_check",
-    "mfma_check",
-    "devices",
-    "replay",
-    "targets",
-    "fit",
-    "validate",
-    "run_case",
-    "ladder",
-    "smoke",
-    "report",
-    "gemm",
-    "fit_gemm",
-    "gemm_probe",
-    "batch_invariance",
-]
+# Command name -> (module, the first sentence of its help). The modules are
+# imported when their command runs (or shows its own --help), so that
+# ``tcprobe --help`` starts without numba, ml_dtypes or the models;
+# tests/test_cli_startup.py checks every summary against its command's help.
+COMMANDS = {
+    "score": ("score", "Score models against captured output bits (exit 1 on any mismatch)."),
+    "sass-check": ("sass_check", "Compile the harnesses with NVRTC, disassemble with nvdisasm, "
+                                 "and check that each kernel uses the expected tensor-core "
+                                 "opcode; flag emulated ones."),
+    "mfma-check": ("mfma_check", "Compile a kernel for every v_mfma instruction of the ISA table "
+                                 "with LLVM's AMDGPU backend (llvmlite's LLVM: the code generator "
+                                 "hipcc drives) and check that its assembly has the instruction's "
+                                 "own v_mfma opcode."),
+    "devices": ("devices", "List the devices found: GPUs (through the driver), the simulated "
+                           "devices, and MMA-Sim where it is installed."),
+    "replay": ("replay", "Send a capture's recorded inputs through a device and count the cases "
+                         "whose word differs from the recorded one (exit 1 on any difference)."),
+    "targets": ("targets", "List datapaths: the id --datapath takes (family, kind, types, K, "
+                           "scales, sparsity), scaling, arch and instruction descriptor."),
+    "fit": ("fit", "Find the model that explains each capture (exit 1 unless every fit is exact)."),
+    "validate": ("validate", "Run generated cases (raw, finite, edge, adversarial, sparse suites) "
+                             "on a device, stream them to a capture, score models, and shrink "
+                             "every kind of mismatch to a one-line reproducer."),
+    "run-case": ("run_case", "Run one case on a device and print its word beside each model's "
+                             "(exit 1 when a model differs): the reproducers `tcprobe validate` "
+                             "prints."),
+    "ladder": ("ladder", "Run the probe ladder on a device and print what each step found."),
+    "smoke": ("smoke", "Smoke-test a device: SASS check, ladder and validation per family (exit 1 "
+                       "on any failure)."),
+    "report": ("report", "Work with saved reports."),
+    "gemm": ("gemm", "Multiply A @ B + C as GPU's library kernel computes it, every word."),
+    "fit-gemm": ("fit_gemm", "Find every schedule that explains every word of D (exit 0), or the "
+                             "closest ones with their mismatches (exit 1)."),
+    "gemm-probe": ("gemm_probe", "Write the probe cases (A, B, C as raw-word .npy) and a manifest "
+                                 "that ``python -m tcprobe.capture.torch_gemm DIR`` runs."),
+    "warm": ("warm", "Compile the kernels the main jobs use, so that later runs load them from "
+                     "the cache."),
+    "batch-invariance": ("batch_invariance", "For a GPU, dtype, N and K: which M give row i the "
+                                             "same bits as M = --ref, where the library's choice "
+                                             "changes and by what mechanism (split count, kernel "
+                                             "family), with each range's provenance (measured, "
+                                             "predicted, default guess)."),
+}
+COMMAND_MODULES = [module for module, _ in COMMANDS.values()]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
@@ -111,16 +139,122 @@ def _announce_compiles() -> None:
             click.echo(f"note: compiling kernels for {label} (first run only; later runs "
                        f"load them from {kernel_cache.FOLDER})", err=True)
 
-    numba_internals.on_compile_start(announce)
+    # when numba loads (a command that only reads the models' tables never loads it)
+    numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce))
+
+
+def _load_command(name: str) -> click.Command:
+    return importlib.import_module(f"tcprobe.commands.{COMMANDS[name][0]}").command
+
+
+def _models_loaded() -> None:
+    _announce_compiles()
+    from tcprobe.models import numba_internals
+
+    numba_internals.kernel_form()
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then()`` right after the module ``name`` is first imported."""
+
+    def __init__(self, name: str, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        run, then = spec.loader.exec_module, self.then
+
+        def exec_module(module):
+            run(module)
+            then()
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _after_import(name: str, then) -> None:
+    """``then()`` now if ``name`` is imported, else right after it is."""
+    if name in sys.modules:
+        then()
+    elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, then))
+
+
+class _Commands(dict):
+    """``main.commands``: each command loaded on first use; listing them
+    (items, values, iteration) loads every one."""
+
+    def __missing__(self, name):
+        if name not in COMMANDS:
+            raise KeyError(name)
+        self[name] = cmd = _load_command(name)
+        return cmd
+
+    def _all(self):
+        for name in COMMANDS:
+            if not dict.__contains__(self, name):
+                self[name]  # noqa: B018 (loads it)
+
+    def get(self, name, default=None):
+        return self[name] if name in COMMANDS or dict.__contains__(self, name) else default
+
+    def __contains__(self, name):
+        return name in COMMANDS or dict.__contains__(self, name)
+
+    def __iter__(self):
+        self._all()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._all()
+        return dict.__len__(self)
+
+    def keys(self):
+        self._all()
+        return dict.keys(self)
+
+    def values(self):
+        self._all()
+        return dict.values(self)
+
+    def items(self):
+        self._all()
+        return dict.items(self)
 
 
 class Group(click.Group):
+    """The command group; each command's module is imported when it is used."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands(self.commands)
+
+    def list_commands(self, ctx):
+        return sorted(set(COMMANDS) | set(dict.keys(self.commands)))
+
+    def get_command(self, ctx, name):
+        return self.commands.get(name)
+
+    def format_commands(self, ctx, formatter):
+        """The command list of ``tcprobe --help`` from COMMANDS (nothing imported)."""
+        limit = formatter.width - 6 - max(len(n) for n in COMMANDS)
+        rows = [(name, click.utils.make_default_short_help(
+                    COMMANDS[name][1] if name in COMMANDS
+                    else self.commands[name].get_short_help_str(limit), limit))
+                for name in self.list_commands(ctx) if name in COMMANDS
+                or not self.commands[name].hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def invoke(self, ctx):
         try:
-            _announce_compiles()
-            from tcprobe.models import numba_internals
-
-            numba_internals.kernel_form()  # a misspelt TCPROBE_KERNEL fails before any work
+            # when a command first imports the models (none does for --help, --list):
+            # announce compiles, and a misspelt TCPROBE_KERNEL fails before any work
+            _after_import("tcprobe.models", _models_loaded)
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
@@ -170,9 +304,6 @@ def main():
 
 
 warnings.showwarning = _notes_as_lines  # before the commands import the models
-for _name in COMMAND_MODULES:
-    _mod = importlib.import_module(f"tcprobe.commands.{_name}")
-    main.add_command(_mod.command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -97,7 +97,12 @@ class ProgressBar:
 
 
 def write_json(path: str | Path, payload: dict) -> None:
-    """Write ``payload`` as indented JSON (``-``: to stdout), creating parent folders."""
+    """Write ``payload`` as indented JSON (``-``: to stdout), creating parent
+    folders: to a temporary file beside ``path`` renamed over it, so a link
+    planted there is replaced, never written through, and on a full disk
+    the old file stays whole (:func:`tcprobe.outfiles.write_atomic`)."""
+    from tcprobe.outfiles import write_atomic
+
     text = json_text(payload)
     if str(path) == "-":
         sys.stdout.write(text)
@@ -106,7 +111,7 @@ def write_json(path: str | Path, payload: dict) -> None:
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
+    write_atomic(p, text)
 
 
 def json_text(payload) -> str:

@@ -457,8 +457,16 @@ PROFILE_REQUIRED = PROFILE_KEYS
 PROFILE_META = {
     "name": F(Text()),
     "gpu": F(Text()),
-    "families": F(ListOf(Choice(isa.FAMILIES), one_ok=True, least=1)),
+    "families": F(ListOf(Choice((*isa.FAMILIES, "mfma")), one_ok=True, least=1)),
     "seed": F(Int(0, (1 << 63) - 1)),
+}
+# [mfma]: an AMD profile's design (models/amd.MfmaParams; docs/sim-profiles.md)
+MFMA_DESIGNS = ("fma", "exact", "ftz", "truncated", "grouped")
+PROFILE_MFMA = {
+    "design": F(Choice(MFMA_DESIGNS), required=True),
+    "block": F(Int(1, 64)),
+    "window": F(Int(1, 64)),
+    "window2": F(Int(1, 64)),
 }
 PROFILE_LAYOUT = {
     "a_k_order": F(ORDER), "b_k_order": F(ORDER),
@@ -475,8 +483,40 @@ PROFILE_SCALED = {
     "group_floor": F(OPTIONAL_INT), "zero_c": F(Choice(("positive", "keep"))),
     "overflow": F(Choice(("inf", "saturate", "ieee"))),
 }
-PROFILE_TABLES = ("format", "output", "layout", "scaled")
+PROFILE_TABLES = ("format", "output", "layout", "scaled", "mfma")
 SCALED_GROUPS = tcgen05.SCALED_GROUPS
+
+
+AMD_GPUS = ("MI100", "MI250X", "MI300X")  # models/isa_amd.GPU_ARCH
+
+
+def _amd_profile(top: dict, tables: dict, where: str) -> bool:
+    """Whether a profile is AMD's (an AMD gpu, or families = ["mfma"]); one
+    that mixes AMD and NVIDIA (an AMD gpu running mma, mfma beside wgmma, an
+    NVIDIA gpu running mfma, engine keys or NVIDIA tables) is refused."""
+    gpu = str(top.get("gpu", "")).strip().upper()
+    fams = top.get("families")
+    fams = [fams] if isinstance(fams, str) else fams if isinstance(fams, list) else []
+    fams = [f.strip().lower() for f in fams if isinstance(f, str)]  # the schema checks the rest
+    amd = gpu in AMD_GPUS or "mfma" in fams
+    if not amd:
+        return False
+    if gpu not in AMD_GPUS:
+        raise SchemaError(f"{where}: gpu: an mfma profile names its AMD GPU (gpu = "
+                          f"{', '.join(AMD_GPUS)}), whose v_mfma table it runs, not "
+                          f"{top.get('gpu', 'none')!r}")
+    other = [f for f in fams if f != "mfma"]
+    if other:
+        raise SchemaError(f"{where}: families: {gpu} is an AMD GPU: it runs mfma, not "
+                          f"{', '.join(other)}")
+    keys = [k for k in top if k not in PROFILE_META]
+    if keys:
+        raise SchemaError(f"{where}: {keys[0]}: an AMD (mfma) profile sets its design in "
+                          "[mfma] (design, block, window, window2), not engine keys")
+    nvidia = [t for t in tables if t != "mfma"]
+    if nvidia:
+        raise SchemaError(f"{where}: [{nvidia[0]}]: an AMD (mfma) profile has one table, [mfma]")
+    return True
 
 
 def check_profile(data: dict, where: str) -> dict:
@@ -491,6 +531,21 @@ def check_profile(data: dict, where: str) -> dict:
                           f"(tables: {', '.join(f'[{t}]' for t in PROFILE_TABLES)})")
     engine = engine_schema()
     top_schema = {**PROFILE_META, **engine}
+    if _amd_profile(top, tables, where):
+        out = check(top, PROFILE_META, where)
+        out["mfma"] = check(tables.get("mfma", {}), PROFILE_MFMA, where, key_path="mfma") \
+            if "mfma" in tables else {}
+        if out["mfma"].get("design", "fma") != "fma" and "block" not in out["mfma"]:
+            raise SchemaError(f"{where}: [mfma]: design {out['mfma']['design']} needs block "
+                              "(L, or P for ftz)")
+        if out["mfma"].get("design") == "ftz" and out["mfma"]["block"] not in (2, 4):
+            raise SchemaError(f"{where}: [mfma]: block: ftz sums pairs (P = 2) or pairs of "
+                              f"pairs (P = 4), not {out['mfma']['block']}")
+        out.update({"format": {}, "output": {}, "scaled": {}})
+        return out
+    if "mfma" in tables:
+        raise SchemaError(f"{where}: [mfma] is for an AMD profile (gpu = MI100, MI250X or "
+                          "MI300X; families = [\"mfma\"])")
     for key in PROFILE_REQUIRED:
         if key not in top:
             raise SchemaError(f"{where}: missing key {key} (required: "

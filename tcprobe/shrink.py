@@ -136,6 +136,11 @@ def _candidates(dp: Datapath, case: Cases) -> list[Cases]:
     return out
 
 
+class NotAlone(ValueError):
+    """The case mismatches in its batch but not when run alone (the device's
+    word depends on the cases run beside it): nothing to shrink."""
+
+
 def active_lanes(case: Cases) -> int:
     a, b = case.masked()
     return int(((a[0] != 0) | (b[0] != 0)).sum())
@@ -152,7 +157,7 @@ def minimize(dp: Datapath, case: Cases, device_words, model_words, max_rounds: i
     dw = int(device_words(case)[0])
     mw = int(model_words(case)[0])
     if dw == mw:
-        raise ValueError("the case does not mismatch: nothing to shrink")
+        raise NotAlone("the case does not mismatch when run alone: nothing to shrink")
     start = active_lanes(case)
     rounds = 0
     current = case

@@ -272,14 +272,24 @@ def make_reproducers(result: Result, device: Device, per_model: int = 5,
                      max_rounds: int = 200) -> None:
     """Shrink up to ``per_model`` mismatches of every model (the first of
     each generator, earliest first) and store them as reproducers."""
-    from tcprobe.shrink import reproducer, shrink
+    from tcprobe.shrink import NotAlone, Shrunk, active_lanes, reproducer, shrink
 
     for tally in result.tallies:
         chosen = sorted(tally.examples.values(), key=lambda e: e.index)[:per_model]
         out = []
         for ex in chosen:
-            shrunk = shrink(result.datapath, device, tally.model, ex.case, max_rounds=max_rounds)
+            alone = None
+            try:
+                shrunk = shrink(result.datapath, device, tally.model, ex.case,
+                                max_rounds=max_rounds)
+            except NotAlone:  # the device's word depends on the batch (MMA-Sim's CDNA1 NaNs)
+                lanes = active_lanes(ex.case)
+                shrunk = Shrunk(ex.case, ex.device_word, ex.model_word, 0, lanes, lanes)
+                alone = ("does not mismatch when run alone: the device's word for this case "
+                         "depends on the cases run beside it; not shrunk")
             rep = reproducer(result.datapath, device, tally.model, shrunk)
+            if alone:
+                rep["note"] = alone
             rep.update({"generator": ex.generator, "case": ex.index,
                         "original": {"device": f"{ex.device_word:#x}",
                                      "model": f"{ex.model_word:#x}"}})

@@ -76,6 +76,6 @@ def test_both_on_stdout_is_one_error_line(tmp_path):
 @pytest.mark.parametrize("ulps,got,want,text", [(0, 0x80000000, 0, "+0 and -0"),
                                                 (3, 1, 4, "+3 ulps"), (None, 1, 2, "NaN")])
 def test_ulps_as_printed(ulps, got, want, text):
-    from tcprobe.commands.gemm import _ulps
+    from tcprobe.commands.gemm_run import _ulps
 
     assert _ulps(ulps, got, want) == text

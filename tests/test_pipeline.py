@@ -304,7 +304,7 @@ def test_gemm_refuses_an_instr_the_schedule_contradicts(tmp_path):
                                   str(tmp_path / "b.npy"), "--format", "e4m3", "--gpu", GPU,
                                   "--instr", "mma", "--schedule", "fp8-fast-accum"])
     assert r.exit_code == 2, r.output
-    assert "differs from the schedule's instr (wgmma)" in r.output
+    assert "differs from the schedule's 'wgmma'" in r.output
 
 
 def test_emulate_runs_its_products_on_the_backend():

@@ -26,6 +26,41 @@ def hold_out_folder(out: Path):
         raise CaptureError(f"{out}: --out must be a folder, and this is a file")
     out.mkdir(parents=True, exist_ok=True)
     lock = out / LOCK_NAME
+    for _attempt in range(3):
+        fd = _lock(out, lock)
+        if fd is not None:
+            break
+    else:
+        raise CaptureError(f"{out}: another tcprobe run is writing to this folder "
+                           "(wait for it to finish, or choose another --out)")
+    try:
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as e:
+            raise os_error(e, lock) from None
+        yield
+    finally:
+        try:  # removed while still held, so the folder keeps no lock behind
+            if _same_file(fd, lock):
+                os.unlink(lock)
+        except OSError:
+            pass
+        os.close(fd)  # closing releases the lock
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        a, b = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _lock(out: Path, lock: Path) -> int | None:
+    """The locked descriptor of ``lock``, or None when the file was removed
+    (by the run that held it) between its opening and its locking: the
+    caller tries again on the file that is there now."""
     refuse_link(lock)  # a planted link is never followed (O_NOFOLLOW below, too)
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
@@ -42,14 +77,13 @@ def hold_out_folder(out: Path):
         except BlockingIOError:
             raise CaptureError(f"{out}: another tcprobe run is writing to this folder "
                                "(wait for it to finish, or choose another --out)") from None
-        try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-        except OSError as e:
-            raise os_error(e, lock) from None
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+    except BaseException:
+        os.close(fd)
+        raise
+    if not _same_file(fd, lock):
+        os.close(fd)
+        return None
+    return fd
 
 
 def capture_bytes(dp: Datapath, cases: int, chunk: int) -> int:

@@ -15,12 +15,15 @@ imported only here, and only when this runs.
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from tcprobe import npyfile
 from tcprobe.outfiles import atomic_file, write_atomic
 
 TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32", "e4m3": "float8_e4m3fn",
@@ -29,8 +32,70 @@ WORD_DTYPES = {1: "int8", 2: "int16", 4: "int32"}
 D_FORMATS = {"torch.bfloat16": "bf16", "torch.float16": "f16", "torch.float32": "f32"}
 
 
+A_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2")  # gemm-probe's formats
+C_FORMATS = ("bf16", "f16", "f32")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+class ManifestError(ValueError):
+    """A manifest.json that gemm-probe did not write, or one that names a
+    file outside its folder."""
+
+
+def _file_name(folder: Path, value, where: str) -> str:
+    """A file name the manifest gives: a plain name inside ``folder`` (no
+    folder part, no ``..``); the runner reads and writes nothing elsewhere."""
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or ".." in value:
+        raise ManifestError(f"{where}: {value!r} is not a plain file name inside {folder} "
+                            "(letters, digits, '_', '.', '-'; no folder part, no '..')")
+    return value
+
+
+def check_manifest(folder: Path, manifest) -> dict:
+    """``manifest`` as gemm-probe writes it (its keys, types and file names
+    checked), or ManifestError naming the first thing wrong: before torch,
+    before any case runs."""
+    if not isinstance(manifest, dict):
+        raise ManifestError("manifest.json holds no JSON object")
+    for key, kind in (("gpu", str), ("format", str), ("k", int), ("cases", list)):
+        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
+            raise ManifestError(f"manifest.json: {key!r} is missing or not a {kind.__name__}")
+    if manifest["format"] not in A_FORMATS:
+        raise ManifestError(f"manifest.json: format {manifest['format']!r} is not one of "
+                            f"{', '.join(A_FORMATS)}")
+    if manifest["k"] < 1:
+        raise ManifestError(f"manifest.json: k must be positive, not {manifest['k']}")
+    names = set()
+    for i, case in enumerate(manifest["cases"]):
+        where = f"manifest.json: case {i}"
+        if not isinstance(case, dict):
+            raise ManifestError(f"{where} is not a JSON object")
+        name = _file_name(folder, case.get("name"), f"{where}: name")
+        where = f"manifest.json: case {name!r}"
+        if name in names:
+            raise ManifestError(f"{where} appears twice")
+        names.add(name)
+        for part in ("a", "b", "c"):
+            if part == "c" and case.get("c") is None:
+                continue
+            f = _file_name(folder, case.get(part), f"{where}: {part}")
+            if not (folder / f).is_file() or (folder / f).is_symlink():
+                raise ManifestError(f"{where}: {part}: {folder / f} is not a file in {folder}")
+        if case.get("c") is not None:
+            if case.get("c_format") not in C_FORMATS:
+                raise ManifestError(f"{where}: c_format {case.get('c_format')!r} is not one of "
+                                    f"{', '.join(C_FORMATS)}")
+        elif case.get("bias"):
+            raise ManifestError(f"{where}: a bias case needs c")
+        for key in ("alpha", "beta"):
+            v = case.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ManifestError(f"{where}: {key} {v!r} is not a finite number")
+    return manifest
+
+
 def _tensor(torch, path: Path, fmt: str, device: str):
-    words = np.load(path)
+    words = npyfile.load(path, str(path))
     signed = words.view({1: np.int8, 2: np.int16, 4: np.int32}[words.dtype.itemsize])
     t = torch.from_numpy(np.ascontiguousarray(signed))
     return t.view(getattr(torch, TORCH_DTYPES[fmt])).to(device)
@@ -79,8 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     fit = "--fit" in argv[1:]
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"error: DIR: cannot read {folder / 'manifest.json'}: {e}", file=sys.stderr)
+        return 2
+    try:
+        manifest = check_manifest(folder, manifest)
+    except ManifestError as e:
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     try:
         import torch
@@ -98,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in manifest["cases"]:
         a = _tensor(torch, folder / case["a"], fmt, "cuda")
         b = _tensor(torch, folder / case["b"], fmt, "cuda")
-        c = None if "c" not in case else _tensor(torch, folder / case["c"], case["c_format"],
+        c = None if case.get("c") is None else _tensor(torch, folder / case["c"], case["c_format"],
                                                  "cuda")
         for op, d, al, be, uses_c in runs(torch, case, fmt, a, b, c):
             torch.cuda.synchronize()

@@ -6,29 +6,30 @@ import time
 from pathlib import Path
 
 import click
-import numpy as np
-from rich.table import Table
 
-from tcprobe.commands.options import named_path
+from tcprobe.commands.options import json_option
 from tcprobe.console import console, write_json
-from tcprobe.matrix import fit_gemm, split_probe
-from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError, Operand
-from tcprobe.matrix.schedule import Schedule
-from tcprobe.models.formats import describe
+from tcprobe.outfiles import check_out_file
 
-from .gemm import array_words, load
-
-_DEFAULTS = Schedule().to_dict()
+# tcprobe.matrix (numba, ml_dtypes) is imported when the command runs, not
+# for its --help
 
 
-def brief(s: Schedule) -> str:
+def brief(s) -> str:
     """The axes where a schedule differs from the default preset."""
-    d = {k: v for k, v in s.to_dict().items() if v != _DEFAULTS[k] and k != "out"}
+    from tcprobe.matrix.schedule import Schedule
+
+    defaults = Schedule().to_dict()
+    d = {k: v for k, v in s.to_dict().items() if v != defaults[k] and k != "out"}
     return ", ".join(f"{k}={v}" for k, v in d.items()) or "default (cublas)"
 
 
 def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | None:
     """The split starts --splits (a splits-case D) or --bounds gives, or None."""
+    from tcprobe.matrix import split_probe
+    from tcprobe.matrix.operands import OUT_NAMES, MatmulError
+
+    from .gemm_run import load
     if splits_path and bounds:
         raise MatmulError("--bounds: give --splits or --bounds, not both")
     if bounds:
@@ -60,9 +61,14 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
     return uniform
 
 
-def load_vector(path: str, what: str, fmt: str | None) -> Operand:
+def load_vector(path: str, what: str, fmt: str | None):
     """A 1-D operand (the bias) from a .npy file, read as ``gemm --c`` reads a
     matrix."""
+    import numpy as np
+
+    from tcprobe.matrix.operands import C_FORMATS, MatmulError, Operand
+
+    from .gemm_run import array_words
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
@@ -97,19 +103,25 @@ def load_vector(path: str, what: str, fmt: str | None) -> Operand:
                    "where the kernel's splits start, read off it, join the search.")
 @click.option("--bounds", help="The K offsets where the kernel's splits start, comma-separated "
                                "(as --splits reads them; 'none' for one split).")
-@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
-              help="Write the fit as JSON.")
+@json_option("Write the fit as JSON")
 def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, beta, ab_format,
             a_format, b_format, c_format, d_format, splits_path, bounds, json_path):
     """Find every schedule that explains every word of D (exit 0), or the
     closest ones with their mismatches (exit 1)."""
+    from rich.table import Table
+
+    from tcprobe.matrix import fit_gemm
+    from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError
+    from tcprobe.models.formats import describe
+
+    from .gemm_run import load
+    if json_path and json_path != "-":
+        check_out_file(Path(json_path), "--json")  # before the search, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     c = load(c_path, "c", C_FORMATS, c_format)
     d = load(d_path, "d", OUT_NAMES, d_format)
-    bias = None
-    if bias_path:
-        bias = load_vector(bias_path, "bias", bias_format)
+    bias = None if not bias_path else load_vector(bias_path, "bias", bias_format)
     if c is None and beta not in (None, 0.0):
         raise MatmulError("--beta: a nonzero beta needs --c")
     beta = (1.0 if c is not None else 0.0) if beta is None else beta

@@ -33,7 +33,8 @@ def save_words(path: Path, x: np.ndarray) -> None:
 @click.option("--m", default=128, show_default=True, type=int)
 @click.option("--n", default=128, show_default=True, type=int)
 @click.option("--k", default=4096, show_default=True, type=int)
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the random operands (a non-negative integer).")
 def command(gpu, fmt, out_dir, m, n, k, seed):
     """Write the probe cases (A, B, C as raw-word .npy) and a manifest that
     ``python -m tcprobe.capture.torch_gemm DIR`` runs."""

@@ -60,6 +60,14 @@ def default_out(dp: Datapath, device_name: str, seed: int) -> Path:
     return Path("out") / "validate" / f"{dp.id}.{safe}.s{seed}"
 
 
+def next_free(out: Path) -> Path:
+    """``out.run2``, ``out.run3``, ...: the first that holds no capture."""
+    n = 2
+    while (out.parent / f"{out.name}.run{n}" / "capture.tcap").exists():
+        n += 1
+    return out.parent / f"{out.name}.run{n}"
+
+
 @click.command("validate")
 @click.option("--format", "fmt", help="Input format (bf16, f16, tf32, e4m3, ...).")
 @family_option("Instruction family (default: the newest the device runs for the format, "
@@ -136,6 +144,10 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     models = resolve_models(model_names, dp, gpu)
     _read_as_measured(device, dp, model_names)
     out = Path(out_dir) if out_dir else default_out(dp, device.name, seed)
+    if not out_dir and not resume and (out / "capture.tcap").exists():
+        earlier, out = out, next_free(out)  # the same command again: a folder beside it
+        note(f"an earlier run's capture is in {earlier}: writing to {out} (--resume "
+             "continues the earlier one)")
     cap_path = out / "capture.tcap"
     check_room(cap_path, dp, plan, resume)
     with hold_out_folder(out):
@@ -200,6 +212,8 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
                 say("  ", (r["generator"], "dim"), f" device {r['device_word']} model "
                     f"{r['model_word']} ({ulps})")
                 say(f"    {r['command']}")
+                if r.get("note"):
+                    say(("    note: ", "yellow"), r["note"])
     rate = rep["cases_per_second"]
     if result.set_aside:
         note(f"the capture was damaged; what followed the damage is kept in {result.set_aside}")

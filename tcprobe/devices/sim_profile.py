@@ -77,11 +77,14 @@ class SimProfile:
     seed: int = 0
     source: str = "built-in"
     scaled: dict = field(default_factory=dict)  # [scaled.mx|mxf4|nvfp4]: ScaledParams fields
+    mfma: dict | None = None  # an AMD TOML profile's [mfma] design (None: not one)
 
     def model(self, dp: Datapath) -> Model:
         if dp.family not in self.families:
             raise ModelError(f"sim:{self.name} does not run {dp.family} "
                              f"(it runs {', '.join(self.families)})")
+        if self.mfma is not None:
+            return self._mfma_model(dp)
         only = only_formats(self.gpu)
         if only and (get_format(dp.a_type).name not in only or get_format(dp.b_type).name not in only):
             raise ModelError(f"sim:{self.name} ({self.gpu}) takes {', '.join(only)} inputs only")
@@ -104,6 +107,21 @@ class SimProfile:
             raise DeviceError(f"sim:{self.name}: {e}") from None
         return FixedPointModel(f"sim:{self.name}", dp, self.source, p)
 
+
+    def _mfma_model(self, dp: Datapath) -> Model:
+        """An AMD profile: its GPU's v_mfma table gates the datapath; the
+        [mfma] design (or, without one, the GPU's own) computes it."""
+        from tcprobe.models import amd_profiles
+        from tcprobe.models.amd import MfmaModel, MfmaParams
+
+        base = amd_profiles.model_for(dp, self.gpu)  # ModelError: no v_mfma of the GPU runs dp
+        if not self.mfma:
+            return base
+        p = MfmaParams(**self.mfma)
+        if p.design == "ftz" and dp.k % p.block:
+            raise ModelError(f"sim:{self.name}: ftz with P = {p.block} needs K a multiple of "
+                             f"{p.block}, and {dp.id} has K = {dp.k}")
+        return MfmaModel(f"sim:{self.name}", dp, self.source, p)
 
     def _scaled_model(self, dp: Datapath) -> Model:
         """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of
@@ -138,6 +156,10 @@ def _load(path: str, mtime: float) -> SimProfile:
     # what the schema read is the profile: every key, value and table checked
     top = {k: v for k, v in data.items() if not isinstance(v, dict)}
     meta = {k: top.pop(k) for k in PROFILE_META if k in top}
+    if "mfma" in data:  # an AMD profile (the schema checked it is nothing else)
+        return SimProfile(str(meta.get("name", p.stem)), str(meta["gpu"]).upper(), ("mfma",),
+                          None, seed=int(meta.get("seed", 0)), source=str(p),
+                          mfma=dict(data["mfma"]))
     per_format = {get_format(name).name: t for name, t in data["format"].items()}
     per_output = {get_format(name).name: t for name, t in data["output"].items()}
     return SimProfile(str(meta.get("name", p.stem)), meta.get("gpu"),

@@ -170,6 +170,9 @@ def _amd_datapath(gpu: str, instr, a: str, b: str, d: str, scale) -> Datapath:
             raise MatmulError(f"instr: {e}") from None
         if dp.family != "mfma":
             raise MatmulError(f"instr: {gpu} has no {dp.family} (it has mfma)")
+        for what, want, got in (("A", dp.a_type, a), ("B", dp.b_type, b)):
+            if get_format(want).name != got and not (got == "tf32" and want == "f32"):
+                raise MatmulError(f"{what}: {dp.id} takes {want}, not {got}")
         return dp
     if instr not in (None, "mfma"):
         raise MatmulError(f"instr: {gpu} has no {instr} (it has mfma)")

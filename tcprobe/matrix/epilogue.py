@@ -1,11 +1,27 @@
 """The epilogue of a library GEMM on raw f32 words: D = alpha*acc + beta*C (+ bias).
 
-Every operation is one IEEE f32 operation rounded to nearest even. The
-integer reference is the engine (``engine_fma``, ``engine_add``: a K=1 fused
-dot with an exact sum and one rounding, so ``x*y + z`` on it is the fused
-multiply-add and ``x*y + (-0)`` the product); the default forms use the
-host's IEEE floats where they give the same words (the section below and
-tests/test_epilogue_host.py), NaN results as the engine's NaN word.
+Every operation is one IEEE f32 operation rounded to nearest even, computed
+on words by the engine the way :func:`tcprobe.models.structures.ieee_add`
+computes an add: a K=1 fused dot with an exact sum and one rounding, so
+``x*y + z`` on it is the fused multiply-add and ``x*y + (-0)`` the product
+(a -0 addend leaves every product, -0 included, unchanged).
+
+Host IEEE where it is exact (issue 37): ``add`` and ``mul`` run as numpy
+float32 operations and ``fma`` as a float64 product (exact: 24 + 24 bits),
+a float64 sum rounded to odd (TwoSum's error term decides the last bit;
+vectorized in numpy) and one RNE conversion to float32, which rounds as the single rounding of
+the exact sum does (Boldo and Melquiond, "Emulation of FMA and correctly
+rounded sums: proved algorithms using rounding to odd", IEEE TC 2008: odd
+rounding to p + 2 or more bits, then to nearest, is one rounding to
+nearest; 53 >= 24 + 2). A NaN result is written 0x7FFFFFFF, the engine's
+NaN word for every NaN operand and invalid operation (its payload rule).
+The host path runs only while the FPU rounds to nearest even with
+subnormals kept (:func:`host_exact` checks, each call: a library may have
+set flush-to-zero); else the engine computes. ``tests/test_epilogue_host.py``
+holds the two paths word for word, specials and 10^6 random words each;
+``to_f32`` and ``convert_out`` widen and round bf16 and f16 on the host too
+(tests/test_epilogue_conversions.py: every 16-bit word, both overflow
+forms). TCPROBE_EPILOGUE=engine runs the engine for all of them.
 
 CUTLASS's ``LinearCombination`` computes ``fma(alpha, acc, beta*C)``
 (``fused``, ``fma_on='acc'``); cuBLAS's split-K reduction on an H200
@@ -28,6 +44,8 @@ from tcprobe.models.engine import EngineParams, fused_dot
 from tcprobe.models.formats import Overflow, Rounding, convert, get_format
 from tcprobe.models.structures import ieee_add
 
+from .operands import MatmulError
+
 ONE = 0x3F800000  # f32 1.0
 NEG_ZERO = 0x80000000
 _DP = Datapath("mma", "f32", "f32", "f32", "f32", 1)
@@ -38,7 +56,7 @@ _P = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_roundi
 def f32_word(x, what: str) -> int:
     """A Python number at the API edge as its f32 word (RNE)."""
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{what} must be a number, not {x!r}")
+        raise MatmulError(f"{what} must be a number, not {x!r}")
     try:
         with np.errstate(over="ignore"):
             word = int(np.array([x], np.float32).view(np.uint32)[0])
@@ -46,107 +64,113 @@ def f32_word(x, what: str) -> int:
     except OverflowError:  # an int past any float
         word, finite = 0x7F800000, True
     if word & 0x7FFFFFFF == 0x7F800000 and finite:
-        raise ValueError(f"{what}: {repr(x):.30} overflows f32 (the epilogue takes it as an f32 "
+        raise MatmulError(f"{what}: {repr(x):.30} overflows f32 (the epilogue takes it as an f32 "
                          "word)")
     return word
 
 
+S32_MIN, S32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def s32_scalar(x, what: str) -> int:
+    """An integer alpha or beta as the s32 value the integer epilogue holds;
+    one outside s32 is refused (never wrapped silently)."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise MatmulError(f"{what} must be an integer for an integer product, not {x!r}")
+    if not S32_MIN <= int(x) <= S32_MAX:
+        raise MatmulError(f"{what}: {int(x)} does not fit s32 ({S32_MIN} .. {S32_MAX}), the "
+                          "integer epilogue's type")
+    return int(x)
+
+
+NAN_WORD = 0x7FFFFFFF  # the engine's NaN (EngineParams' default nan_word)
+_F32 = np.float32
+
+
+def host_exact() -> bool:
+    """Whether the host's float32/float64 arithmetic rounds to nearest even
+    and keeps subnormals (no flush-to-zero, no denormals-are-zero) now
+    (TCPROBE_EPILOGUE=engine: never, the engine computes)."""
+    if os.environ.get("TCPROBE_EPILOGUE", "host") == "engine":
+        return False
+    with np.errstate(all="ignore"):
+        one, half = _F32(1.0), _F32(0.5)
+        tiny = np.array([1, 0x00800000], np.uint32).view(np.float32)  # 2**-149, 2**-126
+        kept = (tiny[0] * one == tiny[0]) and (tiny[1] * half != 0)
+        ties = (one + _F32(2.0 ** -24) == one) and (
+            _F32(1 + 2.0 ** -23) + _F32(2.0 ** -24) == _F32(1 + 2.0 ** -22)) and (
+            -one - _F32(2.0 ** -24) == -one)
+        d = np.array([1], np.uint64).view(np.float64)[0]  # 2**-1074
+        kept64 = d * 1.0 == d and (1.0 + 2.0 ** -53 == 1.0)
+    return bool(kept and ties and kept64)
+
+
+def _nan_word(r: np.ndarray) -> np.ndarray:
+    return np.where((r & 0x7FFFFFFF) > 0x7F800000, np.uint32(NAN_WORD), r)
+
+
+def _words(*vs):
+    return np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in vs))
+
+
+def fma(x, y, z) -> np.ndarray:
+    """f32 words of x*y + z rounded once (RNE); arrays broadcast."""
+    for one, other in ((x, y), (y, x)):  # 1 * v + z is exact v + z, one rounding: an add
+        if np.ndim(one) == 0 and int(one) == ONE:
+            return add(other, z)
+    x, y, z = _words(x, y, z)
+    if not host_exact():
+        return engine_fma(x, y, z)
+    with np.errstate(all="ignore"):
+        p = x.view(np.float32).astype(np.float64) * y.view(np.float32)  # exact
+        c = z.view(np.float32).astype(np.float64)
+        s = p + c
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)  # p + c - s exactly (NaN where s is not finite)
+        bits = s.view(np.int64)
+        # round to odd: where s is even and inexact, the odd neighbour on err's side
+        step = (bits & 1 == 0) & ((err > 0) | (err < 0))
+        toward = np.where((err > 0) == (bits >= 0), 1, -1)
+        bits = np.where(step, bits + toward, bits)
+        r = bits.view(np.float64).astype(np.float32).view(np.uint32)
+    return _nan_word(r)
+
+
+def mul(x, y) -> np.ndarray:
+    """f32 words of x*y (RNE)."""
+    x, y = _words(x, y)
+    if not host_exact():
+        return engine_fma(x, y, np.full(x.shape, NEG_ZERO, np.uint32))
+    with np.errstate(all="ignore"):
+        r = (x.view(np.float32) * y.view(np.float32)).view(np.uint32)
+    return _nan_word(r)
+
+
+def add(x, y) -> np.ndarray:
+    """f32 words of x + y (RNE)."""
+    x, y = _words(x, y)
+    if not host_exact():
+        return engine_add(x, y)
+    with np.errstate(all="ignore"):
+        r = (x.view(np.float32) + y.view(np.float32)).view(np.uint32)
+    return _nan_word(r)
+
+
 def engine_fma(x, y, z) -> np.ndarray:
-    """f32 words of x*y + z rounded once (RNE) by the engine (the integer
-    reference every host form below is tested against); arrays broadcast."""
-    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in (x, y, z)))
+    """fma on the integer engine (a K=1 fused dot): what the host path must equal."""
+    x, y, z = _words(x, y, z)
     shape = x.shape
     out = fused_dot(_DP, Cases(x.reshape(-1, 1), y.reshape(-1, 1), z.ravel()), _P)
     return np.asarray(out, np.uint32).reshape(shape)
 
 
 def engine_add(x, y) -> np.ndarray:
-    """f32 words of x + y (RNE) by the engine."""
-    x, y = np.broadcast_arrays(np.asarray(x, np.uint32), np.asarray(y, np.uint32))
+    """add on the integer engine."""
+    x, y = _words(x, y)
     return np.asarray(ieee_add("f32", x.ravel(), y.ravel()), np.uint32).reshape(x.shape)
 
 
-# Host IEEE where it gives the engine's words (issue 37): an f32 add or
-# product of the host is one IEEE operation rounded to nearest even, with
-# subnormals and signed zeros as IEEE says, as long as the FPU neither
-# flushes subnormals nor rounds otherwise (checked once, below); NaN results
-# become the engine's NaN word (0x7FFFFFFF), which has no payload rule to
-# keep. An fma runs in f64: the product of two f32 is exact there, the sum
-# is rounded to odd (the double's last bit set where the sum was inexact),
-# and the conversion to f32 then rounds once correctly (round-to-odd with
-# 29 spare bits). tests/test_epilogue_host.py holds every form to the
-# engine on special-heavy words. TCPROBE_EPILOGUE=engine runs the engine.
-F32_NAN = np.uint32(0x7FFFFFFF)
-_HOST = None
-
-
-def host_ok() -> bool:
-    """Whether host float arithmetic here is IEEE RNE with subnormals (a
-    flush-to-zero or directed rounding mode falls back to the engine)."""
-    global _HOST
-    if _HOST is None:
-        tiny = np.array([1, 3], np.uint32).view(np.float32)  # 2^-149, 3 x 2^-149
-        half = np.float32(0.5)
-        with np.errstate(all="ignore"):
-            sums = (tiny + tiny).view(np.uint32).tolist()
-            ties = (np.float32(1) + np.float32(2.0 ** -24)).view(np.uint32)
-            prod = (tiny * half).view(np.uint32).tolist()
-        _HOST = (sums == [2, 6] and int(ties) == 0x3F800000 and prod == [0, 2]
-                 and os.environ.get("TCPROBE_EPILOGUE", "host") != "engine")
-    return _HOST
-
-
-def _nan_canonical(words: np.ndarray, nan_word) -> np.ndarray:
-    return np.where((words & 0x7FFFFFFF) > 0x7F800000, nan_word, words).astype(np.uint32)
-
-
-def _f32(words) -> np.ndarray:
-    return np.ascontiguousarray(words, np.uint32).view(np.float32)
-
-
-def fma(x, y, z) -> np.ndarray:
-    """f32 words of x*y + z rounded once (RNE); arrays broadcast."""
-    if not host_ok():
-        return engine_fma(x, y, z)
-    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in (x, y, z)))
-    with np.errstate(all="ignore"):
-        p = _f32(x).astype(np.float64) * _f32(y).astype(np.float64)  # exact
-        zz = _f32(z).astype(np.float64)
-        s = p + zz
-        bb = s - p  # TwoSum: err is the exact sum minus s
-        err = (p - (s - bb)) + (zz - bb)
-        bits = s.view(np.uint64)
-        inexact = np.isfinite(s) & (err != 0)
-        # round to odd: truncate toward zero (step back where s rounded away),
-        # then set the last bit where the sum was inexact
-        away = inexact & ((err < 0) != (s < 0)) & (s != 0)
-        bits = np.where(away, bits - np.uint64(1), bits)
-        bits = np.where(inexact, bits | np.uint64(1), bits)
-        out = bits.view(np.float64).astype(np.float32).view(np.uint32)
-    return _nan_canonical(out, F32_NAN)
-
-
-def mul(x, y) -> np.ndarray:
-    """f32 words of x*y (RNE)."""
-    if not host_ok():
-        return engine_fma(x, y, NEG_ZERO)
-    x, y = np.broadcast_arrays(np.asarray(x, np.uint32), np.asarray(y, np.uint32))
-    with np.errstate(all="ignore"):
-        out = (_f32(x) * _f32(y)).view(np.uint32)
-    return _nan_canonical(out, F32_NAN)
-
-
-def add(x, y) -> np.ndarray:
-    """f32 words of x + y (RNE)."""
-    if not host_ok():
-        return engine_add(x, y)
-    x, y = np.broadcast_arrays(np.asarray(x, np.uint32), np.asarray(y, np.uint32))
-    with np.errstate(all="ignore"):
-        out = (_f32(x) + _f32(y)).view(np.uint32)
-    return _nan_canonical(out, F32_NAN)
-
-
-_HALF_NAN = {"bf16": np.uint32(0x7FFF), "f16": np.uint32(0x7FFF)}
+_HALF_NAN = np.uint32(0x7FFF)  # the engine's NaN word in bf16 and f16
 
 
 def to_f32(words: np.ndarray, fmt: str) -> np.ndarray:
@@ -156,12 +180,11 @@ def to_f32(words: np.ndarray, fmt: str) -> np.ndarray:
     if name == "f32":
         return words
     w = np.asarray(words, np.uint32)
-    if host_ok() and name == "bf16":
-        out = w << np.uint32(16)
-        return _nan_canonical(out, F32_NAN)
-    if host_ok() and name == "f16":
-        out = w.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
-        return _nan_canonical(out, F32_NAN)
+    if name == "bf16" and host_exact():
+        return _nan_word(w << np.uint32(16))
+    if name == "f16" and host_exact():
+        return _nan_word(w.astype(np.uint16).view(np.float16).astype(np.float32)
+                         .view(np.uint32))
     return convert(w, fmt, "f32").astype(np.uint32)
 
 
@@ -187,27 +210,30 @@ def convert_out(words: np.ndarray, fmt: str, saturate: bool) -> np.ndarray:
     name = get_format(fmt).name
     if name == "f32":
         return words
-    if host_ok() and name == "bf16":  # RNE on the 16 dropped bits, in integers
+    if name == "bf16" and host_exact():  # RNE on the 16 dropped bits, in integers
         w = np.asarray(words, np.uint32).astype(np.uint64)
         out = ((w + np.uint64(0x7FFF) + ((w >> np.uint64(16)) & np.uint64(1)))
                >> np.uint64(16)).astype(np.uint32)
         if saturate:  # past the largest finite value: the largest finite value
             out = np.where((out & 0x7FFF) == 0x7F80, (out & 0x8000) | 0x7F7F, out)
-        return np.where((w & 0x7FFFFFFF) > 0x7F800000, _HALF_NAN["bf16"],
+        return np.where((w & 0x7FFFFFFF) > 0x7F800000, _HALF_NAN,
                         np.where((w & 0x7FFFFFFF) == 0x7F800000, w >> np.uint64(16), out)
                         ).astype(np.uint32)
-    if host_ok() and name == "f16" and not saturate:  # numpy's f32 -> f16 is RNE, IEEE
+    if name == "f16" and not saturate and host_exact():  # numpy's f32 -> f16: RNE, IEEE
         w = np.asarray(words, np.uint32)
         with np.errstate(all="ignore"):
-            out = _f32(w).astype(np.float16).view(np.uint16).astype(np.uint32)
-        return np.where((w & 0x7FFFFFFF) > 0x7F800000, _HALF_NAN["f16"], out)
+            out = w.view(np.float32).astype(np.float16).view(np.uint16).astype(np.uint32)
+        return np.where((w & 0x7FFFFFFF) > 0x7F800000, _HALF_NAN, out)
     over = Overflow.SATURATE if saturate else Overflow.IEEE
     return convert(words, "f32", fmt, Rounding.RNE, overflow=over).astype(np.uint32)
 
 
 def integer_linear(acc: np.ndarray, c: np.ndarray | None, alpha: int, beta: int,
                    bias: np.ndarray | None = None) -> np.ndarray:
-    """s32 words of alpha*acc + beta*C (+ bias) modulo 2**32 (integer alpha, beta)."""
+    """s32 words of alpha*acc + beta*C (+ bias) modulo 2**32 (integer alpha,
+    beta: s32 values, as the integer epilogue holds them)."""
+    s32_scalar(alpha, "alpha")
+    s32_scalar(beta, "beta")
     def signed(w):
         return w.astype(np.int64) - ((w.astype(np.int64) >> 31) << 32)
     d = alpha * signed(acc)

@@ -126,12 +126,7 @@ def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, ou
                           f"{'s32' if integer else 'a float'}, not "
                           f"{out_fmt if c_fmt is None else c_fmt}")
     if integer:
-        for what, v in (("alpha", alpha), ("beta", beta)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise MatmulError(f"{what} must be an integer for an integer product, not {v!r}")
-            if not -(1 << 31) <= int(v) < (1 << 31):
-                raise MatmulError(f"{what}: {int(v)} is past the s32 range of the epilogue")
-        al, be = int(alpha), int(beta)
+        al, be = epilogue.s32_scalar(alpha, "alpha"), epilogue.s32_scalar(beta, "beta")
     else:
         al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
     bias_w = None

@@ -1,0 +1,309 @@
+"""The work of ``tcprobe gemm`` (tcprobe/commands/gemm.py holds its options), imported when it runs."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.table import Table
+
+from tcprobe import npyfile
+from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
+from tcprobe.matrix import compare, epilogue, pipeline, same_bits
+from tcprobe.matrix.entry import auto_schedule
+from tcprobe.matrix.operands import (
+    C_FORMATS,
+    INPUT_FORMATS,
+    SCALE_FORMATS,
+    MatmulError,
+    Operand,
+    output_format,
+    read,
+    result_array,
+)
+from tcprobe.matrix.resolve import check_shapes, problem
+from tcprobe.matrix.schedule import from_value
+from tcprobe.models.formats import describe, get_format
+from tcprobe.outfiles import atomic_file, check_out_file
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand | None:
+    """An operand from a .npy file. np.save drops ml_dtypes' names (a bfloat16
+    array comes back as 2-byte voids), so ``fmt`` names the format of raw
+    words (void or unsigned arrays)."""
+    if path is None:
+        return None
+    npyfile.check(path, f"--{what}")  # a header claiming 10^10 words is refused unread
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise MatmulError(f"--{what}: cannot read {path}: {e}") from None
+    if not isinstance(arr, np.ndarray):  # an .npz archive (np.savez) holds several arrays
+        close = getattr(arr, "close", None)
+        if close:
+            close()
+        raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
+                          "save the matrix alone (np.save)")
+    return array_words(arr, path, what, table, fmt)
+
+
+def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None) -> Operand:
+    """The operand of an array read from ``path`` (:func:`load`'s rules)."""
+    if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if fmt:
+        if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
+            raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
+        name = get_format(fmt).name
+        named = table.get(arr.dtype.name) if arr.dtype.kind not in "Vu" else None
+        if named is not None and get_format(named).name != name:  # never re-read as another
+            raise MatmulError(f"--{what}-format {fmt}: {path} holds {arr.dtype} ({named}) values, "
+                              "not raw words: leave the format out, or save the raw words")
+        width = get_format(name).width
+        if arr.dtype.itemsize not in _UNSIGNED:
+            raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte elements")
+        words = np.ascontiguousarray(arr).view(_UNSIGNED[arr.dtype.itemsize]).astype(np.uint32)
+        if arr.ndim != 2:
+            raise MatmulError(f"--{what}: {path} is not a matrix (shape {arr.shape})")
+        if words.size and int(words.max()) >> width:
+            raise MatmulError(f"--{what}: a word of {path} does not fit {name}")
+        return Operand(words, name, False)
+    if arr.dtype.kind == "V":
+        raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
+                         f"dtype name (np.save drops ml_dtypes' names): give --{what}-format "
+                         "(bf16, e4m3, ...)")
+    return read(arr, f"--{what}", table)
+
+
+def run(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
+        b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
+        compare_instr, compare_schedule, compare_model, verdict_seconds, exact, json_path):
+    """``tcprobe gemm`` with its options (module doc)."""
+    if out_path == "-" and json_path == "-":
+        raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
+    if out_path == "-":
+        send_output_to_stderr(True)  # stdout carries the .npy
+    elif out_path:
+        check_out_file(Path(out_path), "--out")  # before the product, not after
+    if json_path and json_path != "-":
+        check_out_file(Path(json_path), "--json")
+    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
+    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    m, n = check_shapes(a.words.shape, b.words.shape)
+    if split_k != 1 and split_k < 1:
+        raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
+    if split_k != 1 and schedule == "auto":
+        raise MatmulError("--split-k: --schedule auto takes the atlas' split; give one or the "
+                          "other")
+    c = load(c_path, "c", C_FORMATS, None)
+    integer = get_format(a.fmt).kind.name == "INT"
+    if integer:
+        alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
+    else:  # refused before the product, not after it
+        epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
+    out_fmt = None
+    if out_type:
+        out_fmt = output_format(out_type)
+        if c is not None and out_fmt != c.fmt:
+            raise MatmulError(f"--dtype {out_type} differs from C's dtype ({c.fmt})")
+    sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
+    sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
+
+    def schedule_of(g, name, option):
+        """(schedule, where it comes from) of one side (--schedule auto: the atlas)."""
+        if name == "auto":
+            found = auto_schedule(g, a, b, c, None, beta)
+            return found.schedule, found.describe()
+        sch = _schedule(name, option)
+        if split_k != 1:
+            sch = sch.with_(split_k=split_k)
+        return sch, ("given" if name is not None else
+                     "default (cublas, no split; --schedule auto asks the GPU's library atlas)")
+    sched, origin = schedule_of(gpu, schedule, "--schedule")
+    runs = [(gpu, instr, sched, model, origin)]
+    if compare_gpu:
+        other, other_origin = schedule_of(
+            compare_gpu, schedule if compare_schedule is None else compare_schedule,
+            "--schedule" if compare_schedule is None else "--compare-schedule")
+        runs.append((compare_gpu, compare_instr, other, compare_model, other_origin))
+    report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
+    words = []
+    for g, ins, sch, mdl_name, origin in runs:
+        if sch.instr is not None and ins is not None and ins != sch.instr:
+            raise MatmulError(f"--instr: {ins!r} differs from the schedule's {sch.instr!r} "
+                              "(leave --instr out, or choose another --schedule)")
+        t0 = time.perf_counter()
+        with ProgressBar(f"{g}") as bar:
+            p = problem(a, b, c, sch, gpu=g, instr=ins, out=out_fmt, model=mdl_name,
+                        alpha=alpha, beta=beta, scale_a=sa, scale_b=sb, progress=bar)
+            d = pipeline.run(p, sch)
+        dp, mdl, d_type = p.dp, p.mdl, p.out_fmt
+        words.append(d)
+        report["products"].append({"gpu": g, "datapath": dp.id, "model": mdl.name,
+                                   "schedule": sch.to_dict(), "provenance": origin,
+                                   "seconds": round(time.perf_counter() - t0, 3)})
+        console.print(f"{g}: {dp.id} ({mdl.name}), {m}x{n}x{report['k']}, "
+                      f"{time.perf_counter() - t0:.2f} s; schedule {origin}")
+    c_words = np.zeros((m, n), np.uint32) if c is None else c.words
+    c_fmt = d_type if c is None else c.fmt
+    floats = get_format(d_type).kind.name != "INT"
+    scale = (compare.product_scale(a.words, a.fmt, b.words, b.fmt, c_words, c_fmt)
+             if floats and (compare_gpu or exact) and sa is None else None)
+    if out_path == "-":
+        np.save(sys.stdout.buffer, result_array(words[0], d_type, False))
+        sys.stdout.buffer.flush()
+    elif out_path:
+        with atomic_file(out_path) as fh:  # renamed into place: a link there is replaced
+            np.save(fh, result_array(words[0], d_type, False))
+        console.print(f"wrote {out_path} ({d_type})")
+    if compare_gpu:
+        diff = compare.difference(d_type, words[1], words[0])
+        if scale is not None:
+            diff["relative"] = compare.relative_error(d_type, words[1], words[0], scale)
+        report["compare"] = diff
+        _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
+        report["same_bits"] = _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words,
+                                         sa is not None, verdict_seconds)
+    if exact:
+        if sa is not None:
+            raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")
+        if alpha != 1 or (c is not None and beta != 1):
+            raise MatmulError("--exact: the exact product is A @ B + C: give --alpha 1 and "
+                              "--beta 1")
+        if c_fmt != d_type:  # C in the output's format, exactly (every float fits f32)
+            if d_type != "f32":
+                raise MatmulError(f"--exact: C in {c_fmt} is not the {d_type} output's format")
+            c_words = epilogue.to_f32(c_words, c_fmt)
+        with ProgressBar("exact") as bar:
+            want = compare.exact_words(a.words, a.fmt, b.words, b.fmt, c_words, d_type, bar)
+        report["exact"] = {}
+        for (g, *_), d in zip(runs, words, strict=True):
+            diff = compare.difference(d_type, d, want)
+            if scale is not None:
+                diff["relative"] = compare.relative_error(d_type, d, want, scale)
+            report["exact"][g] = diff
+            _show_difference(f"{g} vs the exact product (rounded once, RNE)", diff, d_type, g,
+                             "exact")
+    if json_path:
+        write_json(Path(json_path), report)
+
+
+def _schedule(value: str | None, option: str):
+    """The schedule ``option`` names; a JSON file nested past Python's
+    recursion limit, or one whose ``preset`` names itself, is bad input."""
+    from tcprobe.matrix.schedule import ScheduleError
+
+    try:
+        return from_value(value)
+    except ScheduleError as e:  # named by the option that gave it
+        raise MatmulError(f"{option}: {str(e).removeprefix('schedule: ')}") from None
+    except RecursionError:
+        raise MatmulError(f"{option}: {value} nests too deep, or names itself as its preset "
+                          "(directly or through other files)") from None
+
+
+def _integer(x: float, what: str) -> int:
+    """--alpha or --beta of an integer product: an integer that fits s32."""
+    if not math.isfinite(x) or x != int(x):
+        raise MatmulError(f"--{what} must be an integer for an integer product, not {x}")
+    try:
+        return epilogue.s32_scalar(int(x), what)
+    except MatmulError as e:
+        raise MatmulError(f"--{e}") from None
+
+
+def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, seconds) -> dict:
+    """The verdict of the two configurations (tcprobe.matrix.same_bits), and
+    which mechanism explains each element this run shows apart."""
+    (g1, i1, s1, m1, _), (g2, i2, s2, m2, _) = runs
+    first = same_bits.Config(g1, i1, s1, m1)
+    second = same_bits.Config(g2, i2, s2, m2)
+    c_fmt = None if c is None else c.fmt
+    if scaled:
+        console.print("[bold]same bits?[/] not judged for block-scaled products")
+        return {"identical": None, "mechanisms": []}
+    v = same_bits.verdict(first, second, a.fmt, b.fmt, c_fmt, d_type, alpha, beta, seconds)
+    out = {"identical": v.identical, "mechanisms": [m.text() for m in v.mechanisms],
+           "searched": v.searched}
+    if v.identical:
+        console.print("[bold]same bits?[/] yes, on every input: the two agree on every "
+                      "parameter of the arithmetic")
+        return out
+    console.print(f"[bold]same bits?[/] they differ in: "
+                  f"{'; '.join(m.text() for m in v.mechanisms)}")
+    if v.counterexample is not None:
+        ce = v.counterexample
+        fmt = get_format(d_type)
+        terms = ", ".join(f"k={k}: {describe(a.fmt, x)} x {describe(b.fmt, y)}"
+                          for k, x, y in ce["terms"])
+        c_text = "" if ce["c_word"] is None else f"; C = {describe(c_fmt, ce['c_word'])}"
+        console.print(f"  smallest counterexample found: M = N = 1, K = {ce['k']}: {terms}"
+                      f"{c_text} -> {g1} {describe(fmt, ce['first'])}, {g2} "
+                      f"{describe(fmt, ce['second'])} (explained by "
+                      f"{', '.join(v.explained_by) or 'several mechanisms together'})")
+        out["counterexample"] = {"k": ce["k"], "terms": ce["terms"], "c": ce["c_word"],
+                                 "first": ce["first"], "second": ce["second"],
+                                 "explained_by": v.explained_by}
+    elif v.identical is None:
+        console.print(f"  no counterexample in {v.searched} generated products: not proven "
+                      "either way")
+    if int((words[0] != words[1]).sum()) and v.mechanisms:
+        counts = same_bits.explain_run(first, second, a.words, a.fmt, b.words, b.fmt,
+                                       c_words if c is not None else None, c_fmt, d_type, alpha,
+                                       beta, words[0], words[1])
+        out["attribution"] = counts
+        together = counts.pop("several together")
+        parts = [f"{name} alone explains {k:,}" for name, k in counts.items() if k]
+        if together:
+            parts.append(f"{together:,} need several together")
+        console.print(f"  in this run, of the {int((words[0] != words[1]).sum()):,} elements "
+                      f"that differ: {'; '.join(parts)}")
+        counts["several together"] = together
+    return out
+
+
+def _show_difference(title: str, diff: dict, d_type: str, got: str, want: str) -> None:
+    """The heading, the histogram of differences and the worst element."""
+    console.print(f"[bold]{title}[/]: {diff['differ']:,} of {diff['elements']:,} elements differ")
+    if not diff["differ"]:
+        return
+    t = Table()
+    t.add_column("|difference| (ulps)")
+    t.add_column("elements", justify="right")
+    for name, count in diff["histogram"].items():
+        if count:
+            t.add_row(name, f"{count:,}")
+    if diff["nan_mismatch"]:
+        t.add_row("NaN on one side only", f"{diff['nan_mismatch']:,}")
+    w = diff["worst"]
+    fmt = get_format(d_type)
+    console.print(t)
+    if w is not None:
+        console.print(f"largest in ulps at row {w['row']}, column {w['column']}: {got} "
+                      f"{describe(fmt, w['got'])}, {want} {describe(fmt, w['want'])} "
+                      f"({_ulps(w['ulps'], w['got'], w['want'])})")
+    rel = diff.get("relative")
+    if rel is not None:
+        console.print(f"error relative to |A||B| + |C|: componentwise {rel['componentwise']:.3e}, "
+                      f"normwise {rel['normwise']:.3e}")
+        rw = rel["worst"]
+        if rw is not None:
+            console.print(f"largest relative to |A||B| + |C| at row {rw['row']}, column "
+                          f"{rw['column']}: {got} {describe(fmt, rw['got'])}, {want} "
+                          f"{describe(fmt, rw['want'])} ({rw['relative']:.3e}; "
+                          f"{_ulps(rw['ulps'], rw['got'], rw['want'])})")
+
+
+def _ulps(ulps, got: int, want: int) -> str:
+    """A distance in ulps as printed; words that differ by 0 ulps are zeros
+    of opposite signs."""
+    if ulps is None:
+        return "NaN"
+    if ulps == 0 and got != want:
+        return "+0 and -0"
+    return f"{ulps:+,} ulps"

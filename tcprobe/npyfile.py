@@ -1,0 +1,74 @@
+"""Reading a user's ``.npy`` file: the header is checked before any memory is taken.
+
+``np.load`` allocates the array its header describes before it reads the
+data, so a header claiming 10^10 words (a few bytes of file) ends in a
+MemoryError, or in a 20 GB allocation the machine may grant lazily. Here
+the header is read first: the bytes it claims must be in the file and fit
+the memory this machine has; object arrays (pickles) are refused.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+from numpy.lib import format as npy_format
+
+
+class NpyError(ValueError):
+    """A .npy file that cannot be read as the matrix its header describes."""
+
+
+def header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype) of the open .npy file ``fh``, positioned
+    at its data."""
+    version = npy_format.read_magic(fh)
+    if version == (1, 0):
+        return npy_format.read_array_header_1_0(fh)
+    if version == (2, 0):
+        return npy_format.read_array_header_2_0(fh)
+    return npy_format._read_array_header(fh, version)  # 3.0: utf-8 field names
+
+
+def check(path, what: str) -> None:
+    """NpyError when ``path``'s .npy header claims more bytes than the file holds
+    or than this machine has free, or an object array."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise NpyError(f"{what}: {path} is not a regular file (a pipe, a device, a folder?): "
+                       "save the array to a file")
+    try:
+        with open(path, "rb") as fh:
+            shape, _, dtype = header(fh)
+            start = fh.tell()
+            size = os.fstat(fh.fileno()).st_size
+    except (OSError, ValueError, EOFError, SyntaxError):
+        return  # missing, unreadable, no .npy header (an .npz): np.load says what it is
+    if dtype.hasobject:
+        raise NpyError(f"{what}: {path} holds Python objects (a pickle), not numbers")
+    count = math.prod(shape)
+    need = count * dtype.itemsize
+    if need > size - start:
+        raise NpyError(f"{what}: {path}'s header claims {count:,} elements of {dtype} "
+                       f"({need:,} bytes) but the file holds {size - start:,} bytes of data")
+    free = _available()
+    if free is not None and 2 * need > free:  # the array, and the copy the readers make
+        raise NpyError(f"{what}: {path} holds {need / 1e9:,.1f} GB, and this machine has "
+                       f"{free / 1e9:,.1f} GB available")
+
+
+def load(path, what: str) -> np.ndarray:
+    """The array in ``path`` (no pickles), its header checked first (:func:`check`)."""
+    check(path, what)
+    return np.load(path, allow_pickle=False)
+
+
+def _available() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
