@@ -52,13 +52,13 @@ def main() -> int:
     normal = [rng.standard_normal(args.n).astype(np.float32).view(np.uint32) for _ in range(3)]
     rows = [
         ("fma(a, acc, C) *", lambda: epilogue.fma(normal[0], normal[1], normal[2]),
-         lambda: epilogue._engine_fma(*normal)),
+         lambda: epilogue.engine_fma(*normal)),
         ("fma(1, acc, C)", lambda: epilogue.fma(one, acc, c),
-         lambda: epilogue._engine_fma(ones, acc, c)),
+         lambda: epilogue.engine_fma(ones, acc, c)),
         ("fma(x, acc, C)", lambda: epilogue.fma(x, acc, c),
-         lambda: epilogue._engine_fma(x, acc, c)),
-        ("add(acc, C)", lambda: epilogue.add(acc, c), lambda: epilogue._engine_add(acc, c)),
-        ("mul(x, acc)", lambda: epilogue.mul(x, acc), lambda: epilogue._engine_fma(x, acc, neg0)),
+         lambda: epilogue.engine_fma(x, acc, c)),
+        ("add(acc, C)", lambda: epilogue.add(acc, c), lambda: epilogue.engine_add(acc, c)),
+        ("mul(x, acc)", lambda: epilogue.mul(x, acc), lambda: epilogue.engine_fma(x, acc, neg0)),
     ]
     print(f"{args.n:,} elements, one thread, best of {args.repeat}; host exact: "
           f"{epilogue.host_exact()}")

@@ -8,8 +8,8 @@ computes an add: a K=1 fused dot with an exact sum and one rounding, so
 
 Host IEEE where it is exact (issue 37): ``add`` and ``mul`` run as numpy
 float32 operations and ``fma`` as a float64 product (exact: 24 + 24 bits),
-a float64 sum rounded to odd (TwoSum's error term decides the last bit;
-vectorized in numpy) and one RNE conversion to float32, which rounds as the single rounding of
+a float64 sum rounded to odd (TwoSum's error term decides the last bit)
+and one RNE conversion to float32, which rounds as the single rounding of
 the exact sum does (Boldo and Melquiond, "Emulation of FMA and correctly
 rounded sums: proved algorithms using rounding to odd", IEEE TC 2008: odd
 rounding to p + 2 or more bits, then to nearest, is one rounding to
@@ -121,19 +121,54 @@ def fma(x, y, z) -> np.ndarray:
     x, y, z = _words(x, y, z)
     if not host_exact():
         return engine_fma(x, y, z)
-    with np.errstate(all="ignore"):
-        p = x.view(np.float32).astype(np.float64) * y.view(np.float32)  # exact
-        c = z.view(np.float32).astype(np.float64)
-        s = p + c
-        bb = s - p
-        err = (p - (s - bb)) + (c - bb)  # p + c - s exactly (NaN where s is not finite)
-        bits = s.view(np.int64)
-        # round to odd: where s is even and inexact, the odd neighbour on err's side
-        step = (bits & 1 == 0) & ((err > 0) | (err < 0))
-        toward = np.where((err > 0) == (bits >= 0), 1, -1)
-        bits = np.where(step, bits + toward, bits)
-        r = bits.view(np.float64).astype(np.float32).view(np.uint32)
-    return _nan_word(r)
+    shape = x.shape
+    out = np.empty(x.size, np.uint32)
+    _fma_kernel()(np.ascontiguousarray(x).reshape(-1).view(np.float32),
+                  np.ascontiguousarray(y).reshape(-1).view(np.float32),
+                  np.ascontiguousarray(z).reshape(-1).view(np.float32), out)
+    return out.reshape(shape)
+
+
+_FMA_KERNEL = None
+
+
+def _fma_kernel():
+    """The host fma, one element at a time (compiled on first use, cached):
+    p = x*y in float64 (exact: 24 + 24 bits), s = p + z rounded to nearest,
+    then rounded to odd with TwoSum's error term, then RNE into float32,
+    which rounds as the one rounding of the exact sum does (module doc); a
+    NaN is written as the engine's NaN word."""
+    global _FMA_KERNEL
+    if _FMA_KERNEL is None:
+        from numba import njit
+
+        @njit(cache=True, nogil=True, error_model="numpy")
+        def kernel(x, y, z, out):
+            d = np.empty(1, np.float64)
+            di = d.view(np.int64)
+            f = np.empty(1, np.float32)
+            fu = f.view(np.uint32)
+            for i in range(x.size):
+                p = np.float64(x[i]) * np.float64(y[i])
+                c = np.float64(z[i])
+                s = p + c
+                bb = s - p
+                err = (p - (s - bb)) + (c - bb)  # p + c - s exactly (NaN: s not finite)
+                d[0] = s
+                bits = di[0]
+                if bits & 1 == 0 and (err > 0 or err < 0):
+                    if (err > 0) == (bits >= 0):
+                        di[0] = bits + 1  # one step away from zero
+                    else:
+                        di[0] = bits - 1
+                f[0] = np.float32(d[0])
+                w = fu[0]
+                if w & 0x7FFFFFFF > 0x7F800000:
+                    w = np.uint32(NAN_WORD)
+                out[i] = w
+
+        _FMA_KERNEL = kernel
+    return _FMA_KERNEL
 
 
 def mul(x, y) -> np.ndarray:
