@@ -51,7 +51,7 @@ def check(path, what: str) -> None:
     if need > size - start:
         raise NpyError(f"{what}: {path}'s header claims {count:,} elements of {dtype} "
                        f"({need:,} bytes) but the file holds {size - start:,} bytes of data")
-    free = _available()
+    free = available_memory()
     if free is not None and 2 * need > free:  # the array, and the copy the readers make
         raise NpyError(f"{what}: {path} holds {need / 1e9:,.1f} GB, and this machine has "
                        f"{free / 1e9:,.1f} GB available")
@@ -63,7 +63,8 @@ def load(path, what: str) -> np.ndarray:
     return np.load(path, allow_pickle=False)
 
 
-def _available() -> int | None:
+def available_memory() -> int | None:
+    """Bytes of memory this machine can give now (MemAvailable), or None."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -71,4 +72,7 @@ def _available() -> int | None:
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None

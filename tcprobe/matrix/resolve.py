@@ -8,13 +8,12 @@ build their problems from a model they already hold.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import tcprobe.matrix.choice as choice
 import tcprobe.matrix.epilogue as epilogue
 from tcprobe.models.formats import get_format
+from tcprobe.npyfile import available_memory
 
 from .mainloop import check_backend
 from .operands import MatmulError, Operand
@@ -39,21 +38,6 @@ def bytes_needed(m: int, n: int, k: int) -> int:
     (4 bytes a word, a few copies of M x N), the operands padded and decoded
     (about 48 bytes a K element of every row of A and column of B)."""
     return 4 * m * n * 4 + 48 * (m + n) * (-(-k // 64) * 64)
-
-
-def available_memory() -> int | None:
-    """Bytes of memory this machine can give now (MemAvailable), or None."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def check_memory(m: int, n: int, k: int) -> None:
