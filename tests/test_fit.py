@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tcprobe.capture import Capture, load
 from tcprobe.cli import main
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
-from tcprobe.fit_space import Recipe
+from tcprobe.fit.space import Recipe
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import describe
