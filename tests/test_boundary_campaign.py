@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tcprobe import campaign as camp
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.cli import main
 from tcprobe.devices.base import DeviceError
 from tcprobe.devices.sim import SimDevice
+from tcprobe.validation import campaign as camp
 
 IDS = "mma.bf16.f32.k16,mma.f16.f32.k16,mma.tf32.f32.k8"
 

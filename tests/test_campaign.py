@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from tcprobe import campaign as camp
 from tcprobe import suites
 from tcprobe.cli import main
 from tcprobe.models.datapath import Datapath
+from tcprobe.validation import campaign as camp
 
 IDS = "tcgen05.tf32.f32.k8,tcgen05.f16.bf16.f32.k16,mma.bf16.f32.k16"
 

@@ -640,7 +640,7 @@ def test_harness_packing_places_the_k_vector_in_every_row():
 @pytest.mark.parametrize("fmt,out", [("bf16", "f32"), ("fp16", "f32"), ("fp16", "f16"), ("tf32", "f32")])
 def test_gpu_replays_the_published_h200_words(fmt, out):
     from tcprobe.capture import load
-    from tcprobe.replay import replay
+    from tcprobe.validation.replay import replay
 
     cap = next(c for c in load(str(ROOT / f"tests/data/khattak-mikaitis-2025/H200/{fmt}")) if c.datapath.d_type == out)
     dev = open_device("cuda:0")

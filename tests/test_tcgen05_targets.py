@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from tcprobe.cli import main
 from tcprobe.models.tcgen05 import model_for
-from tcprobe.targets import blog_targets, mixed_targets, targets
+from tcprobe.validation.targets import blog_targets, mixed_targets, targets
 
 
 def test_the_blog_suite_has_its_46_in_its_groups():

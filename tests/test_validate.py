@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from model_device import altered
 
 from tcprobe import suites
-from tcprobe import validate as v
 from tcprobe.capture import binary, load
 from tcprobe.cli import main
 from tcprobe.devices.registry import open_device
@@ -23,6 +22,7 @@ from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
 from tcprobe.reports.validate import html, markdown, report
+from tcprobe.validation import validate as v
 
 BF16 = Datapath.parse("mma.bf16.f32.k16")
 
@@ -36,7 +36,7 @@ def test_case_counts(text, n):
 
 @pytest.mark.parametrize("text", ["1e-3", "2.5", "abc", "0", "-5", "1e", "e6", "1.2.3e4", ""])
 def test_bad_case_counts(text):
-    from tcprobe.counts import CountError
+    from tcprobe.validation.counts import CountError
 
     with pytest.raises(CountError):
         v.parse_count(text)
@@ -197,7 +197,7 @@ def test_reproducers_rerun_and_are_small(tmp_path):
 
 
 def test_shrunk_case_still_mismatches_and_is_simpler():
-    from tcprobe.shrink import active_lanes, shrink
+    from tcprobe.validation.shrink import active_lanes, shrink
 
     truth = PROFILES["b200-hmma"].model(BF16)
     dev = altered(BF16, truth.params, "w24", window_bits=24)

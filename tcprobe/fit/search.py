@@ -40,7 +40,7 @@ from tcprobe.models.formats import get_format
 from tcprobe.models.isa import output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
-from tcprobe.shrink import minimize
+from tcprobe.validation.shrink import minimize
 
 from .diagnose import CaseFeatures, Diagnosis, diagnose, simplest
 from .evaluate import INF, Evaluator, FitConfig, Record
