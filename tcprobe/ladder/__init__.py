@@ -14,7 +14,7 @@ checked on 10,000 validation cases against the same device (:mod:`.validation`).
 This module is the runner: the steps in order, their prerequisites, the
 fingerprint and the validation. What the steps share is the
 :class:`~tcprobe.ladder.context.Context`; the fingerprint and its model are
-:mod:`tcprobe.fingerprint`; the random validation mix is
+:mod:`.fingerprint`; the random validation mix is
 :mod:`tcprobe.suites.mix`.
 """
 
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcprobe.devices.base import Device
-from tcprobe.fingerprint import Fingerprint
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.f64 import is_f64
 from tcprobe.models.formats import describe
@@ -35,6 +34,7 @@ from tcprobe.models.model import IntegerModel
 from tcprobe.probes.common import Finding
 
 from .context import Context
+from .fingerprint import Fingerprint
 from .validation import check_ranges, validation_cases, validation_seed
 
 STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
