@@ -27,7 +27,9 @@ from tcprobe.tiles.harness import Harness, HarnessError
 from tcprobe.tiles.layout import core_matrix_layout
 from tcprobe.tiles.spec import PhysicalBatch
 
-from .common import Batch, Evidence, Finding
+from .common import Batch, Evidence, Finding, StepInfo
+
+STEP = StepInfo(order=40, title="operand layout: what each slot feeds", xor_unprobed=True)
 
 
 def _physical(ctx, a, b, c, meta=None) -> PhysicalBatch:
