@@ -16,6 +16,15 @@ else may write it, not a symbolic link):
    under the temporary directory, and :data:`NOTE` says why (the CLI prints
    it once; the API warns once with :class:`KernelCacheNote`).
 
+The kernels sit in a subfolder named by the module layout of ``models/``
+(:func:`layout_tag`: a digest of its files' paths, not their contents).
+Numba's index pickles the types of a kernel's arguments, classes named by
+their module; an index written before a module moved (``models/core.py``
+into ``models/kernels/``) names a module that is gone, and numba fails on it
+instead of compiling again. A new layout starts a new subfolder, so such an
+index is never read; edits that move nothing keep the folder (numba and the
+source stamp judge the kernels themselves).
+
 Every file and folder inside is verified too, as the cubin cache verifies
 its files: one that is a symbolic link, belongs to another user or may be
 written by others is removed before numba reads the folder, so numba
@@ -27,6 +36,7 @@ kernel is decorated: numba reads the folder when a cached function is made.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -52,6 +62,15 @@ def working_on(label: str) -> None:
 
 class KernelCacheNote(UserWarning):
     """The compiled kernels are cached somewhere other than the usual folder."""
+
+
+def layout_tag(root: Path | None = None) -> str:
+    """The subfolder of this module layout: a digest of the paths of
+    ``models/``'s Python files (relative, sorted), never of their contents
+    (``root``: another copy of the folder)."""
+    root = root or Path(__file__).resolve().parent
+    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    return "layout-" + hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]
 
 
 def usual_folder() -> Path:
@@ -142,19 +161,21 @@ def configure() -> Path:
         return FOLDER
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     FOLDER = Path(chosen) if chosen else usual_folder()
-    why = _private(FOLDER) or sweep(FOLDER)
+    why = _private(FOLDER) or _private(FOLDER / layout_tag()) or sweep(FOLDER)
     if why is not None:
         uid = os.getuid() if hasattr(os, "getuid") else 0
         fallback = Path(tempfile.gettempdir()) / f"tcprobe-numba-{uid}"
-        if _private(fallback) is not None or sweep(fallback) is not None:
+        if (_private(fallback) or _private(fallback / layout_tag())
+                or sweep(fallback)) is not None:
             fallback = Path(tempfile.mkdtemp(prefix="tcprobe-numba-"))
+            _private(fallback / layout_tag())
         how = ("set NUMBA_CACHE_DIR to a folder only you may write" if chosen else
                "set TCPROBE_CACHE to a folder of yours to keep them across sessions")
         NOTE = f"compiled kernels are cached in {fallback}, not {FOLDER}: {why} ({how})"
         FOLDER = fallback
     # Children (the CLI run from a test, a worker) find the same folder.
     os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
-    numba_internals.set_cache_dir(str(FOLDER))
+    numba_internals.set_cache_dir(str(FOLDER / layout_tag()))
     if NOTE is not None:
         warnings.warn(NOTE, KernelCacheNote, stacklevel=2)
     return FOLDER

@@ -9,8 +9,8 @@ Everything else in tcprobe calls numba's public API (``njit``, ``prange``,
 * compile events: ``numba.core.event`` (documented, but under ``core``),
   which the CLI listens to so that a cold compile is announced
   (:func:`on_compile_start`);
-* the hand-written LLVM IR of the vector kernels (:mod:`.vector_ir`,
-  :mod:`.lanes_ir`, :mod:`.groups_ir`), which builds llvmlite IR with typed
+* the hand-written LLVM IR of the vector kernels (:mod:`.kernels.vector_ir`,
+  :mod:`.kernels.lanes_ir`, :mod:`.kernels.groups_ir`), which builds llvmlite IR with typed
   pointers (``as_pointer``, ``llvm.prefetch.p0i8``). LLVM has dropped typed
   pointers; llvmlite still accepts them, and ``pyproject.toml`` bounds numba
   and llvmlite to the releases this IR is tested on.
@@ -51,13 +51,13 @@ def ir_kernels() -> bool:
 
 
 def ir_module(name: str):
-    """The IR kernel module ``name`` of this package (``lane_kernel``,
-    ``scaled_groups``) where the IR is switched on, else None. Imported on
+    """The IR kernel module ``name`` of the kernels (``kernels/lane_kernel``,
+    ``kernels/scaled_groups``) where the IR is switched on, else None. Imported on
     first use, so that with ``TCPROBE_KERNEL=plain`` an llvmlite that cannot
     build the IR is never asked to."""
     if not ir_kernels():
         return None
-    return importlib.import_module(f".{name}", __package__)
+    return importlib.import_module(f".kernels.{name}", __package__)
 
 
 def set_cache_dir(folder: str) -> None:
