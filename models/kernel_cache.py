@@ -160,6 +160,8 @@ def configure() -> Path:
     if FOLDER is not None:
         return FOLDER
     chosen = os.environ.get("NUMBA_CACHE_DIR")
+    if chosen and Path(chosen).name == layout_tag():
+        chosen = str(Path(chosen).parent)  # a parent process's: the layout's own subfolder
     FOLDER = Path(chosen) if chosen else usual_folder()
     why = _private(FOLDER) or _private(FOLDER / layout_tag()) or sweep(FOLDER)
     if why is not None:
@@ -173,8 +175,10 @@ def configure() -> Path:
                "set TCPROBE_CACHE to a folder of yours to keep them across sessions")
         NOTE = f"compiled kernels are cached in {fallback}, not {FOLDER}: {why} ({how})"
         FOLDER = fallback
-    # Children (the CLI run from a test, a worker) find the same folder.
-    os.environ["NUMBA_CACHE_DIR"] = str(FOLDER)
+    # Children (the CLI run from a test, a worker) find the same folder, and
+    # numba, which reads the variable again whenever the environment changes,
+    # keeps the layout's subfolder.
+    os.environ["NUMBA_CACHE_DIR"] = str(FOLDER / layout_tag())
     numba_internals.set_cache_dir(str(FOLDER / layout_tag()))
     if NOTE is not None:
         warnings.warn(NOTE, KernelCacheNote, stacklevel=2)
