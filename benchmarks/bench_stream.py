@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e6,3e6,1e7")
     ap.add_argument("--keep", help="Folder for the captures (default: a temporary one, removed).")
     args = ap.parse_args()
-    from tcprobe.counts import parse_count
+    from tcprobe.validation.counts import parse_count
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tcprobe-stream-"))
     tcprobe = [sys.executable, "-m", "tcprobe"]

@@ -28,13 +28,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tcprobe import suites as suites_mod  # noqa: E402
-from tcprobe import validate as v  # noqa: E402
 from tcprobe.devices.base import DeviceError  # noqa: E402
 from tcprobe.devices.mmasim import ARCHS, MmaSimDevice, parse_instruction  # noqa: E402
 from tcprobe.models import registry  # noqa: E402
 from tcprobe.models.engine import Speed  # noqa: E402
 from tcprobe.models.model import ModelError  # noqa: E402
 from tcprobe.schema import SchemaError, check_instruction  # noqa: E402
+from tcprobe.validation import validate as v  # noqa: E402
 
 
 def instruction_strings() -> list[tuple[str, str]]:

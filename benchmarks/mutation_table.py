@@ -25,9 +25,9 @@ from model_device import altered  # noqa: E402
 from test_mutation import ALTERATIONS  # noqa: E402
 
 from tcprobe import suites as suites_mod  # noqa: E402
-from tcprobe import validate as v  # noqa: E402
 from tcprobe.models.datapath import Datapath  # noqa: E402
 from tcprobe.models.profiles import PROFILES  # noqa: E402
+from tcprobe.validation import validate as v  # noqa: E402
 
 TARGETS = [("mma.bf16.f32.k16", "b200-hmma"), ("mma.f16.f16.k16", "h100"),
            ("mma.tf32.f32.k8", "a100")]

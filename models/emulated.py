@@ -72,7 +72,7 @@ class EmulatedFp8Profile:
 _KM = "Khattak-Mikaitis captures in ../shared/hwdata/khattak-mikaitis-2025"
 
 B200_FP8_EMULATED = EmulatedFp8Profile(
-    "b200-fp8-emulated", B200_HMMA, ("B200", "B300"),
+    "b200-fp8-emulated", B200_HMMA, B200_HMMA.gpus,
     f"tcprobe fit on the {_KM}: B200/E4M3 and B200/E5M2, d_B200_fp32.txt and "
     "d_B200_fp16.txt, 0 mismatches of 5,000 each (the published b200-hmma parameters miss "
     "1,597 to 1,892 of each). The f16 outputs pin the split into interleaved pairs (the "
@@ -86,7 +86,7 @@ B200_FP8_EMULATED = EmulatedFp8Profile(
 )
 
 HOPPER_FP8_EMULATED = EmulatedFp8Profile(
-    "hopper-fp8-emulated", H100, ("H100", "H200"),
+    "hopper-fp8-emulated", H100, H100.gpus,
     f"tcprobe fit on the {_KM}: H100/E4M3, H100/E5M2, H200/E4M3 and H200/E5M2, "
     "d_*_fp16.txt, 0 mismatches of 5,000 each, C being the c file rounded to f16 (the "
     "published h100 parameters miss 1,600 to 1,887 of each; the nearest other splits, "

@@ -38,10 +38,10 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
 from . import fastpath, kernel_cache
-from .core import new_terms
-from .core_loop import case_word, prepare
 from .fastpath import Speed
-from .kernel_params import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError
+from .kernels.core import new_terms
+from .kernels.core_loop import case_word, prepare
+from .kernels.kernel_params import CARRY_TOPS, OVERFLOWS, ROUNDINGS, ParamError
 
 __all__ = ["CARRY_TOPS", "FOUND_KEYS", "OVERFLOWS", "PARAMS", "PROFILE_KEYS", "ROUNDINGS",
            "EngineParams", "Param", "ParamError", "Speed", "fdp_kernel", "fused_dot"]

@@ -11,8 +11,8 @@ sets). What changes is speed:
   bit operations the configuration needs. Numba caches each kernel on disk,
   keyed by its constants: only the first run of a configuration compiles.
 * Windowed, raw-aligned float configurations (nearly every model) take the
-  lane kernel (:mod:`.lane_kernel`): each block's lanes as explicit vector
-  code (:mod:`.lanes_ir`), the rounding vectorized over chunks of cases;
+  lane kernel (:mod:`.kernels.lane_kernel`): each block's lanes as explicit vector
+  code (:mod:`.kernels.lanes_ir`), the rounding vectorized over chunks of cases;
   the others the core_loop's block loop with the classed decoder.
 * The words go in as they are (uint32), with no int64 copies.
 * The kernel releases the GIL, and :func:`fast_dot` splits a large batch
@@ -38,12 +38,12 @@ import numpy as np
 from numba import njit
 
 from . import numba_internals
-from .core import new_terms
-from .core_loop import case_word, prepare
 from .formats import Format, convert_input, get_format
-from .kernel_params import KernelParams
-from .kernel_stamp import SOURCE_STAMP
-from .lane_decoder import scan_reads_words_as_given, stray_pair, stray_word, word_pairs
+from .kernels.core import new_terms
+from .kernels.core_loop import case_word, prepare
+from .kernels.kernel_params import KernelParams
+from .kernels.kernel_stamp import SOURCE_STAMP
+from .kernels.lane_decoder import scan_reads_words_as_given, stray_pair, stray_word, word_pairs
 
 # Fields of EngineParams this path implements. A field added later (by a new
 # mechanism) sends every model that sets it away from its default to the

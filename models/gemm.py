@@ -14,7 +14,7 @@ compares the two word for word). What a matrix product lets it share:
   one that cuts each integer product to the quantum and sums it, both
   loops over the columns of D that LLVM vectorizes; the quantum, the cut,
   the rounding and the specials rule are the arithmetic core's
-  (:mod:`.core`), the same steps as every other kernel;
+  (:mod:`.kernels.core`), the same steps as every other kernel;
 * B is held in panels of PANEL columns that stay in cache while the rows
   of A pass over them; the rows of D are split over the caller's ``jobs``
   threads (the kernel releases the GIL).
@@ -34,11 +34,11 @@ import numpy as np
 from numba import njit, prange
 
 from . import fastpath, kernel_cache
-from .core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
 from .formats import Class, convert_input, decode_scalar, get_format
-from .kernel_params import KernelParams, kernel_params
-from .kernel_stamp import SOURCE_STAMP
-from .lane_decoder import fields, lane_class, lane_decoder_applies
+from .kernels.core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
+from .kernels.kernel_params import KernelParams, kernel_params
+from .kernels.kernel_stamp import SOURCE_STAMP
+from .kernels.lane_decoder import fields, lane_class, lane_decoder_applies
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
@@ -86,7 +86,7 @@ def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axi
 
 
 def _kernels():
-    """This module, for :mod:`.gemm_split`, which runs its stage on it."""
+    """This module, for :mod:`.kernels.gemm_split`, which runs its stage on it."""
     import sys
 
     return sys.modules[__name__]
@@ -98,7 +98,7 @@ def supports(model) -> bool:
     if isinstance(model, IntegerModel):
         return True
     if type(model) is not FixedPointModel:
-        from . import gemm_split  # the fp8 mma.sync emulation: unpack and f16 sub-MMAs
+        from .kernels import gemm_split  # the fp8 mma.sync emulation: unpack and f16 sub-MMAs
 
         return gemm_split.supports(model, _kernels())
     dp, p = model.datapath, model.params
@@ -222,7 +222,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     dp = model.datapath
     kernel_cache.working_on(dp.id)
     if not isinstance(model, (FixedPointModel, IntegerModel)):
-        from . import gemm_split
+        from .kernels import gemm_split
 
         return gemm_split.words(model, a, b, c, tiles, decoded, jobs, _kernels())
     c = np.ascontiguousarray(c, dtype=np.uint32)
@@ -264,7 +264,7 @@ def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = No
     """A (M, K) and B (K, N) decoded once for :func:`gemm_words` (``active``:
     the K positions a sparse A keeps; B's words elsewhere are never read)."""
     if not isinstance(model, FixedPointModel):
-        from . import gemm_split
+        from .kernels import gemm_split
 
         return gemm_split.decoders(model, a, b, _kernels())
     dp, p = model.datapath, model.params

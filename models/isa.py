@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import gpus
+
 # ---------------------------------------------------------------------------
 # Families and kinds
 
@@ -494,10 +496,9 @@ ARCH_FAMILIES: dict[str, tuple[str, ...]] = {
 CC_ARCH = {75: "sm_75", 80: "sm_80", 86: "sm_86", 87: "sm_86", 89: "sm_89", 90: "sm_90a", 100: "sm_100a",
            103: "sm_103a", 120: "sm_120a"}
 
-# The GPUs of each architecture that tcprobe has profiles for.
-ARCH_GPUS = {"sm_75": ("T4",), "sm_80": ("A100",), "sm_86": (), "sm_89": ("Ada",), "sm_90": ("H100", "H200"),
-             "sm_90a": ("H100", "H200"), "sm_100a": ("B200",), "sm_103a": ("B300",),
-             "sm_120a": ("RTX5090",)}
+# The GPUs of each architecture that tcprobe has profiles for (the GPU
+# catalogue, models/gpus.py).
+ARCH_GPUS = gpus.arch_gpus(ARCH_FAMILIES)
 
 
 def arch_gpu(arch: str | None) -> str | None:

@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import gpus
+
 AMD_FAMILIES = ("mfma",)
 ARCHS = ("CDNA1", "CDNA2", "CDNA3")
-ARCH_GPUS = {"CDNA1": ("MI100",), "CDNA2": ("MI250X",), "CDNA3": ("MI300X",)}
+ARCH_GPUS = gpus.arch_gpus(ARCHS, "amd")  # the GPU catalogue, models/gpus.py
 GPU_ARCH = {g: a for a, gs in ARCH_GPUS.items() for g in gs}
 GFX = {"CDNA1": "gfx908", "CDNA2": "gfx90a", "CDNA3": "gfx942"}
 WAVE = 64  # lanes of a CDNA wavefront: an MFMA's operands are spread over 64 lanes

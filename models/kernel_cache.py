@@ -157,7 +157,7 @@ def configure() -> Path:
     here = str(Path(__file__).resolve().parent)
 
     def point_numba():  # once numba is imported (not before: the tables need no numba)
-        from .kernel_stamp import SOURCE_STAMP  # keyed by the sources, not the install's path
+        from .kernels.kernel_stamp import SOURCE_STAMP  # keyed by the sources, not the path
 
         numba_internals.set_cache_dir(str(FOLDER))
         numba_internals.key_cache_by_content(here, SOURCE_STAMP)

@@ -9,8 +9,8 @@ Everything else in tcprobe calls numba's public API (``njit``, ``prange``,
 * compile events: ``numba.core.event`` (documented, but under ``core``),
   which the CLI listens to so that a cold compile is announced
   (:func:`on_compile_start`);
-* the hand-written LLVM IR of the vector kernels (:mod:`.vector_ir`,
-  :mod:`.lanes_ir`, :mod:`.groups_ir`), which builds llvmlite IR with typed
+* the hand-written LLVM IR of the vector kernels (:mod:`.kernels.vector_ir`,
+  :mod:`.kernels.lanes_ir`, :mod:`.kernels.groups_ir`), which builds llvmlite IR with typed
   pointers (``as_pointer``, ``llvm.prefetch.p0i8``). LLVM has dropped typed
   pointers; llvmlite still accepts them, and ``pyproject.toml`` bounds numba
   and llvmlite to the releases this IR is tested on.
@@ -51,13 +51,13 @@ def ir_kernels() -> bool:
 
 
 def ir_module(name: str):
-    """The IR kernel module ``name`` of this package (``lane_kernel``,
-    ``scaled_groups``) where the IR is switched on, else None. Imported on
+    """The IR kernel module ``name`` of the kernels (``kernels/lane_kernel``,
+    ``kernels/scaled_groups``) where the IR is switched on, else None. Imported on
     first use, so that with ``TCPROBE_KERNEL=plain`` an llvmlite that cannot
     build the IR is never asked to."""
     if not ir_kernels():
         return None
-    return importlib.import_module(f".{name}", __package__)
+    return importlib.import_module(f".kernels.{name}", __package__)
 
 
 def set_cache_dir(folder: str) -> None:
@@ -68,7 +68,8 @@ def set_cache_dir(folder: str) -> None:
 
 
 def key_cache_by_content(package_dir: str, stamp: str) -> None:
-    """File the cached kernels of ``package_dir``'s modules under
+    """File the cached kernels of ``package_dir``'s modules (its subfolders'
+    too) under
     ``CACHE_DIR/tcprobe-models-<stamp>`` (``stamp``: a digest of the
     package's sources), not under numba's default subfolder, which is named
     by a hash of the source folder's absolute path: so a second install of
@@ -94,8 +95,9 @@ def key_cache_by_content(package_dir: str, stamp: str) -> None:
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if os.path.dirname(os.path.abspath(py_file)) != package_dir:
-                return None
+            folder = os.path.dirname(os.path.abspath(py_file))
+            if folder != package_dir and not folder.startswith(package_dir + os.sep):
+                return None  # not the package's (its subfolders, models/kernels, are)
             return super().from_function(py_func, py_file)
 
     impl._locator_classes.insert(0, _ContentKeyedLocator)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from tcprobe.models import isa
+from tcprobe.models import gpus, isa
 from tcprobe.models.datapath import Datapath
 
 from .engine import EngineParams
@@ -137,22 +137,22 @@ F64_EVIDENCE = ("MMA-Sim 2.1.1's model of f64 mma (a chain of IEEE fp64 FMAs, C 
 _KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004) captures in ../shared/hwdata"
 
 V100 = GpuProfile(
-    "v100", ("V100",), "sm_70",
+    "v100", gpus.profile_gpus("v100"), "sm_70",
     f"{_KM}: V100 fp16, 5,000 cases each to f32 and f16",
     block={"f16": 4}, window={"f16": 23}, floor_f32=-131, floor_f16=-19,
 )
 A100 = GpuProfile(
-    "a100", ("A100", "A2", "A30"), "sm_80",
+    "a100", gpus.profile_gpus("a100"), "sm_80",
     f"{_KM}: A100 and A2 fp16, bf16, tf32",
     block={"f16": 8, "tf32": 4}, window={"f16": 24, "tf32": 24}, floor_f32=-132, floor_f16=-20,
 )
 ADA = A100.derive(
-    "ada", gpus=("Ada", "L40S", "RTX4090"), arch="sm_89",
+    "ada", gpus=gpus.profile_gpus("ada"), arch="sm_89",
     evidence=f"{_KM}: Ada and L40S fp16, bf16, tf32, e4m3, e5m2",
     block={"fp8": 16}, window={"fp8": 13}, keep={"fp8": 13},
 )
 H100 = ADA.derive(
-    "h100", gpus=("H100", "H200"), arch="sm_90",
+    "h100", gpus=gpus.profile_gpus("h100"), arch="sm_90",
     evidence=f"{_KM}: H100 and H200 fp16, bf16, tf32, and fp8 to f32; MMA-Sim PR vectors (H200)",
     block={"f16": 16, "tf32": 8, "fp8": 32},
     window={"f16": isa.DEFAULT_WINDOW_BITS, "tf32": isa.DEFAULT_WINDOW_BITS},
@@ -160,7 +160,7 @@ H100 = ADA.derive(
     floor_f32=isa.output_defaults("f32").zero_floor, floor_f16=isa.output_defaults("f16").zero_floor,
 )
 B200_HMMA = H100.derive(
-    "b200-hmma", gpus=("B200", "B300"), arch="sm_100a",
+    "b200-hmma", gpus=gpus.profile_gpus("b200-hmma"), arch="sm_100a",
     evidence=f"{_KM}: B200 fp16, bf16, tf32 (legacy HMMA path); MMA-Sim PR vectors (B200, B300)",
     window={"fp8": 25}, keep={"fp8": None},
 )
@@ -171,7 +171,7 @@ B200_HMMA = H100.derive(
 _MMASIM = "MMA-Sim 2.1.1 (mmasim/nv_ptx/sim.py), not measured by tcprobe on silicon"
 
 T4 = V100.derive(  # f16 only, as V100; m16n8k8 at A100's F and L
-    "t4", gpus=("T4", "RTX2080", "RTX2070", "RTX2060", "TITANRTX", "QuadroRTX"), arch="sm_75",
+    "t4", gpus=gpus.profile_gpus("t4"), arch="sm_75",
     evidence=f"{_MMASIM}: Turing F=24, L = 16 bytes of inputs (f16: 8), zero floors -20 (f16 D) "
              "/ -132 (f32 D); m8n8k4 runs Volta's F=23, L=4, floors -19/-131. Further evidence: "
              "Fasi, Higham, Mikaitis, Pranesh 2021 (PeerJ CS 7:e330) ran their feature tests on a "
@@ -187,7 +187,7 @@ T4 = V100.derive(  # f16 only, as V100; m16n8k8 at A100's F and L
 # MMA-Sim's tcgen05 block-scaled rules too, so the mmasim-tcgen05 profile
 # expresses them (models/tcgen05.py).
 RTX5090 = B200_HMMA.derive(
-    "rtx5090", gpus=("RTX5090", "RTX5080", "RTX5070", "RTXPRO6000"), arch="sm_120a",
+    "rtx5090", gpus=gpus.profile_gpus("rtx5090"), arch="sm_120a",
     evidence=f"{_MMASIM}: RTX Blackwell F=25, L = 32 bytes of inputs (f16: 16, tf32: 8, "
              "8-bit containers: 32), zero floors -21/-133 (confirmed by MMA-Sim's maintainer in "
              "the pull-request thread, ../shared/seeds/mmasim-pr-zero-sign-and-fp6.txt); fp8 and "

@@ -28,7 +28,7 @@ section "Block-scaled"; ../shared/notes/tcgen05-published-parameters.md):
    by ``zero_c``).
 
 The kernels (the plain one and the compiled-per-configuration fast path)
-are in :mod:`.scaled_kernel`.
+are in :mod:`.kernels.scaled_kernel`.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from tcprobe.models.cases import Cases
 
 from . import fastpath, kernel_cache, numba_internals
 from .formats import get_format
-from .kernel_params import OVERFLOWS
-from .lane_decoder import scan_reads_words_as_given, word_pairs
+from .kernels.kernel_params import OVERFLOWS
+from .kernels.lane_decoder import scan_reads_words_as_given, word_pairs
+from .kernels.scaled_kernel import fast_applies, fast_kernel, kernel_params, scaled_kernel
 from .model import Model, ModelError
-from .scaled_kernel import fast_applies, fast_kernel, kernel_params, scaled_kernel
 
 SMALL_RANGE = ("e2m1",)  # element formats whose exact group sums fit an int64
 

@@ -33,8 +33,13 @@ import numpy as np
 
 from tcprobe.models.words import pow2, product, word
 
-from .common import Batch, Finding, window
+from .common import Batch, Finding, StepInfo, window
 from .internal import setup
+
+STEP = StepInfo(
+    order=100, title="block size: products fused before a rounding", needs_layout=True,
+    engine=True, fingerprint=True
+)
 
 
 def run(ctx) -> Finding:

@@ -30,7 +30,12 @@ from __future__ import annotations
 
 from tcprobe.models.words import exp_range, max_sig, word
 
-from .common import Batch, Finding, open_keeps, window
+from .common import Batch, Finding, StepInfo, open_keeps, window
+
+STEP = StepInfo(
+    order=110, title="carries into the top of the accumulator", needs_layout=True, engine=True,
+    fingerprint=True, also_on=("integer",)
+)
 
 TOPS = ("wrap", "saturate", "normalize")
 MAX_BITS = 8

@@ -27,7 +27,12 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.f64 import INF_WORD, SIGN_BIT, ChainParams, F64Model, is_f64
 from tcprobe.models.words import pow2, word
 
-from .common import Batch, Finding
+from .common import Batch, Finding, StepInfo
+
+STEP = StepInfo(
+    order=150, title="f64: a chain of fp64 FMAs or one fused rounding, its order, C, NaN",
+    needs_layout=True, skip_on=("mfma",)
+)
 
 
 def _words(fmt):

@@ -81,6 +81,28 @@ def show(fmt, w) -> str:
 
 
 # ---------------------------------------------------------------------------
+# What a step declares about itself (the ladder reads it; nothing else lists steps).
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """A ladder step's own metadata, declared as ``STEP`` in its module.
+
+    The ladder finds its steps by this attribute (a module of ``probes/``
+    without ``STEP`` is a helper) and runs them in ``order``.
+    """
+
+    order: int  # the step's place in the ladder (ascending)
+    title: str  # the heading the CLI prints over its finding
+    needs_layout: bool = False  # runs logical cases through the harness (raw: layout first)
+    engine: bool = False  # unscaled float dot products with an engine model
+    fingerprint: bool = False  # its values are engine keys of the fingerprint
+    xor_unprobed: bool = False  # lights lanes with products: .xor keeps the .and harness
+    also_on: tuple = ()  # datapath traits where an engine step still runs (see ladder)
+    skip_on: tuple = ()  # datapath traits where a non-engine step is skipped as one
+
+
+# ---------------------------------------------------------------------------
 # Building batches of logical cases.
 
 

@@ -16,7 +16,12 @@ from __future__ import annotations
 
 from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range, word
 
-from .common import Batch, Finding
+from .common import Batch, Finding, StepInfo
+
+STEP = StepInfo(
+    order=70, title="internal precision: the window F below the largest exponent",
+    needs_layout=True, engine=True, fingerprint=True
+)
 
 
 def sweep(ctx, pairs, E, emax):

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from tcprobe.models.words import product, word
 
-from .common import Batch, Finding
+from .common import Batch, Finding, StepInfo
+
+STEP = StepInfo(
+    order=30, title="lane isolation: every lane and C alone, position independence", engine=True,
+    xor_unprobed=True, also_on=("mfma", "integer", "block_scaled")
+)
 
 SIGNATURES = ((0, (1, 1), (0, 0), 0), (1, (3, 1), (1, 0), 1))  # (sign, mant, frac, exp)
 

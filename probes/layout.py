@@ -27,7 +27,9 @@ from tcprobe.tiles.harness import Harness, HarnessError
 from tcprobe.tiles.layout import core_matrix_layout
 from tcprobe.tiles.spec import PhysicalBatch
 
-from .common import Batch, Evidence, Finding
+from .common import Batch, Evidence, Finding, StepInfo
+
+STEP = StepInfo(order=40, title="operand layout: what each slot feeds", xor_unprobed=True)
 
 
 def _physical(ctx, a, b, c, meta=None) -> PhysicalBatch:
@@ -113,14 +115,66 @@ def _measure(ctx, S) -> Finding:
     positions complement each other (the first and last legal selection of
     every chunk): the A slots hold K/2 stored values, and each setting pairs
     them with half of B's K positions."""
-    dp, t = ctx.dp, ctx.tile()
+    dp = ctx.dp
     S = np.asarray(S)
-    W, K = len(S), dp.k
-    one_c = pow2(ctx.c_fmt, 0)
-    za, zb, zc = zero(ctx.a_fmt), zero(ctx.b_fmt), zero(ctx.c_fmt)
+    W = len(S)
     ev, notes = [], []
 
     # 1. count references
+    table = _references(ctx, S, notes)
+    if isinstance(table, Finding):
+        return table
+    # C: one tile per C element
+    c_read = _c_reads(ctx, S, table)
+    if isinstance(c_read, Finding):
+        return c_read
+    measured = []
+    for meta, pos in _settings(ctx):
+        r = _pairs(ctx, S, table, meta)
+        if isinstance(r, str):
+            return Finding("layout", "failed", r)
+        measured.append((r, pos))
+    ev += measured[0][0][2]
+
+    # 4. lane names: by A's documented lanes (else B's, else order); components with
+    # one name but disjoint words are the same lane of independent MMAs (V100's quad pairs)
+    nominal = ctx.nominal
+    strategies = _namings(dp, nominal)
+    if dp.sparse:
+        notes.append("sparse: A holds K/2 stored values; B's positions measured under two "
+                     "metadata settings that keep complementary halves (documented selector "
+                     "meaning; the sparsity step measures it)")
+    why = "no lane naming fits"
+    last_proof = []
+    found = None
+    named_by = ""
+    for strategy in strategies:
+        cand, named_by, why_not = _candidate(ctx, S, measured, c_read, strategy)
+        if cand is None:
+            why = why_not
+            continue
+        # 5. proof with the measured harness: every lane alone = its product
+        bad, proof = _prove(ctx, cand)
+        if bad:
+            why = (f"with the measured layout lanes {bad[:8]} still do not contribute their "
+                   "product")
+            last_proof = proof
+            continue
+        found = cand
+        ev += proof
+        break
+    if found is None:
+        return Finding("layout", "failed", why, {}, ev + last_proof)
+    ctx.harness = found
+    return _verdict(ctx, found, nominal, c_read, named_by, W, ev, notes)
+
+
+def _references(ctx, S, notes):
+    """The words C = n alone gives (n = 0 .. K + 1): word -> count, or a failed
+    Finding where 0, 1, 2 are not told apart."""
+    dp, t = ctx.dp, ctx.tile()
+    K = dp.k
+    za, zb = zero(ctx.a_fmt), zero(ctx.b_fmt)
     refs = [word(ctx.c_fmt, 0, n, 0) for n in range(K + 2)]
     d = ctx.launch(_physical(ctx, np.full((K + 2, t.a_slots), za), np.full((K + 2, t.b_slots), zb),
                              ctx.c_fill(refs)))
@@ -131,8 +185,14 @@ def _measure(ctx, S) -> Finding:
         notes.append(f"C = n alone gives distinct words for n up to {max(table.values())} "
                      f"only (the output keeps too few bits for {K + 1}); larger counts would "
                      "read as no count")
+    return table
 
-    # C: one tile per C element
+
+def _c_reads(ctx, S, table):
+    """The C slot each slice word reads (one tile per C element), or a failed Finding."""
+    t = ctx.tile()
+    one_c = pow2(ctx.c_fmt, 0)
+    za, zb, zc = zero(ctx.a_fmt), zero(ctx.b_fmt), zero(ctx.c_fmt)
     eye_c = ctx.c_one_hot(one_c, zc)
     nc = len(eye_c)
     dC = ctx.launch(_physical(ctx, np.full((nc, t.a_slots), za),
@@ -145,37 +205,40 @@ def _measure(ctx, S) -> Finding:
                        f"{ctx.harness.label(int(S[w]))}, which is no small count")
     if (CC.sum(axis=0) != 1).any():
         return Finding("layout", "failed", "a slice word is fed by no C slot, or by several")
-    c_read = np.full(W, -1)
+    c_read = np.full(len(S), -1)
     for s_, w in np.argwhere(CC == 1):
         c_read[w] = s_
+    return c_read
 
-    settings = [(None, None)]
-    if dp.sparse:
-        from tcprobe.models import sparsity
 
-        sels = sparsity.legal_selectors(dp)
-        width = sparsity.chunk_width(dp)
-        settings = []
-        first = set(sparsity.kept_positions(dp, sels[0]))
-        other = next(x for x in sels  # 0x4 and 0xe: complementary selections in storage order
-                     if not first & set(kept := sparsity.kept_positions(dp, x))
-                     and list(kept) == sorted(kept))
-        for sel in (sels[0], other):
-            pos = [c * width + p for c in range(K // width) for p in sparsity.kept_positions(dp, sel)]
-            want = np.zeros(K, bool)
-            want[pos] = True
-            settings.append((ctx.meta_fill(want)[0], pos))
-    measured = []
-    for meta, pos in settings:
-        r = _pairs(ctx, S, table, meta)
-        if isinstance(r, str):
-            return Finding("layout", "failed", r)
-        measured.append((r, pos))
-    ev += measured[0][0][2]
+def _settings(ctx) -> list:
+    """The metadata settings to measure under: (metadata, kept positions);
+    dense: one, with neither; sparse: two complementary legal selections."""
+    dp = ctx.dp
+    K = dp.k
+    if not dp.sparse:
+        return [(None, None)]
+    from tcprobe.models import sparsity
 
-    # 4. lane names: by A's documented lanes (else B's, else order); components with
-    # one name but disjoint words are the same lane of independent MMAs (V100's quad pairs)
-    nominal = ctx.nominal
+    sels = sparsity.legal_selectors(dp)
+    width = sparsity.chunk_width(dp)
+    settings = []
+    first = set(sparsity.kept_positions(dp, sels[0]))
+    other = next(x for x in sels  # 0x4 and 0xe: complementary selections in storage order
+                 if not first & set(kept := sparsity.kept_positions(dp, x))
+                 and list(kept) == sorted(kept))
+    for sel in (sels[0], other):
+        pos = [c * width + p for c in range(K // width) for p in sparsity.kept_positions(dp, sel)]
+        want = np.zeros(K, bool)
+        want[pos] = True
+        settings.append((ctx.meta_fill(want)[0], pos))
+    return settings
+
+
+def _namings(dp, nominal) -> list:
+    """The ways to name measured lane components, tried in order: each takes
+    (components, kept positions) and gives (names or None, how named)."""
+    K = dp.k
     KA = dp.stored_k if dp.sparse else K
 
     def name_by(lanes_of, pos_, comp_list, n):
@@ -188,7 +251,7 @@ def _measure(ctx, S) -> Finding:
             names.append(ks.pop())
         return names if sorted(set(names)) == list(range(n)) else None
 
-    def names_of(comp_list):
+    def names_of(comp_list, _pos):
         names = name_by(nominal.a_lanes, 1, comp_list, KA) if nominal else None
         if names is not None:
             return names, "A's documented lanes"
@@ -218,12 +281,54 @@ def _measure(ctx, S) -> Finding:
             return None, ""
         return names, "B's documented lanes, through the metadata"
 
-    strategies = [names_of] + ([by_b] if dp.sparse else [])
-    if dp.sparse:
-        notes.append("sparse: A holds K/2 stored values; B's positions measured under two "
-                     "metadata settings that keep complementary halves (documented selector "
-                     "meaning; the sparsity step measures it)")
-    why = "no lane naming fits"
+    return [names_of] + ([by_b] if dp.sparse else [])
+
+
+def _candidate(ctx, S, measured, c_read, strategy):
+    """The harness one naming gives: (harness, how named, None), or (None, how
+    named, why not)."""
+    dp, t, nominal = ctx.dp, ctx.tile(), ctx.nominal
+    W, K = len(S), dp.k
+    KA = dp.stored_k if dp.sparse else K
+    a_read = np.full((W, KA), -1, np.int64)
+    b_read = np.full((W, K), -1, np.int64)
+    named_by, clash = "", None
+    for (_, comp_list, _), pos in measured:
+        names, named_by = strategy(comp_list, pos)
+        if names is None:
+            clash = named_by or "the documented lanes do not name the measured ones"
+            break
+        for j, members in zip(names, comp_list, strict=True):
+            k = j if pos is None else pos[j]  # a sparse stored value j meets position pos[j]
+            for w, s_, tb in members:
+                if b_read[w, k] >= 0 or (a_read[w, j] >= 0 and a_read[w, j] != s_):
+                    clash = f"lane {j} reaches one word twice"
+                a_read[w, j] = s_
+                b_read[w, k] = tb
+    if clash is None and ((a_read < 0).any() or (b_read < 0).any()):
+        clash = "a lane misses a slice word"
+    if clash is not None:
+        return None, named_by, clash
+    try:
+        sa_read, sb_read = _scales(nominal, S)
+        cand = Harness.from_reads(dp, t, S, a_read, b_read, c_read,
+                                  c_slots=np.arange(t.c_slots),
+                                  halves=nominal.halves if nominal else 1,
+                                  elem_mask=nominal.elem_mask if nominal else 0xFFFFFFFF,
+                                  sa_read=sa_read, sb_read=sb_read,
+                                  a_packing=nominal.a_packing if nominal else "b32",
+                                  b_packing=nominal.b_packing if nominal else "b32",
+                                  source="measured")
+    except HarnessError as e:
+        return None, named_by, f"the measured layout cannot replicate a case: {e}"
+    return cand, named_by, None
+
+
+def _prove(ctx, cand):
+    """Every lane alone under harness ``cand`` against C alone of the same
+    value: (the lanes that differ, the evidence)."""
+    dp = ctx.dp
+    K = dp.k
     old = ctx.harness
     sign = 1 if ctx.a_fmt.signed else 0  # unsigned integers have no -3
     p = product(ctx.a_fmt, ctx.b_fmt, 1, sign, (3, 1), (1, 0))
@@ -231,67 +336,24 @@ def _measure(ctx, S) -> Finding:
     if p is None:  # b1: no 3 to make, a product of 1 then
         sign, proof_value = 0, 1
         p = product(ctx.a_fmt, ctx.b_fmt, 0)
-    found = None
-    last_proof = []
-    for strategy in strategies:
-        a_read = np.full((W, KA), -1, np.int64)
-        b_read = np.full((W, K), -1, np.int64)
-        named_by, clash = "", None
-        for (_, comp_list, _), pos in measured:
-            names, named_by = (strategy(comp_list, pos) if strategy is by_b
-                               else strategy(comp_list))
-            if names is None:
-                clash = named_by or "the documented lanes do not name the measured ones"
-                break
-            for j, members in zip(names, comp_list, strict=True):
-                k = j if pos is None else pos[j]  # a sparse stored value j meets position pos[j]
-                for w, s_, tb in members:
-                    if b_read[w, k] >= 0 or (a_read[w, j] >= 0 and a_read[w, j] != s_):
-                        clash = f"lane {j} reaches one word twice"
-                    a_read[w, j] = s_
-                    b_read[w, k] = tb
-        if clash is None and ((a_read < 0).any() or (b_read < 0).any()):
-            clash = "a lane misses a slice word"
-        if clash is not None:
-            why = clash
-            continue
-        try:
-            sa_read, sb_read = _scales(nominal, S)
-            cand = Harness.from_reads(dp, t, S, a_read, b_read, c_read,
-                                      c_slots=np.arange(t.c_slots),
-                                      halves=nominal.halves if nominal else 1,
-                                      elem_mask=nominal.elem_mask if nominal else 0xFFFFFFFF,
-                                      sa_read=sa_read, sb_read=sb_read,
-                                      a_packing=nominal.a_packing if nominal else "b32",
-                                      b_packing=nominal.b_packing if nominal else "b32",
-                                      source="measured")
-        except HarnessError as e:
-            why = f"the measured layout cannot replicate a case: {e}"
-            continue
-        # 5. proof with the measured harness: every lane alone = its product
-        ctx.harness = cand
-        bt = Batch(dp)
-        rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
-        ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, proof_value, 0))
-        words = ctx.run(bt.cases())
-        bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
-        proof = [bt.evidence(ref, [words[ref]])]
-        for r in rows[:2] + rows[-1:]:
-            proof.append(bt.evidence(r, [words[r]], "= C alone" if words[r] == words[ref]
-                                     else "differs"))
-        ctx.harness = old
-        if bad:
-            why = (f"with the measured layout lanes {bad[:8]} still do not contribute their "
-                   "product")
-            last_proof = proof
-            continue
-        found = cand
-        ev += proof
-        break
-    if found is None:
-        return Finding("layout", "failed", why, {}, ev + last_proof)
-    ctx.harness = found
+    ctx.harness = cand
+    bt = Batch(dp)
+    rows = [bt.add(f"lane {k} alone (measured layout)", {k: p[:2]}) for k in range(K)]
+    ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, proof_value, 0))
+    words = ctx.run(bt.cases())
+    bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
+    proof = [bt.evidence(ref, [words[ref]])]
+    for r in rows[:2] + rows[-1:]:
+        proof.append(bt.evidence(r, [words[r]], "= C alone" if words[r] == words[ref]
+                                 else "differs"))
+    ctx.harness = old
+    return bad, proof
 
+
+def _verdict(ctx, found, nominal, c_read, named_by: str, W: int, ev, notes) -> Finding:
+    """The layout finding for the proven harness ``found``."""
+    dp = ctx.dp
+    K = dp.k
     same = nominal is not None and found.same_placement(nominal)
     desc = {}
     if nominal is not None and not same:

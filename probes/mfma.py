@@ -38,7 +38,12 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
-from .common import Batch, Finding
+from .common import Batch, Finding, StepInfo
+
+STEP = StepInfo(
+    order=160,
+    title="AMD v_mfma: the design (FMA chain, exact blocks, pair tree, truncated blocks)"
+)
 
 KMAX = 64  # the deepest bit below the largest product the probes reach
 RANDOM = 160

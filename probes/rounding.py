@@ -17,7 +17,12 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.words import product, word
 
-from .common import MOST_CARRY_BITS, Batch, Finding, window
+from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, window
+
+STEP = StepInfo(
+    order=80, title="rounding: fractions of an ulp, carries", needs_layout=True, engine=True,
+    fingerprint=True
+)
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 

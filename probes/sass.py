@@ -10,7 +10,9 @@ checks the kernels without a GPU.
 
 from __future__ import annotations
 
-from .common import Evidence, Finding
+from .common import Evidence, Finding, StepInfo
+
+STEP = StepInfo(order=10, title="SASS check: the real tensor-core opcode")
 
 
 def run(ctx) -> Finding:

@@ -18,7 +18,9 @@ import numpy as np
 
 from tcprobe.models.words import pow2, word
 
-from .common import Evidence, Finding
+from .common import Evidence, Finding, StepInfo
+
+STEP = StepInfo(order=20, title="output slice: which dump words carry D", xor_unprobed=True)
 
 FILLS = ((0, 1, 0, 1, 0, 3, 0),  # (sign x, mag x, q x, mag y, q y, mag c, q c)
          (0, 3, -1, 1, 1, 1, -2),

@@ -28,7 +28,9 @@ from tcprobe.models.formats import Specials
 from tcprobe.models.words import exp_range, max_sig, pow2, word, zero
 from tcprobe.suites.mix import random_finite, random_scales
 
-from .common import Evidence, Finding, case_evidence
+from .common import Evidence, Finding, StepInfo, case_evidence
+
+STEP = StepInfo(order=140, title="sparsity metadata", needs_layout=True)
 
 PATTERN_NAMES = {(2, 1): "1 of 2", (4, 2): "2 of 4", (8, 4): "two adjacent pairs of 8"}
 

@@ -13,7 +13,12 @@ from __future__ import annotations
 from tcprobe.models.formats import Specials
 from tcprobe.models.words import exp_range, max_sig, pow2, product, word
 
-from .common import MOST_CARRY_BITS, Batch, Finding, open_keeps
+from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, open_keeps
+
+STEP = StepInfo(
+    order=90, title="special values: NaN word, Inf*0, Inf-Inf, payloads", needs_layout=True,
+    engine=True, fingerprint=True
+)
 
 
 def _nans(f):

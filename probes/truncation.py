@@ -18,7 +18,12 @@ from __future__ import annotations
 
 from tcprobe.models.words import pow2
 
-from .common import Batch, Finding
+from .common import Batch, Finding, StepInfo
+
+STEP = StepInfo(
+    order=50, title="input truncation: which input bits are ignored", needs_layout=True,
+    engine=True, fingerprint=True
+)
 
 
 def _flips(ctx, bt, fmt, other_one, op):

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from tcprobe.models.words import exp_range, pow2, product
 
-from .common import Batch, Finding
+from .common import Batch, Finding, StepInfo
+
+STEP = StepInfo(
+    order=60, title="visible precision: C + a product below C's ulp", needs_layout=True,
+    engine=True, fingerprint=True
+)
 
 
 def run(ctx) -> Finding:

@@ -1,7 +1,7 @@
 """Reports of a validation campaign: Markdown and a self-contained HTML page
 with a datapath x suite table, each datapath linked to a page of its own with
 its reproducers (``tcprobe run-case`` lines), rendered from the summary JSON
-(:func:`tcprobe.campaign.summarize`)."""
+(:func:`tcprobe.validation.campaign.summarize`)."""
 
 from __future__ import annotations
 

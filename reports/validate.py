@@ -1,6 +1,6 @@
 """Reports of a validate run: the JSON (docs/report-schema.md), Markdown, HTML.
 
-:func:`report` turns a :class:`tcprobe.validate.Result` into the JSON
+:func:`report` turns a :class:`tcprobe.validation.validate.Result` into the JSON
 document; :func:`markdown` and :func:`html` render that document, so a
 saved JSON report can be rendered again later.
 """

@@ -10,7 +10,10 @@ figure cannot go stale unnoticed:
 - ``tests``: the number of tests in the whole suite (``pytest --collect-only -q --tier all``);
 - ``tests_fast``: the number in the fast tier (``pytest --collect-only -q``);
 - ``sass``: the SASS check over its default architectures
-  (``tcprobe sass-check --json -``): native, emulated and missing harnesses.
+  (``tcprobe sass-check --json -``): native, emulated and missing harnesses;
+- ``gpus``, ``gpus_mmasim``, ``sims``: the GPU catalogue (``models/gpus.py``): the
+  GPUs the measured profiles name, the ones MMA-Sim's parameters name, and the
+  built-in ``sim:`` devices of NVIDIA GPUs.
 """
 
 from __future__ import annotations
@@ -56,7 +59,28 @@ def sass() -> str:
             f"and {summary.get('missing', 0):,} missing")
 
 
-FIGURES = {"tests": tests, "tests_fast": tests_fast, "sass": sass}
+def _catalogue(expr: str) -> str:
+    code = ("from tcprobe.models import gpus; from tcprobe.models.profiles import PROFILES as P; "
+            f"print({expr})")
+    return _run("-c", code).strip()
+
+
+def gpus() -> str:
+    return _catalogue("', '.join(n for g in gpus.gpus() if P[g.profile].measured "
+                      "for n in (g.name, *g.also))")
+
+
+def gpus_mmasim() -> str:
+    return _catalogue("', '.join(n for g in gpus.gpus() if not P[g.profile].measured "
+                      "for n in (g.name, *g.also))")
+
+
+def sims() -> str:
+    return _catalogue("', '.join(f'`{n}`' for n in gpus.builtin_sims())")
+
+
+FIGURES = {"tests": tests, "tests_fast": tests_fast, "sass": sass, "gpus": gpus,
+           "gpus_mmasim": gpus_mmasim, "sims": sims}
 
 
 def main(argv: list[str]) -> int:

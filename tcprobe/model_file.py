@@ -82,7 +82,7 @@ def _check_types(where: str, cls, values: dict) -> None:
 
 
 def _from_fingerprint(where: str, path: Path, fp: dict, dp: Datapath) -> Model:
-    from tcprobe.fingerprint import Fingerprint
+    from tcprobe.ladder.fingerprint import Fingerprint
 
     if fp.get("datapath") != dp.id:
         raise ModelError(f"{where} is the fingerprint of {fp.get('datapath')}, not of {dp.id} "
@@ -137,7 +137,7 @@ def resolve_model(name: str, dp: Datapath, gpu: str | None):
 def fingerprint_harness(name, dp: Datapath):
     """The measured harness a ladder fingerprint file names for ``dp`` (None:
     not a fingerprint, or one that names no layout)."""
-    from tcprobe.fingerprint import FingerprintError, measured_harness
+    from tcprobe.ladder.fingerprint import FingerprintError, measured_harness
 
     if not is_model_file(name):
         return None

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tcprobe import validate as validate_mod
 from tcprobe.devices.base import Device
 from tcprobe.ladder import run_ladder
 from tcprobe.models import registry
@@ -25,6 +24,7 @@ from tcprobe.models.datapath import FAMILIES, Datapath, default_datapath
 from tcprobe.models.model import ModelError
 from tcprobe.models.profiles import profile_for_gpu
 from tcprobe.suites import SUITES, Plan
+from tcprobe.validation import validate as validate_mod
 
 # The architecture whose harnesses a GPU's datapaths use (the 'a' targets
 # carry wgmma and tcgen05).

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke, one_error
 
 from tcprobe.capture import binary, load
 from tcprobe.capture.lock import hold_out_folder
@@ -19,21 +19,6 @@ from tcprobe.schema import SchemaError, check_vector
 DATA = Path(__file__).parent / "data"
 HMMA = DATA / "vectors" / "mmasim-pr-hmma.jsonl"
 TCGEN05 = DATA / "vectors" / "tcgen05-b200.jsonl"
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error(r, *needles):
-    """Exit 2, stderr one ``error:`` line holding every needle, no traceback."""
-    assert r.exit_code == 2, r.output
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 def first_record(path: Path, pick=lambda rec: True) -> dict:

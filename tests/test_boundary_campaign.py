@@ -12,30 +12,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke, one_error
 
-from tcprobe import campaign as camp
 from tcprobe.capture.lock import hold_out_folder
-from tcprobe.cli import main
 from tcprobe.devices.base import DeviceError
 from tcprobe.devices.sim import SimDevice
+from tcprobe.validation import campaign as camp
 
 IDS = "mma.bf16.f32.k16,mma.f16.f32.k16,mma.tf32.f32.k8"
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error(r, *needles):
-    """Exit 2, stderr one ``error:`` line holding every needle, no traceback."""
-    assert r.exit_code == 2, r.output
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 def campaign(out, *extra, ids=IDS, device="sim:h100", suite="raw=200"):

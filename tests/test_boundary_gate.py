@@ -9,11 +9,10 @@ import zlib
 import ml_dtypes
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke, one_error
 
 import tcprobe
 from tcprobe.capture import binary
-from tcprobe.cli import main
 from tcprobe.models.datapath import Datapath
 from tcprobe.schema import SchemaError, engine_schema
 
@@ -107,17 +106,6 @@ def test_dot_takes_f64_words_of_every_sign():
 
 
 # --- captures, JSON Lines and profiles ----------------------------------------
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 @pytest.mark.parametrize("change,needle", [({"record": 5}, "record:"),

@@ -9,25 +9,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke, one_error
 
 import tcprobe
-from tcprobe.cli import main
 from tcprobe.matrix import resolve as flow
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke, one_error
 
-from tcprobe.cli import main
 from tcprobe.outfiles import (
     UnsafePathError,
     atomic_file,
@@ -27,20 +26,6 @@ from tcprobe.outfiles import (
 )
 
 VICTIM = "not yours to write\n"
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 def plant(out: Path, name: str, victim: Path, dangling: bool = False) -> Path:

@@ -5,18 +5,14 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke as cli
+from cli_helpers import one_error
 
-from tcprobe import campaign as camp
 from tcprobe import suites
-from tcprobe.cli import main
 from tcprobe.models.datapath import Datapath
+from tcprobe.validation import campaign as camp
 
 IDS = "tcgen05.tf32.f32.k8,tcgen05.f16.bf16.f32.k16,mma.bf16.f32.k16"
-
-
-def cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_campaign_runs_every_datapath_and_suite(tmp_path):
@@ -66,7 +62,7 @@ def test_killed_campaign_resumes_and_other_options_are_refused(tmp_path):
     assert strip(again) == strip(first)
     r = cli("validate", "--targets", IDS, "--device", "sim:b200", "--suite", "raw=501,edge=100",
             "--out", out)
-    assert r.exit_code == 2 and "other options" in r.output
+    one_error(r, "other options")
 
 
 def test_shards_merge_into_the_whole(tmp_path):

@@ -2,17 +2,13 @@
 
 import json
 
-from click.testing import CliRunner
+from cli_helpers import invoke, one_error
 from conftest import HWDATA, ROOT, SUBSET, needs_shared
 
 from tcprobe.capture import CaptureError, load
 from tcprobe.cli import main
 
 VECTORS = ROOT / "tests" / "data" / "vectors" / "mmasim-pr-hmma.jsonl"
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_help_says_what_each_command_does():
@@ -49,16 +45,16 @@ def test_recorded_vectors_score_zero_with_auto():
 
 def test_bad_inputs_are_one_line_errors(tmp_path):
     r = invoke("score", "--capture", tmp_path / "nope")
-    assert r.exit_code == 2 and "no such file" in r.output and "Traceback" not in r.output
+    one_error(r, "no such file")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"family": "mma"}\n')
     r = invoke("score", "--capture", bad)
-    assert r.exit_code == 2 and "missing field" in r.output
+    one_error(r, "missing field")
     bad.write_text("not json\n")
     r = invoke("score", "--capture", bad)
-    assert r.exit_code == 2 and "not JSON" in r.output
+    one_error(r, "not JSON")
     r = invoke("score", "--capture", VECTORS, "--model", "nosuch")
-    assert r.exit_code == 2 and "unknown model" in r.output
+    one_error(r, "unknown model")
 
 
 def test_malformed_text_capture_names_file_and_line(tmp_path):
@@ -77,8 +73,7 @@ def test_malformed_text_capture_names_file_and_line(tmp_path):
         assert ":8:" in str(e)
     else:
         raise AssertionError("a malformed line was accepted")
-    r = invoke("score", "--capture", tmp_path)
-    assert r.exit_code == 2
+    one_error(invoke("score", "--capture", tmp_path))
 
 
 def test_truncated_output_file_is_an_error(tmp_path):
@@ -90,7 +85,7 @@ def test_truncated_output_file_is_an_error(tmp_path):
             text = "\n".join(text.splitlines()[:100]) + "\n"
         (d / f.name).write_text(text)
     r = invoke("score", "--capture", tmp_path)
-    assert r.exit_code == 2 and "100 lines" in r.output
+    one_error(r, "100 lines")
 
 
 @needs_shared

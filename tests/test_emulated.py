@@ -12,7 +12,7 @@ from tcprobe.capture import load
 from tcprobe.models import registry
 from tcprobe.models.emulated import B200_FP8_EMULATED, HOPPER_FP8_EMULATED, emulated_for
 from tcprobe.models.structures import SplitModel, deal
-from tcprobe.scoring import score
+from tcprobe.validation.scoring import score
 
 HERE = Path(__file__).resolve().parent
 SUBSET = HERE / "data" / "khattak-mikaitis-2025"

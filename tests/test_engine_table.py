@@ -5,7 +5,7 @@ from dataclasses import fields
 
 import pytest
 
-from tcprobe.fingerprint import ENGINE_KEYS, FINGERPRINT_KEYS, Fingerprint
+from tcprobe.ladder.fingerprint import ENGINE_KEYS, FINGERPRINT_KEYS, Fingerprint
 from tcprobe.models.engine import PARAMS, PROFILE_KEYS, EngineParams, ParamError
 from tcprobe.schema import PROFILE_REQUIRED, engine_schema
 

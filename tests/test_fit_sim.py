@@ -13,7 +13,7 @@ import pytest
 from _fitcases import random_cases, simulated_capture
 
 from tcprobe.fit import FitConfig, fit
-from tcprobe.fit_space import Recipe
+from tcprobe.fit.space import Recipe
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams

@@ -1,5 +1,5 @@
 """The fp8 mma.sync emulation of sm_90/sm_100 on the compiled GEMM chain
-(models/gemm_split.py) against the dot-level SplitModel tile by tile (the
+(models/kernels/gemm_split.py) against the dot-level SplitModel tile by tile (the
 model the published B200/H100 fp8 captures pin, tests/test_emulated.py):
 every word, with NaN, Inf and C, in the epilogue and as the chain's start."""
 

@@ -295,7 +295,7 @@ def test_cli_b1_without_op_is_one_error_line():
 
 def test_targets_list_the_new_datapaths_and_sim_h200_runs_them():
     from tcprobe.suites.mix import random_cases
-    from tcprobe.targets import targets
+    from tcprobe.validation.targets import targets
 
     ts = targets(("integer", "sparse"))
     ids = {t.datapath.id for t in ts}

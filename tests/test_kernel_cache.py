@@ -100,3 +100,28 @@ def test_an_unusable_folder_falls_back_and_says_so(tmp_path, how):
     again = subprocess.run(out.args, env=env, cwd=tmp_path, capture_output=True, text=True,
                            timeout=300)
     assert again.returncode == out.returncode and "note: compiling" not in again.stderr
+
+
+def test_the_source_stamp_digests_the_kernels_folder_too(tmp_path, monkeypatch):
+    """The stamp that keys every compiled kernel reads models/*.py and the
+    subfolders (the engine's kernels sit in models/kernels/): an edit to a
+    kernel module, or to a module beside it, changes it."""
+    import shutil
+
+    from tcprobe.models.kernels import kernel_stamp
+
+    names = {p.relative_to(kernel_stamp.ROOT).as_posix() for p in kernel_stamp.sources()}
+    assert {"engine.py", "kernels/core.py", "kernels/lane_kernel.py",
+            "kernels/kernel_stamp.py"} <= names
+    copy = tmp_path / "models"
+    shutil.copytree(kernel_stamp.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(kernel_stamp, "ROOT", copy)
+    base = kernel_stamp._digest()
+    assert base == kernel_stamp.SOURCE_STAMP  # the same sources, the same stamp
+    core = copy / "kernels" / "core.py"
+    core.write_text(core.read_text() + "\n# an edit\n")
+    edited = kernel_stamp._digest()
+    assert edited != base
+    engine = copy / "engine.py"
+    engine.write_text(engine.read_text() + "\n# an edit\n")
+    assert kernel_stamp._digest() not in (base, edited)

@@ -15,8 +15,8 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
 from tcprobe.models.formats import get_format
-from tcprobe.models.kernel_params import kernel_params
-from tcprobe.models.scaled_kernel import kernel_params as scaled_kernel_params
+from tcprobe.models.kernels.kernel_params import kernel_params
+from tcprobe.models.kernels.scaled_kernel import kernel_params as scaled_kernel_params
 from tcprobe.models.tcgen05_scaled import BlockScaledModel, ScaledParams
 
 # 1 x 1 - 1 x 1 + 2^-30 x 1 with C = +0: the 2^-30 product lies 30 bits below
@@ -112,7 +112,7 @@ def test_plain_never_imports_the_ir(tmp_path):
     script = (
         "import sys\n"
         "for m in ('lanes_ir', 'vector_ir', 'groups_ir', 'lane_kernel', 'scaled_groups'):\n"
-        "    sys.modules['tcprobe.models.' + m] = None\n"
+        "    sys.modules['tcprobe.models.kernels.' + m] = None\n"
         "import numpy as np\n"
         "from tcprobe.models.cases import Cases\n"
         "from tcprobe.models.datapath import Datapath\n"

@@ -13,9 +13,9 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from cli_helpers import invoke as cli
+from cli_helpers import one_error
 
-from tcprobe.cli import main
 from tcprobe.devices.base import Device, RawModeUnsupported
 from tcprobe.devices.sim import SimDevice
 from tcprobe.ladder import run_ladder, validate
@@ -151,10 +151,6 @@ def test_the_mfma_step_skips_nvidia_datapaths():
     assert result.finding("mfma").status == "skipped"
 
 
-def cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 def test_cli_ladder_and_validate_on_sim_mi300x(tmp_path):
     fp = tmp_path / "fp.json"
     r = cli("ladder", "--device", "sim:mi300x", "--format", "f16", "--validate", "1000",
@@ -177,6 +173,4 @@ def test_cli_ladder_and_validate_on_sim_mi300x(tmp_path):
 ])
 def test_bad_amd_input_is_one_error_line(args, needle):
     r = cli(*args)
-    assert r.exit_code == 2
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], r.output
+    one_error(r, needle)

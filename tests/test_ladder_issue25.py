@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from tcprobe.cli import main as cli
-from tcprobe.fingerprint import Fingerprint
 from tcprobe.ladder import run_ladder, validate
+from tcprobe.ladder.fingerprint import Fingerprint
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))

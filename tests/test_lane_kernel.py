@@ -1,5 +1,5 @@
-"""The lane kernel (models/lane_kernel.py, the block's lanes as vector code
-in models/lanes_ir.py) gives the plain kernel's words: at the edges of the
+"""The lane kernel (models/kernels/lane_kernel.py, the block's lanes as vector code
+in models/kernels/lanes_ir.py) gives the plain kernel's words: at the edges of the
 integer widths it picks (sums of the largest products of one sign, which
 overflow an int32 where the kernel must use 64-bit lanes), over windows of
 0 to 56 bits, blocks of 1 to K lanes and K orders, on batches that end
@@ -8,13 +8,13 @@ inside a chunk, and it finds a word's stray bits in any block."""
 import numpy as np
 import pytest
 
-from tcprobe.models import lane_kernel
 from tcprobe.models.cases import Cases, CasesError
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import Specials, get_format
-from tcprobe.models.kernel_params import kernel_params
-from tcprobe.models.lanes_ir import block_config, widths
+from tcprobe.models.kernels import lane_kernel
+from tcprobe.models.kernels.kernel_params import kernel_params
+from tcprobe.models.kernels.lanes_ir import block_config, widths
 from tcprobe.models.model import FixedPointModel
 
 BF16 = Datapath("mma", "bf16", "bf16", "bf16", "f32", 16)

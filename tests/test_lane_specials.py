@@ -13,12 +13,12 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, Speed, fused_dot
 from tcprobe.models.formats import Class, Specials, decode, get_format, inf_word
-from tcprobe.models.kernel_params import kernel_params
-from tcprobe.models.lane_decoder import lane_decoder_applies
+from tcprobe.models.kernels.kernel_params import kernel_params
+from tcprobe.models.kernels.lane_decoder import lane_decoder_applies
+from tcprobe.models.kernels.scaled_kernel import fast_applies
+from tcprobe.models.kernels.scaled_kernel import kernel_params as scaled_params
 from tcprobe.models.profiles import PROFILES
 from tcprobe.models.registry import resolve
-from tcprobe.models.scaled_kernel import fast_applies
-from tcprobe.models.scaled_kernel import kernel_params as scaled_params
 from tcprobe.models.tcgen05 import PROFILES as TCGEN05_PROFILES
 from tcprobe.models.words import pow2
 

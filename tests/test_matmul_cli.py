@@ -4,6 +4,7 @@ import json
 
 import ml_dtypes
 import numpy as np
+from cli_helpers import one_error
 from click.testing import CliRunner
 from matmul_data import as_array, words
 
@@ -80,13 +81,12 @@ def test_gemm_bad_input_is_one_error_line(tmp_path):
         (["--b", str(tmp_path / "missing.npy"), "--gpu", "H100"], "cannot read"),
     ):
         r = CliRunner().invoke(main, ["gemm", "--a", str(tmp_path / "a.npy"), *args])
-        assert r.exit_code == 2, r.output
-        assert "error:" in r.output and text in r.output and "Traceback" not in r.output
+        one_error(r, text)
     r = CliRunner().invoke(main, ["gemm", "--a", str(tmp_path / "v.npy"), "--b",
                                   str(tmp_path / "a.npy").replace("a.npy", "v.npy"),
                                   "--gpu", "H100"])
-    assert r.exit_code == 2 and "--a-format" in r.output
+    one_error(r, "--a-format")
     np.save(tmp_path / "sq.npy", np.ones((16, 16), np.float16))
     r = CliRunner().invoke(main, ["gemm", "--a", str(tmp_path / "sq.npy"), "--b",
                                   str(tmp_path / "sq.npy"), "--gpu", "Z9"])
-    assert r.exit_code == 2 and "unknown GPU" in r.output
+    one_error(r, "unknown GPU")

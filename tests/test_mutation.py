@@ -8,10 +8,10 @@ import pytest
 from model_device import altered
 
 from tcprobe import suites as suites_mod
-from tcprobe import validate as v
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
 from tcprobe.reports.validate import report
+from tcprobe.validation import validate as v
 
 BF16 = Datapath("mma", "bf16", "bf16", "bf16", "f32", 16)
 F16 = Datapath("mma", "f16", "f16", "f16", "f16", 16)

@@ -11,7 +11,7 @@ from conftest import HWDATA, SUBSET, needs_shared
 from tcprobe.capture import load
 from tcprobe.models import registry
 from tcprobe.models.profiles import profile_for_gpu
-from tcprobe.scoring import score
+from tcprobe.validation.scoring import score
 
 UNEXPLAINED = {("B200", "e4m3", "f32"), ("B200", "e4m3", "f16"), ("B200", "e5m2", "f32"),
                ("B200", "e5m2", "f16"), ("H100", "e4m3", "f16"), ("H100", "e5m2", "f16"),

@@ -13,7 +13,7 @@ from tcprobe.capture import load
 from tcprobe.cli import main
 from tcprobe.devices.sim import SimDevice
 from tcprobe.models.cases import Cases
-from tcprobe.replay import pad_cases, replay, replay_datapath
+from tcprobe.validation.replay import pad_cases, replay, replay_datapath
 
 DATA = Path(__file__).parent / "data" / "khattak-mikaitis-2025"
 

@@ -8,14 +8,14 @@ import pytest
 from numba import njit
 from tcgen05_gen import random_cases
 
-from tcprobe.models import scaled_groups
 from tcprobe.models.cases import CasesError
-from tcprobe.models.core import FINITE, mul_class
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.formats import decode, get_format
-from tcprobe.models.groups_ir import groups_config, groups_lanes, groups_width
-from tcprobe.models.scaled_kernel import (
+from tcprobe.models.kernels import scaled_groups
+from tcprobe.models.kernels.core import FINITE, mul_class
+from tcprobe.models.kernels.groups_ir import groups_config, groups_lanes, groups_width
+from tcprobe.models.kernels.scaled_kernel import (
     fast_applies,
     kernel_params,
     scale_fields,
@@ -97,7 +97,7 @@ GROUPED = {  # datapath and product group: the exact group sums fit 16-bit lanes
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(GROUPED))
 def test_grouped_kernel(name):
-    """The grouped fast kernel (models/scaled_groups.py: all K lanes as vector
+    """The grouped fast kernel (models/kernels/scaled_groups.py: all K lanes as vector
     code, each group's exact sum in a lane as wide as it needs) gives the
     plain kernel's words, with a product window (each group's largest
     exponent) and without one."""

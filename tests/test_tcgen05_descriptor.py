@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcprobe.models.datapath import Datapath
-from tcprobe.targets import targets
 from tcprobe.tiles.descriptors import DescriptorError, InstrDescriptor, decode, encode
+from tcprobe.validation.targets import targets
 
 
 @pytest.mark.parametrize("dp_id, m, word", [

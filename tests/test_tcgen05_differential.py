@@ -18,7 +18,7 @@ import pytest
 
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.tcgen05 import model_for
-from tcprobe.targets import blog_targets, mixed_targets
+from tcprobe.validation.targets import blog_targets, mixed_targets
 
 sys.path.insert(0, str(Path(__file__).parent))
 from reference_model import reference_words  # noqa: E402

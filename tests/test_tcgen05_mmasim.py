@@ -46,7 +46,7 @@ from tcprobe.models.cases import Cases  # noqa: E402
 from tcprobe.models.datapath import Datapath  # noqa: E402
 from tcprobe.models.tcgen05 import B200_TCGEN05, MMASIM_TCGEN05, model_for  # noqa: E402
 from tcprobe.models.tcgen05_scaled import BlockScaledModel  # noqa: E402
-from tcprobe.targets import targets  # noqa: E402
+from tcprobe.validation.targets import targets  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import mmasim_bridge  # noqa: E402

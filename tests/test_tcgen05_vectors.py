@@ -13,7 +13,7 @@ from tcprobe.capture import load
 from tcprobe.models import registry
 from tcprobe.models.tcgen05 import B200_TCGEN05
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
-from tcprobe.scoring import score
+from tcprobe.validation.scoring import score
 
 DATA = Path(__file__).parent / "data" / "vectors"
 VECTORS = DATA / "tcgen05-b200.jsonl"

@@ -11,11 +11,11 @@ import sys
 
 import numpy as np
 import pytest
+from cli_helpers import one_error
 from click.testing import CliRunner
 from model_device import altered
 
 from tcprobe import suites
-from tcprobe import validate as v
 from tcprobe.capture import binary, load
 from tcprobe.cli import main
 from tcprobe.devices.registry import open_device
@@ -23,6 +23,7 @@ from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.profiles import PROFILES
 from tcprobe.reports.validate import html, markdown, report
+from tcprobe.validation import validate as v
 
 BF16 = Datapath.parse("mma.bf16.f32.k16")
 
@@ -36,7 +37,7 @@ def test_case_counts(text, n):
 
 @pytest.mark.parametrize("text", ["1e-3", "2.5", "abc", "0", "-5", "1e", "e6", "1.2.3e4", ""])
 def test_bad_case_counts(text):
-    from tcprobe.counts import CountError
+    from tcprobe.validation.counts import CountError
 
     with pytest.raises(CountError):
         v.parse_count(text)
@@ -157,13 +158,13 @@ def test_cli_exit_status_and_files(tmp_path):
                              "1e4", "--model", "ieee", "--out", str(tmp_path / "bad")])
     assert r.exit_code == 1
     r = runner.invoke(main, ["validate", "--format", "bf17", "--device", "sim:b200"])
-    assert r.exit_code == 2 and "unknown format" in r.output
+    one_error(r, "unknown format")
     r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "1e-2", "--out", str(tmp_path / "x")])
-    assert r.exit_code == 2 and "whole number" in r.output
+    one_error(r, "whole number")
     r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "20000", "--out", str(out)])
-    assert r.exit_code == 2 and "--resume" in r.output
+    one_error(r, "--resume")
     r = runner.invoke(main, ["validate", "--format", "bf16", "--instr", "mma", "--device", "sim:b200", "--cases",
                              "20000", "--out", str(out), "--resume"])
     assert r.exit_code == 0 and "20,000 of them from the capture" in r.output
@@ -197,7 +198,7 @@ def test_reproducers_rerun_and_are_small(tmp_path):
 
 
 def test_shrunk_case_still_mismatches_and_is_simpler():
-    from tcprobe.shrink import active_lanes, shrink
+    from tcprobe.validation.shrink import active_lanes, shrink
 
     truth = PROFILES["b200-hmma"].model(BF16)
     dev = altered(BF16, truth.params, "w24", window_bits=24)
@@ -223,7 +224,7 @@ def test_run_case_matches(tmp_path):
     got = json.loads((tmp_path / "one.json").read_text())
     assert got["device_word"] == "0x3f800000" and got["models"][0]["same"]
     r = CliRunner().invoke(main, ["run-case", "--datapath", "mma.bf16.f32.k16", "--a", "0x1ffff"])
-    assert r.exit_code == 2 and "does not fit" in r.output
+    one_error(r, "does not fit")
 
 
 def test_reports(tmp_path):

@@ -38,7 +38,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 
-from ..common import Finding, complete
+from ..common import Finding, StepInfo, complete
 from .blocks import check_exact, find_blocks
 from .c_merge import c_mechanism
 from .floors import floors
@@ -46,6 +46,8 @@ from .geometry import EXACT, Geometry, consistent
 from .groups import product_groups
 from .quantum import quantum
 from .specials import specials
+
+STEP = StepInfo(order=130, title="block scales", needs_layout=True)
 
 
 def run(ctx) -> Finding:

@@ -21,7 +21,6 @@ def c_mechanism(ctx, geo, q, base):
     out = {"evidence": [], "values": {}, "undetermined": {}, "assumed": {}, "notes": [],
            "params": None, "text": ""}
     blocks = geo.blocks
-    multi = len(blocks) >= 2
     B = len(blocks[0])
     group = base.product_group
     rows = Batch(ctx.dp, show_scales=True)
@@ -34,6 +33,33 @@ def c_mechanism(ctx, geo, q, base):
         return refs[e]
 
     zero_ref = ref(None)
+    sweeps = _sweeps(ctx, geo, rows, ref, osub, group)
+    lone, c_lone = _lone(ctx, geo, rows, ref)
+    cases = rows.cases()
+    w = ctx.run(cases)
+    found = _thresholds(rows, w, lone, c_lone, sweeps, zero_ref, out["evidence"])
+    cands, p_used = _candidates(found, q, group, B)
+    # C-dominant carries: two half quanta of the C-relative cut in one merge block
+    extra = c_carries(ctx, geo, found, base)
+    if extra is not None:
+        ecases, ewords = extra
+        cases = Cases.concat([cases, ecases])
+        w = np.concatenate([w, ewords])
+    ok = consistent(ctx, cases, w, base, cands)
+    out["cases"], out["words"] = cases, w
+    out["values"]["c_thresholds"] = [{"case": f[0], "c": f[1], "t": f[3]} for f in found]
+    if not ok:
+        return out
+    _conclude(out, ok, cands, p_used)
+    return out
+
+
+def _sweeps(ctx, geo, rows, ref, osub: int, group: int) -> list:
+    """C = 2**c against products that cancel it (equal, above, between), a
+    survivor 2**y swept below: (kind, c, s0raw, [(y, row, C-alone row)], s0) each."""
+    blocks = geo.blocks
+    multi = len(blocks) >= 2
+    B = len(blocks[0])
     sweeps = []
     lo, hi = geo.elem_raw
     for s0 in (0, 12):
@@ -89,6 +115,13 @@ def c_mechanism(ctx, geo, q, base):
                     sweep.append((y, r, ref(y)))
                 if sweep:
                     sweeps.append((kind, c, s0raw, sweep, s0))
+    return sweeps
+
+
+def _lone(ctx, geo, rows, ref) -> tuple[list, int]:
+    """C alone above one negative product -2**y swept down: ([(y, row, C row)], c)."""
+    blocks = geo.blocks
+    B = len(blocks[0])
     # C alone above one negative product -2**y: kept, it pulls D below C
     # (the word below C's); cut, D is C's own word
     lone = []
@@ -107,8 +140,12 @@ def c_mechanism(ctx, geo, q, base):
             r = rows.add(f"C = 2^{c_lone}, lane {lane1[0]}: -2^{y}", {lane1[0]: neg}, cw,
                          {j: sc[0]}, {j: sc[1]})
             lone.append((y, r, c_ref))
-    cases = rows.cases()
-    w = ctx.run(cases)
+    return lone, c_lone
+
+
+def _thresholds(rows, w, lone, c_lone: int, sweeps, zero_ref: int, evidence) -> list:
+    """Where each sweep's survivor stops counting: (kind, c, s0raw, t, s0) each;
+    the proving rows appended to ``evidence``."""
     found = []
     if lone:
         t = None
@@ -120,8 +157,8 @@ def c_mechanism(ctx, geo, q, base):
         if t is not None and t > lone[-1][0]:
             found.append(("lone", c_lone, None, t, None))
             for y, r, rf in lone:
-                if y in (t, t - 1) and len(out["evidence"]) < 6:
-                    out["evidence"].append(rows.evidence(
+                if y in (t, t - 1) and len(evidence) < 6:
+                    evidence.append(rows.evidence(
                         r, [w[r], w[rf]], "kept: D below C" if y == t else "cut: D = C alone"))
     for kind, c, s0raw, sweep, s0 in sweeps:
         t, cut = None, False
@@ -135,11 +172,17 @@ def c_mechanism(ctx, geo, q, base):
                 break
         if t is not None and cut:
             found.append((kind, c, s0raw, t, s0))
-            if len(out["evidence"]) < 4:
+            if len(evidence) < 4:
                 for y, r, rf in sweep:
                     if y in (t, t - 1):
-                        out["evidence"].append(rows.evidence(
+                        evidence.append(rows.evidence(
                             r, [w[r], w[rf]], "survives" if y == t else "cut to 0"))
+    return found
+
+
+def _candidates(found, q, group: int, B: int) -> tuple[dict, int | None]:
+    """The C mechanisms the thresholds allow, as model parameters; and the
+    product window the quantum stage used."""
     windows = sorted({f[1] - f[3] for f in found})
     p_used = q.get("P_used")
     fcs = [None, *sorted(set(windows) | ({p_used} if p_used else set()))]
@@ -154,17 +197,12 @@ def c_mechanism(ctx, geo, q, base):
             for mg in mgs:
                 cands[("dominant", fc, cm, mg)] = {"c_window": fc, "c_dominant": True,
                                                    "c_merge_bits": cm, "merge_group": mg}
-    # C-dominant carries: two half quanta of the C-relative cut in one merge block
-    extra = c_carries(ctx, geo, found, base)
-    if extra is not None:
-        ecases, ewords = extra
-        cases = Cases.concat([cases, ecases])
-        w = np.concatenate([w, ewords])
-    ok = consistent(ctx, cases, w, base, cands)
-    out["cases"], out["words"] = cases, w
-    out["values"]["c_thresholds"] = [{"case": f[0], "c": f[1], "t": f[3]} for f in found]
-    if not ok:
-        return out
+    return cands, p_used
+
+
+def _conclude(out, ok, cands, p_used) -> None:
+    """The mechanism (and C's window, merge bits and group) the consistent
+    candidates ``ok`` settle, written into ``out``."""
     kinds = sorted({k[0] for k in ok})
     pick = min(ok, key=lambda k: (["plain", "groups", "dominant"].index(k[0]),
                                   -1 if k[1] is None else 0, k[1] or 0, k[2] or 0, k[3] or 0))
@@ -210,7 +248,8 @@ def c_mechanism(ctx, geo, q, base):
         kind = None
     out["values"]["c_mechanism"] = kind
     out["params"] = params
-    return out
+
+
 
 
 def c_lanes(ctx, blocks, n):

@@ -9,12 +9,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from tcprobe import campaign as camp
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands import open_device, write_report_set
 from tcprobe.console import console, err_console, note, say
 from tcprobe.models.engine import Speed
 from tcprobe.outfiles import make_folder, write_atomic
+from tcprobe.validation import campaign as camp
 
 
 def _table(summary: dict) -> Table:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from tcprobe.console import send_output_to_stderr
-from tcprobe.counts import MAX_CASES, CountError, parse_count
 from tcprobe.models.isa import FAMILIES
+from tcprobe.validation.counts import MAX_CASES, CountError, parse_count
 
 
 class Count(click.ParamType):

@@ -11,7 +11,7 @@ from tcprobe.commands.options import Count, json_option
 from tcprobe.console import console, plain, say, write_json
 from tcprobe.devices.base import DeviceError
 from tcprobe.models.isa import FAMILIES
-from tcprobe.replay import replay
+from tcprobe.validation.replay import replay
 
 
 def replay_pieces(pieces, dev, family, limit, show):

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from tcprobe import campaign as camp
-from tcprobe import campaign_merge
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands.campaign import finish
 from tcprobe.commands.options import named_path
+from tcprobe.validation import campaign as camp
+from tcprobe.validation import merge as campaign_merge
 
 
 @click.group("report")

@@ -14,7 +14,7 @@ from tcprobe.console import console, note, say, write_json
 from tcprobe.models import registry
 from tcprobe.models.model import ModelError
 from tcprobe.reports.tables import mismatch_table, score_table
-from tcprobe.scoring import score
+from tcprobe.validation.scoring import score
 
 
 def score_pieces(pieces, model, show: int):

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from tcprobe.commands.options import json_option
 from tcprobe.console import console, say, write_json
-from tcprobe.targets import SUITES, targets
+from tcprobe.validation.targets import SUITES, targets
 
 
 @click.command("targets")

@@ -10,9 +10,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tcprobe import campaign as camp
 from tcprobe import suites as suites_mod
-from tcprobe import validate as v
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
@@ -22,6 +20,8 @@ from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
+from tcprobe.validation import campaign as camp
+from tcprobe.validation import validate as v
 
 
 def resolve_models(names, dp: Datapath, gpu: str | None) -> list:

@@ -1,7 +1,7 @@
 """Open a device from its ``--device`` spelling, or pick the default.
 
-Spellings: ``sim:NAME`` (a built-in profile: v100, a100, ada, h100, h200,
-b200, t4, rtx5090; AMD mi100, mi250x, mi300x), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
+Spellings: ``sim:NAME`` (a built-in profile: the ``sim`` names of the GPU
+catalogue, ``models/gpus.py``), ``sim:PATH.toml`` (a custom profile, docs/sim-profiles.md),
 ``mmasim:ARCH:INSTRUCTION`` (MMA-Sim as a black box) and ``cuda[:N]`` (the
 harness kernels on a GPU, :mod:`tcprobe.devices.cuda`).
 
@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tcprobe.models import gpus
+
 from .base import Device, DeviceError
 
-# Newest modeled GPU that runs each family: the default sim device.
-DEFAULT_SIM = {"mma": "b200", "wgmma": "h200", "tcgen05": "b200"}
+# Newest modeled GPU that runs each family: the default sim device (the GPU
+# catalogue's default_for).
+DEFAULT_SIM = gpus.default_sims()
 
 
 class Opened(NamedTuple):

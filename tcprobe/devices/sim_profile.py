@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from tcprobe.models import isa, registry
+from tcprobe.models import gpus, isa, registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import get_format
@@ -24,25 +24,12 @@ from tcprobe.schema import PROFILE_META, SchemaError, check_profile
 
 from .base import DeviceError
 
-# Built-in sim profiles: name -> (GPU whose profile it runs, families it runs).
-BUILTIN = {
-    "v100": ("V100", ("mma",)),
-    "a100": ("A100", ("mma",)),
-    "ada": ("Ada", ("mma",)),
-    "h100": ("H100", ("mma", "wgmma")),
-    "h200": ("H200", ("mma", "wgmma")),
-    "b200": ("B200", ("mma", "tcgen05")),
-    # MMA-Sim's parameters, not measured by tcprobe (models/profiles.py: t4, rtx5090)
-    "t4": ("T4", ("mma",)),
-    "rtx5090": ("RTX5090", ("mma",)),
-}
-# AMD CDNA (v_mfma): MMA-Sim's parameters per generation (models/amd_profiles.py),
-# not measured by tcprobe; result mode only (AMD's lane layouts are not modelled).
-AMD_BUILTIN = {
-    "mi100": ("MI100", ("mfma",)),
-    "mi250x": ("MI250X", ("mfma",)),
-    "mi300x": ("MI300X", ("mfma",)),
-}
+# Built-in sim profiles: name -> (GPU whose profile it runs, families it runs),
+# from the GPU catalogue (models/gpus.py). AMD CDNA (v_mfma) runs MMA-Sim's
+# parameters per generation (models/amd_profiles.py), not measured by tcprobe;
+# result mode only (AMD's lane layouts are not modelled).
+BUILTIN = gpus.builtin_sims("nvidia")
+AMD_BUILTIN = gpus.builtin_sims("amd")
 FAMILIES = isa.FAMILIES
 
 

@@ -1,6 +1,8 @@
 """The probe ladder: named steps that make a device confess its datapath.
 
-Each step is a module in ``probes/`` with ``run(ctx) -> Finding``. Steps run
+Each step is a module in ``probes/`` with ``run(ctx) -> Finding`` and its own
+metadata, ``STEP`` (a :class:`~tcprobe.probes.common.StepInfo`: its order,
+title and what it needs); the ladder finds the steps by it. Steps run
 in ladder order; a step that needs an earlier finding asks for it with
 :meth:`Context.require`, which runs that step first (marked a
 prerequisite). The findings reduce to a :class:`Fingerprint` (the sim-profile
@@ -14,49 +16,47 @@ checked on 10,000 validation cases against the same device (:mod:`.validation`).
 This module is the runner: the steps in order, their prerequisites, the
 fingerprint and the validation. What the steps share is the
 :class:`~tcprobe.ladder.context.Context`; the fingerprint and its model are
-:mod:`tcprobe.fingerprint`; the random validation mix is
+:mod:`.fingerprint`; the random validation mix is
 :mod:`tcprobe.suites.mix`.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from tcprobe import probes as probes_pkg
 from tcprobe.devices.base import Device
-from tcprobe.fingerprint import Fingerprint
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.f64 import is_f64
 from tcprobe.models.formats import describe
 from tcprobe.models.model import IntegerModel
-from tcprobe.probes.common import Finding
+from tcprobe.probes.common import Finding, StepInfo
 
 from .context import Context
+from .fingerprint import Fingerprint
 from .validation import check_ranges, validation_cases, validation_seed
 
-STEPS = ("sass", "slice", "lanes", "layout", "truncation", "visible", "internal", "rounding",
-         "specials", "block", "carry", "zero", "scale", "sparsity", "chain", "mfma")
-TITLES = {
-    "sass": "SASS check: the real tensor-core opcode",
-    "slice": "output slice: which dump words carry D",
-    "lanes": "lane isolation: every lane and C alone, position independence",
-    "layout": "operand layout: what each slot feeds",
-    "truncation": "input truncation: which input bits are ignored",
-    "visible": "visible precision: C + a product below C's ulp",
-    "internal": "internal precision: the window F below the largest exponent",
-    "rounding": "rounding: fractions of an ulp, carries",
-    "specials": "special values: NaN word, Inf*0, Inf-Inf, payloads",
-    "block": "block size: products fused before a rounding",
-    "zero": "zero: the sign of an exact zero, the zero floor",
-    "carry": "carries into the top of the accumulator",
-    "scale": "block scales",
-    "sparsity": "sparsity metadata",
-    "chain": "f64: a chain of fp64 FMAs or one fused rounding, its order, C, NaN",
-    "mfma": "AMD v_mfma: the design (FMA chain, exact blocks, pair tree, truncated blocks)",
-}
+
+def _declared_steps() -> dict:
+    """Every module of ``probes/`` that declares ``STEP`` (a
+    :class:`~tcprobe.probes.common.StepInfo`), in its declared order: a new
+    step is one module, and nothing here lists steps."""
+    found = {}
+    for m in pkgutil.iter_modules(probes_pkg.__path__):
+        info = getattr(importlib.import_module(f"{probes_pkg.__name__}.{m.name}"), "STEP", None)
+        if isinstance(info, StepInfo):
+            found[m.name] = info
+    return dict(sorted(found.items(), key=lambda kv: kv[1].order))
+
+
+STEP_INFO = _declared_steps()
+STEPS = tuple(STEP_INFO)
+TITLES = {name: info.title for name, info in STEP_INFO.items()}
 VALIDATION_CASES = 10_000
 
 
@@ -74,20 +74,10 @@ def parse_steps(text: str | None) -> tuple[str, ...]:
     return tuple(s for s in STEPS if s in steps)
 
 
-# Steps that run logical cases through the harness: on a raw device they need
-# the measured slice and layout first.
-NEEDS_LAYOUT = ("truncation", "visible", "internal", "rounding", "specials", "block", "zero",
-                "carry", "scale", "sparsity", "chain")
-
-
-# Steps whose probes are unscaled float dot products with an engine model
-# (sparse datapaths run them with legal masks: the arithmetic of the kept lanes).
-ENGINE_STEPS = ("lanes", "truncation", "visible", "internal", "rounding", "specials", "block",
-                "zero", "carry")
-
-
-# Structural steps that assume a lane adds a * b (b1 .and; not .xor).
-XOR_UNPROBED = ("slice", "lanes", "layout")
+def _traits(dp: Datapath) -> set:
+    """The datapath traits a step's ``also_on``/``skip_on`` name."""
+    return {t for t, on in (("mfma", dp.family == "mfma"), ("integer", dp.is_integer),
+                            ("f64", is_f64(dp)), ("block_scaled", dp.block_scaled)) if on}
 
 
 def _not_engine(dp: Datapath) -> str | None:
@@ -111,15 +101,18 @@ def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
     """Run one step (its module in probes/) and record its finding."""
     if step not in STEPS:
         raise LadderError(f"unknown step {step!r}")
-    amd = ctx.dp.family == "mfma"
-    why = _not_engine(ctx.dp) if step in ENGINE_STEPS or (amd and step == "chain") else None
-    if why and amd and step == "lanes":
-        why = None  # every lane alone is its exact product on any design
-    if why and ctx.dp.is_integer and step in ("lanes", "carry"):
-        why = None  # integer lanes and the wrap-or-saturate test run
-    if why and ctx.dp.block_scaled and step == "lanes":
-        why = None  # with unit scales every lane alone is still its exact product
-    if ctx.dp.bitop == "xor" and step in XOR_UNPROBED:
+    info = STEP_INFO[step]
+    # An engine step (unscaled float dot products with an engine model; sparse
+    # datapaths run them with legal masks) is skipped where the engine does not
+    # apply, unless the step runs on one of the datapath's traits anyway (every
+    # lane alone is its exact product on any design, with unit scales too;
+    # integer lanes and the wrap-or-saturate test run); a step may also be
+    # skipped as an engine step on some traits (the f64 chain on AMD).
+    traits = _traits(ctx.dp)
+    why = None
+    if (info.engine and not traits & set(info.also_on)) or traits & set(info.skip_on):
+        why = _not_engine(ctx.dp)
+    if ctx.dp.bitop == "xor" and info.xor_unprobed:  # it assumes a lane adds a * b
         why = ("the slice, lane and layout probes light lanes with products (a AND b); "
                "under .xor a lane with a = b = 1 adds 0, so they measure the .and form of the "
                "same fragments (PTX ISA) and this run keeps the documented harness")
@@ -128,9 +121,10 @@ def run_step(ctx: Context, step: str, prerequisite: bool = False) -> Finding:
         ctx.findings[step] = finding
         ctx.order.append(step)
         return finding
-    if step in NEEDS_LAYOUT and ctx.raw and "layout" not in ctx.findings:
+    # Logical cases through the harness: on a raw device, the measured layout first.
+    if info.needs_layout and ctx.raw and "layout" not in ctx.findings:
         ctx.require("layout")
-    mod = importlib.import_module(f"tcprobe.probes.{step}")
+    mod = importlib.import_module(f"{probes_pkg.__name__}.{step}")
     ctx._stack.append(step)
     t0 = time.perf_counter()
     try:
@@ -256,8 +250,7 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
     findings = [ctx.findings[s] for s in ctx.order]
     fp = None
     val = None
-    numeric = set(wanted) & {"truncation", "visible", "internal", "rounding", "specials",
-                             "block", "zero", "carry"}
+    numeric = [s for s in wanted if STEP_INFO[s].fingerprint]
     scaled = dp.block_scaled and "scale" in ctx.findings and ctx.findings["scale"].ok and \
         ctx.findings["scale"].values.get("params")
     chained = is_f64(dp) and "chain" in ctx.findings and ctx.findings["chain"].status == "found"

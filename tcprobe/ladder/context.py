@@ -16,7 +16,6 @@ from dataclasses import replace
 import numpy as np
 
 from tcprobe.devices.base import Device, RawModeUnsupported
-from tcprobe.fingerprint import ENGINE_KEYS, build_model, engine_params
 from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
@@ -28,6 +27,8 @@ from tcprobe.tiles.harness import Harness, HarnessError
 from tcprobe.tiles.spec import PhysicalBatch
 from tcprobe.tiles.tables import harness_for
 from tcprobe.tiles.tmem import META_COLS
+
+from .fingerprint import ENGINE_KEYS, build_model, engine_params
 
 
 class Context:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .datapath import Datapath
-from .formats import convert, get_format
-from .model import FixedPointModel
-from .structures import SplitModel, ieee_add
+from ..datapath import Datapath
+from ..formats import convert, get_format
+from ..model import FixedPointModel
+from ..structures import SplitModel, ieee_add
 
 
 def stage_model(model: SplitModel) -> FixedPointModel:

@@ -1,7 +1,7 @@
 """Validation campaigns: many datapaths, one after another, into one folder.
 
 A campaign is ``tcprobe validate`` run over a list of datapaths (a target
-suite of :mod:`tcprobe.targets`, or ids), each with its own per-suite case
+suite of :mod:`tcprobe.validation.targets`, or ids), each with its own per-suite case
 counts. Every (datapath, suite) piece is its own validate run with its own
 capture (``DIR/<datapath>/<suite>.tcap``) and its own result
 (``DIR/<datapath>/<suite>.json``, written when the piece completes), so a
@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcprobe import suites as suites_mod
-from tcprobe import validate as v
 from tcprobe.devices.base import Device, DeviceError
 from tcprobe.models import isa
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.model import ModelError
 from tcprobe.outfiles import make_folder, refuse_link, write_atomic
 from tcprobe.tiles.harness import HarnessError
+from tcprobe.validation import validate as v
 
 SCHEMA = "tcprobe/campaign/1"
 PIECE_SCHEMA = "tcprobe/campaign-piece/1"
@@ -89,8 +89,8 @@ class Spec:
 
 def parse_targets(text: str) -> tuple[Target, ...]:
     """``blog``, ``mixed``, ``hmma``, ``all`` or a comma list of suites and ids."""
-    from tcprobe import targets as targets_mod
     from tcprobe.schema import check_instruction
+    from tcprobe.validation import targets as targets_mod
 
     out: list[Target] = []
     for tok in (t.strip() for t in text.split(",")):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 
+from ..numba_internals import declared_function
 from .core import NAN, NEG_INF, POS_INF
-from .numba_internals import declared_function
 
 I1 = ir.IntType(1)
 I64 = ir.IntType(64)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .fit_space import Recipe
+from .space import Recipe
 
 
 @dataclass

@@ -1,12 +1,12 @@
 """Search model space for the model that explains a capture.
 
-The search is a beam of candidates (:class:`~tcprobe.fit_space.Recipe`)
+The search is a beam of candidates (:class:`~tcprobe.fit.space.Recipe`)
 started from the published HMMA profiles and moved one dimension at a time:
 
 1. Each seed profile is scored on a screening subset of the capture (256
    cases by default); the best few form the beam.
 2. The best candidate not yet fully expanded is diagnosed
-   (:mod:`tcprobe.fit_diagnose`): the sign and size of its errors, whether
+   (:mod:`tcprobe.fit.diagnose`): the sign and size of its errors, whether
    the device gives the exact result rounded to nearest, whether failures
    sit at tiny magnitudes or where C dominates. The diagnosis orders the
    dimensions; the first dimension whose values beat the candidate is
@@ -40,11 +40,12 @@ from tcprobe.models.formats import get_format
 from tcprobe.models.isa import output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.profiles import PROFILES, profile_for_gpu
+from tcprobe.validation.shrink import minimize
 
-from .fit_diagnose import CaseFeatures, Diagnosis, diagnose, simplest
-from .fit_eval import INF, Evaluator, FitConfig, Record
-from .fit_result import FitResult, Rejection, Step, _jsonable
-from .fit_space import (
+from .diagnose import CaseFeatures, Diagnosis, diagnose, simplest
+from .evaluate import INF, Evaluator, FitConfig, Record
+from .result import FitResult, Rejection, Step, _jsonable
+from .space import (
     DIMS,
     FAMILY_DIMS,
     SINGLE_DIMS,
@@ -54,7 +55,6 @@ from .fit_space import (
     moves,
     values,
 )
-from .shrink import minimize
 
 
 class FitError(ValueError):

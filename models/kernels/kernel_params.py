@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..formats import FormatSpec, Overflow, Rounding, get_format
 from .core import NO_FLOOR, NORMALIZE, SATURATE, WRAP, Stage, Window
-from .formats import FormatSpec, Overflow, Rounding, get_format
 
 ROUNDINGS = {"rz": Rounding.RZ, "rne": Rounding.RNE, "rna": Rounding.RNA}
 CARRY_TOPS = {"wrap": WRAP, "saturate": SATURATE, "normalize": NORMALIZE}

@@ -57,8 +57,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bits import bit_length, low_bits, shl
-from .formats import decode_scalar, encode_scalar, inf_word
+from ..bits import bit_length, low_bits, shl
+from ..formats import decode_scalar, encode_scalar, inf_word
 
 # Word classes, as decode_scalar gives them (formats.Class).
 ZERO, FINITE, INF, NAN_CLASS = 0, 1, 2, 3

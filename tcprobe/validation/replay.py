@@ -23,7 +23,7 @@ from tcprobe.capture import Capture
 from tcprobe.devices.base import Device
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, default_datapath
-from tcprobe.scoring import mismatch_details
+from tcprobe.validation.scoring import mismatch_details
 
 
 @dataclass

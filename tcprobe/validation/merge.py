@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tcprobe.campaign import SCHEMA, CampaignError, Piece, summarize
+from tcprobe.validation.campaign import SCHEMA, CampaignError, Piece, summarize
 
 # The options that make two shards shards of one campaign, as a refusal names them.
 SAME = {"suites": "other suite counts", "lanes": "other sparse lane counts", "seed": "another seed",

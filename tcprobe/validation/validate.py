@@ -25,7 +25,6 @@ import numpy as np
 
 from tcprobe import suites as suites_mod
 from tcprobe.capture import CaptureError, binary
-from tcprobe.counts import parse_count  # noqa: F401  (the one count parser)
 from tcprobe.devices.base import Device
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
@@ -34,6 +33,7 @@ from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
 from tcprobe.models.words import distance
 from tcprobe.outfiles import refuse_link
+from tcprobe.validation.counts import parse_count  # noqa: F401  (the one count parser)
 
 POINTS_PER_MODEL = 4000  # mismatches kept per model for the chart, spread over the run
 
@@ -272,7 +272,7 @@ def make_reproducers(result: Result, device: Device, per_model: int = 5,
                      max_rounds: int = 200) -> None:
     """Shrink up to ``per_model`` mismatches of every model (the first of
     each generator, earliest first) and store them as reproducers."""
-    from tcprobe.shrink import NotAlone, Shrunk, active_lanes, reproducer, shrink
+    from tcprobe.validation.shrink import NotAlone, Shrunk, active_lanes, reproducer, shrink
 
     for tally in result.tallies:
         chosen = sorted(tally.examples.values(), key=lambda e: e.index)[:per_model]

@@ -16,8 +16,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..formats import max_finite_fields
 from .core import NO_FLOOR, NONNEG
-from .formats import max_finite_fields
 from .lanes_ir import STRAY
 from .vector_ir import (
     I64,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .formats import inf_word
+from ..formats import inf_word
 from .kernel_params import KernelParams
 
 

@@ -12,8 +12,8 @@ from tcprobe.models.engine import ParamError
 from tcprobe.models.model import ModelError
 from tcprobe.models.words import distance
 
-from .fit_diagnose import bit_lengths
-from .fit_space import Recipe
+from .diagnose import bit_lengths
+from .space import Recipe
 
 INF = 1 << 60
 

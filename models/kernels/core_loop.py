@@ -17,8 +17,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..formats import convert, convert_input, decode_scalar, get_format
 from .core import EXACT, add_term, add_word, block_word, product_term
-from .formats import convert, convert_input, decode_scalar, get_format
 from .kernel_params import KernelParams, ParamError, kernel_params
 
 

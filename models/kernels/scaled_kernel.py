@@ -25,7 +25,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bits import bit_length
+from ..bits import bit_length
+from ..formats import Rounding, decode_scalar, get_format
 from .core import (
     ALIGN,
     FINITE,
@@ -49,7 +50,6 @@ from .core import (
     term_flags,
     window_word,
 )
-from .formats import Rounding, decode_scalar, get_format
 from .kernel_params import OVERFLOWS
 from .kernel_stamp import SOURCE_STAMP
 from .lane_decoder import (
