@@ -2,7 +2,7 @@
 // and for plain C++ (the host build that the tests run against the CPU engine).
 //
 // It restates, step for step, what models/gemm.py's compiled chain computes
-// through models/core.py, models/lane_decoder.py and models/formats.py:
+// through models/kernels/core.py, models/kernels/lane_decoder.py and models/formats.py:
 // decode each A and B word (sign, integer significand, raw exponent; a zero
 // or special word gets the exponent TC_ZERO_EXP), the block anchor (the
 // largest raw exponent sum, C's raw exponent when C is nonzero), never below
@@ -39,7 +39,7 @@ struct TcSpec {
   tc_i64 kind, width, exp_bits, frac_bits, bias, specials, is_signed, drop;
 };
 
-// One output stage (models/core.py Stage): format, rounding (0 RZ, 1 RNE,
+// One output stage (models/kernels/core.py Stage): format, rounding (0 RZ, 1 RNE,
 // 2 RNA), kept fraction bits, NaN word, overflow (0 IEEE, 1 Inf, 2 saturate).
 struct TcStage {
   TcSpec spec;
@@ -99,7 +99,7 @@ TC_HD tc_i64 tc_mask(tc_i64 width) {
 }
 
 // ---------------------------------------------------------------------------
-// Words (models/formats.py, models/lane_decoder.py)
+// Words (models/formats.py, models/kernels/lane_decoder.py)
 
 // The input conversion of a word wider than its format (tf32 in an f32
 // word): formats.convert_input on one word.
@@ -232,7 +232,7 @@ TC_HD tc_i64 tc_encode(tc_i64 sign, tc_i64 mag, tc_i64 q, bool sticky, const TcS
 }
 
 // ---------------------------------------------------------------------------
-// The block (models/core.py)
+// The block (models/kernels/core.py)
 
 enum { TC_NAN = 1, TC_POS_INF = 2, TC_NEG_INF = 4, TC_NONNEG = 8 };
 

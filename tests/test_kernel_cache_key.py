@@ -45,7 +45,7 @@ def test_a_second_copy_of_the_sources_compiles_nothing(tmp_path):
     second, again = _run(copy, cache)
     assert second.startswith(str(copy))  # the copy's own sources ran
     assert again == 0  # and loaded the kernels the first compiled
-    from tcprobe.models.kernel_stamp import SOURCE_STAMP
+    from tcprobe.models.kernels.kernel_stamp import SOURCE_STAMP
 
     assert [p.name for p in cache.iterdir()] == [f"tcprobe-models-{SOURCE_STAMP}"]
 

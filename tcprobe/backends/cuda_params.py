@@ -6,7 +6,7 @@ formats and parameters ``kernels/tc_gemm_core.cuh`` implements and the tests
 compare word for word with :func:`tcprobe.models.gemm.gemm_words`; for any
 other model it says no and names the parameter (the backend refuses rather
 than give a different answer). :func:`pack` builds the kernel's ``TcParams``
-as one int64 array, from the same :func:`~tcprobe.models.kernel_params.kernel_params`
+as one int64 array, from the same :func:`~tcprobe.models.kernels.kernel_params.kernel_params`
 that the CPU engine's kernels are built from.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from tcprobe.models import gemm
-from tcprobe.models.core import NO_FLOOR
+from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.formats import FormatSpec, get_format
-from tcprobe.models.kernel_params import kernel_params
+from tcprobe.models.kernels.kernel_params import kernel_params
 from tcprobe.models.model import FixedPointModel
 
 INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2")  # A and B
