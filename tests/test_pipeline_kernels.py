@@ -162,3 +162,31 @@ def test_fit_gemm_finds_the_bias_inside_the_fma():
     assert f.explained and {s.bias_form for s in f.schedules} == {"fma"}
     add = tcprobe.matmul(a, b, gpu=GPU, bias=bias, alpha=0.75, progress=False)
     assert (add.view(np.uint32) != d).any()  # the two forms differ on these words
+
+
+def test_a_difference_map_shows_the_stream_k_tiles(tmp_path):
+    """gemm --random with --compare-schedule: the picture of where D differs
+    is blank over the data-parallel tiles and marked over the stream-K ones."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tcprobe.cli import main
+    from tcprobe.matrix import compare
+
+    a, b = ops(32, 32, 512, 7)
+    s = {"split_kind": "stream", "stream_units": 3, "tile_m": 16, "tile_n": 32,
+         "stream_tiles": 1, "k_block": 64}
+    plain = tcprobe.matmul(a, b, gpu=GPU, progress=False).view(np.uint32)
+    stream = tcprobe.matmul(a, b, gpu=GPU, schedule=s, progress=False).view(np.uint32)
+    lines = compare.difference_map("f32", stream, plain, rows=4, cols=8)
+    assert lines[:2] == [" " * 8, " " * 8]  # rows 0-15: one data-parallel tile
+    assert all(line.strip() for line in lines[2:])  # rows 16-31: the stream-K tile
+    (tmp_path / "s.json").write_text(json.dumps(s))
+    r = CliRunner().invoke(main, ["gemm", "--random", "32x32x512", "--format", "bf16",
+                                  "--gpu", GPU, "--compare", GPU, "--compare-schedule",
+                                  str(tmp_path / "s.json"), "--verdict-seconds", "0"])
+    assert r.exit_code == 0, r.output
+    assert "where they differ" in r.output
+    r = CliRunner().invoke(main, ["gemm", "--random", "32x32", "--format", "bf16", "--gpu", GPU])
+    assert r.exit_code == 2 and "is not MxNxK" in r.output

@@ -17,8 +17,8 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from tcprobe.models import gemm
-from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.formats import FormatSpec, get_format
+from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.kernels.kernel_params import kernel_params
 from tcprobe.models.model import FixedPointModel
 

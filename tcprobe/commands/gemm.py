@@ -19,10 +19,15 @@ def _finite(v: float, option: str) -> float:
 
 
 @click.command("gemm")
-@click.option("--a", "a_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--a", "a_path", type=click.Path(dir_okay=False),
               help="A (M, K) as .npy; its dtype names the format (float32 is tf32).")
-@click.option("--b", "b_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--b", "b_path", type=click.Path(dir_okay=False),
               help="B (K, N) as .npy.")
+@click.option("--random", "random_shape", metavar="MxNxK",
+              help="Instead of --a and --b: random normal A (M, K) and B (K, N) in --format "
+                   "(bf16, f16, tf32, e4m3, e5m2), drawn from --seed.")
+@click.option("--seed", type=click.IntRange(0, 2 ** 63 - 1), default=0, show_default=True,
+              help="Seed of --random's operands.")
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),
               help="C (M, N) as .npy: float32, float16 or int32 (default +0).")
 @click.option("--gpu", required=True, help="GPU whose tensor cores compute (V100, A100, H100, B200, ...).")
@@ -57,7 +62,7 @@ def _finite(v: float, option: str) -> float:
               help="How long the same-bits search may look for a counterexample.")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
 @json_option("Write the figures as JSON")
-def command(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
+def command(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
             b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
             compare_instr, compare_schedule, compare_model, verdict_seconds, exact, json_path):
     """Multiply A @ B + C as GPU's library kernel computes it, every word.

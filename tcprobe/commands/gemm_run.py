@@ -80,7 +80,7 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
     return read(arr, f"--{what}", table)
 
 
-def run(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
+def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
         b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
         compare_instr, compare_schedule, compare_model, verdict_seconds, exact, json_path):
     """``tcprobe gemm`` with its options (module doc)."""
@@ -92,8 +92,15 @@ def run(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format
         check_out_file(Path(out_path), "--out")  # before the product, not after
     if json_path and json_path != "-":
         check_out_file(Path(json_path), "--json")
-    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
-    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    if random_shape is not None:
+        if a_path or b_path:
+            raise MatmulError("--random: give --random or --a and --b, not both")
+        a, b = random_operands(random_shape, ab_format, seed)
+    else:
+        if not a_path or not b_path:
+            raise MatmulError("--a: give --a and --b (.npy files), or --random MxNxK")
+        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
+        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     m, n = check_shapes(a.words.shape, b.words.shape)
     if split_k != 1 and split_k < 1:
         raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
@@ -167,6 +174,8 @@ def run(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format
             diff["relative"] = compare.relative_error(d_type, words[1], words[0], scale)
         report["compare"] = diff
         _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
+        if diff["differ"]:
+            _show_map(d_type, words[1], words[0], m, n)
         report["same_bits"] = _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words,
                                          sa is not None, verdict_seconds)
     if exact:
@@ -191,6 +200,43 @@ def run(a_path, b_path, c_path, gpu, instr, model, out_path, out_type, ab_format
                              "exact")
     if json_path:
         write_json(Path(json_path), report)
+
+
+RANDOM_FORMATS = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32",
+                  "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+
+
+def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Operand]:
+    """--random MxNxK: A and B of standard normal values in ``fmt`` (RNE from
+    f32), drawn from ``seed``."""
+    import ml_dtypes
+
+    try:
+        m, n, k = (int(x) for x in shape.lower().split("x"))
+    except ValueError:
+        raise MatmulError(f"--random: {shape!r} is not MxNxK (e.g. 1024x1024x1024)") from None
+    if min(m, n, k) < 1:
+        raise MatmulError(f"--random: {shape!r} needs M, N and K of at least 1")
+    if fmt not in RANDOM_FORMATS:
+        raise MatmulError(f"--format: --random draws {', '.join(RANDOM_FORMATS)} operands, "
+                          f"not {fmt!r}")
+    check_shapes((m, k), (k, n))  # the memory check, before anything of that size is made
+    rng = np.random.default_rng(seed)
+    name = RANDOM_FORMATS[fmt]
+    dt = getattr(ml_dtypes, name, None) or np.dtype(name)
+    a = rng.standard_normal((m, k), np.float32).astype(dt)
+    b = rng.standard_normal((k, n), np.float32).astype(dt)
+    return read(a, "A", INPUT_FORMATS), read(b, "B", INPUT_FORMATS)
+
+
+def _show_map(d_type: str, got, want, m: int, n: int) -> None:
+    """Where the two products differ, as a picture (compare.difference_map)."""
+    lines = compare.difference_map(d_type, got, want)
+    console.print(f"where they differ ({m}x{n} D in {len(lines)}x{len(lines[0])} blocks; the "
+                  "largest |difference| in a block: ' ' none, '.' 1 ulp, ':' 2, '-' 3-4, "
+                  "'=' 5-16, '#' more, 'N' NaN on one side):", markup=False)
+    for line in lines:
+        console.print("  |" + line + "|", markup=False, highlight=False)
 
 
 def _schedule(value: str | None, option: str):
