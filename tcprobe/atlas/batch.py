@@ -41,7 +41,7 @@ class MRange:
     def split_text(self, k: int) -> str:
         s = self.axes.get("split_k", 1)
         if "gemv" in self.basis:
-            return "gemv (unmodelled)"
+            return "gemv (lane order unmeasured)"
         if s == 1:
             return "no split"
         ids = identity(self.axes, "bf16", k, False)[1] if self.axes.get("k_block") else ()
@@ -66,7 +66,7 @@ def identity(axes: dict, fmt: str, k: int, guess: bool) -> tuple:
 
 
 def _family(found) -> str:
-    return "gemv (CUDA cores, unmodelled)" if "gemv" in found.reason else "tensor-core GEMM"
+    return "gemv (CUDA cores, lane order unmeasured)" if "gemv" in found.reason else "tensor-core GEMM"
 
 
 def mechanism(ref, ref_found, cur, cur_found, fmt: str, k: int) -> str:
