@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.options import Count, family_option, json_option, renamed_option
-from tcprobe.console import console, say, write_json
+from tcprobe.console import console, err_console, say, write_json
 from tcprobe.devices.sim import AMD_BUILTIN, BUILTIN
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
@@ -40,7 +42,15 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
     """
     wanted = parse_steps(steps)
     device, dp = open_and_choose(device_spec, fmt, family, dp_id, d_type)
-    result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed)
+    start, count, done = time.perf_counter(), len(wanted or STEPS), [0]
+
+    def progress(f) -> None:  # a line a step on stderr as it ends: no blank screen meanwhile
+        done[0] += 1
+        err_console.print(f"ladder step {done[0]}/{count} {f.step}: {f.status} "
+                          f"({time.perf_counter() - start:.1f} s)", markup=False,
+                          highlight=False)
+    result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed,
+                        on_finding=progress)
     total = len(result.findings)
     for i, f in enumerate(result.findings, 1):
         console.print(step_table(f, dp, result.simulated, i, total, evidence, TITLES[f.step]))
