@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from tcprobe.commands.options import json_option
-from tcprobe.console import console, say, write_json
+from tcprobe.console import console, err_console, say, write_json
 from tcprobe.devices.cuda import nvrtc, sass
 from tcprobe.kernels import catalog
 from tcprobe.models.emulated import EMULATION_BY_ARCH
@@ -42,7 +42,12 @@ def run_check(archs, families, formats, use_cache=True) -> list[sass.ArchReport]
     for arch in archs:
         if families is not None and not set(families) & set(catalog.ARCH_FAMILIES[arch]):
             continue
+        t0 = time.perf_counter()
+        err_console.print(f"sass-check {arch}: compiling the harnesses and reading their SASS",
+                          markup=False, highlight=False)
         rep = sass.check_arch(arch, families, use_cache=use_cache)
+        err_console.print(f"sass-check {arch}: {len(rep.verdicts)} kernel(s) judged "
+                          f"({time.perf_counter() - t0:.1f} s)", markup=False, highlight=False)
         if formats:
             rep.verdicts = [v for v in rep.verdicts if set(v.formats) & set(formats)]
         if rep.verdicts:
