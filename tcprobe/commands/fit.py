@@ -8,7 +8,7 @@ import click
 
 from tcprobe.capture import load
 from tcprobe.commands.options import json_option
-from tcprobe.console import console, note, plain, say, write_json
+from tcprobe.console import console, err_console, note, plain, say, write_json
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
 from tcprobe.reports.fit import fit_detail, fit_summary_table
 
@@ -60,6 +60,10 @@ def command(captures, json_path, budget, screen, start, only, details, quick):
                 results.append(fit(cap, cfg, seeds=seeds))
             except FitError as e:
                 skipped.append(str(e))
+            if not console.is_terminal:  # piped: a line a capture on stderr, no blank screen
+                err_console.print(f"fit {i}/{len(caps)} {cap.label or cap.source}: done "
+                                  f"({time.perf_counter() - t0:.1f} s)", markup=False,
+                                  highlight=False)
     if not results:
         raise FitError("nothing to fit: " + "; ".join(skipped[:3]))
     console.print(fit_summary_table(results))
