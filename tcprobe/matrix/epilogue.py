@@ -123,9 +123,9 @@ def fma(x, y, z) -> np.ndarray:
         return engine_fma(x, y, z)
     shape = x.shape
     out = np.empty(x.size, np.uint32)
-    _fma_kernel()(np.ascontiguousarray(x).reshape(-1).view(np.float32),
-                  np.ascontiguousarray(y).reshape(-1).view(np.float32),
-                  np.ascontiguousarray(z).reshape(-1).view(np.float32), out)
+    # writeable copies (a broadcast view's flags warn when read)
+    flat = [np.array(v, np.uint32, copy=True).reshape(-1) for v in (x, y, z)]
+    _fma_kernel()(*(v.view(np.float32) for v in flat), out)
     return out.reshape(shape)
 
 
