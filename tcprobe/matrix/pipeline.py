@@ -132,6 +132,11 @@ def plan_of(p: Problem, s) -> plans.Plan:
 def run(p: Problem, s) -> np.ndarray:
     """D words (M, N) of ``p.out_fmt``: problem ``p`` under schedule ``s``
     through every stage (module doc)."""
+    with epilogue.checked():  # the host's IEEE mode probed once a run
+        return _run(p, s)
+
+
+def _run(p: Problem, s) -> np.ndarray:
     pl = plan_of(p, s)
     if s.c == "accumulator":
         _check_chain(p)
