@@ -18,21 +18,29 @@ def words(x):
         np.uint32)
 
 
+def measure(k: int, m: int = 256, n: int = 256, seed: int = 0) -> dict:
+    """fit-gemm on an m x n x k bf16 capture made by the default schedule, and
+    one warm product of that size: seconds, their ratio, what the fit found."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((k, n)).astype(ml_dtypes.bfloat16)
+    tcprobe.matmul(a, b, gpu="H100", dtype="bfloat16", progress=False)  # compiled
+    t0 = time.perf_counter()
+    d = tcprobe.matmul(a, b, gpu="H100", dtype="bfloat16", progress=False)
+    t1 = time.perf_counter()
+    f = fit_gemm.fit(words(a), "bf16", words(b), "bf16", None, None, words(d), "bf16",
+                     gpu="H100")
+    t2 = time.perf_counter()
+    return {"product_s": t1 - t0, "fit_s": t2 - t1, "ratio": (t2 - t1) / (t1 - t0),
+            "searched": f.searched, "explained": f.explained, "class": len(f.schedules)}
+
+
 def main(ks):
-    rng = np.random.default_rng(0)
     for k in ks:
-        a = rng.standard_normal((256, k)).astype(ml_dtypes.bfloat16)
-        b = rng.standard_normal((k, 256)).astype(ml_dtypes.bfloat16)
-        tcprobe.matmul(a, b, gpu="H100", dtype="bfloat16", progress=False)  # compiled
-        t0 = time.perf_counter()
-        d = tcprobe.matmul(a, b, gpu="H100", dtype="bfloat16", progress=False)
-        t1 = time.perf_counter()
-        f = fit_gemm.fit(words(a), "bf16", words(b), "bf16", None, None, words(d), "bf16",
-                         gpu="H100")
-        t2 = time.perf_counter()
-        print(f"256x256x{k} bf16 H100: one product {t1 - t0:.2f} s, fit-gemm {t2 - t1:.1f} s "
-              f"({(t2 - t1) / (t1 - t0):.1f}x one product), {f.searched} schedules, "
-              f"explained={f.explained}, class of {len(f.schedules)}")
+        r = measure(k)
+        print(f"256x256x{k} bf16 H100: one product {r['product_s']:.2f} s, fit-gemm "
+              f"{r['fit_s']:.1f} s ({r['ratio']:.1f}x one product), {r['searched']} schedules, "
+              f"explained={r['explained']}, class of {r['class']}")
 
 
 if __name__ == "__main__":

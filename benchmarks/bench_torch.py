@@ -7,7 +7,8 @@ q @ k^T and softmax @ v as batched matmuls, an output linear, a 4x GELU MLP,
 two layer norms) three ways: plain torch on the CPU; under
 ``emulate(gpu="H100")`` (every GEMM through tcprobe.matmul, wgmma on H100);
 and with the same GEMMs routed through MMA-Sim 2.1.1's H100 instruction
-(WGMMA m64n8k16.f32.bf16.bf16) chained over K. Prints each time, the ratios,
+(WGMMA m64n8k16.f32.bf16.bf16) chained over K. The emulated step is timed warm:
+after one step under emulate has loaded (or compiled) every kernel it takes. Prints each time, the ratios,
 how many GEMMs ran, and checks op by op that every word the mode wrote equals
 tcprobe.matmul on the same operands (and MMA-Sim's, where it ran).
 """
@@ -98,49 +99,44 @@ def mmasim_mode():
     return SimMode
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--d", type=int, default=256)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--no-mmasim", action="store_true")
-    args = ap.parse_args(argv)
-
+def measure(batch=4, seq=128, d=256, heads=4, mmasim=True, out=print) -> dict:
+    """The block's times (seconds: torch, emulate, MMA-Sim routed or None),
+    the GEMM count, and ``differ``: words that differ from tcprobe.matmul op
+    by op, plus 1 where MMA-Sim's route gave other outputs or gradients.
+    ``out`` receives the printed lines (None: silent)."""
     import numba
     import torch
 
     import tcprobe
     import tcprobe.torch as tt
 
+    say = out or (lambda *a, **k: None)
     torch.set_num_threads(numba.get_num_threads())
-    p = params(args.d, 0)
-    x = torch.randn(args.batch, args.seq, args.d, generator=torch.Generator().manual_seed(1)
-                    ).bfloat16()
+    p = params(d, 0)
+    x = torch.randn(batch, seq, d, generator=torch.Generator().manual_seed(1)).bfloat16()
     t0 = time.perf_counter()
-    step(x, p, args.heads)
+    step(x, p, heads)
     plain = time.perf_counter() - t0
     t0 = time.perf_counter()
-    step(x, p, args.heads)
+    step(x, p, heads)
     plain = min(plain, time.perf_counter() - t0)
-    with tt.emulate(gpu="H100"):  # warm-up: numba compiles or loads its cache
-        tcprobe.matmul(torch.ones(2, 16).bfloat16(), torch.ones(16, 2).bfloat16(), gpu="H100")
+    with tt.emulate(gpu="H100"):  # warm-up: numba compiles or loads every kernel the step takes
+        step(x, p, heads)
     rep = tt.Report(record=True)
     t0 = time.perf_counter()
     with tt.emulate(gpu="H100", report=rep):
-        y_ours = step(x, p, args.heads)
+        y_ours = step(x, p, heads)
     ours = time.perf_counter() - t0
     grads_ours = [t.grad.clone() for t in p.values()]
-    print(f"block: batch {args.batch}, sequence {args.seq}, d_model {args.d}, "
-          f"{args.heads} heads, bf16, forward+backward; numba/torch threads "
-          f"{numba.get_num_threads()}")
-    print(f"torch CPU        : {plain:9.3f} s")
-    print(f"emulate(H100)    : {ours:9.3f} s  ({ours / plain:.0f}x torch), "
-          f"{len(rep.records)} GEMMs, {rep.fallback} fallbacks")
+    say(f"block: batch {batch}, sequence {seq}, d_model {d}, {heads} heads, bf16, "
+        f"forward+backward; numba/torch threads {numba.get_num_threads()}")
+    say(f"torch CPU        : {plain:9.3f} s")
+    say(f"emulate(H100)    : {ours:9.3f} s  ({ours / plain:.0f}x torch), "
+        f"{len(rep.records)} GEMMs, {rep.fallback} fallbacks")
     for row in rep.rows():
         if "seconds" not in row:
             continue  # the unmodelled ops' rows
-        print(f"  {row['op']:12s} routed {row['routed']:3d}  {row['seconds']:8.3f} s")
+        say(f"  {row['op']:12s} routed {row['routed']:3d}  {row['seconds']:8.3f} s")
     differ = 0
     for r in rep.records:  # each product again, as the record says it ran
         dtype = None if r.c is not None else ("bfloat16" if r.bias is not None else "float32")
@@ -150,21 +146,35 @@ def main(argv=None) -> int:
                               bias=None if r.bias is None else r.bias.float().contiguous(),
                               schedule=r.schedule or None).float()
         differ += int((want.view(torch.int32) != r.d.view(torch.int32)).sum())
-    print(f"words vs tcprobe.matmul op by op: {differ} differ over {len(rep.records)} GEMMs")
-    if not args.no_mmasim:
+    say(f"words vs tcprobe.matmul op by op: {differ} differ over {len(rep.records)} GEMMs")
+    sim = None
+    if mmasim:
         sim_rep = tt.Report()
         t0 = time.perf_counter()
         with mmasim_mode()(gpu="H100", report=sim_rep):
-            y_sim = step(x, p, args.heads)
+            y_sim = step(x, p, heads)
         sim = time.perf_counter() - t0
         same_y = torch.equal(y_sim.view(torch.int16), y_ours.view(torch.int16))
         same_g = all(torch.equal(t.grad.view(torch.int16), g.view(torch.int16))
                      for t, g in zip(p.values(), grads_ours, strict=True))
-        print(f"MMA-Sim routed   : {sim:9.3f} s  ({sim / plain:.0f}x torch); "
-              f"emulate is {sim / ours:.1f}x faster")
-        print(f"outputs and gradients equal to MMA-Sim's route: {same_y and same_g}")
+        say(f"MMA-Sim routed   : {sim:9.3f} s  ({sim / plain:.0f}x torch); "
+            f"emulate is {sim / ours:.1f}x faster")
+        say(f"outputs and gradients equal to MMA-Sim's route: {same_y and same_g}")
         differ += 0 if same_y and same_g else 1
-    return 1 if differ else 0
+    return {"torch_s": plain, "emulate_s": ours, "mmasim_s": sim, "gemms": len(rep.records),
+            "fallbacks": rep.fallback, "differ": differ}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--d", type=int, default=256)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--no-mmasim", action="store_true")
+    args = ap.parse_args(argv)
+    r = measure(args.batch, args.seq, args.d, args.heads, not args.no_mmasim)
+    return 1 if r["differ"] else 0
 
 
 if __name__ == "__main__":
