@@ -280,10 +280,14 @@ class Group(click.Group):
             click.echo(e.ctx.get_help(), err=True)
             sys.exit(EXIT_BAD_INPUT)
         except click.ClickException as e:
-            hint = ""
+            hint, message = "", e.format_message()
             if isinstance(e, click.UsageError) and e.ctx is not None:
                 hint = f" (see {e.ctx.command_path} --help)"
-            fail(e.format_message() + hint, EXIT_BAD_INPUT if e.exit_code == 2 else e.exit_code)
+                if isinstance(e, click.NoSuchOption):
+                    from tcprobe.commands.options import unknown_option_message
+
+                    message = unknown_option_message(e)
+            fail(message + hint, EXIT_BAD_INPUT if e.exit_code == 2 else e.exit_code)
         except click.exceptions.Abort:
             say(("interrupted", "yellow"), err=True)
             sys.exit(EXIT_INTERRUPTED)

@@ -43,6 +43,8 @@ def test_cli_table_and_json(tmp_path):
     assert data["counts"] == {"blog": 46, "mixed": 50}
     first = data["targets"][0]
     assert first["descriptor"] == "0x04020910" and first["arch"] == "sm_100a"
-    r = CliRunner().invoke(main, ["targets", "--suite", "all"])
+    r = CliRunner().invoke(main, ["targets", "--set", "all"])
     assert r.exit_code == 0 and "hmma: 10" in r.output
-    one_error(CliRunner().invoke(main, ["targets", "--suite", "nope"]), "nope")
+    one_error(CliRunner().invoke(main, ["targets", "--set", "nope"]), "nope")
+    old = CliRunner().invoke(main, ["targets", "--suite", "dmma"])  # the old name still works
+    assert old.exit_code == 0 and "dmma: 3" in old.output and "use --set" in old.output

@@ -97,3 +97,37 @@ class Instr(click.ParamType):
             self.fail(f"{value!r} is neither a family ({', '.join(FAMILIES)}) nor a datapath "
                       f"id ({e})", param, ctx)
         return value
+
+
+# One idea, one option name across commands; where a command takes the idea
+# under another name, the name a user brings from elsewhere gets this hint
+# instead of click's nearest spelling. (unknown option, the command's option
+# for that idea, what to say)
+OPTION_HINTS = (
+    ("--gpu", "--device", "this command runs on a device: --device sim:h100 is H100's model "
+                          "(tcprobe devices lists them), the GPU itself when there is one"),
+    ("--device", "--gpu", "this command computes as a GPU's model: --gpu H100 (a GPU name, "
+                          "not a device id)"),
+    ("--family", "--instr", "the instruction family is --instr (mma, wgmma, tcgen05)"),
+    ("--d-format", "--dtype", "D's format is --dtype here"),
+    ("--dtype", "--d-format", "D's format is --d-format here (with --a-format, --b-format)"),
+    ("--output", "--out", "the output is --out"),
+    ("--suite", "--set", "targets' datapath sets are --set (--suite is validate's case "
+                         "suites)"),
+    ("--set", "--suite", "validate's case suites are --suite (--set is targets' datapath "
+                         "sets)"),
+)
+
+
+def unknown_option_message(e: click.NoSuchOption) -> str:
+    """What to say of an unknown option: the hint of OPTION_HINTS where the
+    command takes that idea under another name, else click's message with
+    only the visible options as its suggestions (a deprecated spelling is
+    hidden, never suggested)."""
+    names = {o for p in e.ctx.command.params if not getattr(p, "hidden", False)
+             for o in p.opts}
+    for given, theirs, hint in OPTION_HINTS:
+        if e.option_name == given and theirs in names:
+            return f"no option {given} here: {hint}"
+    shown = [p for p in (e.possibilities or ()) if p in names]
+    return click.NoSuchOption(e.option_name, possibilities=shown, ctx=e.ctx).format_message()

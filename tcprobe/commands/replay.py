@@ -7,7 +7,7 @@ from rich.table import Table
 
 from tcprobe.capture import streams
 from tcprobe.commands import open_device
-from tcprobe.commands.options import Count, json_option
+from tcprobe.commands.options import Count, json_option, renamed_option
 from tcprobe.console import console, plain, say, write_json
 from tcprobe.devices.base import DeviceError
 from tcprobe.models.isa import FAMILIES
@@ -41,8 +41,9 @@ def replay_pieces(pieces, dev, family, limit, show):
 @click.option("--device", "device_spec",
               help="Device to replay on: cuda[:N], sim:NAME or sim:PATH.toml (default: the GPU, "
                    "else a sim device).")
-@click.option("--family", type=click.Choice(FAMILIES, case_sensitive=False),
-              help="Replay on this instruction family instead of the capture's own.")
+@renamed_option("--instr", "--family", "family",
+                "Replay on this instruction family instead of the capture's own.",
+                type=click.Choice(FAMILIES, case_sensitive=False))
 @click.option("--limit", type=Count(), help="Replay at most this many cases per capture (1e4, 10k).")
 @click.option("--show", default=3, show_default=True, type=click.IntRange(0, 10_000),
               help="Differing cases shown per capture.")
