@@ -61,10 +61,15 @@ def _finite(v: float, option: str) -> float:
               callback=lambda ctx, p, v: _finite(v, "--verdict-seconds"),
               help="How long the same-bits search may look for a counterexample.")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
+@click.option("--picture", "picture_path", callback=named_path,
+              type=click.Path(dir_okay=False),
+              help="With --compare: draw where the two D differ, and by how many ulps, as a "
+                   "PNG here (one pixel an element, or a block of a large D).")
 @json_option("Write the figures as JSON")
 def command(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
             b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
-            compare_instr, compare_schedule, compare_model, verdict_seconds, exact, json_path):
+            compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
+            json_path):
     """Multiply A @ B + C as GPU's library kernel computes it, every word.
 
     The instruction runs one K tile after another (K padded with zeros, which

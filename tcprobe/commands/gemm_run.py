@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.table import Table
+from rich.text import Text
 
 from tcprobe import npyfile
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
@@ -82,8 +83,11 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
 
 def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
         b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
-        compare_instr, compare_schedule, compare_model, verdict_seconds, exact, json_path):
+        compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
+        json_path):
     """``tcprobe gemm`` with its options (module doc)."""
+    if picture_path and not compare_gpu:
+        raise MatmulError("--picture draws where two products differ: give --compare GPU too")
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
     if out_path == "-":
@@ -92,6 +96,8 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         check_out_file(Path(out_path), "--out")  # before the product, not after
     if json_path and json_path != "-":
         check_out_file(Path(json_path), "--json")
+    if picture_path:
+        check_out_file(Path(picture_path), "--picture")
     if random_shape is not None:
         if a_path or b_path:
             raise MatmulError("--random: give --random or --a and --b, not both")
@@ -174,8 +180,15 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
             diff["relative"] = compare.relative_error(d_type, words[1], words[0], scale)
         report["compare"] = diff
         _show_difference(f"{compare_gpu} vs {gpu}", diff, d_type, compare_gpu, gpu)
+        levels = compare.difference_levels(d_type, words[1], words[0])
         if diff["differ"]:
-            _show_map(d_type, words[1], words[0], m, n)
+            _show_map(levels, m, n)
+        if picture_path:
+            from tcprobe.matrix import picture
+
+            with atomic_file(picture_path) as fh:
+                fh.write(picture.png(levels))
+            console.print(f"wrote {picture_path} ({picture.LEGEND})", markup=False)
         report["same_bits"] = _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words,
                                          sa is not None, verdict_seconds)
     if exact:
@@ -229,14 +242,21 @@ def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Op
     return read(a, "A", INPUT_FORMATS), read(b, "B", INPUT_FORMATS)
 
 
-def _show_map(d_type: str, got, want, m: int, n: int) -> None:
-    """Where the two products differ, as a picture (compare.difference_map)."""
-    lines = compare.difference_map(d_type, got, want)
-    console.print(f"where they differ ({m}x{n} D in {len(lines)}x{len(lines[0])} blocks; the "
-                  "largest |difference| in a block: ' ' none, '.' 1 ulp, ':' 2, '-' 3-4, "
+def _show_map(levels, m: int, n: int) -> None:
+    """Where the two products differ, as a picture: D in blocks, each the
+    largest |difference| inside it, as a character (coloured on a terminal)."""
+    blocks = compare.block_max(levels, 16, 48)
+    shades = compare.MAP_SHADES + compare.MAP_NAN
+    styles = ("", "yellow", "dark_orange", "orange_red1", "red", "bold red", "bold blue")
+    console.print(f"where they differ ({m}x{n} D in {blocks.shape[0]}x{blocks.shape[1]} blocks; "
+                  "the largest |difference| in a block: ' ' none, '.' 1 ulp, ':' 2, '-' 3-4, "
                   "'=' 5-16, '#' more, 'N' NaN on one side):", markup=False)
-    for line in lines:
-        console.print("  |" + line + "|", markup=False, highlight=False)
+    for row in blocks:
+        line = Text("  |")
+        for v in row:
+            line.append(shades[v], style=styles[v] or None)
+        line.append("|")
+        console.print(line, highlight=False)
 
 
 def _schedule(value: str | None, option: str):

@@ -142,14 +142,11 @@ MAP_SHADES = " .:-=#"  # no difference; 1 ulp; 2; 3-4; 5-16; more
 MAP_NAN = "N"
 
 
-def difference_map(d_fmt: str, got: np.ndarray, want: np.ndarray, rows: int = 16,
-                   cols: int = 48) -> list[str]:
-    """A picture of where two products differ and by how much: D cut into at
-    most ``rows`` x ``cols`` blocks, each one character for the largest
-    |difference| in ulps inside it (MAP_SHADES: none, 1, 2, 3-4, 5-16, more;
-    MAP_NAN where one side alone is NaN)."""
+def difference_levels(d_fmt: str, got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Per element of D, how far ``got`` is from ``want``: 0 the same word,
+    1 to 5 for |difference| of 1, 2, 3-4, 5-16, more ulps (integers: units),
+    6 where one side alone is NaN (MAP_SHADES, MAP_NAN)."""
     got, want = np.asarray(got, np.uint32), np.asarray(want, np.uint32)
-    m, n = got.shape
     fmt = get_format(d_fmt)
     differ = words_differ(fmt.name, got, want)
     if fmt.kind.name == "INT":
@@ -160,14 +157,25 @@ def difference_map(d_fmt: str, got: np.ndarray, want: np.ndarray, rows: int = 16
         mag = np.abs(ulp_distance(fmt, got, want))
         nan_one = (decode(fmt, got).cls == Class.NAN) != (decode(fmt, want).cls == Class.NAN)
     level = np.select([~differ, mag <= 1, mag <= 2, mag <= 4, mag <= 16], [0, 1, 2, 3, 4], 5)
-    level = np.where(nan_one, 6, level)
+    return np.where(nan_one, 6, level).astype(np.uint8)
+
+
+def block_max(level: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """``level`` (M, N) cut into at most ``rows`` x ``cols`` blocks (as even as
+    the sizes allow), each the largest level inside it."""
+    m, n = level.shape
     r_edges = np.linspace(0, m, min(rows, m) + 1).astype(int)
     c_edges = np.linspace(0, n, min(cols, n) + 1).astype(int)
-    out = []
-    for r0, r1 in zip(r_edges[:-1], r_edges[1:], strict=True):
-        line = ""
-        for c0, c1 in zip(c_edges[:-1], c_edges[1:], strict=True):
-            top = int(level[r0:r1, c0:c1].max()) if r1 > r0 and c1 > c0 else 0
-            line += MAP_NAN if top == 6 else MAP_SHADES[top]
-        out.append(line)
-    return out
+    by_rows = np.maximum.reduceat(level, r_edges[:-1], axis=0)
+    return np.maximum.reduceat(by_rows, c_edges[:-1], axis=1)
+
+
+def difference_map(d_fmt: str, got: np.ndarray, want: np.ndarray, rows: int = 16,
+                   cols: int = 48) -> list[str]:
+    """A picture of where two products differ and by how much: D cut into at
+    most ``rows`` x ``cols`` blocks, each one character for the largest
+    |difference| in ulps inside it (MAP_SHADES: none, 1, 2, 3-4, 5-16, more;
+    MAP_NAN where one side alone is NaN)."""
+    shades = MAP_SHADES + MAP_NAN
+    blocks = block_max(difference_levels(d_fmt, got, want), rows, cols)
+    return ["".join(shades[v] for v in row) for row in blocks]
