@@ -5,8 +5,8 @@ import struct
 import zlib
 
 import numpy as np
-
 from cli_helpers import invoke, one_error
+
 from tcprobe.matrix import compare, picture
 
 ONE = 0x3F800000  # 1.0f
