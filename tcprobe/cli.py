@@ -116,39 +116,14 @@ def _notes_as_lines(message, category, filename, lineno, file=None, line=None):
 _show_warning = warnings.showwarning
 
 
-_ANNOUNCING = False
-
-
-def _announce_compiles() -> None:
-    """One ``compiling kernels for DATAPATH (first run only)`` line the
-    first time numba compiles while a datapath is being evaluated, so a cold
-    run never sits on a blank screen (numba's compile events; the datapath is
-    the one the engine named last)."""
-    global _ANNOUNCING
-    if _ANNOUNCING:  # once a process: every command run in it shares the one listener
-        return
-    _ANNOUNCING = True
-    from tcprobe.models import kernel_cache, numba_internals
-
-    shown = set()
-
-    def announce():
-        label = kernel_cache.WORKING_ON or "this run"
-        if label not in shown:
-            shown.add(label)
-            click.echo(f"note: compiling kernels for {label} (first run only; later runs "
-                       f"load them from {kernel_cache.FOLDER})", err=True)
-
-    # when numba loads (a command that only reads the models' tables never loads it)
-    numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce))
-
-
 def _load_command(name: str) -> click.Command:
     return importlib.import_module(f"tcprobe.commands.{COMMANDS[name][0]}").command
 
 
 def _models_loaded() -> None:
-    _announce_compiles()
+    from tcprobe.console import announce_compiles
+
+    announce_compiles()
     from tcprobe.models import numba_internals
 
     numba_internals.kernel_form()

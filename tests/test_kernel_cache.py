@@ -125,3 +125,29 @@ def test_the_source_stamp_digests_the_kernels_folder_too(tmp_path, monkeypatch):
     engine = copy / "engine.py"
     engine.write_text(engine.read_text() + "\n# an edit\n")
     assert kernel_stamp._digest() not in (base, edited)
+
+
+MATMUL_ONCE = """
+import numpy as np, tcprobe
+a = np.ones((8, 16), np.float32)
+tcprobe.matmul(a, a.T.copy(), gpu="H100", dtype="bfloat16", progress={progress})
+"""
+
+
+@pytest.mark.slow
+def test_the_first_matmul_says_it_is_compiling(tmp_path):
+    """tcprobe.matmul's cold first call is no blank screen: one note a
+    datapath on stderr; progress=False keeps it silent; a warm run says nothing."""
+    env = _env(TCPROBE_CACHE=str(tmp_path / "c"))
+    quiet = subprocess.run([sys.executable, "-c", MATMUL_ONCE.format(progress=False)], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert quiet.returncode == 0 and "note: compiling" not in quiet.stderr, quiet.stderr
+    env = _env(TCPROBE_CACHE=str(tmp_path / "d"))
+    cold = subprocess.run([sys.executable, "-c", MATMUL_ONCE.format(progress=None)], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert cold.returncode == 0, cold.stderr
+    assert any(line.startswith("note: compiling kernels for wgmma.tf32.f32.k8")
+               for line in cold.stderr.splitlines()), cold.stderr
+    warm = subprocess.run(cold.args, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert warm.returncode == 0 and "note: compiling" not in warm.stderr, warm.stderr

@@ -97,6 +97,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
             raise MatmulError("split_k: schedule='auto' takes the atlas' split; give one or "
                               "the other")
         sched = auto_schedule(gpu, a, b, c, bias_o, beta, strict=strict_auto).schedule
+    from tcprobe.console import announce_compiles, quiet_compiles
+
+    announce_compiles()  # a cold first call says it is compiling (progress=False: silent)
     bar = None
     if progress is None and sys.stderr.isatty():  # a bar on a terminal, none in a pipe
         from tcprobe.console import ProgressBar
@@ -107,7 +110,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
         p = problem(a, b, c, sched, gpu=gpu, instr=instr, out=out_fmt, model=model,
                     alpha=alpha, beta=beta, bias=bias_o, scale_a=sa, scale_b=sb, fast=fast,
                     jobs=jobs, progress=progress or None, backend=backend)
-        return result_array(pipeline.run(p, sched), p.out_fmt, a.torch or b.torch)
+        with quiet_compiles(progress is False):
+            words = pipeline.run(p, sched)
+        return result_array(words, p.out_fmt, a.torch or b.torch)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -104,6 +104,9 @@ class Emulate(TorchDispatchMode):
         self.strict = strict
         self.report = report if report is not None else Report()
         self._pairs: list | None = None
+        from tcprobe.console import announce_compiles
+
+        announce_compiles()  # a cold first product says it is compiling, on stderr
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
