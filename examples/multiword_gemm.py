@@ -134,10 +134,17 @@ def main(argv=None) -> int:
             print("error: --plot needs matplotlib (pip install tcprobe[plot])", file=sys.stderr)
             return 2
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for gpu in args.gpus:
-            for method in args.methods:
+        # a colour per method and a line style and marker per GPU: every series
+        # tells itself apart (no colour cycle recycled past its ten entries)
+        palette = plt.get_cmap("tab10" if len(args.methods) <= 10 else "tab20")
+        styles = ["-", "--", ":", "-."]
+        markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
+        for g, gpu in enumerate(args.gpus):
+            for i, method in enumerate(args.methods):
                 pts = [(r[0], r[3]) for r in rows if r[1] == gpu and r[2] == method]
-                ax.loglog(*zip(*pts, strict=True), marker="o", label=f"{gpu} {method}")
+                ax.loglog(*zip(*pts, strict=True), color=palette(i % palette.N),
+                          linestyle=styles[g % len(styles)], marker=markers[g % len(markers)],
+                          label=f"{gpu} {method}")
         ax.axhline(2.0 ** -24, color="grey", linestyle=":", label="fp32 unit roundoff")
         ax.set_xlabel("K")
         ax.set_ylabel("largest |D - exact| / (|A| |B|)")
