@@ -247,6 +247,21 @@ def test_int_mm():
     assert torch.equal(d, tcprobe.matmul(a, b, gpu="H100"))
 
 
+@pytest.mark.parametrize("conv, dims", [(F.conv2d, 2), (F.conv1d, 1)])
+def test_conv_padding_by_name_is_the_padding_it_names(conv, dims):
+    """padding='valid' reaches aten as one value for every dimension ([0]);
+    routed, it gives the words of padding=0 ('same' for a 3-wide kernel: 1)."""
+    x = rnd(2, 4, *(7,) * dims)
+    w = rnd(5, 4, *(3,) * dims, seed=23)
+    words = {}
+    for pad in ("valid", 0, "same", 1):
+        rep = tt.Report()
+        with tt.emulate(gpu="H100", report=rep):
+            words[pad] = conv(x, w, padding=pad).view(torch.int16)
+        assert rep.stats("convolution").routed == 1 and rep.fallback == 0
+    assert torch.equal(words["valid"], words[0]) and torch.equal(words["same"], words[1])
+
+
 @pytest.mark.parametrize("kw", [{"padding": 1}, {"stride": 2, "dilation": (1, 2)},
                                 {"groups": 2}])
 def test_conv2d_as_implicit_gemm_in_rsc_order(kw):

@@ -42,12 +42,15 @@ def conv_gemm(mode, op, x, w, bias, stride, padding, dilation, groups, dt):
     """aten.convolution (not transposed) of a 1-D or 2-D input, as implicit GEMMs."""
     if x.dim() not in (3, 4):
         raise Unroutable(f"convolution of a {x.dim()}-D input (1-D and 2-D convolutions route)")
+    if isinstance(padding, str):
+        raise Unroutable(f"padding={padding!r}")
+    dims = x.dim() - 2  # aten may give one value for every spatial dimension ([0]: 'valid')
+    stride, padding, dilation = (tuple(v) * dims if len(v) == 1 else tuple(v)
+                                 for v in (stride, padding, dilation))
     one_d = x.dim() == 3
     if one_d:
         x, w = x.unsqueeze(2), w.unsqueeze(2)
         stride, padding, dilation = (1, *stride), (0, *padding), (1, *dilation)
-    if isinstance(padding, str):
-        raise Unroutable(f"padding={padding!r}")
     n, c_in, h, wd = x.shape
     o, cg, r, s = w.shape
     p = (h + 2 * padding[0] - dilation[0] * (r - 1) - 1) // stride[0] + 1
