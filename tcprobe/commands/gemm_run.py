@@ -135,8 +135,15 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         sch = _schedule(name, option)
         if split_k != 1:
             sch = sch.with_(split_k=split_k)
-        return sch, ("given" if name is not None else
-                     "default (cublas, no split; --schedule auto asks the GPU's library atlas)")
+        if name is not None:
+            return sch, "given"
+        from tcprobe.matrix import choice
+        from tcprobe.models import isa_amd
+
+        name = choice.gpu_name(g)
+        library = "hipBLASLt" if name in isa_amd.GPU_ARCH else "cuBLAS"
+        return sch, (f"default (the cublas preset, no split, whatever {name}'s {library} picks "
+                     "for this shape; --schedule auto asks the GPU's library atlas)")
     sched, origin = schedule_of(gpu, schedule, "--schedule")
     runs = [(gpu, instr, sched, model, origin)]
     if compare_gpu:
