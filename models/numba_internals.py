@@ -134,16 +134,29 @@ def when_numba_loaded(then) -> None:
     sys.meta_path.insert(0, _AfterNumba())
 
 
-def on_compile_start(callback) -> None:
-    """Call ``callback()`` whenever numba starts compiling a function."""
+def on_compile_start(callback, on_end=None) -> None:
+    """Call ``callback()`` whenever numba starts compiling a function (with
+    ``callback(name)`` where it takes one: the function's qualified name),
+    and ``on_end()`` when it is done, if given."""
+    import inspect
+
     from numba.core import event
+
+    named = len(inspect.signature(callback).parameters) == 1
 
     class _Listener(event.Listener):
         def on_start(self, ev):
-            callback()
+            if not named:
+                callback()
+                return
+            data = ev.data if isinstance(ev.data, dict) else {}
+            dispatcher = data.get("dispatcher")
+            func = getattr(dispatcher, "py_func", None)
+            callback(getattr(func, "__qualname__", "a kernel"))
 
         def on_end(self, ev):
-            pass
+            if on_end is not None:
+                on_end()
 
     event.register("numba:compile", _Listener())
 

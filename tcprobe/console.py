@@ -87,15 +87,39 @@ def announce_compiles() -> None:
     _COMPILE_NOTES["listening"] = True
     from tcprobe.models import kernel_cache, numba_internals
 
-    def announce():
+    live = {"depth": 0, "count": 0, "shown": False}
+    terminal = sys.stderr.isatty()
+
+    def announce(name):
+        quiet = _COMPILE_NOTES["quiet"].get()
         label = kernel_cache.WORKING_ON or "this run"
-        if label not in _COMPILE_NOTES["shown"] and not _COMPILE_NOTES["quiet"].get():
+        if label not in _COMPILE_NOTES["shown"] and not quiet:
             _COMPILE_NOTES["shown"].add(label)
+            _clear(live)
             print(f"note: compiling kernels for {label} (first run only; later runs load "
                   f"them from {kernel_cache.FOLDER})", file=sys.stderr, flush=True)
+        live["depth"] += 1
+        live["count"] += 1
+        if terminal and not quiet:  # a status line that moves: compiles take minutes cold
+            sys.stderr.write(f"\r\033[K  compiling ({live['count']}) {name}"[:100])
+            sys.stderr.flush()
+            live["shown"] = True
+
+    def done():
+        live["depth"] = max(0, live["depth"] - 1)
+        if live["depth"] == 0:
+            _clear(live)
 
     # when numba loads (a command that only reads the models' tables never loads it)
-    numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce))
+    numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce, done))
+
+
+def _clear(live: dict) -> None:
+    """Erase the compile status line, if one is showing."""
+    if live["shown"]:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+        live["shown"] = False
 
 
 @contextlib.contextmanager
