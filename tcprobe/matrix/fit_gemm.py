@@ -25,6 +25,7 @@ from itertools import product
 import numpy as np
 
 from tcprobe.models.formats import Class, decode, get_format
+from tcprobe.models.model import FixedPointModel
 
 from . import choice, epilogue, pipeline
 from . import plan as plans
@@ -65,6 +66,15 @@ def instructions(gpu: str, a_fmt: str, b_fmt: str, acc: str) -> list:
         if dp.c == dp.d_type and not dp.block_scaled:
             out.append((fam, dp, mdl))
     return out
+
+
+def same_arithmetic(dp, mdl):
+    """A key two instructions share only where the pipeline computes every
+    word alike for them: fixed-point models of equal parameters on
+    datapaths equal but for the family (None: no such claim)."""
+    if type(mdl) is not FixedPointModel:
+        return None
+    return dp.id.split(".", 1)[1], mdl.params
 
 
 def searched(name: str, applies: bool = True) -> tuple:
@@ -275,11 +285,21 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
                                 None if bias32 is None else bias32[:cols], jobs=jobs,
                                 full=(m, n))
     scored, total, capped = [], 0, False
+    searched_as = {}  # what one arithmetic scored: (its candidates, their scores)
     for fam, dp, mdl in instrs:
-        cands = [s.with_(instr=fam) for s in candidates(
-            dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)]
+        plain = candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)
+        cands = [s.with_(instr=fam) for s in plain]
         total += len(cands)
-        scored += _search(cands, problem, mdl, d, d_fmt)
+        key = same_arithmetic(dp, mdl)
+        if key is not None and key in searched_as and searched_as[key][0] == plain:
+            # another family computing every word alike (wgmma and mma.sync on an
+            # H100): its scores, relabelled, are this family's
+            scored += [(x, s.with_(instr=fam), w) for x, s, w in searched_as[key][1]]
+            continue
+        found = _search(cands, problem, mdl, d, d_fmt)
+        if key is not None:
+            searched_as[key] = (plain, found)
+        scored += found
     if not any(x == 0 for x, _, _ in scored):  # the other kernel families (module doc)
         fam, dp, mdl = instrs[0]
         more = [s.with_(instr=fam) for s in fma_candidates(k, has_c, d_fmt, has_bias)] \
