@@ -33,8 +33,6 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -278,6 +276,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     ap.add_argument("--only", help="comma-separated section names (e.g. start_times)")
     args = ap.parse_args(argv)
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported (one core)
     want = None if args.only is None else set(args.only.split(","))
     rows = []
     for section in SECTIONS:
