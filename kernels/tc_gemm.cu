@@ -8,7 +8,9 @@
 // one thread per element of D, a CTA of TC_TILE x TC_TILE threads; for each
 // block the CTA decodes A's TC_TILE rows and B's TC_TILE columns of the block
 // once into shared memory, then each thread runs tc_block_step on its row and
-// column. Blocks chain: a block's word is the next one's addend.
+// column. Blocks chain: a block's word is the next one's addend. The integer
+// kinds (P.int_mode) run the same tile with tc_int_step: each thread's
+// accumulator is then C's s32 value and the exact sum, in an int64.
 #include "tc_gemm_core.cuh"
 
 #define TC_TILE 16
@@ -46,11 +48,13 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
                              tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 bx, tc_i64 by) {
   TC_SHARED TcDec sa[TC_TILE][TC_MAXL];
   TC_SHARED TcDec sb[TC_MAXL][TC_TILE];
-  tc_u32 acc[TC_LOCAL];
+  tc_i64 acc[TC_LOCAL];  // a word of D's format, or an integer kind's exact sum
   const int L = (int)P.block;
+  const bool integer = P.int_mode != 0;
   TC_THREADS(ty, tx, tid)
     const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
-    acc[tid] = (i < M && j < N) ? C[i * N + j] : 0u;
+    const tc_u32 w = (i < M && j < N) ? C[i * N + j] : 0u;
+    acc[tid] = integer ? (tc_i64)(int)w : (tc_i64)w;
   TC_THREADS_END
   for (tc_i64 blk = blk_lo; blk < blk_hi; ++blk) {
     const tc_i64 k0 = blk * L;
@@ -70,19 +74,28 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
     TC_THREADS(ty, tx, tid)
       const TcDec* ar = sa[ty];
       const TcDec* bc = &sb[0][tx];
-      switch (L) {  // the profiles' block sizes as constants; any other L at run time
-        case 4: acc[tid] = tc_block_step<4>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        case 8: acc[tid] = tc_block_step<8>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        case 16: acc[tid] = tc_block_step<16>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        case 32: acc[tid] = tc_block_step<32>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        default: acc[tid] = tc_block_step<0>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L);
+      if (integer) {  // (no `continue`: in the CUDA build this is no loop)
+        switch (L) {
+          case 16: acc[tid] = tc_int_step<16>(P, acc[tid], ends, ar, bc, TC_TILE, L); break;
+          case 32: acc[tid] = tc_int_step<32>(P, acc[tid], ends, ar, bc, TC_TILE, L); break;
+          default: acc[tid] = tc_int_step<0>(P, acc[tid], ends, ar, bc, TC_TILE, L);
+        }
+      } else {
+        const tc_u32 word = (tc_u32)acc[tid];
+        switch (L) {  // the profiles' block sizes as constants; any other L at run time
+          case 4: acc[tid] = tc_block_step<4>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          case 8: acc[tid] = tc_block_step<8>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          case 16: acc[tid] = tc_block_step<16>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          case 32: acc[tid] = tc_block_step<32>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          default: acc[tid] = tc_block_step<0>(P, word, starts, ends, ar, bc, TC_TILE, L);
+        }
       }
     TC_THREADS_END
     TC_SYNC();
   }
   TC_THREADS(ty, tx, tid)
     const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
-    if (i < M && j < N) D[i * N + j] = acc[tid];
+    if (i < M && j < N) D[i * N + j] = (tc_u32)acc[tid];
   TC_THREADS_END
 }
 

@@ -11,6 +11,15 @@
 // rounding into the stage's format; and a block holding a NaN or Inf word
 // decided by the specials rule (NaN; both infinities: NaN; else that Inf).
 // An exact zero is +0 (zero_sign 'positive', the only sign this file models).
+// Input words of any float format of models/formats.py but the fnuz ones:
+// IEEE (bf16, f16, tf32 in its f32 container, e5m2), FN (e4m3) and FINITE
+// (the fp6 e2m3 / e3m2 and fp4 e2m1 of kind::f8f6f4, every code a number).
+//
+// The integer kinds (int_mode 1 wrap, 2 saturate): s8 / u8 / s4 / u4 / b1
+// words decode to their signed value; a block adds its exact sum (products,
+// or a XOR b for b1 .xor) to an int64 accumulator that starts at C (an s32
+// word), and the instruction's end wraps it to 32 bits or saturates it
+// (models/gemm.py integer_kernel, models/model.py IntegerModel).
 //
 // Parameters come at run time in TcParams (every field a long long, so that
 // the Python side packs them as one int64 array: tcprobe/backends/cuda_params.py
@@ -57,6 +66,8 @@ struct TcParams {
   tc_i64 block;             // L: products fused per block
   tc_i64 per_instr;         // blocks per instruction (K_instr / L)
   TcStage inter, out;       // a block result passed on; the instruction's D
+  tc_i64 int_mode;          // 0 the float chain; integer kinds: 1 wrap, 2 saturate
+  tc_i64 int_xor;           // integer kinds: 1 sums a XOR b (b1 .xor), 0 products
 };
 
 // One decoded A or B element: signed significand, raw exponent (TC_ZERO_EXP
@@ -115,10 +126,20 @@ TC_HD tc_i64 tc_convert_input(tc_i64 w, const TcSpec& f, tc_i64 mode) {
   return (keep + (up ? 1 : 0)) << d;
 }
 
-// decode_scalar for a float word, as gemm.decode_operand stores it.
+// decode_scalar for a float word, as gemm.decode_operand stores it; an
+// integer word (kind 1) is its value in sig (exponent 0, class finite or zero).
 TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
   TcDec out;
   code &= tc_mask(f.width);
+  out.pad = 0;
+  if (f.kind == 1) {
+    const tc_i64 v = (f.is_signed && ((code >> (f.width - 1)) & 1)) ? code - ((tc_i64)1 << f.width)
+                                                                    : code;
+    out.sig = (int)v;
+    out.exp = 0;
+    out.cls = (signed char)(v != 0 ? 1 : 0);
+    return out;
+  }
   const tc_i64 sign = f.is_signed ? (code >> (f.width - 1)) & 1 : 0;
   const tc_i64 e = (code >> (f.frac_bits + f.drop)) & tc_mask(f.exp_bits);
   const tc_i64 fr = (code >> f.drop) & tc_mask(f.frac_bits);
@@ -137,7 +158,6 @@ TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
   out.sig = finite ? (int)(sign ? -sig : sig) : 0;
   out.exp = (short)(finite ? raw : TC_ZERO_EXP);
   out.cls = (signed char)(cls | (sign << 2));
-  out.pad = 0;
   return out;
 }
 
@@ -363,4 +383,26 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
   }
   return (tc_u32)tc_window_word(m, q, P, st);
+}
+
+// One block of an integer kind for one element of D: ``acc`` (C, or the sum
+// so far, exact in an int64) plus the block's exact sum of products (or of
+// a XOR b); at the instruction's end the sum wraps to 32 bits or saturates.
+template <int LC>
+TC_HD tc_i64 tc_int_step(const TcParams& P, tc_i64 acc, bool ends, const TcDec* a,
+                         const TcDec* b, int bs, int L_run) {
+  const int L = LC > 0 ? LC : L_run;
+  tc_i64 s = 0;
+  if (P.int_xor) {
+    TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)(a[t].sig ^ b[t * bs].sig);
+  } else {
+    TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)a[t].sig * (tc_i64)b[t * bs].sig;
+  }
+  acc += s;
+  if (ends) {
+    const tc_i64 lo = -((tc_i64)1 << 31), hi = ((tc_i64)1 << 31) - 1;
+    if (P.int_mode == 2) acc = acc < lo ? lo : (acc > hi ? hi : acc);
+    else acc = ((acc - lo) & (((tc_i64)1 << 32) - 1)) + lo;
+  }
+  return acc;
 }

@@ -2,8 +2,11 @@
 kernel takes them.
 
 :func:`supports` says yes only for the fixed-point engine's chain with the
-formats and parameters ``kernels/tc_gemm_core.cuh`` implements and the tests
-compare word for word with :func:`tcprobe.models.gemm.gemm_words`; for any
+formats and parameters ``kernels/tc_gemm_core.cuh`` implements (float inputs
+bf16, f16, tf32, e4m3, e5m2 and the fp6/fp4 e2m3, e3m2, e2m1), and for the
+integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32, wrapped or
+saturated), which the tests compare word for word with
+:func:`tcprobe.models.gemm.gemm_words` and the plain engine; for any
 other model it says no and names the parameter (the backend refuses rather
 than give a different answer). :func:`pack` builds the kernel's ``TcParams``
 as one int64 array, from the same :func:`~tcprobe.models.kernels.kernel_params.kernel_params`
@@ -20,9 +23,11 @@ from tcprobe.models import gemm
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.kernels.kernel_params import kernel_params
-from tcprobe.models.model import FixedPointModel
+from tcprobe.models.model import FixedPointModel, IntegerModel
 
-INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2")  # A and B
+INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")  # A and B
+INTEGER_FORMATS = ("s8", "u8", "s4", "u4", "b1")  # A and B of the integer kinds (D s32)
+INT_BLOCK = 32  # products an integer block sums (the instruction's K when it is smaller)
 OUTPUT_FORMATS = ("f32", "f16")  # C and D
 INTER_FORMATS = ("f32", "f16", "bf16")  # inter_type
 MAX_WINDOW = 48  # window_bits: the block's int64 sum holds (L + 1) * 2**(F + 2)
@@ -42,8 +47,21 @@ HANDLED = frozenset({
 SPEC_FIELDS = FormatSpec._fields  # kind, width, exp_bits, frac_bits, bias, specials, signed, drop
 STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
-                "block", "per_instr", "inter", "out")
-N_PARAMS = 2 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1)
+                "block", "per_instr", "inter", "out", "int_mode", "int_xor")
+N_PARAMS = 2 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 2
+# What the backend says of the models it does not compute, by type (the reason
+# each is not the kernel's chain).
+NOT_THE_CHAIN = {
+    "BlockScaledModel": "block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4) scale products by "
+                        "ue8m0/ue4m3 factors and merge K groups under their own windows "
+                        "(models/kernels/scaled_kernel.py); the kernel has no scaled chain",
+    "SplitModel": "the fp8 mma.sync emulation of sm_90/sm_100 unpacks into f16 sub-MMAs "
+                  "(models/kernels/gemm_split.py); the kernel runs one chain",
+    "F64Model": "f64 DMMA is an IEEE FMA chain on 64-bit words; the kernel's words are 32-bit",
+    "MfmaModel": "AMD v_mfma designs (fma chains, exact blocks, CDNA2 flush-to-zero pairs, "
+                 "CDNA3's two windows and fp8 even/odd sums: models/amd.py) are not the "
+                 "kernel's one-window chain",
+}
 
 
 class Unsupported(ValueError):
@@ -52,10 +70,14 @@ class Unsupported(ValueError):
 
 def check(mdl) -> None:
     """Unsupported unless the backend computes ``mdl``'s chain exactly."""
+    if type(mdl) is IntegerModel:
+        _check_integer(mdl)
+        return
     if type(mdl) is not FixedPointModel:
-        raise Unsupported(f"model {getattr(mdl, 'name', mdl)!r} is a {type(mdl).__name__}; the "
-                          "CUDA backend computes the fixed-point engine's FixedPointModel only "
-                          "(no integer, block-scaled, split fp8 mma.sync or f64 models)")
+        kind = type(mdl).__name__
+        why = NOT_THE_CHAIN.get(kind, "the CUDA backend computes the fixed-point engine's "
+                                      "FixedPointModel and the integer kinds only")
+        raise Unsupported(f"model {getattr(mdl, 'name', mdl)!r} is a {kind}: {why}")
     dp, p = mdl.datapath, mdl.params
     if dp.block_scaled:
         raise Unsupported(f"{dp.id}: block-scaled datapaths are not in the CUDA backend")
@@ -76,6 +98,25 @@ def check(mdl) -> None:
     _check_params(dp, p)
     if not gemm.supports(mdl):  # the reference the tests compare with must compute it too
         raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
+
+
+def _check_integer(mdl) -> None:
+    dp = mdl.datapath
+    if dp.sparse:
+        raise Unsupported(f"{dp.id}: sparse datapaths are not in the CUDA backend")
+    for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
+        if get_format(fmt).name not in INTEGER_FORMATS:
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not an integer "
+                              f"input of the CUDA backend ({', '.join(INTEGER_FORMATS)})")
+    for role, fmt in (("d_type", dp.d_type), ("c_type", dp.c)):
+        if get_format(fmt).name != "s32":
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name}: the integer kinds of "
+                              "the CUDA backend accumulate into s32")
+    if _int_block(dp.k) > MAX_BLOCK:
+        raise Unsupported(f"{dp.id}: K={dp.k} is no multiple of {INT_BLOCK} and above "
+                          f"{MAX_BLOCK}, the block one CTA holds")
+    if dp.bitop not in (None, "and", "xor"):
+        raise Unsupported(f"{dp.id}: b1 .{dp.bitop} is not in the CUDA backend")
 
 
 def _check_params(dp, p) -> None:
@@ -141,6 +182,8 @@ def _stage(stage) -> list[int]:
 def pack(mdl) -> np.ndarray:
     """The kernel's TcParams for ``mdl`` (checked): one int64 array."""
     check(mdl)
+    if type(mdl) is IntegerModel:
+        return _pack_integer(mdl)
     dp, p = mdl.datapath, mdl.params
     kp = kernel_params(dp, p, dp.k)
     w = kp.window
@@ -148,13 +191,34 @@ def pack(mdl) -> np.ndarray:
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out)]
+              *_stage(kp.out), 0, 0]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
 
 
+def _pack_integer(mdl) -> np.ndarray:
+    """An integer kind's TcParams: the A and B formats, the block and the
+    instruction, int_mode (1 wrap, 2 saturate) and int_xor; the float
+    fields are unused (zeros; the stages name s32)."""
+    dp = mdl.datapath
+    block = _int_block(dp.k)
+    zero_stage = [*_spec(get_format("s32").spec), 0, 0, 0, 0]
+    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
+              0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
+              2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0]
+    out = np.array(values, np.int64)
+    assert out.size == N_PARAMS
+    return out
+
+
+def _int_block(k: int) -> int:
+    return INT_BLOCK if k % INT_BLOCK == 0 else k
+
+
 def per_instr(mdl) -> int:
     """Blocks of L products one instruction of ``mdl``'s datapath runs."""
     dp = mdl.datapath
+    if type(mdl) is IntegerModel:
+        return dp.k // _int_block(dp.k)
     return dp.k // min(mdl.params.block_size, dp.k)
