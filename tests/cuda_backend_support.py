@@ -9,14 +9,15 @@ import numpy as np
 
 from tcprobe.models import registry
 from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import datapath_for
+from tcprobe.models.datapath import Datapath, datapath_for
 from tcprobe.models.engine import fused_dot
 from tcprobe.models.formats import get_format
 
 # (GPU, arch, family, input format, D format): every float datapath the
 # default profiles give A100 (mma.sync), H100 (mma.sync, wgmma) and B200
 # (legacy mma.sync, tcgen05 dense kind::f16 / tf32 / f8f6f4) for bf16, f16,
-# tf32, e4m3 and e5m2 that the backend computes.
+# tf32, e4m3 and e5m2 that the backend computes; then the fp6/fp4 inputs of
+# kind::f8f6f4 (tcgen05 on B200, mma.sync on sm_120a's RTX 5090).
 COVERED = [
     *[("A100", "sm_80", "mma", f, d) for f in ("bf16", "f16", "tf32") for d in ("f32", "f16")],
     *[("H100", "sm_90", "mma", f, d) for f in ("bf16", "f16", "tf32") for d in ("f32", "f16")],
@@ -30,6 +31,26 @@ COVERED = [
     *[("B200", "sm_100a", "tcgen05", f, d) for f in ("e4m3", "e5m2") for d in ("f32", "f16")],
     # mixed fp8 pairs (A e4m3, B e5m2)
     ("H100", "sm_90", "wgmma", "e4m3xe5m2", "f32"), ("B200", "sm_100a", "tcgen05", "e4m3xe5m2", "f16"),
+    # fp6 / fp4 (each in an 8-bit container, the word its low 6 or 4 bits)
+    *[("B200", "sm_100a", "tcgen05", f, d) for f in ("e2m3", "e3m2", "e2m1") for d in ("f32", "f16")],
+    *[("B200", "sm_100a", "tcgen05", f, d) for f, d in (
+        ("e4m3xe2m1", "f32"), ("e2m1xe5m2", "f16"), ("e2m3xe3m2", "f32"), ("e3m2xe2m1", "f16"),
+        ("e2m1xe2m3", "f32"))],
+    ("RTX5090", "sm_120a", "mma", "e2m1", "f32"), ("RTX5090", "sm_120a", "mma", "e2m3xe4m3", "f16"),
+]
+
+# (GPU, datapath id): the integer kinds the backend computes (s32 D, wrapped,
+# or saturated with .sat), every input type and instruction K the profiles
+# give: mma.sync s8/u8 (K 16 and 32), s4/u4 (K 64), b1 .and / .xor (K 256),
+# wgmma s8/u8, tcgen05 kind::i8, signed x unsigned pairs.
+INTEGER = [
+    ("A100", "mma.s8.s32.k32"), ("A100", "mma.u8.s32.k32.sat"), ("H100", "mma.s8.s32.k16"),
+    ("A100", "mma.s8.s8xu8.s32.k32.sat"), ("A100", "mma.s4.s32.k64"),
+    ("A100", "mma.u4.s32.k64.sat"), ("H100", "mma.u4.u4xs4.s32.k64"),
+    ("A100", "mma.b1.s32.k256.and"), ("H100", "mma.b1.s32.k256.xor"),
+    ("H100", "wgmma.s8.s32.k32"), ("H100", "wgmma.u8.u8xs8.s32.k32.sat"),
+    ("B200", "tcgen05.i8.s8.s32.k32"), ("B200", "tcgen05.i8.s8xu8.s32.k32.sat"),
+    ("B200", "tcgen05.i8.u8.s32.k32"),
 ]
 
 
@@ -37,6 +58,31 @@ def model_of(gpu, arch, family, fmt, d):
     """The default model of that GPU for A and B of ``fmt`` ('e4m3xe5m2': A e4m3, B e5m2)."""
     a, _, b = fmt.partition("x")
     return registry.auto(datapath_for(arch, family, a, b or a, d), gpu)
+
+
+def integer_model(gpu, dp_id):
+    """The default (IntegerModel) model of that GPU for an integer datapath id."""
+    return registry.auto(Datapath.parse(dp_id), gpu)
+
+
+def integer_operands(rng, kind, a_fmt, b_fmt, m, k, n):
+    """(A, B, C) words of an integer kind: raw (every word equally likely; C
+    any s32), extreme (A and B at their most negative and largest values,
+    C near -2**31 and 2**31 - 1, so that sums wrap or saturate)."""
+    fa, fb = get_format(a_fmt), get_format(b_fmt)
+    a = rng.integers(0, 1 << fa.width, (m, k)).astype(np.uint32)
+    b = rng.integers(0, 1 << fb.width, (k, n)).astype(np.uint32)
+    c = rng.integers(0, 1 << 32, (m, n), dtype=np.uint64).astype(np.uint32)
+    if kind == "extreme":
+        def ends(f):  # the words of the smallest and the largest value
+            top = 1 << (f.width - 1)
+            return (top, top - 1) if f.signed else (0, (1 << f.width) - 1)
+        a = rng.choice(ends(fa), (m, k)).astype(np.uint32)
+        b = rng.choice(ends(fb), (k, n)).astype(np.uint32)
+        near = np.array([0x7FFFFFFF - 40, 0x7FFFFFFF, 0x80000000, 0x80000000 + 40, 0, 1],
+                        np.uint32)
+        c = rng.choice(near, (m, n))
+    return a, b, c
 
 
 def pack_word(fmt, sign, e, f):
@@ -117,4 +163,18 @@ def engine_chain(mdl, a, b, c, lo: int, hi: int) -> np.ndarray:
         ks = slice(t * dp.k, (t + 1) * dp.k)
         cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel())
         acc = fused_dot(dp, cases, mdl.params, fast=False).reshape(m, n).astype(np.uint32)
+    return acc
+
+
+def model_chain(mdl, a, b, c, lo: int, hi: int) -> np.ndarray:
+    """The plain model (its own ``evaluate``: IntegerModel's numpy sums) tile
+    by tile over tiles lo..hi: each instruction's D the next one's C."""
+    dp = mdl.datapath
+    m, n = c.shape
+    acc = np.asarray(c, np.uint32).copy()
+    b_t = np.ascontiguousarray(b.T)
+    for t in range(lo, hi):
+        ks = slice(t * dp.k, (t + 1) * dp.k)
+        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel())
+        acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
     return acc

@@ -10,7 +10,16 @@ import zlib
 
 import numpy as np
 import pytest
-from cuda_backend_support import COVERED, engine_chain, model_of, operands
+from cuda_backend_support import (
+    COVERED,
+    INTEGER,
+    engine_chain,
+    integer_model,
+    integer_operands,
+    model_chain,
+    model_of,
+    operands,
+)
 from cuda_support import needs_nvdisasm, needs_nvrtc
 
 from tcprobe.backends import cuda_gemm, cuda_params, host_build
@@ -260,12 +269,16 @@ def test_refuses_parameters(changes, named):
 
 @pytest.mark.parametrize("dp_id, gpu, named", [
     ("mma.e4m3.f32.k32", "H100", "SplitModel"),
-    ("mma.s8.s32.k32", "H100", "IntegerModel"),
-    ("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1", "B200", "BlockScaledModel"),
+    ("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1", "B200", "BlockScaledModel: block-scaled"),
+    ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4", "B200", "BlockScaledModel: block-scaled"),
     ("wgmma.e4m3.f32.k64.sparse", "H100", "sparse"),
-    ("tcgen05.f8f6f4.e2m1.f32.k32", "B200", "e2m1"),
+    ("mma.s8.s32.k64.sparse", "A100", "sparse"),
+    ("tcgen05.i8.s8.s32.k64.sparse", "B200", "sparse"),
     ("mma.f16.f16tof32.k16", "H100", "c_type"),
-    ("mma.f64.f64.k4", "H100", "f64"),
+    ("mma.f64.f64.k4", "H100", "F64Model: f64 DMMA"),
+    ("mfma.bf16.f32.k16", "MI300X", "MfmaModel: AMD v_mfma"),
+    ("mfma.f16.f32.k16", "MI250X", "MfmaModel: AMD v_mfma"),
+    ("mfma.fp8.e4m3fnuz.f32.k32", "MI300X", "MfmaModel: AMD v_mfma"),
 ])
 def test_refuses_datapaths(dp_id, gpu, named):
     from tcprobe.models import registry
@@ -274,6 +287,19 @@ def test_refuses_datapaths(dp_id, gpu, named):
     mdl = registry.auto(Datapath.parse(dp_id), gpu)
     ok, why = cuda_gemm.supports(mdl)
     assert not ok and named in why, why
+
+
+def test_refuses_integer_datapaths_by_type():
+    """Integer kinds into another D than s32 (none the profiles give, so the
+    model is built by hand) are refused by name."""
+    from tcprobe.models.datapath import Datapath
+    from tcprobe.models.model import IntegerModel
+
+    base = integer_model("A100", "mma.s8.s32.k32")
+    for dp_id, named in (("mma.s8.f32tos32.k32", "c_type"), ("mma.s8.f32.k32", "d_type")):
+        mdl = IntegerModel(base.name, Datapath.parse(dp_id), base.evidence)
+        ok, why = cuda_gemm.supports(mdl)
+        assert not ok and named in why and "s32" in why, why
 
 
 def test_shapes_checked():
@@ -343,4 +369,121 @@ def test_gpu_check_covers_the_tested_rows():
     from pathlib import Path
 
     script = Path(__file__).resolve().parent.parent / "scripts" / "gpu_cuda_backend.py"
-    assert runpy.run_path(str(script))["ROWS"] == COVERED
+    names = runpy.run_path(str(script))
+    assert names["ROWS"] == COVERED
+    assert names["INTEGER_ROWS"] == INTEGER
+
+
+# ---------------------------------------------------------------------------
+# fp6 / fp4 inputs: hand-made words (no engine involved)
+
+
+def test_fp4_fp6_named_vectors():
+    """tcgen05 kind::f8f6f4 on B200 (F=25, L=32, RZ into f32): e2m1 words
+    0x7 = 6, 0xF = -6, 0x1 = 0.5 (its subnormal), 0x2 = 1; e2m3 0x1F = 7.5,
+    e3m2 0x1F = 28 and 0x01 = 2**-4 (subnormals); every code a number (no
+    NaN or Inf: 0x7 and 0x1F are the largest finite values)."""
+    mdl = model_of("B200", "sm_100a", "tcgen05", "e2m1", "f32")
+    a = np.zeros((4, 32), np.uint32)
+    b = np.zeros((32, 4), np.uint32)
+    c = np.zeros((4, 4), np.uint32)
+    a[0] = 0x7
+    b[:, 0] = 0x7  # 32 * 36 = 1152
+    a[1, :2] = (0x1, 0x9)  # 0.5 * 1 + (-0.5) * 1 = +0 (an exact zero is +0)
+    b[:2, 1] = 0x2
+    a[2, 0] = 0xF  # -6 * 0.5 + C = 3: 0
+    b[0, 2] = 0x1
+    c[2, 2] = 0x40400000
+    a[3, 0] = 0x1  # 0.5 * 0.5 = 0.25 (the model reads a word's low 4 bits: 0xF1 is 0x1)
+    b[0, 3] = 0xF1
+    d = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 1)
+    assert d[0, 0] == 0x44900000
+    assert d[1, 1] == 0x00000000
+    assert d[2, 2] == 0x00000000
+    assert d[3, 3] == 0x3E800000
+    mixed = model_of("B200", "sm_100a", "tcgen05", "e2m3xe3m2", "f32")
+    a = np.zeros((1, 32), np.uint32)
+    b = np.zeros((32, 2), np.uint32)
+    a[0, :2] = (0x1F, 0x1F)  # 7.5, 7.5
+    b[:2, 0] = (0x1F, 0x01)  # 28, 2**-4: 210 + 0.46875
+    b[0, 1] = 0x3F  # -28
+    d = cuda_gemm.gemm_words_cuda(mixed, a, b, np.zeros((1, 2), np.uint32), 0, 1)
+    assert d[0, 0] == 0x43527800  # 210.46875
+    assert d[0, 1] == 0xC3520000  # -210
+
+
+# ---------------------------------------------------------------------------
+# The integer kinds
+
+
+def _int_ids(row):
+    return "-".join(row)
+
+
+@pytest.mark.fast_first(3)
+@pytest.mark.parametrize("row", INTEGER, ids=_int_ids)
+def test_integer_words_equal_engine(row):
+    """The host build's words equal models.gemm's and the plain IntegerModel's,
+    on raw words and on extremes whose sums wrap (or saturate with .sat)."""
+    mdl = integer_model(*row)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    rng = np.random.default_rng(zlib.crc32(_int_ids(row).encode()))
+    for kind in ("raw", "extreme"):
+        a, b, c = integer_operands(rng, kind, dp.a_type, dp.b_type, 19, 3 * dp.k, 21)
+        want = model_chain(mdl, a, b, c, 0, 3)
+        assert np.array_equal(gemm.gemm_words(mdl, a, b, c, (0, 3)), want)
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
+        assert got.dtype == np.uint32
+        bad = np.argwhere(got != want)
+        assert not len(bad), (f"{kind}: {len(bad)} words differ, first at {tuple(bad[0])}: "
+                              f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")
+        if kind == "extreme":  # the rule is exercised: wrapping and saturating differ here
+            other = type(mdl)(mdl.name, dp, mdl.evidence, saturate=not mdl.saturate)
+            assert not np.array_equal(model_chain(other, a, b, c, 0, 3), want)
+
+
+def test_integer_named_vectors():
+    """Hand-made s8 and b1 words (no engine involved)."""
+    from tcprobe.models.model import IntegerModel
+
+    wrap = integer_model("A100", "mma.s8.s32.k32")
+    sat = IntegerModel(wrap.name, wrap.datapath, wrap.evidence, saturate=True)
+    a = np.full((2, 64), 0x80, np.uint32)  # -128
+    b = np.full((64, 2), 0x80, np.uint32)  # -128: 32 * 16384 = 0x80000 an instruction
+    c = np.array([[0x7FFFFFFF, 0], [0x7FFF0000, 0xFFFFFFFF]], np.uint32)
+    d = cuda_gemm.gemm_words_cuda(wrap, a, b, c, 0, 1)
+    assert d.tolist() == [[0x8007FFFF, 0x80000], [0x80070000, 0x7FFFF]]
+    d = cuda_gemm.gemm_words_cuda(sat, a, b, c, 0, 2)  # saturated once per instruction
+    assert d.tolist() == [[0x7FFFFFFF, 0x100000], [0x7FFFFFFF, 0xFFFFF]]
+    a[0, 32:] = 0x7F  # the second instruction adds 127 * -128 * 32 = -0x7F000 to row 0:
+    d = cuda_gemm.gemm_words_cuda(sat, a, b, c, 0, 2)  # to the saturated first, not the exact
+    assert d[0].tolist() == [0x7FF80FFF, 0x1000]
+    for op, want in (("and", 0), ("xor", 256)):
+        mdl = integer_model("A100", f"mma.b1.s32.k256.{op}")
+        a1 = np.ones((1, 256), np.uint32)
+        d = cuda_gemm.gemm_words_cuda(mdl, a1, np.zeros((256, 1), np.uint32),
+                                      np.full((1, 1), 5, np.uint32), 0, 1)
+        assert d[0, 0] == 5 + want, op
+
+
+def test_integer_through_matmul_host():
+    """tcprobe.matmul's pipeline on the host build: an integer product, K not
+    a multiple of the instruction (padded with zeros)."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
+
+    mdl = integer_model("B200", "tcgen05.i8.s8xu8.s32.k32.sat")
+    dp = mdl.datapath
+    rng = np.random.default_rng(5)
+    a, b, c = integer_operands(rng, "extreme", dp.a_type, dp.b_type, 9, 45, 18)
+    def problem(backend=None):  # integer alpha = beta = 1
+        return Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, alpha=1, beta=1,
+                       backend=backend)
+
+    chain = run(problem(), PRESETS["chain"].schedule)
+    assert np.array_equal(run(problem("host"), PRESETS["chain"].schedule), chain)
+    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c), chain)
+    assert np.array_equal(chain, model_chain(mdl, np.pad(a, ((0, 0), (0, 19))),
+                                             np.pad(b, ((0, 19), (0, 0))), c, 0, 2))
