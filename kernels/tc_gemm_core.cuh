@@ -21,6 +21,14 @@
 // word), and the instruction's end wraps it to 32 bits or saturates it
 // (models/gemm.py integer_kernel, models/model.py IntegerModel).
 //
+// Block scales (scale_block > 0: kind::mxf8f6f4, ue8m0 scales, one per
+// scale_block K positions of a row of A and a column of B): a scale folds
+// into its elements as they are decoded (tc_scaled: the raw exponent plus the
+// scale's; a NaN scale makes the element NaN), so the chain anchors on the
+// scaled raw exponent sums and every product is cut as the unscaled one is
+// (models/kernels/scaled_kernel.py scaled_case, steps 1-3 and 7, with one
+// product a group; cuda_params refuses the configurations that differ).
+//
 // Parameters come at run time in TcParams (every field a long long, so that
 // the Python side packs them as one int64 array: tcprobe/backends/cuda_params.py
 // holds the same field order and a test checks it against this file).
@@ -68,6 +76,8 @@ struct TcParams {
   TcStage inter, out;       // a block result passed on; the instruction's D
   tc_i64 int_mode;          // 0 the float chain; integer kinds: 1 wrap, 2 saturate
   tc_i64 int_xor;           // integer kinds: 1 sums a XOR b (b1 .xor), 0 products
+  TcSpec scale;             // the block scales' format (ue8m0)
+  tc_i64 scale_block;       // K positions one scale covers; 0: no block scales
 };
 
 // One decoded A or B element: signed significand, raw exponent (TC_ZERO_EXP
@@ -159,6 +169,21 @@ TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
   out.exp = (short)(finite ? raw : TC_ZERO_EXP);
   out.cls = (signed char)(cls | (sign << 2));
   return out;
+}
+
+// A decoded element times its block scale (a ue8m0 word: 2**(code - bias),
+// all ones NaN): scaled_case's fold of the scale into the product (the scale's
+// significand is one, so only the raw exponent moves; a zero stays a zero).
+TC_HD TcDec tc_scaled(TcDec d, tc_i64 code, const TcSpec& s) {
+  code &= tc_mask(s.width);
+  if (code == tc_mask(s.width)) {  // a NaN scale: every product with this element is NaN
+    d.sig = 0;
+    d.exp = (short)TC_ZERO_EXP;
+    d.cls = 3;
+  } else if ((d.cls & 3) == 1) {
+    d.exp = (short)(d.exp + (code - s.bias));
+  }
+  return d;
 }
 
 // lane_decoder.fields: (special, sign, significand, raw exponent) of a word.

@@ -5,8 +5,10 @@ kernel takes them.
 formats and parameters ``kernels/tc_gemm_core.cuh`` implements (float inputs
 bf16, f16, tf32, e4m3, e5m2 and the fp6/fp4 e2m3, e3m2, e2m1), and for the
 integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32, wrapped or
-saturated), which the tests compare word for word with
-:func:`tcprobe.models.gemm.gemm_words` and the plain engine; for any
+saturated), and the block-scaled kind::mxf8f6f4 (ue8m0 scales, each product
+cut on its own to one window: the B200 profile's ``mx`` parameters), which
+the tests compare word for word with :func:`tcprobe.models.gemm.gemm_words`
+and the plain models; for any
 other model it says no and names the parameter (the backend refuses rather
 than give a different answer). :func:`pack` builds the kernel's ``TcParams``
 as one int64 array, from the same :func:`~tcprobe.models.kernels.kernel_params.kernel_params`
@@ -23,7 +25,9 @@ from tcprobe.models import gemm
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.kernels.kernel_params import kernel_params
+from tcprobe.models.kernels.kernel_params import OVERFLOWS
 from tcprobe.models.model import FixedPointModel, IntegerModel
+from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
 INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")  # A and B
 INTEGER_FORMATS = ("s8", "u8", "s4", "u4", "b1")  # A and B of the integer kinds (D s32)
@@ -47,14 +51,13 @@ HANDLED = frozenset({
 SPEC_FIELDS = FormatSpec._fields  # kind, width, exp_bits, frac_bits, bias, specials, signed, drop
 STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
-                "block", "per_instr", "inter", "out", "int_mode", "int_xor")
-N_PARAMS = 2 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 2
+                "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
+                "scale_block")
+N_PARAMS = 3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
+SCALE_FORMATS = ("ue8m0",)  # block scales the kernel folds in (a power of two, or NaN)
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
 NOT_THE_CHAIN = {
-    "BlockScaledModel": "block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4) scale products by "
-                        "ue8m0/ue4m3 factors and merge K groups under their own windows "
-                        "(models/kernels/scaled_kernel.py); the kernel has no scaled chain",
     "SplitModel": "the fp8 mma.sync emulation of sm_90/sm_100 unpacks into f16 sub-MMAs "
                   "(models/kernels/gemm_split.py); the kernel runs one chain",
     "F64Model": "f64 DMMA is an IEEE FMA chain on 64-bit words; the kernel's words are 32-bit",
@@ -72,6 +75,9 @@ def check(mdl) -> None:
     """Unsupported unless the backend computes ``mdl``'s chain exactly."""
     if type(mdl) is IntegerModel:
         _check_integer(mdl)
+        return
+    if type(mdl) is BlockScaledModel:
+        _check_scaled(mdl)
         return
     if type(mdl) is not FixedPointModel:
         kind = type(mdl).__name__
@@ -98,6 +104,51 @@ def check(mdl) -> None:
     _check_params(dp, p)
     if not gemm.supports(mdl):  # the reference the tests compare with must compute it too
         raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
+
+
+# ScaledParams fields at the one value the kernel's chain computes (the
+# others group, merge or floor products in ways the kernel has no step for).
+SCALED_FIXED = {"product_group": (1, "exact K groups before the cut"),
+                "c_dominant": (False, "the C-dominant merge"),
+                "per_group_c_merge": (False, "the C-relative cut of outranked groups"),
+                "group_floor": (None, "the subnormal group floor"),
+                "scale_window": (None, "the scale-anchored window"),
+                "zero_c": ("positive", "C = -0 kept when every product is zero")}
+
+
+def _check_scaled(mdl) -> None:
+    """A block-scaled model is the kernel's chain with the scales folded into
+    the exponents when each product is cut on its own to one window on the
+    largest of the scaled exponent sums and raw(C) (kind::mxf8f6f4's mx)."""
+    dp, p = mdl.datapath, mdl.params
+    if dp.sparse:
+        raise Unsupported(f"{dp.id}: sparse datapaths are not in the CUDA backend")
+    if get_format(dp.scale_type).name not in SCALE_FORMATS:
+        raise Unsupported(f"{dp.id}: {dp.scale_type} block scales are not in the CUDA backend "
+                          f"({', '.join(SCALE_FORMATS)})")
+    for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
+        if get_format(fmt).name not in INPUT_FORMATS:
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
+                              f"backend ({', '.join(INPUT_FORMATS)})")
+    for name, (value, what) in SCALED_FIXED.items():
+        if getattr(p, name) != value:
+            raise Unsupported(f"{dp.id}: {name}={getattr(p, name)!r} ({what}) is not in the "
+                              "CUDA backend, which computes kind::mxf8f6f4's one-window chain")
+    if p.product_window is None or p.product_window != p.c_window:
+        raise Unsupported(f"{dp.id}: product_window={p.product_window} and c_window="
+                          f"{p.c_window}: the CUDA backend takes one window for both")
+    f32 = get_format("f32")
+    if not f32.frac_bits <= p.product_window <= MAX_WINDOW:
+        # below 23 the chain would cut a C that scaled_case returns as it is when
+        # every product is zero
+        raise Unsupported(f"{dp.id}: product_window={p.product_window}: the CUDA backend takes "
+                          f"{f32.frac_bits} to {MAX_WINDOW} for block-scaled kinds")
+    if p.q_floor is not None and p.q_floor > f32.emin - f32.frac_bits:
+        raise Unsupported(f"{dp.id}: q_floor={p.q_floor} above f32's last bit "
+                          f"({f32.emin - f32.frac_bits}) is not in the CUDA backend")
+    if dp.k > MAX_BLOCK or dp.k % dp.scale_block:
+        raise Unsupported(f"{dp.id}: K={dp.k} in scale blocks of {dp.scale_block} is not in "
+                          "the CUDA backend")
 
 
 def _check_integer(mdl) -> None:
@@ -184,6 +235,8 @@ def pack(mdl) -> np.ndarray:
     check(mdl)
     if type(mdl) is IntegerModel:
         return _pack_integer(mdl)
+    if type(mdl) is BlockScaledModel:
+        return _pack_scaled(mdl)
     dp, p = mdl.datapath, mdl.params
     kp = kernel_params(dp, p, dp.k)
     w = kp.window
@@ -191,7 +244,7 @@ def pack(mdl) -> np.ndarray:
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out), 0, 0]
+              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -206,10 +259,41 @@ def _pack_integer(mdl) -> np.ndarray:
     zero_stage = [*_spec(get_format("s32").spec), 0, 0, 0, 0]
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
-              2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0]
+              2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
+              *_spec(get_format("ue8m0").spec), 0]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
+
+
+def _pack_scaled(mdl) -> np.ndarray:
+    """kind::mxf8f6f4's TcParams: one block of K products, the window F on
+    the scaled raw exponent sums and raw(C), the anchor floored at q_floor + F
+    (so that q = max(R - F, raw(C) - F, q_floor)), truncation into f32 with
+    the canonical NaN, the scales' format and block."""
+    dp, p = mdl.datapath, mdl.params
+    f32 = get_format("f32")
+    window = int(p.product_window)
+    floor = NO_FLOOR if p.q_floor is None else int(p.q_floor) + window
+    stage = [*_spec(f32.spec), 0, f32.frac_bits, int(f32.canonical_nan),
+             int(OVERFLOWS[p.overflow])]
+    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
+              window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
+              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block)]
+    out = np.array(values, np.int64)
+    assert out.size == N_PARAMS
+    return out
+
+
+def scale_blocks(mdl) -> int:
+    """K positions one block scale covers (0: the model has none)."""
+    return int(mdl.datapath.scale_block) if type(mdl) is BlockScaledModel else 0
+
+
+def scale_one(mdl) -> int:
+    """The scale word of one (2**0) of a block-scaled model's scale format."""
+    f = get_format(mdl.datapath.scale_type)
+    return f.bias << f.frac_bits
 
 
 def _int_block(k: int) -> int:
@@ -221,4 +305,6 @@ def per_instr(mdl) -> int:
     dp = mdl.datapath
     if type(mdl) is IntegerModel:
         return dp.k // _int_block(dp.k)
+    if type(mdl) is BlockScaledModel:
+        return 1
     return dp.k // min(mdl.params.block_size, dp.k)
