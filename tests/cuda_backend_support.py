@@ -60,6 +60,52 @@ def model_of(gpu, arch, family, fmt, d):
     return registry.auto(datapath_for(arch, family, a, b or a, d), gpu)
 
 
+# (GPU, datapath id): the block-scaled kinds the backend computes: B200
+# tcgen05 kind::mxf8f6f4 (ue8m0 scales, one a 32-wide K block), every element
+# class: fp8, fp6, fp4 and mixed pairs.
+SCALED = [
+    ("B200", "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e5m2.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e2m3.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e3m2.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e2m1.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e2m1xe5m2.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf8f6f4.e3m2xe2m3.f32.k32.ue8m0x1"),
+]
+
+
+def scales(rng, kind, m, n, blocks):
+    """(SA (m, blocks), SB (n, blocks)) ue8m0 words: near one (2**-17 .. 2**12)
+    for most kinds; raw: every word (NaN 0xff, 2**-127, 2**127 included);
+    special: near one with NaN, the smallest and the largest scales mixed in."""
+    if kind == "raw":
+        return (rng.integers(0, 256, (m, blocks)).astype(np.uint32),
+                rng.integers(0, 256, (n, blocks)).astype(np.uint32))
+    sa = rng.integers(110, 140, (m, blocks)).astype(np.uint32)
+    sb = rng.integers(110, 140, (n, blocks)).astype(np.uint32)
+    if kind == "special":
+        for s in (sa, sb):
+            hit = rng.random(s.shape) < 0.15
+            s[hit] = rng.choice(np.array([0xFF, 0, 1, 0xFE, 0xFD], np.uint32), int(hit.sum()))
+    return sa, sb
+
+
+def scaled_chain(mdl, a, b, c, sa, sb, lo: int, hi: int) -> np.ndarray:
+    """The block-scaled model's own evaluate tile by tile over tiles lo..hi."""
+    dp = mdl.datapath
+    m, n = c.shape
+    ns = dp.n_scales
+    acc = np.asarray(c, np.uint32).copy()
+    b_t = np.ascontiguousarray(b.T)
+    for t in range(lo, hi):
+        ks, ss = slice(t * dp.k, (t + 1) * dp.k), slice(t * ns, (t + 1) * ns)
+        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel(),
+                      np.repeat(sa[:, ss], n, axis=0), np.tile(sb[:, ss], (m, 1)))
+        acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
+    return acc
+
+
 def integer_model(gpu, dp_id):
     """The default (IntegerModel) model of that GPU for an integer datapath id."""
     return registry.auto(Datapath.parse(dp_id), gpu)

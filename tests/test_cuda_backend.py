@@ -13,12 +13,15 @@ import pytest
 from cuda_backend_support import (
     COVERED,
     INTEGER,
+    SCALED,
     engine_chain,
     integer_model,
     integer_operands,
     model_chain,
     model_of,
     operands,
+    scaled_chain,
+    scales,
 )
 from cuda_support import needs_nvdisasm, needs_nvrtc
 
@@ -36,6 +39,9 @@ ORDERED = FAST + [r for r in COVERED if r not in FAST]
 
 def _ids(row):
     return "-".join(row)
+
+
+_int_ids = _ids  # (GPU, datapath id) rows
 
 
 # ---------------------------------------------------------------------------
@@ -269,8 +275,10 @@ def test_refuses_parameters(changes, named):
 
 @pytest.mark.parametrize("dp_id, gpu, named", [
     ("mma.e4m3.f32.k32", "H100", "SplitModel"),
-    ("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1", "B200", "BlockScaledModel: block-scaled"),
-    ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4", "B200", "BlockScaledModel: block-scaled"),
+    ("tcgen05.mxf4.e2m1.f32.k64.ue8m0x2", "B200", "product_group=16"),
+    ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x4", "B200", "product_group=16"),
+    ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4", "B200", "ue4m3 block scales"),
+    ("tcgen05.mxf8f6f4.e4m3.f32.k64.ue8m0x1.sparse", "B200", "sparse"),
     ("wgmma.e4m3.f32.k64.sparse", "H100", "sparse"),
     ("mma.s8.s32.k64.sparse", "A100", "sparse"),
     ("tcgen05.i8.s8.s32.k64.sparse", "B200", "sparse"),
@@ -372,6 +380,102 @@ def test_gpu_check_covers_the_tested_rows():
     names = runpy.run_path(str(script))
     assert names["ROWS"] == COVERED
     assert names["INTEGER_ROWS"] == INTEGER
+    assert names["SCALED_ROWS"] == SCALED
+
+
+# ---------------------------------------------------------------------------
+# Block-scaled kind::mxf8f6f4
+
+
+@pytest.mark.fast_first(3)
+@pytest.mark.parametrize("row", SCALED, ids=_int_ids)
+def test_scaled_words_equal_model(row):
+    """The host build's words equal the BlockScaledModel's own (models.gemm has
+    no block-scaled chain), three instructions chained, on element words of
+    every kind and scales near one, raw (NaN, 2**-127, 2**127) and special."""
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry_auto(row)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    assert Datapath.parse(row[1]) == dp
+    rng = np.random.default_rng(zlib.crc32(_int_ids(row).encode()))
+    for kind in KINDS:
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
+        for skind in ("near", "raw", "special"):
+            sa, sb = scales(rng, skind, 19, 21, 3 * dp.n_scales)
+            want = scaled_chain(mdl, a, b, c, sa, sb, 0, 3)
+            got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, sa=sa, sb=sb)
+            bad = np.argwhere(got != want)
+            assert not len(bad), (f"{kind}/{skind}: {len(bad)} words differ, first at "
+                                  f"{tuple(bad[0])}: {got[tuple(bad[0])]:#x} != "
+                                  f"{want[tuple(bad[0])]:#x}")
+            if kind == "finite" and skind == "near":  # the scales count: all-one scales differ
+                one = np.full_like(sa, 127), np.full_like(sb, 127)
+                assert not np.array_equal(scaled_chain(mdl, a, b, c, *one, 0, 3), want)
+                assert ((want & 0x7FFFFFFF) != 0).mean() > 0.9
+
+
+def registry_auto(row):
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    return registry.auto(Datapath.parse(row[1]), row[0])
+
+
+def test_scaled_named_vectors():
+    """Hand-made mxf8f6f4 words (no engine involved): e2m1 elements, ue8m0
+    scales 2**(code - 127): 6 * 2**3 * 6 * 2**-1 = 144; a NaN scale (0xff)
+    makes its row's products NaN; 2**127 * 2**127 * 36 * 32 products is past
+    f32: +Inf (the B200 profile's overflow)."""
+    mdl = registry_auto(("B200", "tcgen05.mxf8f6f4.e2m1.f32.k32.ue8m0x1"))
+    a = np.zeros((4, 32), np.uint32)
+    b = np.zeros((32, 3), np.uint32)
+    a[0, 0], b[0, 0] = 0x7, 0x7
+    a[1, 0], b[0, 1] = 0x7, 0x7
+    a[2, :], b[:, 2] = 0x7, 0x7
+    sa = np.array([[130], [0xFF], [0xFE], [0xFF]], np.uint32)  # row 3: zeros, a NaN scale
+    sb = np.array([[126], [127], [0xFE]], np.uint32)
+    d = cuda_gemm.gemm_words_cuda(mdl, a, b, np.zeros((4, 3), np.uint32), 0, 1, sa=sa, sb=sb)
+    assert d[0, 0] == 0x43100000  # 144
+    assert d[1, 1] == 0x7FFFFFFF  # the canonical NaN
+    assert d[3, 0] == 0x7FFFFFFF  # a NaN scale times zero elements is NaN too
+    assert d[2, 2] == 0x7F800000
+
+
+def test_scaled_through_matmul_host():
+    """The matrix pipeline's chains on the host build, block-scaled, K not a
+    multiple of 32 (padded with zero elements and scales of one)."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
+
+    mdl = registry_auto(("B200", "tcgen05.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"))
+    dp = mdl.datapath
+    rng = np.random.default_rng(6)
+    a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 9, 80, 18)
+    sa, sb = scales(rng, "special", 9, 18, 3)
+
+    def problem(backend=None):
+        return Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, sa=sa, sb=sb,
+                       backend=backend)
+
+    chain = run(problem(), PRESETS["chain"].schedule)
+    assert np.array_equal(run(problem("host"), PRESETS["chain"].schedule), chain)
+    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c, sa=sa, sb=sb), chain)
+
+
+def test_scales_checked():
+    mdl = registry_auto(("B200", "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"))
+    a, b, c = np.zeros((2, 64), np.uint32), np.zeros((64, 3), np.uint32), np.zeros((2, 3),
+                                                                                   np.uint32)
+    with pytest.raises(ValueError, match="SA must be"):
+        cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2)
+    with pytest.raises(ValueError, match="SB must be"):
+        cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2, sa=np.zeros((2, 2), np.uint32),
+                                  sb=np.zeros((3, 1), np.uint32))
+    with pytest.raises(ValueError, match="takes no block scales"):
+        cuda_gemm.gemm_words_cuda(model_of(*BF16), a, b, c, 0, 4, sa=a)
 
 
 # ---------------------------------------------------------------------------
@@ -414,10 +518,6 @@ def test_fp4_fp6_named_vectors():
 
 # ---------------------------------------------------------------------------
 # The integer kinds
-
-
-def _int_ids(row):
-    return "-".join(row)
 
 
 @pytest.mark.fast_first(3)
