@@ -49,7 +49,7 @@ _int_ids = _ids  # (GPU, datapath id) rows
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100a"])
 def test_kernel_compiles_with_nvrtc(arch):
     from tcprobe.devices.cuda import nvrtc
 
@@ -58,7 +58,12 @@ def test_kernel_compiles_with_nvrtc(arch):
     ptx = nvrtc.compile_ptx(source("tc_gemm.cu"), arch, name="tc_gemm.cu",
                             headers={"tc_gemm_core.cuh": source("tc_gemm_core.cuh")},
                             options=("-default-device",))
-    assert re.search(r"\.entry\s+tc_gemm_chain\s*\(", ptx)
+    entry = re.search(r"\.entry\s+tc_gemm_chain\s*\((.*?)\)", ptx, re.S)
+    assert entry
+    # the arguments _run_torch passes: TcParams, A, B, C, D, SA, SB, M, N, K, blk_lo, blk_hi
+    params = re.findall(r"\.param\s[^,]*?tc_gemm_chain_param_\d+(\[\d+\])?", entry.group(1))
+    assert len(params) == 12
+    assert params[0] == f"[{8 * cuda_params.N_PARAMS}]"  # TcParams by value: N_PARAMS int64
     assert ".shared" in ptx  # the decoded tiles live in shared memory
 
 
