@@ -337,6 +337,7 @@ def test_emulate_runs_its_products_on_the_backend():
         ta @ tb
     assert torch.equal(got.view(torch.int16), want.view(torch.int16))
     assert torch.equal(got_int, want_int)
+    assert rep.ops["_int_mm"].routed == 1 and not rep.ops["_int_mm"].fallback
     assert any("CUDA backend does not compute" in why for _, why in rep.fallbacks), \
         rep.fallbacks
     with pytest.raises(ValueError, match="backend must be"):
