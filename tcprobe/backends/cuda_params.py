@@ -24,8 +24,7 @@ import numpy as np
 from tcprobe.models import gemm
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
-from tcprobe.models.kernels.kernel_params import kernel_params
-from tcprobe.models.kernels.kernel_params import OVERFLOWS
+from tcprobe.models.kernels.kernel_params import OVERFLOWS, kernel_params
 from tcprobe.models.model import FixedPointModel, IntegerModel
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
