@@ -68,12 +68,12 @@ ROWS = [  # (GPU, arch, family, input, D): tests/cuda_backend_support.py's COVER
     ("RTX5090", "sm_120a", "mma", "e2m1", "f32"), ("RTX5090", "sm_120a", "mma", "e2m3xe4m3", "f16"),
 ]
 INTEGER_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's INTEGER, restated
-    ("A100", "mma.s8.s32.k32"), ("A100", "mma.u8.s32.k32.sat"), ("H100", "mma.s8.s32.k16"),
-    ("A100", "mma.s8.s8xu8.s32.k32.sat"), ("A100", "mma.s4.s32.k64"),
+    ("A100", "mma.s8.s32.k32"), ("H100", "mma.b1.s32.k256.xor"),
+    ("B200", "tcgen05.i8.s8xu8.s32.k32.sat"), ("A100", "mma.u8.s32.k32.sat"),
+    ("H100", "mma.s8.s32.k16"), ("A100", "mma.s8.s8xu8.s32.k32.sat"), ("A100", "mma.s4.s32.k64"),
     ("A100", "mma.u4.s32.k64.sat"), ("H100", "mma.u4.u4xs4.s32.k64"),
-    ("A100", "mma.b1.s32.k256.and"), ("H100", "mma.b1.s32.k256.xor"),
-    ("H100", "wgmma.s8.s32.k32"), ("H100", "wgmma.u8.u8xs8.s32.k32.sat"),
-    ("B200", "tcgen05.i8.s8.s32.k32"), ("B200", "tcgen05.i8.s8xu8.s32.k32.sat"),
+    ("A100", "mma.b1.s32.k256.and"), ("H100", "wgmma.s8.s32.k32"),
+    ("H100", "wgmma.u8.u8xs8.s32.k32.sat"), ("B200", "tcgen05.i8.s8.s32.k32"),
     ("B200", "tcgen05.i8.u8.s32.k32"),
 ]
 SCALED_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SCALED, restated

@@ -44,12 +44,12 @@ COVERED = [
 # give: mma.sync s8/u8 (K 16 and 32), s4/u4 (K 64), b1 .and / .xor (K 256),
 # wgmma s8/u8, tcgen05 kind::i8, signed x unsigned pairs.
 INTEGER = [
-    ("A100", "mma.s8.s32.k32"), ("A100", "mma.u8.s32.k32.sat"), ("H100", "mma.s8.s32.k16"),
-    ("A100", "mma.s8.s8xu8.s32.k32.sat"), ("A100", "mma.s4.s32.k64"),
+    ("A100", "mma.s8.s32.k32"), ("H100", "mma.b1.s32.k256.xor"),
+    ("B200", "tcgen05.i8.s8xu8.s32.k32.sat"), ("A100", "mma.u8.s32.k32.sat"),
+    ("H100", "mma.s8.s32.k16"), ("A100", "mma.s8.s8xu8.s32.k32.sat"), ("A100", "mma.s4.s32.k64"),
     ("A100", "mma.u4.s32.k64.sat"), ("H100", "mma.u4.u4xs4.s32.k64"),
-    ("A100", "mma.b1.s32.k256.and"), ("H100", "mma.b1.s32.k256.xor"),
-    ("H100", "wgmma.s8.s32.k32"), ("H100", "wgmma.u8.u8xs8.s32.k32.sat"),
-    ("B200", "tcgen05.i8.s8.s32.k32"), ("B200", "tcgen05.i8.s8xu8.s32.k32.sat"),
+    ("A100", "mma.b1.s32.k256.and"), ("H100", "wgmma.s8.s32.k32"),
+    ("H100", "wgmma.u8.u8xs8.s32.k32.sat"), ("B200", "tcgen05.i8.s8.s32.k32"),
     ("B200", "tcgen05.i8.u8.s32.k32"),
 ]
 
