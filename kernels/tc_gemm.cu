@@ -82,7 +82,10 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
     TC_THREADS(ty, tx, tid)
       const TcDec* ar = sa[ty];
       const TcDec* bc = &sb[0][tx];
-      if (integer) {  // (no `continue`: in the CUDA build this is no loop)
+      if (P.grp_mode) {  // an fp4 kind: one block is the instruction
+        // K at run time: unrolling the group passes costs NVRTC minutes, not the product
+        acc[tid] = tc_groups_step<0>(P, (tc_u32)acc[tid], ar, bc, TC_TILE, L);
+      } else if (integer) {  // (no `continue`: in the CUDA build this is no loop)
         switch (L) {
           case 16: acc[tid] = tc_int_step<16>(P, acc[tid], ends, ar, bc, TC_TILE, L); break;
           case 32: acc[tid] = tc_int_step<32>(P, acc[tid], ends, ar, bc, TC_TILE, L); break;
@@ -128,6 +131,7 @@ extern "C" int tc_gemm_host(const tc_i64* params, tc_i64 nparams, const tc_u32* 
   std::memcpy(&P, params, sizeof(TcParams));
   if (P.block < 1 || P.block > TC_MAXL) return 2;
   if (P.scale_block < 0 || (P.scale_block > 0 && (!SA || !SB || K % P.scale_block))) return 3;
+  if (P.grp_mode && (P.pg < 1 || P.mg < 1 || P.per_instr != 1)) return 4;
   const tc_i64 gx = (N + TC_TILE - 1) / TC_TILE;
   for (tc_i64 by = row_lo; by < row_hi; ++by)
     for (tc_i64 bx = 0; bx < gx; ++bx)

@@ -85,6 +85,10 @@ SCALED_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SCALED, r
     ("B200", "tcgen05.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
     ("B200", "tcgen05.mxf8f6f4.e2m1xe5m2.f32.k32.ue8m0x1"),
     ("B200", "tcgen05.mxf8f6f4.e3m2xe2m3.f32.k32.ue8m0x1"),
+    ("B200", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2"),
+    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x2"),
+    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x4"),
+    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),
 ]
 PRODUCT_MODELS = [("B200", "sm_100a", "tcgen05"), ("H100", "sm_90", "wgmma")]
 SMALL = (48, 40, 4)  # M, N and instructions of the small cases
@@ -136,13 +140,16 @@ def special_words(rng, fmt, shape):
     return w.astype(np.uint32)
 
 
-def scale_words(rng, kind, shape):
-    """ue8m0 scales: raw (every word), else near one with NaN and extremes mixed in."""
+def scale_words(rng, kind, shape, fmt):
+    """Scales: raw (every word: ue8m0 8 bits, ue4m3 7), else near one with NaN,
+    zero (ue4m3), the smallest and the largest mixed in."""
+    ue4 = fmt == "ue4m3"
     if kind == "raw":
-        return rng.integers(0, 256, shape).astype(np.uint32)
-    s = rng.integers(110, 140, shape).astype(np.uint32)
+        return rng.integers(0, 128 if ue4 else 256, shape).astype(np.uint32)
+    s = rng.integers(*((0x30, 0x48) if ue4 else (110, 140)), shape).astype(np.uint32)
     hit = rng.random(shape) < 0.15
-    s[hit] = rng.choice(np.array([0xFF, 0, 1, 0xFE], np.uint32), int(hit.sum()))
+    pool = [0x7F, 0, 1, 0x7E] if ue4 else [0xFF, 0, 1, 0xFE]
+    s[hit] = rng.choice(np.array(pool, np.uint32), int(hit.sum()))
     return s
 
 
@@ -164,8 +171,8 @@ def small_cases(limit: int | None = None) -> list[dict]:
                     "sa": None, "sb": None}
             if dp.block_scaled:
                 blocks = tiles * dp.n_scales
-                case["sa"] = scale_words(rng, kind, (m, blocks))
-                case["sb"] = scale_words(rng, kind, (n, blocks))
+                case["sa"] = scale_words(rng, kind, (m, blocks), dp.scale_type)
+                case["sb"] = scale_words(rng, kind, (n, blocks), dp.scale_type)
             out.append(case)
     return out
 

@@ -11,7 +11,7 @@ from tcprobe.models import registry
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, datapath_for
 from tcprobe.models.engine import fused_dot
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import decode, get_format
 
 # (GPU, arch, family, input format, D format): every float datapath the
 # default profiles give A100 (mma.sync), H100 (mma.sync, wgmma) and B200
@@ -72,13 +72,32 @@ SCALED = [
     ("B200", "tcgen05.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
     ("B200", "tcgen05.mxf8f6f4.e2m1xe5m2.f32.k32.ue8m0x1"),
     ("B200", "tcgen05.mxf8f6f4.e3m2xe2m3.f32.k32.ue8m0x1"),
+    # the fp4 kinds (K=64): scaled_case's groups, merges and floor (tc_groups_step)
+    ("B200", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2"),
+    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x2"),
+    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x4"),
+    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),
 ]
 
 
-def scales(rng, kind, m, n, blocks):
+def scales(rng, kind, m, n, blocks, fmt="ue8m0"):
     """(SA (m, blocks), SB (n, blocks)) ue8m0 words: near one (2**-17 .. 2**12)
     for most kinds; raw: every word (NaN 0xff, 2**-127, 2**127 included);
-    special: near one with NaN, the smallest and the largest scales mixed in."""
+    special: near one with NaN, the smallest and the largest scales mixed in.
+    ue4m3 (``fmt``): every 7-bit word (raw: NaN 0x7f, zero, subnormals), near
+    one 0x30 .. 0x47 (0.5 .. 1.875), special: near one with NaN, zero, the
+    smallest subnormal and the largest finite mixed in."""
+    if fmt == "ue4m3":
+        if kind == "raw":
+            return (rng.integers(0, 128, (m, blocks)).astype(np.uint32),
+                    rng.integers(0, 128, (n, blocks)).astype(np.uint32))
+        sa = rng.integers(0x30, 0x48, (m, blocks)).astype(np.uint32)
+        sb = rng.integers(0x30, 0x48, (n, blocks)).astype(np.uint32)
+        if kind == "special":
+            for s in (sa, sb):
+                hit = rng.random(s.shape) < 0.15
+                s[hit] = rng.choice(np.array([0x7F, 0, 1, 0x7E], np.uint32), int(hit.sum()))
+        return sa, sb
     if kind == "raw":
         return (rng.integers(0, 256, (m, blocks)).astype(np.uint32),
                 rng.integers(0, 256, (n, blocks)).astype(np.uint32))
@@ -104,6 +123,51 @@ def scaled_chain(mdl, a, b, c, sa, sb, lo: int, hi: int) -> np.ndarray:
                       np.repeat(sa[:, ss], n, axis=0), np.tile(sb[:, ss], (m, 1)))
         acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
     return acc
+
+
+def fp4_operands(rng, kind, dp, m, n, tiles):
+    """e2m1 A and B, their scales and C that reach the fp4 kinds' rules.
+    cancel (one instruction): each instruction's first product large (e2m1 2 ..
+    6, alone in its scale block, scales near one, or 2**7 for ue4m3), the other
+    blocks' scales 2**-10 .. 2**-20 (ue8m0) or subnormal (ue4m3) smaller, and C
+    the exact negative of the first product: C outranks the products (the
+    C-dominant merge, the C-relative group cut) and then cancels, leaving the
+    small sums whose cut the rules decide; floor: scales near 2**-71 (ue8m0;
+    products near 2**-140, sums subnormal in f32) or subnormal (ue4m3), the
+    other blocks lower again, C = +0 (the subnormal group floor)."""
+    k, blk = tiles * dp.k, dp.scale_block
+    ns = k // blk
+    a = rng.integers(0, 16, (m, k)).astype(np.uint32)
+    b = rng.integers(0, 16, (k, n)).astype(np.uint32)
+    first = (np.arange(ns) % (dp.k // blk)) == 0  # each instruction's first scale block
+    if kind == "cancel":
+        a[:, ::dp.k] = rng.integers(4, 8, (m, tiles)) | (rng.integers(0, 2, (m, tiles)) << 3)
+        b[::dp.k, :] = rng.integers(4, 8, (tiles, n)) | (rng.integers(0, 2, (tiles, n)) << 3)
+        for t in range(tiles):  # the first product alone in its scale block
+            a[:, t * dp.k + 1:t * dp.k + blk] = 0
+    if get_format(dp.scale_type).name == "ue4m3":
+        top = 0x70 if kind == "cancel" else 0x08
+
+        def sc(rows):
+            return np.where(first[None, :], top + rng.integers(0, 7, (rows, ns)),
+                            rng.integers(1, 8, (rows, ns))).astype(np.uint32)
+    else:
+        center, drop = (127, (10, 20)) if kind == "cancel" else (56, (10, 25))
+
+        def sc(rows):
+            near = center + rng.integers(-1, 2, (rows, ns))
+            low = center - rng.integers(drop[0], drop[1] + 1, (rows, ns))
+            return np.clip(np.where(first[None, :], near, low), 0, 254).astype(np.uint32)
+    sa, sb = sc(m), sc(n)
+    c = np.zeros((m, n), np.uint32)
+    if kind == "cancel":  # C = -(A[i, 0] * B[0, j] * its scales), exact in f32
+        def val(fmt, w):
+            d = decode(fmt, w)
+            return np.where(d.sign == 1, -1.0, 1.0) * d.sig * np.exp2(d.lsb.astype(float))
+        p = (val(dp.a_type, a[:, :1]) * val(dp.b_type, b[:1, :]) * val(dp.scale_type, sa[:, :1])
+             * val(dp.scale_type, sb[:, :1]).T)
+        c = (-p).astype(np.float32).view(np.uint32)
+    return a, b, c, sa, sb
 
 
 def integer_model(gpu, dp_id):

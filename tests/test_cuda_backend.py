@@ -15,6 +15,7 @@ from cuda_backend_support import (
     INTEGER,
     SCALED,
     engine_chain,
+    fp4_operands,
     integer_model,
     integer_operands,
     model_chain,
@@ -280,10 +281,8 @@ def test_refuses_parameters(changes, named):
 
 @pytest.mark.parametrize("dp_id, gpu, named", [
     ("mma.e4m3.f32.k32", "H100", "SplitModel"),
-    ("tcgen05.mxf4.e2m1.f32.k64.ue8m0x2", "B200", "product_group=16"),
-    ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x4", "B200", "product_group=16"),
-    ("tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4", "B200", "ue4m3 block scales"),
     ("tcgen05.mxf8f6f4.e4m3.f32.k64.ue8m0x1.sparse", "B200", "sparse"),
+    ("tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse", "B200", "sparse"),
     ("wgmma.e4m3.f32.k64.sparse", "H100", "sparse"),
     ("mma.s8.s32.k64.sparse", "A100", "sparse"),
     ("tcgen05.i8.s8.s32.k64.sparse", "B200", "sparse"),
@@ -409,7 +408,7 @@ def test_scaled_words_equal_model(row):
     for kind in KINDS:
         a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
         for skind in ("near", "raw", "special"):
-            sa, sb = scales(rng, skind, 19, 21, 3 * dp.n_scales)
+            sa, sb = scales(rng, skind, 19, 21, 3 * dp.n_scales, dp.scale_type)
             want = scaled_chain(mdl, a, b, c, sa, sb, 0, 3)
             got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, sa=sa, sb=sb)
             bad = np.argwhere(got != want)
@@ -417,9 +416,51 @@ def test_scaled_words_equal_model(row):
                                   f"{tuple(bad[0])}: {got[tuple(bad[0])]:#x} != "
                                   f"{want[tuple(bad[0])]:#x}")
             if kind == "finite" and skind == "near":  # the scales count: all-one scales differ
-                one = np.full_like(sa, 127), np.full_like(sb, 127)
+                one = (np.full_like(sa, cuda_params.scale_one(mdl)),
+                       np.full_like(sb, cuda_params.scale_one(mdl)))
                 assert not np.array_equal(scaled_chain(mdl, a, b, c, *one, 0, 3), want)
                 assert ((want & 0x7FFFFFFF) != 0).mean() > 0.9
+
+
+RULES = {"c_dominant": False, "per_group_c_merge": False, "group_floor": None}
+
+
+@pytest.mark.parametrize("profile", ["b200-tcgen05", "mmasim-tcgen05"])
+@pytest.mark.parametrize("dp_id", [r[1] for r in SCALED if ".k64." in r[1]])
+def test_fp4_rules_words_equal_model(dp_id, profile):
+    """The fp4 kinds (tc_groups_step) on operands that reach the C-dominant
+    merge, the C-relative group cut and the subnormal group floor: the host
+    build's words equal the model's; each rule the profile has is reached
+    (the model with it turned off gives other words on these operands)."""
+    from tcprobe.models import tcgen05
+    from tcprobe.models.datapath import Datapath
+    from tcprobe.models.tcgen05_scaled import BlockScaledModel
+
+    mdl = tcgen05.model_for(Datapath.parse(dp_id), profile)
+    assert cuda_gemm.supports(mdl)[0] and not cuda_params.scaled_by_chain(mdl)
+    dp, p = mdl.datapath, mdl.params
+    rng = np.random.default_rng(zlib.crc32((dp_id + profile).encode()))
+    reached = dict.fromkeys(k for k, off in RULES.items() if getattr(p, k) != off)
+    for kind, tiles in (("cancel", 1), ("floor", 2)):
+        a, b, c, sa, sb = fp4_operands(rng, kind, dp, 24, 20, tiles)
+        want = scaled_chain(mdl, a, b, c, sa, sb, 0, tiles)
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles, sa=sa, sb=sb)
+        assert np.array_equal(got, want), (kind, int((got != want).sum()))
+        for rule in reached:
+            off = BlockScaledModel(mdl.name, dp, mdl.evidence, p.replace(**{rule: RULES[rule]}))
+            if not np.array_equal(scaled_chain(off, a, b, c, sa, sb, 0, tiles), want):
+                reached[rule] = kind
+    assert all(reached.values()), reached
+
+
+def test_refuses_scaled_zero_c_keep():
+    from tcprobe.models.tcgen05_scaled import BlockScaledModel
+
+    mdl = registry_auto(("B200", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2"))
+    keep = BlockScaledModel(mdl.name, mdl.datapath, mdl.evidence,
+                            mdl.params.replace(zero_c="keep"))
+    ok, why = cuda_gemm.supports(keep)
+    assert not ok and "zero_c" in why
 
 
 def registry_auto(row):

@@ -51,9 +51,12 @@ SPEC_FIELDS = FormatSpec._fields  # kind, width, exp_bits, frac_bits, bias, spec
 STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
                 "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
-                "scale_block")
-N_PARAMS = 3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
-SCALE_FORMATS = ("ue8m0",)  # block scales the kernel folds in (a power of two, or NaN)
+                "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
+                "pgcm", "gf")
+GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
+N_PARAMS = (3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
+            + GROUP_FIELDS)
+SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
 NOT_THE_CHAIN = {
@@ -105,20 +108,28 @@ def check(mdl) -> None:
         raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
 
 
-# ScaledParams fields at the one value the kernel's chain computes (the
-# others group, merge or floor products in ways the kernel has no step for).
-SCALED_FIXED = {"product_group": (1, "exact K groups before the cut"),
-                "c_dominant": (False, "the C-dominant merge"),
-                "per_group_c_merge": (False, "the C-relative cut of outranked groups"),
-                "group_floor": (None, "the subnormal group floor"),
-                "scale_window": (None, "the scale-anchored window"),
-                "zero_c": ("positive", "C = -0 kept when every product is zero")}
+# ScaledParams fields at the value the kernel's chain computes kind::mxf8f6f4
+# with (the others run scaled_case's groups: tc_groups_step).
+SCALED_CHAIN = {"product_group": 1, "c_dominant": False, "per_group_c_merge": False,
+                "group_floor": None, "scale_window": None}
+
+
+def scaled_by_chain(mdl) -> bool:
+    """Whether a block-scaled model is the kernel's one-window chain with the
+    scales folded into the exponents: each product cut on its own to one window
+    F (>= 23, so that a C with only zero products comes back as it is) on the
+    largest scaled exponent sum and raw(C), ue8m0 scales, q_floor at or below
+    f32's last bit (kind::mxf8f6f4's mx parameters); else tc_groups_step runs it."""
+    p, f32 = mdl.params, get_format("f32")
+    return (all(getattr(p, k) == v for k, v in SCALED_CHAIN.items())
+            and get_format(mdl.datapath.scale_type).name == "ue8m0"
+            and p.product_window is not None and p.product_window == p.c_window
+            and f32.frac_bits <= p.product_window <= MAX_WINDOW
+            and (p.q_floor is None or p.q_floor <= f32.emin - f32.frac_bits))
 
 
 def _check_scaled(mdl) -> None:
-    """A block-scaled model is the kernel's chain with the scales folded into
-    the exponents when each product is cut on its own to one window on the
-    largest of the scaled exponent sums and raw(C) (kind::mxf8f6f4's mx)."""
+    """Block-scaled models: scaled_case's mechanism (the chain where it is one)."""
     dp, p = mdl.datapath, mdl.params
     if dp.sparse:
         raise Unsupported(f"{dp.id}: sparse datapaths are not in the CUDA backend")
@@ -129,22 +140,9 @@ def _check_scaled(mdl) -> None:
         if get_format(fmt).name not in INPUT_FORMATS:
             raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
                               f"backend ({', '.join(INPUT_FORMATS)})")
-    for name, (value, what) in SCALED_FIXED.items():
-        if getattr(p, name) != value:
-            raise Unsupported(f"{dp.id}: {name}={getattr(p, name)!r} ({what}) is not in the "
-                              "CUDA backend, which computes kind::mxf8f6f4's one-window chain")
-    if p.product_window is None or p.product_window != p.c_window:
-        raise Unsupported(f"{dp.id}: product_window={p.product_window} and c_window="
-                          f"{p.c_window}: the CUDA backend takes one window for both")
-    f32 = get_format("f32")
-    if not f32.frac_bits <= p.product_window <= MAX_WINDOW:
-        # below 23 the chain would cut a C that scaled_case returns as it is when
-        # every product is zero
-        raise Unsupported(f"{dp.id}: product_window={p.product_window}: the CUDA backend takes "
-                          f"{f32.frac_bits} to {MAX_WINDOW} for block-scaled kinds")
-    if p.q_floor is not None and p.q_floor > f32.emin - f32.frac_bits:
-        raise Unsupported(f"{dp.id}: q_floor={p.q_floor} above f32's last bit "
-                          f"({f32.emin - f32.frac_bits}) is not in the CUDA backend")
+    if p.zero_c != "positive":
+        raise Unsupported(f"{dp.id}: zero_c={p.zero_c!r} (C = -0 kept when every product is "
+                          "zero) is not in the CUDA backend")
     if dp.k > MAX_BLOCK or dp.k % dp.scale_block:
         raise Unsupported(f"{dp.id}: K={dp.k} in scale blocks of {dp.scale_block} is not in "
                           "the CUDA backend")
@@ -243,7 +241,7 @@ def pack(mdl) -> np.ndarray:
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0]
+              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -259,26 +257,36 @@ def _pack_integer(mdl) -> np.ndarray:
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
               2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
-              *_spec(get_format("ue8m0").spec), 0]
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
 
 
+def _opt(v) -> int:
+    return NO_FLOOR if v is None else int(v)
+
+
 def _pack_scaled(mdl) -> np.ndarray:
-    """kind::mxf8f6f4's TcParams: one block of K products, the window F on
-    the scaled raw exponent sums and raw(C), the anchor floored at q_floor + F
-    (so that q = max(R - F, raw(C) - F, q_floor)), truncation into f32 with
-    the canonical NaN, the scales' format and block."""
+    """A block-scaled kind's TcParams: one block of K products, truncation into
+    f32 with the canonical NaN, the scales' format and block; then either the
+    chain (scaled_by_chain: the window F on the scaled raw exponent sums and
+    raw(C), the anchor floored at q_floor + F, so that q = max(R - F, raw(C) -
+    F, q_floor)) or tc_groups_step with the model's ScaledParams."""
     dp, p = mdl.datapath, mdl.params
     f32 = get_format("f32")
-    window = int(p.product_window)
-    floor = NO_FLOOR if p.q_floor is None else int(p.q_floor) + window
+    chain = scaled_by_chain(mdl)
+    window = int(p.product_window) if chain else 0
+    floor = NO_FLOOR if (p.q_floor is None or not chain) else int(p.q_floor) + window
     stage = [*_spec(f32.spec), 0, f32.frac_bits, int(f32.canonical_nan),
              int(OVERFLOWS[p.overflow])]
+    groups = [0] * GROUP_FIELDS if chain else [
+        1, _opt(p.product_window), _opt(p.c_window), _opt(p.scale_window), _opt(p.q_floor),
+        int(p.product_group), int(p.c_dominant), int(p.merge_group), int(p.c_merge_bits),
+        int(p.per_group_c_merge), _opt(p.group_floor)]
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
-              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block)]
+              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
