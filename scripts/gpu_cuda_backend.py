@@ -89,6 +89,8 @@ SCALED_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SCALED, r
     ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x2"),
     ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x4"),
     ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),
+    ("RTX5090", "mma.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),  # sm_120a mma.sync block-scaled
+    ("RTX5090", "mma.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
 ]
 PRODUCT_MODELS = [("B200", "sm_100a", "tcgen05"), ("H100", "sm_90", "wgmma")]
 SMALL = (48, 40, 4)  # M, N and instructions of the small cases

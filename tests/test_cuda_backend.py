@@ -426,7 +426,7 @@ RULES = {"c_dominant": False, "per_group_c_merge": False, "group_floor": None}
 
 
 @pytest.mark.parametrize("profile", ["b200-tcgen05", "mmasim-tcgen05"])
-@pytest.mark.parametrize("dp_id", [r[1] for r in SCALED if ".k64." in r[1]])
+@pytest.mark.parametrize("dp_id", [r[1] for r in SCALED if r[1].startswith("tcgen05.mxf4")])
 def test_fp4_rules_words_equal_model(dp_id, profile):
     """The fp4 kinds (tc_groups_step) on operands that reach the C-dominant
     merge, the C-relative group cut and the subnormal group floor: the host
