@@ -13,6 +13,8 @@
 // accumulator is then C's s32 value and the exact sum, in an int64. Block
 // scales (P.scale_block > 0): SA (M x K / scale_block) and SB (N x K /
 // scale_block) words, each folded into its elements as they are decoded.
+// Sparse A: ACT (M x K bytes, 0 where the metadata leaves a position out) or
+// NULL; a left-out position is a zero that sets no flag (TC_MASKED).
 #include "tc_gemm_core.cuh"
 
 #define TC_TILE 16
@@ -47,8 +49,8 @@
 // caller lays them out; words past M, N read as zeros and are never written.
 TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B,
                              const tc_u32* C, tc_u32* D, const tc_u32* SA, const tc_u32* SB,
-                             tc_i64 M, tc_i64 N, tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi,
-                             tc_i64 bx, tc_i64 by) {
+                             const unsigned char* ACT, tc_i64 M, tc_i64 N, tc_i64 K,
+                             tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 bx, tc_i64 by) {
   TC_SHARED TcDec sa[TC_TILE][TC_MAXL];
   TC_SHARED TcDec sb[TC_MAXL][TC_TILE];
   tc_i64 acc[TC_LOCAL];  // a word of D's format, or an integer kind's exact sum
@@ -68,6 +70,11 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
         const tc_i64 w = i < M ? (tc_i64)A[i * K + k0 + t] : 0;
         TcDec d = tc_decode(tc_convert_input(w, P.a, P.a_conv), P.a);
         if (sbk > 0 && i < M) d = tc_scaled(d, SA[i * nsc + (k0 + t) / sbk], P.scale);
+        if (ACT && i < M && !ACT[i * K + k0 + t]) {
+          d.sig = 0;
+          d.exp = (short)TC_ZERO_EXP;
+          d.cls = TC_MASKED;
+        }
         sa[ty][t] = d;
       }
       for (int t = ty; t < L; t += TC_TILE) {
@@ -114,9 +121,9 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
 // The kernel: grid (ceil(N / TC_TILE), ceil(M / TC_TILE)), block (TC_TILE, TC_TILE).
 extern "C" __global__ void __launch_bounds__(TC_TILE * TC_TILE)
 tc_gemm_chain(TcParams P, const tc_u32* A, const tc_u32* B, const tc_u32* C, tc_u32* D,
-              const tc_u32* SA, const tc_u32* SB, tc_i64 M, tc_i64 N, tc_i64 K,
-              tc_i64 blk_lo, tc_i64 blk_hi) {
-  tc_gemm_tile(P, A, B, C, D, SA, SB, M, N, K, blk_lo, blk_hi, blockIdx.x, blockIdx.y);
+              const tc_u32* SA, const tc_u32* SB, const unsigned char* ACT, tc_i64 M,
+              tc_i64 N, tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi) {
+  tc_gemm_tile(P, A, B, C, D, SA, SB, ACT, M, N, K, blk_lo, blk_hi, blockIdx.x, blockIdx.y);
 }
 #else
 #include <cstring>
@@ -124,8 +131,9 @@ tc_gemm_chain(TcParams P, const tc_u32* A, const tc_u32* B, const tc_u32* C, tc_
 // caller (row_lo .. row_hi of the grid's rows) so that it may run threads.
 extern "C" int tc_gemm_host(const tc_i64* params, tc_i64 nparams, const tc_u32* A,
                             const tc_u32* B, const tc_u32* C, tc_u32* D, const tc_u32* SA,
-                            const tc_u32* SB, tc_i64 M, tc_i64 N, tc_i64 K, tc_i64 blk_lo,
-                            tc_i64 blk_hi, tc_i64 row_lo, tc_i64 row_hi) {
+                            const tc_u32* SB, const unsigned char* ACT, tc_i64 M, tc_i64 N,
+                            tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 row_lo,
+                            tc_i64 row_hi) {
   if (nparams * (tc_i64)sizeof(tc_i64) != (tc_i64)sizeof(TcParams)) return 1;
   TcParams P;
   std::memcpy(&P, params, sizeof(TcParams));
@@ -135,7 +143,7 @@ extern "C" int tc_gemm_host(const tc_i64* params, tc_i64 nparams, const tc_u32* 
   const tc_i64 gx = (N + TC_TILE - 1) / TC_TILE;
   for (tc_i64 by = row_lo; by < row_hi; ++by)
     for (tc_i64 bx = 0; bx < gx; ++bx)
-      tc_gemm_tile(P, A, B, C, D, SA, SB, M, N, K, blk_lo, blk_hi, bx, by);
+      tc_gemm_tile(P, A, B, C, D, SA, SB, ACT, M, N, K, blk_lo, blk_hi, bx, by);
   return 0;
 }
 

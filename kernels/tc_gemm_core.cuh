@@ -53,6 +53,9 @@ typedef unsigned int tc_u32;
 // real exponent (|raw| < 300) that no sum with it sets an anchor, and small
 // enough for an int16 (a block with only zero terms gives +0 whatever q is).
 #define TC_ZERO_EXP (-16384)
+// Class bit of a K position that sparse A's metadata leaves out: a zero that
+// sets no flag, whatever B holds there (models/gemm.py MASKED).
+#define TC_MASKED 8
 
 // A format as FormatSpec gives it (models/formats.py).
 struct TcSpec {
@@ -92,7 +95,8 @@ struct TcParams {
 #define TC_UNSET (-(1LL << 40))
 
 // One decoded A or B element: signed significand, raw exponent (TC_ZERO_EXP
-// for zeros and specials), class (0 zero, 1 finite, 2 Inf, 3 NaN) | sign << 2.
+// for zeros and specials), class (0 zero, 1 finite, 2 Inf, 3 NaN) | sign << 2,
+// | TC_MASKED for a position a sparse A's metadata leaves out (gemm.MASKED).
 struct TcDec {
   int sig;
   short exp;
@@ -437,7 +441,7 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);
     TC_UNROLL for (int t = 0; t < L; ++t) {
       const int x = a[t].cls, y = b[t * bs].cls;
-      flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
+      if (!(x & TC_MASKED)) flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
     }
     tc_i64 word;
     if (tc_specials_word(flags, st, &word)) return (tc_u32)word;

@@ -172,6 +172,25 @@ def fp4_operands(rng, kind, dp, m, n, tiles):
     return a, b, c, sa, sb
 
 
+# (GPU, datapath id): sparse datapaths (A's metadata keeps half of K; B's
+# words at the left-out positions are never read)
+SPARSE = [
+    ("H100", "wgmma.e4m3.f32.k64.sparse"), ("H100", "wgmma.bf16.f32.k32.sparse"),
+    ("A100", "mma.tf32.f32.k16.sparse"), ("B200", "tcgen05.f16.bf16.f32.k32.sparse"),
+    ("B200", "tcgen05.f8f6f4.e2m1xe4m3.f16.k64.sparse"), ("A100", "mma.s8.s32.k64.sparse"),
+    ("B200", "tcgen05.i8.s8.s32.k64.sparse.sat"),
+]
+
+
+def sparse_active(rng, dp, m, k):
+    """A's kept positions: half of every group of 4 (1 of 2 for tf32), at random."""
+    g = 2 if get_format(dp.a_type).name == "tf32" else 4
+    keys = rng.random((m, k // g, g))
+    keep = keys < np.sort(keys, axis=2)[:, :, g // 2 - 1:g // 2]
+    keep |= keys == np.sort(keys, axis=2)[:, :, g // 2 - 1:g // 2]
+    return keep.reshape(m, k)
+
+
 def integer_model(gpu, dp_id):
     """The default (IntegerModel) model of that GPU for an integer datapath id."""
     return registry.auto(Datapath.parse(dp_id), gpu)
@@ -278,15 +297,18 @@ def engine_chain(mdl, a, b, c, lo: int, hi: int) -> np.ndarray:
     return acc
 
 
-def model_chain(mdl, a, b, c, lo: int, hi: int) -> np.ndarray:
-    """The plain model (its own ``evaluate``: IntegerModel's numpy sums) tile
-    by tile over tiles lo..hi: each instruction's D the next one's C."""
+def model_chain(mdl, a, b, c, lo: int, hi: int, active=None) -> np.ndarray:
+    """The plain model (its own ``evaluate``: IntegerModel's numpy sums, the
+    engine's fused_dot) tile by tile over tiles lo..hi: each instruction's D
+    the next one's C (``active``: a sparse A's kept positions)."""
     dp = mdl.datapath
     m, n = c.shape
     acc = np.asarray(c, np.uint32).copy()
     b_t = np.ascontiguousarray(b.T)
     for t in range(lo, hi):
         ks = slice(t * dp.k, (t + 1) * dp.k)
-        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel())
+        act = None if active is None else np.repeat(active[:, ks], n, axis=0)
+        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel(),
+                      active=act)
         acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
     return acc

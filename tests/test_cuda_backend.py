@@ -14,6 +14,7 @@ from cuda_backend_support import (
     COVERED,
     INTEGER,
     SCALED,
+    SPARSE,
     engine_chain,
     fp4_operands,
     integer_model,
@@ -23,6 +24,7 @@ from cuda_backend_support import (
     operands,
     scaled_chain,
     scales,
+    sparse_active,
 )
 from cuda_support import needs_nvdisasm, needs_nvrtc
 
@@ -61,9 +63,9 @@ def test_kernel_compiles_with_nvrtc(arch):
                             options=("-default-device",))
     entry = re.search(r"\.entry\s+tc_gemm_chain\s*\((.*?)\)", ptx, re.S)
     assert entry
-    # the arguments _run_torch passes: TcParams, A, B, C, D, SA, SB, M, N, K, blk_lo, blk_hi
+    # the arguments _run_torch passes: TcParams, A, B, C, D, SA, SB, ACT, M, N, K, blk_lo, blk_hi
     params = re.findall(r"\.param\s[^,]*?tc_gemm_chain_param_\d+(\[\d+\])?", entry.group(1))
-    assert len(params) == 12
+    assert len(params) == 13
     assert params[0] == f"[{8 * cuda_params.N_PARAMS}]"  # TcParams by value: N_PARAMS int64
     assert ".shared" in ptx  # the decoded tiles live in shared memory
 
@@ -283,9 +285,6 @@ def test_refuses_parameters(changes, named):
     ("mma.e4m3.f32.k32", "H100", "SplitModel"),
     ("tcgen05.mxf8f6f4.e4m3.f32.k64.ue8m0x1.sparse", "B200", "sparse"),
     ("tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse", "B200", "sparse"),
-    ("wgmma.e4m3.f32.k64.sparse", "H100", "sparse"),
-    ("mma.s8.s32.k64.sparse", "A100", "sparse"),
-    ("tcgen05.i8.s8.s32.k64.sparse", "B200", "sparse"),
     ("mma.f16.f16tof32.k16", "H100", "c_type"),
     ("mma.f64.f64.k4", "H100", "F64Model: f64 DMMA"),
     ("mfma.bf16.f32.k16", "MI300X", "MfmaModel: AMD v_mfma"),
@@ -451,6 +450,63 @@ def test_fp4_rules_words_equal_model(dp_id, profile):
             if not np.array_equal(scaled_chain(off, a, b, c, sa, sb, 0, tiles), want):
                 reached[rule] = kind
     assert all(reached.values()), reached
+
+
+@pytest.mark.fast_first(3)
+@pytest.mark.parametrize("row", SPARSE, ids=_int_ids)
+def test_sparse_words_equal_engine(row):
+    """Sparse A: the positions its metadata leaves out are zeros in A (as the
+    matrix pipeline makes them) that no B word there may turn into NaN: the
+    host build with ``active`` equals models.gemm with the masked decoders and
+    the plain model on masked cases; without the mask the engine's words
+    differ on these operands (B's NaN and Inf at left-out positions)."""
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry_auto(row)
+    assert cuda_gemm.supports(mdl)[0]
+    dp = mdl.datapath
+    assert Datapath.parse(row[1]) == dp
+    rng = np.random.default_rng(zlib.crc32(_int_ids(row).encode()))
+    kinds = ("raw", "extreme") if dp.is_integer else ("special", "raw", "spread")
+    for kind in kinds:
+        if dp.is_integer:
+            a, b, c = integer_operands(rng, kind, dp.a_type, dp.b_type, 19, 3 * dp.k, 21)
+        else:
+            a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
+        active = sparse_active(rng, dp, 19, 3 * dp.k)
+        a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+        want = model_chain(mdl, a, b, c, 0, 3, active)
+        decoded = None if dp.is_integer else gemm.decoders(mdl, a, b, active)
+        assert np.array_equal(gemm.gemm_words(mdl, a, b, c, (0, 3), decoded), want), kind
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, active=active)
+        assert np.array_equal(got, want), (kind, int((got != want).sum()))
+        if kind == "special":  # the mask counts: left-out positions hold B's specials
+            every = np.ones_like(active)
+            assert not np.array_equal(model_chain(mdl, a, b, c, 0, 3, every), want)
+    with pytest.raises(ValueError, match="takes active"):
+        cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
+
+
+def test_sparse_through_matmul_host():
+    """The pipeline's sparse chains on the host build: A zero where its
+    metadata leaves a position out, B NaN there."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
+
+    mdl = registry_auto(("H100", "wgmma.bf16.f32.k32.sparse"))
+    dp = mdl.datapath
+    rng = np.random.default_rng(9)
+    a, b, c = operands(rng, "finite", dp.a_type, dp.b_type, dp.d_type, 9, 70, 18)
+    active = sparse_active(rng, dp, 9, 72)[:, :70]
+    a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+    b[~active[0]] = 0x7FC0  # row 0's left-out K positions: NaN in every column of B
+
+    def problem(backend=None):
+        return Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, backend=backend)
+
+    chain = run(problem(), PRESETS["chain"].schedule)
+    assert np.array_equal(run(problem("host"), PRESETS["chain"].schedule), chain)
+    assert not ((chain[0] & 0x7FFFFFFF) > 0x7F800000).any()  # row 0 reads none of the NaNs
 
 
 def test_refuses_scaled_zero_c_keep():
