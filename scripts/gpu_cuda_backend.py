@@ -9,12 +9,14 @@ Steps, each recorded in DIR/results.json (and a line of DIR/summary.tsv):
 2. engine-refs: the CPU engine's words for every small case below, computed
    in worker processes (each numba configuration compiles once there):
    models.gemm.gemm_words for the float and integer rows, the
-   BlockScaledModel's own evaluate, tile by tile, for the block-scaled rows.
+   BlockScaledModel's own evaluate, tile by tile, for the block-scaled rows
+   (the sparse rows with models.gemm's masked decoders).
 3. equal-small: every covered row (tests/cuda_backend_support.py's COVERED,
-   INTEGER and SCALED lists, restated here) on special-heavy and raw random
-   words (integer: raw and extremes that wrap or saturate; block-scaled:
-   special scales and raw scales), 48 x 40 x 4 instructions: the kernel's
-   words against the host build's and the CPU engine's.
+   INTEGER, SCALED and SPARSE lists, restated here) on special-heavy and raw
+   random words (integer: the smallest and largest values, and raw;
+   block-scaled: special scales and raw scales; sparse: half of K kept),
+   48 x 40 x 4 instructions: the kernel's words against the host build's
+   and the CPU engine's.
 4. product-<model>: a SIZE^3 bf16 product (randn operands, C = +0) under
    the B200 tcgen05 and H100 wgmma bf16 -> f32 models: the kernel's time
    (CUDA events, best of up to 3 after a warm-up), its rate in multiply-adds
@@ -92,6 +94,12 @@ SCALED_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SCALED, r
     ("RTX5090", "mma.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),  # sm_120a mma.sync block-scaled
     ("RTX5090", "mma.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
 ]
+SPARSE_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SPARSE, restated
+    ("H100", "wgmma.e4m3.f32.k64.sparse"), ("H100", "wgmma.bf16.f32.k32.sparse"),
+    ("A100", "mma.tf32.f32.k16.sparse"), ("B200", "tcgen05.f16.bf16.f32.k32.sparse"),
+    ("B200", "tcgen05.f8f6f4.e2m1xe4m3.f16.k64.sparse"), ("A100", "mma.s8.s32.k64.sparse"),
+    ("B200", "tcgen05.i8.s8.s32.k64.sparse.sat"),
+]
 PRODUCT_MODELS = [("B200", "sm_100a", "tcgen05"), ("H100", "sm_90", "wgmma")]
 SMALL = (48, 40, 4)  # M, N and instructions of the small cases
 # (d_model, heads, d_ff, layers, sequence, batch, vocabulary) of the transformer
@@ -160,9 +168,9 @@ def small_cases(limit: int | None = None) -> list[dict]:
     rng = np.random.default_rng(38)
     m, n, tiles = SMALL
     out = []
-    rows = [*ROWS, *INTEGER_ROWS, *SCALED_ROWS]
+    rows = [*ROWS, *INTEGER_ROWS, *SCALED_ROWS, *SPARSE_ROWS]
     if limit:  # one of each kind of row first
-        rows = [ROWS[0], INTEGER_ROWS[0], SCALED_ROWS[0], *rows][:limit]
+        rows = [ROWS[0], INTEGER_ROWS[0], SCALED_ROWS[0], SPARSE_ROWS[0], *rows][:limit]
     for row in rows:
         dp = model_for(row).datapath
         c_fmt = dp.c
@@ -170,7 +178,13 @@ def small_cases(limit: int | None = None) -> list[dict]:
             k = tiles * dp.k
             case = {"row": row, "kind": kind, "a": gen(rng, dp.a_type, (m, k)),
                     "b": gen(rng, dp.b_type, (k, n)), "c": gen(rng, c_fmt, (m, n)),
-                    "sa": None, "sb": None}
+                    "sa": None, "sb": None, "active": None}
+            if dp.sparse:  # half of every 4 K positions kept (1 of 2 for tf32); A zero elsewhere
+                g = 2 if dp.a_type == "tf32" else 4
+                keys = rng.random((m, k // g, g))
+                keep = keys <= np.sort(keys, axis=2)[:, :, g // 2 - 1:g // 2]
+                case["active"] = keep.reshape(m, k)
+                case["a"] = np.where(case["active"], case["a"], np.uint32(0)).astype(np.uint32)
             if dp.block_scaled:
                 blocks = tiles * dp.n_scales
                 case["sa"] = scale_words(rng, kind, (m, blocks), dp.scale_type)
@@ -188,7 +202,10 @@ def engine_words(case: dict) -> np.ndarray:
     a, b, c = case["a"], case["b"], case["c"]
     tiles = SMALL[2]
     if not mdl.datapath.block_scaled:
-        return gemm.gemm_words(mdl, a, b, c, (0, tiles))
+        decoded = None
+        if case["active"] is not None and not mdl.datapath.is_integer:
+            decoded = gemm.decoders(mdl, a, b, case["active"])  # left-out positions masked
+        return gemm.gemm_words(mdl, a, b, c, (0, tiles), decoded)
     dp, (m, n) = mdl.datapath, c.shape
     acc, b_t, ns = c.copy(), np.ascontiguousarray(b.T), dp.n_scales
     for t in range(tiles):  # models.gemm has no block-scaled chain: the model's own
@@ -214,16 +231,17 @@ class Runner:
     def name(self) -> str:
         return "host build (no GPU)" if self.dev is None else "GPU kernel"
 
-    def words(self, mdl, a, b, c, lo, hi, sa=None, sb=None) -> np.ndarray:
+    def words(self, mdl, a, b, c, lo, hi, sa=None, sb=None, active=None) -> np.ndarray:
         from tcprobe.backends import cuda_gemm
 
         if self.dev is None:
-            return cuda_gemm.gemm_words_cuda(mdl, a, b, c, lo, hi, sa=sa, sb=sb,
+            return cuda_gemm.gemm_words_cuda(mdl, a, b, c, lo, hi, sa=sa, sb=sb, active=active,
                                              jobs=os.cpu_count() or 1)
         t = self.torch
         dev = [None if x is None else t.from_numpy(x.view(np.int32)).to(self.dev)
                for x in (a, b, c, sa, sb)]
-        out = cuda_gemm.gemm_words_cuda(mdl, *dev[:3], lo, hi, sa=dev[3], sb=dev[4])
+        act = None if active is None else t.from_numpy(active.astype(np.uint8)).to(self.dev)
+        out = cuda_gemm.gemm_words_cuda(mdl, *dev[:3], lo, hi, sa=dev[3], sb=dev[4], active=act)
         t.cuda.synchronize()
         return out.cpu().numpy().view(np.uint32)
 
@@ -266,9 +284,9 @@ def step_equal_small(runner: Runner, cases: list[dict], refs: list) -> dict:
     for case, want in zip(cases, refs, strict=False):
         mdl = model_for(case["row"])
         args = (case["a"], case["b"], case["c"], 0, tiles)
-        got = runner.words(mdl, *args, sa=case["sa"], sb=case["sb"])
-        host = (cuda_gemm.gemm_words_cuda(mdl, *args, sa=case["sa"], sb=case["sb"])
-                if have_host else None)
+        extra = {"sa": case["sa"], "sb": case["sb"], "active": case["active"]}
+        got = runner.words(mdl, *args, **extra)
+        host = cuda_gemm.gemm_words_cuda(mdl, *args, **extra) if have_host else None
         rows.append({"model": mdl.name, "datapath": mdl.datapath.id, "operands": case["kind"],
                      "words": int(want.size), "kernel_vs_engine_differ": int((got != want).sum()),
                      "host_vs_engine_differ": None if host is None else int((host != want).sum())})

@@ -384,6 +384,7 @@ def test_gpu_check_covers_the_tested_rows():
     assert names["ROWS"] == COVERED
     assert names["INTEGER_ROWS"] == INTEGER
     assert names["SCALED_ROWS"] == SCALED
+    assert names["SPARSE_ROWS"] == SPARSE
 
 
 # ---------------------------------------------------------------------------

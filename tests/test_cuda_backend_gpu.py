@@ -10,12 +10,14 @@ from cuda_backend_support import (
     COVERED,
     INTEGER,
     SCALED,
+    SPARSE,
     integer_model,
     integer_operands,
     model_of,
     operands,
     scaled_chain,
     scales,
+    sparse_active,
 )
 from cuda_support import gpu_only
 
@@ -82,3 +84,26 @@ def test_kernel_scaled_words_equal_model(row):
         got = cuda_gemm.gemm_words_cuda(mdl, *dev[:3], 0, 4, sa=dev[3], sb=dev[4])
         got = got.cpu().numpy().view(np.uint32)
         assert np.array_equal(got, scaled_chain(mdl, a, b, c, sa, sb, 0, 4)), kind
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", SPARSE, ids=lambda r: "-".join(r))
+def test_kernel_sparse_words_equal_engine(row):
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry.auto(Datapath.parse(row[1]), row[0])
+    dp = mdl.datapath
+    rng = np.random.default_rng(8)
+    if dp.is_integer:
+        a, b, c = integer_operands(rng, "raw", dp.a_type, dp.b_type, 37, 4 * dp.k, 45)
+    else:
+        a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 37, 4 * dp.k, 45)
+    active = sparse_active(rng, dp, 37, 4 * dp.k)
+    a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+    act = torch.from_numpy(active.astype(np.uint8)).cuda()
+    got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4, active=act)
+    decoded = None if dp.is_integer else gemm.decoders(mdl, a, b, active)
+    assert np.array_equal(got.cpu().numpy().view(np.uint32),
+                          gemm.gemm_words(mdl, a, b, c, (0, 4), decoded))

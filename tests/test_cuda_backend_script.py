@@ -30,16 +30,20 @@ def test_small_cases_cover_every_row(script):
     """Two cases a row of each list; block-scaled rows with their scales."""
     cases = script.small_cases()
     rows = [c["row"] for c in cases]
-    for row in (*script.ROWS, *script.INTEGER_ROWS, *script.SCALED_ROWS):
+    for row in (*script.ROWS, *script.INTEGER_ROWS, *script.SCALED_ROWS, *script.SPARSE_ROWS):
         assert rows.count(row) == 2
     for c in cases:
         scaled = c["row"] in script.SCALED_ROWS
         assert (c["sa"] is not None) == scaled and (c["sb"] is not None) == scaled
+        sparse = c["row"] in script.SPARSE_ROWS
+        assert (c["active"] is not None) == sparse
+        if sparse:  # A is zero where its metadata leaves a position out, half of K kept
+            assert not c["a"][~c["active"]].any() and c["active"].mean() == 0.5
 
 
 @pytest.mark.slow
 def test_host_mode_runs_every_step(script, tmp_path):
-    res = script.main(["--out", str(tmp_path), "--host", "--rows", "3", "--size", "64",
+    res = script.main(["--out", str(tmp_path), "--host", "--rows", "4", "--size", "64",
                        "--tiny", "--jobs", "1", "--steps", "1"])
     assert res["mode"].startswith("host build")
     steps = res["steps"]
@@ -49,8 +53,8 @@ def test_host_mode_runs_every_step(script, tmp_path):
     assert all(s["status"] == "ok" for s in steps.values()), {
         k: s["figure"] for k, s in steps.items()}
     small = steps["equal-small"]["rows"]
-    assert len(small) == 6 and sum(r["words"] for r in small) == 6 * 48 * 40
-    assert {r["datapath"] for r in small} >= {"mma.s8.s32.k32",
+    assert len(small) == 8 and sum(r["words"] for r in small) == 8 * 48 * 40
+    assert {r["datapath"] for r in small} >= {"mma.s8.s32.k32", "wgmma.e4m3.f32.k64.sparse",
                                               "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"}
     tr = steps["transformer"]
     assert tr["products"] > 20 and tr["fallback"] == 0 and tr["differ"] == 0 and tr["words"]
