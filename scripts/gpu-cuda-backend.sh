@@ -6,7 +6,7 @@
 # UNRUN: prepared without a GPU (docs/cuda-backend.md). What it does
 # (scripts/gpu_cuda_backend.py): compiles kernels/tc_gemm.cu with NVRTC for
 # the GPU's arch; computes the CPU engine's words for every covered row (float
-# profiles incl. fp6/fp4, the integer kinds, block-scaled kind::mxf8f6f4) on
+# profiles incl. fp6/fp4, the integer kinds, the block-scaled kinds, sparse) on
 # small special-heavy and raw operands in worker processes, and compares the
 # kernel's words and the host build's with them; a 4096^3 bf16 product under
 # the B200 tcgen05 and H100 wgmma models: the kernel's time and rate, torch's
