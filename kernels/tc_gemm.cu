@@ -8,7 +8,13 @@
 // one thread per element of D, a CTA of TC_TILE x TC_TILE threads; for each
 // block the CTA decodes A's TC_TILE rows and B's TC_TILE columns of the block
 // once into shared memory, then each thread runs tc_block_step on its row and
-// column. Blocks chain: a block's word is the next one's addend.
+// column. Blocks chain: a block's word is the next one's addend. The integer
+// kinds (P.int_mode) run the same tile with tc_int_step: each thread's
+// accumulator is then C's s32 value and the exact sum, in an int64. Block
+// scales (P.scale_block > 0): SA (M x K / scale_block) and SB (N x K /
+// scale_block) words, each folded into its elements as they are decoded.
+// Sparse A: ACT (M x K bytes, 0 where the metadata leaves a position out) or
+// NULL; a left-out position is a zero that sets no flag (TC_MASKED).
 #include "tc_gemm_core.cuh"
 
 #define TC_TILE 16
@@ -42,15 +48,19 @@
 // One CTA (bx: columns of D, by: rows of D). ``A``..``D`` are words as the
 // caller lays them out; words past M, N read as zeros and are never written.
 TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B,
-                             const tc_u32* C, tc_u32* D, tc_i64 M, tc_i64 N, tc_i64 K,
+                             const tc_u32* C, tc_u32* D, const tc_u32* SA, const tc_u32* SB,
+                             const unsigned char* ACT, tc_i64 M, tc_i64 N, tc_i64 K,
                              tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 bx, tc_i64 by) {
   TC_SHARED TcDec sa[TC_TILE][TC_MAXL];
   TC_SHARED TcDec sb[TC_MAXL][TC_TILE];
-  tc_u32 acc[TC_LOCAL];
+  tc_i64 acc[TC_LOCAL];  // a word of D's format, or an integer kind's exact sum
   const int L = (int)P.block;
+  const bool integer = P.int_mode != 0;
+  const tc_i64 sbk = P.scale_block, nsc = sbk > 0 ? K / sbk : 0;
   TC_THREADS(ty, tx, tid)
     const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
-    acc[tid] = (i < M && j < N) ? C[i * N + j] : 0u;
+    const tc_u32 w = (i < M && j < N) ? C[i * N + j] : 0u;
+    acc[tid] = integer ? (tc_i64)(int)w : (tc_i64)w;
   TC_THREADS_END
   for (tc_i64 blk = blk_lo; blk < blk_hi; ++blk) {
     const tc_i64 k0 = blk * L;
@@ -58,11 +68,20 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
       const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
       for (int t = tx; t < L; t += TC_TILE) {
         const tc_i64 w = i < M ? (tc_i64)A[i * K + k0 + t] : 0;
-        sa[ty][t] = tc_decode(tc_convert_input(w, P.a, P.a_conv), P.a);
+        TcDec d = tc_decode(tc_convert_input(w, P.a, P.a_conv), P.a);
+        if (sbk > 0 && i < M) d = tc_scaled(d, SA[i * nsc + (k0 + t) / sbk], P.scale);
+        if (ACT && i < M && !ACT[i * K + k0 + t]) {
+          d.sig = 0;
+          d.exp = (short)TC_ZERO_EXP;
+          d.cls = TC_MASKED;
+        }
+        sa[ty][t] = d;
       }
       for (int t = ty; t < L; t += TC_TILE) {
         const tc_i64 w = j < N ? (tc_i64)B[(k0 + t) * N + j] : 0;
-        sb[t][tx] = tc_decode(tc_convert_input(w, P.b, P.b_conv), P.b);
+        TcDec d = tc_decode(tc_convert_input(w, P.b, P.b_conv), P.b);
+        if (sbk > 0 && j < N) d = tc_scaled(d, SB[j * nsc + (k0 + t) / sbk], P.scale);
+        sb[t][tx] = d;
       }
     TC_THREADS_END
     TC_SYNC();
@@ -70,19 +89,31 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
     TC_THREADS(ty, tx, tid)
       const TcDec* ar = sa[ty];
       const TcDec* bc = &sb[0][tx];
-      switch (L) {  // the profiles' block sizes as constants; any other L at run time
-        case 4: acc[tid] = tc_block_step<4>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        case 8: acc[tid] = tc_block_step<8>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        case 16: acc[tid] = tc_block_step<16>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        case 32: acc[tid] = tc_block_step<32>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L); break;
-        default: acc[tid] = tc_block_step<0>(P, acc[tid], starts, ends, ar, bc, TC_TILE, L);
+      if (P.grp_mode) {  // an fp4 kind: one block is the instruction
+        // K at run time: unrolling the group passes costs NVRTC minutes, not the product
+        acc[tid] = tc_groups_step<0>(P, (tc_u32)acc[tid], ar, bc, TC_TILE, L);
+      } else if (integer) {  // (no `continue`: in the CUDA build this is no loop)
+        switch (L) {
+          case 16: acc[tid] = tc_int_step<16>(P, acc[tid], ends, ar, bc, TC_TILE, L); break;
+          case 32: acc[tid] = tc_int_step<32>(P, acc[tid], ends, ar, bc, TC_TILE, L); break;
+          default: acc[tid] = tc_int_step<0>(P, acc[tid], ends, ar, bc, TC_TILE, L);
+        }
+      } else {
+        const tc_u32 word = (tc_u32)acc[tid];
+        switch (L) {  // the profiles' block sizes as constants; any other L at run time
+          case 4: acc[tid] = tc_block_step<4>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          case 8: acc[tid] = tc_block_step<8>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          case 16: acc[tid] = tc_block_step<16>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          case 32: acc[tid] = tc_block_step<32>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
+          default: acc[tid] = tc_block_step<0>(P, word, starts, ends, ar, bc, TC_TILE, L);
+        }
       }
     TC_THREADS_END
     TC_SYNC();
   }
   TC_THREADS(ty, tx, tid)
     const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
-    if (i < M && j < N) D[i * N + j] = acc[tid];
+    if (i < M && j < N) D[i * N + j] = (tc_u32)acc[tid];
   TC_THREADS_END
 }
 
@@ -90,24 +121,29 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
 // The kernel: grid (ceil(N / TC_TILE), ceil(M / TC_TILE)), block (TC_TILE, TC_TILE).
 extern "C" __global__ void __launch_bounds__(TC_TILE * TC_TILE)
 tc_gemm_chain(TcParams P, const tc_u32* A, const tc_u32* B, const tc_u32* C, tc_u32* D,
-              tc_i64 M, tc_i64 N, tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi) {
-  tc_gemm_tile(P, A, B, C, D, M, N, K, blk_lo, blk_hi, blockIdx.x, blockIdx.y);
+              const tc_u32* SA, const tc_u32* SB, const unsigned char* ACT, tc_i64 M,
+              tc_i64 N, tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi) {
+  tc_gemm_tile(P, A, B, C, D, SA, SB, ACT, M, N, K, blk_lo, blk_hi, blockIdx.x, blockIdx.y);
 }
 #else
 #include <cstring>
 // The host build: every CTA of the grid in turn, rows of CTAs split by the
 // caller (row_lo .. row_hi of the grid's rows) so that it may run threads.
 extern "C" int tc_gemm_host(const tc_i64* params, tc_i64 nparams, const tc_u32* A,
-                            const tc_u32* B, const tc_u32* C, tc_u32* D, tc_i64 M, tc_i64 N,
+                            const tc_u32* B, const tc_u32* C, tc_u32* D, const tc_u32* SA,
+                            const tc_u32* SB, const unsigned char* ACT, tc_i64 M, tc_i64 N,
                             tc_i64 K, tc_i64 blk_lo, tc_i64 blk_hi, tc_i64 row_lo,
                             tc_i64 row_hi) {
   if (nparams * (tc_i64)sizeof(tc_i64) != (tc_i64)sizeof(TcParams)) return 1;
   TcParams P;
   std::memcpy(&P, params, sizeof(TcParams));
   if (P.block < 1 || P.block > TC_MAXL) return 2;
+  if (P.scale_block < 0 || (P.scale_block > 0 && (!SA || !SB || K % P.scale_block))) return 3;
+  if (P.grp_mode && (P.pg < 1 || P.mg < 1 || P.per_instr != 1)) return 4;
   const tc_i64 gx = (N + TC_TILE - 1) / TC_TILE;
   for (tc_i64 by = row_lo; by < row_hi; ++by)
-    for (tc_i64 bx = 0; bx < gx; ++bx) tc_gemm_tile(P, A, B, C, D, M, N, K, blk_lo, blk_hi, bx, by);
+    for (tc_i64 bx = 0; bx < gx; ++bx)
+      tc_gemm_tile(P, A, B, C, D, SA, SB, ACT, M, N, K, blk_lo, blk_hi, bx, by);
   return 0;
 }
 

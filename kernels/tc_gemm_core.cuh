@@ -11,6 +11,26 @@
 // rounding into the stage's format; and a block holding a NaN or Inf word
 // decided by the specials rule (NaN; both infinities: NaN; else that Inf).
 // An exact zero is +0 (zero_sign 'positive', the only sign this file models).
+// Input words of any float format of models/formats.py but the fnuz ones:
+// IEEE (bf16, f16, tf32 in its f32 container, e5m2), FN (e4m3) and FINITE
+// (the fp6 e2m3 / e3m2 and fp4 e2m1 of kind::f8f6f4, every code a number).
+//
+// The integer kinds (int_mode 1 wrap, 2 saturate): s8 / u8 / s4 / u4 / b1
+// words decode to their signed value; a block adds its exact sum (products,
+// or a XOR b for b1 .xor) to an int64 accumulator that starts at C (an s32
+// word), and the instruction's end wraps it to 32 bits or saturates it
+// (models/gemm.py integer_kernel, models/model.py IntegerModel).
+//
+// Block scales (scale_block > 0: kind::mxf8f6f4, ue8m0 scales, one per
+// scale_block K positions of a row of A and a column of B): a scale folds
+// into its elements as they are decoded (tc_scaled: the raw exponent plus the
+// scale's; a NaN scale makes the element NaN), so the chain anchors on the
+// scaled raw exponent sums and every product is cut as the unscaled one is
+// (models/kernels/scaled_kernel.py scaled_case, steps 1-3 and 7, with one
+// product a group; cuda_params refuses the configurations that differ).
+// The fp4 kinds (kind::mxf4, mxf4nvf4: grp_mode 1) take tc_groups_step
+// instead: scaled_case's groups, merges and floor, one output element at a
+// time (a ue4m3 scale's significand multiplies its element's).
 //
 // Parameters come at run time in TcParams (every field a long long, so that
 // the Python side packs them as one int64 array: tcprobe/backends/cuda_params.py
@@ -33,6 +53,9 @@ typedef unsigned int tc_u32;
 // real exponent (|raw| < 300) that no sum with it sets an anchor, and small
 // enough for an int16 (a block with only zero terms gives +0 whatever q is).
 #define TC_ZERO_EXP (-16384)
+// Class bit of a K position that sparse A's metadata leaves out: a zero that
+// sets no flag, whatever B holds there (models/gemm.py MASKED).
+#define TC_MASKED 8
 
 // A format as FormatSpec gives it (models/formats.py).
 struct TcSpec {
@@ -57,10 +80,23 @@ struct TcParams {
   tc_i64 block;             // L: products fused per block
   tc_i64 per_instr;         // blocks per instruction (K_instr / L)
   TcStage inter, out;       // a block result passed on; the instruction's D
+  tc_i64 int_mode;          // 0 the float chain; integer kinds: 1 wrap, 2 saturate
+  tc_i64 int_xor;           // integer kinds: 1 sums a XOR b (b1 .xor), 0 products
+  TcSpec scale;             // the block scales' format (ue8m0, ue4m3)
+  tc_i64 scale_block;       // K positions one scale covers; 0: no block scales
+  // The fp4 kinds' ScaledParams (models/tcgen05_scaled.py; TC_UNSET: not a term)
+  tc_i64 grp_mode;          // 1: tc_groups_step runs the instruction; 0: the chain
+  tc_i64 pw, cw, sw, qf;    // product_window, c_window, scale_window, q_floor
+  tc_i64 pg, cdom, mg, cmb; // product_group, c_dominant, merge_group, c_merge_bits
+  tc_i64 pgcm, gf;          // per_group_c_merge, group_floor
 };
 
+// scaled_kernel.UNSET (core.NO_FLOOR): an absent term of the quantum.
+#define TC_UNSET (-(1LL << 40))
+
 // One decoded A or B element: signed significand, raw exponent (TC_ZERO_EXP
-// for zeros and specials), class (0 zero, 1 finite, 2 Inf, 3 NaN) | sign << 2.
+// for zeros and specials), class (0 zero, 1 finite, 2 Inf, 3 NaN) | sign << 2,
+// | TC_MASKED for a position a sparse A's metadata leaves out (gemm.MASKED).
 struct TcDec {
   int sig;
   short exp;
@@ -115,10 +151,20 @@ TC_HD tc_i64 tc_convert_input(tc_i64 w, const TcSpec& f, tc_i64 mode) {
   return (keep + (up ? 1 : 0)) << d;
 }
 
-// decode_scalar for a float word, as gemm.decode_operand stores it.
+// decode_scalar for a float word, as gemm.decode_operand stores it; an
+// integer word (kind 1) is its value in sig (exponent 0, class finite or zero).
 TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
   TcDec out;
   code &= tc_mask(f.width);
+  out.pad = 0;
+  if (f.kind == 1) {
+    const tc_i64 v = (f.is_signed && ((code >> (f.width - 1)) & 1)) ? code - ((tc_i64)1 << f.width)
+                                                                    : code;
+    out.sig = (int)v;
+    out.exp = 0;
+    out.cls = (signed char)(v != 0 ? 1 : 0);
+    return out;
+  }
   const tc_i64 sign = f.is_signed ? (code >> (f.width - 1)) & 1 : 0;
   const tc_i64 e = (code >> (f.frac_bits + f.drop)) & tc_mask(f.exp_bits);
   const tc_i64 fr = (code >> f.drop) & tc_mask(f.frac_bits);
@@ -137,8 +183,46 @@ TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
   out.sig = finite ? (int)(sign ? -sig : sig) : 0;
   out.exp = (short)(finite ? raw : TC_ZERO_EXP);
   out.cls = (signed char)(cls | (sign << 2));
-  out.pad = 0;
   return out;
+}
+
+// A decoded element times its block scale (ue8m0: 2**(code - bias), all ones
+// NaN; ue4m3: a float word, its significand multiplying the element's): the
+// fold of scaled_case step 2. The classes multiply (a NaN scale makes NaN, a
+// zero scale times Inf NaN; the class of a product of four factors does not
+// depend on their order); a finite nonzero element takes the scale's
+// significand and raw exponent, and keeps that raw exponent in ``pad`` (the
+// scale exponent S_k of its products).
+TC_HD TcDec tc_scaled(TcDec d, tc_i64 code, const TcSpec& s) {
+  int scls;
+  tc_i64 ssig = 1, sraw = 0;
+  if (s.kind == 2) {  // e8m0
+    code &= tc_mask(s.width);
+    scls = code == tc_mask(s.width) ? 3 : 1;
+    sraw = code - s.bias;
+  } else {
+    const TcDec x = tc_decode(code, s);
+    scls = x.cls & 3;
+    ssig = x.sig;
+    sraw = x.exp;
+  }
+  const int x = d.cls & 3;
+  int cls;
+  if (x == 3 || scls == 3) cls = 3;
+  else if (x == 2 || scls == 2) cls = (x == 0 || scls == 0) ? 3 : 2;
+  else if (x == 0 || scls == 0) cls = 0;
+  else cls = 1;
+  if (cls == 1) {
+    d.sig = (int)(d.sig * ssig);
+    d.exp = (short)(d.exp + sraw);
+    d.pad = (signed char)sraw;
+  } else {
+    d.sig = 0;
+    d.exp = (short)TC_ZERO_EXP;
+    d.pad = 0;
+  }
+  d.cls = (signed char)(cls | (d.cls & 4));
+  return d;
 }
 
 // lane_decoder.fields: (special, sign, significand, raw exponent) of a word.
@@ -357,10 +441,164 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);
     TC_UNROLL for (int t = 0; t < L; ++t) {
       const int x = a[t].cls, y = b[t * bs].cls;
-      flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
+      if (!(x & TC_MASKED)) flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
     }
     tc_i64 word;
     if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
   }
   return (tc_u32)tc_window_word(m, q, P, st);
+}
+
+// One block of an integer kind for one element of D: ``acc`` (C, or the sum
+// so far, exact in an int64) plus the block's exact sum of products (or of
+// a XOR b); at the instruction's end the sum wraps to 32 bits or saturates.
+template <int LC>
+TC_HD tc_i64 tc_int_step(const TcParams& P, tc_i64 acc, bool ends, const TcDec* a,
+                         const TcDec* b, int bs, int L_run) {
+  const int L = LC > 0 ? LC : L_run;
+  tc_i64 s = 0;
+  if (P.int_xor) {
+    TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)(a[t].sig ^ b[t * bs].sig);
+  } else {
+    TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)a[t].sig * (tc_i64)b[t * bs].sig;
+  }
+  acc += s;
+  if (ends) {
+    const tc_i64 lo = -((tc_i64)1 << 31), hi = ((tc_i64)1 << 31) - 1;
+    if (P.int_mode == 2) acc = acc < lo ? lo : (acc > hi ? hi : acc);
+    else acc = ((acc - lo) & (((tc_i64)1 << 32) - 1)) + lo;
+  }
+  return acc;
+}
+
+// ---------------------------------------------------------------------------
+// The fp4 kinds (models/kernels/scaled_kernel.py scaled_case, steps 1-7)
+
+// The exact sum of the products lo..hi-1 of one element: *total * 2***base
+// (scaled_kernel._group_sum: base the smallest lsb of a nonzero product;
+// 2**40 and 0 for none), with the group's largest raw and scale exponents.
+TC_HD void tc_group_sum(const TcDec* a, const TcDec* b, int bs, int lo, int hi, tc_i64 fab,
+                        tc_i64* total, tc_i64* base, tc_i64* g_raw, tc_i64* g_scale) {
+  tc_i64 lsb_min = (tc_i64)1 << 40, r = TC_UNSET, s = TC_UNSET;
+  for (int t = lo; t < hi; ++t) {
+    const TcDec x = a[t], y = b[t * bs];
+    if (x.sig != 0 && y.sig != 0) {
+      const tc_i64 e = (tc_i64)x.exp + y.exp;
+      lsb_min = e - fab < lsb_min ? e - fab : lsb_min;
+      r = e > r ? e : r;
+      s = (tc_i64)x.pad + y.pad > s ? (tc_i64)x.pad + y.pad : s;
+    }
+  }
+  tc_i64 sum = 0;
+  for (int t = lo; t < hi; ++t) {
+    const TcDec x = a[t], y = b[t * bs];
+    if (x.sig != 0 && y.sig != 0) {
+      const tc_i64 p = (tc_i64)x.sig * y.sig, v = (p < 0 ? -p : p)
+                                                  << ((tc_i64)x.exp + y.exp - fab - lsb_min);
+      sum += p < 0 ? -v : v;
+    }
+  }
+  *total = sum;
+  *base = lsb_min;
+  *g_raw = r;
+  *g_scale = s;
+}
+
+TC_HD tc_i64 tc_cut_signed(tc_i64 total, tc_i64 sh) {
+  const tc_i64 neg = total < 0 ? 1 : 0;
+  return tc_cut(neg ? -total : total, sh, neg);
+}
+
+// Group g's sum as scaled_case forms it, with its alignment exponent and the
+// per-group C cut applied (c_raw: raw(C) when C is nonzero, else TC_UNSET).
+TC_HD void tc_group_term(const TcParams& P, const TcDec* a, const TcDec* b, int bs, int g, int K,
+                         tc_i64 fab, tc_i64 c_raw, tc_i64* total, tc_i64* base, tc_i64* align,
+                         tc_i64* g_scale) {
+  const int lo = g * (int)P.pg, hi = lo + (int)P.pg < K ? lo + (int)P.pg : K;
+  tc_i64 g_raw;
+  tc_group_sum(a, b, bs, lo, hi, fab, total, base, &g_raw, g_scale);
+  *align = TC_UNSET;
+  if (g_raw != TC_UNSET) {
+    if (P.pw != TC_UNSET && g_raw - P.pw > *align) *align = g_raw - P.pw;
+    if (P.sw != TC_UNSET && *g_scale - P.sw > *align) *align = *g_scale - P.sw;
+  }
+  if (P.pgcm && c_raw != TC_UNSET && g_raw != TC_UNSET && c_raw >= g_raw) {
+    const tc_i64 x = c_raw - P.cmb;  // cut to raw(C) - c_merge_bits first
+    if (x > *base) {
+      *total = tc_cut_signed(*total, *base - x);
+      *base = x;
+    }
+  }
+}
+
+// One instruction of an fp4 kind for one element of D (``acc``: C, f32).
+template <int LC>
+TC_HD tc_u32 tc_groups_step(const TcParams& P, tc_u32 acc, const TcDec* a, const TcDec* b,
+                            int bs, int L_run) {
+  const int K = LC > 0 ? LC : L_run;
+  const TcStage st = P.out;
+  const TcFields c = tc_fields((tc_i64)acc, st.spec);
+  const tc_i64 clsb = c.raw - st.spec.frac_bits;
+  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits + 2 * P.scale.frac_bits;
+  int flags = tc_term_flags(tc_lane_class(c.special, c.sig, st.spec), c.sign);
+  bool have = false;
+  tc_i64 big_r = TC_UNSET, big_s = TC_UNSET;
+  for (int t = 0; t < K; ++t) {
+    const int x = a[t].cls, y = b[t * bs].cls;
+    const int cls = tc_mul_class(x & 3, y & 3);
+    flags |= tc_term_flags(cls, ((x ^ y) >> 2) & 1);
+    if (cls == 1) {
+      const tc_i64 r = (tc_i64)a[t].exp + b[t * bs].exp, s = (tc_i64)a[t].pad + b[t * bs].pad;
+      big_r = !have || r > big_r ? r : big_r;
+      big_s = !have || s > big_s ? s : big_s;
+      have = true;
+    }
+  }
+  tc_i64 word;
+  if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
+  const bool c_zero = !c.special && c.sig == 0;
+  if (!have) return c_zero ? 0u : acc;  // zero_c 'positive' (cuda_params refuses 'keep')
+  const bool c_nonzero = !c.special && c.sig != 0;
+  const tc_i64 c_raw = c_nonzero ? c.raw : TC_UNSET;
+  if (P.cdom && c_nonzero && c.raw >= big_r) {  // step 5: the C-dominant merge
+    const tc_i64 q = c.raw - P.cmb;
+    tc_i64 m = tc_cut(c.sig, clsb - q, c.sign);
+    for (int lo = 0; lo < K; lo += (int)P.mg) {
+      tc_i64 total, base, g_raw, g_scale;
+      tc_group_sum(a, b, bs, lo, lo + (int)P.mg < K ? lo + (int)P.mg : K, fab, &total, &base,
+                   &g_raw, &g_scale);
+      m += tc_cut_signed(total, base - q);
+    }
+    return (tc_u32)tc_window_word(m, q, P, st);
+  }
+  const int groups = (int)((K + P.pg - 1) / P.pg);
+  tc_i64 top = c_nonzero && P.cw != TC_UNSET ? c.raw - P.cw : TC_UNSET;
+  for (int g = 0; g < groups; ++g) {  // steps 3-4: the quantum
+    tc_i64 total, base, align, g_scale;
+    tc_group_term(P, a, b, bs, g, K, fab, c_raw, &total, &base, &align, &g_scale);
+    top = align > top ? align : top;
+  }
+  const tc_i64 q = top > P.qf ? top : P.qf;
+  const tc_i64 mc = c_nonzero ? tc_cut(c.sig, clsb - q, c.sign) : 0;
+  tc_i64 m = mc;
+  for (int g = 0; g < groups; ++g) {
+    tc_i64 total, base, align, g_scale;
+    tc_group_term(P, a, b, bs, g, K, fab, c_raw, &total, &base, &align, &g_scale);
+    m += tc_cut_signed(total, base - q);
+  }
+  word = tc_window_word(m, q, P, st);
+  const tc_i64 mag = word & 0x7FFFFFFF;
+  if (P.gf != TC_UNSET && mag != 0 && mag < ((tc_i64)1 << 23)) {  // step 6: the group floor
+    const tc_i64 limit = q < P.gf ? P.gf - q : 0;
+    m = mc;
+    for (int g = 0; g < groups; ++g) {
+      tc_i64 total, base, align, g_scale;
+      tc_group_term(P, a, b, bs, g, K, fab, c_raw, &total, &base, &align, &g_scale);
+      const tc_i64 units = tc_cut(total < 0 ? -total : total, base - q, 0);
+      if (g_scale != TC_UNSET && g_scale < big_s && tc_bit_length(units) <= limit) continue;
+      m += tc_cut_signed(total, base - q);
+    }
+    word = tc_window_word(m, q, P, st);
+  }
+  return (tc_u32)word;
 }

@@ -19,9 +19,9 @@ compares the two word for word). What a matrix product lets it share:
   of A pass over them; the rows of D are split over the caller's ``jobs``
   threads (the kernel releases the GIL).
 
-Integer datapaths (s8/u8) take :func:`integer_kernel`: the exact sum of each
-instruction added to C and wrapped modulo 2**32, or saturated once per
-instruction.
+Integer datapaths (s8/u8/s4/u4/b1) take :func:`integer_kernel`: the exact
+sum of each instruction (of products, or of a XOR b for b1 .xor) added to C
+and wrapped modulo 2**32, or saturated once per instruction.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
         integer_kernel(np.ascontiguousarray(a[:, lo:hi].astype(np.int64)),
                        np.ascontiguousarray(b[lo:hi].astype(np.int64)),
                        get_format(dp.a_type).spec, get_format(dp.b_type).spec,
-                       c, dp.k, model.saturate, out)
+                       c, dp.k, model.saturate, dp.bitop == "xor", out)
         return out.astype(np.uint32)
     kp = kernel_params(dp, model.params, dp.k)
     per_instr = dp.k // kp.block
@@ -286,9 +286,10 @@ def _int_value(word, spec):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def integer_kernel(a, b, a_spec, b_spec, c, k_inst, saturate, out):
+def integer_kernel(a, b, a_spec, b_spec, c, k_inst, saturate, xor, out):
     """Integer MMA chained over K: each instruction's exact sum plus C, wrapped
-    to 32 bits or saturated (the IntegerModel's rule, once per instruction)."""
+    to 32 bits or saturated (the IntegerModel's rule, once per instruction);
+    ``xor``: the terms are a XOR b (b1 .xor.popc), else a * b."""
     k = a.shape[1]
     n = b.shape[1]
     for i in prange(a.shape[0]):
@@ -299,8 +300,12 @@ def integer_kernel(a, b, a_spec, b_spec, c, k_inst, saturate, out):
         for lo in range(0, k, k_inst):
             for t in range(lo, lo + k_inst):
                 x = _int_value(a[i, t], a_spec)
-                for j in range(n):
-                    acc[j] += x * _int_value(b[t, j], b_spec)
+                if xor:
+                    for j in range(n):
+                        acc[j] += x ^ _int_value(b[t, j], b_spec)
+                else:
+                    for j in range(n):
+                        acc[j] += x * _int_value(b[t, j], b_spec)
             for j in range(n):
                 if saturate:
                     acc[j] = min(max(acc[j], -(1 << 31)), (1 << 31) - 1)

@@ -5,11 +5,16 @@
 #
 # UNRUN: prepared without a GPU (docs/cuda-backend.md). What it does
 # (scripts/gpu_cuda_backend.py): compiles kernels/tc_gemm.cu with NVRTC for
-# the GPU's arch; runs every covered profile on small special-heavy and raw
-# operands and compares the kernel's words with the host build's and the CPU
-# engine's; then a 4096^3 bf16 product under the B200 tcgen05 and H100 wgmma
-# models: the kernel's time and rate, torch's native bf16 matmul (cuBLAS) on
-# the same operands, and two 64 x 64 sub-blocks of D against the CPU engine.
+# the GPU's arch; computes the CPU engine's words for every covered row (float
+# profiles incl. fp6/fp4, the integer kinds, the block-scaled kinds, sparse) on
+# small special-heavy and raw operands in worker processes, and compares the
+# kernel's words and the host build's with them; a 4096^3 bf16 product under
+# the B200 tcgen05 and H100 wgmma models: the kernel's time and rate, torch's
+# native bf16 matmul (cuBLAS) on the same operands, and two 64 x 64
+# sub-blocks of D against the CPU engine; a small transformer (torch modules)
+# forward and backward under emulate(gpu="B200", backend="cuda"), every
+# product redone by the CPU engine, the time per step against native CPU and
+# GPU. The same script runs without a GPU as --host (the tests do).
 #
 # Writes under $OUT (default out/gpu-cuda-backend-STAMP): results.json,
 # summary.tsv (one line a step: step, status, seconds, figure), env.txt, log.txt.

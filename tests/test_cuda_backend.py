@@ -10,7 +10,22 @@ import zlib
 
 import numpy as np
 import pytest
-from cuda_backend_support import COVERED, engine_chain, model_of, operands
+from cuda_backend_support import (
+    COVERED,
+    INTEGER,
+    SCALED,
+    SPARSE,
+    engine_chain,
+    fp4_operands,
+    integer_model,
+    integer_operands,
+    model_chain,
+    model_of,
+    operands,
+    scaled_chain,
+    scales,
+    sparse_active,
+)
 from cuda_support import needs_nvdisasm, needs_nvrtc
 
 from tcprobe.backends import cuda_gemm, cuda_params, host_build
@@ -29,12 +44,15 @@ def _ids(row):
     return "-".join(row)
 
 
+_int_ids = _ids  # (GPU, datapath id) rows
+
+
 # ---------------------------------------------------------------------------
 # The source
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100a"])
 def test_kernel_compiles_with_nvrtc(arch):
     from tcprobe.devices.cuda import nvrtc
 
@@ -43,7 +61,12 @@ def test_kernel_compiles_with_nvrtc(arch):
     ptx = nvrtc.compile_ptx(source("tc_gemm.cu"), arch, name="tc_gemm.cu",
                             headers={"tc_gemm_core.cuh": source("tc_gemm_core.cuh")},
                             options=("-default-device",))
-    assert re.search(r"\.entry\s+tc_gemm_chain\s*\(", ptx)
+    entry = re.search(r"\.entry\s+tc_gemm_chain\s*\((.*?)\)", ptx, re.S)
+    assert entry
+    # the arguments _run_torch passes: TcParams, A, B, C, D, SA, SB, ACT, M, N, K, blk_lo, blk_hi
+    params = re.findall(r"\.param\s[^,]*?tc_gemm_chain_param_\d+(\[\d+\])?", entry.group(1))
+    assert len(params) == 13
+    assert params[0] == f"[{8 * cuda_params.N_PARAMS}]"  # TcParams by value: N_PARAMS int64
     assert ".shared" in ptx  # the decoded tiles live in shared memory
 
 
@@ -260,12 +283,13 @@ def test_refuses_parameters(changes, named):
 
 @pytest.mark.parametrize("dp_id, gpu, named", [
     ("mma.e4m3.f32.k32", "H100", "SplitModel"),
-    ("mma.s8.s32.k32", "H100", "IntegerModel"),
-    ("tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1", "B200", "BlockScaledModel"),
-    ("wgmma.e4m3.f32.k64.sparse", "H100", "sparse"),
-    ("tcgen05.f8f6f4.e2m1.f32.k32", "B200", "e2m1"),
+    ("tcgen05.mxf8f6f4.e4m3.f32.k64.ue8m0x1.sparse", "B200", "sparse"),
+    ("tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse", "B200", "sparse"),
     ("mma.f16.f16tof32.k16", "H100", "c_type"),
-    ("mma.f64.f64.k4", "H100", "f64"),
+    ("mma.f64.f64.k4", "H100", "F64Model: f64 DMMA"),
+    ("mfma.bf16.f32.k16", "MI300X", "MfmaModel: AMD v_mfma"),
+    ("mfma.f16.f32.k16", "MI250X", "MfmaModel: AMD v_mfma"),
+    ("mfma.fp8.e4m3fnuz.f32.k32", "MI300X", "MfmaModel: AMD v_mfma"),
 ])
 def test_refuses_datapaths(dp_id, gpu, named):
     from tcprobe.models import registry
@@ -274,6 +298,19 @@ def test_refuses_datapaths(dp_id, gpu, named):
     mdl = registry.auto(Datapath.parse(dp_id), gpu)
     ok, why = cuda_gemm.supports(mdl)
     assert not ok and named in why, why
+
+
+def test_refuses_integer_datapaths_by_type():
+    """Integer kinds into another D than s32 (none the profiles give, so the
+    model is built by hand) are refused by name."""
+    from tcprobe.models.datapath import Datapath
+    from tcprobe.models.model import IntegerModel
+
+    base = integer_model("A100", "mma.s8.s32.k32")
+    for dp_id, named in (("mma.s8.f32tos32.k32", "c_type"), ("mma.s8.f32.k32", "d_type")):
+        mdl = IntegerModel(base.name, Datapath.parse(dp_id), base.evidence)
+        ok, why = cuda_gemm.supports(mdl)
+        assert not ok and named in why and "s32" in why, why
 
 
 def test_shapes_checked():
@@ -343,4 +380,313 @@ def test_gpu_check_covers_the_tested_rows():
     from pathlib import Path
 
     script = Path(__file__).resolve().parent.parent / "scripts" / "gpu_cuda_backend.py"
-    assert runpy.run_path(str(script))["ROWS"] == COVERED
+    names = runpy.run_path(str(script))
+    assert names["ROWS"] == COVERED
+    assert names["INTEGER_ROWS"] == INTEGER
+    assert names["SCALED_ROWS"] == SCALED
+    assert names["SPARSE_ROWS"] == SPARSE
+
+
+# ---------------------------------------------------------------------------
+# Block-scaled kind::mxf8f6f4
+
+
+@pytest.mark.fast_first(3)
+@pytest.mark.parametrize("row", SCALED, ids=_int_ids)
+def test_scaled_words_equal_model(row):
+    """The host build's words equal the BlockScaledModel's own (models.gemm has
+    no block-scaled chain), three instructions chained, on element words of
+    every kind and scales near one, raw (NaN, 2**-127, 2**127) and special."""
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry_auto(row)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    assert Datapath.parse(row[1]) == dp
+    rng = np.random.default_rng(zlib.crc32(_int_ids(row).encode()))
+    for kind in KINDS:
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
+        for skind in ("near", "raw", "special"):
+            sa, sb = scales(rng, skind, 19, 21, 3 * dp.n_scales, dp.scale_type)
+            want = scaled_chain(mdl, a, b, c, sa, sb, 0, 3)
+            got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, sa=sa, sb=sb)
+            bad = np.argwhere(got != want)
+            assert not len(bad), (f"{kind}/{skind}: {len(bad)} words differ, first at "
+                                  f"{tuple(bad[0])}: {got[tuple(bad[0])]:#x} != "
+                                  f"{want[tuple(bad[0])]:#x}")
+            if kind == "finite" and skind == "near":  # the scales count: all-one scales differ
+                one = (np.full_like(sa, cuda_params.scale_one(mdl)),
+                       np.full_like(sb, cuda_params.scale_one(mdl)))
+                assert not np.array_equal(scaled_chain(mdl, a, b, c, *one, 0, 3), want)
+                assert ((want & 0x7FFFFFFF) != 0).mean() > 0.9
+
+
+RULES = {"c_dominant": False, "per_group_c_merge": False, "group_floor": None}
+
+
+@pytest.mark.parametrize("profile", ["b200-tcgen05", "mmasim-tcgen05"])
+@pytest.mark.parametrize("dp_id", [r[1] for r in SCALED if r[1].startswith("tcgen05.mxf4")])
+def test_fp4_rules_words_equal_model(dp_id, profile):
+    """The fp4 kinds (tc_groups_step) on operands that reach the C-dominant
+    merge, the C-relative group cut and the subnormal group floor: the host
+    build's words equal the model's; each rule the profile has is reached
+    (the model with it turned off gives other words on these operands)."""
+    from tcprobe.models import tcgen05
+    from tcprobe.models.datapath import Datapath
+    from tcprobe.models.tcgen05_scaled import BlockScaledModel
+
+    mdl = tcgen05.model_for(Datapath.parse(dp_id), profile)
+    assert cuda_gemm.supports(mdl)[0] and not cuda_params.scaled_by_chain(mdl)
+    dp, p = mdl.datapath, mdl.params
+    rng = np.random.default_rng(zlib.crc32((dp_id + profile).encode()))
+    reached = dict.fromkeys(k for k, off in RULES.items() if getattr(p, k) != off)
+    for kind, tiles in (("cancel", 1), ("floor", 2)):
+        a, b, c, sa, sb = fp4_operands(rng, kind, dp, 24, 20, tiles)
+        want = scaled_chain(mdl, a, b, c, sa, sb, 0, tiles)
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles, sa=sa, sb=sb)
+        assert np.array_equal(got, want), (kind, int((got != want).sum()))
+        for rule in reached:
+            off = BlockScaledModel(mdl.name, dp, mdl.evidence, p.replace(**{rule: RULES[rule]}))
+            if not np.array_equal(scaled_chain(off, a, b, c, sa, sb, 0, tiles), want):
+                reached[rule] = kind
+    assert all(reached.values()), reached
+
+
+@pytest.mark.fast_first(3)
+@pytest.mark.parametrize("row", SPARSE, ids=_int_ids)
+def test_sparse_words_equal_engine(row):
+    """Sparse A: the positions its metadata leaves out are zeros in A (as the
+    matrix pipeline makes them) that no B word there may turn into NaN: the
+    host build with ``active`` equals models.gemm with the masked decoders and
+    the plain model on masked cases; without the mask the engine's words
+    differ on these operands (B's NaN and Inf at left-out positions)."""
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry_auto(row)
+    assert cuda_gemm.supports(mdl)[0]
+    dp = mdl.datapath
+    assert Datapath.parse(row[1]) == dp
+    rng = np.random.default_rng(zlib.crc32(_int_ids(row).encode()))
+    kinds = ("raw", "extreme") if dp.is_integer else ("special", "raw", "spread")
+    for kind in kinds:
+        if dp.is_integer:
+            a, b, c = integer_operands(rng, kind, dp.a_type, dp.b_type, 19, 3 * dp.k, 21)
+        else:
+            a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
+        active = sparse_active(rng, dp, 19, 3 * dp.k)
+        a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+        want = model_chain(mdl, a, b, c, 0, 3, active)
+        decoded = None if dp.is_integer else gemm.decoders(mdl, a, b, active)
+        assert np.array_equal(gemm.gemm_words(mdl, a, b, c, (0, 3), decoded), want), kind
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, active=active)
+        assert np.array_equal(got, want), (kind, int((got != want).sum()))
+        if kind == "special":  # the mask counts: left-out positions hold B's specials
+            every = np.ones_like(active)
+            assert not np.array_equal(model_chain(mdl, a, b, c, 0, 3, every), want)
+    with pytest.raises(ValueError, match="takes active"):
+        cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
+
+
+def test_sparse_through_matmul_host():
+    """The pipeline's sparse chains on the host build: A zero where its
+    metadata leaves a position out, B NaN there."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
+
+    mdl = registry_auto(("H100", "wgmma.bf16.f32.k32.sparse"))
+    dp = mdl.datapath
+    rng = np.random.default_rng(9)
+    a, b, c = operands(rng, "finite", dp.a_type, dp.b_type, dp.d_type, 9, 70, 18)
+    active = sparse_active(rng, dp, 9, 72)[:, :70]
+    a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+    b[~active[0]] = 0x7FC0  # row 0's left-out K positions: NaN in every column of B
+
+    def problem(backend=None):
+        return Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, backend=backend)
+
+    chain = run(problem(), PRESETS["chain"].schedule)
+    assert np.array_equal(run(problem("host"), PRESETS["chain"].schedule), chain)
+    assert not ((chain[0] & 0x7FFFFFFF) > 0x7F800000).any()  # row 0 reads none of the NaNs
+
+
+def test_refuses_scaled_zero_c_keep():
+    from tcprobe.models.tcgen05_scaled import BlockScaledModel
+
+    mdl = registry_auto(("B200", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2"))
+    keep = BlockScaledModel(mdl.name, mdl.datapath, mdl.evidence,
+                            mdl.params.replace(zero_c="keep"))
+    ok, why = cuda_gemm.supports(keep)
+    assert not ok and "zero_c" in why
+
+
+def registry_auto(row):
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    return registry.auto(Datapath.parse(row[1]), row[0])
+
+
+def test_scaled_named_vectors():
+    """Hand-made mxf8f6f4 words (no engine involved): e2m1 elements, ue8m0
+    scales 2**(code - 127): 6 * 2**3 * 6 * 2**-1 = 144; a NaN scale (0xff)
+    makes its row's products NaN; 2**127 * 2**127 * 36 * 32 products is past
+    f32: +Inf (the B200 profile's overflow)."""
+    mdl = registry_auto(("B200", "tcgen05.mxf8f6f4.e2m1.f32.k32.ue8m0x1"))
+    a = np.zeros((4, 32), np.uint32)
+    b = np.zeros((32, 3), np.uint32)
+    a[0, 0], b[0, 0] = 0x7, 0x7
+    a[1, 0], b[0, 1] = 0x7, 0x7
+    a[2, :], b[:, 2] = 0x7, 0x7
+    sa = np.array([[130], [0xFF], [0xFE], [0xFF]], np.uint32)  # row 3: zeros, a NaN scale
+    sb = np.array([[126], [127], [0xFE]], np.uint32)
+    d = cuda_gemm.gemm_words_cuda(mdl, a, b, np.zeros((4, 3), np.uint32), 0, 1, sa=sa, sb=sb)
+    assert d[0, 0] == 0x43100000  # 144
+    assert d[1, 1] == 0x7FFFFFFF  # the canonical NaN
+    assert d[3, 0] == 0x7FFFFFFF  # a NaN scale times zero elements is NaN too
+    assert d[2, 2] == 0x7F800000
+
+
+def test_scaled_through_matmul_host():
+    """The matrix pipeline's chains on the host build, block-scaled, K not a
+    multiple of 32 (padded with zero elements and scales of one)."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
+
+    mdl = registry_auto(("B200", "tcgen05.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"))
+    dp = mdl.datapath
+    rng = np.random.default_rng(6)
+    a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 9, 80, 18)
+    sa, sb = scales(rng, "special", 9, 18, 3)
+
+    def problem(backend=None):
+        return Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, sa=sa, sb=sb,
+                       backend=backend)
+
+    chain = run(problem(), PRESETS["chain"].schedule)
+    assert np.array_equal(run(problem("host"), PRESETS["chain"].schedule), chain)
+    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c, sa=sa, sb=sb), chain)
+
+
+def test_scales_checked():
+    mdl = registry_auto(("B200", "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"))
+    a, b, c = np.zeros((2, 64), np.uint32), np.zeros((64, 3), np.uint32), np.zeros((2, 3),
+                                                                                   np.uint32)
+    with pytest.raises(ValueError, match="SA must be"):
+        cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2)
+    with pytest.raises(ValueError, match="SB must be"):
+        cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2, sa=np.zeros((2, 2), np.uint32),
+                                  sb=np.zeros((3, 1), np.uint32))
+    with pytest.raises(ValueError, match="takes no block scales"):
+        cuda_gemm.gemm_words_cuda(model_of(*BF16), a, b, c, 0, 4, sa=a)
+
+
+# ---------------------------------------------------------------------------
+# fp6 / fp4 inputs: hand-made words (no engine involved)
+
+
+def test_fp4_fp6_named_vectors():
+    """tcgen05 kind::f8f6f4 on B200 (F=25, L=32, RZ into f32): e2m1 words
+    0x7 = 6, 0xF = -6, 0x1 = 0.5 (its subnormal), 0x2 = 1; e2m3 0x1F = 7.5,
+    e3m2 0x1F = 28 and 0x01 = 2**-4 (subnormals); every code a number (no
+    NaN or Inf: 0x7 and 0x1F are the largest finite values)."""
+    mdl = model_of("B200", "sm_100a", "tcgen05", "e2m1", "f32")
+    a = np.zeros((4, 32), np.uint32)
+    b = np.zeros((32, 4), np.uint32)
+    c = np.zeros((4, 4), np.uint32)
+    a[0] = 0x7
+    b[:, 0] = 0x7  # 32 * 36 = 1152
+    a[1, :2] = (0x1, 0x9)  # 0.5 * 1 + (-0.5) * 1 = +0 (an exact zero is +0)
+    b[:2, 1] = 0x2
+    a[2, 0] = 0xF  # -6 * 0.5 + C = 3: 0
+    b[0, 2] = 0x1
+    c[2, 2] = 0x40400000
+    a[3, 0] = 0x1  # 0.5 * 0.5 = 0.25 (the model reads a word's low 4 bits: 0xF1 is 0x1)
+    b[0, 3] = 0xF1
+    d = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 1)
+    assert d[0, 0] == 0x44900000
+    assert d[1, 1] == 0x00000000
+    assert d[2, 2] == 0x00000000
+    assert d[3, 3] == 0x3E800000
+    mixed = model_of("B200", "sm_100a", "tcgen05", "e2m3xe3m2", "f32")
+    a = np.zeros((1, 32), np.uint32)
+    b = np.zeros((32, 2), np.uint32)
+    a[0, :2] = (0x1F, 0x1F)  # 7.5, 7.5
+    b[:2, 0] = (0x1F, 0x01)  # 28, 2**-4: 210 + 0.46875
+    b[0, 1] = 0x3F  # -28
+    d = cuda_gemm.gemm_words_cuda(mixed, a, b, np.zeros((1, 2), np.uint32), 0, 1)
+    assert d[0, 0] == 0x43527800  # 210.46875
+    assert d[0, 1] == 0xC3520000  # -210
+
+
+# ---------------------------------------------------------------------------
+# The integer kinds
+
+
+@pytest.mark.fast_first(3)
+@pytest.mark.parametrize("row", INTEGER, ids=_int_ids)
+def test_integer_words_equal_engine(row):
+    """The host build's words equal models.gemm's and the plain IntegerModel's,
+    on raw words and on extremes whose sums wrap (or saturate with .sat)."""
+    mdl = integer_model(*row)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    rng = np.random.default_rng(zlib.crc32(_int_ids(row).encode()))
+    for kind in ("raw", "extreme"):
+        a, b, c = integer_operands(rng, kind, dp.a_type, dp.b_type, 19, 3 * dp.k, 21)
+        want = model_chain(mdl, a, b, c, 0, 3)
+        assert np.array_equal(gemm.gemm_words(mdl, a, b, c, (0, 3)), want)
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
+        assert got.dtype == np.uint32
+        bad = np.argwhere(got != want)
+        assert not len(bad), (f"{kind}: {len(bad)} words differ, first at {tuple(bad[0])}: "
+                              f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")
+        if kind == "extreme":  # the rule is exercised: wrapping and saturating differ here
+            other = type(mdl)(mdl.name, dp, mdl.evidence, saturate=not mdl.saturate)
+            assert not np.array_equal(model_chain(other, a, b, c, 0, 3), want)
+
+
+def test_integer_named_vectors():
+    """Hand-made s8 and b1 words (no engine involved)."""
+    from tcprobe.models.model import IntegerModel
+
+    wrap = integer_model("A100", "mma.s8.s32.k32")
+    sat = IntegerModel(wrap.name, wrap.datapath, wrap.evidence, saturate=True)
+    a = np.full((2, 64), 0x80, np.uint32)  # -128
+    b = np.full((64, 2), 0x80, np.uint32)  # -128: 32 * 16384 = 0x80000 an instruction
+    c = np.array([[0x7FFFFFFF, 0], [0x7FFF0000, 0xFFFFFFFF]], np.uint32)
+    d = cuda_gemm.gemm_words_cuda(wrap, a, b, c, 0, 1)
+    assert d.tolist() == [[0x8007FFFF, 0x80000], [0x80070000, 0x7FFFF]]
+    d = cuda_gemm.gemm_words_cuda(sat, a, b, c, 0, 2)  # saturated once per instruction
+    assert d.tolist() == [[0x7FFFFFFF, 0x100000], [0x7FFFFFFF, 0xFFFFF]]
+    a[0, 32:] = 0x7F  # the second instruction adds 127 * -128 * 32 = -0x7F000 to row 0:
+    d = cuda_gemm.gemm_words_cuda(sat, a, b, c, 0, 2)  # to the saturated first, not the exact
+    assert d[0].tolist() == [0x7FF80FFF, 0x1000]
+    for op, want in (("and", 0), ("xor", 256)):
+        mdl = integer_model("A100", f"mma.b1.s32.k256.{op}")
+        a1 = np.ones((1, 256), np.uint32)
+        d = cuda_gemm.gemm_words_cuda(mdl, a1, np.zeros((256, 1), np.uint32),
+                                      np.full((1, 1), 5, np.uint32), 0, 1)
+        assert d[0, 0] == 5 + want, op
+
+
+def test_integer_through_matmul_host():
+    """tcprobe.matmul's pipeline on the host build: an integer product, K not
+    a multiple of the instruction (padded with zeros)."""
+    from tcprobe.matrix import Problem, run
+    from tcprobe.matrix.schedule import PRESETS
+
+    mdl = integer_model("B200", "tcgen05.i8.s8xu8.s32.k32.sat")
+    dp = mdl.datapath
+    rng = np.random.default_rng(5)
+    a, b, c = integer_operands(rng, "extreme", dp.a_type, dp.b_type, 9, 45, 18)
+    def problem(backend=None):  # integer alpha = beta = 1
+        return Problem(mdl, a, dp.a_type, b, dp.b_type, dp.d_type, c, dp.c, alpha=1, beta=1,
+                       backend=backend)
+
+    chain = run(problem(), PRESETS["chain"].schedule)
+    assert np.array_equal(run(problem("host"), PRESETS["chain"].schedule), chain)
+    assert np.array_equal(cuda_gemm.product_words_cuda(mdl, a, b, c), chain)
+    assert np.array_equal(chain, model_chain(mdl, np.pad(a, ((0, 0), (0, 19))),
+                                             np.pad(b, ((0, 19), (0, 0))), c, 0, 2))

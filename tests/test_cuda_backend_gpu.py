@@ -6,7 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_backend_support import COVERED, model_of, operands
+from cuda_backend_support import (
+    COVERED,
+    INTEGER,
+    SCALED,
+    SPARSE,
+    integer_model,
+    integer_operands,
+    model_of,
+    operands,
+    scaled_chain,
+    scales,
+    sparse_active,
+)
 from cuda_support import gpu_only
 
 from tcprobe.backends import cuda_gemm
@@ -36,3 +48,62 @@ def test_kernel_words_equal_engine(row):
         got = cuda_gemm.gemm_words_cuda(mdl, *dev, 0, 4).cpu().numpy().view(np.uint32)
         assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4)), kind
         assert np.array_equal(got, gemm.gemm_words(mdl, a, b, c, (0, 4))), kind
+
+
+def _dev(*xs):
+    return [None if x is None else torch.from_numpy(x.view(np.int32)).cuda() for x in xs]
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", INTEGER, ids=lambda r: "-".join(r))
+def test_kernel_integer_words_equal_engine(row):
+    mdl = integer_model(*row)
+    dp = mdl.datapath
+    rng = np.random.default_rng(6)
+    for kind in ("raw", "extreme"):
+        a, b, c = integer_operands(rng, kind, dp.a_type, dp.b_type, 37, 4 * dp.k, 45)
+        got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4).cpu().numpy().view(np.uint32)
+        assert np.array_equal(got, gemm.gemm_words(mdl, a, b, c, (0, 4))), kind
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", SCALED, ids=lambda r: "-".join(r))
+def test_kernel_scaled_words_equal_model(row):
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry.auto(Datapath.parse(row[1]), row[0])
+    dp = mdl.datapath
+    rng = np.random.default_rng(7)
+    for kind in ("raw", "special"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 37, 4 * dp.k, 45)
+        sa, sb = scales(rng, kind if kind == "raw" else "special", 37, 45, 4 * dp.n_scales)
+        dev = _dev(a, b, c, sa, sb)
+        got = cuda_gemm.gemm_words_cuda(mdl, *dev[:3], 0, 4, sa=dev[3], sb=dev[4])
+        got = got.cpu().numpy().view(np.uint32)
+        assert np.array_equal(got, scaled_chain(mdl, a, b, c, sa, sb, 0, 4)), kind
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", SPARSE, ids=lambda r: "-".join(r))
+def test_kernel_sparse_words_equal_engine(row):
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry.auto(Datapath.parse(row[1]), row[0])
+    dp = mdl.datapath
+    rng = np.random.default_rng(8)
+    if dp.is_integer:
+        a, b, c = integer_operands(rng, "raw", dp.a_type, dp.b_type, 37, 4 * dp.k, 45)
+    else:
+        a, b, c = operands(rng, "special", dp.a_type, dp.b_type, dp.d_type, 37, 4 * dp.k, 45)
+    active = sparse_active(rng, dp, 37, 4 * dp.k)
+    a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+    act = torch.from_numpy(active.astype(np.uint8)).cuda()
+    got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4, active=act)
+    decoded = None if dp.is_integer else gemm.decoders(mdl, a, b, active)
+    assert np.array_equal(got.cpu().numpy().view(np.uint32),
+                          gemm.gemm_words(mdl, a, b, c, (0, 4), decoded))

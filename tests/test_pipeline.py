@@ -276,9 +276,12 @@ def test_the_cuda_backend_runs_the_same_pipeline(schedule):
     want = tcprobe.matmul(a, b, c, gpu=GPU, schedule=schedule, progress=False)
     got = tcprobe.matmul(a, b, c, gpu=GPU, schedule=schedule, progress=False, backend="host")
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
-    ints = np.ones((2, 32), np.int8)
+    ints = np.arange(-64, 64, dtype=np.int8).reshape(2, 64)  # integer kinds: the same words
+    assert np.array_equal(tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, backend="host",
+                                         progress=False),
+                          tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, progress=False))
     with pytest.raises(MatmulError, match="backend: the CUDA backend does not compute"):
-        tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, backend="host", progress=False)
+        tcprobe.matmul(a, b, gpu="MI300X", backend="host", progress=False)  # an AMD design
     with pytest.raises(MatmulError, match="backend must be"):
         tcprobe.matmul(a, b, gpu=GPU, backend="gpu", progress=False)
 
@@ -323,11 +326,18 @@ def test_emulate_runs_its_products_on_the_backend():
     with emulate("H100"):
         want = ta @ tb
     rep = Report()
+    ints = torch.from_numpy(np.arange(32 * 64, dtype=np.int64).reshape(32, 64) % 255 - 127).to(
+        torch.int8)
+    with emulate("H100"):
+        want_int = torch._int_mm(ints, ints.t().contiguous())
     with emulate("H100", backend="host", report=rep):
         got = ta @ tb
-        ints = torch.ones((32, 32), dtype=torch.int8)
-        torch._int_mm(ints, ints.t().contiguous())
+        got_int = torch._int_mm(ints, ints.t().contiguous())  # an integer kind: the same words
+    with emulate("MI300X", backend="host", report=rep):  # an AMD design: not the kernel's
+        ta @ tb
     assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+    assert torch.equal(got_int, want_int)
+    assert rep.ops["_int_mm"].routed == 1 and not rep.ops["_int_mm"].fallback
     assert any("CUDA backend does not compute" in why for _, why in rep.fallbacks), \
         rep.fallbacks
     with pytest.raises(ValueError, match="backend must be"):

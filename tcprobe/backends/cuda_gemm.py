@@ -32,7 +32,7 @@ TILE = host_build.TILE
 MAX_GRID_Y = 65535
 
 
-def _tiles(mdl, a, b, c, lo: int, hi: int) -> tuple[int, int]:
+def _tiles(mdl, a, b, c, lo: int, hi: int, sa=None, sb=None, active=None) -> tuple[int, int]:
     """Blocks blk_lo..blk_hi of tiles lo..hi, with the shapes checked."""
     dp = mdl.datapath
     if len(a.shape) != 2 or len(b.shape) != 2 or len(c.shape) != 2:
@@ -41,23 +41,43 @@ def _tiles(mdl, a, b, c, lo: int, hi: int) -> tuple[int, int]:
     if b.shape[0] != k or tuple(c.shape) != (m, b.shape[1]):
         raise ValueError(f"shapes do not chain: A {tuple(a.shape)}, B {tuple(b.shape)}, "
                          f"C {tuple(c.shape)}")
+    sbk = cuda_params.scale_blocks(mdl)
+    if not sbk and (sa is not None or sb is not None):
+        raise ValueError(f"{dp.id} takes no block scales")
+    if sbk:
+        want = ((m, k // sbk), (b.shape[1], k // sbk))
+        for name, s, shape in (("SA", sa, want[0]), ("SB", sb, want[1])):
+            if s is None or tuple(s.shape) != shape:
+                got = None if s is None else tuple(s.shape)
+                raise ValueError(f"{dp.id}: {name} must be {shape} scale words, not {got}")
+    if dp.sparse and (active is None or tuple(active.shape) != (m, k)):
+        got = None if active is None else tuple(active.shape)
+        raise ValueError(f"{dp.id}: a sparse datapath takes active, A's kept positions "
+                         f"({m}, {k}), not {got}")
+    if not dp.sparse and active is not None:
+        raise ValueError(f"{dp.id} is not sparse: no active positions")
     if not 0 <= lo <= hi or hi * dp.k > k:
         raise ValueError(f"tiles {lo}..{hi} of K={dp.k} do not fit in K={k}")
     per = cuda_params.per_instr(mdl)
     return lo * per, hi * per
 
 
-def gemm_words_cuda(mdl, a, b, c, lo: int, hi: int, *, jobs: int = 1):
+def gemm_words_cuda(mdl, a, b, c, lo: int, hi: int, *, sa=None, sb=None, active=None,
+                    jobs: int = 1):
     """D words of the chain over tiles lo..hi (see the module doc): uint32
     NumPy arrays in, a uint32 array out (the host build, rows over ``jobs``
     threads); torch CUDA tensors (uint32 words, or int32 holding them) in,
-    an int32 CUDA tensor of the words out. Unsupported for a model the
-    backend does not compute."""
+    an int32 CUDA tensor of the words out. ``sa``, ``sb``: the block scales
+    of a block-scaled kind (and only there); ``active`` (M, K) bool: the
+    positions a sparse A keeps (sparse datapaths only, and always there; a
+    left-out position is a zero that no B word there can make NaN, as
+    models.gemm's MASKED). Unsupported for a model the backend does not compute."""
     params = pack(mdl)
-    blk_lo, blk_hi = _tiles(mdl, a, b, c, lo, hi)
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and isinstance(c, np.ndarray):
-        return host_build.run(params, a, b, c, blk_lo, blk_hi, jobs)
-    return _run_torch(params, a, b, c, blk_lo, blk_hi)
+    blk_lo, blk_hi = _tiles(mdl, a, b, c, lo, hi, sa, sb, active)
+    extra = [x for x in (sa, sb, active) if x is not None]
+    if all(isinstance(x, np.ndarray) for x in (a, b, c, *extra)):
+        return host_build.run(params, a, b, c, blk_lo, blk_hi, jobs, sa, sb, active)
+    return _run_torch(params, a, b, c, blk_lo, blk_hi, sa, sb, active)
 
 
 # ---------------------------------------------------------------------------
@@ -122,16 +142,22 @@ def _words(torch, x):
     return x.view(torch.int32) if x.dtype == torch.uint32 else x
 
 
-def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
+def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int, sa=None, sb=None,
+               active=None):
     import torch
     from cuda.bindings import driver
 
-    if not all(isinstance(x, torch.Tensor) and x.is_cuda for x in (a, b, c)):
-        raise ValueError("A, B and C must all be NumPy arrays (host build) or all CUDA tensors")
+    scales = [x for x in (sa, sb, active) if x is not None]
+    if not all(isinstance(x, torch.Tensor) and x.is_cuda for x in (a, b, c, *scales)):
+        raise ValueError("A, B and C (and the scales) must all be NumPy arrays (host build) or "
+                         "all CUDA tensors")
     dev = a.device
-    if b.device != dev or c.device != dev:
-        raise ValueError("A, B and C must be on one CUDA device")
+    if any(x.device != dev for x in (b, c, *scales)):
+        raise ValueError("A, B and C (and the scales) must be on one CUDA device")
     a, b, c = (_words(torch, x) for x in (a, b, c))
+    sa, sb = (None if x is None else _words(torch, x) for x in (sa, sb))
+    nsc = 0 if sa is None else sa.shape[1]
+    act = None if active is None else active.to(torch.uint8).contiguous()
     m, k = a.shape
     n = b.shape[1]
     out = torch.empty((m, n), dtype=torch.int32, device=dev)
@@ -146,7 +172,8 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
     for r0 in range(0, m, MAX_GRID_Y * TILE):  # the grid's y dimension holds 65,535 CTAs
         rows = min(m - r0, MAX_GRID_Y * TILE)
         ptr = (a.data_ptr() + 4 * r0 * k, b.data_ptr(), c.data_ptr() + 4 * r0 * n,
-               out.data_ptr() + 4 * r0 * n)
+               out.data_ptr() + 4 * r0 * n, 0 if sa is None else sa.data_ptr() + 4 * r0 * nsc,
+               0 if sb is None else sb.data_ptr(), 0 if act is None else act.data_ptr() + r0 * k)
         args = [p, *(ctypes.c_void_p(x) for x in ptr),
                 *(ctypes.c_longlong(v) for v in (rows, n, k, blk_lo, blk_hi))]
         ptrs = (ctypes.c_void_p * len(args))(*(ctypes.addressof(x) for x in args))
@@ -158,20 +185,35 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int):
 
 
 
-def product_words_cuda(mdl, a, b, c, *, jobs: int = 1):
+def product_words_cuda(mdl, a, b, c, *, sa=None, sb=None, active=None, jobs: int = 1):
     """D words of A (M, K) @ B (K, N) + C over every instruction tile, K any
     length: A's columns and B's rows padded with +0 words to whole tiles (as
     :class:`tcprobe.matrix.mainloop.MainLoop` pads them; a zero product never sets
-    the anchor, so the padding changes no word)."""
+    the anchor, so the padding changes no word); block scales (``sa``, ``sb``:
+    one a scale block of the padded K) padded with the scale of one."""
     k = a.shape[1]
     tiles = -(-k // mdl.datapath.k)
     pad = tiles * mdl.datapath.k - k
-    if pad:
+    sbk = cuda_params.scale_blocks(mdl)
+    spad = 0 if not sbk or sa is None else tiles * mdl.datapath.k // sbk - sa.shape[1]
+    if pad or spad:
         if isinstance(a, np.ndarray):
             a = np.pad(np.asarray(a, np.uint32), ((0, 0), (0, pad)))
             b = np.pad(np.asarray(b, np.uint32), ((0, pad), (0, 0)))
+            if active is not None:
+                active = np.pad(np.asarray(active, bool), ((0, 0), (0, pad)))
+            if spad:
+                one = cuda_params.scale_one(mdl)
+                sa, sb = (np.pad(np.asarray(s, np.uint32), ((0, 0), (0, spad)),
+                                 constant_values=one) for s in (sa, sb))
         else:
+            import torch
             import torch.nn.functional as tf
 
             a, b = tf.pad(a, (0, pad)), tf.pad(b, (0, 0, 0, pad))
-    return gemm_words_cuda(mdl, a, b, c, 0, tiles, jobs=jobs)
+            if active is not None:
+                active = tf.pad(active.to(torch.uint8), (0, pad))
+            if spad:
+                one = cuda_params.scale_one(mdl)
+                sa, sb = (tf.pad(s, (0, spad), value=one) for s in (sa, sb))
+    return gemm_words_cuda(mdl, a, b, c, 0, tiles, sa=sa, sb=sb, active=active, jobs=jobs)

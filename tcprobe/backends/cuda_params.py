@@ -2,8 +2,13 @@
 kernel takes them.
 
 :func:`supports` says yes only for the fixed-point engine's chain with the
-formats and parameters ``kernels/tc_gemm_core.cuh`` implements and the tests
-compare word for word with :func:`tcprobe.models.gemm.gemm_words`; for any
+formats and parameters ``kernels/tc_gemm_core.cuh`` implements (float inputs
+bf16, f16, tf32, e4m3, e5m2 and the fp6/fp4 e2m3, e3m2, e2m1), and for the
+integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32, wrapped or
+saturated), and the block-scaled kind::mxf8f6f4 (ue8m0 scales, each product
+cut on its own to one window: the B200 profile's ``mx`` parameters), which
+the tests compare word for word with :func:`tcprobe.models.gemm.gemm_words`
+and the plain models; for any
 other model it says no and names the parameter (the backend refuses rather
 than give a different answer). :func:`pack` builds the kernel's ``TcParams``
 as one int64 array, from the same :func:`~tcprobe.models.kernels.kernel_params.kernel_params`
@@ -19,10 +24,13 @@ import numpy as np
 from tcprobe.models import gemm
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
-from tcprobe.models.kernels.kernel_params import kernel_params
-from tcprobe.models.model import FixedPointModel
+from tcprobe.models.kernels.kernel_params import OVERFLOWS, kernel_params
+from tcprobe.models.model import FixedPointModel, IntegerModel
+from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
-INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2")  # A and B
+INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")  # A and B
+INTEGER_FORMATS = ("s8", "u8", "s4", "u4", "b1")  # A and B of the integer kinds (D s32)
+INT_BLOCK = 32  # products an integer block sums (the instruction's K when it is smaller)
 OUTPUT_FORMATS = ("f32", "f16")  # C and D
 INTER_FORMATS = ("f32", "f16", "bf16")  # inter_type
 MAX_WINDOW = 48  # window_bits: the block's int64 sum holds (L + 1) * 2**(F + 2)
@@ -42,8 +50,23 @@ HANDLED = frozenset({
 SPEC_FIELDS = FormatSpec._fields  # kind, width, exp_bits, frac_bits, bias, specials, signed, drop
 STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
-                "block", "per_instr", "inter", "out")
-N_PARAMS = 2 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1)
+                "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
+                "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
+                "pgcm", "gf")
+GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
+N_PARAMS = (3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
+            + GROUP_FIELDS)
+SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
+# What the backend says of the models it does not compute, by type (the reason
+# each is not the kernel's chain).
+NOT_THE_CHAIN = {
+    "SplitModel": "the fp8 mma.sync emulation of sm_90/sm_100 unpacks into f16 sub-MMAs "
+                  "(models/kernels/gemm_split.py); the kernel runs one chain",
+    "F64Model": "f64 DMMA is an IEEE FMA chain on 64-bit words; the kernel's words are 32-bit",
+    "MfmaModel": "AMD v_mfma designs (fma chains, exact blocks, CDNA2 flush-to-zero pairs, "
+                 "CDNA3's two windows and fp8 even/odd sums: models/amd.py) are not the "
+                 "kernel's one-window chain",
+}
 
 
 class Unsupported(ValueError):
@@ -52,15 +75,20 @@ class Unsupported(ValueError):
 
 def check(mdl) -> None:
     """Unsupported unless the backend computes ``mdl``'s chain exactly."""
+    if type(mdl) is IntegerModel:
+        _check_integer(mdl)
+        return
+    if type(mdl) is BlockScaledModel:
+        _check_scaled(mdl)
+        return
     if type(mdl) is not FixedPointModel:
-        raise Unsupported(f"model {getattr(mdl, 'name', mdl)!r} is a {type(mdl).__name__}; the "
-                          "CUDA backend computes the fixed-point engine's FixedPointModel only "
-                          "(no integer, block-scaled, split fp8 mma.sync or f64 models)")
+        kind = type(mdl).__name__
+        why = NOT_THE_CHAIN.get(kind, "the CUDA backend computes the fixed-point engine's "
+                                      "FixedPointModel and the integer kinds only")
+        raise Unsupported(f"model {getattr(mdl, 'name', mdl)!r} is a {kind}: {why}")
     dp, p = mdl.datapath, mdl.params
     if dp.block_scaled:
         raise Unsupported(f"{dp.id}: block-scaled datapaths are not in the CUDA backend")
-    if dp.sparse:
-        raise Unsupported(f"{dp.id}: sparse datapaths are not in the CUDA backend")
     for role, fmt, allowed in (("a_type", dp.a_type, INPUT_FORMATS),
                                ("b_type", dp.b_type, INPUT_FORMATS),
                                ("d_type", dp.d_type, OUTPUT_FORMATS)):
@@ -76,6 +104,66 @@ def check(mdl) -> None:
     _check_params(dp, p)
     if not gemm.supports(mdl):  # the reference the tests compare with must compute it too
         raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
+
+
+# ScaledParams fields at the value the kernel's chain computes kind::mxf8f6f4
+# with (the others run scaled_case's groups: tc_groups_step).
+SCALED_CHAIN = {"product_group": 1, "c_dominant": False, "per_group_c_merge": False,
+                "group_floor": None, "scale_window": None}
+
+
+def scaled_by_chain(mdl) -> bool:
+    """Whether a block-scaled model is the kernel's one-window chain with the
+    scales folded into the exponents: each product cut on its own to one window
+    F (>= 23, so that a C with only zero products comes back as it is) on the
+    largest scaled exponent sum and raw(C), ue8m0 scales, q_floor at or below
+    f32's last bit (kind::mxf8f6f4's mx parameters); else tc_groups_step runs it."""
+    p, f32 = mdl.params, get_format("f32")
+    return (all(getattr(p, k) == v for k, v in SCALED_CHAIN.items())
+            and get_format(mdl.datapath.scale_type).name == "ue8m0"
+            and p.product_window is not None and p.product_window == p.c_window
+            and f32.frac_bits <= p.product_window <= MAX_WINDOW
+            and (p.q_floor is None or p.q_floor <= f32.emin - f32.frac_bits))
+
+
+def _check_scaled(mdl) -> None:
+    """Block-scaled models: scaled_case's mechanism (the chain where it is one)."""
+    dp, p = mdl.datapath, mdl.params
+    if dp.sparse:
+        raise Unsupported(f"{dp.id}: sparse block-scaled datapaths (their masked elements and "
+                          "sparse merge blocks) are not in the CUDA backend")
+    if get_format(dp.scale_type).name not in SCALE_FORMATS:
+        raise Unsupported(f"{dp.id}: {dp.scale_type} block scales are not in the CUDA backend "
+                          f"({', '.join(SCALE_FORMATS)})")
+    for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
+        if get_format(fmt).name not in INPUT_FORMATS:
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
+                              f"backend ({', '.join(INPUT_FORMATS)})")
+    if p.zero_c != "positive":
+        raise Unsupported(f"{dp.id}: zero_c={p.zero_c!r} (C = -0 kept when every product is "
+                          "zero) is not in the CUDA backend")
+    if dp.k > MAX_BLOCK or dp.k % dp.scale_block:
+        raise Unsupported(f"{dp.id}: K={dp.k} in scale blocks of {dp.scale_block} is not in "
+                          "the CUDA backend")
+
+
+def _check_integer(mdl) -> None:
+    dp = mdl.datapath
+    for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
+        if get_format(fmt).name not in INTEGER_FORMATS:
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not an integer "
+                              f"input of the CUDA backend ({', '.join(INTEGER_FORMATS)})")
+    for role, fmt in (("d_type", dp.d_type), ("c_type", dp.c)):
+        if get_format(fmt).name != "s32":
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name}: the integer kinds of "
+                              "the CUDA backend accumulate into s32")
+    if _int_block(dp.k) > MAX_BLOCK:
+        raise Unsupported(f"{dp.id}: K={dp.k} is no multiple of {INT_BLOCK} and above "
+                          f"{MAX_BLOCK}, the block one CTA holds")
+    if dp.sparse and dp.bitop == "xor":  # a left-out zero would count 0 XOR b
+        raise Unsupported(f"{dp.id}: sparse b1 .xor is not in the CUDA backend")
+    if dp.bitop not in (None, "and", "xor"):
+        raise Unsupported(f"{dp.id}: b1 .{dp.bitop} is not in the CUDA backend")
 
 
 def _check_params(dp, p) -> None:
@@ -141,6 +229,10 @@ def _stage(stage) -> list[int]:
 def pack(mdl) -> np.ndarray:
     """The kernel's TcParams for ``mdl`` (checked): one int64 array."""
     check(mdl)
+    if type(mdl) is IntegerModel:
+        return _pack_integer(mdl)
+    if type(mdl) is BlockScaledModel:
+        return _pack_scaled(mdl)
     dp, p = mdl.datapath, mdl.params
     kp = kernel_params(dp, p, dp.k)
     w = kp.window
@@ -148,13 +240,77 @@ def pack(mdl) -> np.ndarray:
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out)]
+              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
 
 
+def _pack_integer(mdl) -> np.ndarray:
+    """An integer kind's TcParams: the A and B formats, the block and the
+    instruction, int_mode (1 wrap, 2 saturate) and int_xor; the float
+    fields are unused (zeros; the stages name s32)."""
+    dp = mdl.datapath
+    block = _int_block(dp.k)
+    zero_stage = [*_spec(get_format("s32").spec), 0, 0, 0, 0]
+    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
+              0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
+              2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
+    out = np.array(values, np.int64)
+    assert out.size == N_PARAMS
+    return out
+
+
+def _opt(v) -> int:
+    return NO_FLOOR if v is None else int(v)
+
+
+def _pack_scaled(mdl) -> np.ndarray:
+    """A block-scaled kind's TcParams: one block of K products, truncation into
+    f32 with the canonical NaN, the scales' format and block; then either the
+    chain (scaled_by_chain: the window F on the scaled raw exponent sums and
+    raw(C), the anchor floored at q_floor + F, so that q = max(R - F, raw(C) -
+    F, q_floor)) or tc_groups_step with the model's ScaledParams."""
+    dp, p = mdl.datapath, mdl.params
+    f32 = get_format("f32")
+    chain = scaled_by_chain(mdl)
+    window = int(p.product_window) if chain else 0
+    floor = NO_FLOOR if (p.q_floor is None or not chain) else int(p.q_floor) + window
+    stage = [*_spec(f32.spec), 0, f32.frac_bits, int(f32.canonical_nan),
+             int(OVERFLOWS[p.overflow])]
+    groups = [0] * GROUP_FIELDS if chain else [
+        1, _opt(p.product_window), _opt(p.c_window), _opt(p.scale_window), _opt(p.q_floor),
+        int(p.product_group), int(p.c_dominant), int(p.merge_group), int(p.c_merge_bits),
+        int(p.per_group_c_merge), _opt(p.group_floor)]
+    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
+              window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
+              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups]
+    out = np.array(values, np.int64)
+    assert out.size == N_PARAMS
+    return out
+
+
+def scale_blocks(mdl) -> int:
+    """K positions one block scale covers (0: the model has none)."""
+    return int(mdl.datapath.scale_block) if type(mdl) is BlockScaledModel else 0
+
+
+def scale_one(mdl) -> int:
+    """The scale word of one (2**0) of a block-scaled model's scale format."""
+    f = get_format(mdl.datapath.scale_type)
+    return f.bias << f.frac_bits
+
+
+def _int_block(k: int) -> int:
+    return INT_BLOCK if k % INT_BLOCK == 0 else k
+
+
 def per_instr(mdl) -> int:
     """Blocks of L products one instruction of ``mdl``'s datapath runs."""
     dp = mdl.datapath
+    if type(mdl) is IntegerModel:
+        return dp.k // _int_block(dp.k)
+    if type(mdl) is BlockScaledModel:
+        return 1
     return dp.k // min(mdl.params.block_size, dp.k)

@@ -90,6 +90,8 @@ def library() -> ctypes.CDLL:
             u32p = np.ctypeslib.ndpointer(np.uint32, flags="C_CONTIGUOUS")
             lib.tc_gemm_host.argtypes = [np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS"),
                                          ctypes.c_longlong, u32p, u32p, u32p, u32p,
+                                         ctypes.c_void_p, ctypes.c_void_p,  # scales or NULL
+                                         ctypes.c_void_p,  # sparse A's active positions or NULL
                                          *[ctypes.c_longlong] * 7]
             lib.tc_gemm_host.restype = ctypes.c_int
             lib.tc_gemm_params_size.restype = ctypes.c_longlong
@@ -98,12 +100,18 @@ def library() -> ctypes.CDLL:
 
 
 def run(params: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, blk_lo: int,
-        blk_hi: int, jobs: int = 1) -> np.ndarray:
+        blk_hi: int, jobs: int = 1, sa: np.ndarray | None = None,
+        sb: np.ndarray | None = None, active: np.ndarray | None = None) -> np.ndarray:
     """D words of the chain over blocks blk_lo..blk_hi (uint32 arrays: A (M, K),
-    B (K, N), C (M, N)); rows of CTAs split over ``jobs`` threads (ctypes
-    releases the GIL)."""
+    B (K, N), C (M, N); block scales SA (M, K / scale block) and SB (N, K /
+    scale block) where the parameters have them; ``active`` (M, K) bool: the
+    positions a sparse A keeps); rows of CTAs split over ``jobs`` threads
+    (ctypes releases the GIL)."""
     lib = library()
     a, b, c = (np.ascontiguousarray(x, dtype=np.uint32) for x in (a, b, c))
+    sa, sb = (None if x is None else np.ascontiguousarray(x, dtype=np.uint32) for x in (sa, sb))
+    act = None if active is None else np.ascontiguousarray(active, dtype=np.uint8)
+    sa_p, sb_p, act_p = (None if x is None else x.ctypes.data for x in (sa, sb, act))
     params = np.ascontiguousarray(params, dtype=np.int64)
     m, k = a.shape
     n = b.shape[1]
@@ -115,8 +123,8 @@ def run(params: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, blk_lo:
     cuts = np.linspace(0, rows, parts + 1).astype(int)
 
     def task(r0: int, r1: int) -> int:
-        return lib.tc_gemm_host(params, params.size, a, b, c, out, m, n, k, blk_lo, blk_hi,
-                                int(r0), int(r1))
+        return lib.tc_gemm_host(params, params.size, a, b, c, out, sa_p, sb_p, act_p, m, n, k,
+                                blk_lo, blk_hi, int(r0), int(r1))
 
     if parts == 1:
         codes = [task(0, rows)]

@@ -115,7 +115,7 @@ class MainLoop:
         self.decoded = None
         if self.backend is not None:
             self.fast = False
-            self._device = _to_device(self.backend, a, b)
+            self._device = _to_device(self.backend, a, b, sa, sb, self.active)
         if self.fast and not dp.is_integer and self.m and self.n:
             self.decoded = gemm.decoders(mdl, a, b, self.active)
         self._rev = None
@@ -155,16 +155,16 @@ class MainLoop:
         """The chain over tiles lo..hi on the CUDA backend (or its host build)."""
         from tcprobe.backends import cuda_gemm
 
-        a, b = self._device
+        a, b, sa, sb, active = self._device
         if self.backend == "host":
             out = cuda_gemm.gemm_words_cuda(self.mdl, a, b, np.ascontiguousarray(c), lo, hi,
-                                            jobs=self.speed.jobs)
+                                            sa=sa, sb=sb, active=active, jobs=self.speed.jobs)
         else:
             import torch
 
             cc = torch.from_numpy(np.ascontiguousarray(c).view(np.int32)).to(a.device)
-            out = cuda_gemm.gemm_words_cuda(self.mdl, a, b, cc, lo, hi).cpu().numpy().view(
-                np.uint32)
+            out = cuda_gemm.gemm_words_cuda(self.mdl, a, b, cc, lo, hi, sa=sa, sb=sb,
+                                            active=active).cpu().numpy().view(np.uint32)
         step(self.m * (hi - lo))
         return out
 
@@ -208,7 +208,8 @@ class MainLoop:
             if self.decoded is not None:
                 rev.decoded = gemm.decoders(self.mdl, rev.a, rev.b, rev.active)
             if self.backend is not None:
-                rev._device = _to_device(self.backend, rev.a, rev.b)
+                rev._device = _to_device(self.backend, rev.a, rev.b, rev.sa, rev.sb,
+                                         rev.active)
             rev._rev, self._rev = self, rev
         return self._rev
 
@@ -241,11 +242,14 @@ def check_backend(backend, mdl: Model) -> str | None:
     return backend
 
 
-def _to_device(backend: str, a: np.ndarray, b: np.ndarray):
-    """A and B where the backend reads them: numpy words, or torch CUDA tensors."""
-    a, b = np.ascontiguousarray(a, np.uint32), np.ascontiguousarray(b, np.uint32)
+def _to_device(backend: str, a: np.ndarray, b: np.ndarray, sa=None, sb=None, active=None):
+    """A, B, the block scales and sparse A's kept positions (None where there
+    are none) where the backend reads them: numpy arrays, or torch CUDA tensors."""
+    words = [None if x is None else np.ascontiguousarray(x, np.uint32) for x in (a, b, sa, sb)]
+    act = None if active is None else np.ascontiguousarray(active, np.uint8)
     if backend == "host":
-        return a, b
+        return (*words, act)
     import torch
 
-    return tuple(torch.from_numpy(x.view(np.int32)).cuda() for x in (a, b))
+    return (*(None if x is None else torch.from_numpy(x.view(np.int32)).cuda() for x in words),
+            None if act is None else torch.from_numpy(act).cuda())
