@@ -33,11 +33,13 @@ from functools import lru_cache
 import numpy as np
 from numba import njit, prange
 
-from . import fastpath, kernel_cache
+from . import fastpath, kernel_cache, numba_internals
 from .formats import Class, convert_input, decode_scalar, get_format
+from .kernels import gemm_ir
 from .kernels.core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
 from .kernels.kernel_params import KernelParams, kernel_params
 from .kernels.kernel_stamp import SOURCE_STAMP
+from .kernels.gemm_ir import panel_block
 from .kernels.lane_decoder import fields, lane_class, lane_decoder_applies
 from .model import FixedPointModel, IntegerModel
 
@@ -128,29 +130,44 @@ def _special_flags(acc, spec, a_cls, b_cls, i, j, lo, block):
     return flags
 
 
+def narrow_lanes(kp: KernelParams) -> bool:
+    """Whether the kernel runs a block's products in int32 lanes
+    (:mod:`.kernels.gemm_ir`: the hand-written IR switched on, and the cut
+    products and their sum fit); else in int64 lanes by numba's loops."""
+    return numba_internals.ir_kernels() and gemm_ir.fits(
+        kp.a_spec.frac_bits, kp.b_spec.frac_bits, kp.window.bits, kp.block)
+
+
 @lru_cache(maxsize=32)
-def _kernel(kp: KernelParams):
+def _kernel(kp: KernelParams, narrow: bool):
     """The blocked chain for one configuration, ``kp`` a compile-time constant.
 
     One call runs rows of D: for each block of K the columns run side by
     side (one pass for the anchors, one for the cut and the sum, both over
-    j, so the loops vectorize with no horizontal step); each word is then
-    the core's: :func:`~.core.quantum` gives the quantum, :func:`~.core.cut`
-    cuts the terms, :func:`~.core.window_word` rounds the sum, and a block
-    with a NaN or Inf word is :func:`~.core.specials_word`'s."""
+    j: LANES columns a call of :func:`.kernels.gemm_ir.panel_block` in
+    int32 lanes where ``narrow``, else numba's loops over j in int64); each
+    word is then the core's: :func:`~.core.quantum` gives the quantum,
+    :func:`~.core.cut` cuts the terms, :func:`~.core.window_word` rounds the
+    sum, and a block with a NaN or Inf word (flagged per block and row or
+    column) is :func:`~.core.specials_word`'s."""
     block, window, inter, out_stage = kp.block, kp.window, kp.inter, kp.out
     per_instr = kp.k // block
     fab = kp.a_spec.frac_bits + kp.b_spec.frac_bits
     d_fb, i_fb = out_stage.spec.frac_bits, inter.spec.frac_bits
     d_spec, i_spec = out_stage.spec, inter.spec
+    config = gemm_ir.config(kp.a_spec.frac_bits, kp.b_spec.frac_bits, window.bits, window.floor,
+                            block)
+    lanes = gemm_ir.LANES
     stamp = SOURCE_STAMP
 
     @njit(cache=True, nogil=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo, blk_hi,
                out):
         assert len(stamp) > 0  # a constant of the cached kernel (kernel_stamp)
-        n = b_sig.shape[1]  # columns j0 .. j0 + n of D (one panel of B)
-        acc = np.empty(n, np.int64)
+        n = b_sig.shape[1]  # columns j0 .. j0 + n of the panel (padded to LANES)
+        n_out = min(n, out.shape[1] - j0)  # of D
+        k_a = a_sig.shape[1]
+        acc = np.zeros(n, np.int64)
         amax = np.empty(n, np.int64)
         q = np.empty(n, np.int64)
         m = np.empty(n, np.int64)
@@ -158,8 +175,11 @@ def _kernel(kp: KernelParams):
         csgn = np.empty(n, np.int64)
         clsb = np.empty(n, np.int64)
         slow = np.empty(n, np.uint8)
+        ctop = np.empty(n, np.int32)
+        top = np.empty(n, np.int32)
+        sums = np.empty(n, np.int32)
         for i in range(a_sig.shape[0]):
-            for j in range(n):
+            for j in range(n_out):
                 acc[j] = c[i, j0 + j]
             for blk in range(blk_lo, blk_hi):
                 starts = blk % per_instr == 0  # acc is C or the previous instruction's D
@@ -176,21 +196,31 @@ def _kernel(kp: KernelParams):
                     cmag[j] = cm
                     amax[j] = cr if cm != 0 else ZERO_EXP
                     slow[j] = sp | b_flag[blk, j]
-                for t in range(lo, lo + block):
-                    ea = np.int64(a_exp[i, t])
+                if narrow:
                     for j in range(n):
-                        e = ea + b_exp[t, j]
-                        amax[j] = e if e > amax[j] else amax[j]
-                for j in range(n):
-                    q[j] = quantum(amax[j], window)
-                    m[j] = cut(cmag[j], clsb[j] - q[j], csgn[j])
-                for t in range(lo, lo + block):
-                    ea = np.int64(a_exp[i, t]) - fab
-                    sa = np.int64(a_sig[i, t])
+                        ctop[j] = amax[j]
+                    for j in range(0, n, lanes):
+                        panel_block(a_sig, a_exp, b_sig, b_exp, i * k_a + lo, lo * n, n, ctop,
+                                    top, sums, j, config)
                     for j in range(n):
-                        p = sa * b_sig[t, j]
-                        neg = p >> 63
-                        m[j] += cut((p ^ neg) - neg, ea + b_exp[t, j] - q[j], neg & 1)
+                        q[j] = top[j] - window.bits
+                        m[j] = cut(cmag[j], clsb[j] - q[j], csgn[j]) + sums[j]
+                else:
+                    for t in range(lo, lo + block):
+                        ea = np.int64(a_exp[i, t])
+                        for j in range(n):
+                            e = ea + b_exp[t, j]
+                            amax[j] = e if e > amax[j] else amax[j]
+                    for j in range(n):
+                        q[j] = quantum(amax[j], window)
+                        m[j] = cut(cmag[j], clsb[j] - q[j], csgn[j])
+                    for t in range(lo, lo + block):
+                        ea = np.int64(a_exp[i, t]) - fab
+                        sa = np.int64(a_sig[i, t])
+                        for j in range(n):
+                            p = sa * b_sig[t, j]
+                            neg = p >> 63
+                            m[j] += cut((p ^ neg) - neg, ea + b_exp[t, j] - q[j], neg & 1)
                 row_slow = a_flag[i, blk]
                 for j in range(n):
                     if row_slow or slow[j]:
@@ -206,7 +236,7 @@ def _kernel(kp: KernelParams):
                         acc[j] = window_word(m[j], q[j], NONNEG, window, out_stage)
                     else:
                         acc[j] = window_word(m[j], q[j], NONNEG, window, inter)
-            for j in range(n):
+            for j in range(n_out):
                 out[i, j0 + j] = acc[j]
 
     return kernel
@@ -238,7 +268,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     per_instr = dp.k // kp.block
     if decoded is None:
         decoded = decoders(model, a, b)
-    kernel = _kernel(kp)
+    kernel = _kernel(kp, narrow_lanes(kp))
     lo, hi = tiles[0] * per_instr, tiles[1] * per_instr
     (a_sig, a_exp, a_cls, a_flag), panels = decoded
 
@@ -270,9 +300,20 @@ def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = No
     dp, p = model.datapath, model.params
     block = min(p.block_size, dp.k)
     b_dec = decode_operand(b, dp.b_type, p.input_conversion, block, 0)
-    panels = [(j0, tuple(np.ascontiguousarray(x[:, j0:j0 + PANEL]) for x in b_dec))
+    panels = [(j0, tuple(_padded(x[:, j0:j0 + PANEL], fill)
+                         for x, fill in zip(b_dec, (0, ZERO_EXP, 0, False), strict=True)))
               for j0 in range(0, b.shape[1], PANEL)]
     return decode_operand(a, dp.a_type, p.input_conversion, block, 1, active), panels
+
+
+def _padded(x: np.ndarray, fill) -> np.ndarray:
+    """A panel's columns padded to a multiple of gemm_ir.LANES with ``fill``
+    (zero words: significand 0, exponent ZERO_EXP, class ZERO, no flag),
+    whose results are never written out."""
+    width = -(-x.shape[1] // gemm_ir.LANES) * gemm_ir.LANES
+    out = np.full((x.shape[0], width), fill, x.dtype)
+    out[:, :x.shape[1]] = x
+    return out
 
 
 @njit(cache=True)
