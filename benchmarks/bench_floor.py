@@ -37,9 +37,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import tcprobe  # noqa: E402  (sets numba's cache folder before the kernels below)
 from numba import njit  # noqa: E402
 
+import tcprobe  # noqa: E402  (sets numba's cache folder before the kernels below)
 from tcprobe.models.bits import bit_length  # noqa: E402
 from tcprobe.models.kernels.gemm_ir import LANES, config, panel_block  # noqa: E402
 

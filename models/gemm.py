@@ -37,14 +37,15 @@ from . import fastpath, kernel_cache, numba_internals
 from .formats import Class, convert_input, decode_scalar, get_format
 from .kernels import gemm_ir
 from .kernels.core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
+from .kernels.gemm_ir import panel_block, panel_words
 from .kernels.kernel_params import KernelParams, kernel_params
 from .kernels.kernel_stamp import SOURCE_STAMP
-from .kernels.gemm_ir import panel_block
 from .kernels.lane_decoder import fields, lane_class, lane_decoder_applies
 from .model import FixedPointModel, IntegerModel
 
 ZERO_EXP = -(1 << 24)  # exponent of a zero element: every sum with it is below any real one
 PANEL = 128  # columns of B one kernel call holds (its K x 128 decoded panel stays in cache)
+ROW_TILE = 64  # rows of D whose accumulators pass over one block's panel rows in turn
 MASKED = 8  # class bit of a K position that sparse A's metadata leaves out
 
 
@@ -134,8 +135,8 @@ def narrow_lanes(kp: KernelParams) -> bool:
     """Whether the kernel runs a block's products in int32 lanes
     (:mod:`.kernels.gemm_ir`: the hand-written IR switched on, and the cut
     products and their sum fit); else in int64 lanes by numba's loops."""
-    return numba_internals.ir_kernels() and gemm_ir.fits(
-        kp.a_spec.frac_bits, kp.b_spec.frac_bits, kp.window.bits, kp.block)
+    return numba_internals.ir_kernels() and (gemm_ir.words_fit(kp) or gemm_ir.fits(
+        kp.a_spec.frac_bits, kp.b_spec.frac_bits, kp.window.bits, kp.block))
 
 
 @lru_cache(maxsize=32)
@@ -155,10 +156,60 @@ def _kernel(kp: KernelParams, narrow: bool):
     fab = kp.a_spec.frac_bits + kp.b_spec.frac_bits
     d_fb, i_fb = out_stage.spec.frac_bits, inter.spec.frac_bits
     d_spec, i_spec = out_stage.spec, inter.spec
-    config = gemm_ir.config(kp.a_spec.frac_bits, kp.b_spec.frac_bits, window.bits, window.floor,
-                            block)
+    # the configurations are literals of the kernel, valid (typable) for every kp; a
+    # branch whose intrinsic does not apply (whole, lanes32 false) never runs
+    config, wconfig = gemm_ir.block_config(kp), gemm_ir.words_config(kp)
     lanes = gemm_ir.LANES
+    whole = narrow and gemm_ir.words_fit(kp)  # panel_words: addends, products and rounding
+    lanes32 = narrow and not whole and gemm_ir.fits(kp.a_spec.frac_bits, kp.b_spec.frac_bits,
+                                                    window.bits, block)
     stamp = SOURCE_STAMP
+
+    @njit(inline="always")
+    def _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo,
+                    blk_hi, out):
+        """The kernel where panel_words applies: C, the block results and D
+        in one format and stage. Rows go ROW_TILE at a time, each block of
+        K over all of them, so the block's panel rows stay in the L1 cache
+        while their accumulators pass (LANES columns a call); a group of
+        columns with a NaN or Inf word (flagged: the addend, A's row block,
+        B's column block) gets the core's specials after the call."""
+        n = b_sig.shape[1]
+        n_out = min(n, out.shape[1] - j0)
+        k_a = a_sig.shape[1]
+        groups = np.zeros((blk_hi, n // lanes), np.uint8)  # a B column of the group is flagged
+        for blk in range(blk_lo, blk_hi):
+            for j in range(n):
+                groups[blk, j // lanes] |= b_flag[blk, j]
+        acc = np.zeros(ROW_TILE * n, np.int64)
+        scratch = np.zeros(lanes, np.int64)
+        for r0 in range(0, a_sig.shape[0], ROW_TILE):
+            r1 = min(a_sig.shape[0], r0 + ROW_TILE)
+            for i in range(r0, r1):
+                for j in range(n):
+                    acc[(i - r0) * n + j] = c[i, j0 + j] if j < n_out else 0
+            for blk in range(blk_lo, blk_hi):
+                lo = blk * block
+                for i in range(r0, r1):
+                    row_slow = a_flag[i, blk]
+                    base = (i - r0) * n
+                    for j in range(0, n, lanes):
+                        hit = panel_words(a_sig, a_exp, b_sig, b_exp, i * k_a + lo, lo * n, n, j,
+                                          acc, base + j, scratch, 0, wconfig)
+                        if hit or row_slow or groups[blk, j // lanes]:
+                            for x in range(lanes):  # the flagged columns' specials
+                                w = acc[base + j + x]
+                                if row_slow or b_flag[blk, j + x] or fields(w, d_spec)[0]:
+                                    flags = _special_flags(w, d_spec, a_cls, b_cls, i, j + x, lo,
+                                                           block)
+                                    special, word = specials_word(flags, out_stage)
+                                    if special:
+                                        scratch[x] = word
+                        for x in range(lanes):
+                            acc[base + j + x] = scratch[x]
+            for i in range(r0, r1):
+                for j in range(n_out):
+                    out[i, j0 + j] = acc[(i - r0) * n + j]
 
     @njit(cache=True, nogil=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo, blk_hi,
@@ -167,6 +218,10 @@ def _kernel(kp: KernelParams, narrow: bool):
         n = b_sig.shape[1]  # columns j0 .. j0 + n of the panel (padded to LANES)
         n_out = min(n, out.shape[1] - j0)  # of D
         k_a = a_sig.shape[1]
+        if whole:
+            _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo,
+                        blk_hi, out)
+            return
         acc = np.zeros(n, np.int64)
         amax = np.empty(n, np.int64)
         q = np.empty(n, np.int64)
@@ -179,8 +234,8 @@ def _kernel(kp: KernelParams, narrow: bool):
         top = np.empty(n, np.int32)
         sums = np.empty(n, np.int32)
         for i in range(a_sig.shape[0]):
-            for j in range(n_out):
-                acc[j] = c[i, j0 + j]
+            for j in range(n):
+                acc[j] = c[i, j0 + j] if j < n_out else 0
             for blk in range(blk_lo, blk_hi):
                 starts = blk % per_instr == 0  # acc is C or the previous instruction's D
                 ends = (blk + 1) % per_instr == 0
@@ -196,7 +251,7 @@ def _kernel(kp: KernelParams, narrow: bool):
                     cmag[j] = cm
                     amax[j] = cr if cm != 0 else ZERO_EXP
                     slow[j] = sp | b_flag[blk, j]
-                if narrow:
+                if lanes32:
                     for j in range(n):
                         ctop[j] = amax[j]
                     for j in range(0, n, lanes):
