@@ -183,6 +183,9 @@ EngineParams.__qualname__ = "EngineParams"
 # The plain kernel: the block loop of core_loop, its parameters at run time.
 
 
+_CHECKED: set = set()  # EngineParams that passed check() in this process
+
+
 @njit(cache=True)
 def fdp_kernel(a, b, c, order, kp, out):
     """The blocked fused dot product over every case (see the module doc)."""
@@ -203,7 +206,9 @@ def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
     path wherever it applies, False forces the plain kernel (the reference
     the fast one is tested against). ``scan_words``: raise CasesError for a
     word with bits above its format (the fast kernel scans as it reads)."""
-    p.check()
+    if p not in _CHECKED:  # a loop of small batches checks its parameters once
+        p.check()
+        _CHECKED.add(p)
     kernel_cache.working_on(dp.id)
     speed = speed or Speed()
     if fast is not False and fastpath.supports(dp, p) and (
