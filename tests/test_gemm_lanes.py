@@ -106,3 +106,17 @@ def test_carry_bits_take_the_block_lanes_and_equal_the_int64_kernel(monkeypatch)
             ks = slice(16 * t, 16 * t + 16)
             acc = model.evaluate(Cases(a[i, ks][None], b[ks, j][None], [acc]))[0]
         assert got[i, j] == acc
+
+
+def test_plain_kernel_form_gives_the_same_words(monkeypatch):
+    """TCPROBE_KERNEL=plain (no hand-written IR): the int64 loops of numba,
+    the same words as the int32 lanes."""
+    rng = np.random.default_rng(11)
+    a = as_array(words(rng, "bf16", (30, 64), special=0.004, extreme=0.3), DTYPES["bf16"])
+    b = as_array(words(rng, "bf16", (64, 20), special=0.004, extreme=0.3), DTYPES["bf16"])
+    c = as_array(words(rng, "f32", (30, 20), special=0.01, extreme=0.3), DTYPES["f32"])
+    kw = dict(gpu="H100", instr="mma", schedule="chain", progress=False)
+    lanes = tcprobe.matmul(a, b, c, **kw).view(np.uint32)
+    monkeypatch.setenv("TCPROBE_KERNEL", "plain")
+    plain = tcprobe.matmul(a, b, c, **kw).view(np.uint32)
+    assert np.array_equal(lanes, plain)
