@@ -64,10 +64,10 @@ def _decode_bf16(words, sig, exp):
 
 
 @njit(cache=True, nogil=True)
-def _floor_panel(a_sig, a_exp, b_sig, b_exp, c, j0, out):
+def _floor_panel(a_sig, a_exp, b_mag, b_neg, b_exp, c, j0, out):
     """D words of columns j0 .. j0 + n (one panel of B): the chain over K in
     blocks of 16, finite operands only, int32 lanes."""
-    n = b_sig.shape[1]
+    n = b_mag.shape[1]
     n_out = min(n, out.shape[1] - j0)
     blocks = a_sig.shape[1] // BLOCK
     acc = np.zeros(n, np.int32)
@@ -86,8 +86,8 @@ def _floor_panel(a_sig, a_exp, b_sig, b_exp, c, j0, out):
                 cm = (w & 0x7FFFFF) | (e != 0) << 23
                 ctop[j] = (e if e != 0 else 1) - 127 if cm != 0 else ZERO_EXP
             for j in range(0, n, LANES):  # the anchors and cut sums, int32 lanes
-                panel_block(a_sig, a_exp, b_sig, b_exp, i * k_a + lo, lo * n, n, ctop, top, s32,
-                            j, CONFIG)
+                panel_block(a_sig, a_exp, b_mag, b_neg, b_exp, i * k_a + lo, lo * n, n, ctop, top,
+                            s32, j, CONFIG)
             for j in range(n):  # C's cut term, the sum, f32 by truncation
                 w = acc[j]
                 e = (w >> 23) & 0xFF
@@ -132,7 +132,8 @@ def floor_matmul(a_words: np.ndarray, b_words: np.ndarray, c_words: np.ndarray) 
         be = np.full((b_sig.shape[0], width), ZERO_EXP, np.int32)
         bs[:, :min(width, b_sig.shape[1] - j0)] = b_sig[:, j0:j0 + width]
         be[:, :min(width, b_sig.shape[1] - j0)] = b_exp[:, j0:j0 + width]
-        _floor_panel(a_sig, a_exp, bs, be, c, j0, out)
+        mag = (np.abs(bs) << 11).astype(np.int32)  # shifted to the window (gemm_ir.magnitudes)
+        _floor_panel(a_sig, a_exp, mag, (bs >> 31).astype(np.int32), be, c, j0, out)
     return out.view(np.uint32)
 
 

@@ -37,7 +37,7 @@ from . import fastpath, kernel_cache, numba_internals
 from .formats import Class, convert_input, decode_scalar, get_format
 from .kernels import gemm_ir
 from .kernels.core import NONNEG, cut, mul_class, quantum, specials_word, term_flags, window_word
-from .kernels.gemm_ir import panel_block, panel_words
+from .kernels.gemm_ir import panel_block, panel_words, split_panel
 from .kernels.kernel_params import KernelParams, kernel_params
 from .kernels.kernel_stamp import SOURCE_STAMP
 from .kernels.lane_decoder import fields, lane_class, lane_decoder_applies
@@ -160,14 +160,15 @@ def _kernel(kp: KernelParams, narrow: bool):
     # branch whose intrinsic does not apply (whole, lanes32 false) never runs
     config, wconfig = gemm_ir.block_config(kp), gemm_ir.words_config(kp)
     lanes = gemm_ir.LANES
+    b_shift = gemm_ir.magnitudes(fab, max(window.bits, 0))
     whole = narrow and gemm_ir.words_fit(kp)  # panel_words: addends, products and rounding
     lanes32 = narrow and not whole and gemm_ir.fits(kp.a_spec.frac_bits, kp.b_spec.frac_bits,
                                                     window.bits, block)
     stamp = SOURCE_STAMP
 
     @njit(inline="always")
-    def _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo,
-                    blk_hi, out):
+    def _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_mag, b_neg, b_exp, b_cls, b_flag, c,
+                    j0, blk_lo, blk_hi, out):
         """The kernel where panel_words applies: C, the block results and D
         in one format and stage. Rows go ROW_TILE at a time, each block of
         K over all of them, so the block's panel rows stay in the L1 cache
@@ -194,8 +195,8 @@ def _kernel(kp: KernelParams, narrow: bool):
                     row_slow = a_flag[i, blk]
                     base = (i - r0) * n
                     for j in range(0, n, lanes):
-                        hit = panel_words(a_sig, a_exp, b_sig, b_exp, i * k_a + lo, lo * n, n, j,
-                                          acc, base + j, scratch, 0, wconfig)
+                        hit = panel_words(a_sig, a_exp, b_mag, b_neg, b_exp, i * k_a + lo,
+                                          lo * n, n, j, acc, base + j, scratch, 0, wconfig)
                         if hit or row_slow or groups[blk, j // lanes]:
                             for x in range(lanes):  # the flagged columns' specials
                                 w = acc[base + j + x]
@@ -218,9 +219,13 @@ def _kernel(kp: KernelParams, narrow: bool):
         n = b_sig.shape[1]  # columns j0 .. j0 + n of the panel (padded to LANES)
         n_out = min(n, out.shape[1] - j0)  # of D
         k_a = a_sig.shape[1]
+        b_mag = np.empty(b_sig.shape if narrow else (0, 0), np.int32)
+        b_neg = np.empty(b_sig.shape if narrow else (0, 0), np.int32)
+        if narrow:  # B's rows of these blocks as the intrinsics read them
+            split_panel(b_sig, b_shift, blk_lo * block, blk_hi * block, b_mag, b_neg)
         if whole:
-            _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo,
-                        blk_hi, out)
+            _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_mag, b_neg, b_exp, b_cls, b_flag, c,
+                        j0, blk_lo, blk_hi, out)
             return
         acc = np.zeros(n, np.int64)
         amax = np.empty(n, np.int64)
@@ -255,7 +260,7 @@ def _kernel(kp: KernelParams, narrow: bool):
                     for j in range(n):
                         ctop[j] = amax[j]
                     for j in range(0, n, lanes):
-                        panel_block(a_sig, a_exp, b_sig, b_exp, i * k_a + lo, lo * n, n, ctop,
+                        panel_block(a_sig, a_exp, b_mag, b_neg, b_exp, i * k_a + lo, lo * n, n, ctop,
                                     top, sums, j, config)
                     for j in range(n):
                         q[j] = top[j] - window.bits

@@ -21,8 +21,9 @@ The caller adds the addend's own cut term, decides specials and rounds.
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.extending import intrinsic
 
 from .vector_ir import I64, Lanes, parse_config, vector_at
@@ -63,40 +64,60 @@ def block_config(kp) -> str:
     return text.rsplit(",", 1)[0] + f",{kp.block}"
 
 
+@njit(inline="always")
+def split_panel(b_sig, shift, lo, hi, b_mag, b_neg):
+    """Rows lo .. hi of a panel's signed significands as the intrinsics read
+    them: magnitudes shifted left by ``shift`` (:func:`magnitudes`) and
+    sign masks (-1 for a negative significand, else 0), int32."""
+    for t in range(lo, hi):
+        for j in range(b_sig.shape[1]):
+            x = b_sig[t, j]
+            b_mag[t, j] = np.int32((x if x >= 0 else -x) << shift)
+            b_neg[t, j] = np.int32(-1 if x < 0 else 0)
+
+
 def _is_i32(arr, ndim: int) -> bool:
     return (isinstance(arr, types.Array) and arr.dtype == types.int32 and arr.ndim == ndim
             and arr.layout == "C")
 
 
+def magnitudes(fab: int, window_bits: int) -> int:
+    """The left shift of B's magnitudes in a panel (:func:`split_panel`):
+    F minus the fraction bits of the product, where positive."""
+    return max(window_bits - fab, 0)
+
+
 def _products(b, v: Lanes, ptrs, offs, cfg: dict, anchor):
     """(top, partial sums) of one block of LANES columns from the addends'
     exponents ``anchor`` (the module doc's two passes): one int32 sum of
-    each ``chunk`` products."""
-    as_, ae, bs, be = ptrs
+    each ``chunk`` products. B comes as split_panel gives it: magnitudes
+    shifted left by F - fab where positive, sign masks, exponents."""
+    as_, ae, bm, bn, be = ptrs
     a_off, b_off, stride, j = offs
 
-    def scalar(ptr, t):
-        return v.splat(b.load(b.gep(ptr, [b.add(a_off, ir.Constant(I64, t))])))
+    def element(ptr, t):
+        return b.load(b.gep(ptr, [b.add(a_off, ir.Constant(I64, t))]))
 
     def row(ptr, t):
         at = b.add(b_off, b.mul(stride, ir.Constant(I64, t)))
         return b.load(vector_at(b, b.gep(ptr, [b.add(at, j)]), v.vt), align=4)
 
     for t in range(cfg["block"]):
-        anchor = v.smax(anchor, b.add(scalar(ae, t), row(be, t)))
+        anchor = v.smax(anchor, b.add(v.splat(element(ae, t)), row(be, t)))
     high = v.smax(anchor, v.const(cfg["floor"]))
     shift = cfg["shift"]
     sums = []
+    i32 = v.t
     for t in range(cfg["block"]):
         if t % cfg["chunk"] == 0:
             sums.append(v.const(0))
-        p = b.mul(scalar(as_, t), row(bs, t))
-        neg = b.ashr(p, v.const(31))
-        u = b.sub(b.xor(p, neg), neg)
-        r = b.sub(b.sub(high, scalar(ae, t)), row(be, t))
-        if shift > 0:
-            u = b.shl(u, v.const(shift))
-        elif shift < 0:
+        sa = element(as_, t)
+        a_neg = b.ashr(sa, ir.Constant(i32, 31))
+        a_mag = b.sub(b.xor(sa, a_neg), a_neg)
+        u = b.mul(v.splat(a_mag), row(bm, t))  # the product's magnitude, shifted
+        neg = b.xor(row(bn, t), v.splat(a_neg))
+        r = b.sub(b.sub(high, v.splat(element(ae, t))), row(be, t))
+        if shift < 0:
             r = b.add(r, v.const(-shift))
         r = b.select(b.icmp_unsigned("<", r, v.const(31)), r, v.const(31))
         sums[-1] = b.add(sums[-1], b.sub(b.xor(b.lshr(u, r), neg), neg))
@@ -104,32 +125,33 @@ def _products(b, v: Lanes, ptrs, offs, cfg: dict, anchor):
 
 
 @intrinsic
-def panel_block(typingctx, a_sig, a_exp, b_sig, b_exp, a_off, b_off, stride, ctop, top, sums, j,
-                config):
+def panel_block(typingctx, a_sig, a_exp, b_mag, b_neg, b_exp, a_off, b_off, stride, ctop, top,
+                sums, j, config):
     """Columns j .. j + LANES of one block (module doc): A's significands
     and exponents at a_sig.flat[a_off:][:block], B's at
-    b_sig.flat[b_off + t * stride:][:LANES] for t < block; ``ctop``, ``top``
+    b_mag.flat[b_off + t * stride:][:LANES] for t < block (split_panel's
+    form, b_neg and b_exp alike); ``ctop``, ``top``
     and ``sums`` int32 vectors read and written at j."""
     if not isinstance(config, types.StringLiteral):
         return None
-    if not all(_is_i32(x, 2) for x in (a_sig, a_exp, b_sig, b_exp)):
+    if not all(_is_i32(x, 2) for x in (a_sig, a_exp, b_mag, b_neg, b_exp)):
         return None
     if not all(_is_i32(x, 1) for x in (ctop, top, sums)):
         return None
     cfg = parse_config(config.literal_value, _FIELDS, "panel_block")
-    sig = types.none(a_sig, a_exp, b_sig, b_exp, types.int64, types.int64, types.int64, ctop, top,
-                     sums, types.int64, config)
+    sig = types.none(a_sig, a_exp, b_mag, b_neg, b_exp, types.int64, types.int64, types.int64,
+                     ctop, top, sums, types.int64, config)
 
     def codegen(context, builder, signature, args):
         arrs = [context.make_array(t)(context, builder, v)
                 for t, v in zip(signature.args, args, strict=True) if isinstance(t, types.Array)]
-        as_, ae, bs, be, ct, tp, sm = (x.data for x in arrs)
-        j = args[10]
+        as_, ae, bm, bn, be, ct, tp, sm = (x.data for x in arrs)
+        j = args[11]
         v = Lanes(builder, cfg["lanes"], 32)
         b = builder
         anchor = b.load(vector_at(b, b.gep(ct, [j]), v.vt), align=4)
-        high, (total,) = _products(b, v, (as_, ae, bs, be), (args[4], args[5], args[6], j), cfg,
-                                   anchor)
+        high, (total,) = _products(b, v, (as_, ae, bm, bn, be), (args[5], args[6], args[7], j),
+                                   cfg, anchor)
         b.store(high, vector_at(b, b.gep(tp, [j]), v.vt), align=4)
         b.store(total, vector_at(b, b.gep(sm, [j]), v.vt), align=4)
         return context.get_dummy_value()
@@ -180,8 +202,8 @@ def _is_i64(arr) -> bool:
 
 
 @intrinsic
-def panel_words(typingctx, a_sig, a_exp, b_sig, b_exp, a_off, b_off, stride, j, acc, acc_at, nxt,
-                nxt_at, config):
+def panel_words(typingctx, a_sig, a_exp, b_mag, b_neg, b_exp, a_off, b_off, stride, j, acc, acc_at,
+                nxt, nxt_at, config):
     """One block of columns j .. j + LANES from their addend words
     acc[acc_at:][:LANES] (C's or the previous block's, int64) to their
     result words nxt[nxt_at:][:LANES]:
@@ -192,19 +214,20 @@ def panel_words(typingctx, a_sig, a_exp, b_sig, b_exp, a_off, b_off, stride, j, 
     the caller decides the specials of flagged columns), else 0."""
     if not isinstance(config, types.StringLiteral):
         return None
-    if not all(_is_i32(x, 2) for x in (a_sig, a_exp, b_sig, b_exp)):
+    if not all(_is_i32(x, 2) for x in (a_sig, a_exp, b_mag, b_neg, b_exp)):
         return None
     if not (_is_i64(acc) and _is_i64(nxt)):
         return None
     cfg = parse_config(config.literal_value, _WORD_FIELDS, "panel_words")
     i64 = types.int64
-    sig = types.int64(a_sig, a_exp, b_sig, b_exp, i64, i64, i64, i64, acc, i64, nxt, i64, config)
+    sig = types.int64(a_sig, a_exp, b_mag, b_neg, b_exp, i64, i64, i64, i64, acc, i64, nxt, i64,
+                      config)
 
     def codegen(context, builder, signature, args):
         arrs = [context.make_array(t)(context, builder, v)
                 for t, v in zip(signature.args, args, strict=True) if isinstance(t, types.Array)]
-        as_, ae, bs, be, ac, nx = (x.data for x in arrs)
-        j, acc_at, nxt_at = args[7], args[9], args[11]
+        as_, ae, bm, bn, be, ac, nx = (x.data for x in arrs)
+        j, acc_at, nxt_at = args[8], args[10], args[12]
         b = builder
         v = Lanes(b, cfg["lanes"], 32)
         w = Lanes(b, cfg["lanes"], 64)
@@ -222,17 +245,21 @@ def panel_words(typingctx, a_sig, a_exp, b_sig, b_exp, a_off, b_off, stride, j, 
         cm = b.or_(f, b.shl(b.zext(nonzero_e, v.vt), v.const(fbits)))
         cr = b.sub(b.select(nonzero_e, e, v.const(1)), v.const(bias))
         ctop = b.select(b.icmp_unsigned("!=", cm, v.const(0)), cr, v.const(ZERO_EXP))
-        high, sums = _products(b, v, (as_, ae, bs, be), (args[4], args[5], args[6], j), cfg,
+        high, sums = _products(b, v, (as_, ae, bm, bn, be), (args[5], args[6], args[7], j), cfg,
                                ctop)
-        q = b.sext(b.sub(high, v.const(cfg["bits"])), w.vt)
+        # small integers (exponents, shift counts, the result's fields) in int32
+        # lanes, the sums and magnitudes in int64; q >= I32_FLOOR - F
+        q = b.sub(high, v.const(cfg["bits"]))
+
+        def amount(x, lo, hi):  # a shift count clamped to lo .. hi, as int64 lanes
+            return b.zext(v.smin(v.smax(x, v.const(lo)), v.const(hi)), w.vt)
+
         # the addend's term: core.cut(cm, cr - fbits - q, sign)
-        sh = b.sub(b.sext(b.sub(cr, v.const(fbits)), w.vt), q)
-        left = w.smin(w.smax(sh, w.const(0)), w.const(62))
-        right = w.smin(w.smax(b.sub(w.const(0), sh), w.const(0)), w.const(63))
-        u = b.lshr(b.shl(b.zext(cm, w.vt), left), right)
+        sh = b.sub(b.sub(cr, v.const(fbits)), q)
+        u = b.lshr(b.shl(b.zext(cm, w.vt), amount(sh, 0, 62)),
+                   amount(b.sub(v.const(0), sh), 0, 63))
         s64 = b.zext(sign, w.vt)
-        cterm = b.add(b.xor(u, b.sub(w.const(0), s64)), s64)
-        m = cterm
+        m = b.add(b.xor(u, b.sub(w.const(0), s64)), s64)
         for total in sums:
             m = b.add(m, b.sext(total, w.vt))
         neg = b.icmp_signed("<", m, w.const(0))
@@ -243,16 +270,15 @@ def panel_words(typingctx, a_sig, a_exp, b_sig, b_exp, a_off, b_off, stride, j, 
         dbl = ir.VectorType(ir.DoubleType(), cfg["lanes"])
         two52 = ir.Constant(dbl, [ir.Constant(ir.DoubleType(), 2.0 ** 52)] * cfg["lanes"])
         exact = b.fsub(b.bitcast(b.or_(mag, w.const(0x4330000000000000)), dbl), two52)
-        top_bit = b.sub(b.lshr(b.bitcast(exact, w.vt), w.const(52)), w.const(1023))
+        top_bit = b.sub(b.trunc(b.lshr(b.bitcast(exact, w.vt), w.const(52)), v.vt),
+                        v.const(1023))
         emin = 1 - bias
-        ex = w.smax(b.add(q, top_bit), w.const(emin))
+        ex = v.smax(b.add(q, top_bit), v.const(emin))
         keep = cfg["keep"]
-        sh = b.sub(b.sub(ex, w.const(keep)), q)
-        rs = w.smin(w.smax(sh, w.const(0)), w.const(63))
-        ls = w.smin(w.smax(b.sub(w.const(0), sh), w.const(0)), w.const(63))
-        kept = b.shl(b.lshr(mag, rs), ls)
+        sh = b.sub(b.sub(ex, v.const(keep)), q)
+        kept = b.shl(b.lshr(mag, amount(sh, 0, 63)), amount(b.sub(v.const(0), sh), 0, 63))
         if cfg["rounding"] != 0:
-            shc = w.smin(w.smax(sh, w.const(1)), w.const(63))
+            shc = amount(sh, 1, 63)
             rem = b.and_(mag, b.sub(b.shl(w.const(1), shc), w.const(1)))
             half = b.shl(w.const(1), b.sub(shc, w.const(1)))
             if cfg["rounding"] == 1:
@@ -261,25 +287,27 @@ def panel_words(typingctx, a_sig, a_exp, b_sig, b_exp, a_off, b_off, stride, j, 
                            b.and_(b.icmp_unsigned("==", rem, half), odd))
             else:
                 up = b.icmp_unsigned(">=", rem, half)
-            valid = b.and_(b.icmp_signed(">", sh, w.const(0)),
-                           b.icmp_signed("<=", sh, w.const(63)))
+            valid = b.and_(b.icmp_signed(">", sh, v.const(0)),
+                           b.icmp_signed("<=", sh, v.const(63)))
             kept = b.add(kept, b.zext(b.and_(up, valid), w.vt))
             carry = b.icmp_unsigned("!=", b.lshr(kept, w.const(keep + 1)), w.const(0))
             kept = b.select(carry, b.lshr(kept, w.const(1)), kept)
-            ex = b.select(carry, b.add(ex, w.const(1)), ex)
-        normal = b.icmp_unsigned("!=", b.lshr(kept, w.const(keep)), w.const(0))
-        biased = b.select(normal, b.add(ex, w.const(bias)), w.const(0))
-        frac = b.select(normal, b.and_(kept, w.const((1 << keep) - 1)), kept)
-        field = b.or_(b.shl(biased, w.const(fbits)), b.shl(frac, w.const(fbits - keep)))
+            ex = b.select(carry, b.add(ex, v.const(1)), ex)
+        kept32 = b.trunc(kept, v.vt)  # below 2**(keep + 1)
+        normal = b.icmp_unsigned("!=", b.lshr(kept32, v.const(keep)), v.const(0))
+        biased = b.select(normal, b.add(ex, v.const(bias)), v.const(0))
+        frac = b.select(normal, b.and_(kept32, v.const((1 << keep) - 1)), kept32)
+        field = b.or_(b.shl(biased, v.const(fbits)), b.shl(frac, v.const(fbits - keep)))
         if cfg["to_inf"]:
             largest = emask << fbits
         else:
             largest = ((emask - 1) << fbits) | (((1 << keep) - 1) << (fbits - keep))
-        over = b.icmp_signed(">", biased, w.const(emask - 1))
-        field = b.select(over, w.const(largest), field)
-        word = b.or_(field, b.shl(b.zext(neg, w.vt), w.const(width - 1)))
+        over = b.icmp_signed(">", biased, v.const(emask - 1))  # (a wrapped field is replaced)
+        field = b.select(over, v.const(largest), field)
+        word = b.or_(field, b.shl(b.zext(neg, v.vt), v.const(width - 1)))
         if cfg["zero_pos"]:
-            word = b.select(b.icmp_unsigned("==", field, w.const(0)), w.const(0), word)
+            word = b.select(b.icmp_unsigned("==", field, v.const(0)), v.const(0), word)
+        word = b.zext(word, w.vt)
         b.store(word, vector_at(b, b.gep(nx, [nxt_at]), w.vt), align=8)
         bits = b.bitcast(special, ir.IntType(cfg["lanes"]))
         hit = b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(cfg["lanes"]), 0))
