@@ -61,6 +61,21 @@ def _decode_into(words, spec, sig, exp, cls):
         cls[x] = c | (s << 2)
 
 
+@njit(cache=True)
+def _decode_float_into(words, spec, sig, exp, cls):
+    """_decode_into for a float format with NaN and Inf, NaN only, or no
+    specials (lane_decoder.fields and lane_class: bit operations, no branch
+    on the word's class; ``tests/test_gemm_lanes.py`` holds the two equal)."""
+    flat = words.ravel()
+    for x in range(flat.size):
+        special, s, m, raw = fields(np.int64(flat[x]), spec)
+        c = lane_class(special, m, spec)
+        finite = c == 1
+        sig[x] = (-m if s else m) if finite else 0
+        exp[x] = raw if finite else ZERO_EXP
+        cls[x] = c | (s << 2)
+
+
 def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axis: int,
                    active: np.ndarray | None = None):
     """``words`` (A: (M, K), axis 1; B: (K, N), axis 0) as the kernel reads
@@ -75,7 +90,9 @@ def decode_operand(words: np.ndarray, fmt: str, conversion: str, block: int, axi
     sig = np.empty(words.shape, np.int32)  # |significand| < 2**24, products formed in int64
     exp = np.empty(words.shape, np.int32)
     cls = np.empty(words.shape, np.int8)
-    _decode_into(words, f.spec, sig.ravel(), exp.ravel(), cls.ravel())
+    fast = f.spec.kind == 0 and f.spec.specials in (0, 1, 2)
+    (_decode_float_into if fast else _decode_into)(words, f.spec, sig.ravel(), exp.ravel(),
+                                                   cls.ravel())
     special = (cls & 3) >= int(Class.INF)
     if active is not None:
         cls[~active] |= MASKED
