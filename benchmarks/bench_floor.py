@@ -6,8 +6,12 @@
 The floor is this file's own numba kernel for the H100 bf16 ``mma`` chain
 (m16n8k16, f32 C and D: window 25 bits, anchor floor -133, truncation, Inf
 on overflow): decoded int32 panels, int32 lanes for the 16 products of a
-block, no NaN or Inf handling at all. It is what a kernel that knows only
-finite bf16 operands needs; the engine (``tcprobe.matmul``, ``schedule=
+block, no NaN or Inf handling at all, no model parameter but these. Its
+products are the engine's own int32 lane code
+(``models/kernels/gemm_ir.panel_block``: numba alone widens int32
+arithmetic to int64 and does not vectorize the variable shifts), its decode
+and its rounding are its own scalar loops for exactly this format. It is
+what a kernel that knows only finite bf16 operands needs; the engine (``tcprobe.matmul``, ``schedule=
 'chain'``) does the same blocks with every special and every model's
 parameter honoured. Both run on the same random finite operands, their
 words are compared (the floor is checked, not trusted), and the figures are
@@ -15,11 +19,12 @@ ns per K=16 block per output (M * N * K / 16 blocks), the best of
 ``--repeat`` interleaved calls in CPU seconds of this process (robust when
 other processes share the cores; run with NUMBA_NUM_THREADS=1).
 
-The other kinds (``--kinds``): f16, tf32 (K=8 blocks: its figure is per
-K=8 block), fp8 e4m3 (H100 mma: converted and run as f16 sub-products) and
-s8 (integer, K=32 instructions) run through ``tcprobe.matmul`` on the same
-shape and are quoted per block and against the bf16 floor scaled by
-products per block (16 for the K=16 kinds, 8 for tf32, 32 for s8). ``--dot``
+The other kinds (``--kinds``, :data:`KINDS`): f16, tf32 (blocks of 8
+products), fp8 e4m3 on the H100's mma (emulated as the compiler does it:
+f16 sub-products, C added after each instruction) and wgmma (blocks of
+32), the B200's tcgen05 bf16 and e4m3, and s8 (integer, K=32) run through
+``tcprobe.matmul`` on the same shape; each is quoted per block and against
+the bf16 floor scaled by its products per block. ``--dot``
 times ``tcprobe.dot`` (bf16, K=16, the H100 profile) in steady state at
 each batch size, in ns per dot.
 
@@ -137,13 +142,16 @@ def floor_matmul(a_words: np.ndarray, b_words: np.ndarray, c_words: np.ndarray) 
     return out.view(np.uint32)
 
 
-# (label, numpy dtype name, products a block, C dtype)
+# label: (numpy dtype name, products a block, C dtype, GPU, instruction)
 KINDS = {
-    "bf16": ("bfloat16", 16, "float32"),
-    "f16": ("float16", 16, "float32"),
-    "tf32": ("float32", 8, "float32"),
-    "fp8": ("float8_e4m3fn", 16, "float32"),
-    "s8": ("int8", 32, "int32"),
+    "bf16": ("bfloat16", 16, "float32", "H100", "mma"),
+    "f16": ("float16", 16, "float32", "H100", "mma"),
+    "tf32": ("float32", 8, "float32", "H100", "mma"),
+    "fp8": ("float8_e4m3fn", 16, "float32", "H100", "mma"),  # emulated: f16 sub-MMAs, C added
+    "fp8-wgmma": ("float8_e4m3fn", 32, "float32", "H100", "wgmma"),
+    "tcgen05-bf16": ("bfloat16", 16, "float32", "B200", "tcgen05"),
+    "tcgen05-fp8": ("float8_e4m3fn", 32, "float32", "B200", "tcgen05"),
+    "s8": ("int8", 32, "int32", "H100", "mma"),
 }
 
 
@@ -151,7 +159,7 @@ def _operands(kind: str, m: int, n: int, k: int, seed: int):
     import ml_dtypes
 
     rng = np.random.default_rng(seed)
-    name, _per, c_name = KINDS[kind]
+    name, _per, c_name, _gpu, _instr = KINDS[kind]
     if name == "int8":
         a = rng.integers(-128, 128, (m, k)).astype(np.int8)
         b = rng.integers(-128, 128, (k, n)).astype(np.int8)
@@ -164,8 +172,8 @@ def _operands(kind: str, m: int, n: int, k: int, seed: int):
     return a, b, c
 
 
-def _engine(a, b, c):
-    return tcprobe.matmul(a, b, c, gpu="H100", instr="mma", schedule="chain", progress=False,
+def _engine(a, b, c, gpu="H100", instr="mma"):
+    return tcprobe.matmul(a, b, c, gpu=gpu, instr=instr, schedule="chain", progress=False,
                           jobs=1)
 
 
@@ -202,18 +210,31 @@ def measure(size: int = 512, repeat: int = 5, kinds=("bf16",), dot_batches=(), s
     out["floor_ns"] = floor_ns
     out["engine_ns"] = t_engine / blocks * 1e9
     out["ratio"] = t_engine / t_floor
+    # the same operands with one A and one B word in 1,000 a NaN or an Inf: the
+    # flagged column groups take the core's specials (the floor has none to take)
+    rng = np.random.default_rng(seed + 1)
+    sa, sb = aw.copy(), bw.copy()
+    for w in (sa, sb):
+        hit = rng.random(w.shape) < 0.001
+        w[hit] = rng.choice(np.array([0x7F80, 0xFF80, 0x7FC0], np.uint16), int(hit.sum()))
+    sa, sb = sa.view(a.dtype), sb.view(b.dtype)
+    _engine(sa, sb, c)
+    out["specials_ns"] = _best([lambda: _engine(sa, sb, c)], repeat)[0] / blocks * 1e9
     for kind in kinds:
         if kind == "bf16":
-            out["kinds"][kind] = {"ns": out["engine_ns"], "per_block": 16, "ratio": out["ratio"]}
+            out["kinds"][kind] = {"ns": out["engine_ns"], "per_block": 16, "ratio": out["ratio"],
+                                  "datapath": "H100 mma"}
             continue
-        per = KINDS[kind][1]
+        per, gpu, instr = KINDS[kind][1], KINDS[kind][3], KINDS[kind][4]
         xa, xb, xc = _operands(kind, size, size, k, seed)
-        _engine(xa, xb, xc)
+        _engine(xa, xb, xc, gpu, instr)
         t_floor, t_kind = _best([lambda: floor_matmul(aw, bw, cw),
-                                 lambda xa=xa, xb=xb, xc=xc: _engine(xa, xb, xc)], repeat)
+                                 lambda xa=xa, xb=xb, xc=xc, g=gpu, x=instr: _engine(xa, xb, xc, g, x)],
+                                repeat)
         ns = t_kind / (size * size * (k // per)) * 1e9
         scaled = t_floor / blocks * 1e9 * per / BLOCK
-        out["kinds"][kind] = {"ns": ns, "per_block": per, "ratio": ns / scaled}
+        out["kinds"][kind] = {"ns": ns, "per_block": per, "ratio": ns / scaled,
+                              "datapath": f"{gpu} {instr}"}
     for batch in dot_batches:
         out["dot"][int(batch)] = dot_ns(int(batch), repeat, seed)
     return out
@@ -246,7 +267,7 @@ def main(argv=None) -> int:
     ap.add_argument("--k", type=int, default=None, help="K (default: the size)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kinds", default="bf16,f16,tf32,fp8,s8")
+    ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--dot", default="100,1000,20000,200000", help="dot batch sizes ('' none)")
     args = ap.parse_args(argv)
     import numba
@@ -266,10 +287,12 @@ def main(argv=None) -> int:
     print(f"floor  bf16 : {r['floor_ns']:6.2f} ns per K=16 block per output")
     print(f"engine bf16 : {r['engine_ns']:6.2f} ns per K=16 block per output, "
           f"{r['ratio']:.2f}x the floor")
+    print(f"engine bf16 : {r['specials_ns']:6.2f} ns per K=16 block per output with 0.1% of "
+          "the A and B words NaN or Inf")
     for kind, f in r["kinds"].items():
         if kind != "bf16":
-            print(f"engine {kind:<5}: {f['ns']:6.2f} ns per K={f['per_block']} block, "
-                  f"{f['ratio']:.2f}x the floor scaled to {f['per_block']} products")
+            print(f"engine {kind:<12}: {f['ns']:6.2f} ns per {f['per_block']}-product block "
+                  f"({f['datapath']}), {f['ratio']:.2f}x the floor scaled to it")
     for batch, ns in r["dot"].items():
         print(f"dot {batch:>8,} : {ns:7.1f} ns/dot (steady state)")
     return 0

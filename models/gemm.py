@@ -11,13 +11,22 @@ compares the two word for word). What a matrix product lets it share:
   never sets the anchor, so zero padding is exact) and a flag per block of
   K for a NaN or Inf word;
 * a block is then one pass for its anchor (the largest exponent sum) and
-  one that cuts each integer product to the quantum and sums it, both
-  loops over the columns of D that LLVM vectorizes; the quantum, the cut,
-  the rounding and the specials rule are the arithmetic core's
-  (:mod:`.kernels.core`), the same steps as every other kernel;
-* B is held in panels of PANEL columns that stay in cache while the rows
-  of A pass over them; the rows of D are split over the caller's ``jobs``
-  threads (the kernel releases the GIL).
+  one that cuts each integer product to the quantum and sums it, both over
+  16 columns of D at once in int32 lanes where the cut products fit
+  (:mod:`.kernels.gemm_ir`, hand-written vector code; the products of a
+  narrow format always do: bf16, f16, tf32, fp8); where C, the block
+  results and D share one IEEE-like format and rounding (every GPU
+  profile's f32 and f16 accumulation) the addends' fields and the rounding
+  run in the same lanes, and only a group of columns flagged for a NaN or
+  Inf word (the addend's, a row block of A's, a column block of B's) goes
+  on to the core's specials rule; else the quantum, the cut, the rounding
+  and the specials rule are the arithmetic core's (:mod:`.kernels.core`)
+  in numba's loops, int64 lanes (``TCPROBE_KERNEL=plain``: those loops for
+  everything, the same words);
+* B is held in panels of PANEL columns (padded to 16) whose rows of a
+  block stay in the L1 cache while ROW_TILE rows of A pass over them; the
+  rows of D are split over the caller's ``jobs`` threads (the kernel
+  releases the GIL).
 
 Integer datapaths (s8/u8) take :func:`integer_kernel`: the exact sum of each
 instruction added to C and wrapped modulo 2**32, or saturated once per

@@ -2,21 +2,30 @@
 
 :func:`panel_block` takes one row of A and LANES columns of a decoded panel
 of B (:func:`tcprobe.models.gemm.decode_operand`: signed significands, raw
-exponents, ZERO_EXP for zeros and specials) over one block of K, and each
-column's addend exponent (C's, or the previous block's word's; ZERO_EXP for
-none), and writes per column
+exponents, ZERO_EXP for zeros and specials; B's significands split by
+:func:`split_panel` into magnitudes shifted to the window and sign masks)
+over one block of K, and each column's addend exponent (C's, or the
+previous block's word's; ZERO_EXP for none), and writes per column
 
 * ``top``: max(anchor, floor), the anchor the largest raw exponent sum of the
   block's products and the addend (core.quantum's q is top - F), and
 * ``sums``: the sum of the products cut toward zero to 2**q (core.cut),
 
-in 32-bit lanes: a product's significand, shifted left by F - (fraction bits
+in 32-bit lanes: a product's magnitude, shifted left by F - (fraction bits
 of A + B), lies below 2**31 / block, so the block's sum fits (the caller
-checks :func:`fits` before it builds the kernel). A nonzero product lies at
-or below the anchor, so each cut is one constant left shift and one right
-shift by top minus its exponent sum, clamped to 31 (a zero product, whose
-exponents are ZERO_EXP, shifts out entirely; its significand is 0 anyway).
-The caller adds the addend's own cut term, decides specials and rounds.
+checks :func:`fits`; :func:`chunk` products a sum where a block's do not,
+the partial sums joined in int64 by panel_words). A nonzero product lies
+at or below the anchor, so each cut is one right shift by top minus its
+exponent sum, clamped to 31 (a zero product, whose exponents are ZERO_EXP,
+shifts out entirely; its significand is 0 anyway).
+
+:func:`panel_words` does the whole block where C, the block results and D
+are one IEEE-like format with one rounding (:func:`words_apply`): the
+addends' fields (lane_decoder.fields), the products as above, the addend's
+cut term, and the sum rounded as core.window_word and formats.encode_scalar
+round it (the leading bit from a double's exponent, exact below 2**52),
+giving the result words; it says whether an addend was a NaN or Inf, and
+the caller gives the columns so flagged the core's specials rule.
 """
 
 from __future__ import annotations
