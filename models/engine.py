@@ -35,7 +35,7 @@ from numba import njit
 
 from tcprobe.models import isa
 from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
+from tcprobe.models.datapath import Datapath, field_hash, state_without_hash
 
 from . import fastpath, kernel_cache
 from .fastpath import Speed
@@ -175,7 +175,8 @@ EngineParams = make_dataclass(
     [(p.name, _TYPES[p.kind] + (" | None" if p.nullable else ""), field(default=p.default))
      for p in PARAMS],
     bases=(_EngineParams,), frozen=True,
-    namespace={"__module__": __name__, "__doc__": _EngineParams.__doc__})
+    namespace={"__module__": __name__, "__doc__": _EngineParams.__doc__,
+               "__hash__": field_hash, "__getstate__": state_without_hash})
 EngineParams.__qualname__ = "EngineParams"
 
 

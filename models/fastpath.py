@@ -67,6 +67,7 @@ POLICIES = ("auto", "always", "never")
 # Configurations this process has run on this path (a cache, like the
 # kernels': what it holds changes only how fast a word comes, never the word).
 _RAN: set = set()
+_SUPPORTED: dict = {}  # supports(), per configuration and KNOWN_FIELDS
 _SEEN: dict = {}  # cases each configuration has had here on the plain kernel (Speed.worthwhile)
 
 
@@ -111,7 +112,17 @@ def remember(dp, params) -> None:
 
 
 def supports(dp, params) -> bool:
-    """Whether the fast path computes this datapath and parameter set."""
+    """Whether the fast path computes this datapath and parameter set (kept
+    per configuration and KNOWN_FIELDS: a loop of small batches asks on
+    every call)."""
+    key = (dp, params, KNOWN_FIELDS)
+    known = _SUPPORTED.get(key)
+    if known is None:
+        known = _SUPPORTED[key] = _supports(dp, params)
+    return known
+
+
+def _supports(dp, params) -> bool:
     if dp.block_scaled:
         return False
     for f in fields(params):
