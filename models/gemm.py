@@ -226,7 +226,11 @@ def _kernel(kp: KernelParams, narrow: bool):
                         if hit or row_slow or groups[blk, j // lanes]:
                             for x in range(lanes):  # the flagged columns' specials
                                 w = acc[base + j + x]
-                                if row_slow or b_flag[blk, j + x] or fields(w, d_spec)[0]:
+                                sp, _s, sig, _r = fields(w, d_spec)
+                                if sp and lane_class(sp, sig, d_spec) == 3:
+                                    scratch[x] = out_stage.nan  # a NaN addend: NaN, whatever
+                                    continue  # the products (the core's NAN flag)
+                                if row_slow or b_flag[blk, j + x] or sp:
                                     flags = _special_flags(w, d_spec, a_cls, b_cls, i, j + x, lo,
                                                            block)
                                     special, word = specials_word(flags, out_stage)
