@@ -19,6 +19,13 @@ ns per K=16 block per output (M * N * K / 16 blocks), the best of
 ``--repeat`` interleaved calls in CPU seconds of this process (robust when
 other processes share the cores; run with NUMBA_NUM_THREADS=1).
 
+A third line times the floor's lane passes alone (anchors and cut sums,
+no addend, no rounding, no decode): a bound below both, since every
+kernel reading these lanes does at least that. On an AVX2 host the floor's
+scalar rounding loop costs as much as its products, and the engine, which
+rounds 16 columns in vector lanes, can beat the floor; the products line
+says how far the engine is from the lane code itself.
+
 The other kinds (``--kinds``, :data:`KINDS`): f16, tf32 (blocks of 8
 products), fp8 e4m3 on the H100's mma (emulated as the compiler does it:
 f16 sub-products, C added after each instruction) and wgmma (blocks of
