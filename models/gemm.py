@@ -192,56 +192,6 @@ def _kernel(kp: KernelParams, narrow: bool):
                                                     window.bits, block)
     stamp = SOURCE_STAMP
 
-    @njit(inline="always")
-    def _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_mag, b_neg, b_exp, b_cls, b_flag, c,
-                    j0, blk_lo, blk_hi, out):
-        """The kernel where panel_words applies: C, the block results and D
-        in one format and stage. Rows go ROW_TILE at a time, each block of
-        K over all of them, so the block's panel rows stay in the L1 cache
-        while their accumulators pass (LANES columns a call); a group of
-        columns with a NaN or Inf word (flagged: the addend, A's row block,
-        B's column block) gets the core's specials after the call."""
-        n = b_sig.shape[1]
-        n_out = min(n, out.shape[1] - j0)
-        k_a = a_sig.shape[1]
-        groups = np.zeros((blk_hi, n // lanes), np.uint8)  # a B column of the group is flagged
-        for blk in range(blk_lo, blk_hi):
-            for j in range(n):
-                groups[blk, j // lanes] |= b_flag[blk, j]
-        acc = np.zeros(ROW_TILE * n, np.int64)
-        scratch = np.zeros(lanes, np.int64)
-        for r0 in range(0, a_sig.shape[0], ROW_TILE):
-            r1 = min(a_sig.shape[0], r0 + ROW_TILE)
-            for i in range(r0, r1):
-                for j in range(n):
-                    acc[(i - r0) * n + j] = c[i, j0 + j] if j < n_out else 0
-            for blk in range(blk_lo, blk_hi):
-                lo = blk * block
-                for i in range(r0, r1):
-                    row_slow = a_flag[i, blk]
-                    base = (i - r0) * n
-                    for j in range(0, n, lanes):
-                        hit = panel_words(a_sig, a_exp, b_mag, b_neg, b_exp, i * k_a + lo,
-                                          lo * n, n, j, acc, base + j, scratch, 0, wconfig)
-                        if hit or row_slow or groups[blk, j // lanes]:
-                            for x in range(lanes):  # the flagged columns' specials
-                                w = acc[base + j + x]
-                                sp, _s, sig, _r = fields(w, d_spec)
-                                if sp and lane_class(sp, sig, d_spec) == 3:
-                                    scratch[x] = out_stage.nan  # a NaN addend: NaN, whatever
-                                    continue  # the products (the core's NAN flag)
-                                if row_slow or b_flag[blk, j + x] or sp:
-                                    flags = _special_flags(w, d_spec, a_cls, b_cls, i, j + x, lo,
-                                                           block)
-                                    special, word = specials_word(flags, out_stage)
-                                    if special:
-                                        scratch[x] = word
-                        for x in range(lanes):
-                            acc[base + j + x] = scratch[x]
-            for i in range(r0, r1):
-                for j in range(n_out):
-                    out[i, j0 + j] = acc[(i - r0) * n + j]
-
     @njit(cache=True, nogil=True)
     def kernel(a_sig, a_exp, a_cls, a_flag, b_sig, b_exp, b_cls, b_flag, c, j0, blk_lo, blk_hi,
                out):
@@ -254,8 +204,51 @@ def _kernel(kp: KernelParams, narrow: bool):
         if narrow:  # B's rows of these blocks as the intrinsics read them
             split_panel(b_sig, b_shift, blk_lo * block, blk_hi * block, b_mag, b_neg)
         if whole:
-            _whole_rows(a_sig, a_exp, a_cls, a_flag, b_sig, b_mag, b_neg, b_exp, b_cls, b_flag, c,
-                        j0, blk_lo, blk_hi, out)
+            # panel_words applies: C, the block results and D in one format and stage.
+            # Rows go ROW_TILE at a time, each block of K over all of them, so the
+            # block's panel rows stay in the L1 cache while their accumulators pass
+            # (LANES columns a call); a group of columns with a NaN or Inf word
+            # (flagged: the addend, A's row block, B's column block) gets the core's
+            # specials after the call. (Inline here, not a nested function: a
+            # dispatcher in the closure would change the disk cache's key in every
+            # process, and the kernel would compile again each time.)
+            groups = np.zeros((blk_hi, n // lanes), np.uint8)  # a B column of the group is flagged
+            for blk in range(blk_lo, blk_hi):
+                for j in range(n):
+                    groups[blk, j // lanes] |= b_flag[blk, j]
+            acc = np.zeros(ROW_TILE * n, np.int64)
+            scratch = np.zeros(lanes, np.int64)
+            for r0 in range(0, a_sig.shape[0], ROW_TILE):
+                r1 = min(a_sig.shape[0], r0 + ROW_TILE)
+                for i in range(r0, r1):
+                    for j in range(n):
+                        acc[(i - r0) * n + j] = c[i, j0 + j] if j < n_out else 0
+                for blk in range(blk_lo, blk_hi):
+                    lo = blk * block
+                    for i in range(r0, r1):
+                        row_slow = a_flag[i, blk]
+                        base = (i - r0) * n
+                        for j in range(0, n, lanes):
+                            hit = panel_words(a_sig, a_exp, b_mag, b_neg, b_exp, i * k_a + lo,
+                                              lo * n, n, j, acc, base + j, scratch, 0, wconfig)
+                            if hit or row_slow or groups[blk, j // lanes]:
+                                for x in range(lanes):  # the flagged columns' specials
+                                    w = acc[base + j + x]
+                                    sp, _s, sig, _r = fields(w, d_spec)
+                                    if sp and lane_class(sp, sig, d_spec) == 3:
+                                        scratch[x] = out_stage.nan  # a NaN addend: NaN, whatever
+                                        continue  # the products (the core's NAN flag)
+                                    if row_slow or b_flag[blk, j + x] or sp:
+                                        flags = _special_flags(w, d_spec, a_cls, b_cls, i, j + x, lo,
+                                                               block)
+                                        special, word = specials_word(flags, out_stage)
+                                        if special:
+                                            scratch[x] = word
+                            for x in range(lanes):
+                                acc[base + j + x] = scratch[x]
+                for i in range(r0, r1):
+                    for j in range(n_out):
+                        out[i, j0 + j] = acc[(i - r0) * n + j]
             return
         acc = np.zeros(n, np.int64)
         amax = np.empty(n, np.int64)
