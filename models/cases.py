@@ -118,6 +118,6 @@ def _words(v) -> np.ndarray:
         v = np.array(given, dtype=np.uint64)  # Python ints past 2**63 (negative f64 words)
     if v.dtype in (np.uint32, np.uint64):
         return v
-    if v.dtype.kind in "iu" and v.size and int(v.max()) > 0xFFFFFFFF:
+    if v.dtype.kind in "iu" and v.dtype.itemsize > 4 and v.size and int(v.max()) > 0xFFFFFFFF:
         return v.astype(np.uint64)
     return np.asarray(v, dtype=np.uint32)

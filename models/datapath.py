@@ -23,7 +23,7 @@ arithmetic, metadata indices increasing).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from tcprobe.models import isa
 from tcprobe.models.formats import get_format
@@ -32,6 +32,23 @@ from tcprobe.models.isa import FAMILIES
 
 class DatapathError(ValueError):
     """A datapath id or combination that does not exist."""
+
+
+def field_hash(self) -> int:
+    """The hash of a frozen dataclass's fields (what dataclass would compute),
+    computed once per instance: the engine looks a configuration up in a
+    few dicts on every call, and a loop of small batches makes many calls."""
+    h = self.__dict__.get("_hash")
+    if h is None:
+        h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+        object.__setattr__(self, "_hash", h)
+    return h
+
+
+def state_without_hash(self) -> dict:
+    """The pickled state of a field_hash record: its fields, never the kept
+    hash (another process hashes strings differently)."""
+    return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,9 @@ class Datapath:
     saturate: bool = False
     bitop: str | None = None  # b1 only: and / xor (popc of a AND / XOR b)
     ordered: bool = False  # mma.sp::ordered_metadata
+
+    __hash__ = field_hash
+    __getstate__ = state_without_hash
 
     def __post_init__(self):
         if self.family not in isa.ALL_FAMILIES:

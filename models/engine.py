@@ -35,7 +35,7 @@ from numba import njit
 
 from tcprobe.models import isa
 from tcprobe.models.cases import Cases
-from tcprobe.models.datapath import Datapath
+from tcprobe.models.datapath import Datapath, field_hash, state_without_hash
 
 from . import fastpath, kernel_cache
 from .fastpath import Speed
@@ -175,12 +175,16 @@ EngineParams = make_dataclass(
     [(p.name, _TYPES[p.kind] + (" | None" if p.nullable else ""), field(default=p.default))
      for p in PARAMS],
     bases=(_EngineParams,), frozen=True,
-    namespace={"__module__": __name__, "__doc__": _EngineParams.__doc__})
+    namespace={"__module__": __name__, "__doc__": _EngineParams.__doc__,
+               "__hash__": field_hash, "__getstate__": state_without_hash})
 EngineParams.__qualname__ = "EngineParams"
 
 
 # ---------------------------------------------------------------------------
 # The plain kernel: the block loop of core_loop, its parameters at run time.
+
+
+_CHECKED: set = set()  # EngineParams that passed check() in this process
 
 
 @njit(cache=True)
@@ -203,7 +207,9 @@ def fused_dot(dp: Datapath, cases: Cases, p: EngineParams, *,
     path wherever it applies, False forces the plain kernel (the reference
     the fast one is tested against). ``scan_words``: raise CasesError for a
     word with bits above its format (the fast kernel scans as it reads)."""
-    p.check()
+    if p not in _CHECKED:  # a loop of small batches checks its parameters once
+        p.check()
+        _CHECKED.add(p)
     kernel_cache.working_on(dp.id)
     speed = speed or Speed()
     if fast is not False and fastpath.supports(dp, p) and (

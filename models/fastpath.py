@@ -41,7 +41,7 @@ from . import numba_internals
 from .formats import Format, convert_input, get_format
 from .kernels.core import new_terms
 from .kernels.core_loop import case_word, prepare
-from .kernels.kernel_params import KernelParams
+from .kernels.kernel_params import KernelParams, kernel_params
 from .kernels.kernel_stamp import SOURCE_STAMP
 from .kernels.lane_decoder import scan_reads_words_as_given, stray_pair, stray_word, word_pairs
 
@@ -59,11 +59,16 @@ MIN_CASES_PER_JOB = 8192  # below this a batch runs on one thread
 # costs about 2 s to compile (0.3 s to load from numba's disk cache), the
 # plain kernel about 0.5 us a case, so a one-off batch (a fit trying hundreds
 # of parameter sets on a few thousand cases) is faster on the plain kernel.
+# The count is of the cases a configuration has had in this process, this
+# batch's included: a loop of small batches takes the fast path once its
+# cases add up (no cliff below the threshold), a one-off small batch never.
 AUTO_MIN_CASES = 200_000
 POLICIES = ("auto", "always", "never")
 # Configurations this process has run on this path (a cache, like the
 # kernels': what it holds changes only how fast a word comes, never the word).
 _RAN: set = set()
+_SUPPORTED: dict = {}  # supports(), per configuration and KNOWN_FIELDS
+_SEEN: dict = {}  # cases each configuration has had here on the plain kernel (Speed.worthwhile)
 
 
 @dataclass(frozen=True)
@@ -88,10 +93,17 @@ class Speed:
         return cls(policy, max(1, int(jobs)) if jobs else max(1, os.cpu_count() or 1))
 
     def worthwhile(self, dp, params, n_cases: int) -> bool:
-        """Whether the fast path pays for its compile here."""
+        """Whether the fast path pays for its compile here: under 'auto', once
+        this configuration's cases in this process (these ``n_cases``
+        counted) reach AUTO_MIN_CASES, or it ran on a fast path before."""
         if self.policy != "auto":
             return self.policy == "always"
-        return n_cases >= AUTO_MIN_CASES or (dp, params) in _RAN
+        key = (dp, params)
+        if key in _RAN:
+            return True
+        seen = _SEEN.get(key, 0) + n_cases
+        _SEEN[key] = seen
+        return seen >= AUTO_MIN_CASES
 
 
 def remember(dp, params) -> None:
@@ -100,7 +112,17 @@ def remember(dp, params) -> None:
 
 
 def supports(dp, params) -> bool:
-    """Whether the fast path computes this datapath and parameter set."""
+    """Whether the fast path computes this datapath and parameter set (kept
+    per configuration and KNOWN_FIELDS: a loop of small batches asks on
+    every call)."""
+    key = (dp, params, KNOWN_FIELDS)
+    known = _SUPPORTED.get(key)
+    if known is None:
+        known = _SUPPORTED[key] = _supports(dp, params)
+    return known
+
+
+def _supports(dp, params) -> bool:
     if dp.block_scaled:
         return False
     for f in fields(params):
@@ -163,6 +185,13 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
     ``scan_words``: raise CasesError for a word with bits above its format
     (the kernel makes that scan as it reads the words where scans_words
     allows, else Cases.check makes it first)."""
+    lanes = _lanes_as_given(dp, p, cases.k, numba_internals.kernel_form())
+    if lanes is not None and scan_reads_words_as_given(cases):
+        # the words as they are, the lane kernel known: no per-call preparation, so a
+        # loop of small batches pays a few microseconds a call
+        remember(dp, p)
+        return _run(lanes, np.ascontiguousarray(cases.a), np.ascontiguousarray(cases.b),
+                    np.ascontiguousarray(cases.c), jobs, cases, dp, scan_words)
     if scan_words and not scans_words(dp, cases, p):
         cases.check(dp)
         scan_words = False
@@ -177,16 +206,28 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
         if prep.params.ordered:
             a_words = np.ascontiguousarray(a_words[:, order])
             b_words = np.ascontiguousarray(b_words[:, order])
-        lanes = lane_kernel.kernel_for(prep.params)
+        return _run(lane_kernel.kernel_for(prep.params), a_words, b_words, c_words, jobs, cases,
+                    dp, scan_words)
+    kernel = kernel_for(prep.params)
 
-        def run(lo, hi):
-            return lanes(a_words[lo:hi], b_words[lo:hi], c_words[lo:hi], out[lo:hi])
-    else:
-        kernel = kernel_for(prep.params)
+    def run(lo, hi):
+        a, b = a_words[lo:hi], b_words[lo:hi]
+        return kernel(a, b, c_words[lo:hi], order, out[lo:hi], *word_pairs(a, b))
+    return _split(run, out, jobs, cases, dp, scan_words)
 
-        def run(lo, hi):
-            a, b = a_words[lo:hi], b_words[lo:hi]
-            return kernel(a, b, c_words[lo:hi], order, out[lo:hi], *word_pairs(a, b))
+
+def _run(lanes, a_words, b_words, c_words, jobs, cases, dp, scan_words) -> np.ndarray:
+    """The lane kernel over the cases (split over ``jobs`` threads)."""
+    out = np.empty(len(c_words), np.uint32)
+
+    def run(lo, hi):
+        return lanes(a_words[lo:hi], b_words[lo:hi], c_words[lo:hi], out[lo:hi])
+    return _split(run, out, jobs, cases, dp, scan_words)
+
+
+def _split(run, out, jobs, cases, dp, scan_words) -> np.ndarray:
+    """``run(lo, hi)`` over the cases, on one thread or ``jobs``; raises
+    CasesError where it found a word above its format and ``scan_words``."""
     n = len(out)
     parts = min(max(1, int(jobs)), max(1, n // MIN_CASES_PER_JOB))
     if parts == 1:
@@ -198,3 +239,18 @@ def fast_dot(dp, cases, p, jobs: int = 1, scan_words: bool = False) -> np.ndarra
     if scan_words and high:
         cases.check(dp)  # raises: a word does not fit its format
     return out
+
+
+@lru_cache(maxsize=64)
+def _lanes_as_given(dp, p, k: int, form: str):
+    """The lane kernel of a configuration whose words the kernel reads as
+    given (no input or C conversion, the K order 0..K-1), else None; built
+    once per configuration and kernel form (``TCPROBE_KERNEL``)."""
+    if form != "ir" or not supports(dp, p) or p.c_convert or p.k_order is not None:
+        return None
+    if any(get_format(t).drop_bits and p.input_conversion != "truncate"
+           for t in (dp.a_type, dp.b_type)):
+        return None
+    lane_kernel = numba_internals.ir_module("lane_kernel")
+    kp = kernel_params(dp, p, k)
+    return lane_kernel.kernel_for(kp) if lane_kernel.applies(kp) else None

@@ -13,6 +13,8 @@ the argument; the checks are vectorized, one pass over each array.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from tcprobe.models.cases import Cases, CasesError
@@ -47,7 +49,8 @@ def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray
                 raise MatmulError(f"{what}: words must be integers from 0 to "
                                   f"{get_format(fmt).word_mask:#x}") from None
     kind = arr.dtype.kind
-    if kind in "fc" or str(arr.dtype) in ("bfloat16",) or arr.dtype.name.startswith("float"):
+    if kind not in "iu" and (kind in "fc" or str(arr.dtype) in ("bfloat16",)
+                             or arr.dtype.name.startswith("float")):
         raise MatmulError(f"{what}: a {arr.dtype} array holds values, not words; pass its raw "
                           f"words (x.view(np.uint{arr.dtype.itemsize * 8}))")
     if kind not in "iu":
@@ -108,13 +111,8 @@ def _scales(sa, sb, dp: Datapath, cases: int):
     return tuple(out)
 
 
-def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, active=None):
-    """Output words of one instruction per case on raw words: ``a``, ``b``
-    (cases, K) or (K,), ``c`` (cases,) or a scalar, ``datapath`` an id or a
-    Datapath; the model is ``gpu``'s profile or ``model`` (a name, JSON or
-    Model of this datapath). Scales (cases, n_scales) where block-scaled and
-    the sparse ``active`` mask (cases, K) where sparse. Returns uint32 words
-    (uint64 for f64; a scalar for one 1-D case)."""
+def _resolve(datapath, gpu, model):
+    """(Datapath, Model) of dot's arguments, every one checked."""
     try:
         dp = datapath if isinstance(datapath, Datapath) else Datapath.parse(str(datapath))
     except (DatapathError, FormatError) as e:
@@ -123,7 +121,28 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
     check_datapath(dp, name, "datapath")
     if name is None and model is None and dp.family != "tcgen05":
         raise MatmulError(f"gpu: {dp.id} needs gpu= (or model=) to pick its model")
-    mdl = model_for(dp, name, model)
+    return dp, model_for(dp, name, model)
+
+
+@lru_cache(maxsize=128)
+def _resolved(datapath, gpu):
+    """_resolve of a datapath and GPU with the profile's model, kept (an
+    error is raised again on every call: lru_cache keeps no exception)."""
+    return _resolve(datapath, gpu, None)
+
+
+def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, active=None):
+    """Output words of one instruction per case on raw words: ``a``, ``b``
+    (cases, K) or (K,), ``c`` (cases,) or a scalar, ``datapath`` an id or a
+    Datapath; the model is ``gpu``'s profile or ``model`` (a name, JSON or
+    Model of this datapath). Scales (cases, n_scales) where block-scaled and
+    the sparse ``active`` mask (cases, K) where sparse. Returns uint32 words
+    (uint64 for f64; a scalar for one 1-D case)."""
+    if model is None and isinstance(datapath, str | Datapath) and (gpu is None
+                                                                    or isinstance(gpu, str)):
+        dp, mdl = _resolved(datapath, gpu)  # a loop of small calls resolves it once
+    else:
+        dp, mdl = _resolve(datapath, gpu, model)
     single = np.ndim(a) == 1
     scan = not isinstance(mdl, FixedPointModel)  # the engine scans every word it reads
     aw = words_of(a, "a", dp.a_type, 2, scan)
