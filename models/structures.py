@@ -23,6 +23,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 
+from . import host_ieee
 from .engine import ROUNDINGS, EngineParams, Speed, fused_dot
 from .formats import convert, get_format
 from .model import Model, ModelError
@@ -66,11 +67,16 @@ def _one(fmt: str) -> int:
 
 
 def ieee_add(d_type: str, x: np.ndarray, y: np.ndarray, rounding: str = "rne",
-             window: int | None = None) -> np.ndarray:
+             window: int | None = None, host: bool = True) -> np.ndarray:
     """x + y in ``d_type`` as an ordinary IEEE add (exact sum, one rounding,
     IEEE zero signs and overflow): the engine on x*1 + y, which is exact.
     ``window``: both cut toward zero into that many fraction bits below the
-    larger raw exponent first (a fixed-point merge), and Inf past the range."""
+    larger raw exponent first (a fixed-point merge), and Inf past the range.
+    An f32 RNE add runs on the host's float32 where that gives the same words
+    (:mod:`.host_ieee`); ``host=False`` always runs the engine."""
+    if (host and window is None and rounding == "rne" and get_format(d_type).name == "f32"
+            and host_ieee.exact()):  # the same words (models/host_ieee.py)
+        return host_ieee.add_f32(x, y)
     dp = Datapath("mma", d_type, d_type, d_type, d_type, 1)
     p = EngineParams(window_bits=window, block_size=1, zero_floor=None, output_rounding=rounding,
                      zero_sign="ieee", overflow="ieee" if window is None else "inf")

@@ -90,7 +90,9 @@ def test_ieee_add_is_an_ordinary_rne_add(fmt, np_type):
     with np.errstate(all="ignore"):
         total = fx + fy
     ref = total.view(view).astype(np.uint32)
-    got = ieee_add(fmt, x, y)
+    got = ieee_add(fmt, x, y, host=False)  # the engine's add, against numpy's
     nan = np.isnan(total)
     assert np.array_equal(got[~nan], ref[~nan])
     assert np.isnan(got.astype(view).view(np_type)[nan]).all()
+    # the default (the host's float32 where exact, models/host_ieee.py): the same words
+    assert np.array_equal(np.asarray(ieee_add(fmt, x, y), np.uint32), np.asarray(got, np.uint32))

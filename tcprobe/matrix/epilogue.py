@@ -34,12 +34,12 @@ one f32 add per element (cuBLASLt's BIAS epilogue).
 
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
 
 import numpy as np
 
+from tcprobe.models import host_ieee
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, fused_dot
@@ -89,21 +89,6 @@ NAN_WORD = 0x7FFFFFFF  # the engine's NaN (EngineParams' default nan_word)
 _F32 = np.float32
 
 
-# host_exact's probes, x*y + z in two roundings, in float32 and float64: a
-# subnormal input (DAZ) and a subnormal product (FTZ), then three ties that
-# only round-to-nearest-even resolves as listed.
-_PROBE32 = (np.array([1, 0x00800000, 0x3F800000, 0x3F800001, 0xBF800000], np.uint32)
-            .view(np.float32),  # 2**-149, 2**-126, 1, 1 + 2**-23, -1
-            np.array([1.0, 0.5, 1.0, 1.0, 1.0], np.float32),
-            np.array([0.0, 0.0, 2.0 ** -24, 2.0 ** -24, -(2.0 ** -24)], np.float32),
-            np.array([1, 0x00400000, 0x3F800000, 0x3F800002, 0xBF800000], np.uint32).tobytes())
-_PROBE64 = (np.array([1, 0x0010000000000000, 0x3FF0000000000000, 0x3FF0000000000001],
-                     np.uint64).view(np.float64),  # 2**-1074, 2**-1022, 1, 1 + 2**-52
-            np.array([1.0, 0.5, 1.0, 1.0]), np.array([0.0, 0.0, 2.0 ** -53, 2.0 ** -53]),
-            np.array([1, 0x0008000000000000, 0x3FF0000000000000, 0x3FF0000000000002],
-                     np.uint64).tobytes())
-
-
 _SCOPE = threading.local()  # host_exact's answer inside a checked() block, per thread
 
 
@@ -113,7 +98,7 @@ def checked():
     entry, and its answer reused: nothing in the block changes the FPU's
     mode, and dispatch to the host or the engine stays one choice per run."""
     outer = getattr(_SCOPE, "exact", None)
-    _SCOPE.exact = _probe_host() if outer is None else outer
+    _SCOPE.exact = host_ieee.exact() if outer is None else outer
     try:
         yield
     finally:
@@ -126,15 +111,7 @@ def host_exact() -> bool:
     (TCPROBE_EPILOGUE=engine: never, the engine computes). Probed on every
     call outside a checked() block, since a library loaded later may set FTZ."""
     known = getattr(_SCOPE, "exact", None)
-    return _probe_host() if known is None else known
-
-
-def _probe_host() -> bool:
-    if os.environ.get("TCPROBE_EPILOGUE", "host") == "engine":
-        return False
-    with np.errstate(all="ignore"):
-        return ((_PROBE32[0] * _PROBE32[1] + _PROBE32[2]).tobytes() == _PROBE32[3]
-                and (_PROBE64[0] * _PROBE64[1] + _PROBE64[2]).tobytes() == _PROBE64[3])
+    return host_ieee.exact() if known is None else known
 
 
 def _nan_word(r: np.ndarray) -> np.ndarray:
@@ -223,9 +200,7 @@ def add(x, y) -> np.ndarray:
     x, y = _words(x, y)
     if not host_exact():
         return engine_add(x, y)
-    with np.errstate(all="ignore"):
-        r = (x.view(np.float32) + y.view(np.float32)).view(np.uint32)
-    return _nan_word(r)
+    return host_ieee.add_f32(x, y)
 
 
 def engine_fma(x, y, z) -> np.ndarray:
@@ -239,7 +214,8 @@ def engine_fma(x, y, z) -> np.ndarray:
 def engine_add(x, y) -> np.ndarray:
     """add on the integer engine."""
     x, y = _words(x, y)
-    return np.asarray(ieee_add("f32", x.ravel(), y.ravel()), np.uint32).reshape(x.shape)
+    return np.asarray(ieee_add("f32", x.ravel(), y.ravel(), host=False),
+                      np.uint32).reshape(x.shape)
 
 
 _HALF_NAN = np.uint32(0x7FFF)  # the engine's NaN word in bf16 and f16
