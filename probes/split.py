@@ -27,17 +27,20 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.formats import Class, decode
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
-from tcprobe.models.model import ModelError
+from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
-from tcprobe.models.words import home_exponent, product, word
+from tcprobe.models.words import emax_biased, home_exponent, product, word
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch, Finding
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
+OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/engine.PARAMS)
+UNPACKS = ("f16", None)  # sub-MMAs of inputs unpacked to f16 | the engine with C after its blocks
 
 
 def splits(k: int) -> dict:
@@ -62,25 +65,61 @@ def splits(k: int) -> dict:
 
 def model(ctx, parts, *, window=DEFAULT_WINDOW_BITS, rounding=None, c_add="rne", unpack="f16",
           **stage):
-    """The split model of this datapath with one stage engine."""
+    """The split model of this datapath with one stage engine: sub-MMAs and
+    an ordinary IEEE add of C (``unpack``: the inputs unpacked to that type
+    first), or with ``unpack=None`` the engine itself with C added after its
+    blocks (``c_join = "last"``: the add's zero sign, NaN word and overflow
+    are the design's, which the later steps measure)."""
     dp = ctx.dp
     p = EngineParams(window_bits=window, block_size=len(parts[0]), zero_floor=None,
                      output_rounding=rounding or output_defaults(ctx.d_fmt.name).rounding,
                      **stage)
+    if unpack is None:
+        return FixedPointModel("split", dp, "ladder findings",
+                               p.replace(k_order=_order(dp.k, parts), c_join="last",
+                                         c_add_rounding=c_add))
     return SplitModel("split", dp, "ladder findings", parts=tuple(tuple(x) for x in parts),
                       stage=p, c_entry="last", c_add_rounding=c_add, unpack=unpack)
 
 
-def agree(models: dict, cases: Cases, words) -> list:
-    """The names whose model gives every one of ``words``."""
+def _order(k: int, parts) -> tuple | None:
+    """The K order of blocks that are ``parts`` (None: K in order)."""
+    order = tuple(int(i) for part in parts for i in part)
+    return None if order == tuple(range(k)) else order
+
+
+def _same(ctx, got, words) -> bool:
+    """Whether ``got`` gives ``words`` up to what the roundings do not decide:
+    the sign of a zero, which NaN word, and whether a sum past the output is
+    an Inf or a finite word of the top binade (saturated); the specials and
+    zero steps measure those on the model found here."""
+    fd = ctx.d_fmt
+    top = emax_biased(fd)
+
+    def fold(w):
+        w = np.asarray(w, np.int64)
+        d = decode(fd, np.asarray(w, np.uint32))
+        field = (w >> (fd.frac_bits + fd.drop_bits)) & ((1 << fd.exp_bits) - 1)
+        out = np.where(d.cls == Class.ZERO, 0, w)
+        out = np.where(d.cls == Class.NAN, -1, out)
+        big = (d.cls == Class.INF) | ((d.cls != Class.NAN) & (field == top))
+        return np.where(big, -2 - d.sign.astype(np.int64), out)
+
+    return bool(np.array_equal(fold(got), fold(words)))
+
+
+def agree(models: dict, cases: Cases, words, ctx=None) -> list:
+    """The names whose model gives every one of ``words`` (with ``ctx``: up
+    to zero signs, NaN words and overflow, :func:`_same`)."""
     words = np.asarray(words, np.uint32)
     ok = []
     for name, m in models.items():
         try:
-            if np.array_equal(m.evaluate(cases), words):
-                ok.append(name)
+            got = m.evaluate(cases)
         except ValueError:
             continue
+        if np.array_equal(got, words) or ctx is not None and _same(ctx, got, words):
+            ok.append(name)
     return ok
 
 
@@ -104,10 +143,12 @@ def run(ctx) -> Finding:
             if lane != j:
                 bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, C = 0",
                        {0: plus[:2], j: minus[:2], lane: small[:2]})
-    cs = bt.cases()
+    cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
-    cands = {name: model(ctx, parts) for name, parts in splits(k).items()}
-    ok = agree(cands, cs, w)
+    ok = []
+    for unpack in UNPACKS:  # sub-MMAs of unpacked inputs, or the engine with C after
+        cands = {name: model(ctx, parts, unpack=unpack) for name, parts in splits(k).items()}
+        ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -116,24 +157,30 @@ def run(ctx) -> Finding:
         return Finding("block", "partial", "C is not in the window, and no split of K into "
                        "sub-MMAs reproduces the three-product cases", values, ev)
     name = ok[0]
-    parts = cands[name].parts
+    parts = splits(k)[name]
     if len(ok) > 1:
         notes.append(f"splits {ok} all agree; taking {name}")
 
     # 2. the window of one sub-MMA: +-2**E and 2**(E-e) in the first one
     first = parts[0]
-    i, j, lane = first[0], first[1], first[2]
     bt2 = Batch(dp)
-    for e in range(1, 64):
-        p = product(fa, fb, E - e, 0)
-        if p is None:
-            continue
-        bt2.add(f"lanes {i},{j}: +-2^{E}, lane {lane}: 2^{E - e} (one sub-MMA)",
-                {i: plus[:2], j: minus[:2], lane: p[:2]})
-    cs2 = bt2.cases()
+    if len(first) >= 3:
+        i, j, lane = first[0], first[1], first[2]
+        for e in range(1, 64):
+            p = product(fa, fb, E - e, 0)
+            if p is None:
+                continue
+            bt2.add(f"lanes {i},{j}: +-2^{E}, lane {lane}: 2^{E - e} (one sub-MMA)",
+                    {i: plus[:2], j: minus[:2], lane: p[:2]})
+        cs2 = ctx.complete(bt2.cases())
+    else:  # blocks of one or two products: random sums tell the windows apart
+        cs2 = ctx.complete(random_cases(dp, 600, np.random.default_rng(ctx.seed + 59)))
     w2 = ctx.run(cs2)
-    wins = {F: model(ctx, parts, window=F) for F in range(4, 64)}
-    okF = agree(wins, cs2, w2)
+    okF = []
+    for unpack in UNPACKS:
+        wins = {F: model(ctx, parts, window=F, unpack=unpack) for F in range(4, 64)}
+        okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
+    okF.sort()
     if not okF:
         return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
                        "reproduces the cancellations inside one", values, ev, notes)
@@ -144,13 +191,19 @@ def run(ctx) -> Finding:
         values["assumed"] = {"window_bits": F}
 
     # 3. roundings and the unpack
-    cs3 = _rounding_cases(ctx, parts, E)
+    cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
     w3 = ctx.run(cs3)
-    grid = {(r, c, u): model(ctx, parts, window=F, rounding=r, c_add=c, unpack=u)
-            for r in ROUNDINGS for c in ROUNDINGS for u in ("f16", None)}
-    allc = Cases.concat([ctx.complete(x) for x in (cs, cs2, cs3)])
+    # the engine with C after its blocks: a block past the output passes Inf or
+    # the largest finite value on (the overflow), and the sums after it differ
+    grid = {(r, c, u, ov): model(ctx, parts, window=F, rounding=r, c_add=c, unpack=u,
+                                 **({"overflow": ov} if u is None else {}))
+            for r in ROUNDINGS for c in ROUNDINGS for u in UNPACKS
+            for ov in (OVERFLOWS if u is None else ("inf",))}
+    allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
-    okr = agree(grid, allc, allw)
+    okr = agree(grid, allc, allw, ctx)
+    overflows = sorted({x[3] for x in okr if x[2] is None})
+    okr = [x[:3] for x in okr]
     if not okr:
         return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
                        "rounding of the sub-MMAs and of the add of C reproduces the sums",
@@ -162,6 +215,26 @@ def run(ctx) -> Finding:
         seen = sorted({str(x[pos]) for x in okr})
         if len(seen) > 1:
             values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
+    if u is None and "split.unpack" not in values["undetermined"]:
+        # the engine itself, C added after its blocks: every later step measures
+        # its floor, zero sign, NaN word, overflow and carries on this model
+        for key in ("split.c_add_rounding",):
+            if key in values["undetermined"]:
+                values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
+        if len(overflows) == 1:
+            values["overflow"] = overflows[0]
+        values.update({
+            "window_bits": None if "window_bits" in values["undetermined"] else F,
+            "block_size": len(parts[0]), "k_order": _order(k, parts),
+            "blocks": [list(p) for p in parts], "output_rounding": r, "c_join": "last",
+            "c_add_rounding": None if "c_add_rounding" in values["undetermined"] else c})
+        if "c_add_rounding" in values["undetermined"]:
+            values.setdefault("assumed", {})["c_add_rounding"] = c
+        summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
+                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each a "
+                   f"{F}-bit window rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
+                   "from the previous one's result")
+        return Finding("block", "found", summary, values, ev, notes)
     values.update({
         "window_bits": None if "window_bits" in values["undetermined"] else F,
         "block_size": len(parts[0]), "k_order": None, "blocks": [list(p) for p in parts],
