@@ -14,6 +14,7 @@ output tie (tie_run).
 
 from __future__ import annotations
 
+from tcprobe.models.engine import PARAM
 from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range, word
 
 from .common import Batch, Finding, StepInfo
@@ -306,7 +307,7 @@ def run(ctx) -> Finding:
             f"at least {emax}: C's format cannot go lower, and no term has a bit more than "
             f"{_span(ctx)} bits below its block's anchor, so this window and every wider one "
             "give the same words on every input")}
-        values["assumed"] = {"window_bits": emax}
+        values["assumed"] = {"window_bits": min(emax, PARAM["window_bits"].hi)}
         return Finding("internal", "partial",
                        f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}, "
                        f"as far as any term reaches: the window is at least {emax} bits",

@@ -81,10 +81,11 @@ def block_cases(ctx, bt, block, F):
         # C's low bits sit at the bottom of the window, below the products' own;
         # C near 1 or 2 of the products' sign carries the sum past the next power
         # of two, so a narrow window's bottom bit falls off the output's precision
+        wide = (() if F > 60 else  # a window this wide: C's words cannot span it
+                (word(fc, s, (1 << F) + 1, -F), word(fc, s, (1 << F) + 3, -F),
+                 word(fc, s, (2 << F) - 1, -F), word(fc, s, (3 << F) + 1, -F)))
         for c in [None] + [c for c in (word(fc, s, 1, -F), word(fc, 1 - s, 3, -F), word(fc, s, 1, 1 - F),
-                  word(fc, 1 - s, 1, 1 - F), word(fc, s, (1 << F) + 1, -F),
-                  word(fc, s, (1 << F) + 3, -F), word(fc, s, (2 << F) - 1, -F),
-                  word(fc, s, (3 << F) + 1, -F)) if c is not None]:
+                  word(fc, 1 - s, 1, 1 - F), *wide) if c is not None]:
             bt.add(f"last block: lanes {'-' if s else '+'}max*max and (max-1)*max", lanes, c)
     for _ in range(48):
         lanes = {}
@@ -175,6 +176,20 @@ def run(ctx) -> Finding:
                      for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
+    design = {}
+    if not ok:
+        # the other designs the engine runs: products aligned on their true
+        # leading bit, blocks chained through a wider intermediate type with a
+        # rounding of its own (the block step reads such a chain's blocks too
+        # large: a cut the intermediate keeps looks like one block)
+        ok, design = _designs(ctx, cs, words, cands)
+        if ok:
+            model_keys = {**{k: v for k, v in design.items() if k not in ("undetermined",
+                                                                          "assumed")},
+                          **design.get("assumed", {})}
+            cands = {key: {**over, **model_keys} for key, over in cands.items()}
+            notes.append("only " + ", ".join(f"{k} = {v}" for k, v in design.items())
+                         + " fits these sums")
     narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
@@ -194,7 +209,9 @@ def run(ctx) -> Finding:
         return Finding("rounding", "failed",
                        "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
                        f"{len(cs)} cases with F = {F}", {}, ev)
-    values = {"undetermined": {}}
+    values = {**design, "undetermined": dict(design.get("undetermined", {}))}
+    if "block_size" in design:
+        values["blocks"] = [sorted(b) for b in _blocks_of(ctx, design)]
     if narrow:
         ok = sorted(set(ok) | set(narrow[1]))
     rounds = sorted({r for r, _ in ok}, key=ROUNDINGS.index)
@@ -207,7 +224,8 @@ def run(ctx) -> Finding:
             + ("no sum reached a tie" if "rz" not in rounds else
                "no sum has more significant bits than the output keeps")
             + "); later steps try subnormal results and carries")
-        values["assumed"] = {"output_rounding": "rne" if "rne" in rounds else rounds[0]}
+        values.setdefault("assumed", {})["output_rounding"] = \
+            "rne" if "rne" in rounds else rounds[0]
     if narrow:
         bits, fits = narrow
         values["narrow"] = {"carry_bits": bits, "rz_keep": keeps[0]}
@@ -273,3 +291,49 @@ def _narrow(ctx, cs, words, F, kappas, ok, out):
            for r in ROUNDINGS if r != "rz" for kap in kappas if kap >= kmin}
     fits = ctx.consistent(cs, words, alt)
     return (bits, fits) if fits else None
+
+
+def _blocks_of(ctx, over) -> list:
+    order = over.get("k_order") or list(range(ctx.dp.k))
+    size = over["block_size"]
+    return [list(order[i:i + size]) for i in range(0, ctx.dp.k, size)]
+
+
+def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
+    """The (rounding, kept bits) candidates some other design of the engine
+    makes fit (normalized alignment; blocks, of any size that divides K, in
+    the found order, chained through f32 with any rounding where D is
+    narrower), and that design's keys: the fewest changes first."""
+    k = ctx.dp.k
+    found = ctx.params()
+    sizes = [found.block_size] + [L for L in (1, 2, 4, 8, 16, 32, 64)
+                                  if L < k and k % L == 0 and L != found.block_size]
+    inters = [{}]
+    if ctx.d_fmt.width < 32:
+        inters += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
+    designs = []
+    for align in ("raw", "normalized"):
+        for inter in inters:
+            for size in sizes:
+                over = {**({"align": align} if align != "raw" else {}), **inter}
+                if size != found.block_size:
+                    over["block_size"] = size
+                if over:
+                    designs.append(over)
+    designs.sort(key=len)
+    for over in designs:
+        ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
+        if ok:
+            if "block_size" in over:
+                over["k_order"] = found.k_order
+            if "inter_rounding" in over:  # the other roundings of the chain that fit as well
+                fits = [r for r in ROUNDINGS if r == over["inter_rounding"] or ctx.consistent(
+                    cs, words, {key: {**c, **over, "inter_rounding": r}
+                                for key, c in cands.items()})]
+                if len(fits) > 1:
+                    over["undetermined"] = {"inter_rounding": (
+                        f"{' and '.join(fits)} agree on every case here: no block's sum "
+                        "passed on has more bits than the intermediate keeps")}
+                    over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
+            return ok, over
+    return [], {}

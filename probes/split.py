@@ -146,9 +146,13 @@ def run(ctx) -> Finding:
     cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
     ok = []
-    for unpack in UNPACKS:  # sub-MMAs of unpacked inputs, or the engine with C after
-        cands = {name: model(ctx, parts, unpack=unpack) for name, parts in splits(k).items()}
-        ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
+    # sub-MMAs of unpacked inputs, or the engine with C after; a window that
+    # keeps the small term, or one that cuts it (narrower than the output)
+    for unpack in UNPACKS:
+        for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
+            cands = {name: model(ctx, parts, unpack=unpack, window=F)
+                     for name, parts in splits(k).items()}
+            ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
