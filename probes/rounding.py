@@ -15,7 +15,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
-from tcprobe.models.words import product, word
+from tcprobe.models.words import product, product_range, word
 
 from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, window
 
@@ -321,6 +321,12 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                 if over:
                     designs.append(over)
     designs.sort(key=len)
+    if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
+        chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])
+        if len(chain):
+            cs = Cases.concat([ctx.complete(cs), ctx.complete(chain)])
+            words = np.concatenate([np.asarray(words, np.uint32),
+                                    np.asarray(ctx.run(chain), np.uint32)])
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:
@@ -337,3 +343,35 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                     over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
             return ok, over
     return [], {}
+
+
+def _chain_cases(ctx, blocks) -> Cases:
+    """+2**E and small terms 2**(E-d) (d around f32's 24 bits: a tie, a tie
+    and a bit below, an odd last kept bit and a tie) in the lanes consumed
+    first, -2**E in the last block, C = 0: what an f32 intermediate rounds
+    off survives the cancellation, so its rounding shows in D."""
+    order = [i for b in blocks for i in b]
+    last = set(blocks[-1])
+    early = [i for i in order if i not in last][:3]
+    bt = Batch(ctx.dp)
+    if len(early) < 2 or not last:
+        return bt.cases()
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    end = sorted(last)[0]
+    patterns = {"a tie": (24,), "a tie and a bit below": (24, 25), "odd and a tie": (23, 24),
+                "below a tie": (25,), "a deep tie": (24, 26)}
+    for E in range(product_range(fa, fb)[1], product_range(fa, fb)[0] - 1, -1):
+        for s in (0, 1):
+            for name, depths in patterns.items():
+                if len(depths) + 1 > len(early):
+                    continue
+                terms = [product(fa, fb, E, s)] + [product(fa, fb, E - d, s) for d in depths]
+                neg = product(fa, fb, E, 1 - s)
+                if neg is None or any(t is None for t in terms):
+                    continue
+                lanes = {early[n]: t[:2] for n, t in enumerate(terms)}
+                lanes[end] = neg[:2]
+                bt.add(f"+-2^{E} and {name} passed on, -+2^{E} last", lanes)
+        if len(bt) >= 40:
+            break
+    return bt.cases()

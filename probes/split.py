@@ -213,6 +213,7 @@ def run(ctx) -> Finding:
                        "rounding of the sub-MMAs and of the add of C reproduces the sums",
                        values, ev, notes)
     r, c, u = okr[0]
+    r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
     for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
                            ("split.c_add_rounding", 1, "the rounding of the add of C"),
                            ("split.unpack", 2, "an f16 unpack of the inputs")):
@@ -230,10 +231,13 @@ def run(ctx) -> Finding:
         values.update({
             "window_bits": None if "window_bits" in values["undetermined"] else F,
             "block_size": len(parts[0]), "k_order": _order(k, parts),
-            "blocks": [list(p) for p in parts], "output_rounding": r, "c_join": "last",
+            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r,
+            "c_join": "last",
             "c_add_rounding": None if "c_add_rounding" in values["undetermined"] else c})
         if "c_add_rounding" in values["undetermined"]:
             values.setdefault("assumed", {})["c_add_rounding"] = c
+        if r_open:
+            values.setdefault("assumed", {})["output_rounding"] = r
         summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
                    f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each a "
                    f"{F}-bit window rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
