@@ -188,7 +188,10 @@ def window(ctx):
     found = ctx.value("window_bits")
     if found is not None or "internal" not in ctx.findings:
         return found
-    return ctx.findings["internal"].values.get("assumed", {}).get("window_bits")
+    values = ctx.findings["internal"].values
+    assumed = values.get("assumed", {}).get("window_bits")
+    # an exact sum (no window): the probes sit as deep as the widest window
+    return values.get("probe_window") if assumed is None else assumed
 
 
 def open_keeps(ctx) -> list:

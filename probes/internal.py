@@ -163,7 +163,9 @@ def one_term(ctx, E, vis):
         return [], bt, None
     lane = {0: plus[:2]}
     bt.add(f"lane 0: +2^{E} alone", lane)
-    for e in range(1, 61):
+    # as deep as C reaches: a window of up to 56 bits and none (exact) differ there
+    deepest = max(60, E - exp_range(c_fmt)[0])
+    for e in range(1, deepest + 1):
         cw = pow2(c_fmt, E - e, 1)
         if cw is not None:
             bt.add(f"lane 0: +2^{E}, C = -2^{E - e}", lane, cw)
@@ -190,20 +192,37 @@ def one_term(ctx, E, vis):
             tie = product(ctx.a_fmt, ctx.b_fmt, E, 0, (mant, 1), (v + 1, 0)) if v >= 1 else None
             if tie is None:
                 continue
-            for e in range(v + 2, 61):
+            for e in range(v + 2, deepest + 1):
                 cw = pow2(c_fmt, E - e, 1)
                 if cw is not None:
                     bt.add(f"lane 0: +2^{E} (1 + {'2^-' + str(v) + ' + ' if odd else ''}"
                            f"2^-{v + 1}), C = -2^{E - e}", {0: tie[:2]}, cw)
+    # the tie in C (the largest C the output holds with it), a lone product
+    # -2**(Ec-e) as deep below it as products reach: a window keeps it (the
+    # sum falls below the tie) or cuts it (a tie): deeper than 56 bits
+    lo_p, _ = product_range(ctx.a_fmt, ctx.b_fmt)
+    _, _, xd = exp_range(ctx.d_fmt)
+    ec = min(exp_range(c_fmt)[2], xd) - 2
+    for v in sorted({vis - 1, vis}):
+        if not 1 <= v < fbits:
+            continue
+        for odd in (0, 1):
+            cw = word(c_fmt, 0, (1 << (v + 1)) | (odd << 1) | 1, ec - v - 1)
+            for e in range(v + 2, ec - lo_p + 1):
+                p = product(ctx.a_fmt, ctx.b_fmt, ec - e, 1)
+                if cw is not None and p is not None:
+                    bt.add(f"C = 2^{ec} (1 + {'2^-' + str(v) + ' + ' if odd else ''}2^-{v + 1}), "
+                           f"lane 0: -2^{ec - e}", {0: p[:2]}, cw)
     cases = bt.cases()
     words = ctx.run(cases)
     full = ctx.d_fmt.frac_bits
     keeps = sorted({None if v >= full else v for v in (vis - 1, vis) if v >= 0},
                    key=lambda x: full if x is None else x)
     cands = {(f, r, kb): {"window_bits": f, "output_rounding": r, "output_frac_bits": kb}
-             for f in range(0, 57) for r in ("rz", "rne", "rna") for kb in keeps}
+             for f in [*range(0, 57), None] for r in ("rz", "rne", "rna") for kb in keeps}
     ok = ctx.consistent(cases, words, cands)
-    return sorted({f for f, *_ in ok}), bt, words
+    fits = {f for f, *_ in ok}
+    return sorted(f for f in fits if f is not None) + ([None] if None in fits else []), bt, words
 
 
 def setup(ctx):
@@ -224,15 +243,25 @@ def _one_term_finding(ctx, E, fits, bt, w, vis, shown) -> Finding:
              "blocks (blocks of 1); the window is read from C beside one product"]
     values = {"home": E, "same_block_pairs": [], "one_term_fits": fits, "c_shown": shown}
     lo, hi = fits[0], fits[-1]
+    if fits == [None]:
+        values["window_bits"] = None
+        values["undetermined"] = {"window_bits": (
+            "exact: no cut; C beside one product keeps its last bit at every depth C reaches "
+            "(no window of 0 to 56 bits gives these words)")}
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = PARAM["window_bits"].hi
+        return Finding("internal", "found", f"C beside one +2^{E} product (blocks of 1): no "
+                       "window cuts C at any depth: the sum is exact", values, ev, notes)
     if lo == hi:
         values["window_bits"] = lo
         return Finding("internal", "found",
                        f"C beside one +2^{E} product (blocks of 1): the accumulator keeps F = {lo} "
                        "fraction bits below the block's anchor", values, ev, notes)
     values["window_bits"] = None
-    span = f"{lo} to {hi}" if hi < 56 else f"at least {lo}"
+    span = (f"{lo} to {hi}" if hi is not None and hi < 56 else f"at least {lo}"
+            + (" (or exact)" if hi is None else ""))
     values["undetermined"] = {"window_bits": (
-        f"{span}: with C beside one product (blocks of 1) every window in {sorted(fits)} gives "
+        f"{span}: with C beside one product (blocks of 1) every window in {fits} gives "
         "the same words on the step's cases (C at every depth against +2^E, as a borrow and as "
         "output ties)")}
     values["assumed"] = {"window_bits": lo}

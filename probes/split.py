@@ -177,13 +177,18 @@ def run(ctx) -> Finding:
             bt2.add(f"lanes {i},{j}: +-2^{E}, lane {lane}: 2^{E - e} (one sub-MMA)",
                     {i: plus[:2], j: minus[:2], lane: p[:2]})
         cs2 = ctx.complete(bt2.cases())
-    else:  # blocks of one or two products: random sums tell the windows apart
-        cs2 = ctx.complete(random_cases(dp, 600, np.random.default_rng(ctx.seed + 59)))
+    else:  # blocks of one or two products: a term below 2^E, or long significands
+        cs2 = ctx.complete(_narrow_block_cases(ctx, first, E))
     w2 = ctx.run(cs2)
     okF = []
+    # where the cancellation cannot sit in one block, the block's own rounding
+    # into the output acts too: every rounding is tried
+    roundings = (None,) if len(first) >= 3 else ROUNDINGS
     for unpack in UNPACKS:
-        wins = {F: model(ctx, parts, window=F, unpack=unpack) for F in range(4, 64)}
-        okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
+        for r in roundings:
+            wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r)
+                    for F in range(4, 64) if F not in okF}
+            okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
     okF.sort()
     if not okF:
         return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
@@ -290,3 +295,29 @@ def _rounding_cases(ctx, parts, E) -> Cases:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
     rng = np.random.default_rng(ctx.seed + 53)
     return Cases.concat([bt.cases(), random_cases(dp, 800, rng)])
+
+
+def _narrow_block_cases(ctx, first, E) -> Cases:
+    """Blocks of one or two products: +2**E beside +-2**(E-e) in a block of
+    two; lone products of long random significands at 2**E (a window cuts
+    their low bits) in the block's first lane; C = 0."""
+    dp = ctx.dp
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    bt = Batch(dp)
+    plus = product(fa, fb, E, 0)
+    if len(first) == 2 and plus is not None:
+        for e in range(1, 64):
+            for s in (0, 1):
+                p = product(fa, fb, E - e, s)
+                if p is not None:
+                    bt.add(f"lanes {first[0]}, {first[1]}: 2^{E}, {'-' if s else ''}2^{E - e}",
+                           {first[0]: plus[:2], first[1]: p[:2]})
+    rng = np.random.default_rng(ctx.seed + 59)
+    fr = (fa.frac_bits, fb.frac_bits)
+    for _ in range(200):
+        x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+        y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+        p = product(fa, fb, E, int(rng.integers(0, 2)), (x, y), fr)
+        if p is not None:
+            bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
+    return bt.cases()
