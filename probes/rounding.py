@@ -17,7 +17,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.words import product, product_range, word
 
-from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, window
+from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, model_window, window
 
 STEP = StepInfo(
     order=80, title="rounding: fractions of an ulp, carries", needs_layout=True, engine=True,
@@ -159,7 +159,7 @@ def run(ctx) -> Finding:
     cands = {}
     for r in ROUNDINGS:
         for kap in kappas:
-            cands[(r, kap)] = {"output_rounding": r, "window_bits": F,
+            cands[(r, kap)] = {"output_rounding": r, "window_bits": model_window(ctx, F),
                                "output_frac_bits": None if kap == out else kap}
     ok = ctx.consistent(cs, words, cands)
     notes = []
@@ -286,7 +286,7 @@ def _narrow(ctx, cs, words, F, kappas, ok, out):
         # ../shared/hwdata: one carry bit would look the same): the plainer
         # reading is kept
         return None
-    alt = {(r, kap): {"output_rounding": r, "window_bits": F, "carry_bits": bits,
+    alt = {(r, kap): {"output_rounding": r, "window_bits": model_window(ctx, F), "carry_bits": bits,
                       "carry_top": "normalize", "output_frac_bits": None if kap == out else kap}
            for r in ROUNDINGS if r != "rz" for kap in kappas if kap >= kmin}
     fits = ctx.consistent(cs, words, alt)

@@ -40,7 +40,10 @@ from .common import Batch, Finding
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/engine.PARAMS)
-UNPACKS = ("f16", None)  # sub-MMAs of inputs unpacked to f16 | the engine with C after its blocks
+# the designs a C outside every window cut can be: sub-MMAs of inputs unpacked
+# to f16 and an IEEE add of C | the engine with C after its blocks | the
+# engine with C in its first block under an exact window (no cut at all)
+UNPACKS = ("f16", None, "first")
 
 
 def splits(k: int) -> dict:
@@ -74,9 +77,10 @@ def model(ctx, parts, *, window=DEFAULT_WINDOW_BITS, rounding=None, c_add="rne",
     p = EngineParams(window_bits=window, block_size=len(parts[0]), zero_floor=None,
                      output_rounding=rounding or output_defaults(ctx.d_fmt.name).rounding,
                      **stage)
-    if unpack is None:
+    if unpack in (None, "first"):
         return FixedPointModel("split", dp, "ladder findings",
-                               p.replace(k_order=_order(dp.k, parts), c_join="last",
+                               p.replace(k_order=_order(dp.k, parts),
+                                         c_join="first" if unpack else "last",
                                          c_add_rounding=c_add))
     return SplitModel("split", dp, "ladder findings", parts=tuple(tuple(x) for x in parts),
                       stage=p, c_entry="last", c_add_rounding=c_add, unpack=unpack)
@@ -147,12 +151,15 @@ def run(ctx) -> Finding:
     w = ctx.run(cs)
     ok = []
     # sub-MMAs of unpacked inputs, or the engine with C after; a window that
-    # keeps the small term, or one that cuts it (narrower than the output)
+    # keeps the small term, or one that cuts it (narrower than the output);
+    # the output's own width or the visible one (fewer kept bits)
+    keeps = _keeps(ctx, vis)
     for unpack in UNPACKS:
         for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
-            cands = {name: model(ctx, parts, unpack=unpack, window=F)
-                     for name, parts in splits(k).items()}
-            ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
+            for kb in keeps:
+                cands = {name: model(ctx, parts, unpack=unpack, window=F, output_frac_bits=kb)
+                         for name, parts in splits(k).items() if name not in ok}
+                ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -186,10 +193,12 @@ def run(ctx) -> Finding:
     roundings = (None,) if len(first) >= 3 else ROUNDINGS
     for unpack in UNPACKS:
         for r in roundings:
-            wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r)
-                    for F in range(4, 64) if F not in okF}
-            okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
-    okF.sort()
+            for kb in keeps:
+                wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
+                                 output_frac_bits=kb)
+                        for F in [*range(4, 57), None] if F not in okF}
+                okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
+    okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
     if not okF:
         return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
                        "reproduces the cancellations inside one", values, ev, notes)
@@ -204,28 +213,61 @@ def run(ctx) -> Finding:
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
-    grid = {(r, c, u, ov): model(ctx, parts, window=F, rounding=r, c_add=c, unpack=u,
-                                 **({"overflow": ov} if u is None else {}))
-            for r in ROUNDINGS for c in ROUNDINGS for u in UNPACKS
-            for ov in (OVERFLOWS if u is None else ("inf",))}
+    grid = {(r, c, u, ov, kb): model(ctx, parts, window=None if u == "first" else F,
+                                     rounding=r, c_add=c, unpack=u,
+                                     output_frac_bits=kb,
+                                     **({"overflow": ov} if u != "f16" else {}))
+            for r in ROUNDINGS for u in UNPACKS for kb in keeps
+            for c in (ROUNDINGS if u != "first" else ("rne",))
+            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
     allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
     okr = agree(grid, allc, allw, ctx)
-    overflows = sorted({x[3] for x in okr if x[2] is None})
-    okr = [x[:3] for x in okr]
+    overflows = sorted({x[3] for x in okr if x[2] != "f16"})
+    kept = sorted({x[4] for x in okr}, key=lambda x: -1 if x is None else x)
+    okr = list(dict.fromkeys(x[:3] for x in okr))
     if not okr:
         return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
                        "rounding of the sub-MMAs and of the add of C reproduces the sums",
                        values, ev, notes)
+    kinds = {x[2] for x in okr}
+    if len(kinds) > 1:  # the plainest design that fits, the others named
+        u = next(x for x in ("first", None, "f16") if x in kinds)
+        text = {"first": "C in the first block of an exact sum",
+                None: "C added after the blocks (the engine)",
+                "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}
+        values["undetermined"]["c_join"] = (
+            f"{' and '.join(text[x] for x in (u, *sorted(kinds - {u}, key=str)))} give the same "
+            "words on every case here; the model takes the first")
+        okr = [x for x in okr if x[2] == u]
     r, c, u = okr[0]
     r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
     for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
-                           ("split.c_add_rounding", 1, "the rounding of the add of C"),
-                           ("split.unpack", 2, "an f16 unpack of the inputs")):
+                           ("split.c_add_rounding", 1, "the rounding of the add of C")):
         seen = sorted({str(x[pos]) for x in okr})
         if len(seen) > 1:
             values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
-    if u is None and "split.unpack" not in values["undetermined"]:
+    if u == "first":
+        # C in the first block of an exact sum: no window cuts anything
+        if len(overflows) == 1:
+            values["overflow"] = overflows[0]
+        if len(kept) == 1:
+            values["output_frac_bits"] = kept[0]
+        values.update({
+            "window_bits": None, "block_size": len(parts[0]), "k_order": _order(k, parts),
+            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r})
+        values["assumed"] = {**values.get("assumed", {}), "window_bits": None}
+        if r_open:
+            values["assumed"]["output_rounding"] = r
+        values["undetermined"].pop("window_bits", None)
+        values["undetermined"]["window_bits"] = (
+            "exact: no cut; C and the products are summed exactly in each block (C at every "
+            "depth survives, and no window of up to 56 bits gives the sub-sums' words)")
+        values["probe_window"] = 56
+        return Finding("block", "found", f"K runs as {len(parts)} blocks ({name}), each an exact "
+                       f"sum rounded {r.upper()} into {ctx.d_fmt.name}, C in the first", values,
+                       ev, notes)
+    if u is None:
         # the engine itself, C added after its blocks: every later step measures
         # its floor, zero sign, NaN word, overflow and carries on this model
         for key in ("split.c_add_rounding",):
@@ -233,6 +275,8 @@ def run(ctx) -> Finding:
                 values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
         if len(overflows) == 1:
             values["overflow"] = overflows[0]
+        if len(kept) == 1:  # else the rounding step measures the kept bits
+            values["output_frac_bits"] = kept[0]
         values.update({
             "window_bits": None if "window_bits" in values["undetermined"] else F,
             "block_size": len(parts[0]), "k_order": _order(k, parts),
@@ -258,9 +302,8 @@ def run(ctx) -> Finding:
     summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
                f"as {len(parts)} sub-MMAs ({name}: the first takes "
                f"{_show(parts[0])}), each a {F}-bit window rounded {r.upper()} into "
-               f"{ctx.d_fmt.name}, the second starting from the first's result"
-               + ("" if "split.unpack" in values["undetermined"] else
-                  f"; inputs unpacked to {u} first" if u else "; no unpack of the inputs"))
+               f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
+               f"unpacked to {u} first")
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
     return Finding("block", "found", summary, values, ev, notes)
@@ -321,3 +364,10 @@ def _narrow_block_cases(ctx, first, E) -> Cases:
         if p is not None:
             bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
     return bt.cases()
+
+
+def _keeps(ctx, vis) -> list:
+    """The output's kept fraction bits to try: its own (None), and the visible
+    ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
+    full = ctx.d_fmt.frac_bits
+    return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
