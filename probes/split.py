@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Class, decode
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
+from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
@@ -137,6 +137,13 @@ def run(ctx) -> Finding:
     values = {"undetermined": {}, "c_outside_window": True}
     ev, notes = [], []
     if None in (plus, minus, small) or k < 3:
+        # the model takes C in an exact sum (C survives every cut it can make)
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = 56
+        values["undetermined"] = {
+            "window_bits": "C survives every depth: an exact sum, or C added after the products",
+            "c_join": "no products can probe whether C is added after them here; the model "
+                      "takes C in the first block of an exact sum"}
         return Finding("block", "partial", "C is not in the window, and no products can probe "
                        "the split here", values)
 
@@ -188,9 +195,9 @@ def run(ctx) -> Finding:
         cs2 = ctx.complete(_narrow_block_cases(ctx, first, E))
     w2 = ctx.run(cs2)
     okF = []
-    # where the cancellation cannot sit in one block, the block's own rounding
-    # into the output acts too: every rounding is tried
-    roundings = (None,) if len(first) >= 3 else ROUNDINGS
+    # where the cancellation cannot sit in one block, or the term left is
+    # subnormal in the output, the rounding into the output acts: every one tried
+    roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
     for unpack in UNPACKS:
         for r in roundings:
             for kb in keeps:
@@ -231,8 +238,9 @@ def run(ctx) -> Finding:
                        "rounding of the sub-MMAs and of the add of C reproduces the sums",
                        values, ev, notes)
     kinds = {x[2] for x in okr}
-    if len(kinds) > 1:  # the plainest design that fits, the others named
-        u = next(x for x in ("first", None, "f16") if x in kinds)
+    if len(kinds) > 1:  # one design that fits, the others named
+        # the compiler's emulation first (measured on silicon: models/emulated.py)
+        u = next(x for x in ("f16", None, "first") if x in kinds)
         text = {"first": "C in the first block of an exact sum",
                 None: "C added after the blocks (the engine)",
                 "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}
