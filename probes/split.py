@@ -33,7 +33,7 @@ from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
-from tcprobe.models.words import emax_biased, home_exponent, product, word
+from tcprobe.models.words import emax_biased, exp_range, home_exponent, product, product_range, word
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch, Finding
@@ -184,12 +184,27 @@ def run(ctx) -> Finding:
     bt2 = Batch(dp)
     if len(first) >= 3:
         i, j, lane = first[0], first[1], first[2]
-        for e in range(1, 64):
-            p = product(fa, fb, E - e, 0)
-            if p is None:
+        lo_p, hi_p = product_range(fa, fb)
+        # at the largest products too: their terms reach furthest below the anchor
+        for Ex in sorted({E, min(hi_p, exp_range(ctx.d_fmt)[2] - 1)}):
+            px, mx = product(fa, fb, Ex, 0), product(fa, fb, Ex, 1)
+            if px is None or mx is None:
                 continue
-            bt2.add(f"lanes {i},{j}: +-2^{E}, lane {lane}: 2^{E - e} (one sub-MMA)",
-                    {i: plus[:2], j: minus[:2], lane: p[:2]})
+            half = product(fa, fb, Ex - vis - 1, 0)  # a tie at the output's last bit
+            for e in range(1, max(64, Ex - lo_p + 1)):
+                p = product(fa, fb, Ex - e, 0)
+                if p is None:
+                    continue
+                bt2.add(f"lanes {i},{j}: +-2^{Ex}, lane {lane}: 2^{Ex - e} (one sub-MMA)",
+                        {i: px[:2], j: mx[:2], lane: p[:2]})
+                # a term too small to show alone: a borrow (RZ) or a broken tie
+                q = product(fa, fb, Ex - e, 1)
+                if q is not None:
+                    bt2.add(f"lanes {i}, {j}: 2^{Ex}, -2^{Ex - e}", {i: px[:2], j: q[:2]})
+                    if half is not None and e > vis + 1:
+                        for t in (p, q):
+                            bt2.add(f"lanes {i}, {j}, {lane}: 2^{Ex}, a tie, +-2^{Ex - e}",
+                                    {i: px[:2], j: half[:2], lane: t[:2]})
         cs2 = ctx.complete(bt2.cases())
     else:  # blocks of one or two products: a term below 2^E, or long significands
         cs2 = ctx.complete(_narrow_block_cases(ctx, first, E))
@@ -211,9 +226,16 @@ def run(ctx) -> Finding:
                        "reproduces the cancellations inside one", values, ev, notes)
     F = okF[0]
     if len(okF) > 1:
-        values["undetermined"]["window_bits"] = (f"windows {okF[0]}..{okF[-1]} bits agree (the "
+        top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
+        values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
                                                  "inputs cannot reach further below)")
         values["assumed"] = {"window_bits": F}
+    elif F is None:  # no cut at any depth the products reach
+        values["undetermined"]["window_bits"] = (
+            "exact: no cut; a term as deep below the largest products as any reaches keeps its "
+            "last bit (no window of up to 56 bits gives these words)")
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = 56
 
     # 3. roundings and the unpack
     cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
@@ -296,8 +318,8 @@ def run(ctx) -> Finding:
         if r_open:
             values.setdefault("assumed", {})["output_rounding"] = r
         summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
-                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each a "
-                   f"{F}-bit window rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
+                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
+                   f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
                    "from the previous one's result")
         return Finding("block", "found", summary, values, ev, notes)
     values.update({
@@ -309,7 +331,7 @@ def run(ctx) -> Finding:
     })
     summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
                f"as {len(parts)} sub-MMAs ({name}: the first takes "
-               f"{_show(parts[0])}), each a {F}-bit window rounded {r.upper()} into "
+               f"{_show(parts[0])}), each {_win(F)} rounded {r.upper()} into "
                f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
                f"unpacked to {u} first")
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
@@ -379,3 +401,7 @@ def _keeps(ctx, vis) -> list:
     ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
     full = ctx.d_fmt.frac_bits
     return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
+
+
+def _win(F) -> str:
+    return "an exact sum" if F is None else f"a {F}-bit window"
