@@ -327,6 +327,10 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
             cs = Cases.concat([ctx.complete(cs), ctx.complete(chain)])
             words = np.concatenate([np.asarray(words, np.uint32),
                                     np.asarray(ctx.run(chain), np.uint32)])
+    # then with an accumulator of a few carry bits too (a wrap or a saturated top)
+    tops = [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
+            for t in ("wrap", "saturate", "normalize")]
+    designs += [{**over, **top} for top in tops for over in designs if "block_size" not in over]
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:
