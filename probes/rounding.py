@@ -311,15 +311,21 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     inters = [{}]
     if ctx.d_fmt.width < 32:
         inters += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
+    # C added after the blocks: the add's rounding the block step left open
+    adds = [{}]
+    if found.c_join == "last":
+        sizes = [found.block_size]  # the block step's sub-sums
+        adds += [{"c_add_rounding": r} for r in ROUNDINGS if r != found.c_add_rounding]
     designs = []
     for align in ("raw", "normalized"):
         for inter in inters:
             for size in sizes:
-                over = {**({"align": align} if align != "raw" else {}), **inter}
-                if size != found.block_size:
-                    over["block_size"] = size
-                if over:
-                    designs.append(over)
+                for add in adds:
+                    over = {**({"align": align} if align != "raw" else {}), **inter, **add}
+                    if size != found.block_size:
+                        over["block_size"] = size
+                    if over:
+                        designs.append(over)
     designs.sort(key=len)
     if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
         chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])

@@ -178,6 +178,10 @@ def found_keys(dp, fp) -> tuple[dict, set]:
            "inter_type": inter,
            "inter_rounding": getattr(fp, "inter_rounding", None) if inter else None,
            "align": getattr(fp, "align", None) or "raw"}
+    # a key named open stays None (not its default spelling)
+    for key in ("c_join", "align"):
+        if key in opened and getattr(fp, key, None) is None:
+            out[key] = None
     if "window_bits" in opened or fp.window_bits is None and "window_bits" in fp.assumed:
         opened.add("window_bits")
     if "carry_bits" in opened:
