@@ -24,7 +24,19 @@ FAST = 2  # designs in the fast tier
 COUNT = 40  # designs in all (the slow tier runs the rest)
 
 # design index -> what the ladder still gets wrong (measured on this seed)
-KNOWN_MISSES: dict[int, str] = {}
+# (each leaves its fingerprint unvalidated: the ladder's validation fails it)
+KNOWN_MISSES: dict[int, str] = {
+    15: "C after the blocks, an f32 chain and normalized alignment under an f16 D together: "
+        "the internal step reads C as outside every cut, and no split candidate fits",
+    18: "an exact sum chained through f32 with normalized alignment, 2 wrapping carry bits and "
+        "5 kept bits: the zero step finds no floor (the f32 chain's rounding stays open)",
+    31: "e2m3 into an f16 D keeping 4 bits, normalized alignment, a random K order: the "
+        "internal step reads C as outside every cut (C shows nothing below the output's step)",
+    38: "C after the blocks under an f16 D with a 12-bit window and a normalizing top: the split "
+        "branch's rounding grid fits nothing",
+    39: "an exact sum in blocks of 2 in a random K order: the split branch's deals of K "
+        "cannot express a random order",
+}
 
 
 def _check(tmp_path, idx):
