@@ -339,8 +339,6 @@ def run(ctx) -> Finding:
         # past the engine's widest window, the exact sum (the same words)
         values["assumed"] = {"window_bits": emax if emax <= PARAM["window_bits"].hi else None}
         values["probe_window"] = min(emax, PARAM["window_bits"].hi)
-        # or C is added after the blocks: the block step tells the two apart
-        values["c_outside_window"] = True
         return Finding("internal", "partial",
                        f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}, "
                        f"as far as any term reaches: the window is at least {emax} bits",
