@@ -197,22 +197,6 @@ def one_term(ctx, E, vis):
                 if cw is not None:
                     bt.add(f"lane 0: +2^{E} (1 + {'2^-' + str(v) + ' + ' if odd else ''}"
                            f"2^-{v + 1}), C = -2^{E - e}", {0: tie[:2]}, cw)
-    # the tie in C (the largest C the output holds with it), a lone product
-    # -2**(Ec-e) as deep below it as products reach: a window keeps it (the
-    # sum falls below the tie) or cuts it (a tie): deeper than 56 bits
-    lo_p, _ = product_range(ctx.a_fmt, ctx.b_fmt)
-    _, _, xd = exp_range(ctx.d_fmt)
-    ec = min(exp_range(c_fmt)[2], xd) - 2
-    for v in sorted({vis - 1, vis}):
-        if not 1 <= v < fbits:
-            continue
-        for odd in (0, 1):
-            cw = word(c_fmt, 0, (1 << (v + 1)) | (odd << 1) | 1, ec - v - 1)
-            for e in range(v + 2, ec - lo_p + 1):
-                p = product(ctx.a_fmt, ctx.b_fmt, ec - e, 1)
-                if cw is not None and p is not None:
-                    bt.add(f"C = 2^{ec} (1 + {'2^-' + str(v) + ' + ' if odd else ''}2^-{v + 1}), "
-                           f"lane 0: -2^{ec - e}", {0: p[:2]}, cw)
     cases = bt.cases()
     words = ctx.run(cases)
     full = ctx.d_fmt.frac_bits

@@ -29,6 +29,9 @@ KNOWN_MISSES: dict[int, str] = {
     7: "C after the blocks with f16 products under an f32 C: C survives as deep as any term "
        "reaches, which the internal step reads as a wide window (the split branch would take a "
        "random K order for one block: test_ladder_sweep's e2m1 profile)",
+    13: "an exact sum in blocks of 1 under f16 products (RNA keeping 13 bits): C beside one "
+        "product cannot reach past 28 bits with a C the output holds, so the window is named "
+        "'at least 28 (or exact)' and the model takes 28",
     15: "C after the blocks, an f32 chain and normalized alignment under an f16 D together: "
         "the internal step reads C as outside every cut, and no split candidate fits",
     18: "an exact sum chained through f32 with normalized alignment, 2 wrapping carry bits and "
