@@ -115,7 +115,7 @@ PARAMS = (
     Param("overflow", "choice", "inf", "a finite sum past the output (unmeasured on silicon; "
           "MMA-Sim gives Inf)", choices=tuple(OVERFLOWS), found=True),
     Param("align", "choice", "raw", "the alignment exponent: raw exponent sums | normalized "
-          "products", choices=("raw", "normalized")),
+          "products", choices=("raw", "normalized"), found=True, unset="raw exponent sums"),
     Param("carry_bits", "int", None, "integer bits of the accumulator above the anchor", lo=0,
           hi=64, null="no limit", found=True, unset="no wrap"),
     Param("carry_top", "choice", "wrap", "a sum past carry_bits", choices=tuple(CARRY_TOPS),
@@ -123,16 +123,17 @@ PARAMS = (
     Param("k_order", "order", None, "order the K positions are consumed in", null="K in order",
           found=True, unset="K in order"),
     Param("c_join", "choice", "first", "first: C is the first block's addend | last: added after",
-          choices=("first", "last")),
+          choices=("first", "last"), found=True, unset="C is the first block's addend"),
     Param("c_convert", "format", None, "convert C (RNE) to this type before the MMA",
           null="C as it is"),
-    Param("inter_type", "format", None, "type of a block result passed on", null="the output's"),
+    Param("inter_type", "format", None, "type of a block result passed on", null="the output's",
+          found=True, unset="the output's"),
     Param("inter_rounding", "choice", None, "rounding of a block result passed on",
-          choices=_ROUNDINGS, null="output_rounding"),
+          choices=_ROUNDINGS, null="output_rounding", found=True, unset="output_rounding"),
     Param("inter_frac_bits", "int", None, "fraction bits of a block result passed on", lo=0,
           hi=64, null="output_frac_bits, if the types agree"),
     Param("c_add_rounding", "choice", "rne", "rounding of the final add when c_join='last'",
-          choices=_ROUNDINGS),
+          choices=_ROUNDINGS, found=True, unset="rne (used only with c_join='last')"),
 )
 PARAM = {p.name: p for p in PARAMS}
 PROFILE_KEYS = tuple(p.name for p in PARAMS if p.profile)  # every TOML profile sets these

@@ -60,6 +60,11 @@ def _word(fmt: str, sign: int, mag: int, q: int) -> int | None:
         return code if 0 <= code < (1 << f.width) - 1 else None
     if mag == 0:
         return (sign << (f.width - 1)) if f.signed else 0
+    if mag >> 62:  # past the encoder's 64-bit integers: its low zeros moved into q
+        low = (mag & -mag).bit_length() - 1
+        mag, q = mag >> low, q + low
+        if mag >> 62:  # more significant bits than any format holds
+            return None
     w = int(encode(f, sign, mag, q)[()])
     cls, s, sig, lsb, _ = decode_scalar(word_int64(w), f.spec)
     if cls != 1 or s != sign:

@@ -188,7 +188,17 @@ def window(ctx):
     found = ctx.value("window_bits")
     if found is not None or "internal" not in ctx.findings:
         return found
-    return ctx.findings["internal"].values.get("assumed", {}).get("window_bits")
+    values = ctx.findings["internal"].values
+    assumed = values.get("assumed", {}).get("window_bits")
+    # an exact sum (no window): the probes sit as deep as the widest window
+    return ctx.value("probe_window") if assumed is None else assumed
+
+
+def model_window(ctx, F):
+    """The window a candidate model runs with where a probe placed its cases at
+    ``F``: None where the sum was found exact (probes sit at the widest window)."""
+    exact = ctx.value("window_bits") is None and ctx.value("probe_window") is not None
+    return None if exact else F
 
 
 def open_keeps(ctx) -> list:

@@ -14,6 +14,7 @@ output tie (tie_run).
 
 from __future__ import annotations
 
+from tcprobe.models.engine import PARAM
 from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range, word
 
 from .common import Batch, Finding, StepInfo
@@ -162,7 +163,9 @@ def one_term(ctx, E, vis):
         return [], bt, None
     lane = {0: plus[:2]}
     bt.add(f"lane 0: +2^{E} alone", lane)
-    for e in range(1, 61):
+    # as deep as C reaches: a window of up to 56 bits and none (exact) differ there
+    deepest = max(60, E - exp_range(c_fmt)[0])
+    for e in range(1, deepest + 1):
         cw = pow2(c_fmt, E - e, 1)
         if cw is not None:
             bt.add(f"lane 0: +2^{E}, C = -2^{E - e}", lane, cw)
@@ -189,7 +192,7 @@ def one_term(ctx, E, vis):
             tie = product(ctx.a_fmt, ctx.b_fmt, E, 0, (mant, 1), (v + 1, 0)) if v >= 1 else None
             if tie is None:
                 continue
-            for e in range(v + 2, 61):
+            for e in range(v + 2, deepest + 1):
                 cw = pow2(c_fmt, E - e, 1)
                 if cw is not None:
                     bt.add(f"lane 0: +2^{E} (1 + {'2^-' + str(v) + ' + ' if odd else ''}"
@@ -200,9 +203,10 @@ def one_term(ctx, E, vis):
     keeps = sorted({None if v >= full else v for v in (vis - 1, vis) if v >= 0},
                    key=lambda x: full if x is None else x)
     cands = {(f, r, kb): {"window_bits": f, "output_rounding": r, "output_frac_bits": kb}
-             for f in range(0, 57) for r in ("rz", "rne", "rna") for kb in keeps}
+             for f in [*range(0, 57), None] for r in ("rz", "rne", "rna") for kb in keeps}
     ok = ctx.consistent(cases, words, cands)
-    return sorted({f for f, *_ in ok}), bt, words
+    fits = {f for f, *_ in ok}
+    return sorted(f for f in fits if f is not None) + ([None] if None in fits else []), bt, words
 
 
 def setup(ctx):
@@ -223,15 +227,25 @@ def _one_term_finding(ctx, E, fits, bt, w, vis, shown) -> Finding:
              "blocks (blocks of 1); the window is read from C beside one product"]
     values = {"home": E, "same_block_pairs": [], "one_term_fits": fits, "c_shown": shown}
     lo, hi = fits[0], fits[-1]
+    if fits == [None]:
+        values["window_bits"] = None
+        values["undetermined"] = {"window_bits": (
+            "exact: no cut; C beside one product keeps its last bit at every depth C reaches "
+            "(no window of 0 to 56 bits gives these words)")}
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = PARAM["window_bits"].hi
+        return Finding("internal", "found", f"C beside one +2^{E} product (blocks of 1): no "
+                       "window cuts C at any depth: the sum is exact", values, ev, notes)
     if lo == hi:
         values["window_bits"] = lo
         return Finding("internal", "found",
                        f"C beside one +2^{E} product (blocks of 1): the accumulator keeps F = {lo} "
                        "fraction bits below the block's anchor", values, ev, notes)
     values["window_bits"] = None
-    span = f"{lo} to {hi}" if hi < 56 else f"at least {lo}"
+    span = (f"{lo} to {hi}" if hi is not None and hi < 56 else f"at least {lo}"
+            + (" (or exact)" if hi is None else ""))
     values["undetermined"] = {"window_bits": (
-        f"{span}: with C beside one product (blocks of 1) every window in {sorted(fits)} gives "
+        f"{span}: with C beside one product (blocks of 1) every window in {fits} gives "
         "the same words on the step's cases (C at every depth against +2^E, as a borrow and as "
         "output ties)")}
     values["assumed"] = {"window_bits": lo}
@@ -306,7 +320,9 @@ def run(ctx) -> Finding:
             f"at least {emax}: C's format cannot go lower, and no term has a bit more than "
             f"{_span(ctx)} bits below its block's anchor, so this window and every wider one "
             "give the same words on every input")}
-        values["assumed"] = {"window_bits": emax}
+        # past the engine's widest window, the exact sum (the same words)
+        values["assumed"] = {"window_bits": emax if emax <= PARAM["window_bits"].hi else None}
+        values["probe_window"] = min(emax, PARAM["window_bits"].hi)
         return Finding("internal", "partial",
                        f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}, "
                        f"as far as any term reaches: the window is at least {emax} bits",

@@ -15,9 +15,9 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
-from tcprobe.models.words import product, word
+from tcprobe.models.words import product, product_range, word
 
-from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, window
+from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, model_window, window
 
 STEP = StepInfo(
     order=80, title="rounding: fractions of an ulp, carries", needs_layout=True, engine=True,
@@ -81,10 +81,11 @@ def block_cases(ctx, bt, block, F):
         # C's low bits sit at the bottom of the window, below the products' own;
         # C near 1 or 2 of the products' sign carries the sum past the next power
         # of two, so a narrow window's bottom bit falls off the output's precision
+        wide = (() if F > 60 else  # a window this wide: C's words cannot span it
+                (word(fc, s, (1 << F) + 1, -F), word(fc, s, (1 << F) + 3, -F),
+                 word(fc, s, (2 << F) - 1, -F), word(fc, s, (3 << F) + 1, -F)))
         for c in [None] + [c for c in (word(fc, s, 1, -F), word(fc, 1 - s, 3, -F), word(fc, s, 1, 1 - F),
-                  word(fc, 1 - s, 1, 1 - F), word(fc, s, (1 << F) + 1, -F),
-                  word(fc, s, (1 << F) + 3, -F), word(fc, s, (2 << F) - 1, -F),
-                  word(fc, s, (3 << F) + 1, -F)) if c is not None]:
+                  word(fc, 1 - s, 1, 1 - F), *wide) if c is not None]:
             bt.add(f"last block: lanes {'-' if s else '+'}max*max and (max-1)*max", lanes, c)
     for _ in range(48):
         lanes = {}
@@ -158,7 +159,7 @@ def run(ctx) -> Finding:
     cands = {}
     for r in ROUNDINGS:
         for kap in kappas:
-            cands[(r, kap)] = {"output_rounding": r, "window_bits": F,
+            cands[(r, kap)] = {"output_rounding": r, "window_bits": model_window(ctx, F),
                                "output_frac_bits": None if kap == out else kap}
     ok = ctx.consistent(cs, words, cands)
     notes = []
@@ -175,6 +176,20 @@ def run(ctx) -> Finding:
                      for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
+    design = {}
+    if not ok:
+        # the other designs the engine runs: products aligned on their true
+        # leading bit, blocks chained through a wider intermediate type with a
+        # rounding of its own (the block step reads such a chain's blocks too
+        # large: a cut the intermediate keeps looks like one block)
+        ok, design = _designs(ctx, cs, words, cands)
+        if ok:
+            model_keys = {**{k: v for k, v in design.items() if k not in ("undetermined",
+                                                                          "assumed")},
+                          **design.get("assumed", {})}
+            cands = {key: {**over, **model_keys} for key, over in cands.items()}
+            notes.append("only " + ", ".join(f"{k} = {v}" for k, v in design.items())
+                         + " fits these sums")
     narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
@@ -194,7 +209,9 @@ def run(ctx) -> Finding:
         return Finding("rounding", "failed",
                        "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
                        f"{len(cs)} cases with F = {F}", {}, ev)
-    values = {"undetermined": {}}
+    values = {**design, "undetermined": dict(design.get("undetermined", {}))}
+    if "block_size" in design:
+        values["blocks"] = [sorted(b) for b in _blocks_of(ctx, design)]
     if narrow:
         ok = sorted(set(ok) | set(narrow[1]))
     rounds = sorted({r for r, _ in ok}, key=ROUNDINGS.index)
@@ -207,7 +224,8 @@ def run(ctx) -> Finding:
             + ("no sum reached a tie" if "rz" not in rounds else
                "no sum has more significant bits than the output keeps")
             + "); later steps try subnormal results and carries")
-        values["assumed"] = {"output_rounding": "rne" if "rne" in rounds else rounds[0]}
+        values.setdefault("assumed", {})["output_rounding"] = \
+            "rne" if "rne" in rounds else rounds[0]
     if narrow:
         bits, fits = narrow
         values["narrow"] = {"carry_bits": bits, "rz_keep": keeps[0]}
@@ -268,8 +286,102 @@ def _narrow(ctx, cs, words, F, kappas, ok, out):
         # ../shared/hwdata: one carry bit would look the same): the plainer
         # reading is kept
         return None
-    alt = {(r, kap): {"output_rounding": r, "window_bits": F, "carry_bits": bits,
+    alt = {(r, kap): {"output_rounding": r, "window_bits": model_window(ctx, F), "carry_bits": bits,
                       "carry_top": "normalize", "output_frac_bits": None if kap == out else kap}
            for r in ROUNDINGS if r != "rz" for kap in kappas if kap >= kmin}
     fits = ctx.consistent(cs, words, alt)
     return (bits, fits) if fits else None
+
+
+def _blocks_of(ctx, over) -> list:
+    order = over.get("k_order") or list(range(ctx.dp.k))
+    size = over["block_size"]
+    return [list(order[i:i + size]) for i in range(0, ctx.dp.k, size)]
+
+
+def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
+    """The (rounding, kept bits) candidates some other design of the engine
+    makes fit (normalized alignment; blocks, of any size that divides K, in
+    the found order, chained through f32 with any rounding where D is
+    narrower), and that design's keys: the fewest changes first."""
+    k = ctx.dp.k
+    found = ctx.params()
+    sizes = [found.block_size] + [L for L in (1, 2, 4, 8, 16, 32, 64)
+                                  if L < k and k % L == 0 and L != found.block_size]
+    inters = [{}]
+    if ctx.d_fmt.width < 32:
+        inters += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
+    # C added after the blocks: the add's rounding the block step left open
+    adds = [{}]
+    if found.c_join == "last":
+        sizes = [found.block_size]  # the block step's sub-sums
+        adds += [{"c_add_rounding": r} for r in ROUNDINGS if r != found.c_add_rounding]
+    designs = []
+    for align in ("raw", "normalized"):
+        for inter in inters:
+            for size in sizes:
+                for add in adds:
+                    over = {**({"align": align} if align != "raw" else {}), **inter, **add}
+                    if size != found.block_size:
+                        over["block_size"] = size
+                    if over:
+                        designs.append(over)
+    designs.sort(key=len)
+    if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
+        chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])
+        if len(chain):
+            cs = Cases.concat([ctx.complete(cs), ctx.complete(chain)])
+            words = np.concatenate([np.asarray(words, np.uint32),
+                                    np.asarray(ctx.run(chain), np.uint32)])
+    # then with an accumulator of a few carry bits too (a wrap or a saturated top)
+    tops = [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
+            for t in ("wrap", "saturate", "normalize")]
+    designs += [{**over, **top} for top in tops for over in designs if "block_size" not in over]
+    for over in designs:
+        ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
+        if ok:
+            if "block_size" in over:
+                over["k_order"] = found.k_order
+            if "inter_rounding" in over:  # the other roundings of the chain that fit as well
+                fits = [r for r in ROUNDINGS if r == over["inter_rounding"] or ctx.consistent(
+                    cs, words, {key: {**c, **over, "inter_rounding": r}
+                                for key, c in cands.items()})]
+                if len(fits) > 1:
+                    over["undetermined"] = {"inter_rounding": (
+                        f"{' and '.join(fits)} agree on every case here: no block's sum "
+                        "passed on has more bits than the intermediate keeps")}
+                    over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
+            return ok, over
+    return [], {}
+
+
+def _chain_cases(ctx, blocks) -> Cases:
+    """+2**E and small terms 2**(E-d) (d around f32's 24 bits: a tie, a tie
+    and a bit below, an odd last kept bit and a tie) in the lanes consumed
+    first, -2**E in the last block, C = 0: what an f32 intermediate rounds
+    off survives the cancellation, so its rounding shows in D."""
+    order = [i for b in blocks for i in b]
+    last = set(blocks[-1])
+    early = [i for i in order if i not in last][:3]
+    bt = Batch(ctx.dp)
+    if len(early) < 2 or not last:
+        return bt.cases()
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    end = sorted(last)[0]
+    patterns = {"a tie": (24,), "a tie and a bit below": (24, 25), "odd and a tie": (23, 24),
+                "below a tie": (25,), "a deep tie": (24, 26)}
+    for E in range(product_range(fa, fb)[1], product_range(fa, fb)[0] - 1, -1):
+        for s in (0, 1):
+            for name, depths in patterns.items():
+                if len(depths) + 1 > len(early):
+                    continue
+                terms = [product(fa, fb, E, s)] + [product(fa, fb, E - d, s) for d in depths]
+                neg = product(fa, fb, E, 1 - s)
+                if neg is None or any(t is None for t in terms):
+                    continue
+                lanes = {early[n]: t[:2] for n, t in enumerate(terms)}
+                lanes[end] = neg[:2]
+                bt.add(f"+-2^{E} and {name} passed on, -+2^{E} last", lanes)
+        if len(bt) >= 40:
+            break
+    return bt.cases()

@@ -29,15 +29,21 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
+from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
-from tcprobe.models.model import ModelError
+from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
-from tcprobe.models.words import home_exponent, product, word
+from tcprobe.models.words import emax_biased, exp_range, home_exponent, product, product_range, word
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch, Finding
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
+OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/engine.PARAMS)
+# the designs a C outside every window cut can be: sub-MMAs of inputs unpacked
+# to f16 and an IEEE add of C | the engine with C after its blocks | the
+# engine with C in its first block under an exact window (no cut at all)
+UNPACKS = ("f16", None, "first")
 
 
 def splits(k: int) -> dict:
@@ -62,25 +68,62 @@ def splits(k: int) -> dict:
 
 def model(ctx, parts, *, window=DEFAULT_WINDOW_BITS, rounding=None, c_add="rne", unpack="f16",
           **stage):
-    """The split model of this datapath with one stage engine."""
+    """The split model of this datapath with one stage engine: sub-MMAs and
+    an ordinary IEEE add of C (``unpack``: the inputs unpacked to that type
+    first), or with ``unpack=None`` the engine itself with C added after its
+    blocks (``c_join = "last"``: the add's zero sign, NaN word and overflow
+    are the design's, which the later steps measure)."""
     dp = ctx.dp
     p = EngineParams(window_bits=window, block_size=len(parts[0]), zero_floor=None,
                      output_rounding=rounding or output_defaults(ctx.d_fmt.name).rounding,
                      **stage)
+    if unpack in (None, "first"):
+        return FixedPointModel("split", dp, "ladder findings",
+                               p.replace(k_order=_order(dp.k, parts),
+                                         c_join="first" if unpack else "last",
+                                         c_add_rounding=c_add))
     return SplitModel("split", dp, "ladder findings", parts=tuple(tuple(x) for x in parts),
                       stage=p, c_entry="last", c_add_rounding=c_add, unpack=unpack)
 
 
-def agree(models: dict, cases: Cases, words) -> list:
-    """The names whose model gives every one of ``words``."""
+def _order(k: int, parts) -> tuple | None:
+    """The K order of blocks that are ``parts`` (None: K in order)."""
+    order = tuple(int(i) for part in parts for i in part)
+    return None if order == tuple(range(k)) else order
+
+
+def _same(ctx, got, words) -> bool:
+    """Whether ``got`` gives ``words`` up to what the roundings do not decide:
+    the sign of a zero, which NaN word, and whether a sum past the output is
+    an Inf or a finite word of the top binade (saturated); the specials and
+    zero steps measure those on the model found here."""
+    fd = ctx.d_fmt
+    top = emax_biased(fd)
+
+    def fold(w):
+        w = np.asarray(w, np.int64)
+        d = decode(fd, np.asarray(w, np.uint32))
+        field = (w >> (fd.frac_bits + fd.drop_bits)) & ((1 << fd.exp_bits) - 1)
+        out = np.where(d.cls == Class.ZERO, 0, w)
+        out = np.where(d.cls == Class.NAN, -1, out)
+        big = (d.cls == Class.INF) | ((d.cls != Class.NAN) & (field == top))
+        return np.where(big, -2 - d.sign.astype(np.int64), out)
+
+    return bool(np.array_equal(fold(got), fold(words)))
+
+
+def agree(models: dict, cases: Cases, words, ctx=None) -> list:
+    """The names whose model gives every one of ``words`` (with ``ctx``: up
+    to zero signs, NaN words and overflow, :func:`_same`)."""
     words = np.asarray(words, np.uint32)
     ok = []
     for name, m in models.items():
         try:
-            if np.array_equal(m.evaluate(cases), words):
-                ok.append(name)
+            got = m.evaluate(cases)
         except ValueError:
             continue
+        if np.array_equal(got, words) or ctx is not None and _same(ctx, got, words):
+            ok.append(name)
     return ok
 
 
@@ -94,6 +137,13 @@ def run(ctx) -> Finding:
     values = {"undetermined": {}, "c_outside_window": True}
     ev, notes = [], []
     if None in (plus, minus, small) or k < 3:
+        # the model takes C in an exact sum (C survives every cut it can make)
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = 56
+        values["undetermined"] = {
+            "window_bits": "C survives every depth: an exact sum, or C added after the products",
+            "c_join": "no products can probe whether C is added after them here; the model "
+                      "takes C in the first block of an exact sum"}
         return Finding("block", "partial", "C is not in the window, and no products can probe "
                        "the split here", values)
 
@@ -104,10 +154,19 @@ def run(ctx) -> Finding:
             if lane != j:
                 bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, C = 0",
                        {0: plus[:2], j: minus[:2], lane: small[:2]})
-    cs = bt.cases()
+    cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
-    cands = {name: model(ctx, parts) for name, parts in splits(k).items()}
-    ok = agree(cands, cs, w)
+    ok = []
+    # sub-MMAs of unpacked inputs, or the engine with C after; a window that
+    # keeps the small term, or one that cuts it (narrower than the output);
+    # the output's own width or the visible one (fewer kept bits)
+    keeps = _keeps(ctx, vis)
+    for unpack in UNPACKS:
+        for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
+            for kb in keeps:
+                cands = {name: model(ctx, parts, unpack=unpack, window=F, output_frac_bits=kb)
+                         for name, parts in splits(k).items() if name not in ok}
+                ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -116,52 +175,153 @@ def run(ctx) -> Finding:
         return Finding("block", "partial", "C is not in the window, and no split of K into "
                        "sub-MMAs reproduces the three-product cases", values, ev)
     name = ok[0]
-    parts = cands[name].parts
+    parts = splits(k)[name]
     if len(ok) > 1:
         notes.append(f"splits {ok} all agree; taking {name}")
 
     # 2. the window of one sub-MMA: +-2**E and 2**(E-e) in the first one
     first = parts[0]
-    i, j, lane = first[0], first[1], first[2]
     bt2 = Batch(dp)
-    for e in range(1, 64):
-        p = product(fa, fb, E - e, 0)
-        if p is None:
-            continue
-        bt2.add(f"lanes {i},{j}: +-2^{E}, lane {lane}: 2^{E - e} (one sub-MMA)",
-                {i: plus[:2], j: minus[:2], lane: p[:2]})
-    cs2 = bt2.cases()
+    if len(first) >= 3:
+        i, j, lane = first[0], first[1], first[2]
+        lo_p, hi_p = product_range(fa, fb)
+        # at the largest products too: their terms reach furthest below the anchor
+        for Ex in sorted({E, min(hi_p, exp_range(ctx.d_fmt)[2] - 1)}):
+            px, mx = product(fa, fb, Ex, 0), product(fa, fb, Ex, 1)
+            if px is None or mx is None:
+                continue
+            half = product(fa, fb, Ex - vis - 1, 0)  # a tie at the output's last bit
+            for e in range(1, max(64, Ex - lo_p + 1)):
+                p = product(fa, fb, Ex - e, 0)
+                if p is None:
+                    continue
+                bt2.add(f"lanes {i},{j}: +-2^{Ex}, lane {lane}: 2^{Ex - e} (one sub-MMA)",
+                        {i: px[:2], j: mx[:2], lane: p[:2]})
+                # a term too small to show alone: a borrow (RZ) or a broken tie
+                q = product(fa, fb, Ex - e, 1)
+                if q is not None:
+                    bt2.add(f"lanes {i}, {j}: 2^{Ex}, -2^{Ex - e}", {i: px[:2], j: q[:2]})
+                    if half is not None and e > vis + 1:
+                        for t in (p, q):
+                            bt2.add(f"lanes {i}, {j}, {lane}: 2^{Ex}, a tie, +-2^{Ex - e}",
+                                    {i: px[:2], j: half[:2], lane: t[:2]})
+        cs2 = ctx.complete(bt2.cases())
+    else:  # blocks of one or two products: a term below 2^E, or long significands
+        cs2 = ctx.complete(_narrow_block_cases(ctx, first, E))
     w2 = ctx.run(cs2)
-    wins = {F: model(ctx, parts, window=F) for F in range(4, 64)}
-    okF = agree(wins, cs2, w2)
+    okF = []
+    # where the cancellation cannot sit in one block, or the term left is
+    # subnormal in the output, the rounding into the output acts: every one tried
+    roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
+    for unpack in UNPACKS:
+        for r in roundings:
+            for kb in keeps:
+                wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
+                                 output_frac_bits=kb)
+                        for F in [*range(4, 57), None] if F not in okF}
+                okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
+    okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
     if not okF:
         return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
                        "reproduces the cancellations inside one", values, ev, notes)
     F = okF[0]
     if len(okF) > 1:
-        values["undetermined"]["window_bits"] = (f"windows {okF[0]}..{okF[-1]} bits agree (the "
+        top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
+        values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
                                                  "inputs cannot reach further below)")
         values["assumed"] = {"window_bits": F}
+    elif F is None:  # no cut at any depth the products reach
+        values["undetermined"]["window_bits"] = (
+            "exact: no cut; a term as deep below the largest products as any reaches keeps its "
+            "last bit (no window of up to 56 bits gives these words)")
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = 56
 
     # 3. roundings and the unpack
-    cs3 = _rounding_cases(ctx, parts, E)
+    cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
     w3 = ctx.run(cs3)
-    grid = {(r, c, u): model(ctx, parts, window=F, rounding=r, c_add=c, unpack=u)
-            for r in ROUNDINGS for c in ROUNDINGS for u in ("f16", None)}
-    allc = Cases.concat([ctx.complete(x) for x in (cs, cs2, cs3)])
+    # the engine with C after its blocks: a block past the output passes Inf or
+    # the largest finite value on (the overflow), and the sums after it differ
+    grid = {(r, c, u, ov, kb): model(ctx, parts, window=None if u == "first" else F,
+                                     rounding=r, c_add=c, unpack=u,
+                                     output_frac_bits=kb,
+                                     **({"overflow": ov} if u != "f16" else {}))
+            for r in ROUNDINGS for u in UNPACKS for kb in keeps
+            for c in (ROUNDINGS if u != "first" else ("rne",))
+            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
+    allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
-    okr = agree(grid, allc, allw)
+    okr = agree(grid, allc, allw, ctx)
+    overflows = sorted({x[3] for x in okr if x[2] != "f16"})
+    kept = sorted({x[4] for x in okr}, key=lambda x: -1 if x is None else x)
+    okr = list(dict.fromkeys(x[:3] for x in okr))
     if not okr:
         return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
                        "rounding of the sub-MMAs and of the add of C reproduces the sums",
                        values, ev, notes)
+    kinds = {x[2] for x in okr}
+    if len(kinds) > 1:  # one design that fits, the others named
+        # the compiler's emulation first (measured on silicon: models/emulated.py)
+        u = next(x for x in ("f16", None, "first") if x in kinds)
+        text = {"first": "C in the first block of an exact sum",
+                None: "C added after the blocks (the engine)",
+                "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}
+        values["undetermined"]["c_join"] = (
+            f"{' and '.join(text[x] for x in (u, *sorted(kinds - {u}, key=str)))} give the same "
+            "words on every case here; the model takes the first")
+        okr = [x for x in okr if x[2] == u]
     r, c, u = okr[0]
+    r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
     for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
-                           ("split.c_add_rounding", 1, "the rounding of the add of C"),
-                           ("split.unpack", 2, "an f16 unpack of the inputs")):
+                           ("split.c_add_rounding", 1, "the rounding of the add of C")):
         seen = sorted({str(x[pos]) for x in okr})
         if len(seen) > 1:
             values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
+    if u == "first":
+        # C in the first block of an exact sum: no window cuts anything
+        if len(overflows) == 1:
+            values["overflow"] = overflows[0]
+        if len(kept) == 1:
+            values["output_frac_bits"] = kept[0]
+        values.update({
+            "window_bits": None, "block_size": len(parts[0]), "k_order": _order(k, parts),
+            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r})
+        values["assumed"] = {**values.get("assumed", {}), "window_bits": None}
+        if r_open:
+            values["assumed"]["output_rounding"] = r
+        values["undetermined"].pop("window_bits", None)
+        values["undetermined"]["window_bits"] = (
+            "exact: no cut; C and the products are summed exactly in each block (C at every "
+            "depth survives, and no window of up to 56 bits gives the sub-sums' words)")
+        values["probe_window"] = 56
+        return Finding("block", "found", f"K runs as {len(parts)} blocks ({name}), each an exact "
+                       f"sum rounded {r.upper()} into {ctx.d_fmt.name}, C in the first", values,
+                       ev, notes)
+    if u is None:
+        # the engine itself, C added after its blocks: every later step measures
+        # its floor, zero sign, NaN word, overflow and carries on this model
+        for key in ("split.c_add_rounding",):
+            if key in values["undetermined"]:
+                values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
+        if len(overflows) == 1:
+            values["overflow"] = overflows[0]
+        if len(kept) == 1:  # else the rounding step measures the kept bits
+            values["output_frac_bits"] = kept[0]
+        values.update({
+            "window_bits": None if "window_bits" in values["undetermined"] else F,
+            "block_size": len(parts[0]), "k_order": _order(k, parts),
+            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r,
+            "c_join": "last",
+            "c_add_rounding": None if "c_add_rounding" in values["undetermined"] else c})
+        if "c_add_rounding" in values["undetermined"]:
+            values.setdefault("assumed", {})["c_add_rounding"] = c
+        if r_open:
+            values.setdefault("assumed", {})["output_rounding"] = r
+        summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
+                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
+                   f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
+                   "from the previous one's result")
+        return Finding("block", "found", summary, values, ev, notes)
     values.update({
         "window_bits": None if "window_bits" in values["undetermined"] else F,
         "block_size": len(parts[0]), "k_order": None, "blocks": [list(p) for p in parts],
@@ -171,10 +331,9 @@ def run(ctx) -> Finding:
     })
     summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
                f"as {len(parts)} sub-MMAs ({name}: the first takes "
-               f"{_show(parts[0])}), each a {F}-bit window rounded {r.upper()} into "
-               f"{ctx.d_fmt.name}, the second starting from the first's result"
-               + ("" if "split.unpack" in values["undetermined"] else
-                  f"; inputs unpacked to {u} first" if u else "; no unpack of the inputs"))
+               f"{_show(parts[0])}), each {_win(F)} rounded {r.upper()} into "
+               f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
+               f"unpacked to {u} first")
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
     return Finding("block", "found", summary, values, ev, notes)
@@ -209,3 +368,40 @@ def _rounding_cases(ctx, parts, E) -> Cases:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
     rng = np.random.default_rng(ctx.seed + 53)
     return Cases.concat([bt.cases(), random_cases(dp, 800, rng)])
+
+
+def _narrow_block_cases(ctx, first, E) -> Cases:
+    """Blocks of one or two products: +2**E beside +-2**(E-e) in a block of
+    two; lone products of long random significands at 2**E (a window cuts
+    their low bits) in the block's first lane; C = 0."""
+    dp = ctx.dp
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    bt = Batch(dp)
+    plus = product(fa, fb, E, 0)
+    if len(first) == 2 and plus is not None:
+        for e in range(1, 64):
+            for s in (0, 1):
+                p = product(fa, fb, E - e, s)
+                if p is not None:
+                    bt.add(f"lanes {first[0]}, {first[1]}: 2^{E}, {'-' if s else ''}2^{E - e}",
+                           {first[0]: plus[:2], first[1]: p[:2]})
+    rng = np.random.default_rng(ctx.seed + 59)
+    fr = (fa.frac_bits, fb.frac_bits)
+    for _ in range(200):
+        x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+        y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+        p = product(fa, fb, E, int(rng.integers(0, 2)), (x, y), fr)
+        if p is not None:
+            bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
+    return bt.cases()
+
+
+def _keeps(ctx, vis) -> list:
+    """The output's kept fraction bits to try: its own (None), and the visible
+    ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
+    full = ctx.d_fmt.frac_bits
+    return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
+
+
+def _win(F) -> str:
+    return "an exact sum" if F is None else f"a {F}-bit window"

@@ -193,7 +193,7 @@ class Context:
         """The engine model of the findings (with ``override``); where the
         block step found sub-MMAs with C added after, their SplitModel."""
         split = self.value("split")
-        c_add = override.pop("c_add_rounding", None)
+        c_add = override.pop("c_add_rounding", None) if split else None  # else the engine's
         if split:
             override = {**override, "k_order": None, "block_size": len(split["parts"][0])}
         return build_model(self.dp, self.params(**override), split=split, c_add_rounding=c_add,

@@ -132,6 +132,11 @@ class Fingerprint:
     overflow: str | None = None
     carry_bits: int | None = None
     carry_top: str | None = None  # wrap | saturate | normalize (with carry_bits)
+    align: str | None = None  # None: raw exponent sums
+    c_join: str | None = None  # None: C is the first block's addend (last: added after)
+    inter_type: str | None = None  # None: blocks chain through the output type
+    inter_rounding: str | None = None  # None: the output rounding
+    c_add_rounding: str | None = None  # the add of C after the blocks (c_join = "last")
     slice: list | None = None
     layout: dict | None = None
     undetermined: dict = field(default_factory=dict)

@@ -1,0 +1,290 @@
+"""Random designs from the whole engine parameter space, and the judge of a
+ladder run on a sim device of each (tests/test_ladder_designs.py,
+benchmarks/ladder_sweep.py).
+
+:func:`draw` picks a family, an A/B format and a D type, then every engine
+parameter (models/engine.PARAMS) a TOML profile can set: the window (exact
+too), blocks, floor, input conversion, output rounding and kept bits, zero
+sign, NaN word, overflow, carry bits and top, K order, and the corners the
+ladder must also name: C added after the blocks (``c_join = "last"``, its
+own rounding), blocks chained through another intermediate type with its
+own rounding (``inter_type``), products aligned on their true leading bit
+(``align = "normalized"``), a window equal to the output's visible bits,
+blocks of 1 under RNA with few kept bits, floors near zero under an f16 D.
+
+:func:`judge` runs the ladder and sorts every key of the truth into exact,
+open (None in the fingerprint with a reason) or wrong; an open key must be
+truly open: the fingerprint's model gives the device's words on a held-out
+set (random cases, the validate suites, tiny products, stress cases, from
+a seed neither the probes nor the ladder's validation draw from) and no
+range the ladder checked holds a value that gives other words. A
+fingerprint called validated whose model misses a held-out word is
+``wrong_validated``: that must never happen.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from ladder_helpers import false_ranges, stress_cases, tiny_product_cases
+
+from tcprobe.models.formats import get_format
+
+FORMATS = {"mma": ["tf32", "bf16", "f16", "e4m3", "e5m2"],
+           "wgmma": ["tf32", "bf16", "f16", "e4m3"],
+           "tcgen05": ["tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]}
+HELD_OUT_SEED = 0xD351_6E  # neither the probes' seed (0) nor the validation's
+ROUNDINGS = ("rz", "rne", "rna")
+
+
+def draw(rng) -> tuple[str, str, str, dict]:
+    """(family, A/B format, D type, engine parameters) of one random design."""
+    fam = str(rng.choice(list(FORMATS)))
+    fmt = str(rng.choice(FORMATS[fam]))
+    d = "f32" if fmt in ("tf32", "bf16") or rng.random() < 0.6 else "f16"
+    dfrac = get_format(d).frac_bits
+    p = {"window_bits": int(rng.integers(12, 31)),
+         "block_size": int(rng.choice([1, 2, 4, 8, 16, 32])),
+         "input_conversion": str(rng.choice(["truncate", "rne", "rna"])),
+         "output_rounding": str(rng.choice(ROUNDINGS))}
+    if d == "f32":
+        p["zero_floor"] = int(rng.integers(-150, -95))
+        p["nan"] = int(rng.choice([0x7FFFFFFF, 0x7FC00000]))
+        if rng.random() < 0.3:
+            p["output_frac_bits"] = int(rng.integers(8, 23))
+    else:
+        # floors near zero too: fp6/fp4 products anchor at 2^-4 .. 2^-1
+        p["zero_floor"] = int(rng.integers(-26, 0))
+        p["nan"] = int(rng.choice([0x7FFF, 0x7E00]))
+        if rng.random() < 0.3:
+            p["output_frac_bits"] = int(rng.integers(4, 10))
+    p["zero_sign"] = str(rng.choice(["positive", "ieee"]))
+    if rng.random() < 0.5:
+        p["carry_bits"] = int(rng.integers(2, 6))
+        p["carry_top"] = str(rng.choice(["wrap", "saturate", "normalize"]))
+    r = rng.random()
+    if r < 0.1:
+        p["window_bits"] = "exact"
+    elif r < 0.25:  # a window equal to the output's visible bits (or one more)
+        p["window_bits"] = p.get("output_frac_bits", dfrac) + int(rng.integers(0, 2))
+    if p["block_size"] == 1 and rng.random() < 0.3:
+        p["output_rounding"] = "rna"
+        p["output_frac_bits"] = 7 if d == "f16" else int(rng.integers(7, 23))
+    p["overflow"] = str(rng.choice(["inf", "saturate"]))
+    r = rng.random()
+    if r < 0.15:
+        p["k_order"] = "reversed"
+    elif r < 0.25:
+        p["k_order"] = "pairs"
+    elif r < 0.3:
+        p["k_order"] = "random"
+    # the corners: C after the blocks, another intermediate type, normalized alignment
+    if rng.random() < 0.2:
+        p["c_join"] = "last"
+        p["c_add_rounding"] = str(rng.choice(ROUNDINGS))
+    if d == "f16" and rng.random() < 0.3:
+        p["inter_type"] = "f32"
+        p["inter_rounding"] = str(rng.choice(ROUNDINGS))
+    if rng.random() < 0.15:
+        p["align"] = "normalized"
+    return fam, fmt, d, p
+
+
+def write_device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: int):
+    """The sim device of one design (a K order drawn for the datapath's K)."""
+    from tcprobe.devices.sim import SimDevice
+
+    prof = dict(p)
+    order = prof.pop("k_order", None)
+    prof.setdefault("zero_floor", -133)
+    lines = [f"{k} = {json.dumps(v)}" for k, v in prof.items()] + [f'families = ["{fam}"]']
+    path.write_text("\n".join(lines) + "\n")
+    if order is not None:
+        k = SimDevice.from_toml(path).datapath(fam, fmt, d).k
+        perm = {"reversed": list(range(k))[::-1], "pairs": [j ^ 1 for j in range(k)],
+                "random": [int(x) for x in np.random.default_rng(order_seed).permutation(k)]}
+        path.write_text("\n".join(lines + [f"k_order = {json.dumps(perm[order])}"]) + "\n")
+    return SimDevice.from_toml(path)
+
+
+def designs(seed: int, count: int) -> list[tuple[str, str, str, dict]]:
+    rng = np.random.default_rng(seed)
+    return [draw(rng) for _ in range(count)]
+
+
+# ---------------------------------------------------------------------------
+# What a fingerprint must say about each key of the truth
+
+
+def _blocks(dp, order, block) -> list:
+    """The K positions' blocks in the order they run (the sum within a block
+    does not depend on the order inside it)."""
+    order = list(range(dp.k)) if order is None else list(order)
+    block = min(block, dp.k)
+    return [sorted(order[i:i + block]) for i in range(0, dp.k, block)]
+
+
+def truth_keys(dp, t) -> dict:
+    """The truth as the fingerprint writes each key (None where a key has a
+    'default' spelling: the output's own kept bits, K in order, no carry limit)."""
+    d = get_format(dp.d_type)
+    keep = None if t.output_frac_bits in (None, d.frac_bits) else t.output_frac_bits
+    inter = None if t.inter_type in (None, d.name) else get_format(t.inter_type).name
+    return {
+        "window_bits": t.window_bits, "zero_floor": t.zero_floor,
+        "input_conversion": t.input_conversion, "output_rounding": t.output_rounding,
+        "output_frac_bits": keep, "zero_sign": t.zero_sign,
+        "nan": d.canonical_nan if t.nan is None else t.nan, "overflow": t.overflow,
+        "carry_bits": t.carry_bits, "carry_top": t.carry_top if t.carry_bits is not None else None,
+        "blocks": _blocks(dp, t.k_order, t.block_size), "c_join": t.c_join,
+        "c_add_rounding": t.c_add_rounding if t.c_join == "last" else None,
+        "inter_type": inter,
+        "inter_rounding": (t.inter_rounding or t.output_rounding) if inter else None,
+        "align": t.align,
+    }
+
+
+def found_keys(dp, fp) -> tuple[dict, set]:
+    """(the fingerprint's value of every truth key, the keys it names open)."""
+    d = get_format(dp.d_type)
+    opened = set(fp.undetermined)
+    keep = None if fp.output_frac_bits in (None, d.frac_bits) else fp.output_frac_bits
+    block = fp.block_size
+    blocks = None
+    if block is not None and "k_order" not in opened:
+        blocks = _blocks(dp, fp.k_order, block)
+    if "block_size" in opened or "k_order" in opened:
+        opened.add("blocks")
+    if fp.split:
+        blocks = [sorted(part) for part in fp.split["parts"]]
+    c_join = getattr(fp, "c_join", None)
+    if c_join is None and fp.split:
+        c_join = "last"
+    c_add = getattr(fp, "c_add_rounding", None)
+    if c_add is None and fp.split:
+        c_add = fp.split.get("c_add_rounding")
+    inter = getattr(fp, "inter_type", None)
+    inter = None if inter in (None, d.name) else get_format(inter).name
+    out = {"window_bits": fp.window_bits, "zero_floor": fp.zero_floor,
+           "input_conversion": fp.input_conversion, "output_rounding": fp.output_rounding,
+           "output_frac_bits": keep, "zero_sign": fp.zero_sign, "nan": fp.nan,
+           "overflow": fp.overflow, "carry_bits": fp.carry_bits,
+           "carry_top": fp.carry_top if fp.carry_bits is not None else None,
+           "blocks": blocks, "c_join": c_join or "first",
+           "c_add_rounding": c_add if (c_join or "first") == "last" else None,
+           "inter_type": inter,
+           "inter_rounding": getattr(fp, "inter_rounding", None) if inter else None,
+           "align": getattr(fp, "align", None) or "raw"}
+    # a key named open stays None (not its default spelling)
+    for key in ("c_join", "align"):
+        if key in opened and getattr(fp, key, None) is None:
+            out[key] = None
+    if "window_bits" in opened or fp.window_bits is None and "window_bits" in fp.assumed:
+        opened.add("window_bits")
+    if "carry_bits" in opened:
+        opened.add("carry_top")
+    for key in ("c_add_rounding", "inter_rounding"):
+        for name in (key, f"split.{key}"):
+            if name in fp.undetermined:
+                opened.add(key)
+    return out, opened
+
+
+def held_out(dp, n: int, seed: int = HELD_OUT_SEED):
+    """Held-out cases: random ones, the validate suites, stress cases and
+    lone tiny products, from a seed of their own."""
+    from tcprobe import suites
+    from tcprobe.models.cases import Cases
+    from tcprobe.suites.mix import random_cases
+
+    rng = np.random.default_rng(seed)
+    parts = [random_cases(dp, n // 4, rng), stress_cases(dp, n // 4, seed),
+             tiny_product_cases(dp, n // 4, seed)]
+    names = [s for s in ("raw", "finite", "edge", "adversarial") if suites.generators(dp, s)]
+    for s in names:
+        cs, _ = suites.generate(dp, s, seed, 0, max(1, n // 4 // len(names)))
+        parts.append(Cases(cs.a, cs.b, cs.c, cs.scale_a, cs.scale_b, cs.active))
+    return Cases.concat(parts)
+
+
+@dataclass
+class Verdict:
+    validated: bool
+    held_out_mismatches: int
+    exact: list = field(default_factory=list)
+    open: list = field(default_factory=list)
+    wrong: dict = field(default_factory=dict)  # key -> (found, truth) or why
+    failed_steps: list = field(default_factory=list)
+    untrue_ranges: dict = field(default_factory=dict)
+
+    @property
+    def wrong_validated(self) -> bool:
+        """Called validated while its model misses the device somewhere."""
+        return self.validated and self.held_out_mismatches > 0
+
+    @property
+    def kind(self) -> str:
+        """recovered (every key exact), open (the rest truly open) or wrong."""
+        if (self.wrong or self.failed_steps or self.untrue_ranges or not self.validated
+                or self.held_out_mismatches):
+            return "wrong"
+        return "open" if self.open else "recovered"
+
+    def text(self) -> str:
+        return (f"{self.kind}: validated {self.validated}, held-out mismatches "
+                f"{self.held_out_mismatches}, open {self.open}, wrong {self.wrong}, failed "
+                f"{self.failed_steps}, untrue ranges {self.untrue_ranges}")
+
+
+def judge(dev, dp, n_held_out: int = 8000) -> tuple[Verdict, object]:
+    """Run the ladder on ``dev`` for ``dp`` and judge its fingerprint."""
+    from tcprobe.ladder import run_ladder
+
+    res = run_ladder(dev, dp)
+    truth = dev.model(dp).params
+    fp = res.fingerprint
+    failed = [(f.step, f.summary[:160]) for f in res.findings if f.status == "failed"]
+    if fp is None:
+        return Verdict(res.validated, -1, wrong={"fingerprint": "none"}, failed_steps=failed), res
+    ctx = res.context
+    cases = ctx.complete(held_out(dp, n_held_out))
+    got = ctx.run(cases)
+    try:
+        miss = int((fp.model(dp).evaluate(cases) != got).sum())
+    except ValueError as e:  # a model that cannot run is a miss of every case
+        miss, failed = len(cases), failed + [("model", str(e))]
+    v = Verdict(res.validated, miss, failed_steps=failed)
+    want = truth_keys(dp, truth)
+    have, opened = found_keys(dp, fp)
+    for key, w in want.items():
+        h = have[key]
+        if h == w:
+            v.exact.append(key)
+        elif key in opened and h is None:
+            v.open.append(key)
+        else:
+            v.wrong[key] = (h, w)
+    if ctx.ranges:
+        v.untrue_ranges = false_ranges(res, dp, cases)
+    return v, res
+
+
+def sweep(seed: int, count: int, tmp: Path, only=None, n_held_out: int = 8000):
+    """Yield (index, design, Verdict or the exception text) for each design."""
+    import traceback
+
+    for idx, (fam, fmt, d, p) in enumerate(designs(seed, count)):
+        if only is not None and idx not in only:
+            continue
+        try:
+            dev = write_device(tmp / f"d{idx}.toml", fam, fmt, d, p, seed * 1000 + idx)
+            dp = dev.datapath(fam, fmt, d)
+            if not dev.supports(dp):
+                yield idx, (fam, fmt, d, p), "unsupported"
+                continue
+            yield idx, (fam, fmt, d, p), judge(dev, dp, n_held_out)[0]
+        except Exception:  # a crash is a finding of its own
+            yield idx, (fam, fmt, d, p), traceback.format_exc()[-800:]
