@@ -31,7 +31,7 @@ def test_the_ladder_prints_no_empty_tables():
     assert r.exit_code == 0, r.output
     assert "(no cases)" not in r.output
     # a skipped step is its two heading lines
-    assert re.search(r"14/16 sparsity: .*\nskipped: wgmma\.bf16\.f32\.k16 is not sparse\n",
+    assert re.search(r"\d+/\d+ sparsity: .*\nskipped: wgmma\.bf16\.f32\.k16 is not sparse\n",
                      r.output)
 
 
