@@ -46,6 +46,7 @@ import json
 import multiprocessing
 import os
 import platform
+import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -69,37 +70,14 @@ ROWS = [  # (GPU, arch, family, input, D): tests/cuda_backend_support.py's COVER
         ("e2m1xe2m3", "f32"))],
     ("RTX5090", "sm_120a", "mma", "e2m1", "f32"), ("RTX5090", "sm_120a", "mma", "e2m3xe4m3", "f16"),
 ]
-INTEGER_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's INTEGER, restated
-    ("A100", "mma.s8.s32.k32"), ("H100", "mma.b1.s32.k256.xor"),
-    ("B200", "tcgen05.i8.s8xu8.s32.k32.sat"), ("A100", "mma.u8.s32.k32.sat"),
-    ("H100", "mma.s8.s32.k16"), ("A100", "mma.s8.s8xu8.s32.k32.sat"), ("A100", "mma.s4.s32.k64"),
-    ("A100", "mma.u4.s32.k64.sat"), ("H100", "mma.u4.u4xs4.s32.k64"),
-    ("A100", "mma.b1.s32.k256.and"), ("H100", "wgmma.s8.s32.k32"),
-    ("H100", "wgmma.u8.u8xs8.s32.k32.sat"), ("B200", "tcgen05.i8.s8.s32.k32"),
-    ("B200", "tcgen05.i8.u8.s32.k32"),
-]
-SCALED_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SCALED, restated
-    ("B200", "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e5m2.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e2m3.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e3m2.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e2m1.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e2m1xe5m2.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf8f6f4.e3m2xe2m3.f32.k32.ue8m0x1"),
-    ("B200", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2"),
-    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x2"),
-    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue8m0x4"),
-    ("B200", "tcgen05.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),
-    ("RTX5090", "mma.mxf4nvf4.e2m1.f32.k64.ue4m3x4"),  # sm_120a mma.sync block-scaled
-    ("RTX5090", "mma.mxf8f6f4.e4m3xe2m1.f32.k32.ue8m0x1"),
-]
-SPARSE_ROWS = [  # (GPU, datapath id): tests/cuda_backend_support.py's SPARSE, restated
-    ("H100", "wgmma.e4m3.f32.k64.sparse"), ("H100", "wgmma.bf16.f32.k32.sparse"),
-    ("A100", "mma.tf32.f32.k16.sparse"), ("B200", "tcgen05.f16.bf16.f32.k32.sparse"),
-    ("B200", "tcgen05.f8f6f4.e2m1xe4m3.f16.k64.sparse"), ("A100", "mma.s8.s32.k64.sparse"),
-    ("B200", "tcgen05.i8.s8.s32.k64.sparse.sat"),
-]
+# (GPU, datapath id): the integer and block-scaled rows the tests hold the host
+# build to (tests/cuda_backend_support.py, in the tree the GPU run is given),
+# one list in one place
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from cuda_backend_support import INTEGER as INTEGER_ROWS  # noqa: E402
+from cuda_backend_support import SCALED as SCALED_ROWS  # noqa: E402
+from cuda_backend_support import SPARSE as SPARSE_ROWS  # noqa: E402
+
 PRODUCT_MODELS = [("B200", "sm_100a", "tcgen05"), ("H100", "sm_90", "wgmma")]
 SMALL = (48, 40, 4)  # M, N and instructions of the small cases
 # (d_model, heads, d_ff, layers, sequence, batch, vocabulary) of the transformer
