@@ -161,6 +161,7 @@ def configure() -> Path:
 
         numba_internals.set_cache_dir(str(FOLDER))
         numba_internals.key_cache_by_content(here, SOURCE_STAMP)
+        numba_internals.answer_blas_check_lazily()
 
     numba_internals.when_numba_loaded(point_numba)
     if NOTE is not None:

@@ -9,6 +9,10 @@ Everything else in tcprobe calls numba's public API (``njit``, ``prange``,
 * compile events: ``numba.core.event`` (documented, but under ``core``),
   which the CLI listens to so that a cold compile is announced
   (:func:`on_compile_start`);
+* numba's BLAS check: ``numba.np.arraymath`` asks at import whether scipy's
+  BLAS is there by importing ``scipy.linalg`` (about half a second, on every
+  first kernel load); :func:`answer_blas_check_lazily` answers it from
+  whether scipy is installed, without importing it;
 * the hand-written LLVM IR of the vector kernels (:mod:`.kernels.vector_ir`,
   :mod:`.kernels.lanes_ir`, :mod:`.kernels.groups_ir`), which builds llvmlite IR with typed
   pointers (``as_pointer``, ``llvm.prefetch.p0i8``). LLVM has dropped typed
@@ -132,6 +136,72 @@ def when_numba_loaded(then) -> None:
             return spec
 
     sys.meta_path.insert(0, _AfterNumba())
+
+
+def _after_import(fullname: str, before, after) -> None:
+    """``before()`` right before the module ``fullname`` is executed on its
+    first import and ``after(module)`` right after (also when it fails)."""
+    import sys
+
+    if fullname in sys.modules:
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _Around(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != fullname:
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                before()
+                try:
+                    run(module)
+                finally:
+                    after(module)
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _Around())
+
+
+def answer_blas_check_lazily() -> None:
+    """Let ``numba.np.arraymath``'s import-time BLAS check (which only picks
+    the inner product of ``np.convolve`` / ``np.correlate`` in jitted code)
+    read whether scipy is installed instead of importing ``scipy.linalg``:
+    the import cost about 0.45 s of every process's first kernel load. The
+    real ``ensure_blas`` is back in place once the module has run, so every
+    BLAS-backed function numba compiles later still imports and checks
+    scipy's BLAS as it always does. Call once numba is imported."""
+    import importlib.util
+
+    box = {}
+
+    def quick_check():
+        if importlib.util.find_spec("scipy") is None:
+            raise ImportError("scipy 0.16+ is required for linear algebra")
+
+    def before():
+        from numba.np import linalg
+
+        box["real"] = linalg.ensure_blas
+        linalg.ensure_blas = quick_check
+
+    def after(module):
+        from numba.np import linalg
+
+        real = box.get("real")
+        if real is not None:
+            linalg.ensure_blas = real
+            if getattr(module, "ensure_blas", None) is quick_check:
+                module.ensure_blas = real
+
+    _after_import("numba.np.arraymath", before, after)
 
 
 def on_compile_start(callback, on_end=None) -> None:

@@ -121,7 +121,7 @@ def _load_command(name: str) -> click.Command:
 
 
 def _models_loaded() -> None:
-    from tcprobe.console import announce_compiles
+    from tcprobe.compile_notes import announce_compiles
 
     announce_compiles()
     from tcprobe.models import numba_internals

@@ -97,7 +97,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
             raise MatmulError("split_k: schedule='auto' takes the atlas' split; give one or "
                               "the other")
         sched = auto_schedule(gpu, a, b, c, bias_o, beta, strict=strict_auto).schedule
-    from tcprobe.console import announce_compiles, quiet_compiles
+    from tcprobe.compile_notes import announce_compiles, quiet_compiles
 
     announce_compiles()  # a cold first call says it is compiling (progress=False: silent)
     bar = None

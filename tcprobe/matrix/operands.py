@@ -7,6 +7,7 @@ written the same way when torch is installed (it is never required).
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -54,6 +55,13 @@ class Operand(NamedTuple):
     torch: bool
 
 
+
+def has_masked_entries(x) -> bool:
+    """Whether ``x`` is a numpy masked array with an entry masked (numpy.ma is
+    not imported for the question: without it no array is a masked one)."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(x, ma.MaskedArray) and bool(ma.getmaskarray(x).any())
+
 def is_torch(x) -> bool:
     return type(x).__module__.startswith("torch")
 
@@ -73,7 +81,7 @@ def _numpy(x, what: str) -> np.ndarray:
 
         signed = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[size]
         return t.view(signed).numpy().view(_UNSIGNED[size])
-    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+    if has_masked_entries(x):
         raise MatmulError(f"{what}: a masked array with masked entries (whose words would be "
                           f"used as they are): pass {what}.filled(value)")
     a = np.asarray(x)

@@ -24,7 +24,7 @@ from tcprobe.models.model import FixedPointModel
 
 from .choice import check_datapath, gpu_name, model_for
 from .mainloop import kept_units
-from .operands import MatmulError
+from .operands import MatmulError, has_masked_entries
 
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -34,7 +34,7 @@ def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray
     at least ``ndim``-D; MatmulError naming ``what`` otherwise. ``scan=False``
     leaves the scan for bits above the format to a kernel that makes it as it
     reads the words (the engine's)."""
-    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+    if has_masked_entries(x):
         raise MatmulError(f"{what}: a masked array with masked entries (whose words would be "
                           f"used as they are): pass {what}.filled(value)")
     arr = x if isinstance(x, np.ndarray) else np.asarray(x)

@@ -104,7 +104,7 @@ class Emulate(TorchDispatchMode):
         self.strict = strict
         self.report = report if report is not None else Report()
         self._pairs: list | None = None
-        from tcprobe.console import announce_compiles
+        from tcprobe.compile_notes import announce_compiles
 
         announce_compiles()  # a cold first product says it is compiling, on stderr
 
