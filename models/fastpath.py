@@ -241,6 +241,17 @@ def _split(run, out, jobs, cases, dp, scan_words) -> np.ndarray:
     return out
 
 
+def ready_lane_kernel(dp, p):
+    """The lane kernel that reads this configuration's uint32 words as given
+    (no preparation), where it has already run in this process, else None:
+    what a loop of small batches may call directly (``tcprobe.dot``), with
+    the same words and the same scan (the kernel returns True where a word
+    has bits above its format)."""
+    if (dp, p) not in _RAN:
+        return None
+    return _lanes_as_given(dp, p, dp.k, numba_internals.kernel_form())
+
+
 @lru_cache(maxsize=64)
 def _lanes_as_given(dp, p, k: int, form: str):
     """The lane kernel of a configuration whose words the kernel reads as

@@ -41,7 +41,10 @@ class KernelSwitchError(ValueError):
 def kernel_form() -> str:
     """The kernel form ``$TCPROBE_KERNEL`` asks for: 'ir' (the default: the
     hand-written vector kernels where they apply) or 'plain' (numba only)."""
-    form = os.environ.get(KERNEL_ENV, "").strip().lower() or KERNEL_FORMS[0]
+    raw = os.environ.get(KERNEL_ENV)
+    if not raw:  # unset: the default (the common case, asked on every small call)
+        return KERNEL_FORMS[0]
+    form = raw.strip().lower() or KERNEL_FORMS[0]
     if form not in KERNEL_FORMS:
         raise KernelSwitchError(f"{KERNEL_ENV}={os.environ[KERNEL_ENV]!r} is not a kernel form "
                                 f"(choose {' or '.join(KERNEL_FORMS)})")

@@ -31,5 +31,6 @@ def __getattr__(name):
     if name in ("matmul", "dot"):
         from tcprobe import matrix
 
-        return getattr(matrix, name)
+        value = globals()[name] = getattr(matrix, name)  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'tcprobe' has no attribute {name!r}")
