@@ -14,7 +14,7 @@
 # sub-blocks of D against the CPU engine; a small transformer (torch modules)
 # forward and backward under emulate(gpu="B200", backend="cuda"), every
 # product redone by the CPU engine, the time per step against native CPU and
-# GPU. The same script runs without a GPU as --host (the tests do).
+# GPU; then the same model with its tensors on the GPU under emulate. The same script runs without a GPU as --host (the tests do).
 #
 # Writes under $OUT (default out/gpu-cuda-backend-STAMP): results.json,
 # summary.tsv (one line a step: step, status, seconds, figure), env.txt, log.txt.

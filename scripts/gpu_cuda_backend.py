@@ -27,10 +27,13 @@ Steps, each recorded in DIR/results.json (and a line of DIR/summary.tsv):
    (nn.Embedding, nn.LayerNorm, nn.MultiheadAttention with need_weights=True
    so that attention is bmm products, nn.Linear, nn.GELU), bf16, random
    weights, one forward and backward (cross-entropy) a step: the time per
-   step under emulate(gpu="B200", backend="cuda") (its tensors on the CPU:
-   emulate routes CPU tensors, the chains run on the GPU), natively on the
-   CPU and natively on the GPU; every routed 2-D product recorded and redone
-   by the CPU engine (backend None), its words compared.
+   step under emulate(gpu="B200", backend="cuda") (its tensors on the CPU,
+   the chains on the GPU), natively on the CPU and natively on the GPU;
+   every routed 2-D product recorded and redone by the CPU engine (backend
+   None), its words compared.
+6. transformer-on-gpu: the same model with its weights and tokens on the GPU
+   under emulate(gpu="B200", backend="cuda") (the words read on the host, D
+   written back to the GPU), its products compared the same way.
 
 ``--host``: no GPU; the host build stands in for the kernel (steps 1 and the
 GPU timings are skipped, the figures are the host build's, labelled so).
@@ -378,15 +381,21 @@ def train_step(torch, model, tokens, targets):
     return loss
 
 
-def step_transformer(runner: Runner, size: str, steps: int) -> dict:
+def step_transformer(runner: Runner, size: str, steps: int, on_gpu: bool = False) -> dict:
     """Forward and backward under emulate(gpu="B200", backend=...) against the
-    CPU engine product by product, and the time per step against native."""
+    CPU engine product by product, and the time per step against native.
+    ``on_gpu``: the model and its tensors live on the GPU (emulate reads
+    their words on the host and writes D back there)."""
     from tcprobe.torch import Report, emulate
     from tcprobe.torch.adapter import gemm
 
     torch, dev = runner.torch, runner.dev
     backend = "host" if dev is None else "cuda"
     model, tokens, targets = transformer(torch, size)
+    if on_gpu:
+        if dev is None:
+            return {"status": "skipped", "figure": "no GPU (--host)"}
+        model, tokens, targets = model.to(dev), tokens.to(dev), targets.to(dev)
     rep = Report(record=True)
     with emulate("B200", backend=backend, report=rep):  # warm-up: compiles, loads, records
         train_step(torch, copy.deepcopy(model), tokens, targets)
@@ -409,12 +418,14 @@ def step_transformer(runner: Runner, size: str, steps: int) -> dict:
         words += int(want.size)
     engine_s = time.perf_counter() - t0
     native_cpu = []
-    for _ in range(steps):
+    for _ in range(0 if on_gpu else steps):
         m = copy.deepcopy(model)
         t0 = time.perf_counter()
         train_step(torch, m, tokens, targets)
         native_cpu.append(time.perf_counter() - t0)
     native_gpu = []
+    if on_gpu:
+        native_cpu = []  # the tensors are the GPU's: no CPU step to time
     if dev is not None:
         m, tk, tg = copy.deepcopy(model).to(dev), tokens.to(dev), targets.to(dev)
         train_step(torch, m, tk, tg)  # warm-up
@@ -424,11 +435,13 @@ def step_transformer(runner: Runner, size: str, steps: int) -> dict:
     ok = differ == 0 and rep.routed > 0 and not rep.fallback
     best = min(timed)
     figure = (f"{runner.name}: {best:.3f} s a step emulated ({rep.routed} routed ops, "
-              f"{len(rep.records)} products, {rep.fallback} fallbacks), native CPU "
-              f"{min(native_cpu) * 1e3:.1f} ms" + (f", native GPU {min(native_gpu) * 1e3:.2f} ms"
-                                                    if native_gpu else "")
+              f"{len(rep.records)} products, {rep.fallback} fallbacks"
+              + (", tensors on the GPU)" if on_gpu else ")")
+              + (f", native CPU {min(native_cpu) * 1e3:.1f} ms" if native_cpu else "")
+              + (f", native GPU {min(native_gpu) * 1e3:.2f} ms" if native_gpu else "")
               + f"; {differ} of {words} product words differ from the CPU engine")
     return {"status": "ok" if ok else "fail", "runner": runner.name, "backend": backend,
+            "tensors": "gpu" if on_gpu else "cpu",
             "size": dict(zip(("d_model", "heads", "d_ff", "layers", "sequence", "batch",
                               "vocabulary"), TRANSFORMER[size], strict=True)),
             "emulated_step_s": timed, "native_cpu_step_s": native_cpu,
@@ -504,6 +517,8 @@ def main(argv=None) -> dict:
                                                             args.jobs))
     record("transformer", lambda: step_transformer(runner, "tiny" if args.tiny else "small",
                                                    args.steps))
+    record("transformer-on-gpu", lambda: step_transformer(
+        runner, "tiny" if args.tiny else "small", args.steps, on_gpu=True))
     return results
 
 

@@ -49,7 +49,9 @@ def test_host_mode_runs_every_step(script, tmp_path):
     steps = res["steps"]
     assert "compile" not in steps  # NVRTC and the GPU are the lent machine's
     assert set(steps) == {"engine-refs", "equal-small", "product-b200-tcgen05",
-                          "product-h100-wgmma", "transformer"}
+                          "product-h100-wgmma", "transformer", "transformer-on-gpu"}
+    on_gpu = steps.pop("transformer-on-gpu")  # GPU tensors: none here
+    assert on_gpu["status"] == "skipped" and "no GPU" in on_gpu["figure"]
     assert all(s["status"] == "ok" for s in steps.values()), {
         k: s["figure"] for k, s in steps.items()}
     small = steps["equal-small"]["rows"]
@@ -58,5 +60,6 @@ def test_host_mode_runs_every_step(script, tmp_path):
                                               "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"}
     tr = steps["transformer"]
     assert tr["products"] > 20 and tr["fallback"] == 0 and tr["differ"] == 0 and tr["words"]
-    assert json.loads((tmp_path / "results.json").read_text())["steps"].keys() == steps.keys()
-    assert len((tmp_path / "summary.tsv").read_text().splitlines()) == 5
+    assert json.loads((tmp_path / "results.json").read_text())["steps"].keys() == set(steps) | {
+        "transformer-on-gpu"}
+    assert len((tmp_path / "summary.tsv").read_text().splitlines()) == 6

@@ -26,6 +26,7 @@ from tcprobe.models import amd_profiles, isa_amd
 from tcprobe.models.formats import ulp_distance
 
 from .adapter import Unroutable, f32_tensor, gemm
+from .devices import run_on_host, tensor_device
 from .report import Record, Report
 from .routes import ROUTES, UNROUTED, tf32_enabled
 
@@ -68,9 +69,10 @@ class Emulate(TorchDispatchMode):
     schedule is only a default guess, raises a ValueError naming it;
     ``strict="routes"`` refuses only the ops that cannot be routed.
     ``report``: a :class:`Report`. ``backend``: where the products' chains
-    run (tcprobe.matmul's: None, 'cpu', 'cuda' or 'host'); the tensors stay
-    CPU tensors (CUDA tensors are not routed yet: they run as torch would,
-    counted)."""
+    run (tcprobe.matmul's: None, 'cpu', 'cuda' or 'host'). Tensors on a GPU
+    are routed too: their words are read on the host, the chains run where
+    ``backend`` says, and D goes back to their device (an out= or in-place
+    target there is written in place: :mod:`.devices`)."""
 
     def __init__(self, gpu, instr=None, schedule=None, model=None, strict=False, report=None,
                  backend=None):
@@ -125,7 +127,12 @@ class Emulate(TorchDispatchMode):
         self._pairs = [] if self.report.compare else None
         start = time.perf_counter()
         try:
-            out = route(self, name, *args, **kwargs)
+            device = tensor_device(args, kwargs)  # a GPU's tensors: read here, D back there
+            if device is None:
+                out = route(self, name, *args, **kwargs)
+            else:
+                out = run_on_host(lambda *a, **k: route(self, name, *a, **k), args, kwargs,
+                                  device)
         except Unroutable as e:
             return self._fallback(func, args, kwargs, str(e))
         stats = self.report.stats(name)
@@ -152,6 +159,7 @@ class Emulate(TorchDispatchMode):
         fmt = OUT_FORMATS[ours.dtype]
         view = torch.int32 if fmt == "f32" else torch.int16
         mask = 0xFFFFFFFF if fmt == "f32" else 0xFFFF
+        ours, theirs = ours.cpu(), theirs.cpu()  # a GPU's tensors compared here
         w = [t.contiguous().view(view).numpy().astype(np.int64) & mask for t in (ours, theirs)]
         stats.max_ulp = max(stats.max_ulp, int(np.abs(ulp_distance(fmt, w[0], w[1])).max()))
         if self._pairs:

@@ -59,9 +59,9 @@ def input_dtype(*ts, amd: bool = False) -> torch.dtype:
     return dt
 
 
-def _cpu(*ts):
-    if any(t.device.type != "cpu" for t in ts):
-        raise Unroutable("tcprobe emulates CPU tensors only")
+def _dense(*ts):
+    """Unroutable unless the operands are strided (dense) tensors (the mode
+    brings a GPU's tensors to the host before a route runs)."""
     if any(t.layout != torch.strided for t in ts):
         raise Unroutable(f"{[t.layout for t in ts if t.layout != torch.strided][0]} tensors")
 
@@ -74,13 +74,13 @@ def _c_of(c, dt):
 
 
 def _mm(mode, op, a, b):
-    _cpu(a, b)
+    _dense(a, b)
     dt = input_dtype(a, b, amd=mode.amd)
     return to_dtype(mode.product(op, a, b), dt)
 
 
 def _addmm(mode, op, c, a, b, *, beta=1, alpha=1, form=None):
-    _cpu(c, a, b)
+    _dense(c, a, b)
     dt = input_dtype(a, b, amd=mode.amd)
     c = _c_of(c, dt)
     m, n = a.shape[0], b.shape[1]
@@ -93,7 +93,7 @@ def _addmm(mode, op, c, a, b, *, beta=1, alpha=1, form=None):
 
 
 def _bmm(mode, op, a, b):
-    _cpu(a, b)
+    _dense(a, b)
     dt = input_dtype(a, b, amd=mode.amd)
     batch = a.shape[0]
     out = [mode.product(op, a[i], b[i], batch=batch) for i in range(batch)]
@@ -101,7 +101,7 @@ def _bmm(mode, op, a, b):
 
 
 def _baddbmm(mode, op, c, a, b, *, beta=1, alpha=1):
-    _cpu(c, a, b)
+    _dense(c, a, b)
     dt = input_dtype(a, b, amd=mode.amd)
     batch = a.shape[0]
     cc = _c_of(c, dt).expand(batch, a.shape[1], b.shape[2])
@@ -119,14 +119,14 @@ def _out_dtype(dt, out_dtype):
 
 def _mm_dtype(mode, op, a, b, out_dtype):
     """aten.mm.dtype (torch.mm(..., out_dtype=)): D written in out_dtype."""
-    _cpu(a, b)
+    _dense(a, b)
     dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
     return to_dtype(mode.product(op, a, b, out_dtype=dt), dt)
 
 
 def _addmm_dtype(mode, op, c, a, b, out_dtype, *, beta=1, alpha=1):
     """aten.addmm.dtype: C widened exactly to out_dtype, D written in it."""
-    _cpu(c, a, b)
+    _dense(c, a, b)
     dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
     if c.dtype not in (dt, a.dtype):
         raise Unroutable(f"C is {c.dtype}, the product {a.dtype} -> {dt}")
@@ -136,7 +136,7 @@ def _addmm_dtype(mode, op, c, a, b, out_dtype, *, beta=1, alpha=1):
 
 
 def _bmm_dtype(mode, op, a, b, out_dtype):
-    _cpu(a, b)
+    _dense(a, b)
     dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
     batch = a.shape[0]
     out = [mode.product(op, a[i], b[i], out_dtype=dt, batch=batch) for i in range(batch)]
@@ -144,7 +144,7 @@ def _bmm_dtype(mode, op, a, b, out_dtype):
 
 
 def _baddbmm_dtype(mode, op, c, a, b, out_dtype, *, beta=1, alpha=1):
-    _cpu(c, a, b)
+    _dense(c, a, b)
     dt = _out_dtype(input_dtype(a, b, amd=mode.amd), out_dtype)
     if c.dtype not in (dt, a.dtype):
         raise Unroutable(f"C is {c.dtype}, the product {a.dtype} -> {dt}")
@@ -168,7 +168,7 @@ def _stack(words: list, shape) -> np.ndarray:
 
 
 def _int_mm(mode, op, a, b):
-    _cpu(a, b)
+    _dense(a, b)
     if a.dtype != torch.int8 or b.dtype != torch.int8:
         raise Unroutable(f"_int_mm takes int8, not {a.dtype} x {b.dtype}")
     return torch.from_numpy(mode.product(op, a, b).view(np.int32).copy())
@@ -182,7 +182,7 @@ def _scaled_mm(mode, op, a, b, scale_a, scale_b, bias=None, scale_result=None, o
     scales; tensorwise scalars or rowwise (M, 1) and (1, N) scales),
     converted to ``out_dtype``. The epilogue's order is cuBLASLt's documented
     D = scale_a*scale_b*acc + bias (measured with unit scales and no bias only)."""
-    _cpu(a, b)
+    _dense(a, b)
     if a.dtype not in FP8 or b.dtype not in FP8:
         raise Unroutable(f"_scaled_mm routes fp8 operands, not {a.dtype} x {b.dtype}")
     out_dtype = a.dtype if out_dtype is None else out_dtype
@@ -205,7 +205,7 @@ def _scaled_mm(mode, op, a, b, scale_a, scale_b, bias=None, scale_result=None, o
 
 def _convolution(mode, op, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
-    _cpu(x, w)
+    _dense(x, w)
     dt = input_dtype(x, w, amd=mode.amd)
     if transposed:
         raise Unroutable("transposed convolution")
