@@ -129,3 +129,37 @@ def _jsonable(x):
     if isinstance(x, (set, tuple)):
         return list(x)
     raise TypeError(f"cannot write {type(x).__name__} as JSON")
+
+
+class Heartbeat:
+    """While a long piece of work runs, a line on stderr after ``first``
+    seconds and then every ``every`` seconds (``line(elapsed)`` gives its
+    text), so that a slow step never leaves a blank screen, piped or not; a
+    quick one prints nothing. A context manager; the lines come from a timer
+    thread, and none starts after the block has ended."""
+
+    def __init__(self, line, first: float = 2.0, every: float = 5.0):
+        import threading
+
+        self.line, self.first, self.every = line, first, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import time
+
+        start = time.perf_counter()
+        wait = self.first
+        while not self._stop.wait(wait):
+            err_console.print(self.line(time.perf_counter() - start), markup=False,
+                              highlight=False)
+            wait = self.every
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        return False

@@ -8,7 +8,7 @@ import click
 
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.options import Count, family_option, json_option, renamed_option
-from tcprobe.console import console, err_console, say, write_json
+from tcprobe.console import Heartbeat, console, err_console, say, write_json
 from tcprobe.devices.sim import AMD_BUILTIN, BUILTIN
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
@@ -49,8 +49,13 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
         err_console.print(f"ladder step {done[0]}/{count} {f.step}: {f.status} "
                           f"({time.perf_counter() - start:.1f} s)", markup=False,
                           highlight=False)
+    def around(step):  # a slow step says it is running: no blank screen over 2 s
+        label = (f"ladder step {done[0] + 1}/{count} {step}" if step != "validation"
+                 else f"ladder: validating the model on {validate_cases:,} cases")
+        return Heartbeat(lambda s: f"{label}: running ({time.perf_counter() - start:.0f} s)")
+
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed,
-                        on_finding=progress)
+                        on_finding=progress, around_step=around)
     total = len(result.findings)
     for i, f in enumerate(result.findings, 1):
         console.print(step_table(f, dp, result.simulated, i, total, evidence, TITLES[f.step]))

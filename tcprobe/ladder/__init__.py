@@ -229,8 +229,14 @@ def validate(ctx: Context, model, n: int = VALIDATION_CASES) -> Validation:
 
 
 def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int = VALIDATION_CASES,
-               seed: int = 0, on_finding=None) -> LadderResult:
-    """Run the ladder (all steps, or ``steps``) on ``device`` for ``dp``."""
+               seed: int = 0, on_finding=None, around_step=None) -> LadderResult:
+    """Run the ladder (all steps, or ``steps``) on ``device`` for ``dp``:
+    ``on_finding(finding)`` after each step, ``around_step(step)`` a context
+    manager the step runs in (the CLI's heartbeat); the validation of the
+    fingerprint's model runs in ``around_step("validation")``."""
+    import contextlib
+
+    around_step = around_step or (lambda _step: contextlib.nullcontext())
     if not device.supports(dp):
         reason = ""
         try:
@@ -244,7 +250,8 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
     for step in wanted:
         if step in ctx.findings:  # already run as a prerequisite
             continue
-        f = run_step(ctx, step)
+        with around_step(step):
+            f = run_step(ctx, step)
         if on_finding:
             on_finding(f)
     findings = [ctx.findings[s] for s in ctx.order]
@@ -258,9 +265,10 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
     if (numeric and _not_engine(dp) is None) or scaled or chained or amd:
         fp = Fingerprint.from_context(ctx)
         if validate_cases:
-            val = validate(ctx, fp.model(dp), validate_cases)
-            if val.mismatches == 0 and not scaled and not chained and not amd:
-                check_ranges(ctx, fp, *ctx.validation_words)
+            with around_step("validation"):
+                val = validate(ctx, fp.model(dp), validate_cases)
+                if val.mismatches == 0 and not scaled and not chained and not amd:
+                    check_ranges(ctx, fp, *ctx.validation_words)
     elif dp.is_integer and "carry" in ctx.findings and validate_cases:
         sat = bool(ctx.value("saturate", False))
         val = validate(ctx, IntegerModel("ladder", dp, "ladder: exact integer sum",
