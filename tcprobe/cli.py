@@ -230,7 +230,11 @@ class Group(click.Group):
             # when a command first imports the models (none does for --help, --list):
             # announce compiles, and a misspelt TCPROBE_KERNEL fails before any work
             _after_import("tcprobe.models", _models_loaded)
-            return super().invoke(ctx)
+            from tcprobe.console import Heartbeat
+
+            with Heartbeat(lambda s: f"tcprobe {ctx.invoked_subcommand or ''}: working "
+                                     f"({s:.0f} s)".replace(" :", ":")):
+                return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:

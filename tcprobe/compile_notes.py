@@ -9,6 +9,8 @@ import contextlib
 import contextvars
 import sys
 
+from tcprobe.activity import mark as _mark
+
 _COMPILE_NOTES = {"listening": False, "shown": set(), "quiet": contextvars.ContextVar(
     "tcprobe_quiet_compiles", default=False)}
 
@@ -36,11 +38,13 @@ def announce_compiles() -> None:
             _clear(live)
             print(f"note: compiling kernels for {label} (first run only; later runs load "
                   f"them from {kernel_cache.FOLDER})", file=sys.stderr, flush=True)
+            _mark()
         live["depth"] += 1
         live["count"] += 1
         if terminal and not quiet:  # a status line that moves: compiles take minutes cold
             sys.stderr.write(f"\r\033[K  compiling ({live['count']}) {name}"[:100])
             sys.stderr.flush()
+            _mark()
             live["shown"] = True
 
     def done():

@@ -13,9 +13,12 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderHook
 from rich.markup import escape
 from rich.text import Text
+
+from tcprobe.activity import idle as _idle
+from tcprobe.activity import mark as _mark
 
 PIPED_WIDTH = 140  # page width when output goes to a file or a pipe and COLUMNS is unset
 
@@ -30,6 +33,18 @@ def _width(stream) -> int | None:
 
 console = Console(highlight=False, width=_width(sys.stdout))
 err_console = Console(stderr=True, highlight=False, width=_width(sys.stderr))
+
+
+class _MarkShown(RenderHook):
+    """Marks every print of a console as something shown (tcprobe.activity)."""
+
+    def process_renderables(self, renderables):
+        _mark()
+        return renderables
+
+
+console.push_render_hook(_MarkShown())
+err_console.push_render_hook(_MarkShown())
 
 
 class UsageError(ValueError):
@@ -132,34 +147,40 @@ def _jsonable(x):
 
 
 class Heartbeat:
-    """While a long piece of work runs, a line on stderr after ``first``
-    seconds and then every ``every`` seconds (``line(elapsed)`` gives its
-    text), so that a slow step never leaves a blank screen, piped or not; a
-    quick one prints nothing. A context manager; the lines come from a timer
-    thread, and none starts after the block has ended."""
+    """While a long piece of work runs, a line on stderr (``line(elapsed)``,
+    the seconds since the block began) whenever nothing has been shown for
+    ``quiet`` seconds, then every ``every`` seconds of silence: a slow step
+    never leaves a blank screen, piped or not, and a command that is
+    printing is never interrupted (tcprobe.activity). A context manager; the
+    lines come from a timer thread, and none comes after the block ends.
+    ``TCPROBE_HEARTBEAT=0`` turns every heartbeat off."""
 
-    def __init__(self, line, first: float = 2.0, every: float = 5.0):
+    def __init__(self, line, quiet: float = 2.0, every: float = 5.0):
         import threading
 
-        self.line, self.first, self.every = line, first, every
+        self.line, self.quiet, self.every = line, quiet, max(every, quiet)
+        self.on = os.environ.get("TCPROBE_HEARTBEAT", "1").strip() != "0"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         import time
 
-        start = time.perf_counter()
-        wait = self.first
-        while not self._stop.wait(wait):
-            err_console.print(self.line(time.perf_counter() - start), markup=False,
-                              highlight=False)
-            wait = self.every
+        start = time.monotonic()
+        while not self._stop.wait(0.25):
+            if _idle() >= self.quiet:
+                err_console.print(self.line(time.monotonic() - start), markup=False,
+                                  highlight=False)
+                _mark(self.every - self.quiet)  # the next line: `every` s on
 
     def __enter__(self):
-        self._thread.start()
+        if self.on:
+            _mark()  # the block's start counts as shown
+            self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
         return False

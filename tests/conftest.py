@@ -20,6 +20,11 @@ if settings is not None:
     settings.register_profile("explore", derandomize=False, print_blob=True)
     settings.load_profile(os.environ.get("TCPROBE_HYPOTHESIS", "repeatable"))
 
+# The command line's heartbeat ("tcprobe X: working (N s)" on stderr after 2 s
+# of silence) is off in the tests, whose runners mix stderr into the output
+# they read; tests/test_heartbeat.py turns it on where it is the subject.
+os.environ.setdefault("TCPROBE_HEARTBEAT", "0")
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test helpers (engine_reference, ...)
 
