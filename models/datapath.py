@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, fields, replace
 
 from tcprobe.models import isa
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.models.isa import FAMILIES
 
 
@@ -186,8 +186,15 @@ class Datapath:
                 ordered = True
             else:
                 raise DatapathError(f"unknown flag {f!r} in datapath id {text!r}")
-        return cls(family, kind, a, b, dt, k, ct, scale_type, scale_vec, sparse, saturate,
-                   bitop, ordered)
+        if not a or not dt or (ct is not None and not ct):
+            raise DatapathError(f"datapath id {text!r} has an empty type (its types read as "
+                                f"{a or '?'}x{b or '?'} -> {dt or '?'}; e.g. mma.bf16.f32.k16, "
+                                "mfma.xf32.tf32.f32.k8)")
+        try:
+            return cls(family, kind, a, b, dt, k, ct, scale_type, scale_vec, sparse, saturate,
+                       bitop, ordered)
+        except FormatError as e:
+            raise DatapathError(f"datapath id {text!r}: {e}") from None
 
 
 def default_datapath(family: str, fmt: str, d_type: str | None = None) -> Datapath:

@@ -614,3 +614,16 @@ def test_capture_header_schema(tmp_path, change, needles):
     p = tmp_path / "h.tcap"
     p.write_bytes(struct.pack("<8sHHII", binary.MAGIC, 1, 0, len(text), zlib.crc32(text)) + text)
     one_error(invoke("score", "--capture", p), "h.tcap", "header", *needles)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("mfma.xf32.f32.k8", ["empty type", "mfma.xf32.tf32.f32.k8"]),
+    ("mma..f32.k16", ["empty type"]),
+    ("mma.bf16.zz.k16", ["'mma.bf16.zz.k16'", "unknown format 'zz'"]),
+])
+def test_a_datapath_id_with_a_bad_type_is_named_whole(text, words):
+    from tcprobe.models.datapath import Datapath, DatapathError
+
+    with pytest.raises(DatapathError) as e:
+        Datapath.parse(text)
+    assert all(w in str(e.value) for w in words), str(e.value)
