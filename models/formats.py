@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -418,8 +419,29 @@ def encode(
 
 def convert(codes, src: str | Format, dst: str | Format, rounding=Rounding.RNE, *,
             overflow: Overflow = Overflow.IEEE) -> np.ndarray:
-    """Convert words of ``src`` to ``dst`` (NaN becomes dst's canonical NaN)."""
+    """Convert words of ``src`` to ``dst`` (NaN becomes dst's canonical NaN).
+    Words of 8 bits or fewer read a table of every word's conversion (made
+    once, by the same arithmetic) where the batch is larger than the table."""
     src, dst = get_format(src), get_format(dst)
+    if src.word_mask <= 0xFF:
+        arr = np.asarray(codes)
+        if arr.size > src.word_mask + 1 and arr.dtype.kind in "iu" and (
+                int(arr.min()) >= 0 and int(arr.max()) <= src.word_mask):
+            return _conversion_table(src.name, dst.name, rounding, overflow)[arr]
+    return _convert(codes, src, dst, rounding, overflow)
+
+
+@lru_cache(maxsize=256)
+def _conversion_table(src: str, dst: str, rounding, overflow) -> np.ndarray:
+    """Every word of the (8-bit or narrower) format ``src`` converted to ``dst``."""
+    fmt = get_format(src)
+    table = _convert(np.arange(fmt.word_mask + 1, dtype=np.int64), fmt, get_format(dst),
+                     rounding, overflow)
+    table.setflags(write=False)
+    return table
+
+
+def _convert(codes, src: Format, dst: Format, rounding, overflow) -> np.ndarray:
     d = decode(src, codes)
     out = encode(dst, d.sign, d.sig, d.lsb, rounding, overflow=overflow)
     inf = d.cls == Class.INF

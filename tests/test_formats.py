@@ -186,3 +186,33 @@ def test_ue4m3_ignores_the_sign_bit():
     d = decode("ue4m3", [0x7F, 0xFF, 0x38, 0xB8])
     assert list(d.cls) == [Class.NAN, Class.NAN, Class.FINITE, Class.FINITE]
     assert d.sig[2] == d.sig[3] and d.lsb[2] == d.lsb[3]
+
+
+@pytest.mark.parametrize("src, dst", [("e4m3", "f16"), ("e5m2", "f16"), ("e2m1", "f16"),
+                                      ("e3m2", "f32"), ("e2m3", "bf16"), ("e4m3fnuz", "f16"),
+                                      ("e5m2", "e4m3"), ("ue8m0", "f32")])
+def test_an_8_bit_batch_converts_through_its_table_to_the_same_words(src, dst):
+    """convert() reads a table for batches of 8-bit words larger than the
+    table; its words and dtype are the arithmetic's on every word, every
+    rounding and overflow, in any integer container."""
+    from tcprobe.models import formats
+
+    fmt = get_format(src)
+    rng = np.random.default_rng(7)
+    for dtype in (np.uint8, np.uint16, np.int32, np.int64):
+        codes = rng.integers(0, fmt.word_mask + 1, (40, 30)).astype(dtype)
+        for rounding in (Rounding.RNE, Rounding.RZ):
+            for overflow in formats.Overflow:
+                got = convert(codes, src, dst, rounding, overflow=overflow)
+                want = formats._convert(codes, fmt, get_format(dst), rounding, overflow)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert np.array_equal(got, want)
+    # a word above the format takes the arithmetic's path (the table has no entry)
+    wide = np.full(400, fmt.word_mask + 1, np.int64)
+    try:
+        want = formats._convert(wide, fmt, get_format(dst), Rounding.RNE, formats.Overflow.IEEE)
+    except Exception as e:  # noqa: BLE001 (whatever the arithmetic says, convert says)
+        with pytest.raises(type(e)):
+            convert(wide, src, dst)
+    else:
+        assert np.array_equal(convert(wide, src, dst), want)
