@@ -88,3 +88,14 @@ def test_engine_switch():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_bf16_conversion_at_every_high_half_and_each_rounding_edge():
+    """Every f32 high half with the low halves where RNE turns (below, at and
+    above the tie, the largest), NaN and Inf words, saturating or not."""
+    high = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
+    w = (high[:, None] | np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], np.uint32)).ravel()
+    for sat in (False, True):
+        over = Overflow.SATURATE if sat else Overflow.IEEE
+        want = convert(w, "f32", "bf16", Rounding.RNE, overflow=over).astype(np.uint32)
+        assert np.array_equal(epilogue.convert_out(w, "bf16", sat), want), sat

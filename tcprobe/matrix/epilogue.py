@@ -258,15 +258,18 @@ def convert_out(words: np.ndarray, fmt: str, saturate: bool) -> np.ndarray:
     name = get_format(fmt).name
     if name == "f32":
         return words
-    if name == "bf16" and host_exact():  # RNE on the 16 dropped bits, in integers
-        w = np.asarray(words, np.uint32).astype(np.uint64)
-        out = ((w + np.uint64(0x7FFF) + ((w >> np.uint64(16)) & np.uint64(1)))
-               >> np.uint64(16)).astype(np.uint32)
-        if saturate:  # past the largest finite value: the largest finite value
-            out = np.where((out & 0x7FFF) == 0x7F80, (out & 0x8000) | 0x7F7F, out)
-        return np.where((w & 0x7FFFFFFF) > 0x7F800000, _HALF_NAN,
-                        np.where((w & 0x7FFFFFFF) == 0x7F800000, w >> np.uint64(16), out)
-                        ).astype(np.uint32)
+    if name == "bf16":  # RNE on the 16 dropped bits, in 32-bit integers: a carry out of
+        # the top bit comes only from a NaN word (0xFFFF8001 and up), which is replaced;
+        # an Inf word rounds to itself (its low half is 0)
+        w = np.asarray(words, np.uint32)
+        out = (w + (np.uint32(0x7FFF) + ((w >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
+        mag = w & np.uint32(0x7FFFFFFF)
+        if saturate:  # a finite value rounded past the largest: the largest (Inf stays Inf)
+            out = np.where(((out & 0x7FFF) == 0x7F80) & (mag != 0x7F800000),
+                           (out & 0x8000) | 0x7F7F, out)
+        nan = mag > np.uint32(0x7F800000)
+        out[nan] = _HALF_NAN
+        return out.astype(np.uint32, copy=False)
     if name == "f16" and not saturate and host_exact():  # numpy's f32 -> f16: RNE, IEEE
         w = np.asarray(words, np.uint32)
         with np.errstate(all="ignore"):
