@@ -85,3 +85,31 @@ def test_cuda_tensors_are_routed_and_give_the_cpu_words(backend):
     assert np.array_equal(words(got), words(want))
     assert np.array_equal(words(got_mm), words(want_mm))
     assert np.array_equal(words(gc), words(want))  # in place, on the GPU
+
+
+def test_matmul_names_the_devices_and_refuses_a_meta_tensor():
+    import tcprobe
+    from tcprobe.matrix.operands import MatmulError, Operand, result_device
+
+    w = np.zeros((2, 2), np.uint32)
+    assert result_device(Operand(w, "bf16", False), Operand(w, "bf16", True)) is None
+    assert result_device(Operand(w, "bf16", True, "cuda:0"), None,
+                         Operand(w, "bf16", False)) == "cuda:0"
+    with pytest.raises(MatmulError, match=r"several devices \(cuda:0, cuda:1\)"):
+        result_device(Operand(w, "bf16", True, "cuda:0"), Operand(w, "bf16", True, "cuda:1"))
+    meta = torch.empty(4, 16, dtype=torch.bfloat16, device="meta")
+    with pytest.raises(MatmulError, match="A: a meta tensor holds no values"):
+        tcprobe.matmul(meta, meta.T, gpu="H100")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch sees none)")
+@pytest.mark.parametrize("backend", [None, "cuda"])
+def test_matmul_of_cuda_tensors_comes_back_on_the_gpu_with_the_cpu_words(backend):
+    import tcprobe
+
+    a, b, c = rnd(64, 96, seed=7), rnd(96, 48, seed=8), rnd(64, 48, seed=9).float()
+    want = tcprobe.matmul(a, b, c, gpu="B200")
+    got = tcprobe.matmul(a.cuda(), b.cuda(), c.cuda(), gpu="B200", backend=backend)
+    assert got.device.type == "cuda" and got.dtype == want.dtype
+    assert np.array_equal(words(got), words(want))

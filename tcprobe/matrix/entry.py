@@ -21,6 +21,7 @@ from .operands import (
     out_name,
     read,
     result_array,
+    result_device,
 )
 from .resolve import check_shapes, problem
 from .schedule import from_value
@@ -37,7 +38,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
 
     ``A`` (M, K) and ``B`` (K, N): arrays whose dtype names the element
     format (float16, bfloat16, float8_e4m3fn/e5m2, float6_e2m3fn/e3m2fn,
-    float4_e2m1fn, float32 for tf32, int8/uint8). ``C`` (M, N): float32,
+    float4_e2m1fn, float32 for tf32, int8/uint8); numpy arrays or torch
+    tensors, on the CPU or a GPU (a GPU's tensors are read exactly and D is
+    a tensor on their device). ``C`` (M, N): float32,
     float16, bfloat16 or int32. ``schedule``: a
     :class:`~tcprobe.matrix.schedule.Schedule`, its dict, a preset name or a
     JSON file (None: ``cublas``, C in the epilogue, D = fma(alpha, acc,
@@ -92,6 +95,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     bias_o = None if bias is None else read(bias, "bias", BIAS_FORMATS, ndim=1)
     sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)
+    device = result_device(a, b, c, bias_o, sa, sb)  # D goes back to the operands' GPU
     if auto:  # the library's schedule for this shape, from the atlas (measured or predicted)
         if split_k != 1:
             raise MatmulError("split_k: schedule='auto' takes the atlas' split; give one or "
@@ -112,7 +116,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
                     jobs=jobs, progress=progress or None, backend=backend)
         with quiet_compiles(progress is False):
             words = pipeline.run(p, sched)
-        return result_array(words, p.out_fmt, a.torch or b.torch)
+        return result_array(words, p.out_fmt, a.torch or b.torch, device)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -53,6 +53,7 @@ class Operand(NamedTuple):
     words: np.ndarray  # uint32, the array's shape
     fmt: str | None
     torch: bool
+    device: str | None = None  # a torch tensor's device other than the CPU ('cuda:0')
 
 
 
@@ -73,7 +74,9 @@ def dtype_name(x) -> str:
 
 def _numpy(x, what: str) -> np.ndarray:
     if is_torch(x):
-        t = x.detach().cpu().contiguous()
+        if x.device.type == "meta":
+            raise MatmulError(f"{what}: a meta tensor holds no values (no words to read)")
+        t = x.detach().cpu().contiguous()  # a GPU's tensor: its words, copied exactly
         size = t.element_size()
         if size not in _UNSIGNED:
             raise MatmulError(f"{what}: torch dtype {t.dtype} has no format here")
@@ -111,7 +114,17 @@ def read(x, what: str, table: dict, ndim: int = 2) -> Operand:
         limit = get_format(fmt).word_mask
         if words.size and int(words.max()) > limit:
             raise MatmulError(f"{what}: a word does not fit {fmt}")
-    return Operand(words, fmt, is_torch(x))
+    device = str(x.device) if is_torch(x) and x.device.type != "cpu" else None
+    return Operand(words, fmt, is_torch(x), device)
+
+
+def result_device(*operands: Operand | None) -> str | None:
+    """The device D goes to: the one device other than the CPU that torch
+    operands live on (None: the host); MatmulError where they live on two."""
+    found = {o.device for o in operands if o is not None and o.device is not None}
+    if len(found) > 1:
+        raise MatmulError(f"A, B: the operands live on several devices ({', '.join(sorted(found))})")
+    return found.pop() if found else None
 
 
 def result(words: np.ndarray, fmt: str, as_torch: bool):
@@ -160,9 +173,11 @@ def out_name(out) -> str:
     raise MatmulError(f"dtype: {out!r} names no output type ({', '.join(OUT_NAMES)})")
 
 
-def result_array(words: np.ndarray, fmt: str, as_torch: bool):
+def result_array(words: np.ndarray, fmt: str, as_torch: bool, device: str | None = None):
     """D words as an array of the output's dtype (ml_dtypes for bf16 and fp8;
-    a torch tensor if asked)."""
+    a torch tensor if asked, on ``device`` where given: the operands' GPU)."""
+    if device is not None:
+        return result_array(words, fmt, True).to(device)
     if fmt not in OUT_DTYPES:
         return result(words, fmt, as_torch)
     import ml_dtypes
