@@ -232,8 +232,9 @@ class Group(click.Group):
             _after_import("tcprobe.models", _models_loaded)
             from tcprobe.console import Heartbeat
 
+            # (after 1.5 s of silence: with the start-up, the first line within 2 s)
             with Heartbeat(lambda s: f"tcprobe {ctx.invoked_subcommand or ''}: working "
-                                     f"({s:.0f} s)".replace(" :", ":")):
+                                     f"({s:.0f} s)".replace(" :", ":"), quiet=1.5):
                 return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise

@@ -53,7 +53,7 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
         label = (f"ladder step {done[0] + 1}/{count} {step}" if step != "validation"
                  else f"ladder: validating the model on {validate_cases:,} cases")
         return Heartbeat(lambda s: f"{label}: running ({time.perf_counter() - start:.0f} s)",
-                         quiet=1.5)  # before the command's own (2 s), which it then holds off
+                         quiet=1.0)  # before the command's own (1.5 s), which it holds off
 
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed,
                         on_finding=progress, around_step=around)
