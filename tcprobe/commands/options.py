@@ -32,6 +32,17 @@ def named_path(ctx, param, value):
     return value
 
 
+def needs(*rules) -> None:
+    """Options that mean something only beside another: each rule is (given,
+    "--option", present, "--other ..."); an option given without its other is
+    one error (never silently ignored)."""
+    from tcprobe.console import UsageError
+
+    for given, option, present, other in rules:
+        if given not in (None, False, "") and present in (None, False, ""):
+            raise UsageError(f"{option} needs {other} (alone it would be ignored)")
+
+
 def _json_target(ctx, param, value):
     named_path(ctx, param, value)
     if value == "-":

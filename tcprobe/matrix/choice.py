@@ -114,6 +114,18 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
     return dp
 
 
+def library_datapath(gpu: str, fmt: str, what: str = "format") -> Datapath:
+    """The instruction ``gpu``'s library runs for a ``fmt`` x ``fmt`` product
+    (as ``tcprobe.matmul`` picks it); a GPU with none (bf16 on a V100, fp8 on
+    an A100, OCP fp8 on CDNA) is an error naming ``what``, one gate for every
+    surface that takes a GPU and a format."""
+    name = get_format(fmt).name
+    try:
+        return datapath(gpu_name(gpu), None, name, name, "s32" if name in ("s8", "u8") else "f32")
+    except MatmulError as e:
+        raise MatmulError(f"{what} {fmt}: " + str(e).split(": ", 1)[-1]) from None
+
+
 def _datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
               scale: str | None, block: int | None) -> Datapath:
     fams = families(gpu)
