@@ -32,6 +32,15 @@ def named_path(ctx, param, value):
     return value
 
 
+def comma_list(values, option: str) -> list[str]:
+    """The names a repeatable comma-list option gives; given but naming nothing
+    ('' or ' , ') is an error, never "all" (which leaving it out means)."""
+    names = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    if values and not names:
+        raise click.BadParameter("names nothing (leave it out for all)", param_hint=option)
+    return names
+
+
 def needs(*rules) -> None:
     """Options that mean something only beside another: each rule is (given,
     "--option", present, "--other ..."); an option given without its other is
