@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from numbers import Integral
 
 from . import pipeline
 from .operands import (
@@ -78,9 +79,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     auto = isinstance(schedule, str) and schedule == "auto"
     sched = from_value(None if auto else schedule)
     if split_k != 1 or isinstance(split_k, bool):
-        if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
+        if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
-        sched = sched.with_(split_k=split_k)
+        sched = sched.with_(split_k=int(split_k))
     if sched.instr is not None:
         if instr is not None and instr != sched.instr:
             raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")

@@ -261,9 +261,10 @@ def _check_instr(gpu: str, amd: bool, instr):
         raise ValueError(f"instr: {gpu} has no {family!r} (it has {', '.join(fams)})")
     if "." in text:
         try:
-            Datapath.parse(text)
+            dp = Datapath.parse(text)
         except ValueError as e:
             raise ValueError(f"instr: {e}") from None
+        choice.check_datapath(dp, gpu)  # the ISA gate of every surface: mma.bf16.f32.k7 is none
         return text
     return family
 
