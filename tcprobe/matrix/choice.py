@@ -43,7 +43,10 @@ def arch(gpu: str) -> str:
 
 
 def families(gpu: str) -> tuple[str, ...]:
-    """The instruction families of ``gpu``'s architecture (the ISA table)."""
+    """The instruction families of ``gpu``'s architecture (the ISA table; an
+    AMD CDNA GPU has v_mfma alone)."""
+    if gpu in amd_profiles.isa_amd.GPU_ARCH:
+        return ("mfma",)
     return isa_gate.arch_families(arch(gpu))
 
 
