@@ -328,6 +328,11 @@ def check_vector(rec: dict, where: str) -> dict:
     """A JSON Lines record read against :data:`VECTOR` and the ISA table."""
     if not isinstance(rec, dict):
         raise SchemaError(f"{where}: a line must be a JSON object")
+    amd = rec.get("family") if rec.get("family") == "mfma" else rec.get("datapath")
+    if isinstance(amd, str) and amd.startswith("mfma"):  # MMA-Sim's AMD words (tests/data)
+        raise SchemaError(f"{where}: an AMD v_mfma vector ({amd}): vectors and captures of "
+                          "family mfma are not read (docs/amd.md, Not done); tcprobe run-case "
+                          "--device sim:mi300x runs one case")
     ctx = {}
     if "c_type" not in rec or rec.get("c_type") is None:
         ctx["c_type"] = rec.get("d_type")

@@ -267,3 +267,12 @@ def test_emulate_hands_the_library_f32_scalars():
         huge = torch.addmm(c, a, b, alpha=1e39)  # f32(1e39) = inf: D = inf
     assert torch.equal(tiny, c) and torch.isposinf(huge).all()
     assert rep.fallbacks == [] and rep.ops["addmm"].routed == 2
+
+
+@pytest.mark.parametrize("cmd", [["replay", "--device", "sim:mi300x"], ["score"]])
+def test_amd_vectors_are_refused_by_name(cmd):
+    from pathlib import Path
+
+    vectors = Path(__file__).parent / "data" / "vectors" / "mmasim-amd.jsonl"
+    one_error(invoke(*cmd, "--capture", vectors), "an AMD v_mfma vector (mfma.f32.f32.k2)",
+              "family mfma are not read")
