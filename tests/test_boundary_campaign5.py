@@ -276,3 +276,16 @@ def test_amd_vectors_are_refused_by_name(cmd):
     vectors = Path(__file__).parent / "data" / "vectors" / "mmasim-amd.jsonl"
     one_error(invoke(*cmd, "--capture", vectors), "an AMD v_mfma vector (mfma.f32.f32.k2)",
               "family mfma are not read")
+
+
+@pytest.mark.parametrize("gpu,kw,needle", [
+    ("MI300X", {"schedule": {"instr": "mma", "split_k": 2}}, "MI300X has no 'mma' (it has mfma)"),
+    ("MI300X", {"schedule": "deepgemm-fp8"}, "MI300X has no 'wgmma'"),
+    ("A100", {"schedule": {"instr": "wgmma"}}, "A100 has no 'wgmma'"),
+    ("H100", {"instr": "mma", "schedule": {"instr": "wgmma"}},
+     "instr: 'mma' differs from the schedule's 'wgmma'"),
+])
+def test_emulate_refuses_a_schedule_whose_instruction_cannot_run(gpu, kw, needle):
+    tt = pytest.importorskip("tcprobe.torch")
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        tt.emulate(gpu=gpu, **kw)

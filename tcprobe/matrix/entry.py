@@ -29,6 +29,16 @@ from .schedule import from_value
 Progress = pipeline.Progress
 
 
+def agreed_instr(instr, sched):
+    """The instruction ``instr=`` and a schedule's ``instr`` axis name
+    together (either, or both alike); two different ones are an error."""
+    if sched.instr is None:
+        return instr
+    if instr is not None and instr != sched.instr:
+        raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")
+    return sched.instr
+
+
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
            beta=1, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
            progress: Progress | None = None, fast: bool | None = None, jobs: int | None = None,
@@ -82,10 +92,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
         if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
         sched = sched.with_(split_k=int(split_k))
-    if sched.instr is not None:
-        if instr is not None and instr != sched.instr:
-            raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")
-        instr = sched.instr
+    instr = agreed_instr(instr, sched)
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
     m, n = check_shapes(a.words.shape, b.words.shape)

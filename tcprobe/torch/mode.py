@@ -89,6 +89,11 @@ class Emulate(TorchDispatchMode):
             from tcprobe.matrix.schedule import from_value
 
             self.schedule = from_value(schedule)  # a bad schedule is one error here
+            if self.schedule.instr is not None:  # an instruction the GPU lacks, here too
+                _check_instr(self.gpu, self.amd, self.schedule.instr)
+                from tcprobe.matrix.entry import agreed_instr
+
+                agreed_instr(self.instr, self.schedule)  # instr='mma' beside wgmma's schedule
         self.model = model
         from tcprobe.matrix.mainloop import BACKENDS
 
