@@ -289,3 +289,22 @@ def test_emulate_refuses_a_schedule_whose_instruction_cannot_run(gpu, kw, needle
     tt = pytest.importorskip("tcprobe.torch")
     with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
         tt.emulate(gpu=gpu, **kw)
+
+
+@pytest.mark.parametrize("dtype", ["e4m3", "f64"])
+def test_an_output_type_no_instruction_writes_is_refused_before_the_ladder(dtype):
+    # exit 3 (an internal error) before: the ladder ran bf16 -> e4m3 and broke
+    one_error(invoke("ladder", "--format", "bf16", "--device", "sim:h100", "--dtype", dtype),
+              f"--dtype {dtype}: wgmma bf16 writes D in f32, not {dtype}")
+
+
+@pytest.mark.parametrize("cmd,needle", [
+    (["ladder", "--format", "bf16", "--device", "sim:h100", "--steps", " , "],
+     "--steps names no step"),
+    (["validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100",
+      "--sparse-lanes", ""], "--sparse-lanes names no count"),
+])
+def test_a_list_naming_nothing_is_never_everything(tmp_path, cmd, needle):
+    extra = ["--out", tmp_path / "v"] if cmd[0] == "validate" else []
+    one_error(invoke(*cmd, *extra), needle)
+    assert not (tmp_path / "v").exists()
