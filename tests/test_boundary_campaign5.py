@@ -308,3 +308,14 @@ def test_a_list_naming_nothing_is_never_everything(tmp_path, cmd, needle):
     extra = ["--out", tmp_path / "v"] if cmd[0] == "validate" else []
     one_error(invoke(*cmd, *extra), needle)
     assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.parametrize("table,needle", [
+    ('design = "fma"\nwindow = 24\n', "window: design fma has no window (it reads none)"),
+    ('design = "exact"\nblock = 4\nwindow2 = 30\n', "window2: design exact has no window2"),
+])
+def test_an_amd_profile_key_its_design_does_not_read_is_refused(tmp_path, table, needle):
+    toml = tmp_path / "amd.toml"
+    toml.write_text(f'gpu = "MI300X"\nfamilies = ["mfma"]\n[mfma]\n{table}')
+    one_error(invoke("run-case", "--datapath", "mfma.f16.f32.k16", "--device", f"sim:{toml}",
+                     "--a", "1", "--b", "1"), "[mfma]", needle)
