@@ -319,3 +319,18 @@ def test_an_amd_profile_key_its_design_does_not_read_is_refused(tmp_path, table,
     toml.write_text(f'gpu = "MI300X"\nfamilies = ["mfma"]\n[mfma]\n{table}')
     one_error(invoke("run-case", "--datapath", "mfma.f16.f32.k16", "--device", f"sim:{toml}",
                      "--a", "1", "--b", "1"), "[mfma]", needle)
+
+
+def test_instr_mfma_is_a_family_the_gpu_gate_judges(ab):
+    # wrongly refused before on an AMD GPU ("neither a family ... nor a datapath id")
+    r = invoke("gemm", "--a", ab / "a.npy", "--b", ab / "b.npy", "--gpu", "MI300X",
+               "--instr", "MFMA")
+    assert r.exit_code == 0, r.output
+    assert "MI300X: mfma.f16.f32.k16" in r.output
+    one_error(invoke("gemm", "--a", ab / "a.npy", "--b", ab / "b.npy", "--gpu", "H100",
+                     "--instr", "mfma"), "instr: H100 has no mfma (an AMD CDNA instruction")
+    r = invoke("run-case", "--format", "f16", "--instr", "mfma", "--a", "0x3c00", "--b", "0x3c00")
+    assert r.exit_code == 0, r.output  # no --device: the newest AMD sim device runs it
+    assert "sim:mi300x" in r.output and "0x3f800000" in r.output
+    one_error(invoke("run-case", "--format", "f16", "--instr", "mfma", "--device", "sim:h100",
+                     "--a", "1", "--b", "1"), "sim:h100 does not run mfma (it runs mma, wgmma)")

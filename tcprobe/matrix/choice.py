@@ -152,6 +152,9 @@ def _datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
                               + (f" runs them on {scaled[0]}" if scaled else " has neither"))
         return block_scaled_datapath(a, b, scale, block, instr or scaled[0])
     if instr is not None:
+        if instr in amd_profiles.isa_amd.AMD_FAMILIES:
+            raise MatmulError(f"instr: {gpu} has no {instr} (an AMD CDNA instruction; it has "
+                              f"{', '.join(fams)})")
         if instr not in isa.FAMILIES:
             raise MatmulError(f"instr: {instr!r} is no family ({', '.join(isa.FAMILIES)}) "
                              "or datapath id")
