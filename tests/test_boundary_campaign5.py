@@ -334,3 +334,7 @@ def test_instr_mfma_is_a_family_the_gpu_gate_judges(ab):
     assert "sim:mi300x" in r.output and "0x3f800000" in r.output
     one_error(invoke("run-case", "--format", "f16", "--instr", "mfma", "--device", "sim:h100",
                      "--a", "1", "--b", "1"), "sim:h100 does not run mfma (it runs mma, wgmma)")
+
+
+def test_sass_check_points_mfma_to_mfma_check():
+    one_error(invoke("sass-check", "--instr", "mfma"), "--instr", "tcprobe mfma-check checks it")

@@ -25,6 +25,9 @@ def parse_families(values) -> tuple[str, ...] | None:
         return None
     out = []
     for n in names:
+        if n.lower() == "mfma":  # AMD's: LLVM's code generation, not NVRTC's SASS
+            raise click.BadParameter("mfma is AMD's v_mfma: tcprobe mfma-check checks it",
+                                     param_hint="--instr")
         if n.lower() not in FAMILY_ALIASES:
             raise click.BadParameter(f"unknown instruction family {n!r} (mma, wgmma, tcgen05)",
                                      param_hint="--instr")
