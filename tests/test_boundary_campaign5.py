@@ -338,3 +338,12 @@ def test_instr_mfma_is_a_family_the_gpu_gate_judges(ab):
 
 def test_sass_check_points_mfma_to_mfma_check():
     one_error(invoke("sass-check", "--instr", "mfma"), "--instr", "tcprobe mfma-check checks it")
+
+
+def test_dot_takes_a_scalar_c_for_every_case():
+    # refused before ("c has 1 words but there are 3 cases"); the doc says "(cases,) or a scalar"
+    a = np.full((3, 16), 0x3C00, np.uint16)  # f16 1.0: 16 products of 1, plus C = 1.0
+    d = tcprobe.dot(a, a, 0x3F800000, datapath="mma.f16.f32.k16", gpu="H100")
+    assert d.tolist() == [0x41880000] * 3  # 17.0
+    with pytest.raises(MatmulError, match="c has 2 words but there are 3 cases"):
+        tcprobe.dot(a, a, [0, 0], datapath="mma.f16.f32.k16", gpu="H100")

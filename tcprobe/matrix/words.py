@@ -156,6 +156,8 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
     aw = words_of(a, "a", dp.a_type, 2, scan)
     bw = words_of(b, "b", dp.b_type, 2, scan)
     cw = words_of(c, "c", dp.c, 1, scan)
+    if np.ndim(c) == 0 and cw.shape[0] == 1 and aw.shape[0] != 1:
+        cw = np.repeat(cw, aw.shape[0])  # a scalar C is every case's C, as the doc says
     if aw.shape != bw.shape:
         raise MatmulError(f"b is {bw.shape} but a is {aw.shape}")
     if aw.shape[1] != dp.k:
