@@ -42,6 +42,10 @@ from .model import Model, ModelError
 
 F32 = get_format("f32")
 DESIGNS = ("fma", "exact", "ftz", "truncated", "grouped")
+# The MfmaParams fields each design reads (the others are not part of it).
+DESIGN_KEYS = {"fma": (), "exact": ("block",), "ftz": ("block",),
+               "truncated": ("block", "window", "window2"),
+               "grouped": ("block", "window", "window2")}
 KEEP = 62
 
 

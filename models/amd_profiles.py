@@ -9,6 +9,7 @@ tcprobe on silicon (no AMD GPU here); the designs are in models/amd.py.
 from __future__ import annotations
 
 from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import Kind, get_format
 
 from . import isa_amd
 from .amd import MfmaModel, MfmaParams
@@ -92,6 +93,9 @@ def blas_datapath(gpu: str, a: str, b: str, d: str) -> Datapath:
         a = b = "f32"
     fits = [i for i in isa_amd.instructions(arch) if i.blocks == 1 and i.kind != "xf32"
             and (i.a_type, i.b_type, i.d_type) == (a, b, d)]
+    if not fits and get_format(a).kind == Kind.INT:  # CDNA has i8 MFMAs; tcprobe's table has none
+        raise ModelError(f"A: tcprobe does not model {gpu}'s integer v_mfma ({a} x {b}: not in "
+                         "its AMD ISA table, docs/amd.md)")
     if not fits:
         raise ModelError(f"A: {gpu} ({arch}) has no v_mfma taking {a} x {b} -> {d}")
     best = max(fits, key=lambda i: (i.k, i.kind == "bf16_1k"))

@@ -166,6 +166,9 @@ class Datapath:
             raise DatapathError(f"cannot read the types of {text!r}")
         a, _, b = ab.partition("x")
         b = b or a
+        if not a or not b:  # 'mfma.xf32.f32.k8': a kind read as a type pair with one side empty
+            raise DatapathError(f"cannot read the input types of {text!r} from {ab!r} (A, or "
+                                "AxB: e.g. mma.bf16.f32.k16, mfma.xf32.tf32.f32.k8)")
         ct = None
         if "to" in dt:
             ct, dt = dt.split("to")

@@ -104,6 +104,9 @@ class GpuProfile:
         )
 
     def model(self, dp: Datapath) -> Model:
+        if dp.family == "mfma":  # an NVIDIA profile's parameters say nothing of AMD's v_mfma
+            raise ModelError(f"profile {self.name} models NVIDIA tensor cores, not AMD's "
+                             f"{dp.id} (give auto, mi100, mi250x, mi300x or a baseline)")
         if is_f64(dp):
             return self._f64_model(dp)
         if dp.is_integer:

@@ -37,9 +37,18 @@ def auto(dp: Datapath, gpu: str | None) -> Model:
     return profile_for_gpu(gpu).model(dp)
 
 
+def check_name(name: str) -> str:
+    """``name``'s key when a model is called that (whatever the datapath); an
+    unknown name is an error of its own, never a model that "does not apply"."""
+    key = name.strip().lower()
+    if key not in ("auto", *PROFILES, *EXTRA, *BASELINES):
+        raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")
+    return key
+
+
 def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
     """The model called ``name`` for datapath ``dp``."""
-    key = name.strip().lower()
+    key = check_name(name)
     if key == "auto":
         return auto(dp, gpu)
     if key in PROFILES:
@@ -55,7 +64,7 @@ def resolve(name: str, dp: Datapath, gpu: str | None = None) -> Model:
             raise ModelError(f"baseline {key} knows no block scales, so it cannot score "
                              f"{dp.id} (use auto or a tcgen05 profile)")
         return BASELINES[key](dp)
-    raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")
+    raise AssertionError(key)  # check_name knows every name
 
 
 def _register_tcgen05() -> None:

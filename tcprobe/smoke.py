@@ -77,11 +77,13 @@ def device_arch(device: Device) -> str | None:
 
 
 def families_of(device: Device, fmt: str) -> list[Datapath]:
-    """One datapath per family that the device runs for input format ``fmt``."""
+    """One datapath per family that the device runs for input format ``fmt``
+    (the device's own choice where it makes one: V100's m8n8k4, AMD's v_mfma)."""
     out = []
-    for fam in FAMILIES:
+    chooser = getattr(device, "datapath", None)
+    for fam in getattr(device, "families", None) or FAMILIES:
         try:
-            dp = default_datapath(fam, fmt)
+            dp = chooser(fam, fmt) if chooser else default_datapath(fam, fmt)
         except ValueError:
             continue
         if device.supports(dp):

@@ -98,6 +98,9 @@ def batch_invariance(gpu: str, dtype: str, n: int, k: int, m_lo: int = 1, m_hi: 
         raise AtlasError(f"the M range {m_lo}:{m_hi} is empty")
     if m_hi - m_lo > 65536:
         raise AtlasError(f"the M range {m_lo}:{m_hi} is over 65,537 values")
+    from tcprobe.matrix.choice import library_datapath
+
+    library_datapath(gpu, dtype, "dtype")  # a GPU without the format answers nothing
     op = "scaled_mm" if dtype in ("e4m3", "e5m2") else "gemm"
     if op == "scaled_mm" and form == "plain":
         form = "scaled_mm"

@@ -40,12 +40,7 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
         if fmt:
             raise click.UsageError("give --format or --datapath, not both")
         dp = Datapath.parse(datapath)
-        if dp.family == "mfma":  # AMD: the v_mfma block of the ISA table (models/isa_amd.py)
-            amd_profiles.check_datapath(dp)
-            return open_device(device_spec, dp.family), dp
-        check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
-                          dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
-                          f"--datapath {datapath}")
+        gate(dp, f"--datapath {datapath}")
         return open_device(device_spec, dp.family), dp
     if not fmt:
         if device_spec:  # a device that runs one instruction needs neither
@@ -58,4 +53,15 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
     if d_type:
         get_format(d_type)
     device = open_device(device_spec, family)
-    return device, choose_datapath(device, family, fmt, d_type)
+    dp = choose_datapath(device, family, fmt, d_type)
+    gate(dp, f"--dtype {d_type}" if d_type else f"--format {fmt}")  # bf16 -> e4m3 is no instruction
+    return device, dp
+
+
+def gate(dp: Datapath, where: str) -> None:
+    """The ISA table's gate on a chosen datapath (AMD's v_mfma block for mfma)."""
+    if dp.family == "mfma":  # AMD: the v_mfma block of the ISA table (models/isa_amd.py)
+        amd_profiles.check_datapath(dp)
+        return
+    check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
+                      dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate, where)

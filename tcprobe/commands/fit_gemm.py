@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import json_option, needs
 from tcprobe.console import console, write_json
 from tcprobe.outfiles import check_out_file
 
@@ -30,9 +30,11 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
     from tcprobe.matrix.operands import OUT_NAMES, MatmulError
 
     from .gemm_run import load
-    if splits_path and bounds:
+    if splits_path and bounds is not None:
         raise MatmulError("--bounds: give --splits or --bounds, not both")
-    if bounds:
+    if bounds is not None:
+        if not bounds.strip():
+            raise MatmulError("--bounds: '' names no K offset (write 'none' for one split)")
         if bounds.strip().lower() == "none":
             return ()
         try:
@@ -117,6 +119,8 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     from tcprobe.models.formats import describe
 
     from .gemm_run import load
+    needs((c_format, "--c-format", c_path, "--c FILE"),
+          (bias_format, "--bias-format", bias_path, "--bias FILE"))
     if json_path and json_path != "-":
         check_out_file(Path(json_path), "--json")  # before the search, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)

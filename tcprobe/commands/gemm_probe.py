@@ -11,7 +11,7 @@ import numpy as np
 from tcprobe.commands.options import named_path
 from tcprobe.console import console
 from tcprobe.matrix import gemm_probe
-from tcprobe.matrix.choice import gpu_name
+from tcprobe.matrix.choice import gpu_name, library_datapath
 from tcprobe.outfiles import atomic_file, write_atomic
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -39,6 +39,7 @@ def command(gpu, fmt, out_dir, m, n, k, seed):
     """Write the probe cases (A, B, C as raw-word .npy) and a manifest that
     ``python -m tcprobe.capture.torch_gemm DIR`` runs."""
     gpu = gpu_name(gpu)
+    library_datapath(gpu, fmt)  # cases for a format the GPU's library runs, or one error
     cases = gemm_probe.cases(fmt, m, n, k, seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

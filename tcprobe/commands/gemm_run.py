@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tcprobe import npyfile
+from tcprobe.commands.options import needs
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, epilogue, pipeline, same_bits
 from tcprobe.matrix.entry import auto_schedule
@@ -88,6 +89,12 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     """``tcprobe gemm`` with its options (module doc)."""
     if picture_path and not compare_gpu:
         raise MatmulError("--picture draws where two products differ: give --compare GPU too")
+    needs((compare_instr, "--compare-instr", compare_gpu, "--compare GPU"),
+          (compare_schedule, "--compare-schedule", compare_gpu, "--compare GPU"),
+          (compare_model, "--compare-model", compare_gpu, "--compare GPU"),
+          (a_format, "--a-format", a_path, "--a FILE (--random draws --format)"),
+          (b_format, "--b-format", b_path, "--b FILE (--random draws --format)"),
+          (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
     if out_path == "-":
@@ -237,6 +244,9 @@ def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Op
         raise MatmulError(f"--random: {shape!r} is not MxNxK (e.g. 1024x1024x1024)") from None
     if min(m, n, k) < 1:
         raise MatmulError(f"--random: {shape!r} needs M, N and K of at least 1")
+    if fmt is None:
+        raise MatmulError(f"--random needs --format ({', '.join(RANDOM_FORMATS)}): the format "
+                          "of the operands it draws")
     if fmt not in RANDOM_FORMATS:
         raise MatmulError(f"--format: --random draws {', '.join(RANDOM_FORMATS)} operands, "
                           f"not {fmt!r}")

@@ -7,7 +7,7 @@ import time
 import click
 from rich.table import Table
 
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import comma_list, json_option
 from tcprobe.console import console, say, write_json
 from tcprobe.devices.amd import codegen
 from tcprobe.models import isa_amd
@@ -18,7 +18,7 @@ STATUS_STYLE = {"ok": "[green]ok[/]", "emulated": "[yellow]emulated[/]",
 
 def parse_archs(values) -> list[str]:
     """The generations named by --arch (gfx targets, CDNA names or GPUs), in table order."""
-    names = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    names = comma_list(values, "--arch")
     if not names:
         return list(isa_amd.ARCHS)
     try:

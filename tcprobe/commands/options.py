@@ -32,6 +32,26 @@ def named_path(ctx, param, value):
     return value
 
 
+def comma_list(values, option: str) -> list[str]:
+    """The names a repeatable comma-list option gives; given but naming nothing
+    ('' or ' , ') is an error, never "all" (which leaving it out means)."""
+    names = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    if values and not names:
+        raise click.BadParameter("names nothing (leave it out for all)", param_hint=option)
+    return names
+
+
+def needs(*rules) -> None:
+    """Options that mean something only beside another: each rule is (given,
+    "--option", present, "--other ..."); an option given without its other is
+    one error (never silently ignored)."""
+    from tcprobe.console import UsageError
+
+    for given, option, present, other in rules:
+        if given not in (None, False, "") and present in (None, False, ""):
+            raise UsageError(f"{option} needs {other} (alone it would be ignored)")
+
+
 def _json_target(ctx, param, value):
     named_path(ctx, param, value)
     if value == "-":
@@ -47,8 +67,12 @@ def json_option(help_text: str):
 
 
 def family_option(help_text: str, default: str | None = None):
-    """--instr: an instruction family in any case (mma, MMA, wgmma, tcgen05)."""
-    return click.option("--instr", "family", type=click.Choice(FAMILIES, case_sensitive=False),
+    """--instr: an instruction family in any case (mma, MMA, wgmma, tcgen05; mfma on an
+    AMD device, whose families the device checks)."""
+    from tcprobe.models.isa_amd import AMD_FAMILIES
+
+    return click.option("--instr", "family",
+                        type=click.Choice((*FAMILIES, *AMD_FAMILIES), case_sensitive=False),
                         default=default, show_default=default is not None, help=help_text)
 
 
@@ -88,13 +112,15 @@ class Instr(click.ParamType):
 
     def convert(self, value, param, ctx):
         from tcprobe.models.datapath import Datapath, DatapathError
+        from tcprobe.models.isa_amd import AMD_FAMILIES
 
-        if value is None or str(value).lower() in FAMILIES:
+        families = (*FAMILIES, *AMD_FAMILIES)  # mfma too: the GPU's gate says who has it
+        if value is None or str(value).lower() in families:
             return None if value is None else str(value).lower()
         try:
             Datapath.parse(str(value))
         except DatapathError as e:
-            self.fail(f"{value!r} is neither a family ({', '.join(FAMILIES)}) nor a datapath "
+            self.fail(f"{value!r} is neither a family ({', '.join(families)}) nor a datapath "
                       f"id ({e})", param, ctx)
         return value
 

@@ -58,6 +58,10 @@ def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text,
     a = parse_words(a_text, dp.a_type, dp.k, "a")
     b = parse_words(b_text, dp.b_type, dp.k, "b")
     c = parse_words(c_text, dp.c, 1, "c")
+    from tcprobe.matrix.words import refuse_unused
+
+    refuse_unused(dp, scales=bool(sa_text or sb_text), mask=bool(active_text),
+                  scale_name="--scale-a" if sa_text else "--scale-b", mask_name="--active")
     sa = sb = active = None
     if dp.block_scaled:
         one = get_format(dp.scale_type).bias

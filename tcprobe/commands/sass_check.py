@@ -7,7 +7,7 @@ import time
 import click
 from rich.table import Table
 
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import comma_list, json_option
 from tcprobe.console import console, err_console, say, write_json
 from tcprobe.devices.cuda import nvrtc, sass
 from tcprobe.kernels import catalog
@@ -19,16 +19,15 @@ STATUS_STYLE = {"ok": "[green]ok[/]", "emulated": "[yellow]emulated[/]", "missin
                 "unsupported": "[dim]not built[/]"}
 
 
-def _split(values) -> list[str]:
-    return [x.strip() for v in values for x in v.split(",") if x.strip()]
-
-
 def parse_families(values) -> tuple[str, ...] | None:
-    names = _split(values)
+    names = comma_list(values, "--instr")
     if not names:
         return None
     out = []
     for n in names:
+        if n.lower() == "mfma":  # AMD's: LLVM's code generation, not NVRTC's SASS
+            raise click.BadParameter("mfma is AMD's v_mfma: tcprobe mfma-check checks it",
+                                     param_hint="--instr")
         if n.lower() not in FAMILY_ALIASES:
             raise click.BadParameter(f"unknown instruction family {n!r} (mma, wgmma, tcgen05)",
                                      param_hint="--instr")
@@ -85,8 +84,9 @@ def command(instrs, formats, archs, json_path, no_cache):
     Needs no GPU and no driver. Exit 1 when an expected opcode is missing.
     """
     families = parse_families(instrs)
-    fmts = tuple(f.lower() for f in _split(formats))
-    arch_list = [a.strip().lower() for a in _split(archs)] or list(catalog.ARCH_FAMILIES)
+    fmts = tuple(f.lower() for f in comma_list(formats, "--format"))
+    arch_list = ([a.lower() for a in comma_list(archs, "--arch")]
+                 or list(catalog.ARCH_FAMILIES))
     for a in arch_list:
         if not nvrtc.ARCH_RE.match(a):
             raise click.BadParameter(f"not a GPU architecture: {a!r} (e.g. sm_90a, sm_100a)",

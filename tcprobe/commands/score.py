@@ -47,6 +47,8 @@ def score_pieces(pieces, model, show: int):
               help="Mismatches shown per score.")
 def command(captures, models, json_path, show):
     """Score models against captured output bits (exit 1 on any mismatch)."""
+    for name in models:  # a misspelt model is bad input, not one that skips every capture
+        registry.check_name(name)
     found = [c for path in captures for c in streams(path)]
     results, skipped, incomplete = [], [], []
     for first, pieces in found:

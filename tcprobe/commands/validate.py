@@ -25,6 +25,12 @@ from tcprobe.validation import validate as v
 
 
 def resolve_models(names, dp: Datapath, gpu: str | None) -> list:
+    from tcprobe.model_file import is_model_file
+    from tcprobe.models import registry
+
+    for name in names:  # a misspelt name is bad input; a model that does not apply is a note
+        if not is_model_file(name):
+            registry.check_name(name)
     models = []
     for i, name in enumerate(names):
         try:

@@ -65,6 +65,10 @@ def default_device(family: str | None = None) -> Opened:
     if gpu is not None:
         return Opened(gpu)
     name = DEFAULT_SIM.get(family or "tcgen05", "b200")
+    if family == "mfma":  # the newest modeled AMD GPU (models/isa_amd.py)
+        from tcprobe.models import isa_amd
+
+        name = list(isa_amd.GPU_ARCH)[-1].lower()
     from .sim import SimDevice
 
     return Opened(SimDevice.builtin(name),

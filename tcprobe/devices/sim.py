@@ -92,6 +92,9 @@ class SimDevice(Device):
         architecture's mma.sync has (V100: m8n8k4, T4: m16n8k8; the ISA table),
         and fp6/fp4 as mma kind::f8f6f4 on sm_120a."""
         f = get_format(fmt).name
+        if family not in self.families:  # --instr mma on sim:mi300x: one error, not a guess
+            raise ModelError(f"{self.name} does not run {family} (it runs "
+                             f"{', '.join(self.families)})")
         if family == "mfma":  # the v_mfma a GEMM of the type runs (amd_profiles.blas_datapath)
             d = d_type or ("f64" if f == "f64" else "f32")
             return amd_profiles.blas_datapath(self.gpu or "", f, f, get_format(d).name)

@@ -65,9 +65,11 @@ class LadderError(ValueError):
 
 
 def parse_steps(text: str | None) -> tuple[str, ...]:
-    if not text:
+    if text is None:
         return STEPS
     steps = tuple(s.strip().lower() for s in text.split(",") if s.strip())
+    if not steps:  # '' or ' , ' names nothing: an error, never every step
+        raise LadderError(f"--steps names no step (leave it out for all: {', '.join(STEPS)})")
     bad = [s for s in steps if s not in STEPS]
     if bad:
         raise LadderError(f"unknown step(s) {', '.join(bad)} (steps: {', '.join(STEPS)})")

@@ -26,6 +26,7 @@ Stages, in the order a product passes them (:mod:`.pipeline`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 STAGES = ("instruction", "operands", "plan", "reduction", "epilogue", "output")
 OUT_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2", "s32")
@@ -173,8 +174,9 @@ def check(axis: Axis, value, normalize) -> object:
     k = axis.kind
     if k == "choice":
         ok = any(value == c and type(value) is type(c) for c in axis.choices)
-    elif k == "count":
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    elif k == "count":  # numpy's integers too (np.int64(2) is 2), returned as int
+        ok = isinstance(value, Integral) and not isinstance(value, bool) and value >= 1
+        value = int(value) if ok else value
     elif k == "bool":
         ok = isinstance(value, bool)
     elif k == "name":
@@ -186,10 +188,11 @@ def check(axis: Axis, value, normalize) -> object:
         return value_fmt
     elif k == "offsets":
         seq = tuple(value) if isinstance(value, (list, tuple)) else ()
-        if not seq or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in seq) \
+        if not seq or any(not isinstance(v, Integral) or isinstance(v, bool) or v < 1
+                          for v in seq) \
                 or any(b <= a for a, b in zip(seq, seq[1:], strict=False)):
             raise bad()
-        return seq
+        return tuple(int(v) for v in seq)
     else:
         raise AssertionError(f"axis kind {k!r}")
     if not ok:

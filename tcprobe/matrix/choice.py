@@ -43,7 +43,10 @@ def arch(gpu: str) -> str:
 
 
 def families(gpu: str) -> tuple[str, ...]:
-    """The instruction families of ``gpu``'s architecture (the ISA table)."""
+    """The instruction families of ``gpu``'s architecture (the ISA table; an
+    AMD CDNA GPU has v_mfma alone)."""
+    if gpu in amd_profiles.isa_amd.GPU_ARCH:
+        return ("mfma",)
     return isa_gate.arch_families(arch(gpu))
 
 
@@ -114,6 +117,18 @@ def datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
     return dp
 
 
+def library_datapath(gpu: str, fmt: str, what: str = "format") -> Datapath:
+    """The instruction ``gpu``'s library runs for a ``fmt`` x ``fmt`` product
+    (as ``tcprobe.matmul`` picks it); a GPU with none (bf16 on a V100, fp8 on
+    an A100, OCP fp8 on CDNA) is an error naming ``what``, one gate for every
+    surface that takes a GPU and a format."""
+    name, gpu = get_format(fmt).name, gpu_name(gpu)  # an unknown GPU is its own error
+    try:
+        return datapath(gpu, None, name, name, "s32" if name in ("s8", "u8") else "f32")
+    except MatmulError as e:
+        raise MatmulError(f"{what} {fmt}: " + str(e).split(": ", 1)[-1]) from None
+
+
 def _datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
               scale: str | None, block: int | None) -> Datapath:
     fams = families(gpu)
@@ -137,6 +152,9 @@ def _datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
                               + (f" runs them on {scaled[0]}" if scaled else " has neither"))
         return block_scaled_datapath(a, b, scale, block, instr or scaled[0])
     if instr is not None:
+        if instr in amd_profiles.isa_amd.AMD_FAMILIES:
+            raise MatmulError(f"instr: {gpu} has no {instr} (an AMD CDNA instruction; it has "
+                              f"{', '.join(fams)})")
         if instr not in isa.FAMILIES:
             raise MatmulError(f"instr: {instr!r} is no family ({', '.join(isa.FAMILIES)}) "
                              "or datapath id")

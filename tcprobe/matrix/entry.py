@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from numbers import Integral
 
 from . import pipeline
 from .operands import (
@@ -27,6 +28,16 @@ from .resolve import check_shapes, problem
 from .schedule import from_value
 
 Progress = pipeline.Progress
+
+
+def agreed_instr(instr, sched):
+    """The instruction ``instr=`` and a schedule's ``instr`` axis name
+    together (either, or both alike); two different ones are an error."""
+    if sched.instr is None:
+        return instr
+    if instr is not None and instr != sched.instr:
+        raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")
+    return sched.instr
 
 
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
@@ -81,13 +92,10 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     auto = isinstance(schedule, str) and schedule == "auto"
     sched = from_value(None if auto else schedule)
     if split_k != 1 or isinstance(split_k, bool):
-        if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
+        if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
-        sched = sched.with_(split_k=split_k)
-    if sched.instr is not None:
-        if instr is not None and instr != sched.instr:
-            raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")
-        instr = sched.instr
+        sched = sched.with_(split_k=int(split_k))
+    instr = agreed_instr(instr, sched)
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
     m, n = check_shapes(a.words.shape, b.words.shape)

@@ -68,6 +68,9 @@ def f32_word(x, what: str) -> int:
     if word & 0x7FFFFFFF == 0x7F800000 and finite:
         raise MatmulError(f"{what}: {repr(x):.30} overflows f32 (the epilogue takes it as an f32 "
                          "word)")
+    if word & 0x7FFFFFFF == 0 and finite and float(x) != 0:  # 1e-50 would scale by a silent 0
+        raise MatmulError(f"{what}: {repr(x):.30} underflows f32 to zero (the epilogue takes it as "
+                         "an f32 word; give 0 for zero)")
     return word
 
 

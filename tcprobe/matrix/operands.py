@@ -24,6 +24,8 @@ INPUT_FORMATS = {
     "float6_e2m3fn": "e2m3",
     "float6_e3m2fn": "e3m2",
     "float4_e2m1fn": "e2m1",
+    "float8_e4m3fnuz": "e4m3fnuz",  # AMD CDNA3's fp8 (the GPU's instructions gate them)
+    "float8_e5m2fnuz": "e5m2fnuz",
     "int8": "s8",
     "uint8": "u8",
 }

@@ -76,10 +76,19 @@ def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray
     return arr
 
 
+def refuse_unused(dp: Datapath, *, scales: bool = False, mask: bool = False,
+                  scale_name: str = "scale_a", mask_name: str = "active") -> None:
+    """Scales given to a datapath without block scales, or a sparse mask to a
+    dense one: an error naming the argument (``tcprobe.dot`` and ``run-case``)."""
+    if scales and not dp.block_scaled:
+        raise MatmulError(f"{scale_name}: {dp.id} takes no block scales")
+    if mask and not dp.sparse:
+        raise MatmulError(f"{mask_name}: {dp.id} is dense; a mask is for sparse datapaths")
+
+
 def _mask(active, dp: Datapath, shape) -> np.ndarray | None:
+    refuse_unused(dp, mask=active is not None)
     if not dp.sparse:
-        if active is not None:
-            raise MatmulError(f"active: {dp.id} is dense; a mask is for sparse datapaths")
         return None
     if active is None:
         raise MatmulError(f"active: {dp.id} is sparse; give the active K positions "
@@ -96,9 +105,8 @@ def _mask(active, dp: Datapath, shape) -> np.ndarray | None:
 
 
 def _scales(sa, sb, dp: Datapath, cases: int):
+    refuse_unused(dp, scales=sa is not None or sb is not None)
     if not dp.block_scaled:
-        if sa is not None or sb is not None:
-            raise MatmulError(f"scale_a: {dp.id} takes no block scales")
         return None, None
     out = []
     for what, s in (("scale_a", sa), ("scale_b", sb)):
@@ -184,6 +192,8 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
     aw = words_of(a, "a", dp.a_type, 2, scan)
     bw = words_of(b, "b", dp.b_type, 2, scan)
     cw = words_of(c, "c", dp.c, 1, scan)
+    if np.ndim(c) == 0 and cw.shape[0] == 1 and aw.shape[0] != 1:
+        cw = np.repeat(cw, aw.shape[0])  # a scalar C is every case's C, as the doc says
     if aw.shape != bw.shape:
         raise MatmulError(f"b is {bw.shape} but a is {aw.shape}")
     if aw.shape[1] != dp.k:

@@ -83,6 +83,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
     if integer:
         d = tcprobe.matmul(a, b, gpu=gpu, instr=instr, model=model, backend=backend)
         return d.view(torch.int32).numpy().view(np.uint32)
+    with np.errstate(over="ignore", under="ignore"):  # torch hands the library f32 scalars
+        alpha, beta = np.float32(alpha), np.float32(beta)  # (1e-50 is 0 there, 1e39 is inf)
     a_w = torch.zeros((m, 1), dtype=a.dtype) if k == 0 else a
     b_w = torch.zeros((1, n), dtype=b.dtype) if k == 0 else b
     chain = schedule is not None and from_value(schedule).c == "accumulator"

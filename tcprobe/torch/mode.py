@@ -91,6 +91,11 @@ class Emulate(TorchDispatchMode):
             from tcprobe.matrix.schedule import from_value
 
             self.schedule = from_value(schedule)  # a bad schedule is one error here
+            if self.schedule.instr is not None:  # an instruction the GPU lacks, here too
+                _check_instr(self.gpu, self.amd, self.schedule.instr)
+                from tcprobe.matrix.entry import agreed_instr
+
+                agreed_instr(self.instr, self.schedule)  # instr='mma' beside wgmma's schedule
         self.model = model
         from tcprobe.matrix.mainloop import BACKENDS
 
@@ -269,9 +274,10 @@ def _check_instr(gpu: str, amd: bool, instr):
         raise ValueError(f"instr: {gpu} has no {family!r} (it has {', '.join(fams)})")
     if "." in text:
         try:
-            Datapath.parse(text)
+            dp = Datapath.parse(text)
         except ValueError as e:
             raise ValueError(f"instr: {e}") from None
+        choice.check_datapath(dp, gpu)  # the ISA gate of every surface: mma.bf16.f32.k7 is none
         return text
     return family
 

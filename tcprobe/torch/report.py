@@ -68,6 +68,12 @@ class Report:
     torch_ops: dict = field(default_factory=dict)  # op -> calls
     unmodelled: dict = field(default_factory=dict)  # op -> calls, arithmetic not modelled
 
+    def __post_init__(self):
+        for name in ("compare", "record"):  # Report(compare="yes") would compare silently
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"Report: {name} must be True or False, not "
+                                 f"{getattr(self, name)!r}")
+
     def stats(self, op: str) -> OpStats:
         return self.ops.setdefault(op, OpStats())
 

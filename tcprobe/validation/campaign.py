@@ -157,8 +157,10 @@ def parse_suite_counts(text: str | None, cases: int | None) -> tuple[tuple[str, 
 
 def parse_lanes(text: str | None) -> tuple[int, ...] | None:
     """``0,1,2,3,4,7,8`` -> the active-lane counts of the sparse suite."""
-    if text is None or not text.strip():
+    if text is None:
         return None
+    if not text.replace(",", "").strip():  # names nothing: an error, never the default counts
+        raise CampaignError("--sparse-lanes names no count (leave it out for the default)")
     try:
         lanes = tuple(sorted({int(t) for t in text.split(",") if t.strip()}))
     except ValueError:
