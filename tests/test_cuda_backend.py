@@ -59,7 +59,7 @@ def test_kernel_compiles_with_nvrtc(arch):
     cubin = cuda_gemm.compile_kernel(arch)
     assert cubin.data[:4] == b"\x7fELF"
     ptx = nvrtc.compile_ptx(source("tc_gemm.cu"), arch, name="tc_gemm.cu",
-                            headers={"tc_gemm_core.cuh": source("tc_gemm_core.cuh")},
+                            headers=cuda_gemm.headers(),
                             options=("-default-device",))
     entry = re.search(r"\.entry\s+tc_gemm_chain\s*\((.*?)\)", ptx, re.S)
     assert entry

@@ -22,6 +22,7 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from tcprobe.models import gemm
+from tcprobe.models.amd import DESIGNS, MfmaModel
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.kernels.kernel_params import OVERFLOWS, kernel_params
@@ -52,10 +53,12 @@ STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
                 "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
                 "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
-                "pgcm", "gf")
+                "pgcm", "gf", "amd", "amd_l", "amd_f2")
 GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
+AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
 N_PARAMS = (3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
-            + GROUP_FIELDS)
+            + GROUP_FIELDS + AMD_FIELDS)
+PARAM_FIELDS_AT = {"amd": N_PARAMS - AMD_FIELDS}  # where kernel_name reads the design
 SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
@@ -63,9 +66,6 @@ NOT_THE_CHAIN = {
     "SplitModel": "the fp8 mma.sync emulation of sm_90/sm_100 unpacks into f16 sub-MMAs "
                   "(models/kernels/gemm_split.py); the kernel runs one chain",
     "F64Model": "f64 DMMA is an IEEE FMA chain on 64-bit words; the kernel's words are 32-bit",
-    "MfmaModel": "AMD v_mfma designs (fma chains, exact blocks, CDNA2 flush-to-zero pairs, "
-                 "CDNA3's two windows and fp8 even/odd sums: models/amd.py) are not the "
-                 "kernel's one-window chain",
 }
 
 
@@ -80,6 +80,9 @@ def check(mdl) -> None:
         return
     if type(mdl) is BlockScaledModel:
         _check_scaled(mdl)
+        return
+    if type(mdl) is MfmaModel:
+        _check_mfma(mdl)
         return
     if type(mdl) is not FixedPointModel:
         kind = type(mdl).__name__
@@ -145,6 +148,59 @@ def _check_scaled(mdl) -> None:
     if dp.k > MAX_BLOCK or dp.k % dp.scale_block:
         raise Unsupported(f"{dp.id}: K={dp.k} in scale blocks of {dp.scale_block} is not in "
                           "the CUDA backend")
+
+
+# AMD v_mfma (models/amd.py): the inputs the designs take here (32-bit words
+# at most: f64 is refused), D and C f32; design codes of kernels/tc_gemm_amd.cuh.
+AMD_INPUTS = ("f32", "tf32", "f16", "bf16", "e4m3fnuz", "e5m2fnuz")
+AMD_DESIGN = {d: i + 1 for i, d in enumerate(DESIGNS)}  # fma 1, exact 2, ftz 3, truncated 4, grouped 5
+AMD_MAX_F2 = 48  # F2 (window2): the joined sum is below 2**(F2 + 9) in an int64
+
+
+def _check_mfma(mdl) -> None:
+    """AMD designs: every parameter value models/amd.py computes without error."""
+    dp, p = mdl.datapath, mdl.params
+    for role, fmt, allowed in (("a_type", dp.a_type, AMD_INPUTS), ("b_type", dp.b_type, AMD_INPUTS),
+                               ("d_type", dp.d_type, ("f32",)), ("c_type", dp.c, ("f32",))):
+        if get_format(fmt).name not in allowed:
+            why = ("f64 MFMA is an FMA chain on 64-bit words; the kernel's words are 32-bit"
+                   if get_format(fmt).name == "f64" else f"the CUDA backend takes {', '.join(allowed)}")
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name}: {why}")
+    if p.design not in AMD_DESIGN:
+        raise Unsupported(f"{dp.id}: AMD design {p.design!r} is not one of {', '.join(DESIGNS)}")
+    if dp.k > MAX_BLOCK:
+        raise Unsupported(f"{dp.id}: K={dp.k}: the CUDA backend holds at most {MAX_BLOCK} "
+                          "products an instruction")
+    if p.design == "fma":
+        return
+    if p.design == "ftz":
+        if p.block not in (2, 4) or dp.k % p.block:
+            raise Unsupported(f"{dp.id}: ftz pairs of P={p.block}: the CUDA backend takes P = 2 "
+                              "or 4 dividing K")
+        return
+    if not isinstance(p.block, int) or p.block < 1:
+        raise Unsupported(f"{dp.id}: {p.design} blocks of L={p.block!r} products")
+    if p.design in ("truncated", "grouped") and not (
+            0 <= p.window <= p.window2 + 1 and p.window2 <= AMD_MAX_F2):
+        raise Unsupported(f"{dp.id}: F={p.window}, F2={p.window2}: the CUDA backend takes "
+                          f"0 <= F <= F2 + 1, F2 <= {AMD_MAX_F2}")
+
+
+def _pack_mfma(mdl) -> np.ndarray:
+    """An AMD design's TcParams: A and B formats (tf32 truncated from its f32
+    word), one block of K products an instruction, F in window; the stages
+    name f32 (the designs round into f32 themselves)."""
+    dp, p = mdl.datapath, mdl.params
+    f32 = get_format("f32")
+    stage = [*_spec(f32.spec), 1, f32.frac_bits, int(f32.canonical_nan), 0]
+    block = 1 if p.design == "fma" else int(p.block)
+    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
+              int(p.window), NO_FLOOR, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
+              AMD_DESIGN[p.design], block, int(p.window2)]
+    out = np.array(values, np.int64)
+    assert out.size == N_PARAMS
+    return out
 
 
 def _check_integer(mdl) -> None:
@@ -233,6 +289,8 @@ def pack(mdl) -> np.ndarray:
         return _pack_integer(mdl)
     if type(mdl) is BlockScaledModel:
         return _pack_scaled(mdl)
+    if type(mdl) is MfmaModel:
+        return _pack_mfma(mdl)
     dp, p = mdl.datapath, mdl.params
     kp = kernel_params(dp, p, dp.k)
     w = kp.window
@@ -240,7 +298,8 @@ def pack(mdl) -> np.ndarray:
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
+              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
+              *[0] * AMD_FIELDS]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -256,7 +315,7 @@ def _pack_integer(mdl) -> np.ndarray:
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
               2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
-              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS, *[0] * AMD_FIELDS]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -285,7 +344,8 @@ def _pack_scaled(mdl) -> np.ndarray:
         int(p.per_group_c_merge), _opt(p.group_floor)]
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
-              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups]
+              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups,
+              *[0] * AMD_FIELDS]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -311,6 +371,12 @@ def per_instr(mdl) -> int:
     dp = mdl.datapath
     if type(mdl) is IntegerModel:
         return dp.k // _int_block(dp.k)
-    if type(mdl) is BlockScaledModel:
+    if type(mdl) in (BlockScaledModel, MfmaModel):
         return 1
     return dp.k // min(mdl.params.block_size, dp.k)
+
+
+def kernel_name(params: np.ndarray) -> str:
+    """The kernel of tc_gemm.cu that runs these TcParams: tc_gemm_amd for an
+    AMD design, else tc_gemm_chain."""
+    return "tc_gemm_amd" if int(params[PARAM_FIELDS_AT["amd"]]) else "tc_gemm_chain"
