@@ -214,7 +214,7 @@ TC_HD tc_i64 tc_exact_block(const TcParams& P, const TcVal& c, const TcDec* a, c
                             int bs, int lo, int hi) {
   for (int t = lo; t < hi; ++t) {
     const TcVal x = tc_val(a[t], P.a), y = tc_val(b[t * bs], P.b);
-    if (y.cls == 3) return tc_to32(y, P.b);
+    if (y.cls == 3) return tc_to32(y, P.a);  // widened as A's format (models/amd.py's src)
     if (x.cls == 3) return tc_to32(x, P.a);
   }
   if (c.cls == 3) return tc_quiet32(c.word);
@@ -326,9 +326,10 @@ TC_HD tc_i64 tc_grouped_block(const TcParams& P, const TcVal& c, const TcDec* a,
 // ---------------------------------------------------------------------------
 // ftz (CDNA2)
 
-// A 16-bit input flushed: subnormals and zeros of either sign read as +0.
+// A 16-bit input flushed: subnormals and zeros of either sign read as +0
+// (read by the fields of ``f``: raw 1 - bias and no leading bit).
 TC_HD TcVal tc_flush_in(TcVal v, const TcSpec& f) {
-  if (v.cls == 0 || (v.cls == 1 && v.sig < (1LL << f.frac_bits))) {
+  if (v.cls <= 1 && v.raw == 1 - f.bias && v.sig < (1LL << f.frac_bits)) {
     v.cls = 0;
     v.sign = 0;
     v.sig = 0;
@@ -338,10 +339,12 @@ TC_HD TcVal tc_flush_in(TcVal v, const TcSpec& f) {
   return v;
 }
 
-// amd._mul_f32 then _flush: fma(b, a, -0) of the inputs widened to f32.
+// amd._mul_f32 then _flush: fma(b, a, -0) of the inputs widened to f32. Both
+// are flushed and widened by A's format (models/amd.py's ``src``: the same
+// for CDNA2's f16 and bf16; a mixed pair reads B's subnormals by A's).
 TC_HD TcVal tc_ftz_product(const TcParams& P, const TcDec& da, const TcDec& db) {
   const TcVal x = tc_val32(tc_to32(tc_flush_in(tc_val(da, P.a), P.a), P.a));
-  const TcVal y = tc_val32(tc_to32(tc_flush_in(tc_val(db, P.b), P.b), P.b));
+  const TcVal y = tc_val32(tc_to32(tc_flush_in(tc_val(db, P.b), P.a), P.a));
   return tc_flush(tc_fma32(y, x, tc_val32(0x80000000LL)));
 }
 
