@@ -61,6 +61,7 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
   TC_SHARED TcDec sa[TC_TILE][TC_MAXL];
   TC_SHARED TcDec sb[TC_MAXL][TC_TILE];
   tc_i64 acc[TC_LOCAL];  // a word of D's format, or an integer kind's exact sum
+  tc_u32 cw[TC_LOCAL];   // c_last: the instruction's C, added after its blocks
   const int L = (int)P.block;
   const bool integer = P.int_mode != 0;
   const tc_i64 sbk = P.scale_block, nsc = sbk > 0 ? K / sbk : 0;
@@ -110,7 +111,9 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
           default: acc[tid] = tc_int_step<0>(P, acc[tid], ends, ar, bc, TC_TILE, L);
         }
       } else {
-        const tc_u32 word = (tc_u32)acc[tid];
+        tc_u32 word = (tc_u32)acc[tid];
+        if (starts && P.c_conv) word = (tc_u32)tc_convert_word(word, P.c, P.cc, P.cc_nan);
+        if (starts && P.c_last) cw[tid] = word;
         switch (L) {  // the profiles' block sizes as constants; any other L at run time
           case 4: acc[tid] = tc_block_step<4>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
           case 8: acc[tid] = tc_block_step<8>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
@@ -118,6 +121,7 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
           case 32: acc[tid] = tc_block_step<32>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
           default: acc[tid] = tc_block_step<0>(P, word, starts, ends, ar, bc, TC_TILE, L);
         }
+        if (ends && P.c_last) acc[tid] = tc_c_last_word(P, acc[tid], cw[tid]);
       }
     TC_THREADS_END
     TC_SYNC();

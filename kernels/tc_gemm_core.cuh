@@ -92,6 +92,15 @@ struct TcParams {
   // AMD v_mfma designs (kernels/tc_gemm_amd.cuh; 0: none): 1 fma, 2 exact, 3 ftz,
   // 4 truncated, 5 grouped; L (P for ftz); F2 (F is window)
   tc_i64 amd, amd_l, amd_f2;
+  // The chain's C (models/kernels/core_loop.py): an instruction's C words are
+  // of format c, converted (c_conv 1: formats.convert, RNE) into cc, the format
+  // its first block (or, with c_last, the final add) reads them in
+  TcSpec c, cc;
+  tc_i64 c_conv, cc_nan;    // cc_nan: the NaN word a converted NaN becomes
+  tc_i64 zero_ieee;         // 1: an exact zero is -0 when no term was nonnegative (IEEE)
+  tc_i64 normalized;        // 1: terms align on their leading bit (align='normalized')
+  tc_i64 c_last;            // 1: C is added after the blocks, exactly, rounded by c_add
+  TcStage c_add;
 };
 
 // scaled_kernel.UNSET (core.NO_FLOOR): an absent term of the quantum.
@@ -364,7 +373,11 @@ TC_HD tc_i64 tc_cut(tc_i64 sig, tc_i64 sh, tc_i64 sign) {
 
 // core.window_word with the flags of a +0 zero sign: the carry bits, then
 // core.round_word (no sticky).
-TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage& st) {
+// nonneg: -1, an exact zero is +0 and so is a sum rounded to zero (zero_sign
+// 'positive'); 0 or 1, IEEE zero signs (core.round_word): an exact zero is -0
+// when no term was nonnegative (nonneg 0), a sum rounded to zero keeps its sign.
+TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage& st,
+                            int nonneg = -1) {
   if (P.carry_bits >= 0) {
     const tc_i64 width = P.window + P.carry_bits + 1;
     if (P.carry_top == 0) {
@@ -387,9 +400,72 @@ TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage
   }
   const bool neg = m < 0;
   const tc_i64 mag = neg ? -m : m;
-  if (mag == 0) return 0;  // an exact zero: +0 (every stage here has zero_pos)
+  if (mag == 0) return nonneg == 0 ? tc_encode(1, 0, 0, false, st.spec, 0, st.keep, 0) : 0;
   tc_i64 word = tc_encode(neg ? 1 : 0, mag, q, false, st.spec, st.rounding, st.keep, st.overflow);
-  if ((word & tc_mask(st.spec.width - 1)) == 0) word = 0;
+  if (nonneg < 0 && (word & tc_mask(st.spec.width - 1)) == 0) word = 0;
+  return word;
+}
+
+// The exact sum of two terms (sign, magnitude below 2**49, lsb) as (neg, mag,
+// q) with mag below 2**62: the larger term's top bit at bit 60, the other's
+// bits below bit 0 (only when it is 12 or more binades smaller) folded into a
+// sticky bit 0, below any rounding point of a format of at most 24 bits: every
+// rounding of (-1)**neg * mag * 2**q is that of the exact sum. A zero sum: mag 0.
+TC_HD void tc_sum2_parts(tc_i64 n1, tc_i64 s1, tc_i64 l1, tc_i64 n2, tc_i64 s2, tc_i64 l2,
+                         tc_i64* neg, tc_i64* mag, tc_i64* q) {
+  if (s1 == 0) {
+    n1 = n2; s1 = s2; l1 = l2; s2 = 0;
+  }
+  *neg = 0;
+  *mag = 0;
+  *q = 0;
+  if (s1 == 0) return;
+  if (s2 != 0 && l2 + tc_bit_length(s2) > l1 + tc_bit_length(s1)) {
+    tc_i64 t = n1; n1 = n2; n2 = t;
+    t = s1; s1 = s2; s2 = t;
+    t = l1; l1 = l2; l2 = t;
+  }
+  *q = l1 + tc_bit_length(s1) - 61;
+  tc_i64 total = s1 << (l1 - *q);
+  if (n1) total = -total;
+  if (s2 != 0) {
+    const tc_i64 sh = l2 - *q;
+    tc_i64 v;
+    if (sh >= 0) v = s2 << sh;
+    else if (-sh >= 63) v = 1;
+    else v = (s2 >> -sh) | ((s2 & tc_mask(-sh)) != 0 ? 1 : 0);
+    total += n2 ? -v : v;
+  }
+  *neg = total < 0 ? 1 : 0;
+  *mag = total < 0 ? -total : total;
+}
+
+// formats.convert of one word (RNE, IEEE overflow): a NaN becomes the
+// destination's canonical NaN, an Inf its Inf, a zero keeps its sign.
+TC_HD tc_i64 tc_convert_word(tc_i64 w, const TcSpec& src, const TcSpec& dst, tc_i64 dst_nan) {
+  const TcFields f = tc_fields(w, src);
+  const int cls = tc_lane_class(f.special, f.sig, src);
+  if (cls == 3) return dst_nan;
+  if (cls == 2) return tc_inf_word(f.sign, dst);
+  return tc_encode(f.sign, f.sig, f.raw - src.frac_bits, false, dst, 1, dst.frac_bits, 0);
+}
+
+// core_loop.c_last_word: the blocks' result ``acc`` (inter's format) plus C
+// (cc), specials first, then summed exactly and rounded once by c_add.
+TC_HD tc_i64 tc_c_last_word(const TcParams& P, tc_i64 acc, tc_i64 c) {
+  const TcFields x = tc_fields(acc, P.inter.spec), y = tc_fields(c, P.cc);
+  const int flags = tc_term_flags(tc_lane_class(x.special, x.sig, P.inter.spec), x.sign) |
+                    tc_term_flags(tc_lane_class(y.special, y.sig, P.cc), y.sign);
+  tc_i64 word;
+  if (tc_specials_word(flags, P.c_add, &word)) return word;
+  tc_i64 neg, mag, q;
+  tc_sum2_parts(x.sign, x.sig, x.raw - P.inter.spec.frac_bits, y.sign, y.sig,
+                y.raw - P.cc.frac_bits, &neg, &mag, &q);
+  const TcStage& st = P.c_add;
+  if (mag == 0) return (P.zero_ieee && !(flags & TC_NONNEG)) ? tc_encode(1, 0, 0, false, st.spec,
+                                                                         0, st.keep, 0) : 0;
+  word = tc_encode(neg, mag, q, false, st.spec, st.rounding, st.keep, st.overflow);
+  if (!P.zero_ieee && (word & tc_mask(st.spec.width - 1)) == 0) word = 0;
   return word;
 }
 
@@ -404,24 +480,39 @@ template <int LC>
 TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends,
                            const TcDec* a, const TcDec* b, int bs, int L_run) {
   const int L = LC > 0 ? LC : L_run;
-  const TcStage in = starts ? P.out : P.inter;  // by value: no pointer into kernel parameters
-  const TcStage st = ends ? P.out : P.inter;
-  const TcFields c = tc_fields((tc_i64)acc, in.spec);
-  const tc_i64 clsb = c.raw - in.spec.frac_bits;
+  // the addend: C (read in cc) when the block starts an instruction, else the
+  // previous block's word; none for an instruction's first block with c_last
+  const TcSpec in = starts ? P.cc : P.inter.spec;  // by value: no pointer into kernel parameters
+  const TcStage st = (ends && !P.c_last) ? P.out : P.inter;
+  const bool has_c = !(starts && P.c_last);
+  TcFields c = tc_fields((tc_i64)acc, in);
+  if (!has_c) c.special = false, c.sign = 0, c.sig = 0;
+  const tc_i64 clsb = c.raw - in.frac_bits;
+  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits;
   tc_i64 amax = c.sig != 0 ? c.raw : (tc_i64)TC_ZERO_EXP;
   int slow = c.special ? 2 : 0;
-  TC_UNROLL for (int t = 0; t < L; ++t) {
-    const TcDec x = a[t], y = b[t * bs];
-    const tc_i64 e = (tc_i64)x.exp + y.exp;
-    amax = e > amax ? e : amax;
-    slow |= (x.cls | y.cls) & 2;
+  if (P.normalized) {  // align='normalized': each term's leading bit
+    if (c.sig != 0) amax = clsb + tc_bit_length(c.sig) - 1;
+    for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const tc_i64 p = (tc_i64)x.sig * y.sig;
+      const tc_i64 e = (tc_i64)x.exp + y.exp - fab + tc_bit_length(p < 0 ? -p : p) - 1;
+      amax = p != 0 && e > amax ? e : amax;
+      slow |= (x.cls | y.cls) & 2;
+    }
+  } else {
+    TC_UNROLL for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const tc_i64 e = (tc_i64)x.exp + y.exp;
+      amax = e > amax ? e : amax;
+      slow |= (x.cls | y.cls) & 2;
+    }
   }
   const tc_i64 top = amax > P.floor ? amax : P.floor;
   const tc_i64 q = top - P.window;
-  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits;
   tc_i64 m = tc_cut(c.sig, clsb - q, c.sign);
   const tc_i64 pre = P.window - fab;
-  if (pre >= 0 && P.window <= 28 && fab <= 22) {
+  if (pre >= 0 && P.window <= 28 && fab <= 22 && !P.normalized) {
     // The same cut in 32 bits: a product's magnitude is below 2**(fab + 2),
     // so |p| * 2**pre < 2**(F + 2) <= 2**30, and its cut to 2**q is that
     // shifted right by top - e >= 0 (tc_cut's shift is e - fab - q = pre - (top - e)).
@@ -444,7 +535,7 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     }
   }
   if (slow) {
-    int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);
+    int flags = has_c ? tc_term_flags(tc_lane_class(c.special, c.sig, in), c.sign) : 0;
     TC_UNROLL for (int t = 0; t < L; ++t) {
       const int x = a[t].cls, y = b[t * bs].cls;
       if (!(x & TC_MASKED)) flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
@@ -452,7 +543,15 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     tc_i64 word;
     if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
   }
-  return (tc_u32)tc_window_word(m, q, P, st);
+  int nonneg = -1;
+  if (P.zero_ieee) {  // core.term_flags' NONNEG: the addend or a product, finite or zero, of sign +
+    nonneg = has_c && !c.sign ? 1 : 0;  // (no special is left here)
+    for (int t = 0; t < L; ++t) {
+      const int x = a[t].cls, y = b[t * bs].cls;  // a masked position: +0 * +0 (Cases.masked)
+      if ((x & TC_MASKED) || !((x ^ y) & 4)) nonneg = 1;
+    }
+  }
+  return (tc_u32)tc_window_word(m, q, P, st, nonneg);
 }
 
 // One block of an integer kind for one element of D: ``acc`` (C, or the sum

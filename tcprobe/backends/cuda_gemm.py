@@ -75,10 +75,35 @@ def gemm_words_cuda(mdl, a, b, c, lo: int, hi: int, *, sa=None, sb=None, active=
     models.gemm's MASKED). Unsupported for a model the backend does not compute."""
     params = pack(mdl)
     blk_lo, blk_hi = _tiles(mdl, a, b, c, lo, hi, sa, sb, active)
+    a, b, active = _k_ordered(mdl, a, b, active)
     extra = [x for x in (sa, sb, active) if x is not None]
     if all(isinstance(x, np.ndarray) for x in (a, b, c, *extra)):
         return host_build.run(params, a, b, c, blk_lo, blk_hi, jobs, sa, sb, active)
     return _run_torch(params, a, b, c, blk_lo, blk_hi, sa, sb, active)
+
+
+def _k_ordered(mdl, a, b, active):
+    """A's columns and B's rows (and sparse A's kept positions) in the order a
+    model's ``k_order`` consumes each instruction's K positions: position j of
+    tile T holds position ``k_order[j]`` of T. A block's sum is the same in any
+    order of its products (integers), so the order decides only which
+    products share a block, and the kernel's blocks of consecutive positions
+    are then the engine's (core_loop: order[lo:hi])."""
+    order = getattr(getattr(mdl, "params", None), "k_order", None)
+    if order is None:
+        return a, b, active
+    dk = mdl.datapath.k
+    k = a.shape[1]
+    idx = np.arange(k)
+    full = k - k % dk
+    idx[:full] = (idx[:full] // dk) * dk + np.asarray(order, np.int64)[idx[:full] % dk]
+    if isinstance(a, np.ndarray):
+        return a[:, idx], b[idx], None if active is None else active[:, idx]
+    import torch
+
+    t = torch.as_tensor(idx, device=a.device)
+    return (a.index_select(1, t), b.index_select(0, t),
+            None if active is None else active.index_select(1, t))
 
 
 # ---------------------------------------------------------------------------

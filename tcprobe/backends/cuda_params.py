@@ -21,7 +21,6 @@ from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
-from tcprobe.models import gemm
 from tcprobe.models.amd import DESIGNS, MfmaModel
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
@@ -29,7 +28,9 @@ from tcprobe.models.kernels.kernel_params import OVERFLOWS, kernel_params
 from tcprobe.models.model import FixedPointModel, IntegerModel
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
-INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")  # A and B
+INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "e4m3fnuz",
+                 "e5m2fnuz")  # A and B
+C_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2")  # C's type and c_convert's (read as words)
 INTEGER_FORMATS = ("s8", "u8", "s4", "u4", "b1")  # A and B of the integer kinds (D s32)
 INT_BLOCK = 32  # products an integer block sums (the instruction's K when it is smaller)
 OUTPUT_FORMATS = ("f32", "f16")  # C and D
@@ -53,12 +54,17 @@ STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
                 "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
                 "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
-                "pgcm", "gf", "amd", "amd_l", "amd_f2")
+                "pgcm", "gf", "amd", "amd_l", "amd_f2", "c", "cc", "c_conv", "cc_nan", "zero_ieee",
+                "normalized", "c_last", "c_add")
 GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
 AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
-N_PARAMS = (3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
-            + GROUP_FIELDS + AMD_FIELDS)
-PARAM_FIELDS_AT = {"amd": N_PARAMS - AMD_FIELDS}  # where kernel_name reads the design
+_SPECS = {"a", "b", "scale", "c", "cc"}  # TcSpec fields; TcStage: inter, out, c_add
+_STAGES = {"inter", "out", "c_add"}
+_SIZE = {f: len(SPEC_FIELDS) if f in _SPECS else
+         len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1 if f in _STAGES else 1 for f in PARAM_FIELDS}
+_AT = {f: sum(_SIZE[g] for g in PARAM_FIELDS[:i]) for i, f in enumerate(PARAM_FIELDS)}
+N_PARAMS = sum(_SIZE.values())
+C_FIELDS = N_PARAMS - _AT["c"]  # c .. c_add: the chain's C, zero sign, alignment, c_last
 SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
@@ -94,19 +100,16 @@ def check(mdl) -> None:
         raise Unsupported(f"{dp.id}: block-scaled datapaths are not in the CUDA backend")
     for role, fmt, allowed in (("a_type", dp.a_type, INPUT_FORMATS),
                                ("b_type", dp.b_type, INPUT_FORMATS),
-                               ("d_type", dp.d_type, OUTPUT_FORMATS)):
+                               ("d_type", dp.d_type, OUTPUT_FORMATS),
+                               ("c_type", dp.c, C_FORMATS)):
         if get_format(fmt).name not in allowed:
             raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
                               f"backend ({', '.join(allowed)})")
-    if get_format(dp.c).name != get_format(dp.d_type).name:
-        raise Unsupported(f"{dp.id}: C of another type than D (c_type {dp.c})")
     for f in dataclass_fields(p):
         if f.name not in HANDLED and getattr(p, f.name) != f.default:
             raise Unsupported(f"engine parameter {f.name}={getattr(p, f.name)!r} is not in the "
                               "CUDA backend")
     _check_params(dp, p)
-    if not gemm.supports(mdl):  # the reference the tests compare with must compute it too
-        raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
 
 
 # ScaledParams fields at the value the kernel's chain computes kind::mxf8f6f4
@@ -197,7 +200,7 @@ def _pack_mfma(mdl) -> np.ndarray:
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               int(p.window), NO_FLOOR, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
               *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
-              AMD_DESIGN[p.design], block, int(p.window2)]
+              AMD_DESIGN[p.design], block, int(p.window2), *_plain_c("f32")]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -235,16 +238,11 @@ def _check_params(dp, p) -> None:
     if block > MAX_BLOCK:
         raise Unsupported(f"block_size={p.block_size}: the CUDA backend takes at most "
                           f"{MAX_BLOCK} products a block")
-    if p.zero_sign != "positive":
-        raise Unsupported(f"zero_sign={p.zero_sign!r}: the CUDA backend models +0 only")
-    if p.align != "raw":
-        raise Unsupported(f"align={p.align!r}: the CUDA backend aligns on raw exponent sums")
-    if p.k_order is not None:
-        raise Unsupported("k_order: the CUDA backend consumes K in order")
-    if p.c_join != "first":
-        raise Unsupported(f"c_join={p.c_join!r}: the CUDA backend joins C in the first block")
-    if p.c_convert is not None:
-        raise Unsupported(f"c_convert={p.c_convert!r} is not in the CUDA backend")
+    if p.k_order is not None and sorted(p.k_order) != list(range(dp.k)):
+        raise Unsupported(f"k_order must be a permutation of 0..{dp.k - 1}")
+    if p.c_convert is not None and get_format(p.c_convert).name not in C_FORMATS:
+        raise Unsupported(f"c_convert={p.c_convert!r} is not in the CUDA backend "
+                          f"({', '.join(C_FORMATS)})")
     if p.input_conversion not in INPUT_CONVERSIONS:
         raise Unsupported(f"input_conversion={p.input_conversion!r} is not in the CUDA backend")
     if p.output_frac_bits is not None and p.output_frac_bits > d_fmt.frac_bits:
@@ -277,6 +275,15 @@ def _spec(spec: FormatSpec) -> list[int]:
     return [int(x) for x in spec]
 
 
+def _plain_c(fmt: str) -> list[int]:
+    """The C fields of a chain that reads its C as D (``fmt``), unconverted,
+    +0 zeros, raw alignment, C in the first block (c_add unused)."""
+    spec = _spec(get_format(fmt).spec)
+    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0]
+    assert len(out) == C_FIELDS
+    return out
+
+
 def _stage(stage) -> list[int]:
     return [*_spec(stage.spec), int(stage.rounding), int(stage.keep), int(stage.nan),
             int(stage.overflow)]
@@ -292,14 +299,18 @@ def pack(mdl) -> np.ndarray:
     if type(mdl) is MfmaModel:
         return _pack_mfma(mdl)
     dp, p = mdl.datapath, mdl.params
-    kp = kernel_params(dp, p, dp.k)
+    c_fmt = get_format(p.c_convert or dp.c)
+    kp = kernel_params(dp, p, dp.k, c_fmt)
     w = kp.window
     conv = INPUT_CONVERSIONS[p.input_conversion]
+    nan = c_fmt.canonical_nan
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
               *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
-              *[0] * AMD_FIELDS]
+              *[0] * AMD_FIELDS, *_spec(get_format(dp.c).spec), *_spec(kp.c_spec),
+              int(p.c_convert is not None), int(nan if nan is not None else 0),
+              int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add)]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -315,7 +326,8 @@ def _pack_integer(mdl) -> np.ndarray:
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
               2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
-              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS, *[0] * AMD_FIELDS]
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS, *[0] * AMD_FIELDS,
+              *_plain_c("s32")]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -345,7 +357,7 @@ def _pack_scaled(mdl) -> np.ndarray:
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
               *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups,
-              *[0] * AMD_FIELDS]
+              *[0] * AMD_FIELDS, *_plain_c("f32")]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -379,4 +391,4 @@ def per_instr(mdl) -> int:
 def kernel_name(params: np.ndarray) -> str:
     """The kernel of tc_gemm.cu that runs these TcParams: tc_gemm_amd for an
     AMD design, else tc_gemm_chain."""
-    return "tc_gemm_amd" if int(params[PARAM_FIELDS_AT["amd"]]) else "tc_gemm_chain"
+    return "tc_gemm_amd" if int(params[_AT["amd"]]) else "tc_gemm_chain"
