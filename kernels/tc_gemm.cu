@@ -166,7 +166,8 @@ extern "C" int tc_gemm_host(const tc_i64* params, tc_i64 nparams, const tc_u32* 
   if (P.scale_block < 0 || (P.scale_block > 0 && (!SA || !SB || K % P.scale_block))) return 3;
   if (P.grp_mode && (P.pg < 1 || P.mg < 1 || P.per_instr != 1)) return 4;
   if (P.amd && (P.amd < 1 || P.amd > 5 || P.amd_l < 1 || P.per_instr != 1 || SA || ACT ||
-                (P.amd == 3 && ((P.amd_l != 2 && P.amd_l != 4) || P.block % P.amd_l)) || P.amd_f2 + 1 < P.window))
+                P.amd_f2 + 1 < P.window ||
+                (P.amd == 3 && ((P.amd_l != 2 && P.amd_l != 4) || P.block % P.amd_l))))
     return 5;
   const tc_i64 gx = (N + TC_TILE - 1) / TC_TILE;
   for (tc_i64 by = row_lo; by < row_hi; ++by)
