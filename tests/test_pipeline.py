@@ -280,8 +280,11 @@ def test_the_cuda_backend_runs_the_same_pipeline(schedule):
     assert np.array_equal(tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, backend="host",
                                          progress=False),
                           tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, progress=False))
+    amd = tcprobe.matmul(a, b, gpu="MI300X", progress=False)  # an AMD design: the same words
+    assert np.array_equal(tcprobe.matmul(a, b, gpu="MI300X", backend="host", progress=False)
+                          .view(np.uint32), amd.view(np.uint32))
     with pytest.raises(MatmulError, match="backend: the CUDA backend does not compute"):
-        tcprobe.matmul(a, b, gpu="MI300X", backend="host", progress=False)  # an AMD design
+        tcprobe.matmul(a, b, gpu=GPU, model="ieee", backend="host", progress=False)  # exact sums
     with pytest.raises(MatmulError, match="backend must be"):
         tcprobe.matmul(a, b, gpu=GPU, backend="gpu", progress=False)
 
@@ -333,7 +336,7 @@ def test_emulate_runs_its_products_on_the_backend():
     with emulate("H100", backend="host", report=rep):
         got = ta @ tb
         got_int = torch._int_mm(ints, ints.t().contiguous())  # an integer kind: the same words
-    with emulate("MI300X", backend="host", report=rep):  # an AMD design: not the kernel's
+    with emulate("H100", model="ieee", backend="host", report=rep):  # exact sums: not the kernel's
         ta @ tb
     assert torch.equal(got.view(torch.int16), want.view(torch.int16))
     assert torch.equal(got_int, want_int)

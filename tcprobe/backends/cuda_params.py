@@ -3,16 +3,18 @@ kernel takes them.
 
 :func:`supports` says yes only for the fixed-point engine's chain with the
 formats and parameters ``kernels/tc_gemm_core.cuh`` implements (float inputs
-bf16, f16, tf32, e4m3, e5m2 and the fp6/fp4 e2m3, e3m2, e2m1), and for the
-integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32, wrapped or
-saturated), and the block-scaled kind::mxf8f6f4 (ue8m0 scales, each product
-cut on its own to one window: the B200 profile's ``mx`` parameters), which
-the tests compare word for word with :func:`tcprobe.models.gemm.gemm_words`
-and the plain models; for any
-other model it says no and names the parameter (the backend refuses rather
-than give a different answer). :func:`pack` builds the kernel's ``TcParams``
-as one int64 array, from the same :func:`~tcprobe.models.kernels.kernel_params.kernel_params`
-that the CPU engine's kernels are built from.
+bf16, f16, tf32, e4m3, e5m2, the fp6/fp4 e2m3, e3m2, e2m1 and AMD's fnuz
+fp8; the engine's zero signs, alignments, C joins, C conversions and types,
+K orders), the integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32,
+wrapped or saturated), the block-scaled kinds (kind::mxf8f6f4 as the chain,
+the fp4 kinds as scaled_case's groups) and AMD's v_mfma designs
+(``kernels/tc_gemm_amd.cuh``), which the tests compare word for word with
+:func:`tcprobe.models.gemm.gemm_words` and the plain models; for any other
+model it says no and names the parameter (the backend refuses rather than
+give a different answer). :func:`pack` builds the kernel's ``TcParams`` as
+one int64 array, from the same
+:func:`~tcprobe.models.kernels.kernel_params.kernel_params` that the CPU
+engine's kernels are built from.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ def check(mdl) -> None:
     if type(mdl) is not FixedPointModel:
         kind = type(mdl).__name__
         why = NOT_THE_CHAIN.get(kind, "the CUDA backend computes the fixed-point engine's "
-                                      "FixedPointModel and the integer kinds only")
+                                      "FixedPointModel, the integer and block-scaled kinds and "
+                                      "AMD's MfmaModel only")
         raise Unsupported(f"model {getattr(mdl, 'name', mdl)!r} is a {kind}: {why}")
     dp, p = mdl.datapath, mdl.params
     if dp.block_scaled:
