@@ -76,8 +76,9 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
       const tc_i64 i = by * TC_TILE + ty, j = bx * TC_TILE + tx;
       for (int t = tx; t < L; t += TC_TILE) {
         const tc_i64 w = i < M ? (tc_i64)A[i * K + k0 + t] : 0;
+        const tc_i64 u = P.unpack ? tc_convert_word(w, P.ua, P.a, P.u_nan) : w;
         TcDec d = AMD ? tc_amd_decode(w, P.a, P.a_conv)
-                      : tc_decode(tc_convert_input(w, P.a, P.a_conv), P.a);
+                      : tc_decode(tc_convert_input(u, P.a, P.a_conv), P.a);
         if (sbk > 0 && i < M) d = tc_scaled(d, SA[i * nsc + (k0 + t) / sbk], P.scale);
         if (ACT && i < M && !ACT[i * K + k0 + t]) {
           d.sig = 0;
@@ -88,14 +89,17 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
       }
       for (int t = ty; t < L; t += TC_TILE) {
         const tc_i64 w = j < N ? (tc_i64)B[(k0 + t) * N + j] : 0;
+        const tc_i64 u = P.unpack ? tc_convert_word(w, P.ub, P.b, P.u_nan) : w;
         TcDec d = AMD ? tc_amd_decode(w, P.b, P.b_conv)
-                      : tc_decode(tc_convert_input(w, P.b, P.b_conv), P.b);
+                      : tc_decode(tc_convert_input(u, P.b, P.b_conv), P.b);
         if (sbk > 0 && j < N) d = tc_scaled(d, SB[j * nsc + (k0 + t) / sbk], P.scale);
         sb[t][tx] = d;
       }
     TC_THREADS_END
     TC_SYNC();
     const bool starts = blk % P.per_instr == 0, ends = (blk + 1) % P.per_instr == 0;
+    const tc_i64 cev = P.c_every > 0 ? P.c_every : P.per_instr;  // blocks from one C to the next
+    const bool c_starts = blk % cev == 0, c_ends = (blk + 1) % cev == 0;
     TC_THREADS(ty, tx, tid)
       const TcDec* ar = sa[ty];
       const TcDec* bc = &sb[0][tx];
@@ -112,8 +116,9 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
         }
       } else {
         tc_u32 word = (tc_u32)acc[tid];
-        if (starts && P.c_conv) word = (tc_u32)tc_convert_word(word, P.c, P.cc, P.cc_nan);
-        if (starts && P.c_last) cw[tid] = word;
+        if (c_starts && P.c_conv) word = (tc_u32)tc_convert_word(word, P.c, P.cc, P.cc_nan);
+        if (c_starts && P.c_last) cw[tid] = word;
+        if (c_starts && P.c_last == 2) word = 0;  // a split model's first sub-MMA: from +0
         switch (L) {  // the profiles' block sizes as constants; any other L at run time
           case 4: acc[tid] = tc_block_step<4>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
           case 8: acc[tid] = tc_block_step<8>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
@@ -121,7 +126,7 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
           case 32: acc[tid] = tc_block_step<32>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
           default: acc[tid] = tc_block_step<0>(P, word, starts, ends, ar, bc, TC_TILE, L);
         }
-        if (ends && P.c_last) acc[tid] = tc_c_last_word(P, acc[tid], cw[tid]);
+        if (c_ends && P.c_last) acc[tid] = tc_c_last_word(P, acc[tid], cw[tid]);
       }
     TC_THREADS_END
     TC_SYNC();

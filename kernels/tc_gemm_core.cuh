@@ -99,8 +99,15 @@ struct TcParams {
   tc_i64 c_conv, cc_nan;    // cc_nan: the NaN word a converted NaN becomes
   tc_i64 zero_ieee;         // 1: an exact zero is -0 when no term was nonnegative (IEEE)
   tc_i64 normalized;        // 1: terms align on their leading bit (align='normalized')
-  tc_i64 c_last;            // 1: C is added after the blocks, exactly, rounded by c_add
+  tc_i64 c_last;            // C added after the blocks, exactly, rounded by c_add: 1 the
+                            // blocks start with no addend, 2 from +0 (a split model's sub-MMAs)
   TcStage c_add;
+  tc_i64 c_add_ieee;        // c_add's zero signs: 1 IEEE's
+  tc_i64 c_every;           // blocks from one C to the next (c_last 2: a split instruction)
+  // A split model's unpack (models/structures.py SplitModel.unpack): A and B
+  // words of ua / ub converted (formats.convert, exact for fp8 to f16) into a / b
+  tc_i64 unpack, u_nan;
+  TcSpec ua, ub;
 };
 
 // scaled_kernel.UNSET (core.NO_FLOOR): an absent term of the quantum.
@@ -453,19 +460,20 @@ TC_HD tc_i64 tc_convert_word(tc_i64 w, const TcSpec& src, const TcSpec& dst, tc_
 // core_loop.c_last_word: the blocks' result ``acc`` (inter's format) plus C
 // (cc), specials first, then summed exactly and rounded once by c_add.
 TC_HD tc_i64 tc_c_last_word(const TcParams& P, tc_i64 acc, tc_i64 c) {
-  const TcFields x = tc_fields(acc, P.inter.spec), y = tc_fields(c, P.cc);
-  const int flags = tc_term_flags(tc_lane_class(x.special, x.sig, P.inter.spec), x.sign) |
+  const TcSpec as = P.c_last == 2 ? P.out.spec : P.inter.spec;  // the blocks' last stage
+  const TcFields x = tc_fields(acc, as), y = tc_fields(c, P.cc);
+  const int flags = tc_term_flags(tc_lane_class(x.special, x.sig, as), x.sign) |
                     tc_term_flags(tc_lane_class(y.special, y.sig, P.cc), y.sign);
   tc_i64 word;
   if (tc_specials_word(flags, P.c_add, &word)) return word;
   tc_i64 neg, mag, q;
-  tc_sum2_parts(x.sign, x.sig, x.raw - P.inter.spec.frac_bits, y.sign, y.sig,
-                y.raw - P.cc.frac_bits, &neg, &mag, &q);
+  tc_sum2_parts(x.sign, x.sig, x.raw - as.frac_bits, y.sign, y.sig, y.raw - P.cc.frac_bits,
+                &neg, &mag, &q);
   const TcStage& st = P.c_add;
-  if (mag == 0) return (P.zero_ieee && !(flags & TC_NONNEG)) ? tc_encode(1, 0, 0, false, st.spec,
-                                                                         0, st.keep, 0) : 0;
+  if (mag == 0) return (P.c_add_ieee && !(flags & TC_NONNEG))
+                           ? tc_encode(1, 0, 0, false, st.spec, 0, st.keep, 0) : 0;
   word = tc_encode(neg, mag, q, false, st.spec, st.rounding, st.keep, st.overflow);
-  if (!P.zero_ieee && (word & tc_mask(st.spec.width - 1)) == 0) word = 0;
+  if (!P.c_add_ieee && (word & tc_mask(st.spec.width - 1)) == 0) word = 0;
   return word;
 }
 
@@ -483,8 +491,8 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
   // the addend: C (read in cc) when the block starts an instruction, else the
   // previous block's word; none for an instruction's first block with c_last
   const TcSpec in = starts ? P.cc : P.inter.spec;  // by value: no pointer into kernel parameters
-  const TcStage st = (ends && !P.c_last) ? P.out : P.inter;
-  const bool has_c = !(starts && P.c_last);
+  const TcStage st = (ends && P.c_last != 1) ? P.out : P.inter;
+  const bool has_c = !(starts && P.c_last == 1);
   TcFields c = tc_fields((tc_i64)acc, in);
   if (!has_c) c.special = false, c.sign = 0, c.sig = 0;
   const tc_i64 clsb = c.raw - in.frac_bits;

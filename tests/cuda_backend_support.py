@@ -314,6 +314,15 @@ def model_chain(mdl, a, b, c, lo: int, hi: int, active=None) -> np.ndarray:
     return acc
 
 
+# (GPU, datapath id): fp8 mma.sync of sm_90 / sm_100, which the compiler runs
+# as F2FP unpacks to f16 and two f16 HMMAs, C added last (models/emulated.py's
+# SplitModel profiles: hopper-fp8-emulated, b200-fp8-emulated)
+SPLIT = [
+    ("H100", "mma.e4m3.f32.k32"), ("H100", "mma.e5m2.f16.k32"), ("H100", "mma.e4m3xe5m2.f16.k32"),
+    ("B200", "mma.e5m2.f32.k32"), ("B200", "mma.e4m3.f16.k32"), ("B200", "mma.e5m2xe4m3.f32.k32"),
+]
+
+
 # (GPU, datapath id): every AMD v_mfma datapath of MI100 / MI250X / MI300X
 # (models/isa_amd.py through models/amd_profiles.py) but f64, first one of
 # each design (fma, exact, ftz, truncated, grouped), then the rest.

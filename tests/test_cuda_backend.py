@@ -280,7 +280,6 @@ def test_refuses_parameters(changes, named):
 
 
 @pytest.mark.parametrize("dp_id, gpu, named", [
-    ("mma.e4m3.f32.k32", "H100", "SplitModel"),
     ("tcgen05.mxf8f6f4.e4m3.f32.k64.ue8m0x1.sparse", "B200", "sparse"),
     ("tcgen05.mxf4nvf4.e2m1.f32.k128.ue4m3x4.sparse", "B200", "sparse"),
     ("mma.f64.f64.k4", "H100", "F64Model: f64 DMMA"),

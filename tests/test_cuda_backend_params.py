@@ -4,17 +4,19 @@ c_join='last' with c_add_rounding, k_order, c_convert, C of another type than
 D, fnuz inputs): the host build's words equal the plain engine's (fused_dot,
 fast=False, instruction by instruction), on random draws of every parameter;
 each parameter is reached (the engine without it gives other words on the
-same operands); hand-made words check the rules without the engine."""
+same operands); hand-made words check the rules without the engine. And the
+split fp8 mma.sync emulation of sm_90 / sm_100 (SplitModel: unpack, two f16
+sub-MMAs, C added last), against the model's own evaluate and models.gemm."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_backend_support import COVERED, engine_chain, model_of, operands
+from cuda_backend_support import COVERED, SPLIT, engine_chain, model_chain, model_of, operands
 from test_cuda_backend import _random_params
 
 from tcprobe.backends import cuda_gemm, cuda_params
-from tcprobe.models import registry
+from tcprobe.models import gemm, registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.model import FixedPointModel
 
@@ -166,3 +168,65 @@ def test_refuses_c_formats():
     assert not ok and "c_convert" in why
     ok, why = cuda_gemm.supports(_fixed(BF16, k_order=(0, 1, 2)))
     assert not ok and "k_order" in why
+
+
+# ---------------------------------------------------------------------------
+# The split fp8 mma.sync emulation
+
+
+def _split(row):
+    mdl = registry.auto(Datapath.parse(row[1]), row[0])
+    assert type(mdl).__name__ == "SplitModel"
+    return mdl
+
+
+@pytest.mark.fast_first(2)
+@pytest.mark.parametrize("row", SPLIT, ids="-".join)
+def test_split_words_equal_model(row):
+    mdl = _split(row)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    rng = np.random.default_rng(sum(map(ord, row[1])))
+    for kind in ("raw", "finite", "special", "spread", "cancel"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
+        want = model_chain(mdl, a, b, c, 0, 3)
+        assert np.array_equal(gemm.gemm_words(mdl, a, b, c, (0, 3)), want), kind
+        got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
+        assert np.array_equal(got, want), (kind, int((got != want).sum()))
+
+
+def test_split_rules_reached():
+    """The emulation's structure counts on these operands: the same chain with
+    C first, or with the K positions in order (one f16 sub-MMA after the
+    other on 0..15, 16..31), gives other words, and the backend follows the
+    model either way."""
+    from dataclasses import replace
+
+    mdl = _split(("H100", "mma.e4m3.f16.k32"))
+    dp = mdl.datapath
+    rng = np.random.default_rng(3)
+    a, b, c = operands(rng, "finite", dp.a_type, dp.b_type, dp.d_type, 16, 64, 16)
+    want = model_chain(mdl, a, b, c, 0, 2)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2), want)
+    in_order = replace(mdl, parts=(tuple(range(16)), tuple(range(16, 32))))
+    got = cuda_gemm.gemm_words_cuda(in_order, a, b, c, 0, 2)
+    assert np.array_equal(got, model_chain(in_order, a, b, c, 0, 2))
+    assert not np.array_equal(got, want)
+    ok, why = cuda_gemm.supports(replace(mdl, c_entry="first"))
+    assert not ok and "c_entry" in why
+
+
+def test_split_through_matmul_host():
+    """tcprobe.matmul of fp8 operands on H100 with instr='mma' (the emulated
+    mma.sync) on the host build: the CPU engine's words, K padded."""
+    import ml_dtypes
+
+    import tcprobe
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((9, 40)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((40, 18)).astype(ml_dtypes.float8_e4m3fn)
+    cpu = tcprobe.matmul(a, b, gpu="H100", instr="mma", progress=False)
+    host = tcprobe.matmul(a, b, gpu="H100", instr="mma", backend="host", progress=False)
+    assert np.array_equal(np.asarray(cpu).view(np.uint32), np.asarray(host).view(np.uint32))

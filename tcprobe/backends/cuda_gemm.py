@@ -84,12 +84,13 @@ def gemm_words_cuda(mdl, a, b, c, lo: int, hi: int, *, sa=None, sb=None, active=
 
 def _k_ordered(mdl, a, b, active):
     """A's columns and B's rows (and sparse A's kept positions) in the order a
-    model's ``k_order`` consumes each instruction's K positions: position j of
+    model consumes each instruction's K positions (a ``k_order``, a split
+    model's parts: cuda_params.k_order): position j of
     tile T holds position ``k_order[j]`` of T. A block's sum is the same in any
     order of its products (integers), so the order decides only which
     products share a block, and the kernel's blocks of consecutive positions
     are then the engine's (core_loop: order[lo:hi])."""
-    order = getattr(getattr(mdl, "params", None), "k_order", None)
+    order = cuda_params.k_order(mdl)
     if order is None:
         return a, b, active
     dk = mdl.datapath.k

@@ -26,8 +26,10 @@ import numpy as np
 from tcprobe.models.amd import DESIGNS, MfmaModel
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
-from tcprobe.models.kernels.kernel_params import OVERFLOWS, kernel_params
-from tcprobe.models.model import FixedPointModel, IntegerModel
+from tcprobe.models.kernels.gemm_split import stage_model
+from tcprobe.models.kernels.kernel_params import OVERFLOWS, ROUNDINGS, kernel_params
+from tcprobe.models.model import FixedPointModel, IntegerModel, ModelError
+from tcprobe.models.structures import SplitModel
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
 INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "e4m3fnuz",
@@ -57,22 +59,21 @@ PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "
                 "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
                 "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
                 "pgcm", "gf", "amd", "amd_l", "amd_f2", "c", "cc", "c_conv", "cc_nan", "zero_ieee",
-                "normalized", "c_last", "c_add")
+                "normalized", "c_last", "c_add", "c_add_ieee", "c_every", "unpack", "u_nan", "ua",
+                "ub")
 GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
 AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
-_SPECS = {"a", "b", "scale", "c", "cc"}  # TcSpec fields; TcStage: inter, out, c_add
+_SPECS = {"a", "b", "scale", "c", "cc", "ua", "ub"}  # TcSpec fields; TcStage: inter, out, c_add
 _STAGES = {"inter", "out", "c_add"}
 _SIZE = {f: len(SPEC_FIELDS) if f in _SPECS else
          len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1 if f in _STAGES else 1 for f in PARAM_FIELDS}
 _AT = {f: sum(_SIZE[g] for g in PARAM_FIELDS[:i]) for i, f in enumerate(PARAM_FIELDS)}
 N_PARAMS = sum(_SIZE.values())
-C_FIELDS = N_PARAMS - _AT["c"]  # c .. c_add: the chain's C, zero sign, alignment, c_last
+C_FIELDS = N_PARAMS - _AT["c"]  # c .. ub: the chain's C, zero sign, alignment, c_last, unpack
 SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
 NOT_THE_CHAIN = {
-    "SplitModel": "the fp8 mma.sync emulation of sm_90/sm_100 unpacks into f16 sub-MMAs "
-                  "(models/kernels/gemm_split.py); the kernel runs one chain",
     "F64Model": "f64 DMMA is an IEEE FMA chain on 64-bit words; the kernel's words are 32-bit",
 }
 
@@ -91,6 +92,9 @@ def check(mdl) -> None:
         return
     if type(mdl) is MfmaModel:
         _check_mfma(mdl)
+        return
+    if type(mdl) is SplitModel:
+        _check_split(mdl)
         return
     if type(mdl) is not FixedPointModel:
         kind = type(mdl).__name__
@@ -209,6 +213,67 @@ def _pack_mfma(mdl) -> np.ndarray:
     return out
 
 
+def _split_block(mdl) -> int:
+    return min(mdl.stage.block_size, len(mdl.parts[0]))
+
+
+def _check_split(mdl) -> None:
+    """A split model (the fp8 mma.sync emulation of sm_90/sm_100): sub-MMAs of
+    equal size, the first from +0, each later one from the one before, C added
+    last by an exact add (models/kernels/gemm_split.py's conditions), A and B
+    unpacked exactly; the stage a chain this backend computes."""
+    dp = mdl.datapath
+    acc = get_format(mdl.acc_type or dp.d_type).name
+    why = None
+    if mdl.c_entry != "last":
+        why = f"c_entry={mdl.c_entry!r} (C in the first sub-MMA)"
+    elif mdl.c_add_window is not None:
+        why = f"c_add_window={mdl.c_add_window} (C merged in a window)"
+    elif mdl.c_convert or acc != get_format(dp.d_type).name or dp.c != dp.d_type:
+        why = "C or the sub-MMAs' accumulator of another type than D"
+    elif dp.block_scaled or dp.sparse:
+        why = "block-scaled or sparse"
+    elif len({len(p) for p in mdl.parts}) != 1:
+        why = "sub-MMAs of unequal sizes"
+    if why is None:
+        try:
+            mdl.check_parts(dp.k)
+        except ModelError as e:
+            why = str(e)
+    if why is None and _split_block(mdl) and len(mdl.parts[0]) % _split_block(mdl):
+        why = f"stage blocks of {mdl.stage.block_size} do not divide the sub-MMA"
+    if why:
+        raise Unsupported(f"split model {mdl.name!r} ({dp.id}): {why} is not in the CUDA backend")
+    for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
+        if get_format(fmt).name not in INPUT_FORMATS:
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
+                              f"backend ({', '.join(INPUT_FORMATS)})")
+    check(stage_model(mdl))
+
+
+def _pack_split(mdl) -> np.ndarray:
+    """A split model's TcParams: the stage's chain on the unpacked A and B
+    (ua, ub the words' formats, a, b the stage's), one kernel instruction a
+    sub-MMA (per_instr its blocks), C saved at each split instruction's start
+    (c_every blocks), the first sub-MMA from +0 (c_last 2), then the IEEE add
+    of C in D's type (c_add: c_add_rounding, D's bits and NaN, IEEE overflow
+    and zero signs: structures.ieee_add)."""
+    dp = mdl.datapath
+    out = pack(stage_model(mdl))
+    d_fmt = get_format(dp.d_type)
+    block = _split_block(mdl)
+    u = get_format(mdl.unpack or dp.a_type)
+    vals = {"c_last": 2, "c_every": dp.k // block, "c_add_ieee": 1,
+            "unpack": int(mdl.unpack is not None), "u_nan": int(u.canonical_nan or 0),
+            "ua": _spec(get_format(dp.a_type).spec), "ub": _spec(get_format(dp.b_type).spec),
+            "c_add": [*_spec(d_fmt.spec), int(ROUNDINGS[mdl.c_add_rounding]), d_fmt.frac_bits,
+                      int(d_fmt.canonical_nan), 0]}
+    for name, v in vals.items():
+        v = v if isinstance(v, list) else [v]
+        out[_AT[name]:_AT[name] + len(v)] = v
+    return out
+
+
 def _check_integer(mdl) -> None:
     dp = mdl.datapath
     for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
@@ -282,7 +347,7 @@ def _plain_c(fmt: str) -> list[int]:
     """The C fields of a chain that reads its C as D (``fmt``), unconverted,
     +0 zeros, raw alignment, C in the first block (c_add unused)."""
     spec = _spec(get_format(fmt).spec)
-    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0]
+    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, 0, 0, 0, *spec, *spec]
     assert len(out) == C_FIELDS
     return out
 
@@ -301,6 +366,8 @@ def pack(mdl) -> np.ndarray:
         return _pack_scaled(mdl)
     if type(mdl) is MfmaModel:
         return _pack_mfma(mdl)
+    if type(mdl) is SplitModel:
+        return _pack_split(mdl)
     dp, p = mdl.datapath, mdl.params
     c_fmt = get_format(p.c_convert or dp.c)
     kp = kernel_params(dp, p, dp.k, c_fmt)
@@ -313,7 +380,8 @@ def pack(mdl) -> np.ndarray:
               *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
               *[0] * AMD_FIELDS, *_spec(get_format(dp.c).spec), *_spec(kp.c_spec),
               int(p.c_convert is not None), int(nan if nan is not None else 0),
-              int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add)]
+              int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add),
+              int(not kp.c_add.zero_pos), 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec)]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -388,7 +456,17 @@ def per_instr(mdl) -> int:
         return dp.k // _int_block(dp.k)
     if type(mdl) in (BlockScaledModel, MfmaModel):
         return 1
+    if type(mdl) is SplitModel:
+        return dp.k // _split_block(mdl)
     return dp.k // min(mdl.params.block_size, dp.k)
+
+
+def k_order(mdl) -> tuple[int, ...] | None:
+    """The order an instruction consumes its K positions in (None: 0..K-1):
+    a FixedPointModel's ``k_order``, a split model's parts one after another."""
+    if type(mdl) is SplitModel:
+        return tuple(int(i) for part in mdl.parts for i in part)
+    return getattr(getattr(mdl, "params", None), "k_order", None)
 
 
 def kernel_name(params: np.ndarray) -> str:
