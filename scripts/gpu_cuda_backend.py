@@ -12,8 +12,8 @@ Steps, each recorded in DIR/results.json (and a line of DIR/summary.tsv):
    BlockScaledModel's and MfmaModel's own evaluate, tile by tile, for the
    block-scaled and AMD rows (the sparse rows with models.gemm's masked decoders).
 3. equal-small: every covered row (tests/cuda_backend_support.py's COVERED,
-   INTEGER, SCALED and SPARSE lists, restated here, and the first AMD row of
-   each design: the tc_gemm_amd kernel) on special-heavy and raw
+   INTEGER, SCALED, SPARSE and SPLIT lists, restated here, and the first AMD
+   row of each design: the tc_gemm_amd kernel) on special-heavy and raw
    random words (integer: the smallest and largest values, and raw;
    block-scaled: special scales and raw scales; sparse: half of K kept),
    48 x 40 x 4 instructions: the kernel's words against the host build's
@@ -79,6 +79,7 @@ from cuda_backend_support import AMD  # noqa: E402
 from cuda_backend_support import INTEGER as INTEGER_ROWS  # noqa: E402
 from cuda_backend_support import SCALED as SCALED_ROWS  # noqa: E402
 from cuda_backend_support import SPARSE as SPARSE_ROWS  # noqa: E402
+from cuda_backend_support import SPLIT as SPLIT_ROWS  # noqa: E402
 
 AMD_ROWS = AMD[:5]  # one AMD v_mfma row a design (fma, exact, ftz, truncated, grouped)
 
@@ -154,7 +155,7 @@ def small_cases(limit: int | None = None) -> list[dict]:
     rng = np.random.default_rng(38)
     m, n, tiles = SMALL
     out = []
-    rows = [*ROWS, *INTEGER_ROWS, *SCALED_ROWS, *SPARSE_ROWS, *AMD_ROWS]
+    rows = [*ROWS, *INTEGER_ROWS, *SCALED_ROWS, *SPARSE_ROWS, *AMD_ROWS, *SPLIT_ROWS]
     if limit:  # one of each kind of row first
         rows = [ROWS[0], INTEGER_ROWS[0], SCALED_ROWS[0], SPARSE_ROWS[0], AMD_ROWS[0],
                 *rows][:limit]

@@ -16,6 +16,7 @@ from cuda_backend_support import (
     INTEGER,
     SCALED,
     SPARSE,
+    SPLIT,
     engine_chain,
     fp4_operands,
     integer_model,
@@ -381,6 +382,7 @@ def test_gpu_check_covers_the_tested_rows():
     assert names["SCALED_ROWS"] == SCALED
     assert names["SPARSE_ROWS"] == SPARSE
     assert names["AMD_ROWS"] == AMD[:5]
+    assert names["SPLIT_ROWS"] == SPLIT
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from cuda_backend_support import (
     INTEGER,
     SCALED,
     SPARSE,
+    SPLIT,
     amd_operands,
     integer_model,
     integer_operands,
@@ -144,3 +145,21 @@ def test_kernel_chain_parameters_equal_host():
     a, b, c = operands(rng, "special", "bf16", "bf16", "f32", 37, 64, 45)
     got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4).cpu().numpy().view(np.uint32)
     assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4))
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", SPLIT, ids=lambda r: "-".join(r))
+def test_kernel_split_words_equal_engine(row):
+    """The split fp8 mma.sync emulation on the GPU: the host build's and models.gemm's words."""
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry.auto(Datapath.parse(row[1]), row[0])
+    dp = mdl.datapath
+    rng = np.random.default_rng(11)
+    for kind in ("raw", "special", "cancel"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 37, 4 * dp.k, 45)
+        got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4).cpu().numpy().view(np.uint32)
+        assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4)), kind
+        assert np.array_equal(got, gemm.gemm_words(mdl, a, b, c, (0, 4))), kind
