@@ -20,6 +20,7 @@
 // so that the chain's kernel keeps its registers.
 #include "tc_gemm_core.cuh"
 #include "tc_gemm_groups.cuh"
+#include "tc_gemm_exact.cuh"
 #include "tc_gemm_amd.cuh"
 
 #define TC_TILE 16
@@ -119,7 +120,9 @@ TC_TILE_FN void tc_gemm_tile(const TcParams& P, const tc_u32* A, const tc_u32* B
         if (c_starts && P.c_conv) word = (tc_u32)tc_convert_word(word, P.c, P.cc, P.cc_nan);
         if (c_starts && P.c_last) cw[tid] = word;
         if (c_starts && P.c_last == 2) word = 0;  // a split model's first sub-MMA: from +0
-        switch (L) {  // the profiles' block sizes as constants; any other L at run time
+        if (P.window < 0) {  // no window: an exact sum (its own kernel would spare no registers)
+          acc[tid] = tc_exact_step(P, word, starts, ends, ar, bc, TC_TILE, L);
+        } else switch (L) {  // the profiles' block sizes as constants; any other L at run time
           case 4: acc[tid] = tc_block_step<4>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
           case 8: acc[tid] = tc_block_step<8>(P, word, starts, ends, ar, bc, TC_TILE, L); break;
           case 16: acc[tid] = tc_block_step<16>(P, word, starts, ends, ar, bc, TC_TILE, L); break;

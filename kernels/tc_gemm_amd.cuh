@@ -7,7 +7,7 @@
 // instruction (K elements of a row of A and a column of B) on ``acc``:
 //
 //   1 fma        a chain of IEEE FMAs, C first, each rounded to nearest even
-//   2 exact      blocks of L products and the addend summed exactly (tc_exact_sum:
+//   2 exact      blocks of L products and the addend summed exactly (TcExact:
 //                a fixed-point accumulator of 32-bit limbs), rounded once
 //   3 ftz        each product rounded into f32, added in pairs (P = 2) or a tree of two
 //                pairs (P = 4), every f32 result flushed to a zero of its sign when subnormal
@@ -25,7 +25,6 @@
 
 #define TC_AMD_NAN 0x7FFFFFFFLL
 #define TC_DEFAULT_NAN 0xFFC00000LL  // x86-64's default NaN: what an invalid operation writes
-#define TC_LIMBS 18  // 576 bits: any exact sum of 32-bit float products and an f32 addend
 
 // An element for the AMD designs: class, sign, magnitude, exponent of its last
 // bit, raw exponent, and the word (NaNs).
@@ -158,53 +157,14 @@ TC_HD tc_i64 tc_to32(const TcVal& v, const TcSpec& f) {
 }
 
 // ---------------------------------------------------------------------------
-// exact: the sum of a block's products and C in 32-bit limbs (bit 0 at 2**base)
-
-struct TcExact {
-  tc_i64 limb[TC_LIMBS];
-  tc_i64 base;
-};
-
-TC_HD void tc_exact_add(TcExact& x, tc_i64 neg, tc_i64 sig, tc_i64 lsb) {
-  if (sig == 0) return;
-  const tc_i64 p = lsb - x.base;
-  const int i = (int)(p >> 5), off = (int)(p & 31);
-  const tc_i64 lo = (sig & 0xFFFFFFFFLL) << off, hi = (sig >> 32) << off;
-  const tc_i64 part[3] = {lo & 0xFFFFFFFFLL, (lo >> 32) + (hi & 0xFFFFFFFFLL), hi >> 32};
-  for (int j = 0; j < 3 && i + j < TC_LIMBS; ++j) x.limb[i + j] += neg ? -part[j] : part[j];
-}
+// exact (the limbs: kernels/tc_gemm_exact.cuh)
 
 // The f32 word of the accumulated sum, rounded to nearest even once (+0 when zero).
 TC_HD tc_i64 tc_exact_word(TcExact& x) {
-  tc_i64 carry = 0;
-  for (int i = 0; i < TC_LIMBS; ++i) {
-    const tc_i64 v = x.limb[i] + carry;
-    x.limb[i] = v & 0xFFFFFFFFLL;
-    carry = v >> 32;
-  }
-  const tc_i64 neg = carry < 0 ? 1 : 0;
-  if (neg) {
-    carry = 0;
-    for (int i = 0; i < TC_LIMBS; ++i) {
-      const tc_i64 v = -x.limb[i] + carry;
-      x.limb[i] = v & 0xFFFFFFFFLL;
-      carry = v >> 32;
-    }
-  }
-  int top = -1;
-  for (int i = TC_LIMBS - 1; i >= 0 && top < 0; --i)
-    if (x.limb[i] != 0) top = i;
-  if (top < 0) return 0;
-  const tc_i64 msb = 32LL * top + tc_bit_length(x.limb[top]) - 1;
-  const tc_i64 cut = msb > 61 ? msb - 61 : 0;  // keep the top 62 bits, the rest sticky
-  tc_i64 mag = 0;
-  bool sticky = false;
-  for (int i = 0; i <= top; ++i) {
-    const tc_i64 sh = 32LL * i - cut;
-    mag += tc_shl(x.limb[i], sh);
-    if (sh < 0) sticky = sticky || tc_low_bits(x.limb[i], -sh) != 0;
-  }
-  return tc_rne32(neg, mag, x.base + cut, sticky);
+  tc_i64 neg, mag, q;
+  bool sticky;
+  tc_exact_parts(x, &neg, &mag, &q, &sticky);
+  return mag == 0 && !sticky ? 0 : tc_rne32(neg, mag, q, sticky);
 }
 
 // amd._exact_block: C + the products lo..hi-1 exactly, rounded once; specials

@@ -103,6 +103,8 @@ struct TcParams {
                             // blocks start with no addend, 2 from +0 (a split model's sub-MMAs)
   TcStage c_add;
   tc_i64 c_add_ieee;        // c_add's zero signs: 1 IEEE's
+  tc_i64 c_add_window;      // -1: the final add is exact; else both cut to this many bits
+                            // below the larger raw exponent first (structures.ieee_add)
   tc_i64 c_every;           // blocks from one C to the next (c_last 2: a split instruction)
   // A split model's unpack (models/structures.py SplitModel.unpack): A and B
   // words of ua / ub converted (formats.convert, exact for fp8 to f16) into a / b
@@ -467,8 +469,18 @@ TC_HD tc_i64 tc_c_last_word(const TcParams& P, tc_i64 acc, tc_i64 c) {
   tc_i64 word;
   if (tc_specials_word(flags, P.c_add, &word)) return word;
   tc_i64 neg, mag, q;
-  tc_sum2_parts(x.sign, x.sig, x.raw - as.frac_bits, y.sign, y.sig, y.raw - P.cc.frac_bits,
-                &neg, &mag, &q);
+  if (P.c_add_window >= 0) {  // a fixed-point merge: one window on the larger raw exponent
+    tc_i64 top = x.sig != 0 ? x.raw : (tc_i64)TC_ZERO_EXP;
+    top = y.sig != 0 && y.raw > top ? y.raw : top;
+    q = top - P.c_add_window;
+    const tc_i64 m = tc_cut(x.sig, x.raw - as.frac_bits - q, x.sign) +
+                     tc_cut(y.sig, y.raw - P.cc.frac_bits - q, y.sign);
+    neg = m < 0 ? 1 : 0;
+    mag = m < 0 ? -m : m;
+  } else {
+    tc_sum2_parts(x.sign, x.sig, x.raw - as.frac_bits, y.sign, y.sig, y.raw - P.cc.frac_bits,
+                  &neg, &mag, &q);
+  }
   const TcStage& st = P.c_add;
   if (mag == 0) return (P.c_add_ieee && !(flags & TC_NONNEG))
                            ? tc_encode(1, 0, 0, false, st.spec, 0, st.keep, 0) : 0;

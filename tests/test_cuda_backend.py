@@ -264,7 +264,6 @@ BF16 = ("H100", "sm_90", "wgmma", "bf16", "f32")
 @pytest.mark.parametrize("changes, named", [
     ({"k_order": tuple(range(15))}, "k_order"),
     ({"c_convert": "e2m1"}, "c_convert"),
-    ({"window_bits": None}, "window_bits"),
     ({"window_bits": 49}, "window_bits"),
     ({"carry_bits": 40}, "carry_bits"),
     ({"output_frac_bits": 24}, "output_frac_bits"),

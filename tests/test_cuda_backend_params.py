@@ -1,7 +1,8 @@
 """The CUDA backend's chain under the engine parameters beyond the default
 profiles' (kernels/tc_gemm_core.cuh: zero_sign='ieee', align='normalized',
 c_join='last' with c_add_rounding, k_order, c_convert, C of another type than
-D, fnuz inputs): the host build's words equal the plain engine's (fused_dot,
+D, fnuz inputs; kernels/tc_gemm_exact.cuh: window_bits=None), the baseline
+models of the registry (ieee, fma-chain, two-stage, two-stage-rne): the host build's words equal the plain engine's (fused_dot,
 fast=False, instruction by instruction), on random draws of every parameter;
 each parameter is reached (the engine without it gives other words on the
 same operands); hand-made words check the rules without the engine. And the
@@ -39,6 +40,8 @@ def _draw(rng, mdl):
         ch["k_order"] = tuple(int(x) for x in rng.permutation(dp.k))
     if rng.random() < 0.5:
         ch["c_convert"] = str(rng.choice(cuda_params.C_FORMATS))
+    if rng.random() < 0.25:
+        ch["window_bits"] = None  # an exact sum (tc_exact_step)
     return _random_params(rng, mdl).replace(**ch)
 
 
@@ -73,6 +76,8 @@ def _fixed(row_or_dp, gpu=None, **changes):
 
 
 @pytest.mark.parametrize("changes", [
+    {"window_bits": None},
+    {"window_bits": None, "output_rounding": "rne", "zero_sign": "ieee", "overflow": "ieee"},
     {"zero_sign": "ieee"},
     {"align": "normalized"},
     {"c_join": "last"},
@@ -230,3 +235,35 @@ def test_split_through_matmul_host():
     cpu = tcprobe.matmul(a, b, gpu="H100", instr="mma", progress=False)
     host = tcprobe.matmul(a, b, gpu="H100", instr="mma", backend="host", progress=False)
     assert np.array_equal(np.asarray(cpu).view(np.uint32), np.asarray(host).view(np.uint32))
+
+
+@pytest.mark.parametrize("name", ["ieee", "fma-chain", "two-stage", "two-stage-rne"])
+@pytest.mark.parametrize("dp_id, gpu", [("wgmma.bf16.f32.k16", "H100"),
+                                        ("mma.f16.f16.k16", "A100"),
+                                        ("wgmma.e4m3.f16.k32", "H100")])
+def test_baseline_models_equal_model(name, dp_id, gpu):
+    """The registry's reference models (exact sums: one rounding a block, an
+    FMA chain; two stages with C merged in a window or added exactly) on the
+    host build: the models' own words."""
+    mdl = registry.resolve(name, Datapath.parse(dp_id), gpu)
+    ok, why = cuda_gemm.supports(mdl)
+    assert ok, why
+    dp = mdl.datapath
+    rng = np.random.default_rng(len(name) + dp.k)
+    for kind in ("special", "spread", "cancel", "raw"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 9, 3 * dp.k, 11)
+        want = model_chain(mdl, a, b, c, 0, 3)
+        assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3), want), kind
+
+
+def test_named_exact_sum():
+    """Hand-made bf16 words under the 'ieee' model (one exact sum a block of
+    16, RNE into f32): 2**30 + 1 - 2**30 is 1 (a window of 25 bits would cut
+    the 1 below 2**30's anchor), and 1 + 2**-24 + 2**-24 rounds up once."""
+    mdl = registry.resolve("ieee", Datapath.parse("wgmma.bf16.f32.k16"), "H100")
+    a = np.zeros((2, 16), np.uint32)
+    b = np.full((16, 1), 0x3F80, np.uint32)  # 1
+    a[0, :3] = (0x4E80, 0x3F80, 0xCE80)  # 2**30, 1, -2**30
+    a[1, :3] = (0x3F80, 0x3380, 0x3380)  # 1, 2**-24, 2**-24
+    d = cuda_gemm.gemm_words_cuda(mdl, a, b, np.zeros((2, 1), np.uint32), 0, 1)
+    assert (d[0, 0], d[1, 0]) == (0x3F800000, 0x3F800001)

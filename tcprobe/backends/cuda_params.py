@@ -59,8 +59,8 @@ PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "
                 "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
                 "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
                 "pgcm", "gf", "amd", "amd_l", "amd_f2", "c", "cc", "c_conv", "cc_nan", "zero_ieee",
-                "normalized", "c_last", "c_add", "c_add_ieee", "c_every", "unpack", "u_nan", "ua",
-                "ub")
+                "normalized", "c_last", "c_add", "c_add_ieee", "c_add_window", "c_every", "unpack",
+                "u_nan", "ua", "ub")
 GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
 AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
 _SPECS = {"a", "b", "scale", "c", "cc", "ua", "ub"}  # TcSpec fields; TcStage: inter, out, c_add
@@ -227,8 +227,8 @@ def _check_split(mdl) -> None:
     why = None
     if mdl.c_entry != "last":
         why = f"c_entry={mdl.c_entry!r} (C in the first sub-MMA)"
-    elif mdl.c_add_window is not None:
-        why = f"c_add_window={mdl.c_add_window} (C merged in a window)"
+    elif mdl.c_add_window is not None and not 0 <= mdl.c_add_window <= MAX_WINDOW:
+        why = f"c_add_window={mdl.c_add_window} (C merged in a window past {MAX_WINDOW} bits)"
     elif mdl.c_convert or acc != get_format(dp.d_type).name or dp.c != dp.d_type:
         why = "C or the sub-MMAs' accumulator of another type than D"
     elif dp.block_scaled or dp.sparse:
@@ -257,17 +257,20 @@ def _pack_split(mdl) -> np.ndarray:
     sub-MMA (per_instr its blocks), C saved at each split instruction's start
     (c_every blocks), the first sub-MMA from +0 (c_last 2), then the IEEE add
     of C in D's type (c_add: c_add_rounding, D's bits and NaN, IEEE overflow
-    and zero signs: structures.ieee_add)."""
+    and zero signs; with c_add_window the merge in that window, overflow to
+    Inf: structures.ieee_add)."""
     dp = mdl.datapath
     out = pack(stage_model(mdl))
     d_fmt = get_format(dp.d_type)
     block = _split_block(mdl)
     u = get_format(mdl.unpack or dp.a_type)
+    window = mdl.c_add_window
     vals = {"c_last": 2, "c_every": dp.k // block, "c_add_ieee": 1,
+            "c_add_window": -1 if window is None else int(window),
             "unpack": int(mdl.unpack is not None), "u_nan": int(u.canonical_nan or 0),
             "ua": _spec(get_format(dp.a_type).spec), "ub": _spec(get_format(dp.b_type).spec),
             "c_add": [*_spec(d_fmt.spec), int(ROUNDINGS[mdl.c_add_rounding]), d_fmt.frac_bits,
-                      int(d_fmt.canonical_nan), 0]}
+                      int(d_fmt.canonical_nan), 0 if window is None else int(OVERFLOWS["inf"])]}
     for name, v in vals.items():
         v = v if isinstance(v, list) else [v]
         out[_AT[name]:_AT[name] + len(v)] = v
@@ -295,9 +298,7 @@ def _check_integer(mdl) -> None:
 
 def _check_params(dp, p) -> None:
     d_fmt = get_format(dp.d_type)
-    if p.window_bits is None:
-        raise Unsupported("window_bits=None (an exact sum) is not in the CUDA backend")
-    if p.window_bits > MAX_WINDOW:
+    if p.window_bits is not None and p.window_bits > MAX_WINDOW:
         raise Unsupported(f"window_bits={p.window_bits}: the CUDA backend takes at most "
                           f"{MAX_WINDOW}")
     block = min(p.block_size, dp.k)
@@ -323,7 +324,8 @@ def _check_params(dp, p) -> None:
     if p.inter_frac_bits is not None and p.inter_frac_bits > i_fmt.frac_bits:
         raise Unsupported(f"inter_frac_bits={p.inter_frac_bits} is more than "
                           f"{i_fmt.name} holds ({i_fmt.frac_bits})")
-    if p.carry_bits is not None and p.window_bits + p.carry_bits + 1 > CARRY_WIDTH:
+    if (p.carry_bits is not None and p.window_bits is not None
+            and p.window_bits + p.carry_bits + 1 > CARRY_WIDTH):
         raise Unsupported(f"carry_bits={p.carry_bits}: window_bits + carry_bits + 1 must be at "
                           f"most {CARRY_WIDTH}")
     if p.nan is not None and not 0 <= p.nan < (1 << d_fmt.width):
@@ -347,7 +349,7 @@ def _plain_c(fmt: str) -> list[int]:
     """The C fields of a chain that reads its C as D (``fmt``), unconverted,
     +0 zeros, raw alignment, C in the first block (c_add unused)."""
     spec = _spec(get_format(fmt).spec)
-    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, 0, 0, 0, *spec, *spec]
+    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, -1, 0, 0, 0, *spec, *spec]
     assert len(out) == C_FIELDS
     return out
 
@@ -381,7 +383,7 @@ def pack(mdl) -> np.ndarray:
               *[0] * AMD_FIELDS, *_spec(get_format(dp.c).spec), *_spec(kp.c_spec),
               int(p.c_convert is not None), int(nan if nan is not None else 0),
               int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add),
-              int(not kp.c_add.zero_pos), 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec)]
+              int(not kp.c_add.zero_pos), -1, 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec)]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
