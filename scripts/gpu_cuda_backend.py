@@ -13,7 +13,7 @@ Steps, each recorded in DIR/results.json (and a line of DIR/summary.tsv):
    block-scaled and AMD rows (the sparse rows with models.gemm's masked decoders).
 3. equal-small: every covered row (tests/cuda_backend_support.py's COVERED,
    INTEGER, SCALED, SPARSE and SPLIT lists, restated here, and the first AMD
-   row of each design: the tc_gemm_amd kernel) on special-heavy and raw
+   row of each design: the tc_gemm_wide kernel) on special-heavy and raw
    random words (integer: the smallest and largest values, and raw;
    block-scaled: special scales and raw scales; sparse: half of K kept),
    48 x 40 x 4 instructions: the kernel's words against the host build's

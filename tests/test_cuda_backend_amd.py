@@ -1,5 +1,5 @@
 """The CUDA backend's AMD v_mfma designs (kernels/tc_gemm_amd.cuh, the
-tc_gemm_amd kernel): the host build of the same source gives the words of
+tc_gemm_wide kernel): the host build of the same source gives the words of
 models/amd.py's MfmaModel (its own evaluate, instruction by instruction, the
 reference tcprobe.matmul(..., gpu="MI300X") runs on the CPU), word for word,
 for every v_mfma datapath of MI100, MI250X and MI300X but f64, on random,

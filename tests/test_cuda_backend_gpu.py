@@ -117,7 +117,7 @@ def test_kernel_sparse_words_equal_engine(row):
 @pytest.mark.gpu
 @pytest.mark.parametrize("row", AMD, ids=lambda r: "-".join(r))
 def test_kernel_amd_words_equal_model(row):
-    """tc_gemm_amd: the AMD designs' words on the GPU equal the host build's
+    """tc_gemm_wide: the AMD designs' words on the GPU equal the host build's
     and the MfmaModel's own, and a k_order / c_join='last' chain runs too."""
     from tcprobe.models import amd_profiles
     from tcprobe.models.datapath import Datapath

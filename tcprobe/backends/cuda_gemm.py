@@ -28,7 +28,7 @@ __all__ = ["KERNEL", "KERNELS", "Unsupported", "compile_kernel", "gemm_words_cud
            "product_words_cuda", "supports"]
 
 KERNEL = "tc_gemm_chain"
-KERNELS = (KERNEL, "tc_gemm_amd")  # the AMD designs' kernel: the same tile, its own registers
+KERNELS = (KERNEL, "tc_gemm_wide")  # AMD designs, exact sums: the same tile, its own registers
 TILE = host_build.TILE
 MAX_GRID_Y = 65535
 

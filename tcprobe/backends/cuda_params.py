@@ -472,6 +472,7 @@ def k_order(mdl) -> tuple[int, ...] | None:
 
 
 def kernel_name(params: np.ndarray) -> str:
-    """The kernel of tc_gemm.cu that runs these TcParams: tc_gemm_amd for an
-    AMD design, else tc_gemm_chain."""
-    return "tc_gemm_amd" if int(params[_AT["amd"]]) else "tc_gemm_chain"
+    """The kernel of tc_gemm.cu that runs these TcParams: tc_gemm_wide for an
+    AMD design or an exact sum (no window), else tc_gemm_chain."""
+    wide = int(params[_AT["amd"]]) or int(params[_AT["window"]]) < 0
+    return "tc_gemm_wide" if wide else "tc_gemm_chain"
