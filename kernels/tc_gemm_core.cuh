@@ -110,6 +110,7 @@ struct TcParams {
   // words of ua / ub converted (formats.convert, exact for fp8 to f16) into a / b
   tc_i64 unpack, u_nan;
   TcSpec ua, ub;
+  tc_i64 c_keep;            // block-scaled zero_c 'keep': C's word when every product is zero
 };
 
 // scaled_kernel.UNSET (core.NO_FLOOR): an absent term of the quantum.

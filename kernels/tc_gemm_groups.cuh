@@ -90,7 +90,7 @@ TC_HD tc_u32 tc_groups_step(const TcParams& P, tc_u32 acc, const TcDec* a, const
   tc_i64 word;
   if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
   const bool c_zero = !c.special && c.sig == 0;
-  if (!have) return c_zero ? 0u : acc;  // zero_c 'positive' (cuda_params refuses 'keep')
+  if (!have) return (c_zero && !P.c_keep) ? 0u : acc;  // zero_c 'positive' or 'keep'
   const bool c_nonzero = !c.special && c.sig != 0;
   const tc_i64 c_raw = c_nonzero ? c.raw : TC_UNSET;
   if (P.cdom && c_nonzero && c.raw >= big_r) {  // step 5: the C-dominant merge

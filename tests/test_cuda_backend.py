@@ -507,14 +507,28 @@ def test_sparse_through_matmul_host():
     assert not ((chain[0] & 0x7FFFFFFF) > 0x7F800000).any()  # row 0 reads none of the NaNs
 
 
-def test_refuses_scaled_zero_c_keep():
+@pytest.mark.parametrize("dp_id", ["tcgen05.mxf4.e2m1.f32.k64.ue8m0x2",
+                                   "tcgen05.mxf8f6f4.e4m3.f32.k32.ue8m0x1"])
+def test_scaled_zero_c_keep(dp_id):
+    """zero_c='keep' (C's word, -0 included, when every product is zero;
+    tc_groups_step): the model's words on operands with zero rows and C = -0,
+    which 'positive' gives as +0."""
     from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
-    mdl = registry_auto(("B200", "tcgen05.mxf4.e2m1.f32.k64.ue8m0x2"))
+    mdl = registry_auto(("B200", dp_id))
     keep = BlockScaledModel(mdl.name, mdl.datapath, mdl.evidence,
                             mdl.params.replace(zero_c="keep"))
-    ok, why = cuda_gemm.supports(keep)
-    assert not ok and "zero_c" in why
+    assert cuda_gemm.supports(keep)[0] and not cuda_params.scaled_by_chain(keep)
+    dp = keep.datapath
+    rng = np.random.default_rng(14)
+    a, b, c = operands(rng, "finite", dp.a_type, dp.b_type, dp.d_type, 12, 2 * dp.k, 10)
+    sa, sb = scales(rng, "near", 12, 10, 2 * dp.n_scales)
+    a[:4] = 0  # rows of zero products (B finite: no Inf that makes a NaN)
+    c[:4] = 0x80000000
+    want = scaled_chain(keep, a, b, c, sa, sb, 0, 2)
+    assert np.array_equal(cuda_gemm.gemm_words_cuda(keep, a, b, c, 0, 2, sa=sa, sb=sb), want)
+    assert (want[:4] == 0x80000000).all()
+    assert not np.array_equal(scaled_chain(mdl, a, b, c, sa, sb, 0, 2), want)
 
 
 def registry_auto(row):

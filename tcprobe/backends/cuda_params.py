@@ -60,7 +60,7 @@ PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "
                 "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
                 "pgcm", "gf", "amd", "amd_l", "amd_f2", "c", "cc", "c_conv", "cc_nan", "zero_ieee",
                 "normalized", "c_last", "c_add", "c_add_ieee", "c_add_window", "c_every", "unpack",
-                "u_nan", "ua", "ub")
+                "u_nan", "ua", "ub", "c_keep")
 GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
 AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
 _SPECS = {"a", "b", "scale", "c", "cc", "ua", "ub"}  # TcSpec fields; TcStage: inter, out, c_add
@@ -69,7 +69,7 @@ _SIZE = {f: len(SPEC_FIELDS) if f in _SPECS else
          len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1 if f in _STAGES else 1 for f in PARAM_FIELDS}
 _AT = {f: sum(_SIZE[g] for g in PARAM_FIELDS[:i]) for i, f in enumerate(PARAM_FIELDS)}
 N_PARAMS = sum(_SIZE.values())
-C_FIELDS = N_PARAMS - _AT["c"]  # c .. ub: the chain's C, zero sign, alignment, c_last, unpack
+C_FIELDS = N_PARAMS - _AT["c"]  # c .. c_keep: the chain's C, zero signs, alignment, c_last, unpack
 SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
@@ -132,7 +132,7 @@ def scaled_by_chain(mdl) -> bool:
     largest scaled exponent sum and raw(C), ue8m0 scales, q_floor at or below
     f32's last bit (kind::mxf8f6f4's mx parameters); else tc_groups_step runs it."""
     p, f32 = mdl.params, get_format("f32")
-    return (all(getattr(p, k) == v for k, v in SCALED_CHAIN.items())
+    return (p.zero_c == "positive" and all(getattr(p, k) == v for k, v in SCALED_CHAIN.items())
             and get_format(mdl.datapath.scale_type).name == "ue8m0"
             and p.product_window is not None and p.product_window == p.c_window
             and f32.frac_bits <= p.product_window <= MAX_WINDOW
@@ -152,9 +152,6 @@ def _check_scaled(mdl) -> None:
         if get_format(fmt).name not in INPUT_FORMATS:
             raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
                               f"backend ({', '.join(INPUT_FORMATS)})")
-    if p.zero_c != "positive":
-        raise Unsupported(f"{dp.id}: zero_c={p.zero_c!r} (C = -0 kept when every product is "
-                          "zero) is not in the CUDA backend")
     if dp.k > MAX_BLOCK or dp.k % dp.scale_block:
         raise Unsupported(f"{dp.id}: K={dp.k} in scale blocks of {dp.scale_block} is not in "
                           "the CUDA backend")
@@ -349,7 +346,7 @@ def _plain_c(fmt: str) -> list[int]:
     """The C fields of a chain that reads its C as D (``fmt``), unconverted,
     +0 zeros, raw alignment, C in the first block (c_add unused)."""
     spec = _spec(get_format(fmt).spec)
-    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, -1, 0, 0, 0, *spec, *spec]
+    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, -1, 0, 0, 0, *spec, *spec, 0]
     assert len(out) == C_FIELDS
     return out
 
@@ -383,7 +380,7 @@ def pack(mdl) -> np.ndarray:
               *[0] * AMD_FIELDS, *_spec(get_format(dp.c).spec), *_spec(kp.c_spec),
               int(p.c_convert is not None), int(nan if nan is not None else 0),
               int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add),
-              int(not kp.c_add.zero_pos), -1, 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec)]
+              int(not kp.c_add.zero_pos), -1, 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec), 0]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -431,6 +428,7 @@ def _pack_scaled(mdl) -> np.ndarray:
               window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
               *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups,
               *[0] * AMD_FIELDS, *_plain_c("f32")]
+    values[-1] = int(p.zero_c == "keep")
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
