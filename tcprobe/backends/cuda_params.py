@@ -141,7 +141,7 @@ def scaled_by_chain(mdl) -> bool:
 
 def _check_scaled(mdl) -> None:
     """Block-scaled models: scaled_case's mechanism (the chain where it is one)."""
-    dp, p = mdl.datapath, mdl.params
+    dp = mdl.datapath
     if dp.sparse:
         raise Unsupported(f"{dp.id}: sparse block-scaled datapaths (their masked elements and "
                           "sparse merge blocks) are not in the CUDA backend")
