@@ -583,8 +583,9 @@ TC_HD tc_i64 tc_int_step(const TcParams& P, tc_i64 acc, bool ends, const TcDec* 
                          const TcDec* b, int bs, int L_run) {
   const int L = LC > 0 ? LC : L_run;
   tc_i64 s = 0;
-  if (P.int_xor) {
-    TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)(a[t].sig ^ b[t * bs].sig);
+  if (P.int_xor) {  // a sparse A's left-out position is 0 XOR 0 (Cases.masked zeroes B there too)
+    TC_UNROLL for (int t = 0; t < L; ++t)
+      s += (a[t].cls & TC_MASKED) ? 0 : (tc_i64)(a[t].sig ^ b[t * bs].sig);
   } else {
     TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)a[t].sig * (tc_i64)b[t * bs].sig;
   }

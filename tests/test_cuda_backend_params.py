@@ -267,3 +267,24 @@ def test_named_exact_sum():
     a[1, :3] = (0x3F80, 0x3380, 0x3380)  # 1, 2**-24, 2**-24
     d = cuda_gemm.gemm_words_cuda(mdl, a, b, np.zeros((2, 1), np.uint32), 0, 1)
     assert (d[0, 0], d[1, 0]) == (0x3F800000, 0x3F800001)
+
+
+def test_sparse_b1_xor_equal_model():
+    """Sparse b1 .xor: a position A's metadata leaves out is 0 XOR 0 (the
+    plain IntegerModel zeroes A and B there, Cases.masked), so B's bits there
+    count nothing: the host build's words equal the model's, and keeping every
+    position gives other words on these operands. (models.gemm's integer
+    kernel, given no mask, counts 0 XOR b there: it differs from the model.)"""
+    from cuda_backend_support import integer_operands, sparse_active
+
+    mdl = registry.auto(Datapath.parse("mma.b1.s32.k512.xor.sparse"), "A100")
+    assert cuda_gemm.supports(mdl)[0]
+    dp = mdl.datapath
+    rng = np.random.default_rng(15)
+    for kind in ("raw", "extreme"):
+        a, b, c = integer_operands(rng, kind, dp.a_type, dp.b_type, 19, 2 * dp.k, 21)
+        active = sparse_active(rng, dp, 19, 2 * dp.k)
+        a = np.where(active, a, np.uint32(0)).astype(np.uint32)
+        want = model_chain(mdl, a, b, c, 0, 2, active)
+        assert np.array_equal(cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2, active=active), want)
+        assert not np.array_equal(model_chain(mdl, a, b, c, 0, 2, np.ones_like(active)), want)

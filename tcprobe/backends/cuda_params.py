@@ -287,8 +287,6 @@ def _check_integer(mdl) -> None:
     if _int_block(dp.k) > MAX_BLOCK:
         raise Unsupported(f"{dp.id}: K={dp.k} is no multiple of {INT_BLOCK} and above "
                           f"{MAX_BLOCK}, the block one CTA holds")
-    if dp.sparse and dp.bitop == "xor":  # a left-out zero would count 0 XOR b
-        raise Unsupported(f"{dp.id}: sparse b1 .xor is not in the CUDA backend")
     if dp.bitop not in (None, "and", "xor"):
         raise Unsupported(f"{dp.id}: b1 .{dp.bitop} is not in the CUDA backend")
 
