@@ -273,8 +273,7 @@ def test_sparse_b1_xor_equal_model():
     """Sparse b1 .xor: a position A's metadata leaves out is 0 XOR 0 (the
     plain IntegerModel zeroes A and B there, Cases.masked), so B's bits there
     count nothing: the host build's words equal the model's, and keeping every
-    position gives other words on these operands. (models.gemm's integer
-    kernel, given no mask, counts 0 XOR b there: it differs from the model.)"""
+    position gives other words on these operands."""
     from cuda_backend_support import integer_operands, sparse_active
 
     mdl = registry.auto(Datapath.parse("mma.b1.s32.k512.xor.sparse"), "A100")
