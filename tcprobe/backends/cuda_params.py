@@ -187,6 +187,9 @@ def _check_mfma(mdl) -> None:
         return
     if not isinstance(p.block, int) or p.block < 1:
         raise Unsupported(f"{dp.id}: {p.design} blocks of L={p.block!r} products")
+    if p.design == "grouped" and (p.block < 2 or dp.k % p.block == 1):
+        raise Unsupported(f"{dp.id}: grouped blocks of L={p.block} leave a block of one product "
+                          "(no odd position: models/amd.py computes no such block)")
     if p.design in ("truncated", "grouped") and not (
             0 <= p.window <= p.window2 + 1 and p.window2 <= AMD_MAX_F2):
         raise Unsupported(f"{dp.id}: F={p.window}, F2={p.window2}: the CUDA backend takes "
