@@ -89,6 +89,28 @@ struct TcParams {
   tc_i64 pw, cw, sw, qf;    // product_window, c_window, scale_window, q_floor
   tc_i64 pg, cdom, mg, cmb; // product_group, c_dominant, merge_group, c_merge_bits
   tc_i64 pgcm, gf;          // per_group_c_merge, group_floor
+  // AMD v_mfma designs (kernels/tc_gemm_amd.cuh; 0: none): 1 fma, 2 exact, 3 ftz,
+  // 4 truncated, 5 grouped; L (P for ftz); F2 (F is window)
+  tc_i64 amd, amd_l, amd_f2;
+  // The chain's C (models/kernels/core_loop.py): an instruction's C words are
+  // of format c, converted (c_conv 1: formats.convert, RNE) into cc, the format
+  // its first block (or, with c_last, the final add) reads them in
+  TcSpec c, cc;
+  tc_i64 c_conv, cc_nan;    // cc_nan: the NaN word a converted NaN becomes
+  tc_i64 zero_ieee;         // 1: an exact zero is -0 when no term was nonnegative (IEEE)
+  tc_i64 normalized;        // 1: terms align on their leading bit (align='normalized')
+  tc_i64 c_last;            // C added after the blocks, exactly, rounded by c_add: 1 the
+                            // blocks start with no addend, 2 from +0 (a split model's sub-MMAs)
+  TcStage c_add;
+  tc_i64 c_add_ieee;        // c_add's zero signs: 1 IEEE's
+  tc_i64 c_add_window;      // -1: the final add is exact; else both cut to this many bits
+                            // below the larger raw exponent first (structures.ieee_add)
+  tc_i64 c_every;           // blocks from one C to the next (c_last 2: a split instruction)
+  // A split model's unpack (models/structures.py SplitModel.unpack): A and B
+  // words of ua / ub converted (formats.convert, exact for fp8 to f16) into a / b
+  tc_i64 unpack, u_nan;
+  TcSpec ua, ub;
+  tc_i64 c_keep;            // block-scaled zero_c 'keep': C's word when every product is zero
 };
 
 // scaled_kernel.UNSET (core.NO_FLOOR): an absent term of the quantum.
@@ -165,7 +187,8 @@ TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
     out.cls = (signed char)(v != 0 ? 1 : 0);
     return out;
   }
-  const tc_i64 sign = f.is_signed ? (code >> (f.width - 1)) & 1 : 0;
+  const bool fnuz_nan = f.specials == 4 && code == ((tc_i64)1 << (f.width - 1));
+  const tc_i64 sign = (f.is_signed && !fnuz_nan) ? (code >> (f.width - 1)) & 1 : 0;
   const tc_i64 e = (code >> (f.frac_bits + f.drop)) & tc_mask(f.exp_bits);
   const tc_i64 fr = (code >> f.drop) & tc_mask(f.frac_bits);
   int cls;
@@ -174,6 +197,8 @@ TC_HD TcDec tc_decode(tc_i64 code, const TcSpec& f) {
     cls = fr == 0 ? 2 : 3;
   } else if (f.specials == 1 && e == tc_mask(f.exp_bits) && fr == tc_mask(f.frac_bits)) {
     cls = 3;
+  } else if (fnuz_nan) {
+    cls = 3;  // fnuz: 0x80 (negative zero's word) is the one NaN, of sign 0
   } else {
     raw = (e == 0 ? 1 : e) - f.bias;
     sig = e == 0 ? fr : (fr | ((tc_i64)1 << f.frac_bits));
@@ -358,7 +383,11 @@ TC_HD tc_i64 tc_cut(tc_i64 sig, tc_i64 sh, tc_i64 sign) {
 
 // core.window_word with the flags of a +0 zero sign: the carry bits, then
 // core.round_word (no sticky).
-TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage& st) {
+// nonneg: -1, an exact zero is +0 and so is a sum rounded to zero (zero_sign
+// 'positive'); 0 or 1, IEEE zero signs (core.round_word): an exact zero is -0
+// when no term was nonnegative (nonneg 0), a sum rounded to zero keeps its sign.
+TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage& st,
+                            int nonneg = -1) {
   if (P.carry_bits >= 0) {
     const tc_i64 width = P.window + P.carry_bits + 1;
     if (P.carry_top == 0) {
@@ -381,9 +410,83 @@ TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage
   }
   const bool neg = m < 0;
   const tc_i64 mag = neg ? -m : m;
-  if (mag == 0) return 0;  // an exact zero: +0 (every stage here has zero_pos)
+  if (mag == 0) return nonneg == 0 ? tc_encode(1, 0, 0, false, st.spec, 0, st.keep, 0) : 0;
   tc_i64 word = tc_encode(neg ? 1 : 0, mag, q, false, st.spec, st.rounding, st.keep, st.overflow);
-  if ((word & tc_mask(st.spec.width - 1)) == 0) word = 0;
+  if (nonneg < 0 && (word & tc_mask(st.spec.width - 1)) == 0) word = 0;
+  return word;
+}
+
+// The exact sum of two terms (sign, magnitude below 2**49, lsb) as (neg, mag,
+// q) with mag below 2**62: the larger term's top bit at bit 60, the other's
+// bits below bit 0 (only when it is 12 or more binades smaller) folded into a
+// sticky bit 0, below any rounding point of a format of at most 24 bits: every
+// rounding of (-1)**neg * mag * 2**q is that of the exact sum. A zero sum: mag 0.
+TC_HD void tc_sum2_parts(tc_i64 n1, tc_i64 s1, tc_i64 l1, tc_i64 n2, tc_i64 s2, tc_i64 l2,
+                         tc_i64* neg, tc_i64* mag, tc_i64* q) {
+  if (s1 == 0) {
+    n1 = n2; s1 = s2; l1 = l2; s2 = 0;
+  }
+  *neg = 0;
+  *mag = 0;
+  *q = 0;
+  if (s1 == 0) return;
+  if (s2 != 0 && l2 + tc_bit_length(s2) > l1 + tc_bit_length(s1)) {
+    tc_i64 t = n1; n1 = n2; n2 = t;
+    t = s1; s1 = s2; s2 = t;
+    t = l1; l1 = l2; l2 = t;
+  }
+  *q = l1 + tc_bit_length(s1) - 61;
+  tc_i64 total = s1 << (l1 - *q);
+  if (n1) total = -total;
+  if (s2 != 0) {
+    const tc_i64 sh = l2 - *q;
+    tc_i64 v;
+    if (sh >= 0) v = s2 << sh;
+    else if (-sh >= 63) v = 1;
+    else v = (s2 >> -sh) | ((s2 & tc_mask(-sh)) != 0 ? 1 : 0);
+    total += n2 ? -v : v;
+  }
+  *neg = total < 0 ? 1 : 0;
+  *mag = total < 0 ? -total : total;
+}
+
+// formats.convert of one word (RNE, IEEE overflow): a NaN becomes the
+// destination's canonical NaN, an Inf its Inf, a zero keeps its sign.
+TC_HD tc_i64 tc_convert_word(tc_i64 w, const TcSpec& src, const TcSpec& dst, tc_i64 dst_nan) {
+  const TcFields f = tc_fields(w, src);
+  const int cls = tc_lane_class(f.special, f.sig, src);
+  if (cls == 3) return dst_nan;
+  if (cls == 2) return tc_inf_word(f.sign, dst);
+  return tc_encode(f.sign, f.sig, f.raw - src.frac_bits, false, dst, 1, dst.frac_bits, 0);
+}
+
+// core_loop.c_last_word: the blocks' result ``acc`` (inter's format) plus C
+// (cc), specials first, then summed exactly and rounded once by c_add.
+TC_HD tc_i64 tc_c_last_word(const TcParams& P, tc_i64 acc, tc_i64 c) {
+  const TcSpec as = P.c_last == 2 ? P.out.spec : P.inter.spec;  // the blocks' last stage
+  const TcFields x = tc_fields(acc, as), y = tc_fields(c, P.cc);
+  const int flags = tc_term_flags(tc_lane_class(x.special, x.sig, as), x.sign) |
+                    tc_term_flags(tc_lane_class(y.special, y.sig, P.cc), y.sign);
+  tc_i64 word;
+  if (tc_specials_word(flags, P.c_add, &word)) return word;
+  tc_i64 neg, mag, q;
+  if (P.c_add_window >= 0) {  // a fixed-point merge: one window on the larger raw exponent
+    tc_i64 top = x.sig != 0 ? x.raw : (tc_i64)TC_ZERO_EXP;
+    top = y.sig != 0 && y.raw > top ? y.raw : top;
+    q = top - P.c_add_window;
+    const tc_i64 m = tc_cut(x.sig, x.raw - as.frac_bits - q, x.sign) +
+                     tc_cut(y.sig, y.raw - P.cc.frac_bits - q, y.sign);
+    neg = m < 0 ? 1 : 0;
+    mag = m < 0 ? -m : m;
+  } else {
+    tc_sum2_parts(x.sign, x.sig, x.raw - as.frac_bits, y.sign, y.sig, y.raw - P.cc.frac_bits,
+                  &neg, &mag, &q);
+  }
+  const TcStage& st = P.c_add;
+  if (mag == 0) return (P.c_add_ieee && !(flags & TC_NONNEG))
+                           ? tc_encode(1, 0, 0, false, st.spec, 0, st.keep, 0) : 0;
+  word = tc_encode(neg, mag, q, false, st.spec, st.rounding, st.keep, st.overflow);
+  if (!P.c_add_ieee && (word & tc_mask(st.spec.width - 1)) == 0) word = 0;
   return word;
 }
 
@@ -398,24 +501,39 @@ template <int LC>
 TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends,
                            const TcDec* a, const TcDec* b, int bs, int L_run) {
   const int L = LC > 0 ? LC : L_run;
-  const TcStage in = starts ? P.out : P.inter;  // by value: no pointer into kernel parameters
-  const TcStage st = ends ? P.out : P.inter;
-  const TcFields c = tc_fields((tc_i64)acc, in.spec);
-  const tc_i64 clsb = c.raw - in.spec.frac_bits;
+  // the addend: C (read in cc) when the block starts an instruction, else the
+  // previous block's word; none for an instruction's first block with c_last
+  const TcSpec in = starts ? P.cc : P.inter.spec;  // by value: no pointer into kernel parameters
+  const TcStage st = (ends && P.c_last != 1) ? P.out : P.inter;
+  const bool has_c = !(starts && P.c_last == 1);
+  TcFields c = tc_fields((tc_i64)acc, in);
+  if (!has_c) c.special = false, c.sign = 0, c.sig = 0;
+  const tc_i64 clsb = c.raw - in.frac_bits;
+  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits;
   tc_i64 amax = c.sig != 0 ? c.raw : (tc_i64)TC_ZERO_EXP;
   int slow = c.special ? 2 : 0;
-  TC_UNROLL for (int t = 0; t < L; ++t) {
-    const TcDec x = a[t], y = b[t * bs];
-    const tc_i64 e = (tc_i64)x.exp + y.exp;
-    amax = e > amax ? e : amax;
-    slow |= (x.cls | y.cls) & 2;
+  if (P.normalized) {  // align='normalized': each term's leading bit
+    if (c.sig != 0) amax = clsb + tc_bit_length(c.sig) - 1;
+    for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const tc_i64 p = (tc_i64)x.sig * y.sig;
+      const tc_i64 e = (tc_i64)x.exp + y.exp - fab + tc_bit_length(p < 0 ? -p : p) - 1;
+      amax = p != 0 && e > amax ? e : amax;
+      slow |= (x.cls | y.cls) & 2;
+    }
+  } else {
+    TC_UNROLL for (int t = 0; t < L; ++t) {
+      const TcDec x = a[t], y = b[t * bs];
+      const tc_i64 e = (tc_i64)x.exp + y.exp;
+      amax = e > amax ? e : amax;
+      slow |= (x.cls | y.cls) & 2;
+    }
   }
   const tc_i64 top = amax > P.floor ? amax : P.floor;
   const tc_i64 q = top - P.window;
-  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits;
   tc_i64 m = tc_cut(c.sig, clsb - q, c.sign);
   const tc_i64 pre = P.window - fab;
-  if (pre >= 0 && P.window <= 28 && fab <= 22) {
+  if (pre >= 0 && P.window <= 28 && fab <= 22 && !P.normalized) {
     // The same cut in 32 bits: a product's magnitude is below 2**(fab + 2),
     // so |p| * 2**pre < 2**(F + 2) <= 2**30, and its cut to 2**q is that
     // shifted right by top - e >= 0 (tc_cut's shift is e - fab - q = pre - (top - e)).
@@ -438,7 +556,7 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     }
   }
   if (slow) {
-    int flags = tc_term_flags(tc_lane_class(c.special, c.sig, in.spec), c.sign);
+    int flags = has_c ? tc_term_flags(tc_lane_class(c.special, c.sig, in), c.sign) : 0;
     TC_UNROLL for (int t = 0; t < L; ++t) {
       const int x = a[t].cls, y = b[t * bs].cls;
       if (!(x & TC_MASKED)) flags |= tc_term_flags(tc_mul_class(x & 3, y & 3), ((x ^ y) >> 2) & 1);
@@ -446,7 +564,15 @@ TC_HD tc_u32 tc_block_step(const TcParams& P, tc_u32 acc, bool starts, bool ends
     tc_i64 word;
     if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
   }
-  return (tc_u32)tc_window_word(m, q, P, st);
+  int nonneg = -1;
+  if (P.zero_ieee) {  // core.term_flags' NONNEG: the addend or a product, finite or zero, of sign +
+    nonneg = has_c && !c.sign ? 1 : 0;  // (no special is left here)
+    for (int t = 0; t < L; ++t) {
+      const int x = a[t].cls, y = b[t * bs].cls;  // a masked position: +0 * +0 (Cases.masked)
+      if ((x & TC_MASKED) || !((x ^ y) & 4)) nonneg = 1;
+    }
+  }
+  return (tc_u32)tc_window_word(m, q, P, st, nonneg);
 }
 
 // One block of an integer kind for one element of D: ``acc`` (C, or the sum
@@ -457,8 +583,9 @@ TC_HD tc_i64 tc_int_step(const TcParams& P, tc_i64 acc, bool ends, const TcDec* 
                          const TcDec* b, int bs, int L_run) {
   const int L = LC > 0 ? LC : L_run;
   tc_i64 s = 0;
-  if (P.int_xor) {
-    TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)(a[t].sig ^ b[t * bs].sig);
+  if (P.int_xor) {  // a sparse A's left-out position is 0 XOR 0 (Cases.masked zeroes B there too)
+    TC_UNROLL for (int t = 0; t < L; ++t)
+      s += (a[t].cls & TC_MASKED) ? 0 : (tc_i64)(a[t].sig ^ b[t * bs].sig);
   } else {
     TC_UNROLL for (int t = 0; t < L; ++t) s += (tc_i64)a[t].sig * (tc_i64)b[t * bs].sig;
   }
@@ -469,136 +596,4 @@ TC_HD tc_i64 tc_int_step(const TcParams& P, tc_i64 acc, bool ends, const TcDec* 
     else acc = ((acc - lo) & (((tc_i64)1 << 32) - 1)) + lo;
   }
   return acc;
-}
-
-// ---------------------------------------------------------------------------
-// The fp4 kinds (models/kernels/scaled_kernel.py scaled_case, steps 1-7)
-
-// The exact sum of the products lo..hi-1 of one element: *total * 2***base
-// (scaled_kernel._group_sum: base the smallest lsb of a nonzero product;
-// 2**40 and 0 for none), with the group's largest raw and scale exponents.
-TC_HD void tc_group_sum(const TcDec* a, const TcDec* b, int bs, int lo, int hi, tc_i64 fab,
-                        tc_i64* total, tc_i64* base, tc_i64* g_raw, tc_i64* g_scale) {
-  tc_i64 lsb_min = (tc_i64)1 << 40, r = TC_UNSET, s = TC_UNSET;
-  for (int t = lo; t < hi; ++t) {
-    const TcDec x = a[t], y = b[t * bs];
-    if (x.sig != 0 && y.sig != 0) {
-      const tc_i64 e = (tc_i64)x.exp + y.exp;
-      lsb_min = e - fab < lsb_min ? e - fab : lsb_min;
-      r = e > r ? e : r;
-      s = (tc_i64)x.pad + y.pad > s ? (tc_i64)x.pad + y.pad : s;
-    }
-  }
-  tc_i64 sum = 0;
-  for (int t = lo; t < hi; ++t) {
-    const TcDec x = a[t], y = b[t * bs];
-    if (x.sig != 0 && y.sig != 0) {
-      const tc_i64 p = (tc_i64)x.sig * y.sig, v = (p < 0 ? -p : p)
-                                                  << ((tc_i64)x.exp + y.exp - fab - lsb_min);
-      sum += p < 0 ? -v : v;
-    }
-  }
-  *total = sum;
-  *base = lsb_min;
-  *g_raw = r;
-  *g_scale = s;
-}
-
-TC_HD tc_i64 tc_cut_signed(tc_i64 total, tc_i64 sh) {
-  const tc_i64 neg = total < 0 ? 1 : 0;
-  return tc_cut(neg ? -total : total, sh, neg);
-}
-
-// Group g's sum as scaled_case forms it, with its alignment exponent and the
-// per-group C cut applied (c_raw: raw(C) when C is nonzero, else TC_UNSET).
-TC_HD void tc_group_term(const TcParams& P, const TcDec* a, const TcDec* b, int bs, int g, int K,
-                         tc_i64 fab, tc_i64 c_raw, tc_i64* total, tc_i64* base, tc_i64* align,
-                         tc_i64* g_scale) {
-  const int lo = g * (int)P.pg, hi = lo + (int)P.pg < K ? lo + (int)P.pg : K;
-  tc_i64 g_raw;
-  tc_group_sum(a, b, bs, lo, hi, fab, total, base, &g_raw, g_scale);
-  *align = TC_UNSET;
-  if (g_raw != TC_UNSET) {
-    if (P.pw != TC_UNSET && g_raw - P.pw > *align) *align = g_raw - P.pw;
-    if (P.sw != TC_UNSET && *g_scale - P.sw > *align) *align = *g_scale - P.sw;
-  }
-  if (P.pgcm && c_raw != TC_UNSET && g_raw != TC_UNSET && c_raw >= g_raw) {
-    const tc_i64 x = c_raw - P.cmb;  // cut to raw(C) - c_merge_bits first
-    if (x > *base) {
-      *total = tc_cut_signed(*total, *base - x);
-      *base = x;
-    }
-  }
-}
-
-// One instruction of an fp4 kind for one element of D (``acc``: C, f32).
-template <int LC>
-TC_HD tc_u32 tc_groups_step(const TcParams& P, tc_u32 acc, const TcDec* a, const TcDec* b,
-                            int bs, int L_run) {
-  const int K = LC > 0 ? LC : L_run;
-  const TcStage st = P.out;
-  const TcFields c = tc_fields((tc_i64)acc, st.spec);
-  const tc_i64 clsb = c.raw - st.spec.frac_bits;
-  const tc_i64 fab = P.a.frac_bits + P.b.frac_bits + 2 * P.scale.frac_bits;
-  int flags = tc_term_flags(tc_lane_class(c.special, c.sig, st.spec), c.sign);
-  bool have = false;
-  tc_i64 big_r = TC_UNSET, big_s = TC_UNSET;
-  for (int t = 0; t < K; ++t) {
-    const int x = a[t].cls, y = b[t * bs].cls;
-    const int cls = tc_mul_class(x & 3, y & 3);
-    flags |= tc_term_flags(cls, ((x ^ y) >> 2) & 1);
-    if (cls == 1) {
-      const tc_i64 r = (tc_i64)a[t].exp + b[t * bs].exp, s = (tc_i64)a[t].pad + b[t * bs].pad;
-      big_r = !have || r > big_r ? r : big_r;
-      big_s = !have || s > big_s ? s : big_s;
-      have = true;
-    }
-  }
-  tc_i64 word;
-  if (tc_specials_word(flags, st, &word)) return (tc_u32)word;
-  const bool c_zero = !c.special && c.sig == 0;
-  if (!have) return c_zero ? 0u : acc;  // zero_c 'positive' (cuda_params refuses 'keep')
-  const bool c_nonzero = !c.special && c.sig != 0;
-  const tc_i64 c_raw = c_nonzero ? c.raw : TC_UNSET;
-  if (P.cdom && c_nonzero && c.raw >= big_r) {  // step 5: the C-dominant merge
-    const tc_i64 q = c.raw - P.cmb;
-    tc_i64 m = tc_cut(c.sig, clsb - q, c.sign);
-    for (int lo = 0; lo < K; lo += (int)P.mg) {
-      tc_i64 total, base, g_raw, g_scale;
-      tc_group_sum(a, b, bs, lo, lo + (int)P.mg < K ? lo + (int)P.mg : K, fab, &total, &base,
-                   &g_raw, &g_scale);
-      m += tc_cut_signed(total, base - q);
-    }
-    return (tc_u32)tc_window_word(m, q, P, st);
-  }
-  const int groups = (int)((K + P.pg - 1) / P.pg);
-  tc_i64 top = c_nonzero && P.cw != TC_UNSET ? c.raw - P.cw : TC_UNSET;
-  for (int g = 0; g < groups; ++g) {  // steps 3-4: the quantum
-    tc_i64 total, base, align, g_scale;
-    tc_group_term(P, a, b, bs, g, K, fab, c_raw, &total, &base, &align, &g_scale);
-    top = align > top ? align : top;
-  }
-  const tc_i64 q = top > P.qf ? top : P.qf;
-  const tc_i64 mc = c_nonzero ? tc_cut(c.sig, clsb - q, c.sign) : 0;
-  tc_i64 m = mc;
-  for (int g = 0; g < groups; ++g) {
-    tc_i64 total, base, align, g_scale;
-    tc_group_term(P, a, b, bs, g, K, fab, c_raw, &total, &base, &align, &g_scale);
-    m += tc_cut_signed(total, base - q);
-  }
-  word = tc_window_word(m, q, P, st);
-  const tc_i64 mag = word & 0x7FFFFFFF;
-  if (P.gf != TC_UNSET && mag != 0 && mag < ((tc_i64)1 << 23)) {  // step 6: the group floor
-    const tc_i64 limit = q < P.gf ? P.gf - q : 0;
-    m = mc;
-    for (int g = 0; g < groups; ++g) {
-      tc_i64 total, base, align, g_scale;
-      tc_group_term(P, a, b, bs, g, K, fab, c_raw, &total, &base, &align, &g_scale);
-      const tc_i64 units = tc_cut(total < 0 ? -total : total, base - q, 0);
-      if (g_scale != TC_UNSET && g_scale < big_s && tc_bit_length(units) <= limit) continue;
-      m += tc_cut_signed(total, base - q);
-    }
-    word = tc_window_word(m, q, P, st);
-  }
-  return (tc_u32)word;
 }

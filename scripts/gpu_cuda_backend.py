@@ -9,10 +9,11 @@ Steps, each recorded in DIR/results.json (and a line of DIR/summary.tsv):
 2. engine-refs: the CPU engine's words for every small case below, computed
    in worker processes (each numba configuration compiles once there):
    models.gemm.gemm_words for the float and integer rows, the
-   BlockScaledModel's own evaluate, tile by tile, for the block-scaled rows
-   (the sparse rows with models.gemm's masked decoders).
+   BlockScaledModel's and MfmaModel's own evaluate, tile by tile, for the
+   block-scaled and AMD rows (the sparse rows with models.gemm's masked decoders).
 3. equal-small: every covered row (tests/cuda_backend_support.py's COVERED,
-   INTEGER, SCALED and SPARSE lists, restated here) on special-heavy and raw
+   INTEGER, SCALED, SPARSE and SPLIT lists, restated here, and the first AMD
+   row of each design: the tc_gemm_wide kernel) on special-heavy and raw
    random words (integer: the smallest and largest values, and raw;
    block-scaled: special scales and raw scales; sparse: half of K kept),
    48 x 40 x 4 instructions: the kernel's words against the host build's
@@ -77,9 +78,13 @@ ROWS = [  # (GPU, arch, family, input, D): tests/cuda_backend_support.py's COVER
 # build to (tests/cuda_backend_support.py, in the tree the GPU run is given),
 # one list in one place
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from cuda_backend_support import AMD  # noqa: E402
 from cuda_backend_support import INTEGER as INTEGER_ROWS  # noqa: E402
 from cuda_backend_support import SCALED as SCALED_ROWS  # noqa: E402
 from cuda_backend_support import SPARSE as SPARSE_ROWS  # noqa: E402
+from cuda_backend_support import SPLIT as SPLIT_ROWS  # noqa: E402
+
+AMD_ROWS = AMD[:5]  # one AMD v_mfma row a design (fma, exact, ftz, truncated, grouped)
 
 PRODUCT_MODELS = [("B200", "sm_100a", "tcgen05"), ("H100", "sm_90", "wgmma")]
 SMALL = (48, 40, 4)  # M, N and instructions of the small cases
@@ -96,6 +101,10 @@ def model_for(row):
     from tcprobe.models import registry
     from tcprobe.models.datapath import Datapath, datapath_for
 
+    if len(row) == 2 and row[1].startswith("mfma."):  # AMD: its GPU's profile
+        from tcprobe.models import amd_profiles
+
+        return amd_profiles.model_for(Datapath.parse(row[1]), row[0])
     if len(row) == 2:
         return registry.auto(Datapath.parse(row[1]), row[0])
     gpu, arch, family, fmt, d = row
@@ -149,9 +158,10 @@ def small_cases(limit: int | None = None) -> list[dict]:
     rng = np.random.default_rng(38)
     m, n, tiles = SMALL
     out = []
-    rows = [*ROWS, *INTEGER_ROWS, *SCALED_ROWS, *SPARSE_ROWS]
+    rows = [*ROWS, *INTEGER_ROWS, *SCALED_ROWS, *SPARSE_ROWS, *AMD_ROWS, *SPLIT_ROWS]
     if limit:  # one of each kind of row first
-        rows = [ROWS[0], INTEGER_ROWS[0], SCALED_ROWS[0], SPARSE_ROWS[0], *rows][:limit]
+        rows = [ROWS[0], INTEGER_ROWS[0], SCALED_ROWS[0], SPARSE_ROWS[0], AMD_ROWS[0],
+                *rows][:limit]
     for row in rows:
         dp = model_for(row).datapath
         c_fmt = dp.c
@@ -182,17 +192,19 @@ def engine_words(case: dict) -> np.ndarray:
     mdl = model_for(case["row"])
     a, b, c = case["a"], case["b"], case["c"]
     tiles = SMALL[2]
-    if not mdl.datapath.block_scaled:
+    if gemm.supports(mdl) and not mdl.datapath.block_scaled:
         decoded = None
         if case["active"] is not None and not mdl.datapath.is_integer:
             decoded = gemm.decoders(mdl, a, b, case["active"])  # left-out positions masked
         return gemm.gemm_words(mdl, a, b, c, (0, tiles), decoded)
     dp, (m, n) = mdl.datapath, c.shape
     acc, b_t, ns = c.copy(), np.ascontiguousarray(b.T), dp.n_scales
-    for t in range(tiles):  # models.gemm has no block-scaled chain: the model's own
+    for t in range(tiles):  # models.gemm has no block-scaled or AMD chain: the model's own
         ks, ss = slice(t * dp.k, (t + 1) * dp.k), slice(t * ns, (t + 1) * ns)
+        scaled = dp.block_scaled
         cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel(),
-                      np.repeat(case["sa"][:, ss], n, axis=0), np.tile(case["sb"][:, ss], (m, 1)))
+                      np.repeat(case["sa"][:, ss], n, axis=0) if scaled else None,
+                      np.tile(case["sb"][:, ss], (m, 1)) if scaled else None)
         acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
     return acc
 

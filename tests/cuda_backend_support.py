@@ -312,3 +312,72 @@ def model_chain(mdl, a, b, c, lo: int, hi: int, active=None) -> np.ndarray:
                       active=act)
         acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
     return acc
+
+
+# (GPU, datapath id): fp8 mma.sync of sm_90 / sm_100, which the compiler runs
+# as F2FP unpacks to f16 and two f16 HMMAs, C added last (models/emulated.py's
+# SplitModel profiles: hopper-fp8-emulated, b200-fp8-emulated)
+SPLIT = [
+    ("H100", "mma.e4m3.f32.k32"), ("H100", "mma.e5m2.f16.k32"), ("H100", "mma.e4m3xe5m2.f16.k32"),
+    ("B200", "mma.e5m2.f32.k32"), ("B200", "mma.e4m3.f16.k32"), ("B200", "mma.e5m2xe4m3.f32.k32"),
+]
+
+
+# (GPU, datapath id): every AMD v_mfma datapath of MI100 / MI250X / MI300X
+# (models/isa_amd.py through models/amd_profiles.py) but f64, first one of
+# each design (fma, exact, ftz, truncated, grouped), then the rest.
+def _amd_rows():
+    from tcprobe.models import amd_profiles, isa_amd
+
+    rows = []
+    for gpu, arch in isa_amd.GPU_ARCH.items():
+        for ins in isa_amd.instructions(arch):
+            row = (gpu, amd_profiles.datapath(ins).id)
+            if ins.kind != "f64" and row not in rows:
+                rows.append(row)
+    first = [("MI300X", "mfma.f32.f32.k4"), ("MI100", "mfma.f16.f32.k16"),
+             ("MI250X", "mfma.bf16_1k.bf16.f32.k16"), ("MI300X", "mfma.bf16.f32.k16"),
+             ("MI300X", "mfma.fp8.e4m3fnuzxe5m2fnuz.f32.k32")]
+    return first + [r for r in rows if r not in first]
+
+
+AMD = _amd_rows()
+
+
+def amd_operands(rng, kind, a_fmt, b_fmt, m, k, n):
+    """(A, B, C) words for an AMD design, C f32: raw (every word equally
+    likely), finite (exponents bias +- 3), special (finite with a fifth of
+    models/amd_cases' boundary words: zeros, subnormals, the largest finite,
+    Inf, NaN), spread (exponents over the whole range: products past 2**128
+    and below f32's subnormals), cancel (products in pairs that cancel, one
+    term left, C zero in half), tiny (exponents at the bottom of the range,
+    subnormal inputs and C)."""
+    from tcprobe.models.amd_cases import _specials
+
+    def words(fmt, shape):
+        f = get_format(fmt)
+        if kind == "raw":
+            return rng.integers(0, 1 << f.width, shape, dtype=np.uint64).astype(np.uint32)
+        top = (1 << f.exp_bits) - 1 - (f.specials == 0)
+        lo, hi = {"finite": (f.bias - 3, f.bias + 3), "special": (f.bias - 6, f.bias + 6),
+                  "cancel": (f.bias - 2, f.bias + 2), "spread": (0, top),
+                  "tiny": (0, 3)}[kind]
+        e = rng.integers(lo, hi + 1, shape)
+        w = pack_word(fmt, rng.integers(0, 2, shape), e, rng.integers(0, 1 << f.frac_bits, shape))
+        if f.drop_bits:  # xf32: stray low bits of the f32 container, which it drops
+            w |= rng.integers(0, 1 << f.drop_bits, shape).astype(np.uint32)
+        if f.specials == 4:
+            w[w == 0x80] = 0  # fnuz: 0x80 is the NaN, no -0
+        if kind == "special":
+            hit = rng.random(shape) < 0.2
+            w[hit] = rng.choice(_specials(fmt), int(hit.sum())).astype(np.uint32)
+        return w
+
+    a, b, c = words(a_fmt, (m, k)), words(b_fmt, (k, n)), words("f32", (m, n))
+    if kind == "cancel":
+        sign_a = np.uint32(1 << (get_format(a_fmt).width - 1))
+        a[:, 1::2] = a[:, 0:k - k % 2:2] ^ sign_a  # a[t+1] = -a[t], b[t+1] = b[t]
+        b[1::2, :] = b[0:k - k % 2:2, :]
+        a[:, 0] = words(a_fmt, (m,))
+        c[rng.random(c.shape) < 0.5] = 0
+    return a, b, c

@@ -7,12 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cuda_backend_support import (
+    AMD,
     COVERED,
     INTEGER,
     SCALED,
     SPARSE,
+    SPLIT,
+    amd_operands,
     integer_model,
     integer_operands,
+    model_chain,
     model_of,
     operands,
     scaled_chain,
@@ -107,3 +111,55 @@ def test_kernel_sparse_words_equal_engine(row):
     decoded = None if dp.is_integer else gemm.decoders(mdl, a, b, active)
     assert np.array_equal(got.cpu().numpy().view(np.uint32),
                           gemm.gemm_words(mdl, a, b, c, (0, 4), decoded))
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", AMD, ids=lambda r: "-".join(r))
+def test_kernel_amd_words_equal_model(row):
+    """tc_gemm_wide: the AMD designs' words on the GPU equal the host build's
+    and the MfmaModel's own, and a k_order / c_join='last' chain runs too."""
+    from tcprobe.models import amd_profiles
+    from tcprobe.models.datapath import Datapath
+
+    mdl = amd_profiles.model_for(Datapath.parse(row[1]), row[0])
+    dp = mdl.datapath
+    rng = np.random.default_rng(9)
+    for kind in ("raw", "special", "spread", "cancel", "tiny"):
+        a, b, c = amd_operands(rng, kind, dp.a_type, dp.b_type, 21, 2 * dp.k, 19)
+        got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 2).cpu().numpy().view(np.uint32)
+        assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 2)), kind
+        assert np.array_equal(got, model_chain(mdl, a, b, c, 0, 2)), kind
+
+
+@gpu_only
+@pytest.mark.gpu
+def test_kernel_chain_parameters_equal_host():
+    """k_order (permuted on the GPU by index_select), c_join='last', ieee zeros,
+    normalized alignment and a C conversion: the kernel's words are the host build's."""
+    base = model_of("H100", "sm_90", "wgmma", "bf16", "f32")
+    mdl = type(base)(base.name, base.datapath, base.evidence, base.params.replace(
+        block_size=4, k_order=tuple(range(16))[::-1], c_join="last", zero_sign="ieee",
+        align="normalized", c_convert="f16"))
+    rng = np.random.default_rng(10)
+    a, b, c = operands(rng, "special", "bf16", "bf16", "f32", 37, 64, 45)
+    got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4).cpu().numpy().view(np.uint32)
+    assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4))
+
+
+@gpu_only
+@pytest.mark.gpu
+@pytest.mark.parametrize("row", SPLIT, ids=lambda r: "-".join(r))
+def test_kernel_split_words_equal_engine(row):
+    """The split fp8 mma.sync emulation on the GPU: the host build's and models.gemm's words."""
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+
+    mdl = registry.auto(Datapath.parse(row[1]), row[0])
+    dp = mdl.datapath
+    rng = np.random.default_rng(11)
+    for kind in ("raw", "special", "cancel"):
+        a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 37, 4 * dp.k, 45)
+        got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4).cpu().numpy().view(np.uint32)
+        assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4)), kind
+        assert np.array_equal(got, gemm.gemm_words(mdl, a, b, c, (0, 4))), kind

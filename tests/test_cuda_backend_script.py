@@ -30,7 +30,8 @@ def test_small_cases_cover_every_row(script):
     """Two cases a row of each list; block-scaled rows with their scales."""
     cases = script.small_cases()
     rows = [c["row"] for c in cases]
-    for row in (*script.ROWS, *script.INTEGER_ROWS, *script.SCALED_ROWS, *script.SPARSE_ROWS):
+    for row in (*script.ROWS, *script.INTEGER_ROWS, *script.SCALED_ROWS, *script.SPARSE_ROWS,
+                *script.AMD_ROWS, *script.SPLIT_ROWS):
         assert rows.count(row) == 2
     for c in cases:
         scaled = c["row"] in script.SCALED_ROWS

@@ -260,6 +260,17 @@ def test_schedule_file_that_names_itself_is_refused(tmp_path):
         from_value(str(deep))
 
 
+def _window_49():
+    """H100's bf16 wgmma model with a 49-bit window: past what the CUDA backend holds."""
+    from tcprobe.models import registry
+    from tcprobe.models.datapath import Datapath
+    from tcprobe.models.model import FixedPointModel
+
+    base = registry.auto(Datapath.parse("wgmma.bf16.f32.k16"), GPU)
+    return FixedPointModel("window-49", base.datapath, base.evidence,
+                           base.params.replace(window_bits=49))
+
+
 @pytest.mark.parametrize("schedule", [None, {"split_k": 3, "split_kind": "parallel"},
                                       {"split_kind": "stream", "stream_units": 3, "tile_m": 2,
                                        "tile_n": 2, "k_block": 64}], ids=["default", "split",
@@ -280,8 +291,11 @@ def test_the_cuda_backend_runs_the_same_pipeline(schedule):
     assert np.array_equal(tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, backend="host",
                                          progress=False),
                           tcprobe.matmul(ints, ints.T.copy(), gpu=GPU, progress=False))
+    amd = tcprobe.matmul(a, b, gpu="MI300X", progress=False)  # an AMD design: the same words
+    assert np.array_equal(tcprobe.matmul(a, b, gpu="MI300X", backend="host", progress=False)
+                          .view(np.uint32), amd.view(np.uint32))
     with pytest.raises(MatmulError, match="backend: the CUDA backend does not compute"):
-        tcprobe.matmul(a, b, gpu="MI300X", backend="host", progress=False)  # an AMD design
+        tcprobe.matmul(a, b, gpu=GPU, model=_window_49(), backend="host", progress=False)
     with pytest.raises(MatmulError, match="backend must be"):
         tcprobe.matmul(a, b, gpu=GPU, backend="gpu", progress=False)
 
@@ -333,7 +347,7 @@ def test_emulate_runs_its_products_on_the_backend():
     with emulate("H100", backend="host", report=rep):
         got = ta @ tb
         got_int = torch._int_mm(ints, ints.t().contiguous())  # an integer kind: the same words
-    with emulate("MI300X", backend="host", report=rep):  # an AMD design: not the kernel's
+    with emulate("H100", model=_window_49(), backend="host", report=rep):  # not the kernel's
         ta @ tb
     assert torch.equal(got.view(torch.int16), want.view(torch.int16))
     assert torch.equal(got_int, want_int)

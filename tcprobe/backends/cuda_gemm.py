@@ -24,10 +24,11 @@ from tcprobe.kernels import source
 from . import cuda_params, host_build
 from .cuda_params import Unsupported, pack, supports
 
-__all__ = ["KERNEL", "Unsupported", "compile_kernel", "gemm_words_cuda", "product_words_cuda",
-           "supports"]
+__all__ = ["KERNEL", "KERNELS", "Unsupported", "compile_kernel", "gemm_words_cuda", "headers",
+           "product_words_cuda", "supports"]
 
 KERNEL = "tc_gemm_chain"
+KERNELS = (KERNEL, "tc_gemm_wide")  # AMD designs, exact sums: the same tile, its own registers
 TILE = host_build.TILE
 MAX_GRID_Y = 65535
 
@@ -74,32 +75,63 @@ def gemm_words_cuda(mdl, a, b, c, lo: int, hi: int, *, sa=None, sb=None, active=
     models.gemm's MASKED). Unsupported for a model the backend does not compute."""
     params = pack(mdl)
     blk_lo, blk_hi = _tiles(mdl, a, b, c, lo, hi, sa, sb, active)
+    a, b, active = _k_ordered(mdl, a, b, active)
     extra = [x for x in (sa, sb, active) if x is not None]
     if all(isinstance(x, np.ndarray) for x in (a, b, c, *extra)):
         return host_build.run(params, a, b, c, blk_lo, blk_hi, jobs, sa, sb, active)
     return _run_torch(params, a, b, c, blk_lo, blk_hi, sa, sb, active)
 
 
+def _k_ordered(mdl, a, b, active):
+    """A's columns and B's rows (and sparse A's kept positions) in the order a
+    model consumes each instruction's K positions (a ``k_order``, a split
+    model's parts: cuda_params.k_order): position j of
+    tile T holds position ``k_order[j]`` of T. A block's sum is the same in any
+    order of its products (integers), so the order decides only which
+    products share a block, and the kernel's blocks of consecutive positions
+    are then the engine's (core_loop: order[lo:hi])."""
+    order = cuda_params.k_order(mdl)
+    if order is None:
+        return a, b, active
+    dk = mdl.datapath.k
+    k = a.shape[1]
+    idx = np.arange(k)
+    full = k - k % dk
+    idx[:full] = (idx[:full] // dk) * dk + np.asarray(order, np.int64)[idx[:full] % dk]
+    if isinstance(a, np.ndarray):
+        return a[:, idx], b[idx], None if active is None else active[:, idx]
+    import torch
+
+    t = torch.as_tensor(idx, device=a.device)
+    return (a.index_select(1, t), b.index_select(0, t),
+            None if active is None else active.index_select(1, t))
+
+
 # ---------------------------------------------------------------------------
 # The kernel: NVRTC, then torch's device through the driver API
 
 
+def headers() -> dict[str, str]:
+    """The headers tc_gemm.cu includes, by name (host_build.SOURCES but the .cu)."""
+    return {n: source(n) for n in host_build.SOURCES[1:]}
+
+
 def compile_kernel(arch: str, use_cache: bool = True):
-    """The kernel's cubin for ``arch`` (sm_80, sm_90, ...), by NVRTC."""
+    """The kernels' cubin for ``arch`` (sm_80, sm_90, ...), by NVRTC."""
     from tcprobe.devices.cuda import nvrtc
 
     return nvrtc.compile_cubin(source("tc_gemm.cu"), arch, name="tc_gemm.cu",
-                               headers={"tc_gemm_core.cuh": source("tc_gemm_core.cuh")},
-                               options=("-default-device",), use_cache=use_cache)
+                               headers=headers(), options=("-default-device",),
+                               use_cache=use_cache)
 
 
-_FUNCTIONS: dict[int, tuple] = {}  # device index -> (kernel, its context)
+_FUNCTIONS: dict[tuple[int, str], tuple] = {}  # (device index, kernel) -> (function, context)
 
 
-def _function(torch, device_index: int):
-    """The loaded kernel for torch's device ``device_index`` (its primary context)."""
-    if device_index in _FUNCTIONS:
-        return _FUNCTIONS[device_index]
+def _function(torch, device_index: int, kernel: str = KERNEL):
+    """The loaded ``kernel`` for torch's device ``device_index`` (its primary context)."""
+    if (device_index, kernel) in _FUNCTIONS:
+        return _FUNCTIONS[(device_index, kernel)]
     from cuda.bindings import driver
 
     major, minor = torch.cuda.get_device_capability(device_index)
@@ -111,10 +143,10 @@ def _function(torch, device_index: int):
         err, module = driver.cuModuleLoadData(cubin.data)
         if err != driver.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuModuleLoadData failed: {err.name}")
-        err, fn = driver.cuModuleGetFunction(module, KERNEL.encode())
+        err, fn = driver.cuModuleGetFunction(module, kernel.encode())
         if err != driver.CUresult.CUDA_SUCCESS:
-            raise RuntimeError(f"cuModuleGetFunction({KERNEL}) failed: {err.name}")
-    _FUNCTIONS[device_index] = (fn, ctx)
+            raise RuntimeError(f"cuModuleGetFunction({kernel}) failed: {err.name}")
+    _FUNCTIONS[(device_index, kernel)] = (fn, ctx)
     return fn, ctx
 
 
@@ -163,7 +195,7 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int, sa=None, s
     out = torch.empty((m, n), dtype=torch.int32, device=dev)
     if m == 0 or n == 0:
         return out
-    fn, ctx = _function(torch, dev.index)
+    fn, ctx = _function(torch, dev.index, cuda_params.kernel_name(params))
     (err,) = driver.cuCtxSetCurrent(ctx)  # this thread may never have made it current
     if err != driver.CUresult.CUDA_SUCCESS:
         raise RuntimeError(f"cuCtxSetCurrent failed: {err.name}")
@@ -180,7 +212,8 @@ def _run_torch(params: np.ndarray, a, b, c, blk_lo: int, blk_hi: int, sa=None, s
         (err,) = driver.cuLaunchKernel(fn, -(-n // TILE), -(-rows // TILE), 1, TILE, TILE, 1,
                                        0, stream, ctypes.addressof(ptrs), 0)
         if err != driver.CUresult.CUDA_SUCCESS:
-            raise RuntimeError(f"launching {KERNEL} failed: {err.name}")
+            raise RuntimeError(f"launching {cuda_params.kernel_name(params)} failed: "
+                               f"{err.name}")
     return out
 
 

@@ -3,16 +3,18 @@ kernel takes them.
 
 :func:`supports` says yes only for the fixed-point engine's chain with the
 formats and parameters ``kernels/tc_gemm_core.cuh`` implements (float inputs
-bf16, f16, tf32, e4m3, e5m2 and the fp6/fp4 e2m3, e3m2, e2m1), and for the
-integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32, wrapped or
-saturated), and the block-scaled kind::mxf8f6f4 (ue8m0 scales, each product
-cut on its own to one window: the B200 profile's ``mx`` parameters), which
-the tests compare word for word with :func:`tcprobe.models.gemm.gemm_words`
-and the plain models; for any
-other model it says no and names the parameter (the backend refuses rather
-than give a different answer). :func:`pack` builds the kernel's ``TcParams``
-as one int64 array, from the same :func:`~tcprobe.models.kernels.kernel_params.kernel_params`
-that the CPU engine's kernels are built from.
+bf16, f16, tf32, e4m3, e5m2, the fp6/fp4 e2m3, e3m2, e2m1 and AMD's fnuz
+fp8; the engine's zero signs, alignments, C joins, C conversions and types,
+K orders), the integer kinds (s8, u8, s4, u4, b1 .and / .xor into s32,
+wrapped or saturated), the block-scaled kinds (kind::mxf8f6f4 as the chain,
+the fp4 kinds as scaled_case's groups) and AMD's v_mfma designs
+(``kernels/tc_gemm_amd.cuh``), which the tests compare word for word with
+:func:`tcprobe.models.gemm.gemm_words` and the plain models; for any other
+model it says no and names the parameter (the backend refuses rather than
+give a different answer). :func:`pack` builds the kernel's ``TcParams`` as
+one int64 array, from the same
+:func:`~tcprobe.models.kernels.kernel_params.kernel_params` that the CPU
+engine's kernels are built from.
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
-from tcprobe.models import gemm
+from tcprobe.models.amd import DESIGNS, MfmaModel
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
-from tcprobe.models.kernels.kernel_params import OVERFLOWS, kernel_params
-from tcprobe.models.model import FixedPointModel, IntegerModel
+from tcprobe.models.kernels.gemm_split import stage_model
+from tcprobe.models.kernels.kernel_params import OVERFLOWS, ROUNDINGS, kernel_params
+from tcprobe.models.model import FixedPointModel, IntegerModel, ModelError
+from tcprobe.models.structures import SplitModel
 from tcprobe.models.tcgen05_scaled import BlockScaledModel
 
-INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")  # A and B
+INPUT_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "e4m3fnuz",
+                 "e5m2fnuz")  # A and B
+C_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2")  # C's type and c_convert's (read as words)
 INTEGER_FORMATS = ("s8", "u8", "s4", "u4", "b1")  # A and B of the integer kinds (D s32)
 INT_BLOCK = 32  # products an integer block sums (the instruction's K when it is smaller)
 OUTPUT_FORMATS = ("f32", "f16")  # C and D
@@ -52,20 +58,23 @@ STAGE_FIELDS = ("spec", "rounding", "keep", "nan", "overflow")
 PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "carry_top",
                 "block", "per_instr", "inter", "out", "int_mode", "int_xor", "scale",
                 "scale_block", "grp_mode", "pw", "cw", "sw", "qf", "pg", "cdom", "mg", "cmb",
-                "pgcm", "gf")
+                "pgcm", "gf", "amd", "amd_l", "amd_f2", "c", "cc", "c_conv", "cc_nan", "zero_ieee",
+                "normalized", "c_last", "c_add", "c_add_ieee", "c_add_window", "c_every", "unpack",
+                "u_nan", "ua", "ub", "c_keep")
 GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
-N_PARAMS = (3 * len(SPEC_FIELDS) + 8 + 2 * (len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1) + 3
-            + GROUP_FIELDS)
+AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
+_SPECS = {"a", "b", "scale", "c", "cc", "ua", "ub"}  # TcSpec fields; TcStage: inter, out, c_add
+_STAGES = {"inter", "out", "c_add"}
+_SIZE = {f: len(SPEC_FIELDS) if f in _SPECS else
+         len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1 if f in _STAGES else 1 for f in PARAM_FIELDS}
+_AT = {f: sum(_SIZE[g] for g in PARAM_FIELDS[:i]) for i, f in enumerate(PARAM_FIELDS)}
+N_PARAMS = sum(_SIZE.values())
+C_FIELDS = N_PARAMS - _AT["c"]  # c .. c_keep: the chain's C, zero signs, alignment, c_last, unpack
 SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
 NOT_THE_CHAIN = {
-    "SplitModel": "the fp8 mma.sync emulation of sm_90/sm_100 unpacks into f16 sub-MMAs "
-                  "(models/kernels/gemm_split.py); the kernel runs one chain",
     "F64Model": "f64 DMMA is an IEEE FMA chain on 64-bit words; the kernel's words are 32-bit",
-    "MfmaModel": "AMD v_mfma designs (fma chains, exact blocks, CDNA2 flush-to-zero pairs, "
-                 "CDNA3's two windows and fp8 even/odd sums: models/amd.py) are not the "
-                 "kernel's one-window chain",
 }
 
 
@@ -81,29 +90,33 @@ def check(mdl) -> None:
     if type(mdl) is BlockScaledModel:
         _check_scaled(mdl)
         return
+    if type(mdl) is MfmaModel:
+        _check_mfma(mdl)
+        return
+    if type(mdl) is SplitModel:
+        _check_split(mdl)
+        return
     if type(mdl) is not FixedPointModel:
         kind = type(mdl).__name__
         why = NOT_THE_CHAIN.get(kind, "the CUDA backend computes the fixed-point engine's "
-                                      "FixedPointModel and the integer kinds only")
+                                      "FixedPointModel, the integer and block-scaled kinds and "
+                                      "AMD's MfmaModel only")
         raise Unsupported(f"model {getattr(mdl, 'name', mdl)!r} is a {kind}: {why}")
     dp, p = mdl.datapath, mdl.params
     if dp.block_scaled:
         raise Unsupported(f"{dp.id}: block-scaled datapaths are not in the CUDA backend")
     for role, fmt, allowed in (("a_type", dp.a_type, INPUT_FORMATS),
                                ("b_type", dp.b_type, INPUT_FORMATS),
-                               ("d_type", dp.d_type, OUTPUT_FORMATS)):
+                               ("d_type", dp.d_type, OUTPUT_FORMATS),
+                               ("c_type", dp.c, C_FORMATS)):
         if get_format(fmt).name not in allowed:
             raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
                               f"backend ({', '.join(allowed)})")
-    if get_format(dp.c).name != get_format(dp.d_type).name:
-        raise Unsupported(f"{dp.id}: C of another type than D (c_type {dp.c})")
     for f in dataclass_fields(p):
         if f.name not in HANDLED and getattr(p, f.name) != f.default:
             raise Unsupported(f"engine parameter {f.name}={getattr(p, f.name)!r} is not in the "
                               "CUDA backend")
     _check_params(dp, p)
-    if not gemm.supports(mdl):  # the reference the tests compare with must compute it too
-        raise Unsupported(f"{dp.id}: models.gemm does not compute this chain")
 
 
 # ScaledParams fields at the value the kernel's chain computes kind::mxf8f6f4
@@ -119,7 +132,7 @@ def scaled_by_chain(mdl) -> bool:
     largest scaled exponent sum and raw(C), ue8m0 scales, q_floor at or below
     f32's last bit (kind::mxf8f6f4's mx parameters); else tc_groups_step runs it."""
     p, f32 = mdl.params, get_format("f32")
-    return (all(getattr(p, k) == v for k, v in SCALED_CHAIN.items())
+    return (p.zero_c == "positive" and all(getattr(p, k) == v for k, v in SCALED_CHAIN.items())
             and get_format(mdl.datapath.scale_type).name == "ue8m0"
             and p.product_window is not None and p.product_window == p.c_window
             and f32.frac_bits <= p.product_window <= MAX_WINDOW
@@ -128,7 +141,7 @@ def scaled_by_chain(mdl) -> bool:
 
 def _check_scaled(mdl) -> None:
     """Block-scaled models: scaled_case's mechanism (the chain where it is one)."""
-    dp, p = mdl.datapath, mdl.params
+    dp = mdl.datapath
     if dp.sparse:
         raise Unsupported(f"{dp.id}: sparse block-scaled datapaths (their masked elements and "
                           "sparse merge blocks) are not in the CUDA backend")
@@ -139,12 +152,129 @@ def _check_scaled(mdl) -> None:
         if get_format(fmt).name not in INPUT_FORMATS:
             raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
                               f"backend ({', '.join(INPUT_FORMATS)})")
-    if p.zero_c != "positive":
-        raise Unsupported(f"{dp.id}: zero_c={p.zero_c!r} (C = -0 kept when every product is "
-                          "zero) is not in the CUDA backend")
     if dp.k > MAX_BLOCK or dp.k % dp.scale_block:
         raise Unsupported(f"{dp.id}: K={dp.k} in scale blocks of {dp.scale_block} is not in "
                           "the CUDA backend")
+
+
+# AMD v_mfma (models/amd.py): the inputs the designs take here (32-bit words
+# at most: f64 is refused), D and C f32; design codes of kernels/tc_gemm_amd.cuh.
+AMD_INPUTS = ("f32", "tf32", "f16", "bf16", "e4m3fnuz", "e5m2fnuz")
+AMD_DESIGN = {d: i + 1 for i, d in enumerate(DESIGNS)}  # fma 1, exact 2, ftz 3, truncated 4, grouped 5
+AMD_MAX_F2 = 48  # F2 (window2): the joined sum is below 2**(F2 + 9) in an int64
+
+
+def _check_mfma(mdl) -> None:
+    """AMD designs: every parameter value models/amd.py computes without error."""
+    dp, p = mdl.datapath, mdl.params
+    for role, fmt, allowed in (("a_type", dp.a_type, AMD_INPUTS), ("b_type", dp.b_type, AMD_INPUTS),
+                               ("d_type", dp.d_type, ("f32",)), ("c_type", dp.c, ("f32",))):
+        if get_format(fmt).name not in allowed:
+            why = ("f64 MFMA is an FMA chain on 64-bit words; the kernel's words are 32-bit"
+                   if get_format(fmt).name == "f64" else f"the CUDA backend takes {', '.join(allowed)}")
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name}: {why}")
+    if p.design not in AMD_DESIGN:
+        raise Unsupported(f"{dp.id}: AMD design {p.design!r} is not one of {', '.join(DESIGNS)}")
+    if dp.k > MAX_BLOCK:
+        raise Unsupported(f"{dp.id}: K={dp.k}: the CUDA backend holds at most {MAX_BLOCK} "
+                          "products an instruction")
+    if p.design == "fma":
+        return
+    if p.design == "ftz":
+        if p.block not in (2, 4) or dp.k % p.block:
+            raise Unsupported(f"{dp.id}: ftz pairs of P={p.block}: the CUDA backend takes P = 2 "
+                              "or 4 dividing K")
+        return
+    if not isinstance(p.block, int) or p.block < 1:
+        raise Unsupported(f"{dp.id}: {p.design} blocks of L={p.block!r} products")
+    if p.design == "grouped" and (p.block < 2 or dp.k % p.block == 1):
+        raise Unsupported(f"{dp.id}: grouped blocks of L={p.block} leave a block of one product "
+                          "(no odd position: models/amd.py computes no such block)")
+    if p.design in ("truncated", "grouped") and not (
+            0 <= p.window <= p.window2 + 1 and p.window2 <= AMD_MAX_F2):
+        raise Unsupported(f"{dp.id}: F={p.window}, F2={p.window2}: the CUDA backend takes "
+                          f"0 <= F <= F2 + 1, F2 <= {AMD_MAX_F2}")
+
+
+def _pack_mfma(mdl) -> np.ndarray:
+    """An AMD design's TcParams: A and B formats (tf32 truncated from its f32
+    word), one block of K products an instruction, F in window; the stages
+    name f32 (the designs round into f32 themselves)."""
+    dp, p = mdl.datapath, mdl.params
+    f32 = get_format("f32")
+    stage = [*_spec(f32.spec), 1, f32.frac_bits, int(f32.canonical_nan), 0]
+    block = 1 if p.design == "fma" else int(p.block)
+    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
+              int(p.window), NO_FLOOR, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
+              AMD_DESIGN[p.design], block, int(p.window2), *_plain_c("f32")]
+    out = np.array(values, np.int64)
+    assert out.size == N_PARAMS
+    return out
+
+
+def _split_block(mdl) -> int:
+    return min(mdl.stage.block_size, len(mdl.parts[0]))
+
+
+def _check_split(mdl) -> None:
+    """A split model (the fp8 mma.sync emulation of sm_90/sm_100): sub-MMAs of
+    equal size, the first from +0, each later one from the one before, C added
+    last by an exact add (models/kernels/gemm_split.py's conditions), A and B
+    unpacked exactly; the stage a chain this backend computes."""
+    dp = mdl.datapath
+    acc = get_format(mdl.acc_type or dp.d_type).name
+    why = None
+    if mdl.c_entry != "last":
+        why = f"c_entry={mdl.c_entry!r} (C in the first sub-MMA)"
+    elif mdl.c_add_window is not None and not 0 <= mdl.c_add_window <= MAX_WINDOW:
+        why = f"c_add_window={mdl.c_add_window} (C merged in a window past {MAX_WINDOW} bits)"
+    elif mdl.c_convert or acc != get_format(dp.d_type).name or dp.c != dp.d_type:
+        why = "C or the sub-MMAs' accumulator of another type than D"
+    elif dp.block_scaled or dp.sparse:
+        why = "block-scaled or sparse"
+    elif len({len(p) for p in mdl.parts}) != 1:
+        why = "sub-MMAs of unequal sizes"
+    if why is None:
+        try:
+            mdl.check_parts(dp.k)
+        except ModelError as e:
+            why = str(e)
+    if why is None and _split_block(mdl) and len(mdl.parts[0]) % _split_block(mdl):
+        why = f"stage blocks of {mdl.stage.block_size} do not divide the sub-MMA"
+    if why:
+        raise Unsupported(f"split model {mdl.name!r} ({dp.id}): {why} is not in the CUDA backend")
+    for role, fmt in (("a_type", dp.a_type), ("b_type", dp.b_type)):
+        if get_format(fmt).name not in INPUT_FORMATS:
+            raise Unsupported(f"{dp.id}: {role} {get_format(fmt).name} is not in the CUDA "
+                              f"backend ({', '.join(INPUT_FORMATS)})")
+    check(stage_model(mdl))
+
+
+def _pack_split(mdl) -> np.ndarray:
+    """A split model's TcParams: the stage's chain on the unpacked A and B
+    (ua, ub the words' formats, a, b the stage's), one kernel instruction a
+    sub-MMA (per_instr its blocks), C saved at each split instruction's start
+    (c_every blocks), the first sub-MMA from +0 (c_last 2), then the IEEE add
+    of C in D's type (c_add: c_add_rounding, D's bits and NaN, IEEE overflow
+    and zero signs; with c_add_window the merge in that window, overflow to
+    Inf: structures.ieee_add)."""
+    dp = mdl.datapath
+    out = pack(stage_model(mdl))
+    d_fmt = get_format(dp.d_type)
+    block = _split_block(mdl)
+    u = get_format(mdl.unpack or dp.a_type)
+    window = mdl.c_add_window
+    vals = {"c_last": 2, "c_every": dp.k // block, "c_add_ieee": 1,
+            "c_add_window": -1 if window is None else int(window),
+            "unpack": int(mdl.unpack is not None), "u_nan": int(u.canonical_nan or 0),
+            "ua": _spec(get_format(dp.a_type).spec), "ub": _spec(get_format(dp.b_type).spec),
+            "c_add": [*_spec(d_fmt.spec), int(ROUNDINGS[mdl.c_add_rounding]), d_fmt.frac_bits,
+                      int(d_fmt.canonical_nan), 0 if window is None else int(OVERFLOWS["inf"])]}
+    for name, v in vals.items():
+        v = v if isinstance(v, list) else [v]
+        out[_AT[name]:_AT[name] + len(v)] = v
+    return out
 
 
 def _check_integer(mdl) -> None:
@@ -160,17 +290,13 @@ def _check_integer(mdl) -> None:
     if _int_block(dp.k) > MAX_BLOCK:
         raise Unsupported(f"{dp.id}: K={dp.k} is no multiple of {INT_BLOCK} and above "
                           f"{MAX_BLOCK}, the block one CTA holds")
-    if dp.sparse and dp.bitop == "xor":  # a left-out zero would count 0 XOR b
-        raise Unsupported(f"{dp.id}: sparse b1 .xor is not in the CUDA backend")
     if dp.bitop not in (None, "and", "xor"):
         raise Unsupported(f"{dp.id}: b1 .{dp.bitop} is not in the CUDA backend")
 
 
 def _check_params(dp, p) -> None:
     d_fmt = get_format(dp.d_type)
-    if p.window_bits is None:
-        raise Unsupported("window_bits=None (an exact sum) is not in the CUDA backend")
-    if p.window_bits > MAX_WINDOW:
+    if p.window_bits is not None and p.window_bits > MAX_WINDOW:
         raise Unsupported(f"window_bits={p.window_bits}: the CUDA backend takes at most "
                           f"{MAX_WINDOW}")
     block = min(p.block_size, dp.k)
@@ -179,16 +305,11 @@ def _check_params(dp, p) -> None:
     if block > MAX_BLOCK:
         raise Unsupported(f"block_size={p.block_size}: the CUDA backend takes at most "
                           f"{MAX_BLOCK} products a block")
-    if p.zero_sign != "positive":
-        raise Unsupported(f"zero_sign={p.zero_sign!r}: the CUDA backend models +0 only")
-    if p.align != "raw":
-        raise Unsupported(f"align={p.align!r}: the CUDA backend aligns on raw exponent sums")
-    if p.k_order is not None:
-        raise Unsupported("k_order: the CUDA backend consumes K in order")
-    if p.c_join != "first":
-        raise Unsupported(f"c_join={p.c_join!r}: the CUDA backend joins C in the first block")
-    if p.c_convert is not None:
-        raise Unsupported(f"c_convert={p.c_convert!r} is not in the CUDA backend")
+    if p.k_order is not None and sorted(p.k_order) != list(range(dp.k)):
+        raise Unsupported(f"k_order must be a permutation of 0..{dp.k - 1}")
+    if p.c_convert is not None and get_format(p.c_convert).name not in C_FORMATS:
+        raise Unsupported(f"c_convert={p.c_convert!r} is not in the CUDA backend "
+                          f"({', '.join(C_FORMATS)})")
     if p.input_conversion not in INPUT_CONVERSIONS:
         raise Unsupported(f"input_conversion={p.input_conversion!r} is not in the CUDA backend")
     if p.output_frac_bits is not None and p.output_frac_bits > d_fmt.frac_bits:
@@ -201,7 +322,8 @@ def _check_params(dp, p) -> None:
     if p.inter_frac_bits is not None and p.inter_frac_bits > i_fmt.frac_bits:
         raise Unsupported(f"inter_frac_bits={p.inter_frac_bits} is more than "
                           f"{i_fmt.name} holds ({i_fmt.frac_bits})")
-    if p.carry_bits is not None and p.window_bits + p.carry_bits + 1 > CARRY_WIDTH:
+    if (p.carry_bits is not None and p.window_bits is not None
+            and p.window_bits + p.carry_bits + 1 > CARRY_WIDTH):
         raise Unsupported(f"carry_bits={p.carry_bits}: window_bits + carry_bits + 1 must be at "
                           f"most {CARRY_WIDTH}")
     if p.nan is not None and not 0 <= p.nan < (1 << d_fmt.width):
@@ -221,6 +343,15 @@ def _spec(spec: FormatSpec) -> list[int]:
     return [int(x) for x in spec]
 
 
+def _plain_c(fmt: str) -> list[int]:
+    """The C fields of a chain that reads its C as D (``fmt``), unconverted,
+    +0 zeros, raw alignment, C in the first block (c_add unused)."""
+    spec = _spec(get_format(fmt).spec)
+    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, -1, 0, 0, 0, *spec, *spec, 0]
+    assert len(out) == C_FIELDS
+    return out
+
+
 def _stage(stage) -> list[int]:
     return [*_spec(stage.spec), int(stage.rounding), int(stage.keep), int(stage.nan),
             int(stage.overflow)]
@@ -233,14 +364,24 @@ def pack(mdl) -> np.ndarray:
         return _pack_integer(mdl)
     if type(mdl) is BlockScaledModel:
         return _pack_scaled(mdl)
+    if type(mdl) is MfmaModel:
+        return _pack_mfma(mdl)
+    if type(mdl) is SplitModel:
+        return _pack_split(mdl)
     dp, p = mdl.datapath, mdl.params
-    kp = kernel_params(dp, p, dp.k)
+    c_fmt = get_format(p.c_convert or dp.c)
+    kp = kernel_params(dp, p, dp.k, c_fmt)
     w = kp.window
     conv = INPUT_CONVERSIONS[p.input_conversion]
+    nan = c_fmt.canonical_nan
     values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
               int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
               int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
+              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
+              *[0] * AMD_FIELDS, *_spec(get_format(dp.c).spec), *_spec(kp.c_spec),
+              int(p.c_convert is not None), int(nan if nan is not None else 0),
+              int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add),
+              int(not kp.c_add.zero_pos), -1, 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec), 0]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -256,7 +397,8 @@ def _pack_integer(mdl) -> np.ndarray:
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
               2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
-              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS]
+              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS, *[0] * AMD_FIELDS,
+              *_plain_c("s32")]
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -285,7 +427,9 @@ def _pack_scaled(mdl) -> np.ndarray:
         int(p.per_group_c_merge), _opt(p.group_floor)]
     values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
               window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
-              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups]
+              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups,
+              *[0] * AMD_FIELDS, *_plain_c("f32")]
+    values[-1] = int(p.zero_c == "keep")
     out = np.array(values, np.int64)
     assert out.size == N_PARAMS
     return out
@@ -311,6 +455,23 @@ def per_instr(mdl) -> int:
     dp = mdl.datapath
     if type(mdl) is IntegerModel:
         return dp.k // _int_block(dp.k)
-    if type(mdl) is BlockScaledModel:
+    if type(mdl) in (BlockScaledModel, MfmaModel):
         return 1
+    if type(mdl) is SplitModel:
+        return dp.k // _split_block(mdl)
     return dp.k // min(mdl.params.block_size, dp.k)
+
+
+def k_order(mdl) -> tuple[int, ...] | None:
+    """The order an instruction consumes its K positions in (None: 0..K-1):
+    a FixedPointModel's ``k_order``, a split model's parts one after another."""
+    if type(mdl) is SplitModel:
+        return tuple(int(i) for part in mdl.parts for i in part)
+    return getattr(getattr(mdl, "params", None), "k_order", None)
+
+
+def kernel_name(params: np.ndarray) -> str:
+    """The kernel of tc_gemm.cu that runs these TcParams: tc_gemm_wide for an
+    AMD design or an exact sum (no window), else tc_gemm_chain."""
+    wide = int(params[_AT["amd"]]) or int(params[_AT["window"]]) < 0
+    return "tc_gemm_wide" if wide else "tc_gemm_chain"

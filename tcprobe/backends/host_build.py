@@ -24,7 +24,8 @@ import numpy as np
 
 from tcprobe.kernels import source
 
-SOURCES = ("tc_gemm.cu", "tc_gemm_core.cuh")
+SOURCES = ("tc_gemm.cu", "tc_gemm_core.cuh", "tc_gemm_groups.cuh", "tc_gemm_exact.cuh",
+           "tc_gemm_amd.cuh")
 TILE = 16  # TC_TILE of kernels/tc_gemm.cu
 FLAGS = ("-O3", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-x", "c++")
 _LOCK = threading.Lock()
