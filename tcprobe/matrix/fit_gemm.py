@@ -27,7 +27,7 @@ import numpy as np
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import FixedPointModel
 
-from . import choice, epilogue, pipeline
+from . import choice, epilogue, fit_score, pipeline
 from . import plan as plans
 from .axes import BY_NAME
 from .compare import words_differ
@@ -284,19 +284,32 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
                                 None if c is None else c[:r, :cols], c_fmt, al, be,
                                 None if bias32 is None else bias32[:cols], jobs=jobs,
                                 full=(m, n))
+    def block(mdl, rows, cols):  # the rows and columns given (fit_score's stages)
+        return pipeline.Problem(mdl, a[rows], a_fmt, b[:, cols], b_fmt, d_fmt,
+                                None if c is None else c[np.ix_(rows, cols)], c_fmt, al, be,
+                                None if bias32 is None else bias32[cols], jobs=jobs,
+                                full=(m, n))
+    rank = fit_score.telling(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, al, be)
     scored, total, capped = [], 0, False
     searched_as = {}  # what one arithmetic scored: (its candidates, their scores)
+    made = {}  # candidates() by what they depend on (families share them)
     for fam, dp, mdl in instrs:
-        plain = candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)
-        cands = [s.with_(instr=fam) for s in plain]
-        total += len(cands)
+        made_key = (dp.k, dp.d_type)
+        if made_key not in made:
+            made[made_key] = candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)
+        plain = made[made_key]
+        total += len(plain)
         key = same_arithmetic(dp, mdl)
         if key is not None and key in searched_as and searched_as[key][0] == plain:
             # another family computing every word alike (wgmma and mma.sync on an
             # H100): its scores, relabelled, are this family's
             scored += [(x, s.with_(instr=fam), w) for x, s, w in searched_as[key][1]]
             continue
-        found = _search(cands, problem, mdl, d, d_fmt)
+        cands = [s.with_(instr=fam) for s in plain]
+        found = fit_score.explainers(cands, problem, block, mdl, d, d_fmt, rank,
+                                     _passes(m, n)[-1])
+        if found is None:  # nothing explains: the passes, whose closest ones are reported
+            found = _search(cands, problem, mdl, d, d_fmt)
         if key is not None:
             searched_as[key] = (plain, found)
         scored += found
@@ -329,11 +342,8 @@ def _search(cands: list, problem, mdl, d: np.ndarray, fmt: str) -> list:
     """(mismatches, schedule, words) of the candidates that survive the cheap
     passes (module doc), each scored on all of D."""
     m, n = d.shape
-    rows = min(m, FIRST_ROWS)
     keep, part = cands, None
-    passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
-    passes += [(r, n) for r in MORE_ROWS if rows < r < m]
-    for r, cols in passes:  # the cheap passes first
+    for r, cols in _passes(m, n):  # the cheap passes first
         part = problem(mdl, r, cols)
         counts = [(_score(part, s, d[:r, :cols], fmt)[0], s) for s in keep]
         keep = [s for x, s in counts if x == 0] or [
@@ -344,6 +354,13 @@ def _search(cands: list, problem, mdl, d: np.ndarray, fmt: str) -> list:
         x, w = _score(full, s, d, fmt)
         out.append((x, s, w))
     return out
+
+
+def _passes(m: int, n: int) -> list[tuple[int, int]]:
+    """(rows, columns) of the top-left blocks of D the cheap passes score."""
+    rows = min(m, FIRST_ROWS)
+    passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
+    return passes + [(r, n) for r in MORE_ROWS if rows < r < m]
 
 
 def _score(p: pipeline.Problem, s: Schedule, want: np.ndarray, fmt: str):

@@ -60,12 +60,22 @@ FMA_FIXED = ("k_block", "k_order", "split_k", "split_starts", "promote", "operan
 
 
 def _post_init(self) -> None:
-    for axis in AXES:
+    _check_axes(self, AXES)
+    _check_rules(self)
+
+
+def _check_axes(self, axes) -> None:
+    """Each of ``axes`` checked against its row (the value normalized)."""
+    for axis in axes:
         try:
             got = check(axis, getattr(self, axis.name), _format_name)
         except ValueError as e:
             raise ScheduleError(f"schedule: {axis.name} {e}") from None
         object.__setattr__(self, axis.name, got)
+
+
+def _check_rules(self) -> None:
+    """The rules that tie axes together (module doc)."""
     if self.c == "accumulator":
         bad = [a for a in CHAIN_FIXED if getattr(self, a) != BY_NAME[a].default]
         if bad:
@@ -103,7 +113,17 @@ def _to_dict(self) -> dict:
 
 
 def _with(self, **axes):
-    return replace(self, **axes)
+    """``self`` with ``axes`` set, checked as a new Schedule is: the axes
+    given and the rules between axes (the others were checked when ``self``
+    was made; fit-gemm makes thousands this way)."""
+    if not axes.keys() <= BY_NAME.keys():
+        return replace(self, **axes)  # its TypeError names the unknown axis
+    new = object.__new__(type(self))
+    new.__dict__.update(self.__dict__)
+    new.__dict__.update(axes)
+    _check_axes(new, [a for a in AXES if a.name in axes])
+    _check_rules(new)
+    return new
 
 
 def _splits(self) -> int | None:
