@@ -136,10 +136,12 @@ def _with_epilogue(s: Schedule, epi: tuple, **axes) -> Schedule:
 
 def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
                bounds: tuple[int, ...] | None = None, unit_epilogue: bool = True,
-               has_bias: bool = False) -> list[Schedule]:
+               has_bias: bool = False, plans_out: list | None = None) -> list[Schedule]:
     """Every schedule the search tries for one instruction (module doc), one
     per class of schedules with the same plan and epilogue. ``unit_epilogue``:
-    alpha = beta = 1, where the chain (C as the first accumulator) can run."""
+    alpha = beta = 1, where the chain (C as the first accumulator) can run.
+    ``plans_out``: where given, each schedule's plan is appended (None where
+    it was not made here) for the search to reuse."""
     tiles = -(-k // dp.k)
     seen, found = set(), []
     epilogues = _epilogues(has_c, has_bias)
@@ -172,9 +174,13 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
                     if key not in seen:
                         seen.add(key)
                         found.append(s)
+                        if plans_out is not None:  # (make reads none of the axes set after)
+                            plans_out.append(pl)
     if has_c and unit_epilogue and out == dp.d_type and not has_bias:
         for base, _ranges in split_structures(dp, k, bounds):  # the chain, every split
             found.append(base.with_(c="accumulator", out=out))
+            if plans_out is not None:
+                plans_out.append(None)
     return found
 
 
@@ -296,8 +302,10 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
     for fam, dp, mdl in instrs:
         made_key = (dp.k, dp.d_type)
         if made_key not in made:
-            made[made_key] = candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)
-        plain = made[made_key]
+            made_plans: list = []
+            made[made_key] = (candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit,
+                                         has_bias, made_plans), made_plans)
+        plain, plain_plans = made[made_key]
         total += len(plain)
         key = same_arithmetic(dp, mdl)
         if key is not None and key in searched_as and searched_as[key][0] == plain:
@@ -307,7 +315,7 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
             continue
         cands = [s.with_(instr=fam) for s in plain]
         found = fit_score.explainers(cands, problem, block, mdl, d, d_fmt, rank,
-                                     _passes(m, n)[-1])
+                                     _passes(m, n)[-1], plain_plans)
         if found is None:  # nothing explains: the passes, whose closest ones are reported
             found = _search(cands, problem, mdl, d, d_fmt)
         if key is not None:

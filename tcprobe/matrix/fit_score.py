@@ -135,18 +135,23 @@ def _first_distinct(x: np.ndarray, count: int) -> np.ndarray:
     return x[np.sort(first)[:count]]
 
 
-def mismatches(cands: list, p: pipeline.Problem, want: np.ndarray, fmt: str) -> list:
+def mismatches(cands: list, p: pipeline.Problem, want: np.ndarray, fmt: str,
+               known: list | None = None) -> list:
     """Each schedule's count of elements of ``p``'s D that differ from
     ``want`` (None: it cannot run there), the schedules with one reduction
-    and epilogue scored together (module doc)."""
+    and epilogue scored together (module doc). ``known``: their plans where
+    already made (None where not)."""
     counts: list = [None] * len(cands)
     groups: dict = {}
     made: dict = {}  # each plan's partials (schedules that differ past the plan share them)
     with epilogue.checked():
         for i, s in enumerate(cands):
             try:
-                pl = pipeline.plan_of(p, s)
-                if pl.tiles or pl.lanes is not None:  # per-tile or fma: one at a time
+                pl = known[i] if known is not None and known[i] is not None else \
+                    pipeline.plan_of(p, s)
+                if pl.tiles:  # per-tile plans read where the block lies in D: unscored
+                    continue
+                if pl.lanes is not None:  # a CUDA-core fma kernel: one at a time
                     counts[i] = int(words_differ(fmt, pipeline.run(p, s), want).sum())
                     continue
                 if pl not in made:
@@ -176,24 +181,28 @@ def mismatches(cands: list, p: pipeline.Problem, want: np.ndarray, fmt: str) -> 
 
 
 def explainers(cands: list, problem: Callable, block: Callable, mdl, d: np.ndarray, fmt: str,
-               rank: np.ndarray, last: tuple[int, int]) -> list | None:
+               rank: np.ndarray, last: tuple[int, int], known: list | None = None
+               ) -> list | None:
     """(mismatches on all of D, schedule, D words) of every schedule of
     ``cands`` that explains D's top-left ``last`` block (rows, columns), in
     ``cands``' order; None where none does (module doc). ``problem(mdl, r,
     cols)``: D's top-left corner; ``block(mdl, rows, cols)``: the rows and
-    columns given; ``rank``: :func:`telling`'s."""
+    columns given; ``rank``: :func:`telling`'s; ``known``: the plans of
+    ``cands`` where :func:`.fit_gemm.candidates` made them (for the stages
+    only: the check on all of D makes its own)."""
     m, n = d.shape
-    keep = cands
+    keep = list(zip(cands, known or [None] * len(cands), strict=True))
     for rows, cols in _blocks(rank, m, n):
         if len(keep) <= 1:
             break
         p = block(mdl, rows, cols)
-        counts = mismatches(keep, p, d[np.ix_(rows, cols)], fmt)
-        keep = [s for s, x in zip(keep, counts, strict=True) if x is None or x == 0]
+        counts = mismatches([s for s, _ in keep], p, d[np.ix_(rows, cols)], fmt,
+                            [pl for _, pl in keep])
+        keep = [x for x, got in zip(keep, counts, strict=True) if got is None or got == 0]
     full = problem(mdl, m, n)
     r, c = last
     out = []
-    for s in keep:
+    for s, _ in keep:
         try:
             w = pipeline.run(full, s)
         except MatmulError:
