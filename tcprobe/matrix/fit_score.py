@@ -45,7 +45,7 @@ from .operands import MatmulError
 SEEN = (64, 256)  # the top-left rows and columns of D whose exact values rank the
 #                   telling elements
 # the stages: (rows, columns) of the chosen block (None: every column)
-STAGES = ((8, 8), (16, None))
+STAGES = ((8, 8), (8, 32), (16, None))
 
 
 def telling(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, alpha: int, beta: int) -> np.ndarray:
@@ -154,9 +154,9 @@ def mismatches(cands: list, p: pipeline.Problem, want: np.ndarray, fmt: str,
                 if pl.lanes is not None:  # a CUDA-core fma kernel: one at a time
                     counts[i] = int(words_differ(fmt, pipeline.run(p, s), want).sum())
                     continue
-                if pl not in made:
-                    made[pl] = [pipeline.partial(p, pl, part, None) for part in pl.partials]
-                parts = made[pl]
+                if id(pl) not in made:  # (by identity: a plan hashes all its chains)
+                    made[id(pl)] = [pipeline.partial(p, pl, part, None) for part in pl.partials]
+                parts = made[id(pl)]
             except MatmulError:
                 continue
             key = (s.c, s.saturate, s.split_kind, s.reduction, s.partials, s.fused, s.fma_on,

@@ -118,10 +118,13 @@ def _with(self, **axes):
     was made; fit-gemm makes thousands this way)."""
     if not axes.keys() <= BY_NAME.keys():
         return replace(self, **axes)  # its TypeError names the unknown axis
+    old = self.__dict__
+    changed = {k: v for k, v in axes.items()  # a value equal to the old one is checked
+               if not (type(v) is type(old[k]) and v == old[k])}
     new = object.__new__(type(self))
-    new.__dict__.update(self.__dict__)
-    new.__dict__.update(axes)
-    _check_axes(new, [a for a in AXES if a.name in axes])
+    new.__dict__.update(old)
+    new.__dict__.update(changed)
+    _check_axes(new, [a for a in AXES if a.name in changed])
     _check_rules(new)
     return new
 
