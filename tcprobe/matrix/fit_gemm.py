@@ -9,12 +9,17 @@ where C enters and the epilogue's form (where there is a C) x operand
 rounding (tf32). Schedules with the same plan and the same epilogue are
 one candidate. Each candidate runs through the one pipeline
 (:mod:`.pipeline`) and is kept when its D equals the capture on every
-element (NaN matching NaN). The search prunes by the cheap tests first:
-every candidate on the first 8 rows and columns, the survivors on those
-rows, then on 32 and 128 rows, then on all of D (a narrow output type hides
-most differences on a few rows). Chains are shared between candidates through the
-problem's cache, keyed by the plan's own chains, so no two plans can share
-wrong partials.
+element (NaN matching NaN). The search prunes by the cheap tests first
+(:func:`_search`'s passes): every candidate on the first 8 rows and
+columns, the survivors on those rows, then on 32 and 128 rows, then on all
+of D (a narrow output type hides most differences on a few rows). Before
+those passes :mod:`.fit_score` finds what they keep faster where a schedule
+explains their last block: the candidates scored in stacked batches on the
+rows and columns of D whose exact values lie nearest a rounding boundary,
+the few survivors checked on every element; where none explains that block
+the passes run as above (their closest schedules are the report). Chains are
+shared between candidates through the problem's cache, keyed by the plan's
+own chains, so no two plans can share wrong partials.
 """
 
 from __future__ import annotations
