@@ -149,6 +149,7 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
     it was not made here) for the search to reuse."""
     tiles = -(-k // dp.k)
     seen, found = set(), []
+    interned: dict = {}  # each distinct plan once, so the keys below hold it by identity
     epilogues = _epilogues(has_c, has_bias)
     for base, _ranges in split_structures(dp, k, bounds):
         multi = base.splits > 1
@@ -165,22 +166,24 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
                                            operand_round=rnd), dp.k, tiles, k=k)
             except (ScheduleError, MatmulError):
                 continue
+            pl = interned.setdefault(pl, pl)
             for red, parts in product(searched("reduction", par),
                                       searched("partials", par and out != "f32")):
                 for epi in epilogues:
+                    tree_is_forward = red == "tree" and len(pl.partials) <= 2
+                    key = (id(pl), kind, "forward" if tree_is_forward else red, parts, epi)
+                    if key in seen:
+                        continue
                     try:
                         s = _with_epilogue(base, epi, out=out, k_order=order, promote=promote,
                                            split_kind=kind, reduction=red, partials=parts,
                                            operand_round=rnd, k_tail=k_tail)
                     except ScheduleError:
                         continue
-                    tree_is_forward = red == "tree" and len(pl.partials) <= 2
-                    key = (pl, kind, "forward" if tree_is_forward else red, parts, epi)
-                    if key not in seen:
-                        seen.add(key)
-                        found.append(s)
-                        if plans_out is not None:  # (make reads none of the axes set after)
-                            plans_out.append(pl)
+                    seen.add(key)
+                    found.append(s)
+                    if plans_out is not None:  # (make reads none of the axes set after)
+                        plans_out.append(pl)
     if has_c and unit_epilogue and out == dp.d_type and not has_bias:
         for base, _ranges in split_structures(dp, k, bounds):  # the chain, every split
             found.append(base.with_(c="accumulator", out=out))

@@ -162,20 +162,29 @@ def mismatches(cands: list, p: pipeline.Problem, want: np.ndarray, fmt: str,
             key = (s.c, s.saturate, s.split_kind, s.reduction, s.partials, s.fused, s.fma_on,
                    s.bias_form, len(parts), pl.c_start)
             groups.setdefault(key, []).append((i, s, pl, parts))
+        # where no word of ``want`` is NaN, a word that differs is a mismatch
+        nan_wanted = bool((decode(fmt, want.ravel()).cls == Class.NAN).any())
+        stacks: dict = {}  # the stacked partials of each list of plans
+        memo: dict = {}  # the reduced stacks, for the epilogues that share them
         for members in groups.values():
             _, s, pl, _ = members[0]
             shape = (len(members), *p.shape)
-            stacked = [np.stack([x[3][j] for x in members]) for j in range(len(members[0][3]))]
+            plans = tuple(id(x[2]) for x in members)
+            if plans not in stacks:
+                stacks[plans] = [np.stack([x[3][j] for x in members])
+                                 for j in range(len(members[0][3]))]
             many = SimpleNamespace(
                 shape=shape, dp=p.dp, out_fmt=p.out_fmt, c_fmt=p.c_fmt, alpha=p.alpha,
-                beta=p.beta, bias=p.bias, _memo={},
+                beta=p.beta, bias=p.bias, _memo=memo,
                 c=None if p.c is None else np.ascontiguousarray(np.broadcast_to(p.c, shape)))
             try:
-                got = pipeline.finish(many, s, pl, stacked)
+                got = pipeline.finish(many, s, pl, stacks[plans], ("stacked", plans))
             except MatmulError:
                 continue
-            bad = words_differ(fmt, got, np.broadcast_to(want, shape)).reshape(len(members), -1)
-            for (i, *_), x in zip(members, bad.sum(axis=1), strict=True):
+            wants = np.broadcast_to(want, shape)
+            bad = words_differ(fmt, got, wants) if nan_wanted else got != wants
+            for (i, *_), x in zip(members, bad.reshape(len(members), -1).sum(axis=1),
+                                  strict=True):
                 counts[i] = int(x)
     return counts
 
