@@ -64,13 +64,25 @@ def _post_init(self) -> None:
     _check_rules(self)
 
 
+_CHECKED: dict = {}  # (axis, type, value) -> the value checked and normalized
+_CHECKED_MAX = 4096
+
+
 def _check_axes(self, axes) -> None:
-    """Each of ``axes`` checked against its row (the value normalized)."""
+    """Each of ``axes`` checked against its row (the value normalized; a
+    value checked before is looked up: fit-gemm makes thousands of schedules)."""
     for axis in axes:
+        value = getattr(self, axis.name)
+        key = (axis.name, type(value), value)
         try:
-            got = check(axis, getattr(self, axis.name), _format_name)
-        except ValueError as e:
-            raise ScheduleError(f"schedule: {axis.name} {e}") from None
+            got = _CHECKED[key]
+        except (KeyError, TypeError):  # not seen, or unhashable (a list of offsets)
+            try:
+                got = check(axis, value, _format_name)
+            except ValueError as e:
+                raise ScheduleError(f"schedule: {axis.name} {e}") from None
+            if len(_CHECKED) < _CHECKED_MAX and isinstance(key[2], (str, int, type(None))):
+                _CHECKED[key] = got
         object.__setattr__(self, axis.name, got)
 
 
