@@ -46,6 +46,7 @@ SEEN = (64, 256)  # the top-left rows and columns of D whose exact values rank t
 #                   telling elements
 # the stages: (rows, columns) of the chosen block (None: every column)
 STAGES = ((8, 8), (8, 32), (16, None))
+MANY = 4  # survivors of the stages past which the passes' last block is scored before D
 
 
 def telling(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, alpha: int, beta: int) -> np.ndarray:
@@ -208,8 +209,12 @@ def explainers(cands: list, problem: Callable, block: Callable, mdl, d: np.ndarr
         counts = mismatches([s for s, _ in keep], p, d[np.ix_(rows, cols)], fmt,
                             [pl for _, pl in keep])
         keep = [x for x, got in zip(keep, counts, strict=True) if got is None or got == 0]
-    full = problem(mdl, m, n)
     r, c = last
+    if len(keep) > MANY and (r, c) != (m, n):  # many left: the passes' last block first
+        counts = mismatches([s for s, _ in keep], problem(mdl, r, c), d[:r, :c], fmt,
+                            [pl for _, pl in keep])
+        keep = [x for x, got in zip(keep, counts, strict=True) if got is None or got == 0]
+    full = problem(mdl, m, n)
     out = []
     for s, _ in keep:
         try:
