@@ -97,6 +97,26 @@ def test_fit_gemm_reports_what_its_passes_alone_report(truth, out, flip, monkeyp
     assert fast.explained == (flip is None)
 
 
+def test_a_family_nothing_explains_is_reported_alike(monkeypatch):
+    """fp8 on an H100 under DeepGEMM's promotion: wgmma's schedules explain D,
+    mma.sync's (another accumulator) none; with five or more explaining, the
+    fast search skips mma.sync's passes, whose closest would sort past them."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((24, 512)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((512, 16)).astype(ml_dtypes.float8_e4m3fn)
+    d = tcprobe.matmul(a, b, gpu=GPU, schedule="deepgemm-fp8", progress=False)
+    aw, bw = (np.ascontiguousarray(x).view(np.uint8).astype(np.uint32) for x in (a, b))
+
+    def fit():
+        return fit_gemm.fit(aw, "e4m3", bw, "e4m3", None, None, d.view(np.uint32), "f32",
+                            gpu=GPU)
+    fast = fit()
+    monkeypatch.setattr(fit_score, "explainers", lambda *args, **kw: None)
+    assert _same(fast, fit())
+    assert fast.explained and len(fast.schedules) >= fit_gemm.CLOSEST
+    assert {s.instr for s in fast.schedules} == {"wgmma"}
+
+
 @pytest.mark.slow
 def test_a_mismatch_past_the_last_pass_is_reported_alike(monkeypatch):
     """D off by one ulp in a row below the passes' last block: the fast

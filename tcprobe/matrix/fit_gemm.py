@@ -304,9 +304,11 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
                                 None if bias32 is None else bias32[cols], jobs=jobs,
                                 full=(m, n))
     rank = fit_score.telling(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, al, be)
-    scored, total, capped = [], 0, False
-    searched_as = {}  # what one arithmetic scored: (its candidates, their scores)
+    total, capped = 0, False
+    searched_as = {}  # what one arithmetic scored: (its candidates, the slot of its scores)
     made = {}  # candidates() by what they depend on (families share them)
+    slots, pending = [], []  # each family's [scores] and the name it relabels them to;
+    #                          the families where nothing explains, their passes to run
     for fam, dp, mdl in instrs:
         made_key = (dp.k, dp.d_type)
         if made_key not in made:
@@ -319,16 +321,24 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
         if key is not None and key in searched_as and searched_as[key][0] == plain:
             # another family computing every word alike (wgmma and mma.sync on an
             # H100): its scores, relabelled, are this family's
-            scored += [(x, s.with_(instr=fam), w) for x, s, w in searched_as[key][1]]
+            slots.append((searched_as[key][1], fam))
             continue
         cands = [s.with_(instr=fam) for s in plain]
-        found = fit_score.explainers(cands, problem, block, mdl, d, d_fmt, rank,
-                                     _passes(m, n)[-1], plain_plans)
-        if found is None:  # nothing explains: the passes, whose closest ones are reported
-            found = _search(cands, problem, mdl, d, d_fmt)
+        slot = [fit_score.explainers(cands, problem, block, mdl, d, d_fmt, rank,
+                                     _passes(m, n)[-1], plain_plans)]
+        if slot[0] is None:  # nothing explains: the passes, whose closest ones are reported
+            pending.append((slot, cands, mdl))
         if key is not None:
-            searched_as[key] = (plain, found)
-        scored += found
+            searched_as[key] = (plain, slot)
+        slots.append((slot, None))
+    zeros = sum(x == 0 for slot, _ in slots if slot[0] is not None for x, _, _ in slot[0])
+    if zeros < CLOSEST:  # (else the passes' nonzero scores would sort past every report)
+        for slot, cands, mdl in pending:
+            slot[0] = _search(cands, problem, mdl, d, d_fmt)
+    scored = []
+    for slot, fam in slots:
+        got = slot[0] or []
+        scored += got if fam is None else [(x, s.with_(instr=fam), w) for x, s, w in got]
     if not any(x == 0 for x, _, _ in scored):  # the other kernel families (module doc)
         fam, dp, mdl = instrs[0]
         more = [s.with_(instr=fam) for s in fma_candidates(k, has_c, d_fmt, has_bias)] \
