@@ -347,7 +347,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
                        get_format(dp.a_type).spec, get_format(dp.b_type).spec,
                        c, dp.k, model.saturate, dp.bitop == "xor", out)
         return out.astype(np.uint32)
-    kp = kernel_params(dp, model.params, dp.k)
+    kp = _params(dp, model.params)
     per_instr = dp.k // kp.block
     if decoded is None:
         decoded = decoders(model, a, b)
@@ -361,16 +361,22 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
 
     m = c.shape[0]
     parts = max(1, min(jobs, m))
-    cuts = np.linspace(0, m, parts + 1).astype(int)
-    work = [(r0, r1, j0, panel) for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
-            for j0, panel in panels]
-    if parts == 1:
-        for args in work:
-            task(*args)
+    if parts == 1:  # (fit-gemm runs hundreds of small chains: no more than the calls)
+        for j0, panel in panels:
+            task(0, m, j0, panel)
     else:
+        cuts = np.linspace(0, m, parts + 1).astype(int)
+        work = [(r0, r1, j0, panel) for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
+                for j0, panel in panels]
         with ThreadPoolExecutor(parts) as pool:
             list(pool.map(lambda args: task(*args), work))
     return out.astype(np.uint32)
+
+
+@lru_cache(maxsize=64)
+def _params(dp, params) -> KernelParams:
+    """The kernel parameters of a chain (made once per datapath and model)."""
+    return kernel_params(dp, params, dp.k)
 
 
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):

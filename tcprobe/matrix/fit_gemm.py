@@ -9,12 +9,17 @@ where C enters and the epilogue's form (where there is a C) x operand
 rounding (tf32). Schedules with the same plan and the same epilogue are
 one candidate. Each candidate runs through the one pipeline
 (:mod:`.pipeline`) and is kept when its D equals the capture on every
-element (NaN matching NaN). The search prunes by the cheap tests first:
-every candidate on the first 8 rows and columns, the survivors on those
-rows, then on 32 and 128 rows, then on all of D (a narrow output type hides
-most differences on a few rows). Chains are shared between candidates through the
-problem's cache, keyed by the plan's own chains, so no two plans can share
-wrong partials.
+element (NaN matching NaN). The search prunes by the cheap tests first
+(:func:`_search`'s passes): every candidate on the first 8 rows and
+columns, the survivors on those rows, then on 32 and 128 rows, then on all
+of D (a narrow output type hides most differences on a few rows). Before
+those passes :mod:`.fit_score` finds what they keep faster where a schedule
+explains their last block: the candidates scored in stacked batches on the
+rows and columns of D whose exact values lie nearest a rounding boundary,
+the few survivors checked on every element; where none explains that block
+the passes run as above (their closest schedules are the report). Chains are
+shared between candidates through the problem's cache, keyed by the plan's
+own chains, so no two plans can share wrong partials.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import FixedPointModel
 
-from . import choice, epilogue, pipeline
+from . import choice, epilogue, fit_score, pipeline
 from . import plan as plans
 from .axes import BY_NAME
 from .compare import words_differ
@@ -136,12 +141,15 @@ def _with_epilogue(s: Schedule, epi: tuple, **axes) -> Schedule:
 
 def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
                bounds: tuple[int, ...] | None = None, unit_epilogue: bool = True,
-               has_bias: bool = False) -> list[Schedule]:
+               has_bias: bool = False, plans_out: list | None = None) -> list[Schedule]:
     """Every schedule the search tries for one instruction (module doc), one
     per class of schedules with the same plan and epilogue. ``unit_epilogue``:
-    alpha = beta = 1, where the chain (C as the first accumulator) can run."""
+    alpha = beta = 1, where the chain (C as the first accumulator) can run.
+    ``plans_out``: where given, each schedule's plan is appended (None where
+    it was not made here) for the search to reuse."""
     tiles = -(-k // dp.k)
     seen, found = set(), []
+    interned: dict = {}  # each distinct plan once, so the keys below hold it by identity
     epilogues = _epilogues(has_c, has_bias)
     for base, _ranges in split_structures(dp, k, bounds):
         multi = base.splits > 1
@@ -158,23 +166,29 @@ def candidates(dp, k: int, fp8: bool, has_c: bool, out: str, tf32: bool = False,
                                            operand_round=rnd), dp.k, tiles, k=k)
             except (ScheduleError, MatmulError):
                 continue
+            pl = interned.setdefault(pl, pl)
             for red, parts in product(searched("reduction", par),
                                       searched("partials", par and out != "f32")):
                 for epi in epilogues:
+                    tree_is_forward = red == "tree" and len(pl.partials) <= 2
+                    key = (id(pl), kind, "forward" if tree_is_forward else red, parts, epi)
+                    if key in seen:
+                        continue
                     try:
                         s = _with_epilogue(base, epi, out=out, k_order=order, promote=promote,
                                            split_kind=kind, reduction=red, partials=parts,
                                            operand_round=rnd, k_tail=k_tail)
                     except ScheduleError:
                         continue
-                    tree_is_forward = red == "tree" and len(pl.partials) <= 2
-                    key = (pl, kind, "forward" if tree_is_forward else red, parts, epi)
-                    if key not in seen:
-                        seen.add(key)
-                        found.append(s)
+                    seen.add(key)
+                    found.append(s)
+                    if plans_out is not None:  # (make reads none of the axes set after)
+                        plans_out.append(pl)
     if has_c and unit_epilogue and out == dp.d_type and not has_bias:
         for base, _ranges in split_structures(dp, k, bounds):  # the chain, every split
             found.append(base.with_(c="accumulator", out=out))
+            if plans_out is not None:
+                plans_out.append(None)
     return found
 
 
@@ -284,22 +298,47 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
                                 None if c is None else c[:r, :cols], c_fmt, al, be,
                                 None if bias32 is None else bias32[:cols], jobs=jobs,
                                 full=(m, n))
-    scored, total, capped = [], 0, False
-    searched_as = {}  # what one arithmetic scored: (its candidates, their scores)
+    def block(mdl, rows, cols):  # the rows and columns given (fit_score's stages)
+        return pipeline.Problem(mdl, a[rows], a_fmt, b[:, cols], b_fmt, d_fmt,
+                                None if c is None else c[np.ix_(rows, cols)], c_fmt, al, be,
+                                None if bias32 is None else bias32[cols], jobs=jobs,
+                                full=(m, n))
+    rank = fit_score.telling(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, al, be)
+    total, capped = 0, False
+    searched_as = {}  # what one arithmetic scored: (its candidates, the slot of its scores)
+    made = {}  # candidates() by what they depend on (families share them)
+    slots, pending = [], []  # each family's [scores] and the name it relabels them to;
+    #                          the families where nothing explains, their passes to run
     for fam, dp, mdl in instrs:
-        plain = candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit, has_bias)
-        cands = [s.with_(instr=fam) for s in plain]
-        total += len(cands)
+        made_key = (dp.k, dp.d_type)
+        if made_key not in made:
+            made_plans: list = []
+            made[made_key] = (candidates(dp, k, fp8, has_c, d_fmt, tf32, bounds, unit,
+                                         has_bias, made_plans), made_plans)
+        plain, plain_plans = made[made_key]
+        total += len(plain)
         key = same_arithmetic(dp, mdl)
         if key is not None and key in searched_as and searched_as[key][0] == plain:
             # another family computing every word alike (wgmma and mma.sync on an
             # H100): its scores, relabelled, are this family's
-            scored += [(x, s.with_(instr=fam), w) for x, s, w in searched_as[key][1]]
+            slots.append((searched_as[key][1], fam))
             continue
-        found = _search(cands, problem, mdl, d, d_fmt)
+        cands = [s.with_(instr=fam) for s in plain]
+        slot = [fit_score.explainers(cands, problem, block, mdl, d, d_fmt, rank,
+                                     _passes(m, n)[-1], plain_plans)]
+        if slot[0] is None:  # nothing explains: the passes, whose closest ones are reported
+            pending.append((slot, cands, mdl))
         if key is not None:
-            searched_as[key] = (plain, found)
-        scored += found
+            searched_as[key] = (plain, slot)
+        slots.append((slot, None))
+    zeros = sum(x == 0 for slot, _ in slots if slot[0] is not None for x, _, _ in slot[0])
+    if zeros < CLOSEST:  # (else the passes' nonzero scores would sort past every report)
+        for slot, cands, mdl in pending:
+            slot[0] = _search(cands, problem, mdl, d, d_fmt)
+    scored = []
+    for slot, fam in slots:
+        got = slot[0] or []
+        scored += got if fam is None else [(x, s.with_(instr=fam), w) for x, s, w in got]
     if not any(x == 0 for x, _, _ in scored):  # the other kernel families (module doc)
         fam, dp, mdl = instrs[0]
         more = [s.with_(instr=fam) for s in fma_candidates(k, has_c, d_fmt, has_bias)] \
@@ -329,11 +368,8 @@ def _search(cands: list, problem, mdl, d: np.ndarray, fmt: str) -> list:
     """(mismatches, schedule, words) of the candidates that survive the cheap
     passes (module doc), each scored on all of D."""
     m, n = d.shape
-    rows = min(m, FIRST_ROWS)
     keep, part = cands, None
-    passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
-    passes += [(r, n) for r in MORE_ROWS if rows < r < m]
-    for r, cols in passes:  # the cheap passes first
+    for r, cols in _passes(m, n):  # the cheap passes first
         part = problem(mdl, r, cols)
         counts = [(_score(part, s, d[:r, :cols], fmt)[0], s) for s in keep]
         keep = [s for x, s in counts if x == 0] or [
@@ -344,6 +380,13 @@ def _search(cands: list, problem, mdl, d: np.ndarray, fmt: str) -> list:
         x, w = _score(full, s, d, fmt)
         out.append((x, s, w))
     return out
+
+
+def _passes(m: int, n: int) -> list[tuple[int, int]]:
+    """(rows, columns) of the top-left blocks of D the cheap passes score."""
+    rows = min(m, FIRST_ROWS)
+    passes = [(rows, min(n, FIRST_COLUMNS))] + ([(rows, n)] if n > FIRST_COLUMNS else [])
+    return passes + [(r, n) for r in MORE_ROWS if rows < r < m]
 
 
 def _score(p: pipeline.Problem, s: Schedule, want: np.ndarray, fmt: str):

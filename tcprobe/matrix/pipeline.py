@@ -160,9 +160,18 @@ def _run(p: Problem, s) -> np.ndarray:
 
 def _words(p: Problem, s, pl: plans.Plan, step) -> np.ndarray:
     """The chains, reduction, epilogue and output of a plan with one set of partials."""
-    parts = [_partial(p, pl, part, step) for part in pl.partials]
+    parts = [partial(p, pl, part, step) for part in pl.partials]
     if p.progress is not None and not _units(p, pl):
         p.progress(1, 1)
+    return finish(p, s, pl, parts, (pl.operand_round, pl.k_limit, pl.partials))
+
+
+def finish(p, s, pl: plans.Plan, parts: list[np.ndarray], key=None) -> np.ndarray:
+    """The reduction, epilogue and output stages on the partials' words
+    (``key``: what they were computed from, to keep their reduction in ``p``;
+    None: kept nowhere). Every step is elementwise, so ``parts`` may stack
+    several schedules' partials along a first axis where ``p.shape`` says so
+    (fit-gemm's batched scoring, :mod:`.fit_score`)."""
     if s.c == "accumulator":
         return _chain_reduction(p, pl, parts)
     if p.dp.is_integer:
@@ -171,8 +180,7 @@ def _words(p: Problem, s, pl: plans.Plan, step) -> np.ndarray:
             acc = ((acc.astype(np.int64) + q) & 0xFFFFFFFF).astype(np.uint32)
         bias = None if p.bias is None else np.broadcast_to(p.bias, p.shape)
         return epilogue.integer_linear(acc, p.c, p.alpha, p.beta, bias)
-    return _float_epilogue(p, s, [epilogue.to_f32(q, p.dp.d_type) for q in parts],
-                           (pl.operand_round, pl.k_limit, pl.partials))
+    return _float_epilogue(p, s, [epilogue.to_f32(q, p.dp.d_type) for q in parts], key)
 
 
 def _check_chain(p: Problem) -> None:
@@ -230,7 +238,7 @@ def _chain(p: Problem, pl: plans.Plan, ch: plans.Chain, from_c: bool, step) -> n
     return p._memo[key]
 
 
-def _partial(p: Problem, pl: plans.Plan, part: plans.Partial, step) -> np.ndarray:
+def partial(p: Problem, pl: plans.Plan, part: plans.Partial, step) -> np.ndarray:
     """One partial's words: its chain (in the accumulator's type), or its
     promoted chunks added into an f32 register (f32 words)."""
     if not part.promoted:

@@ -60,12 +60,34 @@ FMA_FIXED = ("k_block", "k_order", "split_k", "split_starts", "promote", "operan
 
 
 def _post_init(self) -> None:
-    for axis in AXES:
+    _check_axes(self, AXES)
+    _check_rules(self)
+
+
+_CHECKED: dict = {}  # (axis, type, value) -> the value checked and normalized
+_CHECKED_MAX = 4096
+
+
+def _check_axes(self, axes) -> None:
+    """Each of ``axes`` checked against its row (the value normalized; a
+    value checked before is looked up: fit-gemm makes thousands of schedules)."""
+    for axis in axes:
+        value = getattr(self, axis.name)
+        key = (axis.name, type(value), value)
         try:
-            got = check(axis, getattr(self, axis.name), _format_name)
-        except ValueError as e:
-            raise ScheduleError(f"schedule: {axis.name} {e}") from None
+            got = _CHECKED[key]
+        except (KeyError, TypeError):  # not seen, or unhashable (a list of offsets)
+            try:
+                got = check(axis, value, _format_name)
+            except ValueError as e:
+                raise ScheduleError(f"schedule: {axis.name} {e}") from None
+            if len(_CHECKED) < _CHECKED_MAX and isinstance(key[2], (str, int, type(None))):
+                _CHECKED[key] = got
         object.__setattr__(self, axis.name, got)
+
+
+def _check_rules(self) -> None:
+    """The rules that tie axes together (module doc)."""
     if self.c == "accumulator":
         bad = [a for a in CHAIN_FIXED if getattr(self, a) != BY_NAME[a].default]
         if bad:
@@ -103,7 +125,20 @@ def _to_dict(self) -> dict:
 
 
 def _with(self, **axes):
-    return replace(self, **axes)
+    """``self`` with ``axes`` set, checked as a new Schedule is: the axes
+    given and the rules between axes (the others were checked when ``self``
+    was made; fit-gemm makes thousands this way)."""
+    if not axes.keys() <= BY_NAME.keys():
+        return replace(self, **axes)  # its TypeError names the unknown axis
+    old = self.__dict__
+    changed = {k: v for k, v in axes.items()  # a value equal to the old one is checked
+               if not (type(v) is type(old[k]) and v == old[k])}
+    new = object.__new__(type(self))
+    new.__dict__.update(old)
+    new.__dict__.update(changed)
+    _check_axes(new, [a for a in AXES if a.name in changed])
+    _check_rules(new)
+    return new
 
 
 def _splits(self) -> int | None:
