@@ -617,8 +617,9 @@ def test_capture_header_schema(tmp_path, change, needles):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("mfma.xf32.f32.k8", ["empty type", "mfma.xf32.tf32.f32.k8"]),
-    ("mma..f32.k16", ["empty type"]),
+    ("mfma.xf32.f32.k8", ["'mfma.xf32.f32.k8'", "input types", "mfma.xf32.tf32.f32.k8"]),
+    ("mma..f32.k16", ["'mma..f32.k16'", "input types"]),
+    ("mma.bf16.bf16to.k16", ["'mma.bf16.bf16to.k16'", "empty type"]),
     ("mma.bf16.zz.k16", ["'mma.bf16.zz.k16'", "unknown format 'zz'"]),
 ])
 def test_a_datapath_id_with_a_bad_type_is_named_whole(text, words):
