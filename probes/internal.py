@@ -209,6 +209,70 @@ def one_term(ctx, E, vis):
     return sorted(f for f in fits if f is not None) + ([None] if None in fits else []), bt, words
 
 
+def _chain_bits(ctx, vis) -> int:
+    """The most fraction bits a block result passed on to the next block can
+    keep: the output's visible bits, or an f32 intermediate's under a
+    narrower output (models/engine.py's inter_type)."""
+    f32 = 23
+    return vis if ctx.d_fmt.frac_bits >= f32 else max(vis, f32)
+
+
+def products_cut(ctx, pairs, E, chain):
+    """Where C survives every depth, whether products alone show a window: +2**E
+    and -2**E in a pair and 2**(E-e) in a third lane l, C = 0, against
+    2**(E-e) alone. A run that keeps the small product past what any block
+    result passed on keeps (``chain`` bits: a run straddling blocks is cut by
+    that rounding, at most one bit past it) and then loses it deeper is a
+    window cutting a term that C, at every depth, escaped: C is added after
+    the products. Returns (the run, the triple) or None."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
+    thr = chain + 2
+    if plus is None or minus is None or ctx.dp.k < 3:
+        return None
+    deep_e = [e for e in range(thr, E - product_range(fa, fb)[0] + 1)
+              if product(fa, fb, E - e, 0) is not None]
+    if not deep_e:
+        return None
+    mask = (1 << (ctx.d_fmt.width - 1)) - 1
+    k = ctx.dp.k
+    triples = list(dict.fromkeys((i, j, m) for i, j in pairs for m in range(k)
+                                 if m not in (i, j) and ctx.co_active((i, j, m))))[:96]
+    if not triples:
+        return None
+    bt = Batch(ctx.dp)
+    refs = {e: bt.add(f"2^{E - e} alone", {triples[0][2]: product(fa, fb, E - e, 0)[:2]})
+            for e in deep_e}
+    w = ctx.run(bt.cases())
+    shown = [e for e in deep_e if int(w[refs[e]]) & mask]
+    if len(shown) < 2 or shown[0] != thr:
+        return None
+    deepest = shown[-1]
+    bt = Batch(ctx.dp)
+    rows = {}
+    for t in triples:
+        for e in (thr, deepest):
+            rows[(t, e)] = bt.add("", {t[0]: plus[:2], t[1]: minus[:2],
+                                       t[2]: product(fa, fb, E - e, 0)[:2]})
+    w2 = ctx.run(bt.cases())
+    ref = {thr: w[refs[thr]], deepest: w[refs[deepest]]}
+    found = [t for t in triples if w2[rows[(t, thr)]] == ref[thr]
+             and w2[rows[(t, deepest)]] != ref[deepest]]
+    if not found:
+        return None
+    t = found[0]
+    bt = Batch(ctx.dp)
+    rows = {e: bt.add("", {t[0]: plus[:2], t[1]: minus[:2], t[2]: product(fa, fb, E - e, 0)[:2]})
+            for e in shown}
+    w3 = ctx.run(bt.cases())
+    run = thr
+    for e in shown:
+        if w3[rows[e]] != w[refs[e]]:
+            break
+        run = e
+    return run, t
+
+
 def setup(ctx):
     """(E, emax): the probes' product exponent (the internal step's, once it
     moved to the largest products) and how far below it C reaches."""
@@ -313,7 +377,16 @@ def run(ctx) -> Finding:
                                   else "C is cut (D differs from C alone)"))
     values = {"window_bits": best, "home": E, "same_block_pairs": [list(p) for p in same],
               "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}, "c_shown": shown}
-    if best >= emax and emax >= _span(ctx):
+    cut = None
+    if best >= emax:
+        cut = products_cut(ctx, pairs, E, _chain_bits(ctx, seen.get("visible_bits", vis)))
+    if cut is not None:
+        depth, triple = cut
+        notes.append(f"products alone are cut: +-2^{E} in lanes {triple[0]}, {triple[1]} and "
+                     f"2^({E}-e) in lane {triple[2]} keep it for e <= {depth} only, deeper than "
+                     "a chained block's rounding keeps, while C survives every depth: C is not "
+                     "in the products' window")
+    if best >= emax and emax >= _span(ctx) and cut is None:
         # no term of any case has a bit further below the anchor than this
         values["window_bits"] = None
         values["undetermined"] = {"window_bits": (
