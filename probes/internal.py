@@ -206,7 +206,58 @@ def one_term(ctx, E, vis):
              for f in [*range(0, 57), None] for r in ("rz", "rne", "rna") for kb in keeps}
     ok = ctx.consistent(cases, words, cands)
     fits = {f for f, *_ in ok}
-    return sorted(f for f in fits if f is not None) + ([None] if None in fits else []), bt, words
+    fits = sorted(f for f in fits if f is not None) + ([None] if None in fits else [])
+    if len(fits) > 1:
+        run, tried = tie_breaks(ctx, vis)
+        if run is not None:
+            narrow = [f for f in fits if (f is None or f >= run) and (run >= tried or f == run)]
+            fits = narrow or fits
+    return fits, bt, words
+
+
+def tie_breaks(ctx, vis):
+    """C the anchor and one product the deep term (blocks of 1): C = 2**Ec
+    (1 + 2**-(v+1)), a tie of an output keeping v bits, beside +-2**(Ec-e)
+    in any one lane (RNE and RNA round the broken tie otherwise than the
+    tie), and C = 1.5 * 2**Ec beside -2**(Ec-e) (RZ: a borrow gives the word
+    below). C's exponent sits as far above the smallest products as the
+    engine's widest window and more, so the product's bit reaches depths a
+    C the output holds cannot carry. Returns (the largest e up to which
+    every depth moves D away from C alone, the deepest e tried), or (None,
+    None)."""
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    lo_p, _ = product_range(fa, fb)
+    _, cmin, cmax = exp_range(fc)
+    top = PARAM["window_bits"].hi + 4
+    ec = min(cmax - 1, lo_p + top)
+    if ec < cmin + 1:
+        return None, None
+    depths = [e for e in range(1, top + 1) if product(fa, fb, ec - e, 0) is not None]
+    full = ctx.d_fmt.frac_bits
+    cs = [(word(fc, 0, 3, ec - 1), (1,))]  # 1.5 * 2**Ec and a borrow
+    for v in sorted({min(vis - 1, full), min(vis, full)}):
+        if 0 <= v and v + 1 <= fc.frac_bits:
+            cs.append((word(fc, 0, (1 << (v + 1)) | 1, ec - v - 1), (0, 1)))
+    cs = [(c, signs) for c, signs in cs if c is not None]
+    if not depths or not cs:
+        return None, None
+    bt = Batch(ctx.dp)
+    refs = [bt.add(f"C = {c:#x} alone", {}, c) for c, _ in cs]
+    rows = {}
+    for n, (c, signs) in enumerate(cs):
+        for e in depths:
+            for sg in signs:
+                p = product(fa, fb, ec - e, sg)
+                for lane in range(ctx.dp.k):
+                    rows.setdefault(e, []).append((n, bt.add(
+                        f"C = {c:#x}, lane {lane}: {'-' if sg else '+'}2^{ec - e}", {lane: p[:2]}, c)))
+    w = ctx.run(bt.cases())
+    run = 0
+    for e in range(1, depths[-1] + 1):
+        if e in rows and not any(w[r] != w[refs[n]] for n, r in rows[e]):
+            break
+        run = e
+    return run, depths[-1]
 
 
 def _chain_bits(ctx, vis) -> int:

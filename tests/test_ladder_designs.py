@@ -26,9 +26,6 @@ COUNT = 40  # designs in all (the slow tier runs the rest)
 # design index -> what the ladder still gets wrong (measured on this seed)
 # (each leaves its fingerprint unvalidated: the ladder's validation fails it)
 KNOWN_MISSES: dict[int, str] = {
-    13: "an exact sum in blocks of 1 under f16 products (RNA keeping 13 bits): C beside one "
-        "product cannot reach past 28 bits with a C the output holds, so the window is named "
-        "'at least 28 (or exact)' and the model takes 28",
     15: "C after the blocks, an f32 chain and normalized alignment under an f16 D together: "
         "the internal step reads C as outside every cut, and no split candidate fits",
     18: "an exact sum chained through f32 with normalized alignment, 2 wrapping carry bits and "
