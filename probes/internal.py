@@ -398,6 +398,11 @@ def run(ctx) -> Finding:
             runs.update(r2)
             best = max(runs.values())
             notes.append(f"adjacent pairs straddle blocks; pairs {more[:4]} share one")
+    # where C is added after the products, every pair keeps it as deep as C
+    # shows (blocks cancel exactly, then C joins); a pair that loses it earlier
+    # straddles blocks that C runs through: C meets the products
+    straddle = best >= emax and min(runs.values()) < best
+    first_runs = dict(runs)
     if best >= emax:
         # C survived at its smallest: the largest products set a higher anchor,
         # and C's smallest step may then fall below the window
@@ -437,20 +442,27 @@ def run(ctx) -> Finding:
                      f"2^({E}-e) in lane {triple[2]} keep it for e <= {depth} only, deeper than "
                      "a chained block's rounding keeps, while C survives every depth: C is not "
                      "in the products' window")
-    if best >= emax and emax >= _span(ctx) and cut is None:
+    if best >= emax and (emax >= _span(ctx) or straddle) and cut is None:
         # no term of any case has a bit further below the anchor than this
         values["window_bits"] = None
         values["undetermined"] = {"window_bits": (
             f"at least {emax}: C's format cannot go lower, and no term has a bit more than "
             f"{_span(ctx)} bits below its block's anchor, so this window and every wider one "
             "give the same words on every input")}
+        if emax < _span(ctx):
+            values["undetermined"] = {"window_bits": (
+                f"at least {emax}: C's format cannot go lower; C is in the products' blocks "
+                f"(pairs {sorted(p for p, n in first_runs.items() if n < max(first_runs.values()))} "
+                "lose it: they straddle blocks C runs through)")}
+            notes.append("pairs in different blocks lose C: C meets the products (a C added "
+                         "after them survives every cancellation)")
         # past the engine's widest window, the exact sum (the same words)
         values["assumed"] = {"window_bits": emax if emax <= PARAM["window_bits"].hi else None}
         values["probe_window"] = min(emax, PARAM["window_bits"].hi)
+        where = "as far as any term reaches" if emax >= _span(ctx) else "in its block"
         return Finding("internal", "partial",
                        f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}, "
-                       f"as far as any term reaches: the window is at least {emax} bits",
-                       values, ev, notes)
+                       f"{where}: the window is at least {emax} bits", values, ev, notes)
     if best >= emax:
         values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
         values["window_bits"] = None

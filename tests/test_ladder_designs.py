@@ -34,8 +34,6 @@ KNOWN_MISSES: dict[int, str] = {
         "internal step reads C as outside every cut (C shows nothing below the output's step)",
     38: "C after the blocks under an f16 D with a 12-bit window and a normalizing top: the split "
         "branch's rounding grid fits nothing",
-    39: "an exact sum in blocks of 2 in a random K order: the split branch's deals of K "
-        "cannot express a random order",
 }
 
 
