@@ -467,6 +467,7 @@ def run(ctx) -> Finding:
         values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
         values["window_bits"] = None
         values["c_outside_window"] = True
+        values["c_survives"] = emax
         notes.append("a C this far below the products is never cut: either the window is that "
                      "wide, or C is added after the products (as in the compiler's split of "
                      "fp8 mma.sync into two HMMAs and an add); a single-window fingerprint "
