@@ -30,8 +30,6 @@ KNOWN_MISSES: dict[int, str] = {
         "the internal step reads C as outside every cut, and no split candidate fits",
     18: "an exact sum chained through f32 with normalized alignment, 2 wrapping carry bits and "
         "5 kept bits: the zero step finds no floor (the f32 chain's rounding stays open)",
-    38: "C after the blocks under an f16 D with a 12-bit window and a normalizing top: the split "
-        "branch's rounding grid fits nothing",
 }
 
 
