@@ -50,8 +50,8 @@ RANDOM_SUMS = 800  # random sums closing the rounding step's cases
 def splits(k: int) -> dict:
     """Candidate splits of K: name -> parts (deduplicated)."""
     out, seen = {}, set()
-    for parts in (1, 2, 4, 8):
-        if k % parts:
+    for parts in (1, 2, 4, 8, 16, 32, 64):  # up to blocks of one product
+        if k % parts or parts > k:
             continue
         for unit in (1, 2, 4, 8, 16, 32, 64):
             if unit > k // parts and unit != 1:
