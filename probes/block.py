@@ -50,7 +50,8 @@ def run(ctx) -> Finding:
         from .split import run as split_run  # C never meets the products: sub-MMAs
 
         found = split_run(ctx)
-        if "block_size" in found.values or "probe_window" in found.values or not _c_inside(ctx):
+        if (("block_size" in found.values and not _contradicts(ctx, found))
+                or "probe_window" in found.values or not _c_inside(ctx)):
             return found
         notes.append(f"{found.summary}: C is taken inside a window as deep as it survives")
     ctx.require("internal")
@@ -133,6 +134,19 @@ def run(ctx) -> Finding:
         summary = (f"{len(blocks)} blocks of {L} products, chained through the output format, "
                    f"{where} ({method})")
     return Finding("block", "found" if regular else "partial", summary, values, ev, notes)
+
+
+def _contradicts(ctx, found) -> bool:
+    """Whether the split branch's reading contradicts the internal step's
+    pairs that lose C (C meets the products, and those pairs sit in two
+    blocks): C added after the products, or such a pair in one block."""
+    pairs = ctx.findings["internal"].values.get("straddling_pairs")
+    if not pairs:
+        return False
+    if found.values.get("split") or found.values.get("c_join") == "last":
+        return True
+    blocks = found.values.get("blocks") or []
+    return any(i in b and j in b for i, j in pairs for b in blocks)
 
 
 def _c_inside(ctx) -> bool:

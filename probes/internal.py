@@ -442,7 +442,11 @@ def run(ctx) -> Finding:
                      f"2^({E}-e) in lane {triple[2]} keep it for e <= {depth} only, deeper than "
                      "a chained block's rounding keeps, while C survives every depth: C is not "
                      "in the products' window")
-    if best >= emax and (emax >= _span(ctx) or straddle) and cut is None:
+    # (C in the blocks as deep as the widest window and more: the exact sum; a
+    # shallower C leaves the window open, and the block step's split branch
+    # tries an exact sum with C first among its readings)
+    deep = emax > PARAM["window_bits"].hi
+    if best >= emax and (emax >= _span(ctx) or straddle and deep) and cut is None:
         # no term of any case has a bit further below the anchor than this
         values["window_bits"] = None
         values["undetermined"] = {"window_bits": (
@@ -468,6 +472,9 @@ def run(ctx) -> Finding:
         values["window_bits"] = None
         values["c_outside_window"] = True
         values["c_survives"] = emax
+        if straddle:  # C meets the products: these pairs straddle blocks C runs through
+            values["straddling_pairs"] = sorted(
+                list(p) for p, n in first_runs.items() if n < max(first_runs.values()))
         notes.append("a C this far below the products is never cut: either the window is that "
                      "wide, or C is added after the products (as in the compiler's split of "
                      "fp8 mma.sync into two HMMAs and an add); a single-window fingerprint "
