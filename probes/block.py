@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcprobe.models.engine import PARAM
 from tcprobe.models.words import pow2, product, word
 
 from .common import Batch, Finding, StepInfo, window
@@ -44,10 +45,15 @@ STEP = StepInfo(
 
 def run(ctx) -> Finding:
     K = ctx.dp.k
+    notes = []
     if ctx.require("internal").values.get("c_outside_window"):
         from .split import run as split_run  # C never meets the products: sub-MMAs
 
-        return split_run(ctx)
+        found = split_run(ctx)
+        if (("block_size" in found.values and not _contradicts(ctx, found))
+                or "probe_window" in found.values or not _c_inside(ctx)):
+            return found
+        notes.append(f"{found.summary}: C is taken inside a window as deep as it survives")
     ctx.require("internal")
     F = window(ctx)
     # a D word shows at most its format's fraction bits: one more visible bit
@@ -74,7 +80,7 @@ def run(ctx) -> Finding:
     c_edge = pow2(fc, E - depth) if depth >= vis + 2 else None
     t1_ok = c_edge is not None and F >= vis + 2
     t2_ok = small is not None and c_s is not None and c_s1 is not None
-    ev, notes = [], []
+    ev = []
     values = {"undetermined": {}}
 
     if t1_ok:
@@ -128,6 +134,37 @@ def run(ctx) -> Finding:
         summary = (f"{len(blocks)} blocks of {L} products, chained through the output format, "
                    f"{where} ({method})")
     return Finding("block", "found" if regular else "partial", summary, values, ev, notes)
+
+
+def _contradicts(ctx, found) -> bool:
+    """Whether the split branch's reading contradicts the internal step's
+    pairs that lose C (C meets the products, and those pairs sit in two
+    blocks): C added after the products, or such a pair in one block."""
+    pairs = ctx.findings["internal"].values.get("straddling_pairs")
+    if not pairs:
+        return False
+    if found.values.get("split") or found.values.get("c_join") == "last":
+        return True
+    blocks = found.values.get("blocks") or []
+    return any(i in b and j in b for i, j in pairs for b in blocks)
+
+
+def _c_inside(ctx) -> bool:
+    """Where no split of K into sub-MMAs fits, the other reading of a C that
+    survives every cancellation: the window is at least as deep as C shows,
+    C in its first block (the internal step's finding says so from here on,
+    and the window stays named open). False where the depth is unknown."""
+    internal = ctx.findings["internal"]
+    depth = internal.values.get("c_survives")
+    if depth is None:
+        return False
+    hi = PARAM["window_bits"].hi
+    internal.values["c_outside_window"] = False
+    internal.values["assumed"] = {"window_bits": depth if depth <= hi else None}
+    internal.values["probe_window"] = min(depth, hi)
+    internal.notes.append("no split of K into sub-MMAs reproduces the products' sums (block "
+                          f"step): C is taken inside a window of at least {depth} bits")
+    return True
 
 
 def _partition_same(ctx, K, E, F, plus, minus, c_edge):

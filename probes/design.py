@@ -38,15 +38,21 @@ ROUNDINGS = tuple(ENGINE_ROUNDINGS)
 def _align_cases(ctx, blocks, F) -> Cases:
     """+P, -P (P = 1.5 x 1.5 x 2**E, its leading bit at E+1) and 2**(E-e)
     for e around the window's edge, in one block; C = 0."""
-    from tcprobe.models.words import home_exponent, product
+    from tcprobe.models.words import home_exponent, pow2, product
 
     fa, fb = ctx.a_fmt, ctx.b_fmt
     bt = Batch(ctx.dp)
-    big = next((b for b in blocks if len(b) >= 3), None)
-    if big is None or F is None or fa.frac_bits < 1 or fb.frac_bits < 1:
+    if F is None or fa.frac_bits < 1 or fb.frac_bits < 1:
         return bt.cases()
-    i, j, lane = big[0], big[1], big[2]
-    for E in sorted({home_exponent(fa, fb), home_exponent(fa, fb, 0)}):
+    big = next((b for b in blocks if len(b) >= 3), None)
+    # C as the deep term too, beside +-P in the first block (products of few
+    # bits may not reach the window's edge): C = 2**(E-e), a C added after the
+    # blocks moves nothing here
+    first = blocks[0] if len(blocks[0]) >= 2 else None
+    homes = {home_exponent(fa, fb), home_exponent(fa, fb, 0)}
+    if "internal" in ctx.findings:  # where the internal step read the window
+        homes.add(ctx.findings["internal"].values.get("home", home_exponent(fa, fb)))
+    for E in sorted(homes):
         for s in (0, 1):
             p = product(fa, fb, E, s, (3, 3), (1, 1))
             q = product(fa, fb, E, 1 - s, (3, 3), (1, 1))
@@ -54,9 +60,15 @@ def _align_cases(ctx, blocks, F) -> Cases:
                 continue
             for e in range(max(1, F - 3), F + 4):
                 t = product(fa, fb, E - e, s)
-                if t is not None:
+                if t is not None and big is not None:
+                    i, j, lane = big[0], big[1], big[2]
                     bt.add(f"lanes {i}, {j}: +-2.25 * 2^{E}, lane {lane}: 2^{E - e}",
                            {i: p[:2], j: q[:2], lane: t[:2]})
+                c = pow2(ctx.c_fmt, E - e, s)
+                if c is not None and first is not None:
+                    i, j = first[0], first[1]
+                    bt.add(f"lanes {i}, {j}: +-2.25 * 2^{E}, C = 2^{E - e}",
+                           {i: p[:2], j: q[:2]}, c)
     return bt.cases()
 
 

@@ -206,7 +206,122 @@ def one_term(ctx, E, vis):
              for f in [*range(0, 57), None] for r in ("rz", "rne", "rna") for kb in keeps}
     ok = ctx.consistent(cases, words, cands)
     fits = {f for f, *_ in ok}
-    return sorted(f for f in fits if f is not None) + ([None] if None in fits else []), bt, words
+    fits = sorted(f for f in fits if f is not None) + ([None] if None in fits else [])
+    if len(fits) > 1:
+        run, tried = tie_breaks(ctx, vis)
+        if run is not None:
+            narrow = [f for f in fits if (f is None or f >= run) and (run >= tried or f == run)]
+            fits = narrow or fits
+    return fits, bt, words
+
+
+def tie_breaks(ctx, vis):
+    """C the anchor and one product the deep term (blocks of 1): C = 2**Ec
+    (1 + 2**-(v+1)), a tie of an output keeping v bits, beside +-2**(Ec-e)
+    in any one lane (RNE and RNA round the broken tie otherwise than the
+    tie), and C = 1.5 * 2**Ec beside -2**(Ec-e) (RZ: a borrow gives the word
+    below). C's exponent sits as far above the smallest products as the
+    engine's widest window and more, so the product's bit reaches depths a
+    C the output holds cannot carry. Returns (the largest e up to which
+    every depth moves D away from C alone, the deepest e tried), or (None,
+    None)."""
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    lo_p, _ = product_range(fa, fb)
+    _, cmin, cmax = exp_range(fc)
+    top = PARAM["window_bits"].hi + 4
+    ec = min(cmax - 1, lo_p + top)
+    if ec < cmin + 1:
+        return None, None
+    depths = [e for e in range(1, top + 1) if product(fa, fb, ec - e, 0) is not None]
+    full = ctx.d_fmt.frac_bits
+    cs = [(word(fc, 0, 3, ec - 1), (1,))]  # 1.5 * 2**Ec and a borrow
+    for v in sorted({min(vis - 1, full), min(vis, full)}):
+        if 0 <= v and v + 1 <= fc.frac_bits:
+            cs.append((word(fc, 0, (1 << (v + 1)) | 1, ec - v - 1), (0, 1)))
+    cs = [(c, signs) for c, signs in cs if c is not None]
+    if not depths or not cs:
+        return None, None
+    bt = Batch(ctx.dp)
+    refs = [bt.add(f"C = {c:#x} alone", {}, c) for c, _ in cs]
+    rows = {}
+    for n, (c, signs) in enumerate(cs):
+        for e in depths:
+            for sg in signs:
+                p = product(fa, fb, ec - e, sg)
+                for lane in range(ctx.dp.k):
+                    rows.setdefault(e, []).append((n, bt.add(
+                        f"C = {c:#x}, lane {lane}: {'-' if sg else '+'}2^{ec - e}", {lane: p[:2]}, c)))
+    w = ctx.run(bt.cases())
+    run = 0
+    for e in range(1, depths[-1] + 1):
+        if e in rows and not any(w[r] != w[refs[n]] for n, r in rows[e]):
+            break
+        run = e
+    return run, depths[-1]
+
+
+def _chain_bits(ctx, vis) -> int:
+    """The most fraction bits a block result passed on to the next block can
+    keep: the output's visible bits, or an f32 intermediate's under a
+    narrower output (models/engine.py's inter_type)."""
+    f32 = 23
+    return vis if ctx.d_fmt.frac_bits >= f32 else max(vis, f32)
+
+
+def products_cut(ctx, pairs, E, chain):
+    """Where C survives every depth, whether products alone show a window: +2**E
+    and -2**E in a pair and 2**(E-e) in a third lane l, C = 0, against
+    2**(E-e) alone. A run that keeps the small product past what any block
+    result passed on keeps (``chain`` bits: a run straddling blocks is cut by
+    that rounding, at most one bit past it) and then loses it deeper is a
+    window cutting a term that C, at every depth, escaped: C is added after
+    the products. Returns (the run, the triple) or None."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
+    thr = chain + 2
+    if plus is None or minus is None or ctx.dp.k < 3:
+        return None
+    deep_e = [e for e in range(thr, E - product_range(fa, fb)[0] + 1)
+              if product(fa, fb, E - e, 0) is not None]
+    if not deep_e:
+        return None
+    mask = (1 << (ctx.d_fmt.width - 1)) - 1
+    k = ctx.dp.k
+    triples = list(dict.fromkeys((i, j, m) for i, j in pairs for m in range(k)
+                                 if m not in (i, j) and ctx.co_active((i, j, m))))[:96]
+    if not triples:
+        return None
+    bt = Batch(ctx.dp)
+    refs = {e: bt.add(f"2^{E - e} alone", {triples[0][2]: product(fa, fb, E - e, 0)[:2]})
+            for e in deep_e}
+    w = ctx.run(bt.cases())
+    shown = [e for e in deep_e if int(w[refs[e]]) & mask]
+    if len(shown) < 2 or shown[0] != thr:
+        return None
+    deepest = shown[-1]
+    bt = Batch(ctx.dp)
+    rows = {}
+    for t in triples:
+        for e in (thr, deepest):
+            rows[(t, e)] = bt.add("", {t[0]: plus[:2], t[1]: minus[:2],
+                                       t[2]: product(fa, fb, E - e, 0)[:2]})
+    w2 = ctx.run(bt.cases())
+    ref = {thr: w[refs[thr]], deepest: w[refs[deepest]]}
+    found = [t for t in triples if w2[rows[(t, thr)]] == ref[thr]
+             and w2[rows[(t, deepest)]] != ref[deepest]]
+    if not found:
+        return None
+    t = found[0]
+    bt = Batch(ctx.dp)
+    rows = {e: bt.add("", {t[0]: plus[:2], t[1]: minus[:2], t[2]: product(fa, fb, E - e, 0)[:2]})
+            for e in shown}
+    w3 = ctx.run(bt.cases())
+    run = thr
+    for e in shown:
+        if w3[rows[e]] != w[refs[e]]:
+            break
+        run = e
+    return run, t
 
 
 def setup(ctx):
@@ -283,6 +398,11 @@ def run(ctx) -> Finding:
             runs.update(r2)
             best = max(runs.values())
             notes.append(f"adjacent pairs straddle blocks; pairs {more[:4]} share one")
+    # where C is added after the products, every pair keeps it as deep as C
+    # shows (blocks cancel exactly, then C joins); a pair that loses it earlier
+    # straddles blocks that C runs through: C meets the products
+    straddle = best >= emax and min(runs.values()) < best
+    first_runs = dict(runs)
     if best >= emax:
         # C survived at its smallest: the largest products set a higher anchor,
         # and C's smallest step may then fall below the window
@@ -313,24 +433,48 @@ def run(ctx) -> Finding:
                                   else "C is cut (D differs from C alone)"))
     values = {"window_bits": best, "home": E, "same_block_pairs": [list(p) for p in same],
               "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}, "c_shown": shown}
-    if best >= emax and emax >= _span(ctx):
+    cut = None
+    if best >= emax:
+        cut = products_cut(ctx, pairs, E, _chain_bits(ctx, seen.get("visible_bits", vis)))
+    if cut is not None:
+        depth, triple = cut
+        notes.append(f"products alone are cut: +-2^{E} in lanes {triple[0]}, {triple[1]} and "
+                     f"2^({E}-e) in lane {triple[2]} keep it for e <= {depth} only, deeper than "
+                     "a chained block's rounding keeps, while C survives every depth: C is not "
+                     "in the products' window")
+    # (C in the blocks as deep as the widest window and more: the exact sum; a
+    # shallower C leaves the window open, and the block step's split branch
+    # tries an exact sum with C first among its readings)
+    deep = emax > PARAM["window_bits"].hi
+    if best >= emax and (emax >= _span(ctx) or straddle and deep) and cut is None:
         # no term of any case has a bit further below the anchor than this
         values["window_bits"] = None
         values["undetermined"] = {"window_bits": (
             f"at least {emax}: C's format cannot go lower, and no term has a bit more than "
             f"{_span(ctx)} bits below its block's anchor, so this window and every wider one "
             "give the same words on every input")}
+        if emax < _span(ctx):
+            values["undetermined"] = {"window_bits": (
+                f"at least {emax}: C's format cannot go lower; C is in the products' blocks "
+                f"(pairs {sorted(p for p, n in first_runs.items() if n < max(first_runs.values()))} "
+                "lose it: they straddle blocks C runs through)")}
+            notes.append("pairs in different blocks lose C: C meets the products (a C added "
+                         "after them survives every cancellation)")
         # past the engine's widest window, the exact sum (the same words)
         values["assumed"] = {"window_bits": emax if emax <= PARAM["window_bits"].hi else None}
         values["probe_window"] = min(emax, PARAM["window_bits"].hi)
+        where = "as far as any term reaches" if emax >= _span(ctx) else "in its block"
         return Finding("internal", "partial",
                        f"C = 2^-e survives the cancellation of +-2^{E} for every e up to {emax}, "
-                       f"as far as any term reaches: the window is at least {emax} bits",
-                       values, ev, notes)
+                       f"{where}: the window is at least {emax} bits", values, ev, notes)
     if best >= emax:
         values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
         values["window_bits"] = None
         values["c_outside_window"] = True
+        values["c_survives"] = emax
+        if straddle:  # C meets the products: these pairs straddle blocks C runs through
+            values["straddling_pairs"] = sorted(
+                list(p) for p, n in first_runs.items() if n < max(first_runs.values()))
         notes.append("a C this far below the products is never cut: either the window is that "
                      "wide, or C is added after the products (as in the compiler's split of "
                      "fp8 mma.sync into two HMMAs and an add); a single-window fingerprint "

@@ -44,13 +44,14 @@ OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/e
 # to f16 and an IEEE add of C | the engine with C after its blocks | the
 # engine with C in its first block under an exact window (no cut at all)
 UNPACKS = ("f16", None, "first")
+RANDOM_SUMS = 800  # random sums closing the rounding step's cases
 
 
 def splits(k: int) -> dict:
     """Candidate splits of K: name -> parts (deduplicated)."""
     out, seen = {}, set()
-    for parts in (1, 2, 4, 8):
-        if k % parts:
+    for parts in (1, 2, 4, 8, 16, 32, 64):  # up to blocks of one product
+        if k % parts or parts > k:
             continue
         for unit in (1, 2, 4, 8, 16, 32, 64):
             if unit > k // parts and unit != 1:
@@ -161,12 +162,18 @@ def run(ctx) -> Finding:
     # keeps the small term, or one that cuts it (narrower than the output);
     # the output's own width or the visible one (fewer kept bits)
     keeps = _keeps(ctx, vis)
+    chains = {}  # split -> the intermediate types (stage keys) it fits with
     for unpack in UNPACKS:
-        for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
-            for kb in keeps:
-                cands = {name: model(ctx, parts, unpack=unpack, window=F, output_frac_bits=kb)
-                         for name, parts in splits(k).items() if name not in ok}
-                ok += [x for x in agree(cands, cs, w, ctx) if x not in ok]
+        for n, stage in enumerate(_stages(ctx, unpack)):
+            for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
+                for kb in keeps:
+                    cands = {name: model(ctx, parts, unpack=unpack, window=F,
+                                         output_frac_bits=kb, **stage)
+                             for name, parts in splits(k).items()
+                             if n not in chains.get(name, ())}
+                    for x in agree(cands, cs, w, ctx):
+                        ok += [x] if x not in ok else []
+                        chains.setdefault(x, set()).add(n)
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -214,12 +221,13 @@ def run(ctx) -> Finding:
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
     for unpack in UNPACKS:
-        for r in roundings:
-            for kb in keeps:
-                wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
-                                 output_frac_bits=kb)
-                        for F in [*range(4, 57), None] if F not in okF}
-                okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
+        for stage in _stages(ctx, unpack, chains.get(name)):
+            for r in roundings:
+                for kb in keeps:
+                    wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
+                                     output_frac_bits=kb, **stage)
+                            for F in [*range(4, 57), None] if F not in okF}
+                    okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
     okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
     if not okF:
         return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
@@ -237,23 +245,56 @@ def run(ctx) -> Finding:
         values["assumed"] = {"window_bits": None}
         values["probe_window"] = 56
 
+    if len(ok) > 1 and F is not None:
+        # the splits that agree so far, told apart by two terms each below the
+        # window: cut alone in a block with +-2**E, summed first (and kept) in
+        # a block of their own
+        kept_splits = _refine(ctx, ok, E, F, keeps, chains)
+        if kept_splits and kept_splits[0] != name:
+            notes.append(f"two terms below the window, summed in a block of their own or cut "
+                         f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
+            name = kept_splits[0]
+            parts = splits(k)[name]
+
     # 3. roundings and the unpack
     cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
-    grid = {(r, c, u, ov, kb): model(ctx, parts, window=None if u == "first" else F,
-                                     rounding=r, c_add=c, unpack=u,
-                                     output_frac_bits=kb,
-                                     **({"overflow": ov} if u != "f16" else {}))
+    stages = {u: dict(enumerate(_stages(ctx, u))) for u in UNPACKS}
+    grid = {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
+                                        rounding=r, c_add=c, unpack=u,
+                                        output_frac_bits=kb, **stage,
+                                        **({"overflow": ov} if u != "f16" else {}))
             for r in ROUNDINGS for u in UNPACKS for kb in keeps
+            for n, stage in stages[u].items() if n in chains.get(name, {0})
             for c in (ROUNDINGS if u != "first" else ("rne",))
             for ov in (OVERFLOWS if u != "f16" else ("inf",))}
     allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
     okr = agree(grid, allc, allw, ctx)
+    if not okr:
+        # random sums reach what no key found yet models (a floor near the
+        # products, a carry limit): the roundings from the structured cases,
+        # the later steps measuring the rest on the model found here
+        n3 = len(cs3) - RANDOM_SUMS
+        okr = agree(grid, Cases.concat([cs, cs2, cs3.take(np.arange(n3))]),
+                    np.concatenate([w, w2, w3[:n3]]), ctx)
+        # only the engine's readings take the keys the later steps find
+        # (an IEEE add of C after f16 sub-MMAs has no floor or carry limit)
+        okr = [x for x in okr if x[2] != "f16"]
+        if okr:
+            notes.append(f"no candidate gives the {RANDOM_SUMS} random sums' words: the "
+                         "roundings are read from the structured sums alone, with the "
+                         "engine's readings (the later steps measure its other keys)")
     overflows = sorted({x[3] for x in okr if x[2] != "f16"})
     kept = sorted({x[4] for x in okr}, key=lambda x: -1 if x is None else x)
+    chained = {x[5] for x in okr if x[2] != "f16"}
+    chain_values = {}  # the engine's readings: blocks passed on as f32
+    if len(chained) == 1 and next(iter(chained)):
+        chain_values = dict(stages[None][next(iter(chained))])
+    elif chained and 0 not in chained:
+        chain_values = {"inter_type": "f32"}  # its rounding: the design step's
     okr = list(dict.fromkeys(x[:3] for x in okr))
     if not okr:
         return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
@@ -277,6 +318,8 @@ def run(ctx) -> Finding:
         seen = sorted({str(x[pos]) for x in okr})
         if len(seen) > 1:
             values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
+    if u in ("first", None):
+        values.update(chain_values)
     if u == "first":
         # C in the first block of an exact sum: no window cuts anything
         if len(overflows) == 1:
@@ -339,6 +382,50 @@ def run(ctx) -> Finding:
     return Finding("block", "found", summary, values, ev, notes)
 
 
+def _stages(ctx, unpack, only=None) -> list:
+    """The stage keys a block result is passed on with: the output's type, and
+    under a D narrower than f32, f32 with each rounding (the engine's
+    readings only; ``only``: the indices some split fitted with)."""
+    out = [{}]
+    if unpack != "f16" and ctx.d_fmt.width < 32:
+        out += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
+    return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
+
+
+def _refine(ctx, ok, E, F, keeps, chains) -> list:
+    """The splits in ``ok`` whose model (any design, rounding and kept bits)
+    gives the words of +2**E and -2**E in lanes 0 and j and -2**(E-e) in
+    lanes l and m, e one or two bits past the window F, C = 0."""
+    dp, k = ctx.dp, ctx.dp.k
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
+    bt = Batch(dp)
+    for e in (F + 1, F + 2):
+        t = product(fa, fb, E - e, 1)
+        if t is None or plus is None or minus is None:
+            continue
+        for j in sorted({1, k // 2, k - 1}):
+            for lo in range(k):
+                for m in range(lo + 1, k):
+                    if len({0, j, lo, m}) == 4 and ctx.co_active((0, j, lo, m)):
+                        bt.add(f"lanes 0, {j}: +-2^{E}, lanes {lo}, {m}: -2^{E - e}",
+                               {0: plus[:2], j: minus[:2], lo: t[:2], m: t[:2]})
+    if not len(bt):
+        return []
+    cs = ctx.complete(bt.cases())
+    w = ctx.run(cs)
+    fit = []
+    for name in ok:
+        parts = splits(k)[name]
+        cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
+                                      window=None if u == "first" else F, **stage)
+                 for u in UNPACKS for n, stage in enumerate(_stages(ctx, u))
+                 if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
+        if agree(cands, cs, w, ctx):
+            fit.append(name)
+    return fit
+
+
 def _show(part) -> str:
     p = list(part)
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
@@ -367,7 +454,7 @@ def _rounding_cases(ctx, parts, E) -> Cases:
             if one is not None and p is not None:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
     rng = np.random.default_rng(ctx.seed + 53)
-    return Cases.concat([bt.cases(), random_cases(dp, 800, rng)])
+    return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
 
 
 def _narrow_block_cases(ctx, first, E) -> Cases:

@@ -222,13 +222,18 @@ def _signed_pairs(ctx, bt2, pair, osub: int, lowest_raw: int, lane0: int, nzp) -
     sa, sb = exp_range(fa)[0], exp_range(fb)[0]
     # IEEE zeros: -2**t and +2**(t-1) sum to a negative tiny value (-0) unless
     # both fall below the window (an exact zero of mixed signs, +0)
+    # (C = -0 too where C is added after the blocks: beside C = +0 any zero
+    # comes out +0)
+    cz = [(zero(ctx.c_fmt), "+0")] + ([(zero(ctx.c_fmt, 1), "-0")]
+                                      if ctx.value("c_join") == "last" else [])
     if pair is not None:
         i, j = pair
         for t in range(osub - 1, max(lowest_raw, osub - 160) - 1, -1):
             pn, pp = product(fa, fb, t, 1), product(fa, fb, t - 1, 0)
             if pn is not None and pp is not None and pn[2] == t:
-                bt2.add(f"C = +0, -2^{t} and +2^{t - 1}",
-                        _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp))
+                for c, name in cz:
+                    bt2.add(f"C = {name}, -2^{t} and +2^{t - 1}",
+                            _fill({i: pn[:2], j: pp[:2]}, dp.k, nzp), c)
         # the same pair from subnormal inputs: values below every raw exponent
         # (2^-29 to 2^-48 for f16), so a floor whose window ends above them
         # cuts both (+0) where a lower one keeps them (-0)
@@ -243,7 +248,8 @@ def _signed_pairs(ctx, bt2, pair, osub: int, lowest_raw: int, lane0: int, nzp) -
     for t in range(osub - 1, max(sa + sb, osub - 200) - 1, -1):
         pn = product(fa, fb, t, 1)
         if pn is not None:
-            bt2.add(f"C = +0, a lone -2^{t}", _fill({lane0: pn[:2]}, dp.k, nzp))
+            for c, name in cz:
+                bt2.add(f"C = {name}, a lone -2^{t}", _fill({lane0: pn[:2]}, dp.k, nzp), c)
 
 
 def _block_sums(ctx, bt2, osub: int, lowest_raw: int) -> None:
