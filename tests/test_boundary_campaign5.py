@@ -347,3 +347,16 @@ def test_dot_takes_a_scalar_c_for_every_case():
     assert d.tolist() == [0x41880000] * 3  # 17.0
     with pytest.raises(MatmulError, match="c has 2 words but there are 3 cases"):
         tcprobe.dot(a, a, [0, 0], datapath="mma.f16.f32.k16", gpu="H100")
+
+
+@pytest.mark.parametrize("command", [["validate", "--format", "bf16", "--device", "sim:b200"],
+                                     ["ladder", "--format", "bf16"], ["smoke"], ["gemm-probe"],
+                                     ["gemm", "--random", "8x8x16", "--format", "bf16",
+                                      "--gpu", "H100"]])
+def test_every_seed_option_refuses_a_negative_seed(command):
+    from click.testing import CliRunner
+
+    from tcprobe.cli import main
+
+    r = CliRunner().invoke(main, [*command, "--seed", "-1"])
+    assert r.exit_code == 2 and "--seed" in r.output and "-1" in r.output

@@ -9,7 +9,7 @@ import math
 
 import click
 
-from tcprobe.commands.options import Instr, json_option, named_path, renamed_option
+from tcprobe.commands.options import SEED, Instr, json_option, named_path, renamed_option
 
 
 def _finite(v: float, option: str) -> float:
@@ -26,7 +26,7 @@ def _finite(v: float, option: str) -> float:
 @click.option("--random", "random_shape", metavar="MxNxK",
               help="Instead of --a and --b: random normal A (M, K) and B (K, N) in --format "
                    "(bf16, f16, tf32, e4m3, e5m2), drawn from --seed.")
-@click.option("--seed", type=click.IntRange(0, 2 ** 63 - 1), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of --random's operands.")
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),
               help="C (M, N) as .npy: float32, float16 or int32 (default +0).")

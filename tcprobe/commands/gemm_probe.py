@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from tcprobe.commands.options import named_path
+from tcprobe.commands.options import SEED, named_path
 from tcprobe.console import console
 from tcprobe.matrix import gemm_probe
 from tcprobe.matrix.choice import gpu_name, library_datapath
@@ -33,7 +33,7 @@ def save_words(path: Path, x: np.ndarray) -> None:
 @click.option("--m", default=128, show_default=True, type=int)
 @click.option("--n", default=128, show_default=True, type=int)
 @click.option("--k", default=4096, show_default=True, type=int)
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=SEED,
               help="Seed of the random operands (a non-negative integer).")
 def command(gpu, fmt, out_dir, m, n, k, seed):
     """Write the probe cases (A, B, C as raw-word .npy) and a manifest that

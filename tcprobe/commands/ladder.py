@@ -7,7 +7,7 @@ import time
 import click
 
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import Count, family_option, json_option, renamed_option
+from tcprobe.commands.options import SEED, Count, family_option, json_option, renamed_option
 from tcprobe.console import Heartbeat, console, err_console, say, write_json
 from tcprobe.devices.sim import AMD_BUILTIN, BUILTIN
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
@@ -32,7 +32,7 @@ from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
               help="Random cases the fingerprint's model is checked on (0: none; 1e4, 10k).")
 @click.option("--evidence", default=6, show_default=True, type=click.IntRange(0, 1000),
               help="Proving cases shown per step.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the probes' random cases (the validation's seed is derived from it).")
+@click.option("--seed", default=0, show_default=True, type=SEED, help="Seed of the probes' random cases (the validation's seed is derived from it).")
 def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_cases, evidence,
             seed):
     """Run the probe ladder on a device and print what each step found.

@@ -8,6 +8,9 @@ from tcprobe.console import send_output_to_stderr
 from tcprobe.models.isa import FAMILIES
 from tcprobe.validation.counts import MAX_CASES, CountError, parse_count
 
+# every command's --seed: a non-negative 64-bit integer (numpy's generators take no other)
+SEED = click.IntRange(0, 2 ** 63 - 1)
+
 
 class Count(click.ParamType):
     """A count written as 1e6, 1_000_000, 1,000,000, 10k or 1000.0."""

@@ -6,7 +6,7 @@ import click
 from rich.table import Table
 
 from tcprobe.commands import open_device
-from tcprobe.commands.options import Count, json_option
+from tcprobe.commands.options import SEED, Count, json_option
 from tcprobe.console import UsageError, console, plain, say, write_json
 from tcprobe.models.formats import get_format
 from tcprobe.smoke import families_of, run_smoke
@@ -21,7 +21,7 @@ STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}
               help="The input format checked on every family the device runs.")
 @click.option("--cases", default="10000", show_default=True, type=Count(),
               help="Cases validated per family (1e4, 10k, 10_000).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the generated cases.")
+@click.option("--seed", default=0, show_default=True, type=SEED, help="Seed of the generated cases.")
 @click.option("--no-sass", is_flag=True, help="Skip the SASS check.")
 @json_option("Write the report as JSON")
 def command(device_spec, fmt, cases, seed, no_sass, json_path):

@@ -14,7 +14,7 @@ from tcprobe import suites as suites_mod
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import Count, family_option, json_option, named_path
+from tcprobe.commands.options import SEED, Count, family_option, json_option, named_path
 from tcprobe.console import console, err_console, note, plain, say
 from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
@@ -91,7 +91,7 @@ def next_free(out: Path) -> Path:
                    "then ieee (auto alone for integer and block-scaled datapaths).")
 @click.option("--suite", "suite_text", default=",".join(suites_mod.SUITES), show_default=True,
               help="Comma-separated suites.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every generator.")
+@click.option("--seed", default=0, show_default=True, type=SEED, help="Seed of every generator.")
 @json_option("Also write the JSON report here")
 @click.option("--out", "out_dir", callback=named_path, type=click.Path(file_okay=False),
               help="Folder for capture.tcap and report.{json,md,html} "
