@@ -169,6 +169,10 @@ def instruction_k(family: str, kind: str, a_type: str | None = None, sparse: boo
 SUBBYTE_INTEGER_TYPES = ("s4", "u4")
 BIT_TYPES = ("b1",)
 MMA_ONLY_TYPES = (*SUBBYTE_INTEGER_TYPES, *BIT_TYPES)
+# Integer A and B types one instruction mixes freely: mma.sync and mma.sp
+# take .atype and .btype each in {.u8, .s8} or each in {.u4, .s4}; wgmma
+# (and wgmma.sp) each in {.s8, .u8} ("wgmma...s32.s8.u8" is a valid form).
+INTEGER_MIXES = (("s8", "u8"), SUBBYTE_INTEGER_TYPES)
 # mma .b1: d = c + popc(a OP b) over K, OP the .and.popc or .xor.popc qualifier.
 BIT_OPS = ("and", "xor")
 # 256 bits of K a row, as for every other input type.
@@ -258,6 +262,9 @@ def input_types(family: str, kind: str) -> tuple[str, ...]:
         return TCGEN05_INPUT_TYPES[kind]
     if kind in FP8_TYPES:
         return FP8_TYPES  # mma/wgmma fp8 mix e4m3 and e5m2 freely
+    mix = next((m for m in INTEGER_MIXES if kind in m), None)
+    if mix is not None:
+        return mix  # signed and unsigned integers mix freely (INTEGER_MIXES)
     if family == "mma" and kind in F64_TYPES:
         return (kind,)
     if kind in INPUT_K and kind not in SUB_BYTE_TYPES:
@@ -562,5 +569,7 @@ def pair_kind(arch: str | None, family: str, a: str, b: str) -> str | None:
         if a in F8F6F4_TYPES and b in F8F6F4_TYPES:
             return "f8f6f4"
     elif a in FP8_TYPES and b in FP8_TYPES:
+        return a
+    elif any(a in m and b in m for m in INTEGER_MIXES):
         return a
     raise IsaError(f"{family} takes no {a} x {b} product")

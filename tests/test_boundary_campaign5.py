@@ -360,3 +360,33 @@ def test_every_seed_option_refuses_a_negative_seed(command):
 
     r = CliRunner().invoke(main, [*command, "--seed", "-1"])
     assert r.exit_code == 2 and "--seed" in r.output and "-1" in r.output
+
+
+@pytest.mark.parametrize("gpu, instr", [("H100", "mma"), ("H100", "wgmma"), ("A100", None),
+                                        ("B200", None)])
+def test_signed_and_unsigned_integers_mix_as_ptx_allows(gpu, instr):
+    """PTX's mma.sync/mma.sp take .atype and .btype each in {.u8, .s8} (or
+    each in {.u4, .s4}) and wgmma each in {.s8, .u8}: a uint8 x int8
+    product is the exact integer product (no s32 overflow here)."""
+    import tcprobe
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 256, (16, 64)).astype(np.uint8)
+    b = rng.integers(-128, 128, (64, 24)).astype(np.int8)
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    for x, y, exact in ((a, b, want), (b.T.copy(), a.T.copy(), want.T)):
+        d = tcprobe.matmul(x, y, gpu=gpu, instr=instr)
+        assert d.dtype == np.int32 and np.array_equal(d.astype(np.int64), exact)
+
+
+def test_a_mix_no_instruction_takes_is_still_refused():
+    import tcprobe
+    from tcprobe.matrix.operands import MatmulError
+
+    four = np.zeros((2, 64), np.uint8)
+    with pytest.raises(MatmulError, match="wgmma takes no u4 inputs"):
+        tcprobe.dot(four, four, np.zeros(2, np.uint32), datapath="wgmma.u4.u4xs4.s32.k64",
+                    gpu="H100")
+    with pytest.raises(MatmulError, match="not u8xs4"):
+        tcprobe.dot(four[:, :32], four[:, :32], np.zeros(2, np.uint32),
+                    datapath="mma.u8.u8xs4.s32.k32", gpu="H100")
