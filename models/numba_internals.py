@@ -119,37 +119,20 @@ def when_numba_loaded(then) -> None:
     if "numba" in sys.modules:
         then()
         return
+    _around_import("numba", after=lambda _module: then())
+
+
+def _around_import(fullname: str, before=None, after=None, *, restore=None) -> None:
+    """On the first import of the module ``fullname``: ``before()`` right
+    before it is executed, ``after(module)`` once it has run, and
+    ``restore(module)`` after it whether it ran or failed (a finder that
+    wraps the module's loader, and leaves once it has been asked)."""
     import importlib.abc
     import importlib.util
-
-    class _AfterNumba(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path, target=None):
-            if fullname != "numba":
-                return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(fullname)
-            if spec is None or spec.loader is None:
-                return spec
-            run = spec.loader.exec_module
-
-            def exec_module(module):
-                run(module)
-                then()
-            spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, _AfterNumba())
-
-
-def _after_import(fullname: str, before, after) -> None:
-    """``before()`` right before the module ``fullname`` is executed on its
-    first import and ``after(module)`` right after (also when it fails)."""
     import sys
 
     if fullname in sys.modules:
         return
-    import importlib.abc
-    import importlib.util
 
     class _Around(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
@@ -162,10 +145,14 @@ def _after_import(fullname: str, before, after) -> None:
             run = spec.loader.exec_module
 
             def exec_module(module):
-                before()
+                if before is not None:
+                    before()
                 try:
                     run(module)
                 finally:
+                    if restore is not None:
+                        restore(module)
+                if after is not None:
                     after(module)
             spec.loader.exec_module = exec_module
             return spec
@@ -204,7 +191,7 @@ def answer_blas_check_lazily() -> None:
             if getattr(module, "ensure_blas", None) is quick_check:
                 module.ensure_blas = real
 
-    _after_import("numba.np.arraymath", before, after)
+    _around_import("numba.np.arraymath", before, restore=after)
 
 
 def on_compile_start(callback, on_end=None) -> None:

@@ -19,15 +19,12 @@ def tensor_device(args, kwargs) -> torch.device | None:
     """The one device other than the CPU that the tensor arguments live on
     (None: all on the CPU). Unroutable where they live on several devices,
     or on one whose tensors hold no values (``meta``)."""
-    found = {t.device for t in pytree.tree_leaves((args, kwargs))
-             if isinstance(t, torch.Tensor) and t.device.type != "cpu"}
+    tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+    found = {t.device for t in tensors if t.device.type != "cpu"}
     if not found:
         return None
-    if len(found) > 1 or any(t.device.type == "cpu" and t.dim() > 0
-                             for t in pytree.tree_leaves((args, kwargs))
-                             if isinstance(t, torch.Tensor)):
-        where = sorted({str(t.device) for t in pytree.tree_leaves((args, kwargs))
-                        if isinstance(t, torch.Tensor)})
+    if len(found) > 1 or any(t.device.type == "cpu" and t.dim() > 0 for t in tensors):
+        where = sorted({str(t.device) for t in tensors})
         raise Unroutable(f"operands on several devices ({', '.join(where)})")
     device = found.pop()
     if device.type == "meta":
