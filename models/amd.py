@@ -41,11 +41,11 @@ from .formats import Class, Overflow, Rounding, decode, encode_scalar, get_forma
 from .model import Model, ModelError
 
 F32 = get_format("f32")
-DESIGNS = ("fma", "exact", "ftz", "truncated", "grouped")
-# The MfmaParams fields each design reads (the others are not part of it).
+# The designs, and the MfmaParams fields each reads (the others are not part of it).
 DESIGN_KEYS = {"fma": (), "exact": ("block",), "ftz": ("block",),
                "truncated": ("block", "window", "window2"),
                "grouped": ("block", "window", "window2")}
+DESIGNS = tuple(DESIGN_KEYS)
 KEEP = 62
 
 

@@ -15,6 +15,7 @@ output tie (tie_run).
 from __future__ import annotations
 
 from tcprobe.models.engine import PARAM
+from tcprobe.models.formats import get_format
 from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range, word
 
 from .common import Batch, Finding, StepInfo
@@ -264,7 +265,7 @@ def _chain_bits(ctx, vis) -> int:
     """The most fraction bits a block result passed on to the next block can
     keep: the output's visible bits, or an f32 intermediate's under a
     narrower output (models/engine.py's inter_type)."""
-    f32 = 23
+    f32 = get_format("f32").frac_bits
     return vis if ctx.d_fmt.frac_bits >= f32 else max(vis, f32)
 
 

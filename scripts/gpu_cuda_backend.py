@@ -84,7 +84,7 @@ from cuda_backend_support import SCALED as SCALED_ROWS  # noqa: E402
 from cuda_backend_support import SPARSE as SPARSE_ROWS  # noqa: E402
 from cuda_backend_support import SPLIT as SPLIT_ROWS  # noqa: E402
 
-AMD_ROWS = AMD[:5]  # one AMD v_mfma row a design (fma, exact, ftz, truncated, grouped)
+AMD_ROWS = AMD[:5]  # the first row of each of the 5 AMD designs (amd.DESIGNS)
 
 PRODUCT_MODELS = [("B200", "sm_100a", "tcgen05"), ("H100", "sm_90", "wgmma")]
 SMALL = (48, 40, 4)  # M, N and instructions of the small cases
@@ -436,8 +436,6 @@ def step_transformer(runner: Runner, size: str, steps: int, on_gpu: bool = False
         train_step(torch, m, tokens, targets)
         native_cpu.append(time.perf_counter() - t0)
     native_gpu = []
-    if on_gpu:
-        native_cpu = []  # the tensors are the GPU's: no CPU step to time
     if dev is not None:
         m, tk, tg = copy.deepcopy(model).to(dev), tokens.to(dev), targets.to(dev)
         train_step(torch, m, tk, tg)  # warm-up

@@ -230,11 +230,11 @@ class Group(click.Group):
             # when a command first imports the models (none does for --help, --list):
             # announce compiles, and a misspelt TCPROBE_KERNEL fails before any work
             _after_import("tcprobe.models", _models_loaded)
-            from tcprobe.console import Heartbeat
+            from tcprobe.console import COMMAND_QUIET_S, Heartbeat
 
             # (after 1.5 s of silence: with the start-up, the first line within 2 s)
             with Heartbeat(lambda s: f"tcprobe {ctx.invoked_subcommand or ''}: working "
-                                     f"({s:.0f} s)".replace(" :", ":"), quiet=1.5):
+                                     f"({s:.0f} s)".replace(" :", ":"), quiet=COMMAND_QUIET_S):
                 return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise

@@ -146,6 +146,13 @@ def _jsonable(x):
     raise TypeError(f"cannot write {type(x).__name__} as JSON")
 
 
+# Seconds of silence before a heartbeat line: the command line's own (with the
+# start-up, its first line within 2 s) and a step's inside it, which speaks first
+# and so holds the command's off.
+COMMAND_QUIET_S = 1.5
+STEP_QUIET_S = 1.0
+
+
 class Heartbeat:
     """While a long piece of work runs, a line on stderr (``line(elapsed)``,
     the seconds since the block began) whenever nothing has been shown for

@@ -327,7 +327,7 @@ SPLIT = [
 # (models/isa_amd.py through models/amd_profiles.py) but f64, first one of
 # each design (fma, exact, ftz, truncated, grouped), then the rest.
 def _amd_rows():
-    from tcprobe.models import amd_profiles, isa_amd
+    from tcprobe.models import amd, amd_profiles, isa_amd
 
     rows = []
     for gpu, arch in isa_amd.GPU_ARCH.items():
@@ -335,9 +335,9 @@ def _amd_rows():
             row = (gpu, amd_profiles.datapath(ins).id)
             if ins.kind != "f64" and row not in rows:
                 rows.append(row)
-    first = [("MI300X", "mfma.f32.f32.k4"), ("MI100", "mfma.f16.f32.k16"),
-             ("MI250X", "mfma.bf16_1k.bf16.f32.k16"), ("MI300X", "mfma.bf16.f32.k16"),
-             ("MI300X", "mfma.fp8.e4m3fnuzxe5m2fnuz.f32.k32")]
+    # first, one row a design (the fast tier's and the GPU check's), in amd.DESIGNS' order
+    design = {r: amd_profiles.model_for(Datapath.parse(r[1]), r[0]).params.design for r in rows}
+    first = [next(r for r in rows if design[r] == d) for d in amd.DESIGNS]
     return first + [r for r in rows if r not in first]
 
 

@@ -53,7 +53,7 @@ def test_amd_words_equal_model(row):
     for kind in KINDS:
         a, b, c = amd_operands(rng, kind, dp.a_type, dp.b_type, 13, tiles * dp.k, 17)
         want = _check(mdl, a, b, c, tiles, kind)
-        nan += int(((want & 0x7F800000) == 0x7F800000).sum() and ((want & 0x7FFFFF) != 0).sum())
+        nan += int(((want & 0x7FFFFFFF) > 0x7F800000).sum())  # NaN words compared
         if kind == "finite":  # not a run of NaNs: most words are finite and nonzero
             assert ((want & 0x7FFFFFFF) != 0).mean() > 0.9
     assert nan  # some NaN words were compared
@@ -69,7 +69,7 @@ def test_every_amd_datapath_is_covered():
             if ins.kind == "f64":
                 assert not ok and "f64" in why and "64-bit" in why
             else:
-                assert ok and (gpu, dp.id) in AMD, (gpu, dp.id, why)
+                assert ok, (gpu, dp.id, why)  # AMD lists every such row (same loop)
 
 
 def _with(gpu, dp_id, **changes):

@@ -136,7 +136,8 @@ def test_kernel_amd_words_equal_model(row):
 @pytest.mark.gpu
 def test_kernel_chain_parameters_equal_host():
     """k_order (permuted on the GPU by index_select), c_join='last', ieee zeros,
-    normalized alignment and a C conversion: the kernel's words are the host build's."""
+    normalized alignment and a C conversion: the kernel's words are the host build's
+    and the CPU engine's."""
     base = model_of("H100", "sm_90", "wgmma", "bf16", "f32")
     mdl = type(base)(base.name, base.datapath, base.evidence, base.params.replace(
         block_size=4, k_order=tuple(range(16))[::-1], c_join="last", zero_sign="ieee",
@@ -145,6 +146,7 @@ def test_kernel_chain_parameters_equal_host():
     a, b, c = operands(rng, "special", "bf16", "bf16", "f32", 37, 64, 45)
     got = cuda_gemm.gemm_words_cuda(mdl, *_dev(a, b, c), 0, 4).cpu().numpy().view(np.uint32)
     assert np.array_equal(got, cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 4))
+    assert np.array_equal(got, model_chain(mdl, a, b, c, 0, 4))  # the CPU engine's words
 
 
 @gpu_only

@@ -8,7 +8,7 @@ import click
 
 from tcprobe.commands.choose import open_and_choose
 from tcprobe.commands.options import SEED, Count, family_option, json_option, renamed_option
-from tcprobe.console import Heartbeat, console, err_console, say, write_json
+from tcprobe.console import STEP_QUIET_S, Heartbeat, console, err_console, say, write_json
 from tcprobe.devices.sim import AMD_BUILTIN, BUILTIN
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
 from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
@@ -53,7 +53,7 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
         label = (f"ladder step {done[0] + 1}/{count} {step}" if step != "validation"
                  else f"ladder: validating the model on {validate_cases:,} cases")
         return Heartbeat(lambda s: f"{label}: running ({time.perf_counter() - start:.0f} s)",
-                         quiet=1.0)  # before the command's own (1.5 s), which it holds off
+                         quiet=STEP_QUIET_S)  # before the command's own, which it holds off
 
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed,
                         on_finding=progress, around_step=around)

@@ -122,9 +122,10 @@ def library_datapath(gpu: str, fmt: str, what: str = "format") -> Datapath:
     (as ``tcprobe.matmul`` picks it); a GPU with none (bf16 on a V100, fp8 on
     an A100, OCP fp8 on CDNA) is an error naming ``what``, one gate for every
     surface that takes a GPU and a format."""
-    name, gpu = get_format(fmt).name, gpu_name(gpu)  # an unknown GPU is its own error
-    try:
-        return datapath(gpu, None, name, name, "s32" if name in ("s8", "u8") else "f32")
+    spec, gpu = get_format(fmt), gpu_name(gpu)  # an unknown GPU is its own error
+    name = spec.name
+    try:  # the accumulator tcprobe.matmul takes (resolve.problem): s32 for integers
+        return datapath(gpu, None, name, name, "s32" if spec.kind.name == "INT" else "f32")
     except MatmulError as e:
         raise MatmulError(f"{what} {fmt}: " + str(e).split(": ", 1)[-1]) from None
 

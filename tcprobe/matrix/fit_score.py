@@ -69,7 +69,7 @@ def telling(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, alpha: int, beta: int) -> np
         dv = float_values(d_fmt, d)
         step = np.ldexp(1.0, dd.lsb.astype(np.int32)).reshape(dv.shape)
         edge = np.abs(0.5 - np.abs((v - dv) / step)) * step  # to the nearest tie
-        out = edge / (size * 2.0 ** -24 + 2.0 ** -149)
+        out = edge / (size * _F32_ROUNDOFF + _F32_TINY)
     bad = ~np.isfinite(out) | (dd.cls.reshape(dv.shape) >= Class.INF)
     return np.where(bad, np.inf, out)
 
@@ -85,13 +85,17 @@ def _values(fmt: str, words: np.ndarray) -> np.ndarray:
     return _TABLES[fmt][np.asarray(words) & ((1 << width) - 1)]
 
 
+_F32 = get_format("f32").spec
+_F32_ROUNDOFF = 2.0 ** -(_F32.frac_bits + 1)  # f32's unit roundoff (half an ulp of 1)
+_F32_TINY = 2.0 ** (1 - _F32.bias - _F32.frac_bits)  # the smallest f32 subnormal
 _TABLES: dict = {}
 _PRODUCTS = None
 
 
 def _products(fa: np.ndarray, fb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """fa @ fb and |fa| @ |fb| in float64, on one thread (numpy's BLAS spins
-    threads that cost 20x on a shared 2-core machine; compiled on first use)."""
+    """fa @ fb and |fa| @ |fb| in float64, on one thread (numpy's BLAS starts
+    threads of its own, which were slower on the shared 2-core machine these
+    figures come from; compiled on first use)."""
     global _PRODUCTS
     if _PRODUCTS is None:
         from numba import njit
