@@ -257,6 +257,7 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
             f = run_step(ctx, step)
         if on_finding:
             on_finding(f)
+    ctx.end_view()  # the validation's C words are C's own
     findings = [ctx.findings[s] for s in ctx.order]
     fp = None
     val = None
