@@ -160,3 +160,55 @@ def unknown_option_message(e: click.NoSuchOption) -> str:
             return f"no option {given} here: {hint}"
     shown = [p for p in (e.possibilities or ()) if p in names]
     return click.NoSuchOption(e.option_name, possibilities=shown, ctx=e.ctx).format_message()
+
+
+# Options whose blank value the command reads itself, with its own message (a
+# comma list naming nothing, --bounds' "no K offset"): the gate below leaves them be.
+READS_BLANK = {("validate", "--suite"), ("validate", "--sparse-lanes"), ("validate", "--targets"),
+               ("ladder", "--steps"), ("fit-gemm", "--bounds"), ("sass-check", "--instr"),
+               ("sass-check", "--format"), ("sass-check", "--arch"), ("mfma-check", "--arch")}
+
+
+def check_given(name: str, command: click.Command, args: list[str]) -> None:
+    """The one gate of every command's options as given, before any is read:
+    an option that takes one value given twice (``--gpu H100 --gpu A100``:
+    click keeps the last, silently) or given a blank value (``--dtype ''``,
+    which a command would read as "not given") is one error. Options that
+    take several values (``multiple``), flags and counts are left alone, as
+    are the outputs' blank paths and the lists of READS_BLANK, which say
+    themselves what is wrong."""
+    opts = {o: p for p in command.params if isinstance(p, click.Option)
+            for o in (*p.opts, *p.secondary_opts)}
+    seen: dict[str, list[tuple[str, str | None]]] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "--":
+            break
+        flag, value = token, None
+        if token.startswith("--") and "=" in token:
+            flag, value = token.split("=", 1)
+        elif not token.startswith("--") and token[:2] in opts and len(token) > 2 \
+                and token.startswith("-"):
+            flag, value = token[:2], token[2:]  # -n64
+        param = opts.get(flag)
+        if param is None:
+            continue
+        takes_value = not (param.is_flag or param.count)
+        if takes_value and value is None and i < len(args):
+            value = args[i]
+            i += 1
+        seen.setdefault(param.name, []).append((flag, value))
+        if not takes_value or value is None or value.strip():
+            continue
+        if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target):
+            continue
+        raise click.UsageError(f"{flag}: an empty value names nothing (leave {flag} out for "
+                               "its default)")
+    for pname, given in seen.items():
+        param = next(p for p in command.params if p.name == pname)
+        if len(given) > 1 and not (param.multiple or param.is_flag or param.count):
+            shown = ", ".join(repr(v) for _, v in given)
+            raise click.UsageError(f"{given[0][0]} is given {len(given)} times ({shown}): give "
+                                   "it once")
