@@ -216,3 +216,27 @@ def check_out_file(path, option: str) -> None:
         raise os_error(e, path, instead=True) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def refuse_same_files(outputs: dict, inputs: dict | None = None) -> None:
+    """Refuse, before any work, two outputs that name one file (``--out d.npy
+    --json d.npy``: the second would replace the first) and an output that
+    names an input (``--out a.npy --a a.npy``: the input would be lost).
+    ``outputs`` and ``inputs`` map an option to its path (None or ``-``: not
+    a file); paths are compared after links and ``..`` are resolved."""
+    seen: dict[str, str] = {}
+    for option, path in outputs.items():
+        if path is None or str(path) == "-":
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UnsafePathError(f"{seen[key]} and {option} name the same file {path}: the "
+                                  "second would replace the first; give each its own")
+        seen[key] = option
+    for option, path in (inputs or {}).items():
+        if path is None or str(path) == "-":
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UnsafePathError(f"{seen[key]} {path} is also {option}: writing it would "
+                                  "overwrite that input; choose another path")

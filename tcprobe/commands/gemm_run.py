@@ -29,7 +29,7 @@ from tcprobe.matrix.operands import (
 from tcprobe.matrix.resolve import check_shapes, problem
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import describe, get_format
-from tcprobe.outfiles import atomic_file, check_out_file
+from tcprobe.outfiles import atomic_file, check_out_file, refuse_same_files
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -97,6 +97,9 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
           (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
+    refuse_same_files({"--out": out_path, "--json": json_path, "--picture": picture_path},
+                      {"--a": a_path, "--b": b_path, "--c": c_path, "--scale-a": sa_path,
+                       "--scale-b": sb_path})
     if out_path == "-":
         send_output_to_stderr(True)  # stdout carries the .npy
     elif out_path:

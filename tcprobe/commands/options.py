@@ -32,6 +32,10 @@ def named_path(ctx, param, value):
     current folder, silently."""
     if value is not None and not str(value).strip():
         raise click.BadParameter("an empty path names no file or folder")
+    if str(value) == "-" and isinstance(param.type, click.Path) and not param.type.allow_dash:
+        what = "folder" if not param.type.file_okay else "file"
+        raise click.BadParameter(f"- would be a {what} named '-': this option names a {what} "
+                                 "(stdout is for the options that say '- writes it to stdout')")
     return value
 
 
