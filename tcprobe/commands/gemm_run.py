@@ -317,8 +317,8 @@ def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, secon
     out = {"identical": v.identical, "mechanisms": [m.text() for m in v.mechanisms],
            "searched": v.searched}
     if v.identical:
-        console.print("[bold]same bits?[/] yes, on every input: the two agree on every "
-                      "parameter of the arithmetic")
+        console.print("[bold]same bits?[/] yes, on every input: " + (
+            v.why or "the two agree on every parameter of the arithmetic"))
         return out
     console.print(f"[bold]same bits?[/] they differ in: "
                   f"{'; '.join(m.text() for m in v.mechanisms)}")
