@@ -40,12 +40,16 @@ def named_path(ctx, param, value):
 
 
 def comma_list(values, option: str) -> list[str]:
-    """The names a repeatable comma-list option gives; given but naming nothing
-    ('' or ' , ') is an error, never "all" (which leaving it out means)."""
+    """The names a repeatable comma-list option gives, each once (``sm_90,SM_90``
+    is one architecture); given but naming nothing ('' or ' , ') is an error,
+    never "all" (which leaving it out means)."""
     names = [x.strip() for v in values for x in v.split(",") if x.strip()]
     if values and not names:
         raise click.BadParameter("names nothing (leave it out for all)", param_hint=option)
-    return names
+    once: dict[str, str] = {}
+    for name in names:  # a name given twice (in any case) is one name, run once
+        once.setdefault(name.lower(), name)
+    return list(once.values())
 
 
 def needs(*rules) -> None:
