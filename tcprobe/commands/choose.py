@@ -41,7 +41,12 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
             raise click.UsageError("give --format or --datapath, not both")
         dp = Datapath.parse(datapath)
         gate(dp, f"--datapath {datapath}")
-        return open_device(device_spec, dp.family), dp
+        device = open_device(device_spec, dp.family)
+        families = getattr(device, "families", None)
+        if families and dp.family not in families:  # mma on sim:mi300x: as with --instr
+            raise click.UsageError(f"--datapath {datapath}: {device.name} does not run "
+                                   f"{dp.family} (it runs {', '.join(families)})")
+        return device, dp
     if not fmt:
         if device_spec:  # a device that runs one instruction needs neither
             device = open_device(device_spec, family)
