@@ -459,9 +459,19 @@ def engine_schema(nan_bits: int = 32) -> dict:
 
 
 PROFILE_REQUIRED = PROFILE_KEYS
+class Name(Text):
+    """Text that names something: blank text (which would name nothing) is refused."""
+
+    def read(self, v, ctx):
+        v = super().read(v, ctx)
+        if not v.strip():
+            raise ValueError(f"{_show(v)} names nothing (leave the key out for its default)")
+        return v
+
+
 PROFILE_META = {
-    "name": F(Text()),
-    "gpu": F(Text()),
+    "name": F(Name()),
+    "gpu": F(Name()),
     "families": F(ListOf(Choice((*isa.FAMILIES, "mfma")), one_ok=True, least=1)),
     "seed": F(Int(0, (1 << 63) - 1)),
 }
@@ -581,4 +591,23 @@ def check_profile(data: dict, where: str) -> dict:
             raise SchemaError(f"{where}: [scaled.{group}] is not a table of "
                               f"{', '.join(f'[scaled.{g}]' for g in SCALED_GROUPS)}")
         out["scaled"][group] = check(table, PROFILE_SCALED, where, key_path=f"scaled.{group}")
+    if out["scaled"] and not _runs_block_scaled(out):
+        group = next(iter(out["scaled"]))
+        raise SchemaError(f"{where}: [scaled.{group}]: the device runs no block-scaled kind "
+                          "(tcgen05, or mma.sync on an sm_120a gpu): the table would be ignored")
     return out
+
+
+def _runs_block_scaled(profile: dict) -> bool:
+    """Whether a (checked) NVIDIA profile's device runs a block-scaled kind:
+    tcgen05 among its families (the default families include it), or mma on
+    an sm_120a GPU (mma.sync kind::mxf8f6f4)."""
+    fams = profile.get("families") or list(isa.FAMILIES)
+    fams = [fams] if isinstance(fams, str) else fams
+    if "tcgen05" in fams:
+        return True
+    from tcprobe.models import gpus
+
+    gpu = str(profile.get("gpu") or "").strip().upper()
+    archs = {a for g in gpus.gpus() if g.name.upper() == gpu for a in g.archs}
+    return "mma" in fams and bool(archs & set(isa.SM120_ARCHS))
