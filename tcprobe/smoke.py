@@ -131,8 +131,10 @@ def _ladder_step(device: Device, dp: Datapath, seed: int) -> Step:
     elif v.mismatches:
         status, detail = "failed", f"fingerprint's model mismatches {v.mismatches:,} of {v.cases:,}"
     else:
-        short = ", ".join(f"{k}={fp[k]}" for k in ("window_bits", "block_size", "zero_floor",
-                                                  "output_rounding"))
+        keys = ("window_bits", "block_size", "zero_floor", "output_rounding")
+        short = ", ".join(f"{k}={fp[k]}" for k in keys)
+        if fp.get("mfma"):  # an AMD v_mfma: its design, not the engine keys (which do not apply)
+            short = ", ".join(f"{k}={v}" for k, v in fp["mfma"].items())
         status, detail = "passed", f"{dp.id}: {short}; model 0 mismatches on {v.cases:,}"
     return Step(f"ladder:{dp.family}", status, detail, time.perf_counter() - t0,
                 {"datapath": dp.id, "fingerprint": fp,
@@ -142,6 +144,12 @@ def _ladder_step(device: Device, dp: Datapath, seed: int) -> Step:
 def _validate_step(device: Device, dp: Datapath, cases: int, seed: int) -> Step:
     t0 = time.perf_counter()
     gpu = device.info().get("gpu")
+    prof = getattr(device, "profile", None)
+    if prof is not None and (prof.params is not None or prof.mfma):  # a TOML's own arithmetic
+        return Step(f"validate:{dp.family}", "skipped",
+                    f"no profile to validate against: {device.name} sets its own arithmetic "
+                    f"(a TOML profile), which {gpu or 'no GPU'}'s profile does not describe; "
+                    "the ladder step validated its fingerprint")
     try:
         model = registry.auto(dp, gpu)
     except ModelError as e:

@@ -16,7 +16,7 @@ from tcprobe.commands import open_device
 from tcprobe.devices.base import Device
 from tcprobe.models import amd_profiles
 from tcprobe.models.datapath import Datapath, default_datapath
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.schema import check_instruction
 
 
@@ -54,9 +54,12 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
             if dp is not None:
                 return device, dp
         raise click.UsageError("give --format (with --instr) or --datapath")
-    get_format(fmt)  # a bad format is an error before any device is opened
-    if d_type:
-        get_format(d_type)
+    for option, name in (("--format", fmt), ("--dtype", d_type)):
+        if name:  # a bad format is an error before any device is opened, naming its option
+            try:
+                get_format(name)
+            except FormatError as e:
+                raise click.UsageError(f"{option}: {e}") from None
     device = open_device(device_spec, family)
     dp = choose_datapath(device, family, fmt, d_type)
     gate(dp, f"--dtype {d_type}" if d_type else f"--format {fmt}")  # bf16 -> e4m3 is no instruction

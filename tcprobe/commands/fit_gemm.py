@@ -47,7 +47,7 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
         return starts
     if not splits_path:
         return None
-    probe = load(splits_path, "splits", OUT_NAMES, d.fmt)
+    probe = load(splits_path, "splits", OUT_NAMES, d.fmt, "--splits (the splits case, in D's format)")
     if probe.words.shape != d.words.shape:
         raise MatmulError(f"--splits: the probe's D is {probe.words.shape}, the capture's "
                           f"{d.words.shape}")
