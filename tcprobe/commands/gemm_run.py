@@ -22,7 +22,7 @@ from tcprobe.matrix.operands import (
     SCALE_FORMATS,
     MatmulError,
     Operand,
-    output_format,
+    out_name,
     read,
     result_array,
 )
@@ -141,7 +141,10 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
     out_fmt = None
     if out_type:
-        out_fmt = output_format(out_type)
+        try:  # the output types tcprobe.matmul's dtype= takes: one gate for both
+            out_fmt = out_name(out_type)
+        except MatmulError as e:
+            raise MatmulError("--" + str(e)) from None
         if c is not None and out_fmt != c.fmt:
             raise MatmulError(f"--dtype {out_type} differs from C's dtype ({c.fmt})")
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
