@@ -218,11 +218,16 @@ class Group(click.Group):
         """The command and its arguments, its options as given checked first
         (an option given twice or blank is one error: options.check_given)."""
         name, cmd, rest = super().resolve_command(ctx, args)
-        if cmd is not None and not isinstance(cmd, click.Group) and \
-                not any(a in ("-h", "--help") for a in rest):
-            from tcprobe.commands.options import check_given
+        if cmd is None or any(a in ("-h", "--help") for a in rest):
+            return name, cmd, rest
+        from tcprobe.commands.options import check_given
 
+        if not isinstance(cmd, click.Group):
             check_given(name, cmd, rest)
+        elif rest and not rest[0].startswith("-"):  # report merge: its subcommand's options
+            sub = cmd.get_command(ctx, rest[0])
+            if sub is not None and not isinstance(sub, click.Group):
+                check_given(f"{name} {rest[0]}", sub, rest[1:])
         return name, cmd, rest
 
     def format_commands(self, ctx, formatter):

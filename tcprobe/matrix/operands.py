@@ -198,12 +198,16 @@ def output_format(out) -> str:
 
 def out_name(out) -> str:
     """The output format ``dtype=`` names: a dtype, its name or a format name."""
+    if hasattr(out, "shape") and hasattr(out, "dtype"):  # an array or tensor, not a dtype
+        raise MatmulError(f"dtype: names D's type (a dtype such as float32, or 'f16'), not an "
+                          f"array ({type(out).__name__} of shape {tuple(out.shape)}): matmul "
+                          "returns D and writes into no array")
     name = out if isinstance(out, str) else str(getattr(out, "__name__", None) or out)
     name = name.removeprefix("torch.")
     if not isinstance(out, str) and not name.startswith("torch") and name not in OUT_NAMES:
         try:
             name = np.dtype(out).name
-        except TypeError:
+        except (TypeError, ValueError):
             pass
     if name in OUT_NAMES:
         return OUT_NAMES[name]
