@@ -198,7 +198,8 @@ def output_format(out) -> str:
 
 def out_name(out) -> str:
     """The output format ``dtype=`` names: a dtype, its name or a format name."""
-    if hasattr(out, "shape") and hasattr(out, "dtype"):  # an array or tensor, not a dtype
+    if not isinstance(out, type | str) and hasattr(out, "shape") and hasattr(out, "dtype") \
+            and not isinstance(out, np.dtype):  # an array or tensor, not a dtype (or its class)
         raise MatmulError(f"dtype: names D's type (a dtype such as float32, or 'f16'), not an "
                           f"array ({type(out).__name__} of shape {tuple(out.shape)}): matmul "
                           "returns D and writes into no array")
