@@ -410,3 +410,10 @@ def test_gemm_dtype_takes_bf16_and_fp8(tmp_path, ab):
     assert np.array_equal(np.load(out).view(np.uint16), want)
     one_error(invoke("gemm", "--a", ab / "a.npy", "--b", ab / "b.npy", "--gpu", "H100",
                      "--dtype", "f64"), "--dtype: 'f64' names no output type")
+
+
+def test_resume_with_nothing_to_resume_says_so(tmp_path):
+    r = invoke("validate", "--format", "bf16", "--instr", "mma", "--device", "sim:h100",
+               "--cases", "50", "--out", tmp_path / "v", "--resume")
+    assert r.exit_code == 0, r.output
+    assert f"note: --resume: {tmp_path / 'v'} holds no capture yet: starting a new one" in r.stderr
