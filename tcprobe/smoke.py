@@ -144,12 +144,6 @@ def _ladder_step(device: Device, dp: Datapath, seed: int) -> Step:
 def _validate_step(device: Device, dp: Datapath, cases: int, seed: int) -> Step:
     t0 = time.perf_counter()
     gpu = device.info().get("gpu")
-    prof = getattr(device, "profile", None)
-    if prof is not None and (prof.params is not None or prof.mfma):  # a TOML's own arithmetic
-        return Step(f"validate:{dp.family}", "skipped",
-                    f"no profile to validate against: {device.name} sets its own arithmetic "
-                    f"(a TOML profile), which {gpu or 'no GPU'}'s profile does not describe; "
-                    "the ladder step validated its fingerprint")
     try:
         model = registry.auto(dp, gpu)
     except ModelError as e:

@@ -360,17 +360,12 @@ def test_a_datapath_the_device_lacks_is_refused(tmp_path, device, datapath, need
                      "1"), f"--datapath {datapath}", needle)
 
 
-def test_smoke_does_not_validate_a_custom_design_against_its_gpu(tmp_path):
-    from tcprobe.devices.sim import SimDevice
-    from tcprobe.models.datapath import Datapath
-    from tcprobe.smoke import _validate_step
-
-    (tmp_path / "amd.toml").write_text(AMD_TOML)
-    dev = SimDevice.from_toml(tmp_path / "amd.toml")
-    step = _validate_step(dev, Datapath.parse("mfma.bf16.f32.k16"), 20, 0)
-    assert step.status == "skipped" and "sets its own arithmetic" in step.detail
-    step = _validate_step(SimDevice.builtin("mi300x"), Datapath.parse("mfma.bf16.f32.k16"), 20, 0)
-    assert step.status == "passed"
+def test_smoke_shows_an_amd_ladder_step_by_its_design():
+    r = invoke("smoke", "--device", "sim:mi300x", "--format", "bf16", "--no-sass", "--cases",
+               "20")
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "mfma.bf16.f32.k16: design=" in text and "window_bits=None" not in text
 
 
 # ---------------------------------------------------------------------------
