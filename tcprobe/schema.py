@@ -187,11 +187,14 @@ class Flag:
 
 @dataclass(frozen=True)
 class Text:
-    """Free text."""
+    """Free text; ``named``: text that names something (blank is refused)."""
+    named: bool = False
 
     def read(self, v, ctx):
         if not isinstance(v, str):
             raise ValueError(f"{_show(v)} is not text")
+        if self.named and not v.strip():
+            raise ValueError(f"{_show(v)} names nothing (leave the key out for its default)")
         return v
 
 
@@ -459,19 +462,9 @@ def engine_schema(nan_bits: int = 32) -> dict:
 
 
 PROFILE_REQUIRED = PROFILE_KEYS
-class Name(Text):
-    """Text that names something: blank text (which would name nothing) is refused."""
-
-    def read(self, v, ctx):
-        v = super().read(v, ctx)
-        if not v.strip():
-            raise ValueError(f"{_show(v)} names nothing (leave the key out for its default)")
-        return v
-
-
 PROFILE_META = {
-    "name": F(Name()),
-    "gpu": F(Name()),
+    "name": F(Text(named=True)),
+    "gpu": F(Text(named=True)),
     "families": F(ListOf(Choice((*isa.FAMILIES, "mfma")), one_ok=True, least=1)),
     "seed": F(Int(0, (1 << 63) - 1)),
 }
@@ -591,23 +584,16 @@ def check_profile(data: dict, where: str) -> dict:
             raise SchemaError(f"{where}: [scaled.{group}] is not a table of "
                               f"{', '.join(f'[scaled.{g}]' for g in SCALED_GROUPS)}")
         out["scaled"][group] = check(table, PROFILE_SCALED, where, key_path=f"scaled.{group}")
-    if out["scaled"] and not _runs_block_scaled(out):
-        group = next(iter(out["scaled"]))
-        raise SchemaError(f"{where}: [scaled.{group}]: the device runs no block-scaled kind "
-                          "(tcgen05, or mma.sync on an sm_120a gpu): the table would be ignored")
+    if out["scaled"] and not _runs_block_scaled(out):  # the table would be ignored
+        raise SchemaError(f"{where}: [scaled.{next(iter(out['scaled']))}]: the device runs no "
+                          "block-scaled kind (tcgen05, or mma.sync on an sm_120a gpu)")
     return out
 
 
 def _runs_block_scaled(profile: dict) -> bool:
-    """Whether a (checked) NVIDIA profile's device runs a block-scaled kind:
-    tcgen05 among its families (the default families include it), or mma on
-    an sm_120a GPU (mma.sync kind::mxf8f6f4)."""
-    fams = profile.get("families") or list(isa.FAMILIES)
-    fams = [fams] if isinstance(fams, str) else fams
-    if "tcgen05" in fams:
-        return True
+    """Whether a checked NVIDIA profile runs a block-scaled kind: tcgen05 (a
+    default family), or mma on an sm_120a GPU (mma.sync kind::mxf8f6f4)."""
     from tcprobe.models import gpus
-
-    gpu = str(profile.get("gpu") or "").strip().upper()
-    archs = {a for g in gpus.gpus() if g.name.upper() == gpu for a in g.archs}
-    return "mma" in fams and bool(archs & set(isa.SM120_ARCHS))
+    fams, gpu = profile.get("families") or isa.FAMILIES, str(profile.get("gpu") or "").upper()
+    archs = {a for g in gpus.gpus() if g.name.upper() == gpu.strip() for a in g.archs}
+    return "tcgen05" in fams or ("mma" in fams and bool(archs & set(isa.SM120_ARCHS)))
