@@ -131,7 +131,7 @@ def atomic_file(path):
     if os.path.isdir(path) and not os.path.islink(path):
         raise UnsafePathError(f"{path} is a folder where tcprobe writes a file: move it away, "
                               "or choose another path")
-    _refuse_special(path)
+    refuse_special(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
@@ -151,7 +151,7 @@ def atomic_file(path):
         raise
 
 
-def _refuse_special(path) -> None:
+def refuse_special(path) -> None:
     """UnsafePathError when ``path`` is a device, a FIFO or a socket: a
     rename would replace it (/dev/full, a named pipe) with a file."""
     try:
@@ -209,7 +209,7 @@ def check_out_file(path, option: str) -> None:
                               "or choose another path")
     if path.is_dir():
         raise UnsafePathError(f"{option} {path} is a folder: give a file name")
-    _refuse_special(path)
+    refuse_special(path)
     try:  # a real try: permissions, a read-only or a special file system
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:

@@ -412,3 +412,22 @@ def test_resume_with_nothing_to_resume_says_so(tmp_path):
                "--cases", "50", "--out", tmp_path / "v", "--resume")
     assert r.exit_code == 0, r.output
     assert f"note: --resume: {tmp_path / 'v'} holds no capture yet: starting a new one" in r.stderr
+
+
+@pytest.mark.parametrize("target,needle", [
+    ("/dev/full", "/dev/full is not a regular file"),
+    ("{f}/x.json", "is a file, not a folder"),
+])
+def test_a_json_path_that_cannot_be_written_is_refused_before_the_work(tmp_path, target, needle):
+    (tmp_path / "f").write_text("keep\n")
+    one_error(invoke("ladder", "--format", "bf16", "--device", "sim:h100", "--steps", "slice",
+                     "--json", target.format(f=tmp_path / "f")), needle)  # one line: no step ran
+    assert (tmp_path / "f").read_text() == "keep\n"
+
+
+def test_run_case_keeps_an_empty_entry_in_its_place():
+    # A = 1, +0, 1 and B = 1, 1, 2: 1 + 0 + 2 = 3 (skipping the empty entry gave 1 + 1 = 2)
+    r = invoke("run-case", "--datapath", "mma.bf16.f32.k16", "--device", "sim:h100", "--a",
+               "0x3f80,,0x3f80", "--b", "0x3f80,0x3f80,0x4000", "--model", "ieee")
+    assert r.exit_code == 0, r.output
+    assert "0x40400000 (3)" in r.output and "0x40000000" not in r.output

@@ -67,6 +67,16 @@ def _json_target(ctx, param, value):
     named_path(ctx, param, value)
     if value == "-":
         send_output_to_stderr()
+    elif value is not None:  # refused before the work, not after it (a ladder, a campaign)
+        from pathlib import Path
+
+        from tcprobe.outfiles import refuse_special
+
+        refuse_special(value)  # /dev/full, a pipe
+        parent = next((p for p in Path(value).parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise click.BadParameter(f"{parent} is a file, not a folder: the JSON cannot be "
+                                     "written under it")
     return value
 
 
