@@ -550,8 +550,25 @@ def arch_instruction_k(arch: str | None, family: str, kind: str, a_type: str) ->
     if shapes is None:
         return instruction_k(family, kind, a_type)
     if a_type not in shapes:
-        raise IsaError(f"{arch}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
+        raise IsaError(arch_shapes_error(arch, shapes, a_type))
     return max(k for _m, _n, k in shapes[a_type])
+
+
+# Turing's integer mma.sync (PTX ISA, mma.sync shapes by target: m8n8k16 s8/u8,
+# m8n8k32 s4/u4, m8n8k128 b1 from sm_75), which ARCH_MMA_SHAPES does not list.
+TURING_INTEGER_SHAPES = {"s8": "m8n8k16", "u8": "m8n8k16", "s4": "m8n8k32", "u4": "m8n8k32",
+                         "b1": "m8n8k128"}
+
+
+def arch_shapes_error(arch: str, shapes: dict, a_type: str) -> str:
+    """Why ``arch``'s mma.sync (ARCH_MMA_SHAPES: ``shapes``) runs no ``a_type``:
+    the ISA lacks it, or (Turing's integer shapes) the ISA has it and tcprobe
+    does not model it: said as such, never as the ISA's."""
+    if arch in TURING_ARCHS and a_type in TURING_INTEGER_SHAPES:
+        return (f"tcprobe does not model {arch}'s integer mma.sync ({a_type}: "
+                f"{TURING_INTEGER_SHAPES[a_type]} in the PTX ISA); it models {arch}'s "
+                f"{', '.join(shapes)} shapes only")
+    return f"{arch}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}"
 
 
 def pair_kind(arch: str | None, family: str, a: str, b: str) -> str | None:

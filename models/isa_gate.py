@@ -24,6 +24,7 @@ from tcprobe.models.isa import (  # noqa: F401 - IsaError is raised from here to
     TCGEN05_KIND_ARCHS,
     WGMMA_SP_TYPES,
     IsaError,
+    arch_shapes_error,
     check_mma_kind,
     check_tcgen05,
     f64_shapes,
@@ -120,7 +121,7 @@ def check_arch(arch: str, family: str, kind: str, a_type: str, k: int) -> None:
     shapes = ARCH_MMA_SHAPES.get(arch)
     if shapes is not None:
         if a_type not in shapes:
-            raise IsaError(f"{arch}'s mma.sync takes {', '.join(shapes)} inputs, not {a_type}")
+            raise IsaError(arch_shapes_error(arch, shapes, a_type))
         ks = sorted({kk for _m, _n, kk in shapes[a_type]})
         if k not in ks:
             raise IsaError(f"{arch}'s mma.sync {a_type} has K {' or '.join(map(str, ks))}, not {k}")

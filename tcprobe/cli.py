@@ -214,6 +214,22 @@ class Group(click.Group):
     def get_command(self, ctx, name):
         return self.commands.get(name)
 
+    def resolve_command(self, ctx, args):
+        """The command and its arguments, its options as given checked first
+        (an option given twice or blank is one error: options.check_given)."""
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is None or any(a in ("-h", "--help") for a in rest):
+            return name, cmd, rest
+        from tcprobe.commands.options import check_given
+
+        if not isinstance(cmd, click.Group):
+            check_given(name, cmd, rest)
+        elif rest and not rest[0].startswith("-"):  # report merge: its subcommand's options
+            sub = cmd.get_command(ctx, rest[0])
+            if sub is not None and not isinstance(sub, click.Group):
+                check_given(f"{name} {rest[0]}", sub, rest[1:])
+        return name, cmd, rest
+
     def format_commands(self, ctx, formatter):
         """The command list of ``tcprobe --help`` from COMMANDS (nothing imported)."""
         limit = formatter.width - 6 - max(len(n) for n in COMMANDS)
@@ -230,7 +246,9 @@ class Group(click.Group):
             # when a command first imports the models (none does for --help, --list):
             # announce compiles, and a misspelt TCPROBE_KERNEL fails before any work
             _after_import("tcprobe.models", _models_loaded)
-            from tcprobe.console import COMMAND_QUIET_S, Heartbeat
+            from tcprobe.console import COMMAND_QUIET_S, Heartbeat, heartbeat_wanted
+
+            heartbeat_wanted(strict=True)  # a misspelt TCPROBE_HEARTBEAT, before any work
 
             # (after 1.5 s of silence: with the start-up, the first line within 2 s)
             with Heartbeat(lambda s: f"tcprobe {ctx.invoked_subcommand or ''}: working "

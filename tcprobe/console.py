@@ -153,6 +153,29 @@ COMMAND_QUIET_S = 1.5
 STEP_QUIET_S = 1.0
 
 
+# TCPROBE_HEARTBEAT's values: off or on (unset: on); anything else is refused
+# by the command line before a command runs (heartbeat_wanted(strict=True)).
+HEARTBEAT_OFF = ("0", "no", "off", "false")
+HEARTBEAT_ON = ("1", "yes", "on", "true")
+
+
+def heartbeat_wanted(strict: bool = False) -> bool:
+    """Whether TCPROBE_HEARTBEAT lets heartbeat lines be shown (unset: yes).
+    ``strict``: a value that is neither off (0, no, off, false) nor on (1,
+    yes, on, true), a blank one included, is a UsageError naming it, never
+    silently read as on."""
+    value = os.environ.get("TCPROBE_HEARTBEAT")
+    if value is None:
+        return True
+    text = value.strip().lower()
+    if text in HEARTBEAT_OFF:
+        return False
+    if strict and text not in HEARTBEAT_ON:
+        raise UsageError(f"TCPROBE_HEARTBEAT={value!r} is neither off (0, no, off, false) nor on "
+                         "(1, yes, on, true): set one of those, or unset it (on)")
+    return True
+
+
 class Heartbeat:
     """While a long piece of work runs, a line on stderr (``line(elapsed)``,
     the seconds since the block began) whenever nothing has been shown for
@@ -166,7 +189,7 @@ class Heartbeat:
         import threading
 
         self.line, self.quiet, self.every = line, quiet, max(every, quiet)
-        self.on = os.environ.get("TCPROBE_HEARTBEAT", "1").strip() != "0"
+        self.on = heartbeat_wanted()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 

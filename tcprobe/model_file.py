@@ -13,9 +13,9 @@ and a model is only ever the model of the datapath it is asked to run.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
+from tcprobe.jsontext import loads as load_json
 from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
@@ -42,7 +42,7 @@ def load_model_file(name, dp: Datapath, what: str = "--model") -> Model:
     except UnicodeDecodeError:
         raise ModelError(f"{where}: not a text file") from None
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError as e:
         raise ModelError(f"{where}: not JSON ({e})") from None
     except RecursionError:
@@ -142,7 +142,7 @@ def fingerprint_harness(name, dp: Datapath):
     if not is_model_file(name):
         return None
     try:
-        data = json.loads(Path(name).read_text(encoding="utf-8-sig"))
+        data = load_json(Path(name).read_text(encoding="utf-8-sig"))
     except (OSError, ValueError, RecursionError):
         return None
     fp = data.get("fingerprint") if isinstance(data, dict) else None

@@ -131,7 +131,7 @@ def atomic_file(path):
     if os.path.isdir(path) and not os.path.islink(path):
         raise UnsafePathError(f"{path} is a folder where tcprobe writes a file: move it away, "
                               "or choose another path")
-    _refuse_special(path)
+    refuse_special(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
@@ -151,7 +151,7 @@ def atomic_file(path):
         raise
 
 
-def _refuse_special(path) -> None:
+def refuse_special(path) -> None:
     """UnsafePathError when ``path`` is a device, a FIFO or a socket: a
     rename would replace it (/dev/full, a named pipe) with a file."""
     try:
@@ -209,10 +209,34 @@ def check_out_file(path, option: str) -> None:
                               "or choose another path")
     if path.is_dir():
         raise UnsafePathError(f"{option} {path} is a folder: give a file name")
-    _refuse_special(path)
+    refuse_special(path)
     try:  # a real try: permissions, a read-only or a special file system
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise os_error(e, path, instead=True) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def refuse_same_files(outputs: dict, inputs: dict | None = None) -> None:
+    """Refuse, before any work, two outputs that name one file (``--out d.npy
+    --json d.npy``: the second would replace the first) and an output that
+    names an input (``--out a.npy --a a.npy``: the input would be lost).
+    ``outputs`` and ``inputs`` map an option to its path (None or ``-``: not
+    a file); paths are compared after links and ``..`` are resolved."""
+    seen: dict[str, str] = {}
+    for option, path in outputs.items():
+        if path is None or str(path) == "-":
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UnsafePathError(f"{seen[key]} and {option} name the same file {path}: the "
+                                  "second would replace the first; give each its own")
+        seen[key] = option
+    for option, path in (inputs or {}).items():
+        if path is None or str(path) == "-":
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UnsafePathError(f"{seen[key]} {path} is also {option}: writing it would "
+                                  "overwrite that input; choose another path")

@@ -195,11 +195,14 @@ class Flag:
 
 @dataclass(frozen=True)
 class Text:
-    """Free text."""
+    """Free text; ``named``: text that names something (blank is refused)."""
+    named: bool = False
 
     def read(self, v, ctx):
         if not isinstance(v, str):
             raise ValueError(f"{_show(v)} is not text")
+        if self.named and not v.strip():
+            raise ValueError(f"{_show(v)} names nothing (leave the key out for its default)")
         return v
 
 
@@ -468,8 +471,8 @@ def engine_schema(nan_bits: int = 32) -> dict:
 
 PROFILE_REQUIRED = PROFILE_KEYS
 PROFILE_META = {
-    "name": F(Text()),
-    "gpu": F(Text()),
+    "name": F(Text(named=True)),
+    "gpu": F(Text(named=True)),
     "families": F(ListOf(Choice((*isa.FAMILIES, "mfma")), one_ok=True, least=1)),
     "seed": F(Int(0, (1 << 63) - 1)),
 }
@@ -589,4 +592,16 @@ def check_profile(data: dict, where: str) -> dict:
             raise SchemaError(f"{where}: [scaled.{group}] is not a table of "
                               f"{', '.join(f'[scaled.{g}]' for g in SCALED_GROUPS)}")
         out["scaled"][group] = check(table, PROFILE_SCALED, where, key_path=f"scaled.{group}")
+    if out["scaled"] and not _runs_block_scaled(out):  # the table would be ignored
+        raise SchemaError(f"{where}: [scaled.{next(iter(out['scaled']))}]: the device runs no "
+                          "block-scaled kind (tcgen05, or mma.sync on an sm_120a gpu)")
     return out
+
+
+def _runs_block_scaled(profile: dict) -> bool:
+    """Whether a checked NVIDIA profile runs a block-scaled kind: tcgen05 (a
+    default family), or mma on an sm_120a GPU (mma.sync kind::mxf8f6f4)."""
+    from tcprobe.models import gpus
+    fams, gpu = profile.get("families") or isa.FAMILIES, str(profile.get("gpu") or "").upper()
+    archs = {a for g in gpus.gpus() if g.name.upper() == gpu.strip() for a in g.archs}
+    return "tcgen05" in fams or ("mma" in fams and bool(archs & set(isa.SM120_ARCHS)))

@@ -21,6 +21,7 @@ from tcprobe.devices.base import Device
 from tcprobe.ladder import run_ladder
 from tcprobe.models import registry
 from tcprobe.models.datapath import FAMILIES, Datapath, default_datapath
+from tcprobe.models.formats import get_format
 from tcprobe.models.model import ModelError
 from tcprobe.models.profiles import profile_for_gpu
 from tcprobe.suites import SUITES, Plan
@@ -119,15 +120,21 @@ def _ladder_step(device: Device, dp: Datapath, seed: int) -> Step:
     failed = [f.step for f in res.findings if f.status == "failed"]
     v = res.validation
     fp = res.fingerprint.as_dict() if res.fingerprint is not None else None
+    integer = get_format(dp.a_type).kind.name == "INT"  # an exact sum: no fingerprint keys
     if failed:
         status, detail = "failed", f"steps failed: {', '.join(failed)}"
+    elif integer and v is not None and not v.mismatches:
+        status, detail = "passed", (f"{dp.id}: an integer product (the exact sum: no "
+                                    f"fingerprint keys); model 0 mismatches on {v.cases:,}")
     elif v is None or fp is None:
         status, detail = "failed", "no fingerprint was built"
     elif v.mismatches:
         status, detail = "failed", f"fingerprint's model mismatches {v.mismatches:,} of {v.cases:,}"
     else:
-        short = ", ".join(f"{k}={fp[k]}" for k in ("window_bits", "block_size", "zero_floor",
-                                                  "output_rounding"))
+        keys = ("window_bits", "block_size", "zero_floor", "output_rounding")
+        short = ", ".join(f"{k}={fp[k]}" for k in keys)
+        if fp.get("mfma"):  # an AMD v_mfma: its design, not the engine keys (which do not apply)
+            short = ", ".join(f"{k}={v}" for k, v in fp["mfma"].items())
         status, detail = "passed", f"{dp.id}: {short}; model 0 mismatches on {v.cases:,}"
     return Step(f"ladder:{dp.family}", status, detail, time.perf_counter() - t0,
                 {"datapath": dp.id, "fingerprint": fp,

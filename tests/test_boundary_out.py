@@ -38,14 +38,20 @@ def plant(out: Path, name: str, victim: Path, dangling: bool = False) -> Path:
     return link
 
 
+def defaults(extra, **given) -> list:
+    """The default options a helper passes, less those ``extra`` gives (an
+    option is given once: a second one is an error, never a silent override)."""
+    return [x for k, v in given.items() if f"--{k}" not in extra for x in (f"--{k}", v)]
+
+
 def validate(out, *extra):
     return invoke("validate", "--datapath", "mma.bf16.f32.k16", "--device", "sim:h100",
-                  "--cases", "200", "--suite", "raw", "--shrink", "0", "--out", out, *extra)
+                  *defaults(extra, cases="200", suite="raw", shrink="0"), "--out", out, *extra)
 
 
 def campaign(out, *extra):
     return invoke("validate", "--targets", "mma.bf16.f32.k16,mma.f16.f32.k16", "--device",
-                  "sim:h100", "--suite", "raw=100", "--shrink", "0", "--out", out, *extra)
+                  "sim:h100", *defaults(extra, suite="raw=100", shrink="0"), "--out", out, *extra)
 
 
 # ---------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcprobe.jsontext import loads as load_json
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.formats import FormatError, get_format
@@ -118,7 +119,7 @@ def read(path: Path) -> list[Capture]:
                 continue
             where = f"{path}:{n}"
             try:
-                rec = json.loads(line)
+                rec = load_json(line)
             except json.JSONDecodeError as e:
                 raise CaptureError(f"{where}: not JSON ({e.msg})") from None
             except RecursionError:

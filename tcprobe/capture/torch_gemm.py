@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from tcprobe import npyfile
+from tcprobe.jsontext import loads as load_json
 from tcprobe.outfiles import atomic_file, write_atomic
 
 TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32", "e4m3": "float8_e4m3fn",
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(argv[0])
     fit = "--fit" in argv[1:]
     try:
-        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest = load_json((folder / "manifest.json").read_text())
     except (OSError, ValueError, RecursionError) as e:
         print(f"error: DIR: cannot read {folder / 'manifest.json'}: {e}", file=sys.stderr)
         return 2

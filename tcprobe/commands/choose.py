@@ -16,7 +16,7 @@ from tcprobe.commands import open_device
 from tcprobe.devices.base import Device
 from tcprobe.models import amd_profiles
 from tcprobe.models.datapath import Datapath, default_datapath
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.schema import check_instruction
 
 
@@ -41,7 +41,12 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
             raise click.UsageError("give --format or --datapath, not both")
         dp = Datapath.parse(datapath)
         gate(dp, f"--datapath {datapath}")
-        return open_device(device_spec, dp.family), dp
+        device = open_device(device_spec, dp.family)
+        families = getattr(device, "families", None)
+        if families and dp.family not in families:  # mma on sim:mi300x: as with --instr
+            raise click.UsageError(f"--datapath {datapath}: {device.name} does not run "
+                                   f"{dp.family} (it runs {', '.join(families)})")
+        return device, dp
     if not fmt:
         if device_spec:  # a device that runs one instruction needs neither
             device = open_device(device_spec, family)
@@ -49,9 +54,12 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
             if dp is not None:
                 return device, dp
         raise click.UsageError("give --format (with --instr) or --datapath")
-    get_format(fmt)  # a bad format is an error before any device is opened
-    if d_type:
-        get_format(d_type)
+    for option, name in (("--format", fmt), ("--dtype", d_type)):
+        if name:  # a bad format is an error before any device is opened, naming its option
+            try:
+                get_format(name)
+            except FormatError as e:
+                raise click.UsageError(f"{option}: {e}") from None
     device = open_device(device_spec, family)
     dp = choose_datapath(device, family, fmt, d_type)
     gate(dp, f"--dtype {d_type}" if d_type else f"--format {fmt}")  # bf16 -> e4m3 is no instruction

@@ -9,7 +9,7 @@ import click
 
 from tcprobe.commands.options import json_option, needs
 from tcprobe.console import console, write_json
-from tcprobe.outfiles import check_out_file
+from tcprobe.outfiles import check_out_file, refuse_same_files
 
 # tcprobe.matrix (numba, ml_dtypes) is imported when the command runs, not
 # for its --help
@@ -47,7 +47,7 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
         return starts
     if not splits_path:
         return None
-    probe = load(splits_path, "splits", OUT_NAMES, d.fmt)
+    probe = load(splits_path, "splits", OUT_NAMES, d.fmt, "--splits (the splits case, in D's format)")
     if probe.words.shape != d.words.shape:
         raise MatmulError(f"--splits: the probe's D is {probe.words.shape}, the capture's "
                           f"{d.words.shape}")
@@ -121,6 +121,9 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     from .gemm_run import load
     needs((c_format, "--c-format", c_path, "--c FILE"),
           (bias_format, "--bias-format", bias_path, "--bias FILE"))
+    refuse_same_files({"--json": json_path}, {"--a": a_path, "--b": b_path, "--c": c_path,
+                                              "--bias": bias_path, "--d": d_path,
+                                              "--splits": splits_path})
     if json_path and json_path != "-":
         check_out_file(Path(json_path), "--json")  # before the search, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)

@@ -36,7 +36,7 @@ def _finite(v: float, option: str) -> float:
 @click.option("--model", help="Model instead of the GPU's profile (a --model name or a fit/ladder JSON).")
 @click.option("--out", "out_path", callback=named_path, type=click.Path(dir_okay=False, allow_dash=True),
               help="Write D here (.npy; - writes the .npy to stdout, the tables to stderr).")
-@renamed_option("--dtype", "--out-type", "out_type", "Output type when there is no C: f32, f16 or s32.")
+@renamed_option("--dtype", "--out-type", "out_type", "Output type when there is no C: f32, f16, bf16, e4m3, e5m2 or s32 (as tcprobe.matmul's dtype=).")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (np.save drops "
                                             "ml_dtypes' names): bf16, e4m3, e2m1, ...")
 @click.option("--a-format", help="Format of a raw-word A file (overrides --format).")

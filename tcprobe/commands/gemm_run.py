@@ -22,22 +22,24 @@ from tcprobe.matrix.operands import (
     SCALE_FORMATS,
     MatmulError,
     Operand,
-    output_format,
+    out_name,
     read,
     result_array,
 )
 from tcprobe.matrix.resolve import check_shapes, problem
 from tcprobe.matrix.schedule import from_value
-from tcprobe.models.formats import describe, get_format
-from tcprobe.outfiles import atomic_file, check_out_file
+from tcprobe.models.formats import FormatError, describe, get_format
+from tcprobe.outfiles import atomic_file, check_out_file, refuse_same_files
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand | None:
+def load(path: str | None, what: str, table: dict, fmt: str | None,
+         fmt_option: str | None = None) -> Operand | None:
     """An operand from a .npy file. np.save drops ml_dtypes' names (a bfloat16
     array comes back as 2-byte voids), so ``fmt`` names the format of raw
-    words (void or unsigned arrays)."""
+    words (void or unsigned arrays); ``fmt_option``: the option that gave it
+    (default ``--WHAT-format``), named in its errors."""
     if path is None:
         return None
     npyfile.check(path, f"--{what}")  # a header claiming 10^10 words is refused unread
@@ -51,20 +53,28 @@ def load(path: str | None, what: str, table: dict, fmt: str | None) -> Operand |
             close()
         raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
                           "save the matrix alone (np.save)")
-    return array_words(arr, path, what, table, fmt)
+    return array_words(arr, path, what, table, fmt, fmt_option)
 
 
-def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None) -> Operand:
+def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None,
+                fmt_option: str | None = None) -> Operand:
     """The operand of an array read from ``path`` (:func:`load`'s rules)."""
     if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:
+        option = fmt_option or f"--{what}-format"
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
-            raise MatmulError(f"--{what}-format: {path} holds {arr.dtype}, not raw words")
-        name = get_format(fmt).name
+            raise MatmulError(f"{option}: {path} holds {arr.dtype}, not raw words")
+        try:
+            name = get_format(fmt).name
+        except FormatError as e:
+            raise MatmulError(f"{option}: {e}") from None
         named = table.get(arr.dtype.name) if arr.dtype.kind not in "Vu" else None
         if named is not None and get_format(named).name != name:  # never re-read as another
-            raise MatmulError(f"--{what}-format {fmt}: {path} holds {arr.dtype} ({named}) values, "
+            if fmt_option:  # a format the command chose (D's, for --splits)
+                raise MatmulError(f"{option}: {path} holds {arr.dtype} ({named}) values, not "
+                                  f"{name}")
+            raise MatmulError(f"{option} {fmt}: {path} holds {arr.dtype} ({named}) values, "
                               "not raw words: leave the format out, or save the raw words")
         width = get_format(name).width
         if arr.dtype.itemsize not in _UNSIGNED:
@@ -97,6 +107,9 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
           (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
+    refuse_same_files({"--out": out_path, "--json": json_path, "--picture": picture_path},
+                      {"--a": a_path, "--b": b_path, "--c": c_path, "--scale-a": sa_path,
+                       "--scale-b": sb_path})
     if out_path == "-":
         send_output_to_stderr(True)  # stdout carries the .npy
     elif out_path:
@@ -128,7 +141,10 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
     out_fmt = None
     if out_type:
-        out_fmt = output_format(out_type)
+        try:  # the output types tcprobe.matmul's dtype= takes: one gate for both
+            out_fmt = out_name(out_type)
+        except MatmulError as e:
+            raise MatmulError("--" + str(e)) from None
         if c is not None and out_fmt != c.fmt:
             raise MatmulError(f"--dtype {out_type} differs from C's dtype ({c.fmt})")
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
@@ -314,8 +330,8 @@ def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, secon
     out = {"identical": v.identical, "mechanisms": [m.text() for m in v.mechanisms],
            "searched": v.searched}
     if v.identical:
-        console.print("[bold]same bits?[/] yes, on every input: the two agree on every "
-                      "parameter of the arithmetic")
+        console.print("[bold]same bits?[/] yes, on every input: " + (
+            v.why or "the two agree on every parameter of the arithmetic"))
         return out
     console.print(f"[bold]same bits?[/] they differ in: "
                   f"{'; '.join(m.text() for m in v.mechanisms)}")

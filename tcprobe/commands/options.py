@@ -33,16 +33,24 @@ def named_path(ctx, param, value):
     current folder, silently."""
     if value is not None and not str(value).strip():
         raise click.BadParameter("an empty path names no file or folder")
+    if str(value) == "-" and isinstance(param.type, click.Path) and not param.type.allow_dash:
+        what = "folder" if not param.type.file_okay else "file"
+        raise click.BadParameter(f"- would be a {what} named '-': this option names a {what} "
+                                 "(stdout is for the options that say '- writes it to stdout')")
     return value
 
 
 def comma_list(values, option: str) -> list[str]:
-    """The names a repeatable comma-list option gives; given but naming nothing
-    ('' or ' , ') is an error, never "all" (which leaving it out means)."""
+    """The names a repeatable comma-list option gives, each once (``sm_90,SM_90``
+    is one architecture); given but naming nothing ('' or ' , ') is an error,
+    never "all" (which leaving it out means)."""
     names = list(comma_names(",".join(values)))
     if values and not names:
         raise click.BadParameter("names nothing (leave it out for all)", param_hint=option)
-    return names
+    once: dict[str, str] = {}
+    for name in names:  # a name given twice (in any case) is one name, run once
+        once.setdefault(name.lower(), name)
+    return list(once.values())
 
 
 def needs(*rules) -> None:
@@ -60,6 +68,16 @@ def _json_target(ctx, param, value):
     named_path(ctx, param, value)
     if value == "-":
         send_output_to_stderr()
+    elif value is not None:  # refused before the work, not after it (a ladder, a campaign)
+        from pathlib import Path
+
+        from tcprobe.outfiles import refuse_special
+
+        refuse_special(value)  # /dev/full, a pipe
+        parent = next((p for p in Path(value).parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise click.BadParameter(f"{parent} is a file, not a folder: the JSON cannot be "
+                                     "written under it")
     return value
 
 
@@ -161,3 +179,55 @@ def unknown_option_message(e: click.NoSuchOption) -> str:
             return f"no option {given} here: {hint}"
     shown = [p for p in (e.possibilities or ()) if p in names]
     return click.NoSuchOption(e.option_name, possibilities=shown, ctx=e.ctx).format_message()
+
+
+# Options whose blank value the command reads itself, with its own message (a
+# comma list naming nothing, --bounds' "no K offset"): the gate below leaves them be.
+READS_BLANK = {("validate", "--suite"), ("validate", "--sparse-lanes"), ("validate", "--targets"),
+               ("ladder", "--steps"), ("fit-gemm", "--bounds"), ("sass-check", "--instr"),
+               ("sass-check", "--format"), ("sass-check", "--arch"), ("mfma-check", "--arch")}
+
+
+def check_given(name: str, command: click.Command, args: list[str]) -> None:
+    """The one gate of every command's options as given, before any is read:
+    an option that takes one value given twice (``--gpu H100 --gpu A100``:
+    click keeps the last, silently) or given a blank value (``--dtype ''``,
+    which a command would read as "not given") is one error. Options that
+    take several values (``multiple``), flags and counts are left alone, as
+    are the outputs' blank paths and the lists of READS_BLANK, which say
+    themselves what is wrong."""
+    opts = {o: p for p in command.params if isinstance(p, click.Option)
+            for o in (*p.opts, *p.secondary_opts)}
+    seen: dict[str, list[tuple[str, str | None]]] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "--":
+            break
+        flag, value = token, None
+        if token.startswith("--") and "=" in token:
+            flag, value = token.split("=", 1)
+        elif not token.startswith("--") and token[:2] in opts and len(token) > 2 \
+                and token.startswith("-"):
+            flag, value = token[:2], token[2:]  # -n64
+        param = opts.get(flag)
+        if param is None:
+            continue
+        takes_value = not (param.is_flag or param.count)
+        if takes_value and value is None and i < len(args):
+            value = args[i]
+            i += 1
+        seen.setdefault(param.name, []).append((flag, value))
+        if not takes_value or value is None or value.strip():
+            continue
+        if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target):
+            continue
+        raise click.UsageError(f"{flag}: an empty value names nothing (leave {flag} out for "
+                               "its default)")
+    for pname, given in seen.items():
+        param = next(p for p in command.params if p.name == pname)
+        if len(given) > 1 and not (param.multiple or param.is_flag or param.count):
+            shown = ", ".join(repr(v) for _, v in given)
+            raise click.UsageError(f"{given[0][0]} is given {len(given)} times ({shown}): give "
+                                   "it once")

@@ -16,11 +16,17 @@ from tcprobe.models.words import ulps_or_none
 
 
 def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.ndarray:
-    """'0x3f80,0,1' -> words of the format, padded with +0 words to ``count``."""
+    """'0x3f80,0,1' -> words of the format, padded with +0 words to ``count``;
+    an empty entry ('0x3f80,,1') is a missing word, +0 in its own place (never
+    skipped, which would move the words after it)."""
     fmt = get_format(fmt_name)
     words = []
-    for tok in (text or "").replace(" ", "").split(","):
+    toks = (text or "").replace(" ", "").split(",")
+    while toks and not toks[-1]:  # trailing commas: the padding's +0 words
+        toks.pop()
+    for tok in toks:
         if not tok:
+            words.append(0)
             continue
         try:
             w = int(tok, 0)

@@ -85,6 +85,13 @@ def command(instrs, formats, archs, json_path, no_cache):
     """
     families = parse_families(instrs)
     fmts = tuple(f.lower() for f in comma_list(formats, "--format"))
+    from tcprobe.models.formats import FormatError, get_format
+
+    for f in fmts:  # a misspelt format is named, not "no harness matches"
+        try:
+            get_format(f)
+        except FormatError as e:
+            raise click.BadParameter(str(e), param_hint="--format") from None
     arch_list = ([a.lower() for a in comma_list(archs, "--arch")]
                  or list(catalog.ARCH_FAMILIES))
     for a in arch_list:

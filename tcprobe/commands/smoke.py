@@ -8,7 +8,7 @@ from rich.table import Table
 from tcprobe.commands import open_device
 from tcprobe.commands.options import SEED, Count, json_option
 from tcprobe.console import UsageError, console, plain, say, write_json
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import FormatError, get_format
 from tcprobe.smoke import families_of, run_smoke
 
 STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}
@@ -26,7 +26,10 @@ STYLE = {"passed": "green", "failed": "red", "skipped": "yellow"}
 @json_option("Write the report as JSON")
 def command(device_spec, fmt, cases, seed, no_sass, json_path):
     """Smoke-test a device: SASS check, ladder and validation per family (exit 1 on any failure)."""
-    get_format(fmt)  # a bad format is an error before any device is opened
+    try:  # a bad format is an error before any device is opened
+        get_format(fmt)
+    except FormatError as e:
+        raise UsageError(f"--format: {e}") from None
     device = open_device(device_spec)
     if not families_of(device, fmt):  # asking for a format it lacks is bad input, not a failure
         raise UsageError(f"--format: {device.name} runs no {fmt} datapath")

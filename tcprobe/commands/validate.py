@@ -155,6 +155,8 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
         note(f"an earlier run's capture is in {earlier}: writing to {out} (--resume "
              "continues the earlier one)")
     cap_path = out / "capture.tcap"
+    if resume and not cap_path.exists():  # said, not silently read as a fresh run
+        note(f"--resume: {out} holds no capture yet: starting a new one")
     check_room(cap_path, dp, plan, resume)
     with hold_out_folder(out):
         _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrink_n,

@@ -17,7 +17,7 @@ from pathlib import Path
 from tcprobe.models import gpus, isa, registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import get_format, to_fraction
 from tcprobe.models.model import FixedPointModel, Model, ModelError
 from tcprobe.models.profiles import profile_for_gpu
 from tcprobe.schema import PROFILE_META, SchemaError, check_profile
@@ -87,6 +87,8 @@ class SimProfile:
         fields_ = dict(self.params)
         fields_.update(self.per_format.get(get_format(dp.a_type).name, {}))
         fields_.update(self.per_output.get(get_format(dp.d_type).name, {}))
+        _check_nan(self.name, dp, fields_.get("nan"),
+                   "nan" in self.per_output.get(get_format(dp.d_type).name, {}))
         try:
             p = EngineParams.from_dict(fields_)
             p.check()
@@ -161,4 +163,23 @@ def load_profile(path: str | Path) -> SimProfile:
     if not p.is_file():
         raise DeviceError(f"no sim profile at {p}")
     return _load(str(p.resolve()), p.stat().st_mtime)
+
+
+def _check_nan(name: str, dp: Datapath, nan, own: bool) -> None:
+    """A profile's ``nan`` word is a NaN of the output it writes: a word wider
+    than D (a top-level 32-bit word on an f16 D, which would be cut to its low
+    bits) or one that is no NaN (``nan = 0x3f800000`` would write 1.0 for
+    every NaN) is an error naming the key, never a silent guess. ``own``:
+    the word came from the output's own [output.NAME] table."""
+    if nan is None:
+        return
+    fmt = get_format(dp.d_type)
+    key = f"output.{fmt.name}.nan" if own else "nan"
+    if int(nan) > fmt.word_mask:
+        raise DeviceError(f"sim:{name}: {key}: {int(nan):#x} does not fit {dp.id}'s "
+                          f"{fmt.name} D ({fmt.word_mask.bit_length()} bits): set "
+                          f"[output.{fmt.name}] nan to a {fmt.name} NaN word")
+    if to_fraction(fmt, int(nan)) != "nan":
+        raise DeviceError(f"sim:{name}: {key}: {int(nan):#x} is no NaN of {fmt.name} (it is "
+                          f"{to_fraction(fmt, int(nan))}): a device writes a NaN word for a NaN")
 

@@ -174,6 +174,9 @@ def _datapath(gpu: str, instr: str | None, a: str, b: str, d: str,
             return dp
         except (DatapathError, ValueError) as e:
             errors.append(f"{family}: {e}")
+    if errors and all("does not model" in e for e in errors):  # the ISA has it; tcprobe not
+        raise MatmulError(f"A: tcprobe does not model {gpu}'s {a} x {b} -> {d} product "
+                          f"({'; '.join(errors)})")
     raise MatmulError(f"A: {gpu}'s instructions take no {a} x {b} -> {d} product "
                      f"({'; '.join(errors)})")
 

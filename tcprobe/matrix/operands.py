@@ -66,7 +66,44 @@ def has_masked_entries(x) -> bool:
     return ma is not None and isinstance(x, ma.MaskedArray) and bool(ma.getmaskarray(x).any())
 
 def is_torch(x) -> bool:
+    """Whether ``x`` is a torch tensor (a subclass of torch.Tensor included);
+    torch is not imported for the question."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return True
     return type(x).__module__.startswith("torch")
+
+
+def torch_dense(x, what: str):
+    """``x`` (a torch tensor) as a plain dense CPU tensor whose words can be
+    read, or MatmulError naming what it is instead: a meta tensor (no
+    values), a sparse or nested one (no strided words), a tensor wrapped by
+    torch.func (vmap, grad: its words are not this tensor's storage), or one
+    whose storage torch cannot hand out (a fake or functional tensor)."""
+    import torch
+
+    if x.device.type == "meta":
+        raise MatmulError(f"{what}: a meta tensor holds no values (no words to read)")
+    if getattr(x, "is_nested", False):
+        raise MatmulError(f"{what}: a nested tensor has no one shape: pass its dense "
+                          "components one by one (x.unbind())")
+    if x.layout != torch.strided:
+        raise MatmulError(f"{what}: a {str(x.layout).removeprefix('torch.')} tensor: pass its "
+                          f"dense words ({what}.to_dense())")
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is not None and functorch.is_functorch_wrapped_tensor(x):
+        raise MatmulError(f"{what}: a tensor wrapped by torch.func (vmap, grad, jvp): "
+                          "tcprobe reads raw words, which torch.func cannot trace: call it "
+                          "outside the transform, or loop over the batch")
+    t = x.detach()
+    if type(t) is not torch.Tensor:
+        t = t.as_subclass(torch.Tensor)  # a subclass's words are its storage's
+    try:
+        return t.cpu().contiguous()  # a GPU's tensor: its words, copied exactly
+    except (RuntimeError, NotImplementedError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise MatmulError(f"{what}: torch cannot hand out this tensor's words ({first})") \
+            from None
 
 
 def dtype_name(x) -> str:
@@ -76,9 +113,7 @@ def dtype_name(x) -> str:
 
 def _numpy(x, what: str) -> np.ndarray:
     if is_torch(x):
-        if x.device.type == "meta":
-            raise MatmulError(f"{what}: a meta tensor holds no values (no words to read)")
-        t = x.detach().cpu().contiguous()  # a GPU's tensor: its words, copied exactly
+        t = torch_dense(x, what)
         size = t.element_size()
         if size not in _UNSIGNED:
             raise MatmulError(f"{what}: torch dtype {t.dtype} has no format here")
@@ -102,6 +137,8 @@ def read(x, what: str, table: dict, ndim: int = 2) -> Operand:
     names in ``table``; ValueError naming the argument otherwise."""
     if not hasattr(x, "dtype"):
         raise MatmulError(f"{what} must be a numpy array or torch tensor, not {type(x).__name__}")
+    if is_torch(x) and (getattr(x, "is_nested", False) or x.device.type == "meta"):
+        torch_dense(x, what)  # no one shape, or no values: named before the shape is read
     name = dtype_name(x)
     if not is_torch(x) and not x.dtype.isnative:  # >f2 is float16 in the other byte order
         name = x.dtype.newbyteorder("=").name
@@ -161,12 +198,17 @@ def output_format(out) -> str:
 
 def out_name(out) -> str:
     """The output format ``dtype=`` names: a dtype, its name or a format name."""
+    if not isinstance(out, type | str) and hasattr(out, "shape") and hasattr(out, "dtype") \
+            and not isinstance(out, np.dtype):  # an array or tensor, not a dtype (or its class)
+        raise MatmulError(f"dtype: names D's type (a dtype such as float32, or 'f16'), not an "
+                          f"array ({type(out).__name__} of shape {tuple(out.shape)}): matmul "
+                          "returns D and writes into no array")
     name = out if isinstance(out, str) else str(getattr(out, "__name__", None) or out)
     name = name.removeprefix("torch.")
     if not isinstance(out, str) and not name.startswith("torch") and name not in OUT_NAMES:
         try:
             name = np.dtype(out).name
-        except TypeError:
+        except (TypeError, ValueError):
             pass
     if name in OUT_NAMES:
         return OUT_NAMES[name]

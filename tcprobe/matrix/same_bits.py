@@ -93,6 +93,7 @@ class Verdict:
     counterexample: dict | None = None
     searched: int = 0
     explained_by: list[str] = field(default_factory=list)
+    why: str = ""  # where identical although parameters differ: the reason
 
 
 def resolve(cfg: Config, a_fmt: str, b_fmt: str, acc: str) -> Resolved:
@@ -287,7 +288,14 @@ def verdict(first: Config, second: Config, a_fmt: str, b_fmt: str, c_fmt: str | 
     mechs = mechanisms(x, y)
     if not mechs:
         return Verdict(True, [])
-    if acc == "s32":  # integer products are exact sums: only the epilogue can differ
+    if acc == "s32":  # integer products are exact sums: only saturation can differ
+        def saturates(r):
+            return getattr(r.mdl, "saturate", None), r.sched.saturate
+        if all(type(r.mdl).__name__ == "IntegerModel" for r in (x, y)) and \
+                saturates(x) == saturates(y):
+            return Verdict(True, mechs, why="both sum the integer products exactly, wrapping "
+                                             "mod 2**32 without saturation: K order, splits, "
+                                             "instruction and model leave every word alone")
         return Verdict(None, mechs)
     al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
     ce, tried = search(x, y, a_fmt, b_fmt, c_fmt, out_fmt, al, be, seconds)

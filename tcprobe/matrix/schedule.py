@@ -22,10 +22,10 @@ split's epilogue.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 
+from tcprobe.jsontext import loads as load_json
 from tcprobe.models.formats import FormatError, get_format
 
 from .axes import AXES, BY_NAME, OUT_FORMATS, check
@@ -228,7 +228,7 @@ def from_value(value, _seen: tuple = ()) -> Schedule:
             if key in _seen:
                 raise ScheduleError(f"schedule: {value} names itself as its preset")
             try:
-                data = json.loads(path.read_text())
+                data = load_json(path.read_text())
             except RecursionError:
                 raise ScheduleError(f"schedule: {value} is JSON nested too deep") from None
             except (OSError, ValueError) as e:

@@ -37,7 +37,7 @@ FORMATS = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "tf32",
 # fast paths, packed-weight GEMMs, other overloads of routed ops): never silent.
 MATRIX_NAMES = re.compile(r"(^|_)(mm|bmm|matmul|addmm|baddbmm|addbmm|addmv|mv|dot|vdot|addr|"
                           r"conv\w*|convolution\w*|linear|attention\w*)(_|$)|multi_head|"
-                          r"transformer|int\dpack|grouped_mm")
+                          r"transformer|int\dpack|grouped_mm|trilinear|bilinear")
 FUSED = {"_native_multi_head_attention", "_transformer_encoder_layer_fwd",
          "_native_decoder_only_multi_head_attention", "_transformer_decoder_only_layer_fwd"}
 # Ops that move or convert data without arithmetic a GPU could do otherwise

@@ -27,7 +27,7 @@ OUT_FORMATS = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16
 # Matrix products that have no route here: run as torch would, counted
 # (MATRIX_NAMES in mode.py catches the rest by name).
 UNROUTED = {aten.dot.default, aten.vdot.default, aten.addr.default, aten.addbmm.default,
-            aten.convolution_backward.default,
+            aten.convolution_backward.default, aten._trilinear.default,
             aten._scaled_dot_product_flash_attention_for_cpu.default,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
             "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
@@ -256,6 +256,10 @@ ROUTES = {
     aten.addmm.dtype: _addmm_dtype,
     aten.bmm.dtype: _bmm_dtype,
     aten.baddbmm.dtype: _baddbmm_dtype,
+    aten.mm.dtype_out: _out(_mm_dtype),
+    aten.addmm.dtype_out: _out(_addmm_dtype),
+    aten.bmm.dtype_out: _out(_bmm_dtype),
+    aten.baddbmm.dtype_out: _out(_baddbmm_dtype),
     aten.addmm_.default: _inplace(_addmm),
     aten.baddbmm_.default: _inplace(_baddbmm),
     aten.addmv_.default: _inplace(_addmv),
