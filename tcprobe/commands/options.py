@@ -6,7 +6,7 @@ import click
 
 from tcprobe.console import send_output_to_stderr
 from tcprobe.models.isa import FAMILIES
-from tcprobe.schema import comma_names
+from tcprobe.optiontext import comma_names
 from tcprobe.validation.counts import MAX_CASES, CountError, parse_count
 
 # every command's --seed: a non-negative 64-bit integer (numpy's generators take no other)

@@ -35,8 +35,8 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.f64 import is_f64
 from tcprobe.models.formats import describe
 from tcprobe.models.model import IntegerModel
+from tcprobe.optiontext import comma_names
 from tcprobe.probes.common import Finding, StepInfo
-from tcprobe.schema import comma_names
 
 from .context import Context
 from .fingerprint import Fingerprint

@@ -33,7 +33,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.schema import comma_names
+from tcprobe.optiontext import comma_names
 
 from .registry import (  # noqa: F401 (the suites' vocabulary)
     REGISTRY,
