@@ -154,7 +154,8 @@ def test_batch_invariance_command(tmp_path):
     assert json.loads(out.read_text())["ranges"][2]["m"] == [256, 256]
     for bad, msg in ((["--m", "9:x"], "--m"), (["--m", "5:2"], "empty"),
                      (["--gpu", "Z80"], "gpu"), (["-n", "0"], "n must")):
-        args = ["batch-invariance", "--gpu", "H200", "--dtype", "bf16", "-n", "256", "-k",
-                "4096", *bad]
+        base = {"--gpu": "H200", "--dtype": "bf16", "-n": "256", "-k": "4096"}
+        base.update(zip(bad[::2], bad[1::2], strict=True))  # each option once
+        args = ["batch-invariance", *(x for kv in base.items() for x in kv)]
         r = CliRunner().invoke(main, args)
         assert r.exit_code == 2 and "error:" in r.output and msg in r.output, r.output
