@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.models.amd import MfmaModel, MfmaParams
+from tcprobe.models.amd import BLOCK_MAX, WINDOW_MAX, MfmaModel, MfmaParams
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
@@ -62,18 +62,24 @@ def run(ctx) -> Finding:
     blocks = _blocks(groups, dp.k)
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
+    c_rows = _c_window_rows(bt2, plan, groups)
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
     probe = bt2.cases()
     rnd = random_cases(dp, RANDOM, ctx.rng)
     w2 = ctx.run(Cases.concat([probe, rnd]))
     sign = 1 << (plan.fd.width - 1)
-    window = _depth(w_rows, w2, lambda w: w & ~sign != 0)  # the small product is left
+    window_p = _depth(w_rows, w2, lambda w: w & ~sign != 0)  # the small product is left
+    window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
+                      {r: want for r, want in c_rows.values()})  # C is left whole
+    window = window_c if c_rows else window_p
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join1 = _depth(j_rows["one"], w2, lambda w: w == plan.c_join_up)
     values = {"groups": [list(g) for g in groups], "block": blocks, "window_kept": window,
-              "join_kept": join2, "join_kept_one_product": join1,
+              "window_kept_products": window_p, "join_kept": join2,
+              "join_kept_one_product": join1,
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
+    opened = _reach(plan, c_rows or w_rows, window, j_rows["two"], join2)
     ev = _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups)
     if not alone_lost:
         return Finding("mfma", "failed", "a product of 3/8 of C's ulp alone moves C: not a "
@@ -99,9 +105,13 @@ def run(ctx) -> Finding:
                         if k in keys.get(params.design, vars(params))}
     values["design"] = params.design
     text = _describe(params, window, join2)
-    if blocks == dp.k and blocks > 1:
-        values["undetermined"] = {"block": f"all K = {dp.k} products are one block here; any "
-                                           f"larger block gives the same words"}
+    if blocks == dp.k and "block" in values["params"]:
+        opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
+                           "any larger block gives the same words")
+    opened = {k: v for k, v in opened.items() if k in values["params"]}
+    if opened:  # a key the probes read to the end of their reach: every value beyond agrees
+        values["undetermined"] = {k: why for k, (_, why) in opened.items()}
+        values["open"] = {k: rng for k, (rng, _) in opened.items()}
     nan_off = verdicts[fits[0]]
     if nan_off:
         values["nan_words_differ"] = nan_off
@@ -141,7 +151,7 @@ class _Plan:
         self.k_window = max(0, min(KMAX, self.h - max(self.p_lo, nd + 2)))
         # join: C = 2**E, a half-ulp product and 2**(E - k)
         self.e_join = min(self.p_hi + fd + 1, xd - 1)
-        self.k_join = (fd + 2, max(fd + 2, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
+        self.k_join = (fd + 1, max(fd + 1, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
         self.c_join = pow2(self.fd, self.e_join)
         self.c_join_up = word(self.fd, 0, (1 << fd) + 1, self.e_join - fd)
 
@@ -171,10 +181,11 @@ def _groups(k, rows, words, c) -> tuple[list[tuple[int, ...]], bool]:
 
 
 def _blocks(groups, k) -> int | None:
-    """L when the groups are consecutive blocks of L lanes, else None."""
+    """L when the groups are consecutive blocks of L lanes (the last one shorter
+    where L does not divide K, as the designs run them), else None."""
     size = len(groups[0])
-    want = [tuple(range(lo, lo + size)) for lo in range(0, k, size)]
-    return size if k % size == 0 and groups == want else None
+    want = [tuple(range(lo, min(lo + size, k))) for lo in range(0, k, size)]
+    return size if groups == want else None
 
 
 def _pair(groups) -> tuple[int, int] | None:
@@ -195,6 +206,41 @@ def _window_rows(bt, plan, groups) -> dict:
         if big and tiny and c is not None:
             out[k] = bt.add(f"C = -2^{plan.h}, 2^{plan.h} and 2^{plan.h - k} in one group",
                             {i: big[:2], j: tiny[:2]}, c)
+    return out
+
+
+def _c_window_rows(bt, plan, groups) -> dict:
+    """C's depth: 2**h and -2**h in one group (a zero sum whose largest product
+    is 2**h) beside C = 2**(h - k); C is left whole as long as the join keeps k
+    bits below the largest product (F), down to C's own smallest subnormal."""
+    pair = _pair(groups)
+    big, neg = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h, 1)
+    if pair is None or not big or not neg:
+        return {}
+    i, j = pair
+    out = {}
+    for k in range(1, WINDOW_MAX + 2):
+        c = pow2(plan.fd, plan.h - k)
+        if c is not None:
+            out[k] = (bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = 2^{plan.h - k}",
+                             {i: big[:2], j: neg[:2]}, c), c)
+    return out
+
+
+def _reach(plan, w_rows, window, j_rows, join) -> dict:
+    """Keys read to the last depth the probes reach: {key: ((low, high), why)}.
+    The join's tiny product sits in one block with a tie fd + 1 bits below C,
+    so no bit deeper than F + fd + 1 reaches the join through it."""
+    out = {}
+    if window is not None and w_rows and window >= max(w_rows):
+        out["window"] = ((window, WINDOW_MAX), f"every probe down to 2^-{window} below the "
+                         "largest product was kept; no deeper bit reaches the sum here")
+    if join is not None and j_rows:
+        reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1)
+        if join >= reach:
+            out["window2"] = ((join, WINDOW_MAX), f"the tie was broken by every product down to "
+                              f"2^-{join} below C, the deepest a block truncated to F bits "
+                              "carries to the join here; any larger F2 gives the same words")
     return out
 
 
@@ -265,14 +311,16 @@ def _inf(fmt, sign: int) -> int | None:
     return (sign << (fmt.width - 1)) | ((1 << fmt.exp_bits) - 1) << fmt.frac_bits
 
 
-def _depth(rows: dict, words, kept) -> int | None:
+def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
     """The deepest k up to which every row's small term was kept (None: no rows;
-    the last k tried when all were kept)."""
+    the last k tried when all were kept): ``kept(word)``, or the row's word
+    equal to ``want[row]``."""
     if not rows:
         return None
     depth = None
     for k in sorted(rows):
-        if not kept(int(words[rows[k]])):
+        w = int(words[rows[k]])
+        if not (kept(w) if want is None else w == want[rows[k]]):
             return depth
         depth = k
     return depth
@@ -301,9 +349,8 @@ def _candidates(dp, blocks, window, join) -> dict[str, MfmaParams]:
 def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:
     """None when the design's words differ from ``words`` beyond NaN payloads,
     else how many NaN results carry another NaN word (0: every word equal)."""
-    model = MfmaModel("ladder", ctx.dp, "mfma step", params)
-    try:
-        got = model.evaluate(cases)
+    try:  # a candidate outside the design's ranges (models/amd.check_params) fits nothing
+        got = MfmaModel("ladder", ctx.dp, "mfma step", params).evaluate(cases)
     except (ValueError, ArithmeticError, IndexError):
         return None
     words = np.asarray(words)

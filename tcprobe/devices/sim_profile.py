@@ -104,11 +104,10 @@ class SimProfile:
         base = amd_profiles.model_for(dp, self.gpu)  # ModelError: no v_mfma of the GPU runs dp
         if not self.mfma:
             return base
-        p = MfmaParams(**self.mfma)
-        if p.design == "ftz" and dp.k % p.block:
-            raise ModelError(f"sim:{self.name}: ftz with P = {p.block} needs K a multiple of "
-                             f"{p.block}, and {dp.id} has K = {dp.k}")
-        return MfmaModel(f"sim:{self.name}", dp, self.source, p)
+        try:  # the design's own checks: ftz's P dividing K, an f32 D but under fma
+            return MfmaModel(f"sim:{self.name}", dp, self.source, MfmaParams(**self.mfma))
+        except ModelError as e:
+            raise ModelError(f"sim:{self.name}: {e}") from None
 
     def _scaled_model(self, dp: Datapath) -> Model:
         """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of
