@@ -220,10 +220,13 @@ def _c_window_rows(bt, plan, groups) -> dict:
     i, j = pair
     out = {}
     for k in range(1, WINDOW_MAX + 2):
-        c = pow2(plan.fd, plan.h - k)
+        c, c_neg = pow2(plan.fd, plan.h - k), pow2(plan.fd, plan.h - k, 1)
         if c is not None:
             out[k] = (bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = 2^{plan.h - k}",
                              {i: big[:2], j: neg[:2]}, c), c)
+        if c_neg is not None:  # floored to -2**(h - F), or dropped (grouped: far below)
+            bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = -2^{plan.h - k}",
+                   {i: big[:2], j: neg[:2]}, c_neg)
     return out
 
 
