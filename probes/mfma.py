@@ -105,7 +105,7 @@ def run(ctx) -> Finding:
                         if k in keys.get(params.design, vars(params))}
     values["design"] = params.design
     text = _describe(params, window, join2)
-    if blocks == dp.k and "block" in values["params"]:
+    if blocks == dp.k and "block" in values["params"] and params.design != "ftz":  # P: 2 or 4
         opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
     opened = {k: v for k, v in opened.items() if k in values["params"]}
@@ -343,9 +343,8 @@ def _candidates(dp, blocks, window, join) -> dict[str, MfmaParams]:
     if window is not None and join is not None and blocks > 1:
         out[f"truncated L={blocks} F={window} F2={join}"] = MfmaParams(
             "truncated", blocks, window, join)
-        if blocks % 2 == 0:
-            out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
-                "grouped", blocks, window, join)
+        out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
+            "grouped", blocks, window, join)
     return out
 
 

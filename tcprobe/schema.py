@@ -549,7 +549,8 @@ def check_profile(data: dict, where: str) -> dict:
             raise SchemaError(f"{where}: [mfma]: {unused[0]}: design {design} has no "
                               f"{unused[0]} (it reads {', '.join(amd.DESIGN_KEYS[design]) or 'none'})")
         try:  # the design's own ranges (ftz's P, F2 from F - 1): models/amd.check_params
-            amd.check_params(amd.MfmaParams(**out["mfma"]))
+            if out["mfma"]:
+                amd.check_params(amd.MfmaParams(**out["mfma"]))
         except ValueError as e:
             raise SchemaError(f"{where}: [mfma]: {e}") from None
         out.update({"format": {}, "output": {}, "scaled": {}})
