@@ -63,6 +63,7 @@ def run(ctx) -> Finding:
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
     c_rows = _c_window_rows(bt2, plan, groups)
+    t_rows = _c_tie_rows(bt2, plan)
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
     probe = bt2.cases()
@@ -80,13 +81,20 @@ def run(ctx) -> Finding:
               "join_kept_one_product": join1,
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
     opened = _reach(plan, c_rows or w_rows, window, j_rows["two"], join2)
+    single = None
+    if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
+        window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
+                          {r: want for r, want in t_rows.values()})
+        single = _single(plan, window_t, t_rows, join1, j_rows["one"])
+        values["window_kept_c_tie"] = window_t
+        opened.update(single[2])
     ev = _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups)
     if not alone_lost:
         return Finding("mfma", "failed", "a product of 3/8 of C's ulp alone moves C: not a "
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
-    cands = _candidates(dp, blocks, window, join2)
+    cands = _candidates(dp, blocks, window, join2, single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
@@ -108,7 +116,9 @@ def run(ctx) -> Finding:
     if blocks == dp.k and "block" in values["params"] and params.design != "ftz":  # P: 2 or 4
         opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
-    opened = {k: v for k, v in opened.items() if k in values["params"]}
+    # a range opens at the value the model takes (F2 >= F - 1 may lift it)
+    opened = {k: ((max(lo, values["params"][k]), hi), why) for k, ((lo, hi), why) in opened.items()
+              if k in values["params"]}
     if opened:  # a key the probes read to the end of their reach: every value beyond agrees
         values["undetermined"] = {k: why for k, (_, why) in opened.items()}
         values["open"] = {k: rng for k, (rng, _) in opened.items()}
@@ -230,6 +240,42 @@ def _c_window_rows(bt, plan, groups) -> dict:
     return out
 
 
+def _c_tie_rows(bt, plan) -> dict:
+    """C's depth with one product: 2**h alone, C = -(1.5 ulp - 2**(h - k)) of
+    2**h's ulp below it: kept whole, the sum is above the tie and rounds to
+    2**h - ulp; floored to F bits below 2**h (k > F), C is -1.5 ulp, a tie,
+    and rounds to 2**h - 2 ulp. k from 25 to 47 (C's 24 bits)."""
+    big = product(plan.fa, plan.fb, plan.h)
+    fd = plan.fd.frac_bits
+    up = word(plan.fd, 0, (1 << (fd + 1)) - 1, plan.h - fd - 1)
+    out = {}
+    for k in range(fd + 2, 2 * fd + 2):
+        c = word(plan.fd, 1, (3 << (k - fd - 2)) - 1, plan.h - k)
+        if big and c is not None and up is not None:
+            out[k] = (bt.add(f"2^{plan.h} alone, C = -(1.5 ulp - 2^{plan.h - k})", {0: big[:2]}, c),
+                      up)
+    return out
+
+
+def _single(plan, window_t, t_rows, join1, one_rows):
+    """(F values, F2, opened keys) of one-product blocks: C's depth reads
+    max(F, 25) up to 47 (C's span), one product's tail reads F2 up to
+    fd + 1 + A's fraction bits; at the end of a reach the key is open."""
+    opened = {}
+    if window_t is None or join1 is None:
+        return (), None, opened
+    f2 = join1
+    if one_rows and join1 >= max(one_rows):
+        opened["window2"] = ((join1, WINDOW_MAX), f"one product's tail broke the tie down to "
+                             f"2^-{join1} below C, the deepest it reaches here")
+    if window_t >= max(t_rows):
+        f2 = max(f2, window_t - 1)
+        opened["window"] = ((window_t, f2 + 1), f"C was kept whole down to 2^-{window_t} below "
+                            "the product, the deepest its 24 bits reach")
+        return (window_t,), f2, opened
+    return ((24, 25) if window_t <= 25 else (window_t,)), f2, opened
+
+
 def _reach(plan, w_rows, window, j_rows, join) -> dict:
     """Keys read to the last depth the probes reach: {key: ((low, high), why)}.
     The join's tiny product sits in one block with a tie fd + 1 bits below C,
@@ -259,12 +305,30 @@ def _join_rows(bt, plan, groups) -> dict:
             if tiny:
                 out["two"][k] = bt.add(f"C = 2^{plan.e_join}, a tie and 2^{plan.e_join - k}",
                                        {i: half[:2], j: tiny[:2]}, plan.c_join)
-    for m in range(1, plan.fa.frac_bits + 1):
-        p = product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, ((1 << m) + 1, 1), (m, 0))
+    for m in range(1, plan.fa.frac_bits + plan.fb.frac_bits + 2):
+        sig = _tie_tail(plan.fa.frac_bits, plan.fb.frac_bits, m)
+        p = sig and product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, sig[:2], sig[2:])
         if p and plan.c_join is not None:
             out["one"][fd + 1 + m] = bt.add(f"C = 2^{plan.e_join}, one product: a tie + "
-                                            f"2^{plan.e_join - fd - 1 - m}", {0: p[:2]}, plan.c_join)
+                                            f"2^{plan.e_join - fd - 1 - m} and below",
+                                            {0: p[:2]}, plan.c_join)
     return out
+
+
+def _tie_tail(fa: int, fb: int, m: int):
+    """Significands (a, b, their fraction bits) of fa and fb fraction bits whose
+    product is 1 + t with 2**-m <= t < 2**-(m-1): a tie (the 1) and a tail whose
+    top bit is m bits below it. None when no pair makes one."""
+    for sa in range(1 << fa, min(1 << (fa + 1), (1 << fa) + 4096)):  # wide formats: a few
+        for lo in (fa + fb, fa + fb + 1):  # a * b / 2**lo in [1 + 2**-m, 1 + 2**-(m-1))
+            want_lo = (1 << lo) + (1 << lo >> m) if lo >= m else None
+            if want_lo is None:
+                continue
+            sb = -(-want_lo // sa)
+            if (1 << fb) <= sb < (1 << (fb + 1)) and sa * sb < (1 << lo) + (1 << lo >> (m - 1)) \
+                    and (sa * sb - (1 << lo)) << m >= 1 << lo:
+                return sa, sb, fa, lo - fa
+    return None
 
 
 def _special_rows(bt, plan) -> dict:
@@ -287,6 +351,7 @@ def _special_rows(bt, plan) -> dict:
         rows["NaN in C"] = bt.add("NaN C (payload 3), A x B = 1", {0: (one_a, one_b)}, nan_c)
     inf_a, inf_c = _inf(fa, 0), _inf(fd, 1)
     if inf_a is not None:
+        rows["Inf x 1"] = bt.add("Inf x 1, C = 1", {0: (inf_a, one_b)}, pow2(fd, 0))
         rows["Inf x 0"] = bt.add("Inf x 0", {0: (inf_a, 0)})
         rows["Inf x 1 + -Inf"] = bt.add("Inf x 1, C = -Inf", {0: (inf_a, one_b)}, inf_c)
     if inf_c is not None:
@@ -329,14 +394,20 @@ def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
     return depth
 
 
-def _candidates(dp, blocks, window, join) -> dict[str, MfmaParams]:
-    """The designs of models/amd.py with the measured parameters."""
+def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
+    """The designs of models/amd.py with the measured parameters (``single``:
+    the F values and F2 of one-product blocks, from :func:`_single`)."""
     out = {}
     f64 = dp.d_type == "f64"
     if blocks == 1:
         out["fma"] = MfmaParams("fma")
     if blocks is None or f64:
         return out
+    if blocks == 1 and single is not None and single[1] is not None:
+        for w in single[0]:
+            for design in ("truncated", "grouped"):
+                out[f"{design} L=1 F={w} F2={max(single[1], w - 1)}"] = MfmaParams(
+                    design, 1, w, max(single[1], w - 1))
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
