@@ -26,11 +26,9 @@ SEED = 36
 COUNT = 30
 FAST = (1, 10, 22)  # grouped on f32; grouped on fp8 (F = 40 past the products' reach); exact L = 12 on K = 16
 SLOW = (4, 5, 8, 12, 15, 17, 19, 21, 25, 27, 28)
-# design index -> what the ladder still gets wrong on this seed
-KNOWN_MISSES: dict[int, str] = {
-    27: "grouped L = 7 on a K = 1 v_mfma: one product a block, no pair of lanes for the "
-        "window and join probes; the step fails (no design called validated)",
-}
+# design index -> what the ladder still gets wrong on this seed (none now; 27, grouped
+# L = 7 on a K = 1 v_mfma, was one before one-product blocks were measured)
+KNOWN_MISSES: dict[int, str] = {}
 
 
 def _check(tmp_path, idx):
@@ -152,3 +150,17 @@ def test_an_f64_datapath_under_a_non_fma_design_is_one_error_line(tmp_path):
     p.write_text('gpu = "MI300X"\n[mfma]\ndesign = "exact"\nblock = 4\n')
     one_error(cli("ladder", "--device", f"sim:{p}", "--datapath", "mfma.f64.f64.k4"),
               "rounds into f32")
+
+
+@pytest.mark.parametrize("mfma,needle", [
+    ({"design": "truncated", "block": 8, "window": 10, "window2": 31}, "window: F from 24"),
+    ({"design": "exact", "block": 4, "width": 2}, "unknown key width"),
+])
+def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):
+    from tcprobe.ladder.fingerprint import Fingerprint
+
+    dp = Datapath.parse("mfma.f16.f32.k16")
+    fp = Fingerprint(dp.id)
+    fp.mfma = mfma
+    with pytest.raises(ValueError, match=needle):
+        fp.model(dp)

@@ -271,6 +271,10 @@ class Fingerprint:
         """The engine model (the block-scaled one for block-scaled kinds; a
         SplitModel where the block step found sub-MMAs with C added after)."""
         if self.mfma is not None:
+            unknown = sorted(set(self.mfma) - {"design", "block", "window", "window2"})
+            if unknown:
+                raise FingerprintError(f"mfma: unknown key {unknown[0]} (an AMD design has design, "
+                                       "block, window, window2)")
             return MfmaModel("fingerprint", dp, "tcprobe ladder", MfmaParams(**self.mfma))
         if dp.family == "mfma":
             raise FingerprintError(f"{dp.id}: the mfma step found no AMD design")
