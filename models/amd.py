@@ -51,7 +51,8 @@ KEEP = 62
 # L (P) from 1 to 64; F from 24 (every join floors C to F bits: below C's own
 # 24 the accumulator would lose bits between blocks) to 64; F2 from F - 1 (the
 # products' sum keeps F2 + 1 >= F bits at the join) and 24 (f32's significand)
-# to 64. Inside them the ladder's mfma step tells every value apart.
+# to 64. Inside them the ladder's mfma step tells every value apart; the
+# engine itself computes any L >= 1, F >= 0, F2 >= 0 (check_params).
 BLOCK_MAX = 64
 WINDOW_MIN, WINDOW_MAX = 24, 64
 
@@ -385,11 +386,9 @@ class MfmaModel(Model):
 
     params: MfmaParams = MfmaParams("fma")
 
-    def __post_init__(self):
-        check_params(self.params, self.datapath)
-
     def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
         dp, p = self.datapath, self.params
+        check_params(p, dp)
         cases.check(dp)
         fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
         out_fmt = get_format(dp.d_type)
@@ -413,18 +412,34 @@ class MfmaModel(Model):
 
 
 def check_params(p: MfmaParams, dp=None) -> None:
-    """ModelError unless ``p`` is a design this module computes (on ``dp``): a
-    known design, positive integer L/P, F and F2, P = 2 or 4 dividing K (ftz
-    sums whole pairs), F and F2 in their ranges (above), and an f32 D for every
-    design but fma (they round into f32)."""
+    """ModelError unless this module computes ``p`` (on ``dp``): a known design,
+    an integer L/P of at least 1 and F, F2 of at least 0 where the design reads
+    them, P = 2 or 4 dividing K (ftz sums whole pairs), and an f32 D for every
+    design but fma (they round into f32). :meth:`MfmaModel.evaluate` checks it;
+    a profile's [mfma] is held to :func:`check_ranges` too."""
     if p.design not in DESIGNS:
         raise ModelError(f"design must be one of {', '.join(DESIGNS)}, not {p.design!r}")
     for key in DESIGN_KEYS[p.design]:
-        v = getattr(p, key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ModelError(f"{key}: design {p.design} needs a positive integer, not {v!r}")
+        v, least = getattr(p, key), 1 if key == "block" else 0
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise ModelError(f"{key}: design {p.design} needs an integer of at least {least}, "
+                             f"not {v!r}")
     if p.design == "ftz" and p.block not in (2, 4):
         raise ModelError(f"block: ftz sums pairs (P = 2) or pairs of pairs (P = 4), not {p.block}")
+    if dp is None:
+        return
+    if p.design == "ftz" and dp.k % p.block:
+        raise ModelError(f"ftz with P = {p.block} needs K a multiple of {p.block}, and {dp.id} "
+                         f"has K = {dp.k}")
+    if p.design != "fma" and dp.d_type != "f32":
+        raise ModelError(f"design {p.design} rounds into f32; {dp.id} writes {dp.d_type} "
+                         "(an f64 v_mfma runs fma)")
+
+
+def check_ranges(p: MfmaParams) -> None:
+    """ModelError unless ``p`` is in the ranges a profile's [mfma] takes (above),
+    the ones inside which the ladder's mfma step tells every value apart."""
+    check_params(p)
     if "block" in DESIGN_KEYS[p.design] and p.block > BLOCK_MAX:
         raise ModelError(f"block: at most {BLOCK_MAX}, not {p.block}")
     if "window" in DESIGN_KEYS[p.design]:
@@ -435,11 +450,3 @@ def check_params(p: MfmaParams, dp=None) -> None:
         if not low <= p.window2 <= WINDOW_MAX:
             raise ModelError(f"window2: F2 from {low} (F - 1 and f32's 24 bits) to "
                              f"{WINDOW_MAX}, not {p.window2}")
-    if dp is None:
-        return
-    if p.design == "ftz" and dp.k % p.block:
-        raise ModelError(f"ftz with P = {p.block} needs K a multiple of {p.block}, and {dp.id} "
-                         f"has K = {dp.k}")
-    if p.design != "fma" and dp.d_type != "f32":
-        raise ModelError(f"design {p.design} rounds into f32; {dp.id} writes {dp.d_type} "
-                         "(an f64 v_mfma runs fma)")

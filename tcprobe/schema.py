@@ -550,7 +550,7 @@ def check_profile(data: dict, where: str) -> dict:
                               f"{unused[0]} (it reads {', '.join(amd.DESIGN_KEYS[design]) or 'none'})")
         try:  # the design's own ranges (ftz's P, F2 from F - 1): models/amd.check_params
             if out["mfma"]:
-                amd.check_params(amd.MfmaParams(**out["mfma"]))
+                amd.check_ranges(amd.MfmaParams(**out["mfma"]))
         except ValueError as e:
             raise SchemaError(f"{where}: [mfma]: {e}") from None
         out.update({"format": {}, "output": {}, "scaled": {}})

@@ -28,7 +28,16 @@ from pathlib import Path
 import numpy as np
 
 from tcprobe.models import amd_profiles, isa_amd
-from tcprobe.models.amd import DESIGN_KEYS, DESIGNS, WINDOW_MAX, WINDOW_MIN, MfmaModel, MfmaParams
+from tcprobe.models.amd import (
+    DESIGN_KEYS,
+    DESIGNS,
+    WINDOW_MAX,
+    WINDOW_MIN,
+    MfmaModel,
+    MfmaParams,
+    check_params,
+    check_ranges,
+)
 from tcprobe.models.model import ModelError
 
 HELD_OUT_SEED = 0xA3D_36
@@ -60,7 +69,8 @@ def draw(rng) -> tuple[str, str, dict]:
             t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
                 min(hi, low2 + int(rng.integers(0, 10)))
         try:
-            MfmaModel("draw", dp, "", MfmaParams(**t))
+            check_ranges(MfmaParams(**t))
+            check_params(MfmaParams(**t), dp)
         except ModelError:
             continue
         return gpu, dp.id, t
@@ -120,7 +130,9 @@ class Verdict:
 
 
 def _words(dp, params, cases):
+    """The design's words, None outside the ranges a profile takes."""
     try:
+        check_ranges(params)
         return MfmaModel("judge", dp, "", params).evaluate(cases)
     except ModelError:
         return None

@@ -111,14 +111,40 @@ def test_a_grouped_block_of_one_product_sums_its_empty_odd_half_as_zero():
 @pytest.mark.parametrize("dp_id,params,needle", [
     ("mfma.f64.f64.k4", ("truncated", 8, 24, 31), "rounds into f32"),
     ("mfma.f32.f32.k2", ("ftz", 4, 24, 31), "K a multiple of 4"),
-    ("mfma.f16.f32.k16", ("truncated", 8, 23, 31), "window: F from 24"),
-    ("mfma.f16.f32.k16", ("truncated", 8, 40, 30), "window2: F2 from 39"),
-    ("mfma.f16.f32.k16", ("grouped", 0, 24, 31), "positive integer"),
-    ("mfma.f16.f32.k16", ("exact", 65), "at most 64"),
+    ("mfma.f16.f32.k16", ("grouped", 0, 24, 31), "at least 1"),
+    ("mfma.f16.f32.k16", ("truncated", None, 24, 31), "at least 1"),
+    ("mfma.f16.f32.k16", ("truncated", 8, -1, 31), "at least 0"),
 ])
-def test_a_design_outside_its_ranges_is_refused(dp_id, params, needle):
+def test_a_design_the_engine_cannot_compute_is_refused(dp_id, params, needle):
+    dp = Datapath.parse(dp_id)
+    z = np.zeros((1, dp.k), np.uint64)
     with pytest.raises(ModelError, match=needle):
-        MfmaModel("m", Datapath.parse(dp_id), "", MfmaParams(*params))
+        MfmaModel("m", dp, "", MfmaParams(*params)).evaluate(
+            Cases(z.astype(np.uint32), z.astype(np.uint32), np.zeros(1, np.uint32)))
+
+
+@pytest.mark.parametrize("params,needle", [
+    (("truncated", 8, 23, 31), "window: F from 24"),
+    (("truncated", 8, 40, 30), "window2: F2 from 39"),
+    (("exact", 65), "at most 64"),
+])
+def test_a_design_outside_a_profiles_ranges_is_refused(params, needle):
+    from tcprobe.models.amd import check_ranges
+
+    with pytest.raises(ModelError, match=needle):
+        check_ranges(MfmaParams(*params))
+
+
+def test_the_engine_joins_below_f_as_mmasims_doubles_do():
+    """F2 + 1 < F (outside a profile's ranges; the CUDA backend's tests draw
+    such designs): C at F bits and the sum at F2 + 1 bits add at the finer
+    unit. 1 (a block of one product) + C = 2**-40 under F = 48, F2 = 20: C is
+    kept at F bits, the total floored to F2 = 20 bits: 1 exactly."""
+    dp = Datapath.parse("mfma.f16.f32.k4")
+    cases = Cases(np.array([[0x3C00, 0, 0, 0]], np.uint32), np.array([[0x3C00, 0, 0, 0]], np.uint32),
+                  np.array([0x2B800000], np.uint32))  # 2**-40
+    got = MfmaModel("t", dp, "", MfmaParams("truncated", 4, 48, 20)).evaluate(cases)
+    assert int(got[0]) == 0x3F800000
 
 
 @pytest.mark.parametrize("table,needle", [
@@ -154,7 +180,7 @@ def test_an_f64_datapath_under_a_non_fma_design_is_one_error_line(tmp_path):
 
 
 @pytest.mark.parametrize("mfma,needle", [
-    ({"design": "truncated", "block": 8, "window": 10, "window2": 31}, "window: F from 24"),
+    ({"design": "truncated", "block": None, "window": 24, "window2": 31}, "at least 1"),
     ({"design": "exact", "block": 4, "width": 2}, "unknown key width"),
 ])
 def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):

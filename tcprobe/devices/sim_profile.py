@@ -104,8 +104,12 @@ class SimProfile:
         base = amd_profiles.model_for(dp, self.gpu)  # ModelError: no v_mfma of the GPU runs dp
         if not self.mfma:
             return base
-        try:  # the design's own checks: ftz's P dividing K, an f32 D but under fma
-            return MfmaModel(f"sim:{self.name}", dp, self.source, MfmaParams(**self.mfma))
+        from tcprobe.models.amd import check_params
+
+        p = MfmaParams(**self.mfma)
+        try:  # the design's own checks on dp: ftz's P dividing K, an f32 D but under fma
+            check_params(p, dp)
+            return MfmaModel(f"sim:{self.name}", dp, self.source, p)
         except ModelError as e:
             raise ModelError(f"sim:{self.name}: {e}") from None
 

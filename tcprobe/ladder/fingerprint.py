@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcprobe.models.amd import MfmaModel, MfmaParams
+from tcprobe.models.amd import MfmaModel, MfmaParams, check_params
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import FOUND_KEYS, PARAM, PROFILE_KEYS, EngineParams
@@ -275,7 +275,9 @@ class Fingerprint:
             if unknown:
                 raise FingerprintError(f"mfma: unknown key {unknown[0]} (an AMD design has design, "
                                        "block, window, window2)")
-            return MfmaModel("fingerprint", dp, "tcprobe ladder", MfmaParams(**self.mfma))
+            p = MfmaParams(**self.mfma)
+            check_params(p, dp)  # a hand-edited design fails here, not in evaluate
+            return MfmaModel("fingerprint", dp, "tcprobe ladder", p)
         if dp.family == "mfma":
             raise FingerprintError(f"{dp.id}: the mfma step found no AMD design")
         if self.chain is not None:
