@@ -141,7 +141,7 @@ class Choice:
 
     def read(self, v, ctx):
         key = v.strip().lower() if isinstance(v, str) else v
-        if isinstance(key, bool):
+        if isinstance(key, (bool, list, dict)):  # no choice is one (a list is unhashable)
             key = None
         key = self.aliases.get(key, key)
         for allowed in self.values:

@@ -159,6 +159,8 @@ def test_the_engine_joins_below_f_as_mmasims_doubles_do():
     ('design = "truncated"\nblock = 8.5\nwindow = 24\nwindow2 = 31', "block"),
     ('design = "ftz"\nblock = 3', "ftz sums pairs"),
     ('design = 4', "design"),
+    ('design = ["fma"]', "mfma.design: ['fma'] is not allowed"),  # a list crashed Choice (exit 3)
+    ('design = "exact"\nblock = true', "mfma.block"),
     ('design = "exact"\nblock = 4\nwidth = 3', "width"),
 ])
 @pytest.mark.parametrize("cmd", ["ladder", "validate", "run-case", "smoke"])
