@@ -259,21 +259,17 @@ def _c_tie_rows(bt, plan) -> dict:
 
 def _single(plan, window_t, t_rows, join1, one_rows):
     """(F values, F2, opened keys) of one-product blocks: C's depth reads
-    max(F, 25) up to 47 (C's span), one product's tail reads F2 up to
-    fd + 1 + A's fraction bits; at the end of a reach the key is open."""
-    opened = {}
-    if window_t is None or join1 is None:
-        return (), None, opened
-    f2 = join1
-    if one_rows and join1 >= max(one_rows):
-        opened["window2"] = ((join1, WINDOW_MAX), f"one product's tail broke the tie down to "
-                             f"2^-{join1} below C, the deepest it reaches here")
-    if window_t >= max(t_rows):
-        f2 = max(f2, window_t - 1)
-        opened["window"] = ((window_t, f2 + 1), f"C was kept whole down to 2^-{window_t} below "
-                            "the product, the deepest its 24 bits reach")
-        return (window_t,), f2, opened
-    return ((24, 25) if window_t <= 25 else (window_t,)), f2, opened
+    max(F, 25) below 47 (C's span), one product's tail reads F2 below
+    fd + 1 + min(F, the deepest tail a pair of significands makes). At either
+    reach nothing is returned: one product shows no deeper bit here, and the
+    cases that do (subnormal sums, NaN C dropped by grouped) are too rare for
+    a named range to be checked, so no truncated or grouped design is fitted."""
+    if window_t is None or join1 is None or not t_rows or not one_rows:
+        return (), None, {}
+    reach1 = min(max(one_rows), window_t + plan.fd.frac_bits + 1)
+    if window_t >= max(t_rows) or join1 >= reach1:
+        return (), None, {}
+    return ((24, 25) if window_t <= 25 else (window_t,)), join1, {}
 
 
 def _reach(plan, w_rows, window, j_rows, join) -> dict:
