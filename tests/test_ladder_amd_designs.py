@@ -193,3 +193,19 @@ def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):
     fp.mfma = mfma
     with pytest.raises(ValueError, match=needle):
         fp.model(dp)
+
+
+@pytest.mark.parametrize("table,recovered", [
+    ({"design": "grouped", "block": 1, "window": 35, "window2": 47}, True),
+    # F = 54 is past what one product and C show (47 bits): this fingerprint
+    # (F read as 47) was once called validated while a held-out word differed
+    ({"design": "truncated", "block": 1, "window": 54, "window2": 55}, False),
+])
+def test_one_product_blocks_are_fitted_inside_the_probes_reach_only(tmp_path, table, recovered):
+    dev = write_device(tmp_path / "one.toml", "MI250X", table)
+    v, res = judge(dev, Datapath.parse("mfma.f32.f32.k2"))
+    assert not v.wrong_validated, v.text()
+    if recovered:
+        assert v.kind == "recovered" and res.fingerprint.mfma == table, v.text()
+    else:
+        assert res.finding("mfma").status == "failed" and not res.validated
