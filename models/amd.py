@@ -47,6 +47,14 @@ DESIGN_KEYS = {"fma": (), "exact": ("block",), "ftz": ("block",),
                "grouped": ("block", "window", "window2")}
 DESIGNS = tuple(DESIGN_KEYS)
 KEEP = 62
+# The ranges a design's keys take (a profile's [mfma], a fingerprint, the API):
+# L (P) from 1 to 64; F from 24 (every join floors C to F bits: below C's own
+# 24 the accumulator would lose bits between blocks) to 64; F2 from F - 1 (the
+# products' sum keeps F2 + 1 >= F bits at the join) and 24 (f32's significand)
+# to 64. Inside them the ladder's mfma step tells every value apart; the
+# engine itself computes any L >= 1, F >= 0, F2 >= 0 (check_params).
+BLOCK_MAX = 64
+WINDOW_MIN, WINDOW_MAX = 24, 64
 
 
 @dataclass(frozen=True)
@@ -302,14 +310,19 @@ def _special(prods, c: _Val | None):
 
 
 def _fused(prods, F: int):
-    """MMA-Sim's truncated fused sum: (integer S in units 2**(e_max - F), e_max)."""
+    """MMA-Sim's truncated fused sum: (integer S in units 2**(e_max - F), e_max);
+    no products (the odd group of a one-product block) sum as zero products do."""
+    if not prods:
+        return 0, ZERO_E
     es = [p[3] for p in prods]
     e_max = max(es)
     return sum(_trunc_shift(s, lsb - e_max + F) for _, s, lsb, _ in prods), e_max
 
 
 def _finish(s_dot: int, e_dot: int, unit_dot: int, c: _Val, p: MfmaParams, drop_far: bool) -> int:
-    """Join the products' sum (s_dot * 2**(e_dot - unit_dot)) with C and round into f32."""
+    """Join the products' sum (s_dot * 2**(e_dot - unit_dot)) with C and round into f32:
+    the sum floored to F2 + 1 bits below the larger exponent, C to F bits, added
+    exactly (at the finer of the two units: F2 + 1 < F too, as MMA-Sim's doubles)."""
     F, F2 = p.window, p.window2
     e_c = c.raw
     e_max = max(e_dot, e_c)
@@ -317,10 +330,11 @@ def _finish(s_dot: int, e_dot: int, unit_dot: int, c: _Val, p: MfmaParams, drop_
     cq = _floor_shift(c.signed, c.lsb - (e_max - F))  # units 2**(e_max - F)
     if drop_far and e_c < e_max - F - 1:
         cq = 0
-    t = d + (cq << (F2 + 1 - F))
+    w = max(F, F2 + 1)
+    t = (d << (w - F2 - 1)) + (cq << (w - F))
     if t == 0:
         return 0
-    unit = e_max - F2 - 1
+    unit = e_max - w
     e_norm = max(abs(t).bit_length() - 1 + unit, -126)
     t = _floor_shift(t, unit - (e_norm - F2))
     unit = e_norm - F2
@@ -374,6 +388,7 @@ class MfmaModel(Model):
 
     def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
         dp, p = self.datapath, self.params
+        check_params(p, dp)
         cases.check(dp)
         fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
         out_fmt = get_format(dp.d_type)
@@ -396,6 +411,42 @@ class MfmaModel(Model):
         return {**super().describe(), "params": vars(self.params)}
 
 
-def check_params(p: MfmaParams) -> None:
+def check_params(p: MfmaParams, dp=None) -> None:
+    """ModelError unless this module computes ``p`` (on ``dp``): a known design,
+    an integer L/P of at least 1 and F, F2 of at least 0 where the design reads
+    them, P = 2 or 4 dividing K (ftz sums whole pairs), and an f32 D for every
+    design but fma (they round into f32). :meth:`MfmaModel.evaluate` checks it;
+    a profile's [mfma] is held to :func:`check_ranges` too."""
     if p.design not in DESIGNS:
         raise ModelError(f"design must be one of {', '.join(DESIGNS)}, not {p.design!r}")
+    for key in DESIGN_KEYS[p.design]:
+        v, least = getattr(p, key), 1 if key == "block" else 0
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise ModelError(f"{key}: design {p.design} needs an integer of at least {least}, "
+                             f"not {v!r}")
+    if p.design == "ftz" and p.block not in (2, 4):
+        raise ModelError(f"block: ftz sums pairs (P = 2) or pairs of pairs (P = 4), not {p.block}")
+    if dp is None:
+        return
+    if p.design == "ftz" and dp.k % p.block:
+        raise ModelError(f"ftz with P = {p.block} needs K a multiple of {p.block}, and {dp.id} "
+                         f"has K = {dp.k}")
+    if p.design != "fma" and dp.d_type != "f32":
+        raise ModelError(f"design {p.design} rounds into f32; {dp.id} writes {dp.d_type} "
+                         "(an f64 v_mfma runs fma)")
+
+
+def check_ranges(p: MfmaParams) -> None:
+    """ModelError unless ``p`` is in the ranges a profile's [mfma] takes (above),
+    the ones inside which the ladder's mfma step tells every value apart."""
+    check_params(p)
+    if "block" in DESIGN_KEYS[p.design] and p.block > BLOCK_MAX:
+        raise ModelError(f"block: at most {BLOCK_MAX}, not {p.block}")
+    if "window" in DESIGN_KEYS[p.design]:
+        if not WINDOW_MIN <= p.window <= WINDOW_MAX:
+            raise ModelError(f"window: F from {WINDOW_MIN} (C's 24 bits, floored to F at every "
+                             f"join) to {WINDOW_MAX}, not {p.window}")
+        low = max(WINDOW_MIN, p.window - 1)
+        if not low <= p.window2 <= WINDOW_MAX:
+            raise ModelError(f"window2: F2 from {low} (F - 1 and f32's 24 bits) to "
+                             f"{WINDOW_MAX}, not {p.window2}")

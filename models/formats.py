@@ -292,9 +292,9 @@ def encode_scalar(sign, mag, q, sticky, spec, rounding, keep, overflow):
     values. A zero magnitude gives a zero of that sign. When ``sticky`` is
     set, ``mag`` must carry at least keep + 3 bits so the rounding bit is in it."""
     kind, width, ebits, fbits, bias, specials, signed, drop = spec
-    sbit = (sign << (width - 1)) if signed and specials != 4 else 0  # fnuz: no -0
+    sbit = (sign << (width - 1)) if signed else 0
     if mag == 0:
-        return sbit
+        return 0 if specials == 4 else sbit  # fnuz: no -0 (0x80 is the NaN)
     emin = 1 - bias
     msb = q + bit_length(mag) - 1
     e = msb if msb > emin else emin

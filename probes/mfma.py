@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.models.amd import MfmaModel, MfmaParams
+from tcprobe.models.amd import BLOCK_MAX, WINDOW_MAX, MfmaModel, MfmaParams
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
@@ -62,25 +62,39 @@ def run(ctx) -> Finding:
     blocks = _blocks(groups, dp.k)
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
+    c_rows = _c_window_rows(bt2, plan, groups)
+    t_rows = _c_tie_rows(bt2, plan)
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
     probe = bt2.cases()
     rnd = random_cases(dp, RANDOM, ctx.rng)
     w2 = ctx.run(Cases.concat([probe, rnd]))
     sign = 1 << (plan.fd.width - 1)
-    window = _depth(w_rows, w2, lambda w: w & ~sign != 0)  # the small product is left
+    window_p = _depth(w_rows, w2, lambda w: w & ~sign != 0)  # the small product is left
+    window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
+                      {r: want for r, want in c_rows.values()})  # C is left whole
+    window = window_c if c_rows else window_p
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join1 = _depth(j_rows["one"], w2, lambda w: w == plan.c_join_up)
     values = {"groups": [list(g) for g in groups], "block": blocks, "window_kept": window,
-              "join_kept": join2, "join_kept_one_product": join1,
+              "window_kept_products": window_p, "join_kept": join2,
+              "join_kept_one_product": join1,
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
+    opened = _reach(plan, c_rows or w_rows, window, j_rows["two"], join2)
+    single = None
+    if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
+        window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
+                          {r: want for r, want in t_rows.values()})
+        single = _single(plan, window_t, t_rows, join1, j_rows["one"])
+        values["window_kept_c_tie"] = window_t
+        opened.update(single[2])
     ev = _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups)
     if not alone_lost:
         return Finding("mfma", "failed", "a product of 3/8 of C's ulp alone moves C: not a "
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
-    cands = _candidates(dp, blocks, window, join2)
+    cands = _candidates(dp, blocks, window, join2, single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
@@ -99,9 +113,15 @@ def run(ctx) -> Finding:
                         if k in keys.get(params.design, vars(params))}
     values["design"] = params.design
     text = _describe(params, window, join2)
-    if blocks == dp.k and blocks > 1:
-        values["undetermined"] = {"block": f"all K = {dp.k} products are one block here; any "
-                                           f"larger block gives the same words"}
+    if blocks == dp.k and "block" in values["params"] and params.design != "ftz":  # P: 2 or 4
+        opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
+                           "any larger block gives the same words")
+    # a range opens at the value the model takes (F2 >= F - 1 may lift it)
+    opened = {k: ((max(lo, values["params"][k]), hi), why) for k, ((lo, hi), why) in opened.items()
+              if k in values["params"]}
+    if opened:  # a key the probes read to the end of their reach: every value beyond agrees
+        values["undetermined"] = {k: why for k, (_, why) in opened.items()}
+        values["open"] = {k: rng for k, (rng, _) in opened.items()}
     nan_off = verdicts[fits[0]]
     if nan_off:
         values["nan_words_differ"] = nan_off
@@ -141,7 +161,7 @@ class _Plan:
         self.k_window = max(0, min(KMAX, self.h - max(self.p_lo, nd + 2)))
         # join: C = 2**E, a half-ulp product and 2**(E - k)
         self.e_join = min(self.p_hi + fd + 1, xd - 1)
-        self.k_join = (fd + 2, max(fd + 2, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
+        self.k_join = (fd + 1, max(fd + 1, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
         self.c_join = pow2(self.fd, self.e_join)
         self.c_join_up = word(self.fd, 0, (1 << fd) + 1, self.e_join - fd)
 
@@ -171,10 +191,11 @@ def _groups(k, rows, words, c) -> tuple[list[tuple[int, ...]], bool]:
 
 
 def _blocks(groups, k) -> int | None:
-    """L when the groups are consecutive blocks of L lanes, else None."""
+    """L when the groups are consecutive blocks of L lanes (the last one shorter
+    where L does not divide K, as the designs run them), else None."""
     size = len(groups[0])
-    want = [tuple(range(lo, lo + size)) for lo in range(0, k, size)]
-    return size if k % size == 0 and groups == want else None
+    want = [tuple(range(lo, min(lo + size, k))) for lo in range(0, k, size)]
+    return size if groups == want else None
 
 
 def _pair(groups) -> tuple[int, int] | None:
@@ -198,6 +219,76 @@ def _window_rows(bt, plan, groups) -> dict:
     return out
 
 
+def _c_window_rows(bt, plan, groups) -> dict:
+    """C's depth: 2**h and -2**h in one group (a zero sum whose largest product
+    is 2**h) beside C = 2**(h - k); C is left whole as long as the join keeps k
+    bits below the largest product (F), down to C's own smallest subnormal."""
+    pair = _pair(groups)
+    big, neg = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h, 1)
+    if pair is None or not big or not neg:
+        return {}
+    i, j = pair
+    out = {}
+    for k in range(1, WINDOW_MAX + 2):
+        c, c_neg = pow2(plan.fd, plan.h - k), pow2(plan.fd, plan.h - k, 1)
+        if c is not None:
+            out[k] = (bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = 2^{plan.h - k}",
+                             {i: big[:2], j: neg[:2]}, c), c)
+        if c_neg is not None:  # floored to -2**(h - F), or dropped (grouped: far below)
+            bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = -2^{plan.h - k}",
+                   {i: big[:2], j: neg[:2]}, c_neg)
+    return out
+
+
+def _c_tie_rows(bt, plan) -> dict:
+    """C's depth with one product: 2**h alone, C = -(1.5 ulp - 2**(h - k)) of
+    2**h's ulp below it: kept whole, the sum is above the tie and rounds to
+    2**h - ulp; floored to F bits below 2**h (k > F), C is -1.5 ulp, a tie,
+    and rounds to 2**h - 2 ulp. k from 25 to 47 (C's 24 bits)."""
+    big = product(plan.fa, plan.fb, plan.h)
+    fd = plan.fd.frac_bits
+    up = word(plan.fd, 0, (1 << (fd + 1)) - 1, plan.h - fd - 1)
+    out = {}
+    for k in range(fd + 2, 2 * fd + 2):
+        c = word(plan.fd, 1, (3 << (k - fd - 2)) - 1, plan.h - k)
+        if big and c is not None and up is not None:
+            out[k] = (bt.add(f"2^{plan.h} alone, C = -(1.5 ulp - 2^{plan.h - k})", {0: big[:2]}, c),
+                      up)
+    return out
+
+
+def _single(plan, window_t, t_rows, join1, one_rows):
+    """(F values, F2, opened keys) of one-product blocks: C's depth reads
+    max(F, 25) below 47 (C's span), one product's tail reads F2 below
+    fd + 1 + min(F, the deepest tail a pair of significands makes). At either
+    reach nothing is returned: one product shows no deeper bit here, and the
+    cases that do (subnormal sums, NaN C dropped by grouped) are too rare for
+    a named range to be checked, so no truncated or grouped design is fitted."""
+    if window_t is None or join1 is None or not t_rows or not one_rows:
+        return (), None, {}
+    reach1 = min(max(one_rows), window_t + plan.fd.frac_bits + 1)
+    if window_t >= max(t_rows) or join1 >= reach1:
+        return (), None, {}
+    return ((24, 25) if window_t <= 25 else (window_t,)), join1, {}
+
+
+def _reach(plan, w_rows, window, j_rows, join) -> dict:
+    """Keys read to the last depth the probes reach: {key: ((low, high), why)}.
+    The join's tiny product sits in one block with a tie fd + 1 bits below C,
+    so no bit deeper than F + fd + 1 reaches the join through it."""
+    out = {}
+    if window is not None and w_rows and window >= max(w_rows):
+        out["window"] = ((window, WINDOW_MAX), f"every probe down to 2^-{window} below the "
+                         "largest product was kept; no deeper bit reaches the sum here")
+    if join is not None and j_rows:
+        reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1)
+        if join >= reach:
+            out["window2"] = ((join, WINDOW_MAX), f"the tie was broken by every product down to "
+                              f"2^-{join} below C, the deepest a block truncated to F bits "
+                              "carries to the join here; any larger F2 gives the same words")
+    return out
+
+
 def _join_rows(bt, plan, groups) -> dict:
     fd = plan.fd.frac_bits
     half = product(plan.fa, plan.fb, plan.e_join - fd - 1)
@@ -210,12 +301,30 @@ def _join_rows(bt, plan, groups) -> dict:
             if tiny:
                 out["two"][k] = bt.add(f"C = 2^{plan.e_join}, a tie and 2^{plan.e_join - k}",
                                        {i: half[:2], j: tiny[:2]}, plan.c_join)
-    for m in range(1, plan.fa.frac_bits + 1):
-        p = product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, ((1 << m) + 1, 1), (m, 0))
+    for m in range(1, plan.fa.frac_bits + plan.fb.frac_bits + 2):
+        sig = _tie_tail(plan.fa.frac_bits, plan.fb.frac_bits, m)
+        p = sig and product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, sig[:2], sig[2:])
         if p and plan.c_join is not None:
             out["one"][fd + 1 + m] = bt.add(f"C = 2^{plan.e_join}, one product: a tie + "
-                                            f"2^{plan.e_join - fd - 1 - m}", {0: p[:2]}, plan.c_join)
+                                            f"2^{plan.e_join - fd - 1 - m} and below",
+                                            {0: p[:2]}, plan.c_join)
     return out
+
+
+def _tie_tail(fa: int, fb: int, m: int):
+    """Significands (a, b, their fraction bits) of fa and fb fraction bits whose
+    product is 1 + t with 2**-m <= t < 2**-(m-1): a tie (the 1) and a tail whose
+    top bit is m bits below it. None when no pair makes one."""
+    for sa in range(1 << fa, min(1 << (fa + 1), (1 << fa) + 4096)):  # wide formats: a few
+        for lo in (fa + fb, fa + fb + 1):  # a * b / 2**lo in [1 + 2**-m, 1 + 2**-(m-1))
+            want_lo = (1 << lo) + (1 << lo >> m) if lo >= m else None
+            if want_lo is None:
+                continue
+            sb = -(-want_lo // sa)
+            if (1 << fb) <= sb < (1 << (fb + 1)) and sa * sb < (1 << lo) + (1 << lo >> (m - 1)) \
+                    and (sa * sb - (1 << lo)) << m >= 1 << lo:
+                return sa, sb, fa, lo - fa
+    return None
 
 
 def _special_rows(bt, plan) -> dict:
@@ -238,6 +347,7 @@ def _special_rows(bt, plan) -> dict:
         rows["NaN in C"] = bt.add("NaN C (payload 3), A x B = 1", {0: (one_a, one_b)}, nan_c)
     inf_a, inf_c = _inf(fa, 0), _inf(fd, 1)
     if inf_a is not None:
+        rows["Inf x 1"] = bt.add("Inf x 1, C = 1", {0: (inf_a, one_b)}, pow2(fd, 0))
         rows["Inf x 0"] = bt.add("Inf x 0", {0: (inf_a, 0)})
         rows["Inf x 1 + -Inf"] = bt.add("Inf x 1, C = -Inf", {0: (inf_a, one_b)}, inf_c)
     if inf_c is not None:
@@ -265,45 +375,51 @@ def _inf(fmt, sign: int) -> int | None:
     return (sign << (fmt.width - 1)) | ((1 << fmt.exp_bits) - 1) << fmt.frac_bits
 
 
-def _depth(rows: dict, words, kept) -> int | None:
+def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
     """The deepest k up to which every row's small term was kept (None: no rows;
-    the last k tried when all were kept)."""
+    the last k tried when all were kept): ``kept(word)``, or the row's word
+    equal to ``want[row]``."""
     if not rows:
         return None
     depth = None
     for k in sorted(rows):
-        if not kept(int(words[rows[k]])):
+        w = int(words[rows[k]])
+        if not (kept(w) if want is None else w == want[rows[k]]):
             return depth
         depth = k
     return depth
 
 
-def _candidates(dp, blocks, window, join) -> dict[str, MfmaParams]:
-    """The designs of models/amd.py with the measured parameters."""
+def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
+    """The designs of models/amd.py with the measured parameters (``single``:
+    the F values and F2 of one-product blocks, from :func:`_single`)."""
     out = {}
     f64 = dp.d_type == "f64"
     if blocks == 1:
         out["fma"] = MfmaParams("fma")
     if blocks is None or f64:
         return out
+    if blocks == 1 and single is not None and single[1] is not None:
+        for w in single[0]:
+            for design in ("truncated", "grouped"):
+                out[f"{design} L=1 F={w} F2={max(single[1], w - 1)}"] = MfmaParams(
+                    design, 1, w, max(single[1], w - 1))
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
     if window is not None and join is not None and blocks > 1:
         out[f"truncated L={blocks} F={window} F2={join}"] = MfmaParams(
             "truncated", blocks, window, join)
-        if blocks % 2 == 0:
-            out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
-                "grouped", blocks, window, join)
+        out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
+            "grouped", blocks, window, join)
     return out
 
 
 def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:
     """None when the design's words differ from ``words`` beyond NaN payloads,
     else how many NaN results carry another NaN word (0: every word equal)."""
-    model = MfmaModel("ladder", ctx.dp, "mfma step", params)
-    try:
-        got = model.evaluate(cases)
+    try:  # a candidate outside the design's ranges (models/amd.check_params) fits nothing
+        got = MfmaModel("ladder", ctx.dp, "mfma step", params).evaluate(cases)
     except (ValueError, ArithmeticError, IndexError):
         return None
     words = np.asarray(words)

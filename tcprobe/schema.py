@@ -141,7 +141,7 @@ class Choice:
 
     def read(self, v, ctx):
         key = v.strip().lower() if isinstance(v, str) else v
-        if isinstance(key, bool):
+        if isinstance(key, (bool, list, dict)):  # no choice is one (a list is unhashable)
             key = None
         key = self.aliases.get(key, key)
         for allowed in self.values:
@@ -472,9 +472,9 @@ PROFILE_META = {
 MFMA_DESIGNS = ("fma", "exact", "ftz", "truncated", "grouped")
 PROFILE_MFMA = {
     "design": F(Choice(MFMA_DESIGNS), required=True),
-    "block": F(Int(1, 64)),
-    "window": F(Int(1, 64)),
-    "window2": F(Int(1, 64)),
+    "block": F(Int(1, amd.BLOCK_MAX)),
+    "window": F(Int(amd.WINDOW_MIN, amd.WINDOW_MAX)),
+    "window2": F(Int(amd.WINDOW_MIN, amd.WINDOW_MAX)),
 }
 PROFILE_LAYOUT = {
     "a_k_order": F(ORDER), "b_k_order": F(ORDER),
@@ -551,9 +551,11 @@ def check_profile(data: dict, where: str) -> dict:
         if unused:  # window = 24 under fma would be read as set, and changes nothing
             raise SchemaError(f"{where}: [mfma]: {unused[0]}: design {design} has no "
                               f"{unused[0]} (it reads {', '.join(amd.DESIGN_KEYS[design]) or 'none'})")
-        if out["mfma"].get("design") == "ftz" and out["mfma"]["block"] not in (2, 4):
-            raise SchemaError(f"{where}: [mfma]: block: ftz sums pairs (P = 2) or pairs of "
-                              f"pairs (P = 4), not {out['mfma']['block']}")
+        try:  # the design's own ranges (ftz's P, F2 from F - 1): models/amd.check_params
+            if out["mfma"]:
+                amd.check_ranges(amd.MfmaParams(**out["mfma"]))
+        except ValueError as e:
+            raise SchemaError(f"{where}: [mfma]: {e}") from None
         out.update({"format": {}, "output": {}, "scaled": {}})
         return out
     if "mfma" in tables:

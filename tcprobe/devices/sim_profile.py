@@ -106,11 +106,14 @@ class SimProfile:
         base = amd_profiles.model_for(dp, self.gpu)  # ModelError: no v_mfma of the GPU runs dp
         if not self.mfma:
             return base
+        from tcprobe.models.amd import check_params
+
         p = MfmaParams(**self.mfma)
-        if p.design == "ftz" and dp.k % p.block:
-            raise ModelError(f"sim:{self.name}: ftz with P = {p.block} needs K a multiple of "
-                             f"{p.block}, and {dp.id} has K = {dp.k}")
-        return MfmaModel(f"sim:{self.name}", dp, self.source, p)
+        try:  # the design's own checks on dp: ftz's P dividing K, an f32 D but under fma
+            check_params(p, dp)
+            return MfmaModel(f"sim:{self.name}", dp, self.source, p)
+        except ModelError as e:
+            raise ModelError(f"sim:{self.name}: {e}") from None
 
     def _scaled_model(self, dp: Datapath) -> Model:
         """Block-scaled kinds of a TOML profile: the B200 tcgen05 parameters of

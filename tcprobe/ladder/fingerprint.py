@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcprobe.models.amd import MfmaModel, MfmaParams
+from tcprobe.models.amd import MfmaModel, MfmaParams, check_params
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import FOUND_KEYS, PARAM, PROFILE_KEYS, EngineParams
@@ -273,7 +273,13 @@ class Fingerprint:
         """The engine model (the block-scaled one for block-scaled kinds; a
         SplitModel where the block step found sub-MMAs with C added after)."""
         if self.mfma is not None:
-            return MfmaModel("fingerprint", dp, "tcprobe ladder", MfmaParams(**self.mfma))
+            unknown = sorted(set(self.mfma) - {"design", "block", "window", "window2"})
+            if unknown:
+                raise FingerprintError(f"mfma: unknown key {unknown[0]} (an AMD design has design, "
+                                       "block, window, window2)")
+            p = MfmaParams(**self.mfma)
+            check_params(p, dp)  # a hand-edited design fails here, not in evaluate
+            return MfmaModel("fingerprint", dp, "tcprobe ladder", p)
         if dp.family == "mfma":
             raise FingerprintError(f"{dp.id}: the mfma step found no AMD design")
         if self.chain is not None:

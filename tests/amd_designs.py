@@ -1,0 +1,192 @@
+"""Random custom AMD sim profiles (a ``gpu`` of CDNA and an ``[mfma]`` table),
+and the judge of a ladder run on each (tests/test_ladder_amd_designs.py).
+
+:func:`draw` picks an AMD GPU, one of its v_mfma instructions (every kind:
+f32 with K = 1, 2, 4, f64, xf32, f16, bf16, bf16_1k, fp8/bf8 in all four
+pairings) and a design of models/amd.py with its keys over the whole range
+models/amd.py and the profile schema take (block 1 to 64, ftz P = 2 or 4;
+window 24 to 64, window2 from max(24, window - 1) to 64), redrawn until the
+GPU's profile runs the instruction under it (an f64 v_mfma runs fma only,
+ftz needs K a multiple of P).
+
+:func:`judge` runs the ladder and sorts every key the design reads into
+exact, open (named in ``fingerprint.undetermined`` as ``mfma.KEY``) or
+wrong. An open key must be truly open: the fingerprint's model gives the
+device's words on a held-out set (random and special-heavy words, the
+ladder's validation mix and its tie cases, from a seed neither the probes
+nor the validation draw from), and every value of the range the step names
+open (``values["open"]``) gives them too. A fingerprint called validated
+whose model misses a held-out word is ``wrong_validated``: never allowed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tcprobe.models import amd_profiles, isa_amd
+from tcprobe.models.amd import (
+    DESIGN_KEYS,
+    DESIGNS,
+    WINDOW_MAX,
+    WINDOW_MIN,
+    MfmaModel,
+    MfmaParams,
+    check_params,
+    check_ranges,
+)
+from tcprobe.models.model import ModelError
+
+HELD_OUT_SEED = 0xA3D_36
+GPUS = tuple(isa_amd.GPU_ARCH)
+BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64)
+
+
+def _instructions(gpu):
+    return [amd_profiles.datapath(i) for i in isa_amd.instructions(isa_amd.GPU_ARCH[gpu])]
+
+
+def draw(rng) -> tuple[str, str, dict]:
+    """(GPU, datapath id, [mfma] table) of one random design the GPU runs."""
+    while True:
+        gpu = str(rng.choice(GPUS))
+        dps = {dp.id: dp for dp in _instructions(gpu)}
+        dp = dps[str(rng.choice(sorted(dps)))]
+        design = str(rng.choice(DESIGNS))
+        t = {"design": design}
+        if "block" in DESIGN_KEYS[design]:
+            t["block"] = int(rng.choice((2, 4))) if design == "ftz" else \
+                int(rng.choice(BLOCKS)) if rng.random() < 0.7 else int(rng.integers(1, 65))
+        if "window" in DESIGN_KEYS[design]:
+            # the whole range models/amd.py takes, MMA-Sim's neighbourhood drawn more often
+            lo, hi = WINDOW_MIN, WINDOW_MAX
+            t["window"] = int(rng.integers(lo, hi + 1)) if rng.random() < 0.5 else \
+                int(rng.integers(lo, lo + 8))
+            low2 = max(lo, t["window"] - 1)
+            t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
+                min(hi, low2 + int(rng.integers(0, 10)))
+        try:
+            check_ranges(MfmaParams(**t))
+            check_params(MfmaParams(**t), dp)
+        except ModelError:
+            continue
+        return gpu, dp.id, t
+
+
+def designs(seed: int, count: int) -> list[tuple[str, str, dict]]:
+    rng = np.random.default_rng(seed)
+    return [draw(rng) for _ in range(count)]
+
+
+def write_device(path: Path, gpu: str, table: dict):
+    """The sim device of one design: a TOML profile with an [mfma] table."""
+    from tcprobe.devices.sim import SimDevice
+
+    lines = [f'name = "{path.stem}"', f'gpu = "{gpu}"', "[mfma]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return SimDevice.from_toml(path)
+
+
+def held_out(dp, n: int, seed: int = HELD_OUT_SEED):
+    """Random and special-heavy words, the validation mix and its AMD tie cases."""
+    from tcprobe.ladder.validation import _mfma_ties
+    from tcprobe.models.amd_cases import amd_cases
+    from tcprobe.models.cases import Cases
+    from tcprobe.suites.mix import random_cases
+
+    rng = np.random.default_rng(seed)
+    return Cases.concat([amd_cases(dp, n // 3, rng), random_cases(dp, n // 3, rng),
+                         _mfma_ties(dp, n - 2 * (n // 3), rng)])
+
+
+@dataclass
+class Verdict:
+    validated: bool
+    held_out_mismatches: int
+    exact: list = field(default_factory=list)
+    open: list = field(default_factory=list)
+    wrong: dict = field(default_factory=dict)
+    untrue_ranges: dict = field(default_factory=dict)
+    status: str = ""
+
+    @property
+    def wrong_validated(self) -> bool:
+        return self.validated and self.held_out_mismatches > 0
+
+    @property
+    def kind(self) -> str:
+        if self.wrong or self.untrue_ranges or not self.validated or self.held_out_mismatches:
+            return "wrong"
+        return "open" if self.open else "recovered"
+
+    def text(self) -> str:
+        return (f"{self.kind} ({self.status}): validated {self.validated}, held-out mismatches "
+                f"{self.held_out_mismatches}, exact {self.exact}, open {self.open}, wrong "
+                f"{self.wrong}, untrue ranges {self.untrue_ranges}")
+
+
+def _words(dp, params, cases):
+    """The design's words, None outside the ranges a profile takes."""
+    try:
+        check_ranges(params)
+        return MfmaModel("judge", dp, "", params).evaluate(cases)
+    except ModelError:
+        return None
+
+
+def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
+    """Run the ladder on ``dev`` for ``dp`` and judge its fingerprint."""
+    from tcprobe.ladder import run_ladder
+
+    res = run_ladder(dev, dp, validate_cases=validate_cases)
+    truth = dev.model(dp).params
+    step = res.finding("mfma")
+    fp = res.fingerprint
+    if fp is None or fp.mfma is None:
+        return Verdict(res.validated, -1, wrong={"design": (None, truth.design)},
+                       status=step.status), res
+    cases = held_out(dp, n_held_out)
+    got = dev.run(dp, cases)
+    mine = _words(dp, MfmaParams(**fp.mfma), cases)
+    miss = len(cases) if mine is None else int((mine != got).sum())
+    v = Verdict(res.validated, miss, status=step.status)
+    opened = {k.removeprefix("mfma.") for k in fp.undetermined if k.startswith("mfma.")}
+    for key in ("design", *DESIGN_KEYS[truth.design]):
+        want, have = getattr(truth, key), fp.mfma.get(key)
+        if have == want:
+            v.exact.append(key)
+        elif key in opened or "design" in opened:
+            v.open.append(key)
+        else:
+            v.wrong[key] = (have, want)
+    # every value of a range the step names open must give the device's words
+    for key, (lo, hi) in step.values.get("open", {}).items():
+        base = dict(fp.mfma)
+        bad = []
+        for val in sorted({lo, hi, (lo + hi) // 2, min(lo + 1, hi)}):
+            w = _words(dp, MfmaParams(**{**base, key: val}), cases)
+            if w is None or (w != got).any():
+                bad.append(val)
+        if bad:
+            v.untrue_ranges[key] = bad
+    return v, res
+
+
+def sweep(seed: int, count: int, tmp: Path, only=None):
+    """Yield (index, design, Verdict or the exception text) for each design."""
+    import traceback
+
+    from tcprobe.models.datapath import Datapath
+
+    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count)):
+        if only is not None and idx not in only:
+            continue
+        try:
+            dev = write_device(tmp / f"a{idx}.toml", gpu, t)
+            yield idx, (gpu, dp_id, t), judge(dev, Datapath.parse(dp_id))[0]
+        except Exception:  # a crash is a finding of its own
+            yield idx, (gpu, dp_id, t), traceback.format_exc()[-800:]
