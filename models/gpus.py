@@ -77,3 +77,9 @@ def builtin_sims(vendor: str = "nvidia") -> dict[str, tuple[str, tuple[str, ...]
 def default_sims() -> dict[str, str]:
     """Family -> the sim device that runs it where no GPU is found."""
     return {f: g.sim for g in GPUS for f in g.default_for}
+
+
+
+def archs_of(name: str) -> set[str]:
+    """The architectures of the catalogue's GPU of that name (any case; none: empty)."""
+    return {a for g in GPUS if g.name.upper() == name.strip().upper() for a in g.archs}

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcprobe.models import amd, isa, isa_gate, tcgen05
+from tcprobe.models import amd, gpus, isa, isa_gate, tcgen05
 from tcprobe.models.engine import PARAMS, PROFILE_KEYS, Param
 from tcprobe.models.formats import FormatError, get_format
 
@@ -586,16 +586,10 @@ def check_profile(data: dict, where: str) -> dict:
             raise SchemaError(f"{where}: [scaled.{group}] is not a table of "
                               f"{', '.join(f'[scaled.{g}]' for g in SCALED_GROUPS)}")
         out["scaled"][group] = check(table, PROFILE_SCALED, where, key_path=f"scaled.{group}")
-    if out["scaled"] and not _runs_block_scaled(out):  # the table would be ignored
+    fams = out.get("families") or isa.FAMILIES  # a [scaled] table runs on tcgen05 or sm_120a mma
+    if out["scaled"] and not ("tcgen05" in fams or "mma" in fams and gpus.archs_of(
+            str(out.get("gpu") or "")) & set(isa.SM120_ARCHS)):
         raise SchemaError(f"{where}: [scaled.{next(iter(out['scaled']))}]: the device runs no "
                           "block-scaled kind (tcgen05, or mma.sync on an sm_120a gpu)")
     return out
 
-
-def _runs_block_scaled(profile: dict) -> bool:
-    """Whether a checked NVIDIA profile runs a block-scaled kind: tcgen05 (a
-    default family), or mma on an sm_120a GPU (mma.sync kind::mxf8f6f4)."""
-    from tcprobe.models import gpus
-    fams, gpu = profile.get("families") or isa.FAMILIES, str(profile.get("gpu") or "").upper()
-    archs = {a for g in gpus.gpus() if g.name.upper() == gpu.strip() for a in g.archs}
-    return "tcgen05" in fams or ("mma" in fams and bool(archs & set(isa.SM120_ARCHS)))
