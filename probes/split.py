@@ -45,6 +45,7 @@ OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/e
 # engine with C in its first block under an exact window (no cut at all)
 UNPACKS = ("f16", None, "first")
 RANDOM_SUMS = 800  # random sums closing the rounding step's cases
+MEASURED_MAX_K = 32  # K up to which the products' own order is measured (K^3 cases)
 
 
 def splits(k: int) -> dict:
@@ -162,6 +163,7 @@ def run(ctx) -> Finding:
     # keeps the small term, or one that cuts it (narrower than the output);
     # the output's own width or the visible one (fewer kept bits)
     keeps = _keeps(ctx, vis)
+    table = {**splits(k), **_measured(ctx, E, plus, minus, small, splits(k))}
     chains = {}  # split -> the intermediate types (stage keys) it fits with
     for unpack in UNPACKS:
         for n, stage in enumerate(_stages(ctx, unpack)):
@@ -169,7 +171,7 @@ def run(ctx) -> Finding:
                 for kb in keeps:
                     cands = {name: model(ctx, parts, unpack=unpack, window=F,
                                          output_frac_bits=kb, **stage)
-                             for name, parts in splits(k).items()
+                             for name, parts in table.items()
                              if n not in chains.get(name, ())}
                     for x in agree(cands, cs, w, ctx):
                         ok += [x] if x not in ok else []
@@ -181,57 +183,21 @@ def run(ctx) -> Finding:
     if not ok:
         return Finding("block", "partial", "C is not in the window, and no split of K into "
                        "sub-MMAs reproduces the three-product cases", values, ev)
-    name = ok[0]
-    parts = splits(k)[name]
+    # 2. the window of one sub-MMA, for the first split (in the order found)
+    # whose words some window gives (splits that agree so far can differ there)
+    name = None
+    for cand in ok:
+        okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand))
+        if okF:
+            name = cand
+            break
+    if name is None:
+        return Finding("block", "partial", f"K runs as {ok[0]}, but no window of a sub-MMA "
+                       "reproduces the cancellations inside one", values, ev, notes)
+    parts = table[name]
+    ok = ok[ok.index(name):]
     if len(ok) > 1:
         notes.append(f"splits {ok} all agree; taking {name}")
-
-    # 2. the window of one sub-MMA: +-2**E and 2**(E-e) in the first one
-    first = parts[0]
-    bt2 = Batch(dp)
-    if len(first) >= 3:
-        i, j, lane = first[0], first[1], first[2]
-        lo_p, hi_p = product_range(fa, fb)
-        # at the largest products too: their terms reach furthest below the anchor
-        for Ex in sorted({E, min(hi_p, exp_range(ctx.d_fmt)[2] - 1)}):
-            px, mx = product(fa, fb, Ex, 0), product(fa, fb, Ex, 1)
-            if px is None or mx is None:
-                continue
-            half = product(fa, fb, Ex - vis - 1, 0)  # a tie at the output's last bit
-            for e in range(1, max(64, Ex - lo_p + 1)):
-                p = product(fa, fb, Ex - e, 0)
-                if p is None:
-                    continue
-                bt2.add(f"lanes {i},{j}: +-2^{Ex}, lane {lane}: 2^{Ex - e} (one sub-MMA)",
-                        {i: px[:2], j: mx[:2], lane: p[:2]})
-                # a term too small to show alone: a borrow (RZ) or a broken tie
-                q = product(fa, fb, Ex - e, 1)
-                if q is not None:
-                    bt2.add(f"lanes {i}, {j}: 2^{Ex}, -2^{Ex - e}", {i: px[:2], j: q[:2]})
-                    if half is not None and e > vis + 1:
-                        for t in (p, q):
-                            bt2.add(f"lanes {i}, {j}, {lane}: 2^{Ex}, a tie, +-2^{Ex - e}",
-                                    {i: px[:2], j: half[:2], lane: t[:2]})
-        cs2 = ctx.complete(bt2.cases())
-    else:  # blocks of one or two products: a term below 2^E, or long significands
-        cs2 = ctx.complete(_narrow_block_cases(ctx, first, E))
-    w2 = ctx.run(cs2)
-    okF = []
-    # where the cancellation cannot sit in one block, or the term left is
-    # subnormal in the output, the rounding into the output acts: every one tried
-    roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
-    for unpack in UNPACKS:
-        for stage in _stages(ctx, unpack, chains.get(name)):
-            for r in roundings:
-                for kb in keeps:
-                    wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
-                                     output_frac_bits=kb, **stage)
-                            for F in [*range(4, 57), None] if F not in okF}
-                    okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
-    okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
-    if not okF:
-        return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
-                       "reproduces the cancellations inside one", values, ev, notes)
     F = okF[0]
     if len(okF) > 1:
         top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
@@ -249,12 +215,12 @@ def run(ctx) -> Finding:
         # the splits that agree so far, told apart by two terms each below the
         # window: cut alone in a block with +-2**E, summed first (and kept) in
         # a block of their own
-        kept_splits = _refine(ctx, ok, E, F, keeps, chains)
+        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table)
         if kept_splits and kept_splits[0] != name:
             notes.append(f"two terms below the window, summed in a block of their own or cut "
                          f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
             name = kept_splits[0]
-            parts = splits(k)[name]
+            parts = table[name]
 
     # 3. roundings and the unpack
     cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
@@ -382,6 +348,57 @@ def run(ctx) -> Finding:
     return Finding("block", "found", summary, values, ev, notes)
 
 
+def _windows(ctx, parts, E, vis, keeps, only) -> tuple:
+    """(the windows whose model gives the words, the cases, their words) of
+    +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
+    terms below 2**E and long significands; ``only``: the stage keys the
+    split fitted with."""
+    dp, fa, fb = ctx.dp, ctx.a_fmt, ctx.b_fmt
+    first = parts[0]
+    bt2 = Batch(dp)
+    if len(first) >= 3:
+        i, j, lane = first[0], first[1], first[2]
+        lo_p, hi_p = product_range(fa, fb)
+        # at the largest products too: their terms reach furthest below the anchor
+        for Ex in sorted({E, min(hi_p, exp_range(ctx.d_fmt)[2] - 1)}):
+            px, mx = product(fa, fb, Ex, 0), product(fa, fb, Ex, 1)
+            if px is None or mx is None:
+                continue
+            half = product(fa, fb, Ex - vis - 1, 0)  # a tie at the output's last bit
+            for e in range(1, max(64, Ex - lo_p + 1)):
+                p = product(fa, fb, Ex - e, 0)
+                if p is None:
+                    continue
+                bt2.add(f"lanes {i},{j}: +-2^{Ex}, lane {lane}: 2^{Ex - e} (one sub-MMA)",
+                        {i: px[:2], j: mx[:2], lane: p[:2]})
+                # a term too small to show alone: a borrow (RZ) or a broken tie
+                q = product(fa, fb, Ex - e, 1)
+                if q is not None:
+                    bt2.add(f"lanes {i}, {j}: 2^{Ex}, -2^{Ex - e}", {i: px[:2], j: q[:2]})
+                    if half is not None and e > vis + 1:
+                        for t in (p, q):
+                            bt2.add(f"lanes {i}, {j}, {lane}: 2^{Ex}, a tie, +-2^{Ex - e}",
+                                    {i: px[:2], j: half[:2], lane: t[:2]})
+        cs2 = ctx.complete(bt2.cases())
+    else:  # blocks of one or two products: a term below 2^E, or long significands
+        cs2 = ctx.complete(_narrow_block_cases(ctx, parts, E))
+    w2 = ctx.run(cs2)
+    okF = []
+    # where the cancellation cannot sit in one block, or the term left is
+    # subnormal in the output, the rounding into the output acts: every one tried
+    roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
+    for unpack in UNPACKS:
+        for stage in _stages(ctx, unpack, only):
+            for r in roundings:
+                for kb in keeps:
+                    wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
+                                     output_frac_bits=kb, **stage)
+                            for F in [*range(4, 57), None] if F not in okF}
+                    okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
+    okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
+    return okF, cs2, w2
+
+
 def _stages(ctx, unpack, only=None) -> list:
     """The stage keys a block result is passed on with: the output's type, and
     under a D narrower than f32, f32 with each rounding (the engine's
@@ -392,7 +409,7 @@ def _stages(ctx, unpack, only=None) -> list:
     return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
 
 
-def _refine(ctx, ok, E, F, keeps, chains) -> list:
+def _refine(ctx, ok, E, F, keeps, chains, table) -> list:
     """The splits in ``ok`` whose model (any design, rounding and kept bits)
     gives the words of +2**E and -2**E in lanes 0 and j and -2**(E-e) in
     lanes l and m, e one or two bits past the window F, C = 0."""
@@ -416,7 +433,7 @@ def _refine(ctx, ok, E, F, keeps, chains) -> list:
     w = ctx.run(cs)
     fit = []
     for name in ok:
-        parts = splits(k)[name]
+        parts = table[name]
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
                  for u in UNPACKS for n, stage in enumerate(_stages(ctx, u))
@@ -426,6 +443,52 @@ def _refine(ctx, ok, E, F, keeps, chains) -> list:
     return fit
 
 
+def _measured(ctx, E, plus, minus, small, known) -> dict:
+    """Candidate splits in the order the products themselves show, for K
+    orders no dealing of runs expresses (pairs swapped, a permutation): +2**E
+    in lane j, -2**E in lane m (each way round) and 2**(E-v-1) in lane x, C
+    = 0. x survives both ways round where its block runs after both of j's
+    and m's (where the positive one comes first, x meets it in a rounding
+    and is lost), so the lanes ranked by how many pairs they survive are in
+    block order (lanes of one block tie; so do the first two of blocks of
+    one, taken both ways). Cut into blocks of every size; the products'
+    words decide which (if any) fits."""
+    k = ctx.dp.k
+    lanes = range(k)
+    if k < 3 or k > MEASURED_MAX_K:
+        return {}
+    bt = Batch(ctx.dp)
+    alone = {x: bt.add(f"lane {x}: 2^{E - ctx.d_fmt.frac_bits - 1} alone", {x: small[:2]})
+             for x in lanes}
+    rows = {}
+    for j in lanes:
+        for m in lanes:
+            if j == m:
+                continue
+            for x in lanes:
+                if x not in (j, m) and ctx.co_active((j, m, x)):
+                    rows[(j, m, x)] = bt.add(f"lane {j}: +2^{E}, lane {m}: -2^{E}, lane {x}: "
+                                             "a small term", {j: plus[:2], m: minus[:2],
+                                                              x: small[:2]})
+    w = ctx.run(ctx.complete(bt.cases()))
+    count = dict.fromkeys(lanes, 0)
+    for (j, m, x), r in rows.items():
+        back = rows.get((m, j, x))
+        if j < m and back is not None and w[r] == w[alone[x]] == w[back]:
+            count[x] += 1
+    out, seen = {}, set(known.values())
+    for tie in (1, -1):
+        order = sorted(lanes, key=lambda x: (count[x], tie * x))
+        size = 1
+        while size <= k:
+            parts = tuple(tuple(sorted(order[i:i + size])) for i in range(0, k, size))
+            if parts not in seen:
+                seen.add(parts)
+                out[f"blocks of {size} in the order the products show ({_show(order)})"] = parts
+            size *= 2
+    return out
+
+
 def _show(part) -> str:
     p = list(part)
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
@@ -433,7 +496,8 @@ def _show(part) -> str:
 
 def _rounding_cases(ctx, parts, E) -> Cases:
     """C = +-1 plus one product of 1/4 .. 3/4 of C's ulp; two products of one
-    sub-MMA whose sum is inexact in the output; random cases (subnormal inputs too)."""
+    sub-MMA (of the first two, blocks of one) whose sum is inexact in the
+    output; random cases (subnormal inputs too)."""
     dp = ctx.dp
     fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
     kap = ctx.d_fmt.frac_bits
@@ -446,7 +510,8 @@ def _rounding_cases(ctx, parts, E) -> Cases:
                 p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
                 if p is not None and c is not None:
                     bt.add(f"C = {'-' if cs else ''}1, product {m}/2^{sh} of its ulp", {lane: p[:2]}, c)
-    a, b = parts[0][0], parts[0][1]
+    # (blocks of one: the first two blocks)
+    a, b = (parts[0][0], parts[0][1]) if len(parts[0]) > 1 else (parts[0][0], parts[1][0])
     for m, sh in ((1, 2), (1, 1), (3, 2)):
         for s in (0, 1):
             one = product(fa, fb, 0, s)
@@ -457,11 +522,14 @@ def _rounding_cases(ctx, parts, E) -> Cases:
     return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
 
 
-def _narrow_block_cases(ctx, first, E) -> Cases:
+def _narrow_block_cases(ctx, parts, E) -> Cases:
     """Blocks of one or two products: +2**E beside +-2**(E-e) in a block of
     two; lone products of long random significands at 2**E (a window cuts
-    their low bits) in the block's first lane; C = 0."""
+    their low bits) in the block's first lane; under blocks of one, two such
+    products in the first two blocks, the second up to 12 binades larger or
+    smaller (its window cuts the first one's result); C = 0."""
     dp = ctx.dp
+    first = parts[0]
     fa, fb = ctx.a_fmt, ctx.b_fmt
     bt = Batch(dp)
     plus = product(fa, fb, E, 0)
@@ -480,6 +548,17 @@ def _narrow_block_cases(ctx, first, E) -> Cases:
         p = product(fa, fb, E, int(rng.integers(0, 2)), (x, y), fr)
         if p is not None:
             bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
+    if len(first) == 1 and len(parts) > 1:
+        i, j = first[0], parts[1][0]
+        for _ in range(400):
+            d = int(rng.integers(-12, 13))
+            x, y, u, v = (int(rng.integers(1 << f.frac_bits, 1 << (f.frac_bits + 1)))
+                          for f in (fa, fb, fa, fb))
+            p = product(fa, fb, E - max(d, 0), int(rng.integers(0, 2)), (x, y), fr)
+            q = product(fa, fb, E + min(d, 0), int(rng.integers(0, 2)), (u, v), fr)
+            if p is not None and q is not None:
+                bt.add(f"lanes {i}, {j}: long significands {d} binades apart",
+                       {i: p[:2], j: q[:2]})
     return bt.cases()
 
 
