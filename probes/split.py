@@ -211,11 +211,13 @@ def run(ctx) -> Finding:
         values["assumed"] = {"window_bits": None}
         values["probe_window"] = 56
 
+    rivals = ok
     if len(ok) > 1 and F is not None:
         # the splits that agree so far, told apart by two terms each below the
         # window: cut alone in a block with +-2**E, summed first (and kept) in
         # a block of their own
         kept_splits = _refine(ctx, ok, E, F, keeps, chains, table)
+        rivals = kept_splits or ok
         if kept_splits and kept_splits[0] != name:
             notes.append(f"two terms below the window, summed in a block of their own or cut "
                          f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
@@ -239,20 +241,29 @@ def run(ctx) -> Finding:
     allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
     okr = agree(grid, allc, allw, ctx)
-    if not okr:
+    uncertain = not okr
+    if uncertain:
         # random sums reach what no key found yet models (a floor near the
-        # products, a carry limit): the roundings from the structured cases,
-        # the later steps measuring the rest on the model found here
+        # products, a carry limit): the structured cases alone read the
+        # roundings, and whatever they leave several ways stays open
         n3 = len(cs3) - RANDOM_SUMS
-        okr = agree(grid, Cases.concat([cs, cs2, cs3.take(np.arange(n3))]),
-                    np.concatenate([w, w2, w3[:n3]]), ctx)
+        allc = Cases.concat([cs, cs2, cs3.take(np.arange(n3))])
+        allw = np.concatenate([w, w2, w3[:n3]])
+        okr = agree(grid, allc, allw, ctx)
         # only the engine's readings take the keys the later steps find
         # (an IEEE add of C after f16 sub-MMAs has no floor or carry limit)
+        if any(x[2] == "f16" for x in okr) and any(x[2] != "f16" for x in okr):
+            values["undetermined"]["c_join"] = (
+                f"the {RANDOM_SUMS} random sums fit no candidate, and the structured sums "
+                "fit both f16 sub-MMAs with an IEEE add of C and the engine with C after its "
+                "blocks; the model takes the engine (the later steps measure its other keys)")
         okr = [x for x in okr if x[2] != "f16"]
         if okr:
             notes.append(f"no candidate gives the {RANDOM_SUMS} random sums' words: the "
-                         "roundings are read from the structured sums alone, with the "
-                         "engine's readings (the later steps measure its other keys)")
+                         "roundings are read from the structured sums alone, and each one "
+                         "they leave open is named open (the later steps measure the "
+                         "engine's other keys)")
+    full = okr
     overflows = sorted({x[3] for x in okr if x[2] != "f16"})
     kept = sorted({x[4] for x in okr}, key=lambda x: -1 if x is None else x)
     chained = {x[5] for x in okr if x[2] != "f16"}
@@ -278,6 +289,9 @@ def run(ctx) -> Finding:
             "words on every case here; the model takes the first")
         okr = [x for x in okr if x[2] == u]
     r, c, u = okr[0]
+    best = next(x for x in full if x[:3] == (r, c, u))
+    _same_order(ctx, [x for x in rivals if x != name], table, parts, stages[u][best[5]], best,
+                F, allc, allw, values)
     r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
     for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
                            ("split.c_add_rounding", 1, "the rounding of the add of C")):
@@ -346,6 +360,27 @@ def run(ctx) -> Finding:
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
     return Finding("block", "found", summary, values, ev, notes)
+
+
+def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values):
+    """Name the K order (and block size) open where another split that agreed
+    so far gives every word of ``cases`` under the reading found (the first
+    two blocks of one product, say, whose order no sum may show)."""
+    r, c, u, ov, kb, _ = best
+    same = []
+    for alt in others:
+        m = model(ctx, table[alt], window=None if u == "first" else F, rounding=r, c_add=c,
+                  unpack=u, output_frac_bits=kb, **stage,
+                  **({"overflow": ov} if u != "f16" else {}))
+        if agree({alt: m}, cases, words, ctx):
+            same.append(alt)
+    if not same:
+        return
+    why = (f"{', '.join(same)} give the same words as the split taken on every case here "
+           "(the model takes the first that fits)")
+    values["undetermined"]["k_order"] = why
+    if any(len(table[alt][0]) != len(parts[0]) for alt in same):
+        values["undetermined"]["block_size"] = why
 
 
 def _windows(ctx, parts, E, vis, keeps, only) -> tuple:
