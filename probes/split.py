@@ -158,24 +158,23 @@ def run(ctx) -> Finding:
                        {0: plus[:2], j: minus[:2], lane: small[:2]})
     cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
-    ok = []
     # sub-MMAs of unpacked inputs, or the engine with C after; a window that
     # keeps the small term, or one that cuts it (narrower than the output);
     # the output's own width or the visible one (fewer kept bits)
     keeps = _keeps(ctx, vis)
-    table = {**splits(k), **_measured(ctx, E, plus, minus, small, splits(k))}
+    table = splits(k)
     chains = {}  # split -> the intermediate types (stage keys) it fits with
-    for unpack in UNPACKS:
-        for n, stage in enumerate(_stages(ctx, unpack)):
-            for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
-                for kb in keeps:
-                    cands = {name: model(ctx, parts, unpack=unpack, window=F,
-                                         output_frac_bits=kb, **stage)
-                             for name, parts in table.items()
-                             if n not in chains.get(name, ())}
-                    for x in agree(cands, cs, w, ctx):
-                        ok += [x] if x not in ok else []
-                        chains.setdefault(x, set()).add(n)
+    # the output's own rounding first; where nothing fits, the others (a tie
+    # rounded away shows the small term) and an exact sum
+    wins = (max(DEFAULT_WINDOW_BITS, vis + 1), vis)
+    others = [x for x in ROUNDINGS if x != output_defaults(ctx.d_fmt.name).rounding]
+    ok = _fit(ctx, table, cs, w, wins, (None,), keeps, chains)
+    if not ok:  # K orders no dealing of runs expresses: the order the products show
+        measured = _measured(ctx, E, plus, minus, small, table)
+        table = {**table, **measured}
+        ok = _fit(ctx, measured, cs, w, wins, (None,), keeps, chains)
+    if not ok:
+        ok = _fit(ctx, table, cs, w, (*wins, None), others, keeps, chains)
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -360,6 +359,25 @@ def run(ctx) -> Finding:
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
     return Finding("block", "found", summary, values, ev, notes)
+
+
+def _fit(ctx, table, cs, w, wins, rounds, keeps, chains) -> list:
+    """The splits of ``table`` whose model (sub-MMAs of unpacked inputs, or
+    the engine with C after its blocks, or C first in an exact sum; each
+    intermediate type; a window of ``wins``, a rounding of ``rounds``, kept
+    bits of ``keeps``) gives the words; ``chains`` gathers the intermediate
+    types each fits with."""
+    ok = []
+    for unpack in UNPACKS:
+        for n, stage in enumerate(_stages(ctx, unpack)):
+            for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
+                cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
+                                     output_frac_bits=kb, **stage)
+                         for name, parts in table.items() if n not in chains.get(name, ())}
+                for x in agree(cands, cs, w, ctx):
+                    ok += [x] if x not in ok else []
+                    chains.setdefault(x, set()).add(n)
+    return ok
 
 
 def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values):
