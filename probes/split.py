@@ -29,7 +29,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
-from tcprobe.models.formats import Class, Specials, decode
+from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
@@ -37,15 +37,18 @@ from tcprobe.models.words import (
     emax_biased,
     exp_range,
     home_exponent,
-    max_sig,
-    pow2,
     product,
     product_range,
-    word,
 )
-from tcprobe.suites.mix import random_cases
 
 from .common import Batch, Finding
+from .split_cases import (
+    RANDOM_SUMS,
+    ieee_specials,
+    measured,
+    narrow_block_cases,
+    rounding_cases,
+)
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/engine.PARAMS)
@@ -53,8 +56,6 @@ OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/e
 # to f16 and an IEEE add of C | the engine with C after its blocks | the
 # engine with C in its first block under an exact window (no cut at all)
 UNPACKS = ("f16", None, "first")
-RANDOM_SUMS = 800  # random sums closing the rounding step's cases
-MEASURED_MAX_K = 32  # K up to which the products' own order is measured (K^3 cases)
 
 
 def splits(k: int) -> dict:
@@ -179,9 +180,9 @@ def run(ctx) -> Finding:
     others = [x for x in ROUNDINGS if x != output_defaults(ctx.d_fmt.name).rounding]
     ok = _fit(ctx, table, cs, w, wins, (None,), keeps, chains)
     if not ok:  # K orders no dealing of runs expresses: the order the products show
-        measured = _measured(ctx, E, plus, minus, small, table)
-        table = {**table, **measured}
-        ok = _fit(ctx, measured, cs, w, wins, (None,), keeps, chains)
+        shown = measured(ctx, E, plus, minus, small, table)
+        table = {**table, **shown}
+        ok = _fit(ctx, shown, cs, w, wins, (None,), keeps, chains)
     if not ok:
         ok = _fit(ctx, table, cs, w, (*wins, None), others, keeps, chains)
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
@@ -233,7 +234,7 @@ def run(ctx) -> Finding:
             parts = table[name]
 
     # 3. roundings and the unpack
-    cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
+    cs3 = ctx.complete(rounding_cases(ctx, parts, E))
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
@@ -286,7 +287,7 @@ def run(ctx) -> Finding:
                        "rounding of the sub-MMAs and of the add of C reproduces the sums",
                        values, ev, notes)
     kinds = {x[2] for x in okr}
-    if "f16" in kinds and len(kinds) > 1 and not _ieee_specials(ctx, grid[next(
+    if "f16" in kinds and len(kinds) > 1 and not ieee_specials(ctx, grid[next(
             y for y in full if y[2] == "f16")]):
         # an IEEE add of C has IEEE specials: a device whose NaN words or
         # overflow differ is the engine's reading (the later steps measure them)
@@ -378,39 +379,6 @@ def run(ctx) -> Finding:
     return Finding("block", "found", summary, values, ev, notes)
 
 
-def _ieee_specials(ctx, m) -> bool:
-    """Whether model ``m`` gives the device's words on special cases: NaN in
-    A and in C, +Inf and -Inf products, Inf * 0, and the largest products in
-    every lane with C at the largest finite value of each sign."""
-    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
-    one_a, one_b, one_c = pow2(fa, 0), pow2(fb, 0), pow2(fc, 0)
-    bt = Batch(ctx.dp)
-    for f, put in ((fa, lambda w: ({0: (w, one_b)}, one_c)), (fc, lambda w: ({0: (one_a, one_b)}, w))):
-        if f.specials == Specials.IEEE:
-            top = ((1 << f.exp_bits) - 1) << (f.frac_bits + f.drop_bits)
-            nan = top | (1 << (f.frac_bits - 1 + f.drop_bits))
-            for x, name in ((nan, "NaN"), (top, "+Inf"), (top | 1 << (f.width - 1), "-Inf")):
-                bt.add(f"{f.name} {name}", *put(x))
-    if fa.specials == Specials.IEEE:
-        inf = ((1 << fa.exp_bits) - 1) << (fa.frac_bits + fa.drop_bits)
-        bt.add("Inf * 0", {0: (inf, pow2(fb, 0) * 0)}, one_c)
-        if ctx.co_active((0, 1)):
-            bt.add("+Inf and -Inf", {0: (inf, one_b), 1: (inf | 1 << (fa.width - 1), one_b)})
-    xa, xb, xc = exp_range(fa)[2], exp_range(fb)[2], exp_range(fc)[2]
-    for s in (0, 1):
-        big = product(fa, fb, xa + xb, s, (max_sig(fa), max_sig(fb)), (fa.frac_bits, fb.frac_bits))
-        cmax = word(fc, s, max_sig(fc), xc - fc.frac_bits)
-        if big is not None and cmax is not None:
-            bt.add("the largest products, C = max", {j: big[:2] for j in range(ctx.dp.k)}, cmax)
-    if not len(bt):
-        return True
-    cs = ctx.complete(bt.cases())
-    try:
-        return bool(np.array_equal(m.evaluate(cs), ctx.run(cs)))
-    except ValueError:
-        return False
-
-
 def _fit(ctx, table, cs, w, wins, rounds, keeps, chains) -> list:
     """The splits of ``table`` whose model (sub-MMAs of unpacked inputs, or
     the engine with C after its blocks, or C first in an exact sum; each
@@ -484,7 +452,7 @@ def _windows(ctx, parts, E, vis, keeps, only) -> tuple:
                                     {i: px[:2], j: half[:2], lane: t[:2]})
         cs2 = ctx.complete(bt2.cases())
     else:  # blocks of one or two products: a term below 2^E, or long significands
-        cs2 = ctx.complete(_narrow_block_cases(ctx, parts, E))
+        cs2 = ctx.complete(narrow_block_cases(ctx, parts, E))
     w2 = ctx.run(cs2)
     okF = []
     # where the cancellation cannot sit in one block, or the term left is
@@ -546,123 +514,9 @@ def _refine(ctx, ok, E, F, keeps, chains, table) -> list:
     return fit
 
 
-def _measured(ctx, E, plus, minus, small, known) -> dict:
-    """Candidate splits in the order the products themselves show, for K
-    orders no dealing of runs expresses (pairs swapped, a permutation): +2**E
-    in lane j, -2**E in lane m (each way round) and 2**(E-v-1) in lane x, C
-    = 0. x survives both ways round where its block runs after both of j's
-    and m's (where the positive one comes first, x meets it in a rounding
-    and is lost), so the lanes ranked by how many pairs they survive are in
-    block order (lanes of one block tie; so do the first two of blocks of
-    one, taken both ways). Cut into blocks of every size; the products'
-    words decide which (if any) fits."""
-    k = ctx.dp.k
-    lanes = range(k)
-    if k < 3 or k > MEASURED_MAX_K:
-        return {}
-    bt = Batch(ctx.dp)
-    alone = {x: bt.add(f"lane {x}: 2^{E - ctx.d_fmt.frac_bits - 1} alone", {x: small[:2]})
-             for x in lanes}
-    rows = {}
-    for j in lanes:
-        for m in lanes:
-            if j == m:
-                continue
-            for x in lanes:
-                if x not in (j, m) and ctx.co_active((j, m, x)):
-                    rows[(j, m, x)] = bt.add(f"lane {j}: +2^{E}, lane {m}: -2^{E}, lane {x}: "
-                                             "a small term", {j: plus[:2], m: minus[:2],
-                                                              x: small[:2]})
-    w = ctx.run(ctx.complete(bt.cases()))
-    count = dict.fromkeys(lanes, 0)
-    for (j, m, x), r in rows.items():
-        back = rows.get((m, j, x))
-        if j < m and back is not None and w[r] == w[alone[x]] == w[back]:
-            count[x] += 1
-    out, seen = {}, set(known.values())
-    for tie in (1, -1):
-        order = sorted(lanes, key=lambda x: (count[x], tie * x))
-        size = 1
-        while size <= k:
-            parts = tuple(tuple(sorted(order[i:i + size])) for i in range(0, k, size))
-            if parts not in seen:
-                seen.add(parts)
-                out[f"blocks of {size} in the order the products show ({_show(order)})"] = parts
-            size *= 2
-    return out
-
-
 def _show(part) -> str:
     p = list(part)
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
-
-
-def _rounding_cases(ctx, parts, E) -> Cases:
-    """C = +-1 plus one product of 1/4 .. 3/4 of C's ulp; two products of one
-    sub-MMA (of the first two, blocks of one) whose sum is inexact in the
-    output; random cases (subnormal inputs too)."""
-    dp = ctx.dp
-    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
-    kap = ctx.d_fmt.frac_bits
-    bt = Batch(dp)
-    lane = parts[-1][0]
-    for cs in (0, 1):
-        c = word(fc, cs, 1, 0)
-        for m, sh in ((1, 2), (1, 1), (3, 2), (5, 3)):
-            for s in (0, 1):
-                p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
-                if p is not None and c is not None:
-                    bt.add(f"C = {'-' if cs else ''}1, product {m}/2^{sh} of its ulp", {lane: p[:2]}, c)
-    # (blocks of one: the first two blocks)
-    a, b = (parts[0][0], parts[0][1]) if len(parts[0]) > 1 else (parts[0][0], parts[1][0])
-    for m, sh in ((1, 2), (1, 1), (3, 2)):
-        for s in (0, 1):
-            one = product(fa, fb, 0, s)
-            p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
-            if one is not None and p is not None:
-                bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
-    rng = np.random.default_rng(ctx.seed + 53)
-    return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
-
-
-def _narrow_block_cases(ctx, parts, E) -> Cases:
-    """Blocks of one or two products: +2**E beside +-2**(E-e) in a block of
-    two; lone products of long random significands at 2**E (a window cuts
-    their low bits) in the block's first lane; under blocks of one, two such
-    products in the first two blocks, the second up to 12 binades larger or
-    smaller (its window cuts the first one's result); C = 0."""
-    dp = ctx.dp
-    first = parts[0]
-    fa, fb = ctx.a_fmt, ctx.b_fmt
-    bt = Batch(dp)
-    plus = product(fa, fb, E, 0)
-    if len(first) == 2 and plus is not None:
-        for e in range(1, 64):
-            for s in (0, 1):
-                p = product(fa, fb, E - e, s)
-                if p is not None:
-                    bt.add(f"lanes {first[0]}, {first[1]}: 2^{E}, {'-' if s else ''}2^{E - e}",
-                           {first[0]: plus[:2], first[1]: p[:2]})
-    rng = np.random.default_rng(ctx.seed + 59)
-    fr = (fa.frac_bits, fb.frac_bits)
-    for _ in range(200):
-        x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
-        y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
-        p = product(fa, fb, E, int(rng.integers(0, 2)), (x, y), fr)
-        if p is not None:
-            bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
-    if len(first) == 1 and len(parts) > 1:
-        i, j = first[0], parts[1][0]
-        for _ in range(400):
-            d = int(rng.integers(-12, 13))
-            x, y, u, v = (int(rng.integers(1 << f.frac_bits, 1 << (f.frac_bits + 1)))
-                          for f in (fa, fb, fa, fb))
-            p = product(fa, fb, E - max(d, 0), int(rng.integers(0, 2)), (x, y), fr)
-            q = product(fa, fb, E + min(d, 0), int(rng.integers(0, 2)), (u, v), fr)
-            if p is not None and q is not None:
-                bt.add(f"lanes {i}, {j}: long significands {d} binades apart",
-                       {i: p[:2], j: q[:2]})
-    return bt.cases()
 
 
 def _keeps(ctx, vis) -> list:
