@@ -310,6 +310,11 @@ def run(ctx) -> Finding:
     _same_order(ctx, [x for x in rivals if x != name], table, parts, stages[u][best[5]], best,
                 F, allc, allw, values)
     r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
+    # no reading gave the random sums: what the structured ones decide stands,
+    # the rest is named open, and the finding says the reading is uncertain
+    status = "partial" if uncertain else "found"
+    caveat = (f" (read from the structured sums alone: no reading gives the {RANDOM_SUMS} "
+              "random sums' words)" if uncertain else "")
     for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
                            ("split.c_add_rounding", 1, "the rounding of the add of C")):
         seen = sorted({str(x[pos]) for x in okr})
@@ -334,9 +339,9 @@ def run(ctx) -> Finding:
             "exact: no cut; C and the products are summed exactly in each block (C at every "
             "depth survives, and no window of up to 56 bits gives the sub-sums' words)")
         values["probe_window"] = 56
-        return Finding("block", "found", f"K runs as {len(parts)} blocks ({name}), each an exact "
-                       f"sum rounded {r.upper()} into {ctx.d_fmt.name}, C in the first", values,
-                       ev, notes)
+        return Finding("block", status, f"K runs as {len(parts)} blocks ({name}), each an exact "
+                       f"sum rounded {r.upper()} into {ctx.d_fmt.name}, C in the first{caveat}",
+                       values, ev, notes)
     if u is None:
         # the engine itself, C added after its blocks: every later step measures
         # its floor, zero sign, NaN word, overflow and carries on this model
@@ -361,7 +366,7 @@ def run(ctx) -> Finding:
                    f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
                    f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
                    "from the previous one's result")
-        return Finding("block", "found", summary, values, ev, notes)
+        return Finding("block", status, summary + caveat, values, ev, notes)
     values.update({
         "window_bits": None if "window_bits" in values["undetermined"] else F,
         "block_size": len(parts[0]), "k_order": None, "blocks": [list(p) for p in parts],
@@ -376,7 +381,7 @@ def run(ctx) -> Finding:
                f"unpacked to {u} first")
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
-    return Finding("block", "found", summary, values, ev, notes)
+    return Finding("block", status, summary + caveat, values, ev, notes)
 
 
 def _fit(ctx, table, cs, w, wins, rounds, keeps, chains) -> list:
