@@ -16,7 +16,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import PARAM
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
-from tcprobe.models.words import exp_range, product, product_range, word
+from tcprobe.models.words import product, product_range, word
 
 from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, model_window, window
 
@@ -348,6 +348,11 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     tops = [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
             for t in ("wrap", "saturate", "normalize")]
     designs += [{**over, **top} for top in tops for over in designs if "block_size" not in over]
+    if ctx.value("overflow") is None:
+        # the chain cases' 2**E may pass the output's largest finite value in a
+        # design that chains through it: saturated there (the specials step,
+        # later, measures the overflow)
+        designs += [{**over, "overflow": "saturate"} for over in designs]
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:
@@ -370,8 +375,7 @@ def _chain_cases(ctx, blocks) -> Cases:
     """+2**E and small terms 2**(E-d) (d around f32's 24 bits: a tie, a tie
     and a bit below, an odd last kept bit and a tie) in the lanes consumed
     first, -2**E in the last block, C = 0: what an f32 intermediate rounds
-    off survives the cancellation, so its rounding shows in D (2**E below
-    the output's top binade: no overflow)."""
+    off survives the cancellation, so its rounding shows in D."""
     order = [i for b in blocks for i in b]
     last = set(blocks[-1])
     early = [i for i in order if i not in last][:3]
@@ -382,10 +386,7 @@ def _chain_cases(ctx, blocks) -> Cases:
     end = sorted(last)[0]
     patterns = {"a tie": (24,), "a tie and a bit below": (24, 25), "odd and a tie": (23, 24),
                 "below a tie": (25,), "a deep tie": (24, 26)}
-    # (sums below the output's largest binade: no overflow, which the
-    # specials step measures later, reaches these words)
-    lo, hi = product_range(fa, fb)
-    for E in range(min(hi, exp_range(ctx.d_fmt)[2] - 1), lo - 1, -1):
+    for E in range(product_range(fa, fb)[1], product_range(fa, fb)[0] - 1, -1):
         for s in (0, 1):
             for name, depths in patterns.items():
                 if len(depths) + 1 > len(early):
