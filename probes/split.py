@@ -14,7 +14,11 @@ probe, so products probe each other:
    unless it sits in the one that runs first with one of them (that one
    rounds 2**E + small back to 2**E). Every (j, l) against lane 0, and the
    candidate splits (runs of 1, 2, 4, ... positions dealt to 1, 2, 4, ...
-   sub-MMAs, either order) whose model gives the same words remain;
+   sub-MMAs, either order) whose model gives the same words remain; where
+   none does (a K order no dealing expresses: pairs swapped, a
+   permutation), the order the products themselves show (every pair
+   against every lane, split_cases.measured) gives the candidates; a split
+   that gives every word under the reading found names the K order open;
 2. the window of one sub-MMA: +-2**E and 2**(E-e) in one of them;
 3. how each sub-MMA rounds into the output type, how C is added (the
    rounding of 1 + a fraction of its ulp), and whether the inputs are
