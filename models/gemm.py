@@ -347,7 +347,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
                        get_format(dp.a_type).spec, get_format(dp.b_type).spec,
                        c, dp.k, model.saturate, dp.bitop == "xor", out)
         return out.astype(np.uint32)
-    kp = _params(dp, model.params)
+    kp = kernel_params(dp, model.params, dp.k)
     per_instr = dp.k // kp.block
     if decoded is None:
         decoded = decoders(model, a, b)
@@ -371,12 +371,6 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
         with ThreadPoolExecutor(parts) as pool:
             list(pool.map(lambda args: task(*args), work))
     return out.astype(np.uint32)
-
-
-@lru_cache(maxsize=64)
-def _params(dp, params) -> KernelParams:
-    """The kernel parameters of a chain (made once per datapath and model)."""
-    return kernel_params(dp, params, dp.k)
 
 
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):

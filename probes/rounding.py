@@ -16,6 +16,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import PARAM
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
+from tcprobe.models.formats import get_format
 from tcprobe.models.words import product, product_range, word
 
 from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, model_window, window
@@ -353,6 +354,13 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
         # design that chains through it: saturated there (the specials step,
         # later, measures the overflow)
         designs += [{**over, "overflow": "saturate"} for over in designs]
+    # last, a block result passed on with fewer fraction bits than its type holds
+    # (inter_frac_bits), in the found blocks, with a rounding of its own
+    if found.block_size < k:
+        for inter in inters:
+            i_fmt = get_format(inter.get("inter_type") or ctx.d_fmt.name)
+            designs += [{**inter, "inter_frac_bits": b, "inter_rounding": r}
+                        for b in range(1, i_fmt.frac_bits) for r in ROUNDINGS]
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:

@@ -89,7 +89,7 @@ def model(ctx, parts, *, window=DEFAULT_WINDOW_BITS, rounding=None, c_add="rne",
     first), or with ``unpack=None`` the engine itself with C added after its
     blocks (``c_join = "last"``: the add's zero sign, NaN word and overflow
     are the design's, which the later steps measure)."""
-    dp = ctx.dp
+    dp = ctx.model_dp  # C as the steps see it (Context.view_c)
     p = EngineParams(window_bits=window, block_size=len(parts[0]), zero_floor=None,
                      output_rounding=rounding or output_defaults(ctx.d_fmt.name).rounding,
                      **stage)

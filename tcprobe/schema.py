@@ -25,6 +25,14 @@ class SchemaError(ValueError):
     """An input that does not fit its schema (the message names the field)."""
 
 
+def comma_names(text: str) -> tuple[str, ...]:
+    """The names of a comma list as given (``' raw, edge,,raw'`` -> ``('raw',
+    'edge')``): stripped, empty ones dropped, each once in its first place.
+    Every comma-list option reads its names here; whether naming nothing is
+    an error, and which names are known, is the caller's to say."""
+    return tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+
+
 def _show(value) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

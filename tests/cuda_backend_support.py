@@ -381,3 +381,16 @@ def amd_operands(rng, kind, a_fmt, b_fmt, m, k, n):
         a[:, 0] = words(a_fmt, (m,))
         c[rng.random(c.shape) < 0.5] = 0
     return a, b, c
+
+
+def row_id(row) -> str:
+    """A parametrized row's test id: its fields joined by '-'."""
+    return "-".join(row)
+
+
+def assert_same_words(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Every word of ``got`` equals ``want``'s; else one message with the count
+    of words that differ and the first of them, both words in hex."""
+    bad = np.argwhere(got != want)
+    assert not len(bad), (f"{what}: {len(bad)} words differ, first at {tuple(bad[0])}: "
+                          f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")

@@ -144,7 +144,29 @@ def truth_keys(dp, t) -> dict:
         "inter_type": inter,
         "inter_rounding": (t.inter_rounding or t.output_rounding) if inter else None,
         "align": t.align,
+        "c_convert": _converted(dp, t.c_convert),
+        "inter_frac_bits": _inter_keep(dp, t.inter_type, t.inter_frac_bits, keep),
     }
+
+
+def _inter_keep(dp, inter_type, bits, out_keep):
+    """A block result's kept bits as the fingerprint names them: None where
+    they are the default (the output's kept bits when the types agree, else
+    the intermediate type's own)."""
+    d = get_format(dp.d_type)
+    i = get_format(inter_type) if inter_type else d
+    default = (out_keep if out_keep is not None else d.frac_bits) if i == d else i.frac_bits
+    return None if bits in (None, default) else bits
+
+
+def _converted(dp, c_convert):
+    """C's conversion on entry as the fingerprint names it: None where C holds
+    only values of that type already (the conversion changes nothing)."""
+    from tcprobe.probes.cinput import holds
+
+    if c_convert is None or holds(c_convert, dp.c):
+        return None
+    return get_format(c_convert).name
 
 
 def found_keys(dp, fp) -> tuple[dict, set]:
@@ -177,7 +199,10 @@ def found_keys(dp, fp) -> tuple[dict, set]:
            "c_add_rounding": c_add if (c_join or "first") == "last" else None,
            "inter_type": inter,
            "inter_rounding": getattr(fp, "inter_rounding", None) if inter else None,
-           "align": getattr(fp, "align", None) or "raw"}
+           "align": getattr(fp, "align", None) or "raw",
+           "c_convert": _converted(dp, getattr(fp, "c_convert", None)),
+           "inter_frac_bits": _inter_keep(dp, getattr(fp, "inter_type", None),
+                                          getattr(fp, "inter_frac_bits", None), keep)}
     # a key named open stays None (not its default spelling)
     for key in ("c_join", "align"):
         if key in opened and getattr(fp, key, None) is None:

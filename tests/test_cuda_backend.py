@@ -15,6 +15,7 @@ from cuda_backend_support import (
     INTEGER,
     SCALED,
     SPARSE,
+    assert_same_words,
     engine_chain,
     fp4_operands,
     integer_model,
@@ -22,6 +23,7 @@ from cuda_backend_support import (
     model_chain,
     model_of,
     operands,
+    row_id,
     scaled_chain,
     scales,
     sparse_active,
@@ -40,11 +42,7 @@ FAST = [("B200", "sm_100a", "tcgen05", "bf16", "f32"), ("H100", "sm_90", "wgmma"
 ORDERED = FAST + [r for r in COVERED if r not in FAST]
 
 
-def _ids(row):
-    return "-".join(row)
-
-
-_int_ids = _ids  # (GPU, datapath id) rows
+_ids = _int_ids = row_id  # (GPU, datapath id) rows too
 
 
 # ---------------------------------------------------------------------------
@@ -122,9 +120,7 @@ def test_profile_words_equal_gemm_words(row):
         want = gemm.gemm_words(mdl, a, b, c, (0, tiles))
         got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles)
         assert got.dtype == np.uint32
-        bad = np.argwhere(got != want)
-        assert not len(bad), (f"{kind}: {len(bad)} words differ, first at {tuple(bad[0])}: "
-                              f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")
+        assert_same_words(got, want, kind)
         if kind == "finite":  # not a run of NaNs: most words are finite and nonzero
             fin = (want & 0x7FFFFFFF) != 0
             assert fin.mean() > 0.9
@@ -407,10 +403,7 @@ def test_scaled_words_equal_model(row):
             sa, sb = scales(rng, skind, 19, 21, 3 * dp.n_scales, dp.scale_type)
             want = scaled_chain(mdl, a, b, c, sa, sb, 0, 3)
             got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, sa=sa, sb=sb)
-            bad = np.argwhere(got != want)
-            assert not len(bad), (f"{kind}/{skind}: {len(bad)} words differ, first at "
-                                  f"{tuple(bad[0])}: {got[tuple(bad[0])]:#x} != "
-                                  f"{want[tuple(bad[0])]:#x}")
+            assert_same_words(got, want, f"{kind}/{skind}")
             if kind == "finite" and skind == "near":  # the scales count: all-one scales differ
                 one = (np.full_like(sa, cuda_params.scale_one(mdl)),
                        np.full_like(sb, cuda_params.scale_one(mdl)))
@@ -649,9 +642,7 @@ def test_integer_words_equal_engine(row):
         assert np.array_equal(gemm.gemm_words(mdl, a, b, c, (0, 3)), want)
         got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3)
         assert got.dtype == np.uint32
-        bad = np.argwhere(got != want)
-        assert not len(bad), (f"{kind}: {len(bad)} words differ, first at {tuple(bad[0])}: "
-                              f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")
+        assert_same_words(got, want, kind)
         if kind == "extreme":  # the rule is exercised: wrapping and saturating differ here
             other = type(mdl)(mdl.name, dp, mdl.evidence, saturate=not mdl.saturate)
             assert not np.array_equal(model_chain(other, a, b, c, 0, 3), want)

@@ -12,7 +12,7 @@ import zlib
 
 import numpy as np
 import pytest
-from cuda_backend_support import AMD, amd_operands, model_chain
+from cuda_backend_support import AMD, amd_operands, assert_same_words, model_chain, row_id
 
 from tcprobe.backends import cuda_gemm, cuda_params
 from tcprobe.models import amd_profiles, isa_amd
@@ -22,8 +22,7 @@ from tcprobe.models.datapath import Datapath
 KINDS = ("raw", "finite", "special", "spread", "cancel", "tiny")
 
 
-def _ids(row):
-    return "-".join(row)
+_ids = row_id
 
 
 def amd_model(gpu, dp_id):
@@ -34,9 +33,7 @@ def _check(mdl, a, b, c, tiles, what):
     want = model_chain(mdl, a, b, c, 0, tiles)
     got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles)
     assert got.dtype == np.uint32
-    bad = np.argwhere(got != want)
-    assert not len(bad), (f"{what}: {len(bad)} words differ, first at {tuple(bad[0])}: "
-                          f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}")
+    assert_same_words(got, want, what)
     return want
 
 

@@ -19,6 +19,7 @@ from cuda_backend_support import (
     model_chain,
     model_of,
     operands,
+    row_id,
     scaled_chain,
     scales,
     sparse_active,
@@ -41,7 +42,7 @@ def test_cpu_tensors_refused():
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("row", COVERED, ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("row", COVERED, ids=row_id)
 def test_kernel_words_equal_engine(row):
     mdl = model_of(*row)
     dp = mdl.datapath
@@ -60,7 +61,7 @@ def _dev(*xs):
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("row", INTEGER, ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("row", INTEGER, ids=row_id)
 def test_kernel_integer_words_equal_engine(row):
     mdl = integer_model(*row)
     dp = mdl.datapath
@@ -73,7 +74,7 @@ def test_kernel_integer_words_equal_engine(row):
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("row", SCALED, ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("row", SCALED, ids=row_id)
 def test_kernel_scaled_words_equal_model(row):
     from tcprobe.models import registry
     from tcprobe.models.datapath import Datapath
@@ -92,7 +93,7 @@ def test_kernel_scaled_words_equal_model(row):
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("row", SPARSE, ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("row", SPARSE, ids=row_id)
 def test_kernel_sparse_words_equal_engine(row):
     from tcprobe.models import registry
     from tcprobe.models.datapath import Datapath
@@ -115,7 +116,7 @@ def test_kernel_sparse_words_equal_engine(row):
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("row", AMD, ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("row", AMD, ids=row_id)
 def test_kernel_amd_words_equal_model(row):
     """tc_gemm_wide: the AMD designs' words on the GPU equal the host build's
     and the MfmaModel's own, and a k_order / c_join='last' chain runs too."""
@@ -151,7 +152,7 @@ def test_kernel_chain_parameters_equal_host():
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("row", SPLIT, ids=lambda r: "-".join(r))
+@pytest.mark.parametrize("row", SPLIT, ids=row_id)
 def test_kernel_split_words_equal_engine(row):
     """The split fp8 mma.sync emulation on the GPU: the host build's and models.gemm's words."""
     from tcprobe.models import registry

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_backend_support import COVERED, SPLIT, engine_chain, model_chain, model_of, operands
+from cuda_backend_support import (
+    COVERED,
+    SPLIT,
+    assert_same_words,
+    engine_chain,
+    model_chain,
+    model_of,
+    operands,
+)
 from test_cuda_backend import _random_params
 
 from tcprobe.backends import cuda_gemm, cuda_params
@@ -51,10 +59,7 @@ def _equal(mdl, rng, kinds=("special", "spread", "cancel", "raw"), tiles=3, m=6,
         a, b, c = operands(rng, kind, dp.a_type, dp.b_type, c_fmt or dp.d_type, m, tiles * dp.k, n)
         want = engine_chain(mdl, a, b, c, 0, tiles)
         got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles)
-        bad = np.argwhere(got != want)
-        assert not len(bad), (f"{kind}: {len(bad)} words differ, first at {tuple(bad[0])}: "
-                              f"{got[tuple(bad[0])]:#x} != {want[tuple(bad[0])]:#x}; "
-                              f"{mdl.params}")
+        assert_same_words(got, want, f"{kind}, {mdl.params}")
 
 
 @pytest.mark.fast_first(4)

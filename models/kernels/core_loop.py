@@ -12,7 +12,6 @@ take.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -49,14 +48,7 @@ def prepare(dp, cases, p, convert_inputs=convert_input) -> Prepared:
     order = np.arange(k, dtype=np.int64) if p.k_order is None else np.asarray(p.k_order, np.int64)
     if sorted(order.tolist()) != list(range(k)):
         raise ParamError(f"k_order must be a permutation of 0..{k - 1}")
-    return Prepared(a_words, b_words, c_words, order, _kernel_params(dp, p, k, c_fmt))
-
-
-@lru_cache(maxsize=256)
-def _kernel_params(dp, p, k: int, c_fmt) -> KernelParams:
-    """kernel_params, built once per configuration (a loop of small batches
-    asks for the same one on every call)."""
-    return kernel_params(dp, p, k, c_fmt)
+    return Prepared(a_words, b_words, c_words, order, kernel_params(dp, p, k, c_fmt))
 
 
 @njit(inline="always")

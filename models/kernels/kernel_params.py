@@ -6,6 +6,7 @@ here and nowhere else."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from ..formats import FormatSpec, Overflow, Rounding, get_format
@@ -45,9 +46,12 @@ def _nan_word(fmt, override: int | None) -> int:
     return fmt.canonical_nan
 
 
+@lru_cache(maxsize=256)
 def kernel_params(dp, p, k: int, c_fmt=None) -> KernelParams:
     """The KernelParams of EngineParams ``p`` on datapath ``dp`` with K=k
-    (``c_fmt``: C's format when c_convert changed it)."""
+    (``c_fmt``: C's format when c_convert changed it); built once per
+    configuration, since a loop of small batches asks for the same one on
+    every call."""
     d_fmt = get_format(dp.d_type)
     c_fmt = c_fmt or get_format(dp.c)
     i_fmt = get_format(p.inter_type) if p.inter_type else d_fmt

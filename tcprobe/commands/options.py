@@ -6,6 +6,7 @@ import click
 
 from tcprobe.console import send_output_to_stderr
 from tcprobe.models.isa import FAMILIES
+from tcprobe.schema import comma_names
 from tcprobe.validation.counts import MAX_CASES, CountError, parse_count
 
 # every command's --seed: a non-negative 64-bit integer (numpy's generators take no other)
@@ -38,7 +39,7 @@ def named_path(ctx, param, value):
 def comma_list(values, option: str) -> list[str]:
     """The names a repeatable comma-list option gives; given but naming nothing
     ('' or ' , ') is an error, never "all" (which leaving it out means)."""
-    names = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    names = list(comma_names(",".join(values)))
     if values and not names:
         raise click.BadParameter("names nothing (leave it out for all)", param_hint=option)
     return names

@@ -36,6 +36,7 @@ from tcprobe.models.f64 import is_f64
 from tcprobe.models.formats import describe
 from tcprobe.models.model import IntegerModel
 from tcprobe.probes.common import Finding, StepInfo
+from tcprobe.schema import comma_names
 
 from .context import Context
 from .fingerprint import Fingerprint
@@ -67,7 +68,7 @@ class LadderError(ValueError):
 def parse_steps(text: str | None) -> tuple[str, ...]:
     if text is None:
         return STEPS
-    steps = tuple(s.strip().lower() for s in text.split(",") if s.strip())
+    steps = comma_names(text.lower())
     if not steps:  # '' or ' , ' names nothing: an error, never every step
         raise LadderError(f"--steps names no step (leave it out for all: {', '.join(STEPS)})")
     bad = [s for s in steps if s not in STEPS]
@@ -256,6 +257,7 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
             f = run_step(ctx, step)
         if on_finding:
             on_finding(f)
+    ctx.end_view()  # the validation's C words are C's own
     findings = [ctx.findings[s] for s in ctx.order]
     fp = None
     val = None

@@ -20,7 +20,7 @@ from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams
-from tcprobe.models.formats import Class, decode, get_format
+from tcprobe.models.formats import Class, convert, decode, get_format
 from tcprobe.models.words import pow2
 from tcprobe.probes.common import Finding, co_active, complete, legal_mask, together
 from tcprobe.tiles.harness import Harness, HarnessError
@@ -52,6 +52,9 @@ class Context:
         self.b_fmt = get_format(dp.b_type)
         self.c_fmt = get_format(dp.c)
         self.d_fmt = get_format(dp.d_type)
+        # the type the steps see C in: C's own, or the narrower type the cinput
+        # step found C converted to, where C holds its every value (view_c)
+        self.model_dp = dp
         self.raw = False
         self.nominal: Harness | None = None
         try:
@@ -84,10 +87,32 @@ class Context:
     def co_active(self, lanes) -> bool:
         return co_active(self.dp, lanes)
 
+    def view_c(self, fmt: str) -> None:
+        """From now on the steps see C as ``fmt`` (a type C is converted to on
+        entry and that holds only values of C's type): the C words they build
+        are ``fmt``'s, widened exactly to C's type for the device, and the
+        models they ask take C as ``fmt`` (the conversion then changes nothing)."""
+        self.c_fmt = get_format(fmt)
+        self.model_dp = replace(self.dp, c_type=self.c_fmt.name)
+
+    def end_view(self) -> None:
+        """The steps are done: C's words are C's own type again (validation)."""
+        self.c_fmt = get_format(self.dp.c)
+        self.model_dp = self.dp
+
+    def _device_cases(self, cases: Cases) -> Cases:
+        """``cases`` as the device takes them: C widened from the view (view_c)."""
+        cases = self.complete(cases)
+        if self.model_dp is self.dp:
+            return cases
+        c = convert(np.asarray(cases.c), self.c_fmt, self.dp.c).astype(cases.c.dtype)
+        return Cases(cases.a, cases.b, c, cases.scale_a, cases.scale_b, cases.active,
+                     cases.names)
+
     def run(self, cases: Cases) -> np.ndarray:
         """Result words of logical cases: through the harness in use (raw
         devices) or the device's result mode."""
-        cases = self.complete(cases)
+        cases = self._device_cases(cases)
         self._count(len(cases))
         if self.raw and self.harness is not None:
             return self.harness.run(lambda batch: self.device.launch(self.dp, batch), cases)
@@ -98,7 +123,7 @@ class Context:
         first slice word of each case, whether all slice words agreed)."""
         if not (self.raw and self.harness is not None):
             return self.run(cases), np.ones(len(cases), bool)
-        cases = self.complete(cases)
+        cases = self._device_cases(cases)
         self._count(len(cases))
         dump = self.device.launch(self.dp, self.harness.pack(cases))
         el = self.harness.elements(dump)[:, self.harness.elems]
@@ -196,8 +221,10 @@ class Context:
         c_add = override.pop("c_add_rounding", None) if split else None  # else the engine's
         if split:
             override = {**override, "k_order": None, "block_size": len(split["parts"][0])}
-        return build_model(self.dp, self.params(**override), split=split, c_add_rounding=c_add,
-                           completing=True)
+        if self.model_dp is not self.dp:  # C is already in the type it is converted to
+            override = {**override, "c_convert": None}
+        return build_model(self.model_dp, self.params(**override), split=split,
+                           c_add_rounding=c_add, completing=True)
 
     def consistent(self, cases: Cases, words: np.ndarray, candidates: dict, make=None) -> list:
         """The candidate names whose model reproduces ``words`` on ``cases``

@@ -134,8 +134,10 @@ class Fingerprint:
     carry_top: str | None = None  # wrap | saturate | normalize (with carry_bits)
     align: str | None = None  # None: raw exponent sums
     c_join: str | None = None  # None: C is the first block's addend (last: added after)
+    c_convert: str | None = None  # None: C as it is (else rounded to this type on entry)
     inter_type: str | None = None  # None: blocks chain through the output type
     inter_rounding: str | None = None  # None: the output rounding
+    inter_frac_bits: int | None = None  # None: the output's kept bits (types agreeing)
     c_add_rounding: str | None = None  # the add of C after the blocks (c_join = "last")
     slice: list | None = None
     layout: dict | None = None

@@ -164,8 +164,7 @@ def mismatches(cands: list, p: pipeline.Problem, want: np.ndarray, fmt: str,
                 parts = made[id(pl)]
             except MatmulError:
                 continue
-            key = (s.c, s.saturate, s.split_kind, s.reduction, s.partials, s.fused, s.fma_on,
-                   s.bias_form, len(parts), pl.c_start)
+            key = (pipeline.finish_axes(s), len(parts), pl.c_start)
             groups.setdefault(key, []).append((i, s, pl, parts))
         # where no word of ``want`` is NaN, a word that differs is a mismatch
         nan_wanted = bool((decode(fmt, want.ravel()).cls == Class.NAN).any())

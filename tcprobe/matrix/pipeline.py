@@ -32,6 +32,7 @@ import tcprobe.matrix.plan as plans
 from tcprobe.models.formats import convert_input, get_format
 from tcprobe.models.model import Model
 
+from .axes import AXES
 from .mainloop import MainLoop
 from .operands import MatmulError
 
@@ -164,6 +165,16 @@ def _words(p: Problem, s, pl: plans.Plan, step) -> np.ndarray:
     if p.progress is not None and not _units(p, pl):
         p.progress(1, 1)
     return finish(p, s, pl, parts, (pl.operand_round, pl.k_limit, pl.partials))
+
+
+# the stages :func:`finish` runs: the schedule axes they read (axes.AXES) are its only inputs
+FINISH_STAGES = ("reduction", "epilogue", "output")
+
+
+def finish_axes(s) -> tuple:
+    """The values of every schedule axis :func:`finish` reads: two schedules
+    with the same values and the same partials finish alike."""
+    return tuple(getattr(s, a.name) for a in AXES if a.stage in FINISH_STAGES)
 
 
 def finish(p, s, pl: plans.Plan, parts: list[np.ndarray], key=None) -> np.ndarray:

@@ -33,6 +33,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
+from tcprobe.schema import comma_names
 
 from .registry import (  # noqa: F401 (the suites' vocabulary)
     REGISTRY,
@@ -60,7 +61,7 @@ def parse_suites(text: str | None) -> tuple[str, ...]:
     text names none (SuiteError: never every suite without a word)."""
     if text is None or text.strip().lower() in ("all", "default"):
         return SUITES
-    names = tuple(dict.fromkeys(s.strip().lower() for s in text.split(",") if s.strip()))
+    names = comma_names(text.lower())
     if not names:
         raise SuiteError(f"--suite names no suite (known: {', '.join(SUITES)}, all)")
     bad = [s for s in names if s not in SUITES]
