@@ -183,12 +183,18 @@ def run(ctx) -> Finding:
     wins = (max(DEFAULT_WINDOW_BITS, vis + 1), vis)
     others = [x for x in ROUNDINGS if x != output_defaults(ctx.d_fmt.name).rounding]
     ok = _fit(ctx, table, cs, w, wins, (None,), keeps, chains)
-    if not ok:  # K orders no dealing of runs expresses: the order the products show
+    shown = {}
+    if not ok:
+        # K orders no dealing of runs expresses: the order the products show,
+        # for the engine with C after its blocks (the one reading the block
+        # step cannot probe with C; C in the first block it can)
         shown = measured(ctx, E, plus, minus, small, table)
-        table = {**table, **shown}
-        ok = _fit(ctx, shown, cs, w, wins, (None,), keeps, chains)
+        ok = _fit(ctx, shown, cs, w, wins, (None,), keeps, chains, (None,))
     if not ok:
         ok = _fit(ctx, table, cs, w, (*wins, None), others, keeps, chains)
+    if not ok:
+        ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
+    table = {**table, **shown}
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -200,7 +206,8 @@ def run(ctx) -> Finding:
     # whose words some window gives (splits that agree so far can differ there)
     name = None
     for cand in ok:
-        okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand))
+        okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand),
+                                (None,) if cand in shown else UNPACKS)
         if okF:
             name = cand
             break
@@ -229,7 +236,7 @@ def run(ctx) -> Finding:
         # the splits that agree so far, told apart by two terms each below the
         # window: cut alone in a block with +-2**E, summed first (and kept) in
         # a block of their own
-        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table)
+        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table, shown)
         rivals = kept_splits or ok
         if kept_splits and kept_splits[0] != name:
             notes.append(f"two terms below the window, summed in a block of their own or cut "
@@ -247,7 +254,7 @@ def run(ctx) -> Finding:
                                         rounding=r, c_add=c, unpack=u,
                                         output_frac_bits=kb, **stage,
                                         **({"overflow": ov} if u != "f16" else {}))
-            for r in ROUNDINGS for u in UNPACKS for kb in keeps
+            for r in ROUNDINGS for u in ((None,) if name in shown else UNPACKS) for kb in keeps
             for n, stage in stages[u].items() if n in chains.get(name, {0})
             for c in (ROUNDINGS if u != "first" else ("rne",))
             for ov in (OVERFLOWS if u != "f16" else ("inf",))}
@@ -388,14 +395,14 @@ def run(ctx) -> Finding:
     return Finding("block", status, summary + caveat, values, ev, notes)
 
 
-def _fit(ctx, table, cs, w, wins, rounds, keeps, chains) -> list:
+def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> list:
     """The splits of ``table`` whose model (sub-MMAs of unpacked inputs, or
     the engine with C after its blocks, or C first in an exact sum; each
     intermediate type; a window of ``wins``, a rounding of ``rounds``, kept
-    bits of ``keeps``) gives the words; ``chains`` gathers the intermediate
-    types each fits with."""
+    bits of ``keeps``; the readings of ``unpacks``) gives the words;
+    ``chains`` gathers the intermediate types each fits with."""
     ok = []
-    for unpack in UNPACKS:
+    for unpack in unpacks:
         for n, stage in enumerate(_stages(ctx, unpack)):
             for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
                 cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
@@ -428,7 +435,7 @@ def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values)
         values["undetermined"]["block_size"] = why
 
 
-def _windows(ctx, parts, E, vis, keeps, only) -> tuple:
+def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
     """(the windows whose model gives the words, the cases, their words) of
     +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
     terms below 2**E and long significands; ``only``: the stage keys the
@@ -467,7 +474,7 @@ def _windows(ctx, parts, E, vis, keeps, only) -> tuple:
     # where the cancellation cannot sit in one block, or the term left is
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
-    for unpack in UNPACKS:
+    for unpack in unpacks:
         for stage in _stages(ctx, unpack, only):
             for r in roundings:
                 for kb in keeps:
@@ -489,7 +496,7 @@ def _stages(ctx, unpack, only=None) -> list:
     return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
 
 
-def _refine(ctx, ok, E, F, keeps, chains, table) -> list:
+def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
     """The splits in ``ok`` whose model (any design, rounding and kept bits)
     gives the words of +2**E and -2**E in lanes 0 and j and -2**(E-e) in
     lanes l and m, e one or two bits past the window F, C = 0."""
@@ -516,7 +523,8 @@ def _refine(ctx, ok, E, F, keeps, chains, table) -> list:
         parts = table[name]
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
-                 for u in UNPACKS for n, stage in enumerate(_stages(ctx, u))
+                 for u in ((None,) if name in shown else UNPACKS)
+                 for n, stage in enumerate(_stages(ctx, u))
                  if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
         if agree(cands, cs, w, ctx):
             fit.append(name)
