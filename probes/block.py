@@ -29,6 +29,8 @@ instead and finds the sub-MMAs and the add of C (fp8 mma.sync emulation).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from tcprobe.models.engine import PARAM
@@ -152,18 +154,25 @@ def _contradicts(ctx, found) -> bool:
 def _c_inside(ctx) -> bool:
     """Where no split of K into sub-MMAs fits, the other reading of a C that
     survives every cancellation: the window is at least as deep as C shows,
-    C in its first block (the internal step's finding says so from here on,
-    and the window stays named open). False where the depth is unknown."""
+    C in its first block. The internal step's finding is rebuilt to say so
+    (its values, summary and notes agree from here on; the window stays named
+    open). False where the depth is unknown."""
     internal = ctx.findings["internal"]
     depth = internal.values.get("c_survives")
     if depth is None:
         return False
     hi = PARAM["window_bits"].hi
-    internal.values["c_outside_window"] = False
-    internal.values["assumed"] = {"window_bits": depth if depth <= hi else None}
-    internal.values["probe_window"] = min(depth, hi)
-    internal.notes.append("no split of K into sub-MMAs reproduces the products' sums (block "
-                          f"step): C is taken inside a window of at least {depth} bits")
+    values = {**internal.values, "c_outside_window": False,
+              "assumed": {**internal.values.get("assumed", {}),
+                          "window_bits": depth if depth <= hi else None},
+              "probe_window": min(depth, hi)}
+    head = internal.summary.split(": the window")[0]
+    ctx.findings["internal"] = replace(
+        internal, values=values,
+        summary=(f"{head}: no split of K into sub-MMAs reproduces the products' sums (block "
+                 f"step), so C is in the first block of a window of at least {depth} bits"),
+        notes=[*internal.notes, "no split of K into sub-MMAs reproduces the products' sums "
+               f"(block step): C is taken inside a window of at least {depth} bits"])
     return True
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 
-from .common import Batch, Finding, StepInfo, window
+from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, window
 from .rounding import _chain_cases, random_sums
 
 STEP = StepInfo(
@@ -95,9 +95,25 @@ def run(ctx) -> Finding:
             cands[key] = {"align": align, **inter}
     ok = ctx.consistent(cases, words, cands)
     values = {"undetermined": {}}
+    notes = []
+    if not ok and ctx.value("carry_bits") is None:
+        # large sums may wrap, saturate or normalize in a narrow accumulator
+        # (the carry step, later, measures it): each reading with each top
+        wide = {(*key, b, top): {**c, "carry_bits": b, "carry_top": top}
+                for key, c in cands.items() for b in range(0, MOST_CARRY_BITS + 1)
+                for top in ("wrap", "saturate", "normalize")}
+        ok = list(dict.fromkeys(x[:3] for x in ctx.consistent(cases, words, wide)))
+        if ok:
+            notes.append("these sums fit only with an accumulator of a few carry bits (the "
+                         "carry step measures it)")
     if not ok:
-        return Finding("design", "partial", "no alignment or intermediate type fits these "
-                       f"{len(cases)} cases with the keys found so far; they stay as they were",
+        why = (f"no alignment or intermediate type fits these {len(cases)} cases with the "
+               "keys found so far")
+        values["undetermined"]["align"] = why
+        if narrow:
+            values["undetermined"]["inter_type"] = why
+            values["undetermined"]["inter_rounding"] = why
+        return Finding("design", "partial", f"{why}; they stay as they were (named open)",
                        values)
     here = (found.align, found.inter_type, found.inter_rounding)
     assumed = here if here in ok else ok[0]
@@ -126,6 +142,10 @@ def run(ctx) -> Finding:
         values["undetermined"]["inter_type"] = (
             f"blocks chained through {ctx.d_fmt.name} or f32 give the same words on every case "
             "here")
+        rounds = sorted({str(r) for _, t, r in ok if t is not None})
+        values["undetermined"]["inter_rounding"] = (
+            f"an f32 intermediate's rounding ({' or '.join(rounds)} fit) is open with the "
+            "intermediate type itself")
         values.setdefault("assumed", {}).update(inter_type=assumed[1], inter_rounding=assumed[2])
     how = {"normalized": "their true leading bit", "raw": "raw exponent sums"}
     through = [ctx.d_fmt.name if t == "None" else t for t in inter_types]
@@ -133,5 +153,6 @@ def run(ctx) -> Finding:
                f"chain through {through[0] if len(through) == 1 else ' or '.join(through)} "
                f"({len(cases)} cases)")
     status = "found" if not values["undetermined"] else "partial"
-    return Finding("design", status, summary, values, notes=[f"fits: {ok}"] if len(ok) > 1 else [])
+    return Finding("design", status, summary, values,
+                   notes=notes + ([f"fits: {ok}"] if len(ok) > 1 else []))
 

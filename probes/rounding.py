@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.engine import PARAM
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.formats import get_format
 from tcprobe.models.words import product, product_range, word
@@ -190,7 +191,8 @@ def run(ctx) -> Finding:
                           **design.get("assumed", {})}
             cands = {key: {**over, **model_keys} for key, over in cands.items()}
             notes.append("only " + ", ".join(f"{k} = {v}" for k, v in design.items())
-                         + " fits these sums")
+                         + " fits these sums" + (" (the internal step read the window under raw "
+                                                 "alignment)" if "window_bits" in design else ""))
     narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
@@ -302,7 +304,8 @@ def _blocks_of(ctx, over) -> list:
 
 def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     """The (rounding, kept bits) candidates some other design of the engine
-    makes fit (normalized alignment; blocks, of any size that divides K, in
+    makes fit (normalized alignment, with the window found or one bit either
+    side; blocks, of any size that divides K, in
     the found order, chained through f32 with any rounding where D is
     narrower), and that design's keys: the fewest changes first."""
     k = ctx.dp.k
@@ -327,6 +330,14 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                         over["block_size"] = size
                     if over:
                         designs.append(over)
+    # the internal step read the window on products of significand 1 under raw
+    # alignment; products aligned on their true leading bit can shift it a bit
+    F = ctx.value("window_bits")
+    if F is not None:
+        designs += [{**over, "window_bits": G} for over in list(designs)
+                    if over.get("align") == "normalized" and "block_size" not in over
+                    for G in (F - 1, F + 1) if PARAM["window_bits"].lo <= G <= PARAM[
+                        "window_bits"].hi]
     designs.sort(key=len)
     if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
         chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])
@@ -338,6 +349,11 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     tops = [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
             for t in ("wrap", "saturate", "normalize")]
     designs += [{**over, **top} for top in tops for over in designs if "block_size" not in over]
+    if ctx.value("overflow") is None:
+        # the chain cases' 2**E may pass the output's largest finite value in a
+        # design that chains through it: saturated there (the specials step,
+        # later, measures the overflow)
+        designs += [{**over, "overflow": "saturate"} for over in designs]
     # last, a block result passed on with fewer fraction bits than its type holds
     # (inter_frac_bits), in the found blocks, with a rounding of its own
     if found.block_size < k:

@@ -14,7 +14,11 @@ probe, so products probe each other:
    unless it sits in the one that runs first with one of them (that one
    rounds 2**E + small back to 2**E). Every (j, l) against lane 0, and the
    candidate splits (runs of 1, 2, 4, ... positions dealt to 1, 2, 4, ...
-   sub-MMAs, either order) whose model gives the same words remain;
+   sub-MMAs, either order) whose model gives the same words remain; where
+   none does (a K order no dealing expresses: pairs swapped, a
+   permutation), the order the products themselves show (every pair
+   against every lane, split_cases.measured) gives the candidates; a split
+   that gives every word under the reading found names the K order open;
 2. the window of one sub-MMA: +-2**E and 2**(E-e) in one of them;
 3. how each sub-MMA rounds into the output type, how C is added (the
    rounding of 1 + a fraction of its ulp), and whether the inputs are
@@ -33,10 +37,22 @@ from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
-from tcprobe.models.words import emax_biased, exp_range, home_exponent, product, product_range, word
-from tcprobe.suites.mix import random_cases
+from tcprobe.models.words import (
+    emax_biased,
+    exp_range,
+    home_exponent,
+    product,
+    product_range,
+)
 
 from .common import Batch, Finding
+from .split_cases import (
+    RANDOM_SUMS,
+    ieee_specials,
+    measured,
+    narrow_block_cases,
+    rounding_cases,
+)
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
 OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/engine.PARAMS)
@@ -44,7 +60,6 @@ OVERFLOWS = ("inf", "saturate", "ieee")  # the engine's overflow modes (models/e
 # to f16 and an IEEE add of C | the engine with C after its blocks | the
 # engine with C in its first block under an exact window (no cut at all)
 UNPACKS = ("f16", None, "first")
-RANDOM_SUMS = 800  # random sums closing the rounding step's cases
 
 
 def splits(k: int) -> dict:
@@ -157,23 +172,29 @@ def run(ctx) -> Finding:
                        {0: plus[:2], j: minus[:2], lane: small[:2]})
     cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
-    ok = []
     # sub-MMAs of unpacked inputs, or the engine with C after; a window that
     # keeps the small term, or one that cuts it (narrower than the output);
     # the output's own width or the visible one (fewer kept bits)
     keeps = _keeps(ctx, vis)
+    table = splits(k)
     chains = {}  # split -> the intermediate types (stage keys) it fits with
-    for unpack in UNPACKS:
-        for n, stage in enumerate(_stages(ctx, unpack)):
-            for F in (max(DEFAULT_WINDOW_BITS, vis + 1), vis):
-                for kb in keeps:
-                    cands = {name: model(ctx, parts, unpack=unpack, window=F,
-                                         output_frac_bits=kb, **stage)
-                             for name, parts in splits(k).items()
-                             if n not in chains.get(name, ())}
-                    for x in agree(cands, cs, w, ctx):
-                        ok += [x] if x not in ok else []
-                        chains.setdefault(x, set()).add(n)
+    # the output's own rounding first; where nothing fits, the others (a tie
+    # rounded away shows the small term) and an exact sum
+    wins = (max(DEFAULT_WINDOW_BITS, vis + 1), vis)
+    others = [x for x in ROUNDINGS if x != output_defaults(ctx.d_fmt.name).rounding]
+    ok = _fit(ctx, table, cs, w, wins, (None,), keeps, chains)
+    shown = {}
+    if not ok:
+        # K orders no dealing of runs expresses: the order the products show,
+        # for the engine with C after its blocks (the one reading the block
+        # step cannot probe with C; C in the first block it can)
+        shown = measured(ctx, E, plus, minus, small, table)
+        ok = _fit(ctx, shown, cs, w, wins, (None,), keeps, chains, (None,))
+    if not ok:
+        ok = _fit(ctx, table, cs, w, (*wins, None), others, keeps, chains)
+    if not ok:
+        ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
+    table = {**table, **shown}
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -181,12 +202,245 @@ def run(ctx) -> Finding:
     if not ok:
         return Finding("block", "partial", "C is not in the window, and no split of K into "
                        "sub-MMAs reproduces the three-product cases", values, ev)
-    name = ok[0]
-    parts = splits(k)[name]
+    # 2. the window of one sub-MMA, for the first split (in the order found)
+    # whose words some window gives (splits that agree so far can differ there)
+    name = None
+    for cand in ok:
+        okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand),
+                                (None,) if cand in shown else UNPACKS)
+        if okF:
+            name = cand
+            break
+    if name is None:
+        return Finding("block", "partial", f"K runs as {ok[0]}, but no window of a sub-MMA "
+                       "reproduces the cancellations inside one", values, ev, notes)
+    parts = table[name]
+    ok = ok[ok.index(name):]
     if len(ok) > 1:
         notes.append(f"splits {ok} all agree; taking {name}")
+    F = okF[0]
+    if len(okF) > 1:
+        top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
+        values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
+                                                 "inputs cannot reach further below)")
+        values["assumed"] = {"window_bits": F}
+    elif F is None:  # no cut at any depth the products reach
+        values["undetermined"]["window_bits"] = (
+            "exact: no cut; a term as deep below the largest products as any reaches keeps its "
+            "last bit (no window of up to 56 bits gives these words)")
+        values["assumed"] = {"window_bits": None}
+        values["probe_window"] = 56
 
-    # 2. the window of one sub-MMA: +-2**E and 2**(E-e) in the first one
+    rivals = ok
+    if len(ok) > 1 and F is not None:
+        # the splits that agree so far, told apart by two terms each below the
+        # window: cut alone in a block with +-2**E, summed first (and kept) in
+        # a block of their own
+        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table, shown)
+        rivals = kept_splits or ok
+        if kept_splits and kept_splits[0] != name:
+            notes.append(f"two terms below the window, summed in a block of their own or cut "
+                         f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
+            name = kept_splits[0]
+            parts = table[name]
+
+    # 3. roundings and the unpack
+    cs3 = ctx.complete(rounding_cases(ctx, parts, E))
+    w3 = ctx.run(cs3)
+    # the engine with C after its blocks: a block past the output passes Inf or
+    # the largest finite value on (the overflow), and the sums after it differ
+    stages = {u: dict(enumerate(_stages(ctx, u))) for u in UNPACKS}
+    grid = {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
+                                        rounding=r, c_add=c, unpack=u,
+                                        output_frac_bits=kb, **stage,
+                                        **({"overflow": ov} if u != "f16" else {}))
+            for r in ROUNDINGS for u in ((None,) if name in shown else UNPACKS) for kb in keeps
+            for n, stage in stages[u].items() if n in chains.get(name, {0})
+            for c in (ROUNDINGS if u != "first" else ("rne",))
+            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
+    allc = Cases.concat([cs, cs2, cs3])
+    allw = np.concatenate([w, w2, w3])
+    okr = agree(grid, allc, allw, ctx)
+    uncertain = not okr
+    if uncertain:
+        # random sums reach what no key found yet models (a floor near the
+        # products, a carry limit): the structured cases alone read the
+        # roundings, and whatever they leave several ways stays open
+        n3 = len(cs3) - RANDOM_SUMS
+        allc = Cases.concat([cs, cs2, cs3.take(np.arange(n3))])
+        allw = np.concatenate([w, w2, w3[:n3]])
+        okr = agree(grid, allc, allw, ctx)
+        # only the engine's readings take the keys the later steps find
+        # (an IEEE add of C after f16 sub-MMAs has no floor or carry limit)
+        if any(x[2] == "f16" for x in okr) and any(x[2] != "f16" for x in okr):
+            values["undetermined"]["c_join"] = (
+                f"the {RANDOM_SUMS} random sums fit no candidate, and the structured sums "
+                "fit both f16 sub-MMAs with an IEEE add of C and the engine with C after its "
+                "blocks; the model takes the engine (the later steps measure its other keys)")
+        okr = [x for x in okr if x[2] != "f16"]
+        if okr:
+            notes.append(f"no candidate gives the {RANDOM_SUMS} random sums' words: the "
+                         "roundings are read from the structured sums alone, and each one "
+                         "they leave open is named open (the later steps measure the "
+                         "engine's other keys)")
+    full = okr
+    overflows = sorted({x[3] for x in okr if x[2] != "f16"})
+    kept = sorted({x[4] for x in okr}, key=lambda x: -1 if x is None else x)
+    chained = {x[5] for x in okr if x[2] != "f16"}
+    chain_values = {}  # the engine's readings: blocks passed on as f32
+    if len(chained) == 1 and next(iter(chained)):
+        chain_values = dict(stages[None][next(iter(chained))])
+    elif chained and 0 not in chained:
+        chain_values = {"inter_type": "f32"}  # its rounding: the design step's
+    okr = list(dict.fromkeys(x[:3] for x in okr))
+    if not okr:
+        return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
+                       "rounding of the sub-MMAs and of the add of C reproduces the sums",
+                       values, ev, notes)
+    kinds = {x[2] for x in okr}
+    if "f16" in kinds and len(kinds) > 1 and not ieee_specials(ctx, grid[next(
+            y for y in full if y[2] == "f16")]):
+        # an IEEE add of C has IEEE specials: a device whose NaN words or
+        # overflow differ is the engine's reading (the later steps measure them)
+        okr = [x for x in okr if x[2] != "f16"]
+        kinds.discard("f16")
+        notes.append("f16 sub-MMAs with an IEEE add of C fit the sums, but not the device's "
+                     "special words (NaN, Inf, overflow): the engine with C after its blocks")
+    if len(kinds) > 1:  # one design that fits, the others named
+        # the compiler's emulation first (measured on silicon: models/emulated.py)
+        u = next(x for x in ("f16", None, "first") if x in kinds)
+        text = {"first": "C in the first block of an exact sum",
+                None: "C added after the blocks (the engine)",
+                "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}
+        values["undetermined"]["c_join"] = (
+            f"{' and '.join(text[x] for x in (u, *sorted(kinds - {u}, key=str)))} give the same "
+            "words on every case here; the model takes the first")
+        okr = [x for x in okr if x[2] == u]
+    r, c, u = okr[0]
+    best = next(x for x in full if x[:3] == (r, c, u))
+    _same_order(ctx, [x for x in rivals if x != name], table, parts, stages[u][best[5]], best,
+                F, allc, allw, values)
+    r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
+    # no reading gave the random sums: what the structured ones decide stands,
+    # the rest is named open, and the finding says the reading is uncertain
+    status = "partial" if uncertain else "found"
+    caveat = (f" (read from the structured sums alone: no reading gives the {RANDOM_SUMS} "
+              "random sums' words)" if uncertain else "")
+    for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
+                           ("split.c_add_rounding", 1, "the rounding of the add of C")):
+        seen = sorted({str(x[pos]) for x in okr})
+        if len(seen) > 1:
+            values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
+    if u in ("first", None):
+        values.update(chain_values)
+    if u == "first":
+        # C in the first block of an exact sum: no window cuts anything
+        if len(overflows) == 1:
+            values["overflow"] = overflows[0]
+        if len(kept) == 1:
+            values["output_frac_bits"] = kept[0]
+        values.update({
+            "window_bits": None, "block_size": len(parts[0]), "k_order": _order(k, parts),
+            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r})
+        values["assumed"] = {**values.get("assumed", {}), "window_bits": None}
+        if r_open:
+            values["assumed"]["output_rounding"] = r
+        values["undetermined"].pop("window_bits", None)
+        values["undetermined"]["window_bits"] = (
+            "exact: no cut; C and the products are summed exactly in each block (C at every "
+            "depth survives, and no window of up to 56 bits gives the sub-sums' words)")
+        values["probe_window"] = 56
+        return Finding("block", status, f"K runs as {len(parts)} blocks ({name}), each an exact "
+                       f"sum rounded {r.upper()} into {ctx.d_fmt.name}, C in the first{caveat}",
+                       values, ev, notes)
+    if u is None:
+        # the engine itself, C added after its blocks: every later step measures
+        # its floor, zero sign, NaN word, overflow and carries on this model
+        for key in ("split.c_add_rounding",):
+            if key in values["undetermined"]:
+                values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
+        if len(overflows) == 1:
+            values["overflow"] = overflows[0]
+        if len(kept) == 1:  # else the rounding step measures the kept bits
+            values["output_frac_bits"] = kept[0]
+        values.update({
+            "window_bits": None if "window_bits" in values["undetermined"] else F,
+            "block_size": len(parts[0]), "k_order": _order(k, parts),
+            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r,
+            "c_join": "last",
+            "c_add_rounding": None if "c_add_rounding" in values["undetermined"] else c})
+        if "c_add_rounding" in values["undetermined"]:
+            values.setdefault("assumed", {})["c_add_rounding"] = c
+        if r_open:
+            values.setdefault("assumed", {})["output_rounding"] = r
+        summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
+                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
+                   f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
+                   "from the previous one's result")
+        return Finding("block", status, summary + caveat, values, ev, notes)
+    values.update({
+        "window_bits": None if "window_bits" in values["undetermined"] else F,
+        "block_size": len(parts[0]), "k_order": None, "blocks": [list(p) for p in parts],
+        "output_rounding": r,
+        "split": {"parts": [list(p) for p in parts], "name": name, "window_bits": F,
+                  "output_rounding": r, "c_entry": "last", "c_add_rounding": c, "unpack": u},
+    })
+    summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
+               f"as {len(parts)} sub-MMAs ({name}: the first takes "
+               f"{_show(parts[0])}), each {_win(F)} rounded {r.upper()} into "
+               f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
+               f"unpacked to {u} first")
+    notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
+                 "fingerprint's model is a SplitModel")
+    return Finding("block", status, summary + caveat, values, ev, notes)
+
+
+def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> list:
+    """The splits of ``table`` whose model (sub-MMAs of unpacked inputs, or
+    the engine with C after its blocks, or C first in an exact sum; each
+    intermediate type; a window of ``wins``, a rounding of ``rounds``, kept
+    bits of ``keeps``; the readings of ``unpacks``) gives the words;
+    ``chains`` gathers the intermediate types each fits with."""
+    ok = []
+    for unpack in unpacks:
+        for n, stage in enumerate(_stages(ctx, unpack)):
+            for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
+                cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
+                                     output_frac_bits=kb, **stage)
+                         for name, parts in table.items() if n not in chains.get(name, ())}
+                for x in agree(cands, cs, w, ctx):
+                    ok += [x] if x not in ok else []
+                    chains.setdefault(x, set()).add(n)
+    return ok
+
+
+def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values):
+    """Name the K order (and block size) open where another split that agreed
+    so far gives every word of ``cases`` under the reading found (the first
+    two blocks of one product, say, whose order no sum may show)."""
+    r, c, u, ov, kb, _ = best
+    same = []
+    for alt in others:
+        m = model(ctx, table[alt], window=None if u == "first" else F, rounding=r, c_add=c,
+                  unpack=u, output_frac_bits=kb, **stage,
+                  **({"overflow": ov} if u != "f16" else {}))
+        if agree({alt: m}, cases, words, ctx):
+            same.append(alt)
+    if not same:
+        return
+    why = (f"{', '.join(same)} give the same words as the split taken on every case here "
+           "(the model takes the first that fits)")
+    values["undetermined"]["k_order"] = why
+    if any(len(table[alt][0]) != len(parts[0]) for alt in same):
+        values["undetermined"]["block_size"] = why
+
+
+def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
+    """(the windows whose model gives the words, the cases, their words) of
+    +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
+    terms below 2**E and long significands; ``only``: the stage keys the
+    split fitted with."""
+    dp, fa, fb = ctx.dp, ctx.a_fmt, ctx.b_fmt
     first = parts[0]
     bt2 = Batch(dp)
     if len(first) >= 3:
@@ -214,14 +468,14 @@ def run(ctx) -> Finding:
                                     {i: px[:2], j: half[:2], lane: t[:2]})
         cs2 = ctx.complete(bt2.cases())
     else:  # blocks of one or two products: a term below 2^E, or long significands
-        cs2 = ctx.complete(_narrow_block_cases(ctx, first, E))
+        cs2 = ctx.complete(narrow_block_cases(ctx, parts, E))
     w2 = ctx.run(cs2)
     okF = []
     # where the cancellation cannot sit in one block, or the term left is
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
-    for unpack in UNPACKS:
-        for stage in _stages(ctx, unpack, chains.get(name)):
+    for unpack in unpacks:
+        for stage in _stages(ctx, unpack, only):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
@@ -229,157 +483,7 @@ def run(ctx) -> Finding:
                             for F in [*range(4, 57), None] if F not in okF}
                     okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
     okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
-    if not okF:
-        return Finding("block", "partial", f"K runs as {name}, but no window of a sub-MMA "
-                       "reproduces the cancellations inside one", values, ev, notes)
-    F = okF[0]
-    if len(okF) > 1:
-        top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
-        values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
-                                                 "inputs cannot reach further below)")
-        values["assumed"] = {"window_bits": F}
-    elif F is None:  # no cut at any depth the products reach
-        values["undetermined"]["window_bits"] = (
-            "exact: no cut; a term as deep below the largest products as any reaches keeps its "
-            "last bit (no window of up to 56 bits gives these words)")
-        values["assumed"] = {"window_bits": None}
-        values["probe_window"] = 56
-
-    if len(ok) > 1 and F is not None:
-        # the splits that agree so far, told apart by two terms each below the
-        # window: cut alone in a block with +-2**E, summed first (and kept) in
-        # a block of their own
-        kept_splits = _refine(ctx, ok, E, F, keeps, chains)
-        if kept_splits and kept_splits[0] != name:
-            notes.append(f"two terms below the window, summed in a block of their own or cut "
-                         f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
-            name = kept_splits[0]
-            parts = splits(k)[name]
-
-    # 3. roundings and the unpack
-    cs3 = ctx.complete(_rounding_cases(ctx, parts, E))
-    w3 = ctx.run(cs3)
-    # the engine with C after its blocks: a block past the output passes Inf or
-    # the largest finite value on (the overflow), and the sums after it differ
-    stages = {u: dict(enumerate(_stages(ctx, u))) for u in UNPACKS}
-    grid = {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
-                                        rounding=r, c_add=c, unpack=u,
-                                        output_frac_bits=kb, **stage,
-                                        **({"overflow": ov} if u != "f16" else {}))
-            for r in ROUNDINGS for u in UNPACKS for kb in keeps
-            for n, stage in stages[u].items() if n in chains.get(name, {0})
-            for c in (ROUNDINGS if u != "first" else ("rne",))
-            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
-    allc = Cases.concat([cs, cs2, cs3])
-    allw = np.concatenate([w, w2, w3])
-    okr = agree(grid, allc, allw, ctx)
-    if not okr:
-        # random sums reach what no key found yet models (a floor near the
-        # products, a carry limit): the roundings from the structured cases,
-        # the later steps measuring the rest on the model found here
-        n3 = len(cs3) - RANDOM_SUMS
-        okr = agree(grid, Cases.concat([cs, cs2, cs3.take(np.arange(n3))]),
-                    np.concatenate([w, w2, w3[:n3]]), ctx)
-        # only the engine's readings take the keys the later steps find
-        # (an IEEE add of C after f16 sub-MMAs has no floor or carry limit)
-        okr = [x for x in okr if x[2] != "f16"]
-        if okr:
-            notes.append(f"no candidate gives the {RANDOM_SUMS} random sums' words: the "
-                         "roundings are read from the structured sums alone, with the "
-                         "engine's readings (the later steps measure its other keys)")
-    overflows = sorted({x[3] for x in okr if x[2] != "f16"})
-    kept = sorted({x[4] for x in okr}, key=lambda x: -1 if x is None else x)
-    chained = {x[5] for x in okr if x[2] != "f16"}
-    chain_values = {}  # the engine's readings: blocks passed on as f32
-    if len(chained) == 1 and next(iter(chained)):
-        chain_values = dict(stages[None][next(iter(chained))])
-    elif chained and 0 not in chained:
-        chain_values = {"inter_type": "f32"}  # its rounding: the design step's
-    okr = list(dict.fromkeys(x[:3] for x in okr))
-    if not okr:
-        return Finding("block", "partial", f"K runs as {name} with a {F}-bit window, but no "
-                       "rounding of the sub-MMAs and of the add of C reproduces the sums",
-                       values, ev, notes)
-    kinds = {x[2] for x in okr}
-    if len(kinds) > 1:  # one design that fits, the others named
-        # the compiler's emulation first (measured on silicon: models/emulated.py)
-        u = next(x for x in ("f16", None, "first") if x in kinds)
-        text = {"first": "C in the first block of an exact sum",
-                None: "C added after the blocks (the engine)",
-                "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}
-        values["undetermined"]["c_join"] = (
-            f"{' and '.join(text[x] for x in (u, *sorted(kinds - {u}, key=str)))} give the same "
-            "words on every case here; the model takes the first")
-        okr = [x for x in okr if x[2] == u]
-    r, c, u = okr[0]
-    r_open = len({x[0] for x in okr}) > 1  # the rounding step (or none) decides it
-    for key, pos, text in (("output_rounding", 0, "the sub-MMAs' rounding"),
-                           ("split.c_add_rounding", 1, "the rounding of the add of C")):
-        seen = sorted({str(x[pos]) for x in okr})
-        if len(seen) > 1:
-            values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
-    if u in ("first", None):
-        values.update(chain_values)
-    if u == "first":
-        # C in the first block of an exact sum: no window cuts anything
-        if len(overflows) == 1:
-            values["overflow"] = overflows[0]
-        if len(kept) == 1:
-            values["output_frac_bits"] = kept[0]
-        values.update({
-            "window_bits": None, "block_size": len(parts[0]), "k_order": _order(k, parts),
-            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r})
-        values["assumed"] = {**values.get("assumed", {}), "window_bits": None}
-        if r_open:
-            values["assumed"]["output_rounding"] = r
-        values["undetermined"].pop("window_bits", None)
-        values["undetermined"]["window_bits"] = (
-            "exact: no cut; C and the products are summed exactly in each block (C at every "
-            "depth survives, and no window of up to 56 bits gives the sub-sums' words)")
-        values["probe_window"] = 56
-        return Finding("block", "found", f"K runs as {len(parts)} blocks ({name}), each an exact "
-                       f"sum rounded {r.upper()} into {ctx.d_fmt.name}, C in the first", values,
-                       ev, notes)
-    if u is None:
-        # the engine itself, C added after its blocks: every later step measures
-        # its floor, zero sign, NaN word, overflow and carries on this model
-        for key in ("split.c_add_rounding",):
-            if key in values["undetermined"]:
-                values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
-        if len(overflows) == 1:
-            values["overflow"] = overflows[0]
-        if len(kept) == 1:  # else the rounding step measures the kept bits
-            values["output_frac_bits"] = kept[0]
-        values.update({
-            "window_bits": None if "window_bits" in values["undetermined"] else F,
-            "block_size": len(parts[0]), "k_order": _order(k, parts),
-            "blocks": [list(p) for p in parts], "output_rounding": None if r_open else r,
-            "c_join": "last",
-            "c_add_rounding": None if "c_add_rounding" in values["undetermined"] else c})
-        if "c_add_rounding" in values["undetermined"]:
-            values.setdefault("assumed", {})["c_add_rounding"] = c
-        if r_open:
-            values.setdefault("assumed", {})["output_rounding"] = r
-        summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
-                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
-                   f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
-                   "from the previous one's result")
-        return Finding("block", "found", summary, values, ev, notes)
-    values.update({
-        "window_bits": None if "window_bits" in values["undetermined"] else F,
-        "block_size": len(parts[0]), "k_order": None, "blocks": [list(p) for p in parts],
-        "output_rounding": r,
-        "split": {"parts": [list(p) for p in parts], "name": name, "window_bits": F,
-                  "output_rounding": r, "c_entry": "last", "c_add_rounding": c, "unpack": u},
-    })
-    summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
-               f"as {len(parts)} sub-MMAs ({name}: the first takes "
-               f"{_show(parts[0])}), each {_win(F)} rounded {r.upper()} into "
-               f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
-               f"unpacked to {u} first")
-    notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
-                 "fingerprint's model is a SplitModel")
-    return Finding("block", "found", summary, values, ev, notes)
+    return okF, cs2, w2
 
 
 def _stages(ctx, unpack, only=None) -> list:
@@ -392,7 +496,7 @@ def _stages(ctx, unpack, only=None) -> list:
     return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
 
 
-def _refine(ctx, ok, E, F, keeps, chains) -> list:
+def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
     """The splits in ``ok`` whose model (any design, rounding and kept bits)
     gives the words of +2**E and -2**E in lanes 0 and j and -2**(E-e) in
     lanes l and m, e one or two bits past the window F, C = 0."""
@@ -416,10 +520,11 @@ def _refine(ctx, ok, E, F, keeps, chains) -> list:
     w = ctx.run(cs)
     fit = []
     for name in ok:
-        parts = splits(k)[name]
+        parts = table[name]
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
-                 for u in UNPACKS for n, stage in enumerate(_stages(ctx, u))
+                 for u in ((None,) if name in shown else UNPACKS)
+                 for n, stage in enumerate(_stages(ctx, u))
                  if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
         if agree(cands, cs, w, ctx):
             fit.append(name)
@@ -429,58 +534,6 @@ def _refine(ctx, ok, E, F, keeps, chains) -> list:
 def _show(part) -> str:
     p = list(part)
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
-
-
-def _rounding_cases(ctx, parts, E) -> Cases:
-    """C = +-1 plus one product of 1/4 .. 3/4 of C's ulp; two products of one
-    sub-MMA whose sum is inexact in the output; random cases (subnormal inputs too)."""
-    dp = ctx.dp
-    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
-    kap = ctx.d_fmt.frac_bits
-    bt = Batch(dp)
-    lane = parts[-1][0]
-    for cs in (0, 1):
-        c = word(fc, cs, 1, 0)
-        for m, sh in ((1, 2), (1, 1), (3, 2), (5, 3)):
-            for s in (0, 1):
-                p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
-                if p is not None and c is not None:
-                    bt.add(f"C = {'-' if cs else ''}1, product {m}/2^{sh} of its ulp", {lane: p[:2]}, c)
-    a, b = parts[0][0], parts[0][1]
-    for m, sh in ((1, 2), (1, 1), (3, 2)):
-        for s in (0, 1):
-            one = product(fa, fb, 0, s)
-            p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
-            if one is not None and p is not None:
-                bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
-    rng = np.random.default_rng(ctx.seed + 53)
-    return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
-
-
-def _narrow_block_cases(ctx, first, E) -> Cases:
-    """Blocks of one or two products: +2**E beside +-2**(E-e) in a block of
-    two; lone products of long random significands at 2**E (a window cuts
-    their low bits) in the block's first lane; C = 0."""
-    dp = ctx.dp
-    fa, fb = ctx.a_fmt, ctx.b_fmt
-    bt = Batch(dp)
-    plus = product(fa, fb, E, 0)
-    if len(first) == 2 and plus is not None:
-        for e in range(1, 64):
-            for s in (0, 1):
-                p = product(fa, fb, E - e, s)
-                if p is not None:
-                    bt.add(f"lanes {first[0]}, {first[1]}: 2^{E}, {'-' if s else ''}2^{E - e}",
-                           {first[0]: plus[:2], first[1]: p[:2]})
-    rng = np.random.default_rng(ctx.seed + 59)
-    fr = (fa.frac_bits, fb.frac_bits)
-    for _ in range(200):
-        x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
-        y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
-        p = product(fa, fb, E, int(rng.integers(0, 2)), (x, y), fr)
-        if p is not None:
-            bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
-    return bt.cases()
 
 
 def _keeps(ctx, vis) -> list:

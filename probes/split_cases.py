@@ -1,0 +1,169 @@
+"""Cases of the split branch (probes/split.py): the products' own K order,
+special words, the sums that read the roundings, and the cases of blocks of
+one or two products."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcprobe.models.cases import Cases
+from tcprobe.models.formats import Specials
+from tcprobe.models.words import exp_range, max_sig, pow2, product, word
+from tcprobe.suites.mix import random_cases
+
+from .common import Batch
+
+MEASURED_MAX_K = 32  # K up to which the products' own order is measured (K^3 cases)
+RANDOM_SUMS = 800  # random sums closing the rounding step's cases
+
+
+def ieee_specials(ctx, m) -> bool:
+    """Whether model ``m`` gives the device's words on special cases: NaN in
+    A and in C, +Inf and -Inf products, Inf * 0, and the largest products in
+    every lane with C at the largest finite value of each sign."""
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    one_a, one_b, one_c = pow2(fa, 0), pow2(fb, 0), pow2(fc, 0)
+    bt = Batch(ctx.dp)
+    for f, put in ((fa, lambda w: ({0: (w, one_b)}, one_c)), (fc, lambda w: ({0: (one_a, one_b)}, w))):
+        if f.specials == Specials.IEEE:
+            top = ((1 << f.exp_bits) - 1) << (f.frac_bits + f.drop_bits)
+            nan = top | (1 << (f.frac_bits - 1 + f.drop_bits))
+            for x, name in ((nan, "NaN"), (top, "+Inf"), (top | 1 << (f.width - 1), "-Inf")):
+                bt.add(f"{f.name} {name}", *put(x))
+    if fa.specials == Specials.IEEE:
+        inf = ((1 << fa.exp_bits) - 1) << (fa.frac_bits + fa.drop_bits)
+        bt.add("Inf * 0", {0: (inf, pow2(fb, 0) * 0)}, one_c)
+        if ctx.co_active((0, 1)):
+            bt.add("+Inf and -Inf", {0: (inf, one_b), 1: (inf | 1 << (fa.width - 1), one_b)})
+    xa, xb, xc = exp_range(fa)[2], exp_range(fb)[2], exp_range(fc)[2]
+    for s in (0, 1):
+        big = product(fa, fb, xa + xb, s, (max_sig(fa), max_sig(fb)), (fa.frac_bits, fb.frac_bits))
+        cmax = word(fc, s, max_sig(fc), xc - fc.frac_bits)
+        if big is not None and cmax is not None:
+            bt.add("the largest products, C = max", {j: big[:2] for j in range(ctx.dp.k)}, cmax)
+    if not len(bt):
+        return True
+    cs = ctx.complete(bt.cases())
+    try:
+        return bool(np.array_equal(m.evaluate(cs), ctx.run(cs)))
+    except ValueError:
+        return False
+
+
+def measured(ctx, E, plus, minus, small, known) -> dict:
+    """Candidate splits in the order the products themselves show, for K
+    orders no dealing of runs expresses (pairs swapped, a permutation): +2**E
+    in lane j, -2**E in lane m (each way round) and 2**(E-v-1) in lane x, C
+    = 0. x survives both ways round where its block runs after both of j's
+    and m's (where the positive one comes first, x meets it in a rounding
+    and is lost), so the lanes ranked by how many pairs they survive are in
+    block order (lanes of one block tie; so do the first two of blocks of
+    one, taken both ways). Cut into blocks of every size; the products'
+    words decide which (if any) fits."""
+    k = ctx.dp.k
+    lanes = range(k)
+    if k < 3 or k > MEASURED_MAX_K:
+        return {}
+    bt = Batch(ctx.dp)
+    alone = {x: bt.add(f"lane {x}: 2^{E - ctx.d_fmt.frac_bits - 1} alone", {x: small[:2]})
+             for x in lanes}
+    rows = {}
+    for j in lanes:
+        for m in lanes:
+            if j == m:
+                continue
+            for x in lanes:
+                if x not in (j, m) and ctx.co_active((j, m, x)):
+                    rows[(j, m, x)] = bt.add(f"lane {j}: +2^{E}, lane {m}: -2^{E}, lane {x}: "
+                                             "a small term", {j: plus[:2], m: minus[:2],
+                                                              x: small[:2]})
+    w = ctx.run(ctx.complete(bt.cases()))
+    count = dict.fromkeys(lanes, 0)
+    for (j, m, x), r in rows.items():
+        back = rows.get((m, j, x))
+        if j < m and back is not None and w[r] == w[alone[x]] == w[back]:
+            count[x] += 1
+    out, seen = {}, set(known.values())
+    for tie in (1, -1):
+        order = sorted(lanes, key=lambda x: (count[x], tie * x))
+        size = 1
+        while size <= k:
+            parts = tuple(tuple(sorted(order[i:i + size])) for i in range(0, k, size))
+            if parts not in seen:
+                seen.add(parts)
+                out[f"blocks of {size} in the order the products show ({_show(order)})"] = parts
+            size *= 2
+    return out
+
+
+def rounding_cases(ctx, parts, E) -> Cases:
+    """C = +-1 plus one product of 1/4 .. 3/4 of C's ulp; two products of one
+    sub-MMA (of the first two, blocks of one) whose sum is inexact in the
+    output; random cases (subnormal inputs too)."""
+    dp = ctx.dp
+    fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
+    kap = ctx.d_fmt.frac_bits
+    bt = Batch(dp)
+    lane = parts[-1][0]
+    for cs in (0, 1):
+        c = word(fc, cs, 1, 0)
+        for m, sh in ((1, 2), (1, 1), (3, 2), (5, 3)):
+            for s in (0, 1):
+                p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
+                if p is not None and c is not None:
+                    bt.add(f"C = {'-' if cs else ''}1, product {m}/2^{sh} of its ulp", {lane: p[:2]}, c)
+    # (blocks of one: the first two blocks)
+    a, b = (parts[0][0], parts[0][1]) if len(parts[0]) > 1 else (parts[0][0], parts[1][0])
+    for m, sh in ((1, 2), (1, 1), (3, 2)):
+        for s in (0, 1):
+            one = product(fa, fb, 0, s)
+            p = product(fa, fb, -kap - sh, s, (m, 1), (0, 0))
+            if one is not None and p is not None:
+                bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
+    rng = np.random.default_rng(ctx.seed + 53)
+    return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
+
+
+def narrow_block_cases(ctx, parts, E) -> Cases:
+    """Blocks of one or two products: +2**E beside +-2**(E-e) in a block of
+    two; lone products of long random significands at 2**E (a window cuts
+    their low bits) in the block's first lane; under blocks of one, two such
+    products in the first two blocks, the second up to 12 binades larger or
+    smaller (its window cuts the first one's result); C = 0."""
+    dp = ctx.dp
+    first = parts[0]
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    bt = Batch(dp)
+    plus = product(fa, fb, E, 0)
+    if len(first) == 2 and plus is not None:
+        for e in range(1, 64):
+            for s in (0, 1):
+                p = product(fa, fb, E - e, s)
+                if p is not None:
+                    bt.add(f"lanes {first[0]}, {first[1]}: 2^{E}, {'-' if s else ''}2^{E - e}",
+                           {first[0]: plus[:2], first[1]: p[:2]})
+    rng = np.random.default_rng(ctx.seed + 59)
+    fr = (fa.frac_bits, fb.frac_bits)
+    for _ in range(200):
+        x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+        y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+        p = product(fa, fb, E, int(rng.integers(0, 2)), (x, y), fr)
+        if p is not None:
+            bt.add(f"lane {first[0]}: a long significand at 2^{E}", {first[0]: p[:2]})
+    if len(first) == 1 and len(parts) > 1:
+        i, j = first[0], parts[1][0]
+        for _ in range(400):
+            d = int(rng.integers(-12, 13))
+            x, y, u, v = (int(rng.integers(1 << f.frac_bits, 1 << (f.frac_bits + 1)))
+                          for f in (fa, fb, fa, fb))
+            p = product(fa, fb, E - max(d, 0), int(rng.integers(0, 2)), (x, y), fr)
+            q = product(fa, fb, E + min(d, 0), int(rng.integers(0, 2)), (u, v), fr)
+            if p is not None and q is not None:
+                bt.add(f"lanes {i}, {j}: long significands {d} binades apart",
+                       {i: p[:2], j: q[:2]})
+    return bt.cases()
+
+
+def _show(part) -> str:
+    p = list(part)
+    return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
