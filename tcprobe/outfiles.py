@@ -224,19 +224,17 @@ def refuse_same_files(outputs: dict, inputs: dict | None = None) -> None:
     names an input (``--out a.npy --a a.npy``: the input would be lost).
     ``outputs`` and ``inputs`` map an option to its path (None or ``-``: not
     a file); paths are compared after links and ``..`` are resolved."""
+    def files(paths):  # (option, the file it names, links and '..' resolved)
+        return [(o, p, os.path.realpath(p)) for o, p in (paths or {}).items()
+                if p is not None and str(p) != "-"]
+
     seen: dict[str, str] = {}
-    for option, path in outputs.items():
-        if path is None or str(path) == "-":
-            continue
-        key = os.path.realpath(path)
+    for option, path, key in files(outputs):
         if key in seen:
             raise UnsafePathError(f"{seen[key]} and {option} name the same file {path}: the "
                                   "second would replace the first; give each its own")
         seen[key] = option
-    for option, path in (inputs or {}).items():
-        if path is None or str(path) == "-":
-            continue
-        key = os.path.realpath(path)
+    for option, path, key in files(inputs):
         if key in seen:
             raise UnsafePathError(f"{seen[key]} {path} is also {option}: writing it would "
                                   "overwrite that input; choose another path")

@@ -22,10 +22,11 @@ whose model misses a held-out word is ``wrong_validated``: never allowed.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from ladder_designs import Verdict as DesignVerdict
 
 from tcprobe.models import amd_profiles, isa_amd
 from tcprobe.models.amd import (
@@ -104,29 +105,13 @@ def held_out(dp, n: int, seed: int = HELD_OUT_SEED):
 
 
 @dataclass
-class Verdict:
-    validated: bool
-    held_out_mismatches: int
-    exact: list = field(default_factory=list)
-    open: list = field(default_factory=list)
-    wrong: dict = field(default_factory=dict)
-    untrue_ranges: dict = field(default_factory=dict)
+class Verdict(DesignVerdict):
+    """The NVIDIA designs' verdict (tests/ladder_designs.py) with the mfma step's status."""
+
     status: str = ""
 
-    @property
-    def wrong_validated(self) -> bool:
-        return self.validated and self.held_out_mismatches > 0
-
-    @property
-    def kind(self) -> str:
-        if self.wrong or self.untrue_ranges or not self.validated or self.held_out_mismatches:
-            return "wrong"
-        return "open" if self.open else "recovered"
-
     def text(self) -> str:
-        return (f"{self.kind} ({self.status}): validated {self.validated}, held-out mismatches "
-                f"{self.held_out_mismatches}, exact {self.exact}, open {self.open}, wrong "
-                f"{self.wrong}, untrue ranges {self.untrue_ranges}")
+        return f"({self.status}) " + super().text()
 
 
 def _words(dp, params, cases):

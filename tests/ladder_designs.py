@@ -160,13 +160,21 @@ def _inter_keep(dp, inter_type, bits, out_keep):
 
 
 def _converted(dp, c_convert):
-    """C's conversion on entry as the fingerprint names it: None where C holds
-    only values of that type already (the conversion changes nothing)."""
-    from tcprobe.probes.cinput import holds
+    """C's conversion on entry as the fingerprint names it: None where the
+    conversion changes no C word (judged by the engine's own conversion on
+    C's extreme words, not by the ladder's step): the largest and smallest
+    finite magnitudes and a significand of all ones, both signs."""
+    from tcprobe.models.formats import convert
+    from tcprobe.models.words import exp_range, max_sig, word
 
-    if c_convert is None or holds(c_convert, dp.c):
+    if c_convert is None:
         return None
-    return get_format(c_convert).name
+    c = get_format(dp.c)
+    lo, _, hi = exp_range(c)
+    mags = [(max_sig(c), hi - c.frac_bits), (1, lo), ((1 << (c.frac_bits + 1)) - 1, -c.frac_bits)]
+    words = np.array([word(c, s, m, q) for s in (0, 1) for m, q in mags], np.int64)
+    back = convert(convert(words, c, c_convert), c_convert, c)
+    return None if np.array_equal(back, words) else get_format(c_convert).name
 
 
 def found_keys(dp, fp) -> tuple[dict, set]:
