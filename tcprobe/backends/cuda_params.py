@@ -61,15 +61,13 @@ PARAM_FIELDS = ("a", "b", "a_conv", "b_conv", "window", "floor", "carry_bits", "
                 "pgcm", "gf", "amd", "amd_l", "amd_f2", "c", "cc", "c_conv", "cc_nan", "zero_ieee",
                 "normalized", "c_last", "c_add", "c_add_ieee", "c_add_window", "c_every", "unpack",
                 "u_nan", "ua", "ub", "c_keep")
-GROUP_FIELDS = 11  # grp_mode .. gf: the fp4 kinds' ScaledParams
-AMD_FIELDS = 3  # amd, amd_l, amd_f2: an AMD design (kernels/tc_gemm_amd.cuh)
 _SPECS = {"a", "b", "scale", "c", "cc", "ua", "ub"}  # TcSpec fields; TcStage: inter, out, c_add
 _STAGES = {"inter", "out", "c_add"}
 _SIZE = {f: len(SPEC_FIELDS) if f in _SPECS else
          len(SPEC_FIELDS) + len(STAGE_FIELDS) - 1 if f in _STAGES else 1 for f in PARAM_FIELDS}
 _AT = {f: sum(_SIZE[g] for g in PARAM_FIELDS[:i]) for i, f in enumerate(PARAM_FIELDS)}
+_AT_INDEX = {f: i for i, f in enumerate(PARAM_FIELDS)}
 N_PARAMS = sum(_SIZE.values())
-C_FIELDS = N_PARAMS - _AT["c"]  # c .. c_keep: the chain's C, zero signs, alignment, c_last, unpack
 SCALE_FORMATS = ("ue8m0", "ue4m3")  # block scales the kernel folds into the elements
 # What the backend says of the models it does not compute, by type (the reason
 # each is not the kernel's chain).
@@ -203,14 +201,10 @@ def _pack_mfma(mdl) -> np.ndarray:
     dp, p = mdl.datapath, mdl.params
     f32 = get_format("f32")
     stage = [*_spec(f32.spec), 1, f32.frac_bits, int(f32.canonical_nan), 0]
-    block = 1 if p.design == "fma" else int(p.block)
-    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
-              int(p.window), NO_FLOOR, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
-              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
-              AMD_DESIGN[p.design], block, int(p.window2), *_plain_c("f32")]
-    out = np.array(values, np.int64)
-    assert out.size == N_PARAMS
-    return out
+    return _assemble("f32", a=_spec(get_format(dp.a_type).spec),
+                     b=_spec(get_format(dp.b_type).spec), window=int(p.window), block=dp.k,
+                     per_instr=1, inter=stage, out=stage, amd=AMD_DESIGN[p.design],
+                     amd_l=1 if p.design == "fma" else int(p.block), amd_f2=int(p.window2))
 
 
 def _split_block(mdl) -> int:
@@ -272,8 +266,7 @@ def _pack_split(mdl) -> np.ndarray:
             "c_add": [*_spec(d_fmt.spec), int(ROUNDINGS[mdl.c_add_rounding]), d_fmt.frac_bits,
                       int(d_fmt.canonical_nan), 0 if window is None else int(OVERFLOWS["inf"])]}
     for name, v in vals.items():
-        v = v if isinstance(v, list) else [v]
-        out[_AT[name]:_AT[name] + len(v)] = v
+        _put(out, name, v)
     return out
 
 
@@ -343,12 +336,47 @@ def _spec(spec: FormatSpec) -> list[int]:
     return [int(x) for x in spec]
 
 
-def _plain_c(fmt: str) -> list[int]:
-    """The C fields of a chain that reads its C as D (``fmt``), unconverted,
-    +0 zeros, raw alignment, C in the first block (c_add unused)."""
+# The fields every packer names; _unused gives the others.
+_NAMED_BY_EVERY_PACKER = frozenset({"a", "b", "window", "block", "per_instr", "inter", "out"})
+
+
+def _unused(fmt: str) -> dict:
+    """The fields a packer need not name, at the values that leave their part
+    of the kernel unused: no input conversion, no floor or carry bits, no
+    integer mode, ue8m0 scales of no block, no fp4 groups (grp_mode .. gf), no
+    AMD design, and the chain's C read as ``fmt`` unconverted (+0 zeros, raw
+    alignment, C in the first block, no c_add, no unpacking)."""
     spec = _spec(get_format(fmt).spec)
-    out = [*spec, *spec, 0, 0, 0, 0, 0, *spec, 0, 0, 0, 0, 0, -1, 0, 0, 0, *spec, *spec, 0]
-    assert len(out) == C_FIELDS
+    groups = PARAM_FIELDS[_AT_INDEX["grp_mode"]:_AT_INDEX["gf"] + 1]
+    out = {"a_conv": 0, "b_conv": 0, "floor": NO_FLOOR, "carry_bits": -1, "carry_top": 0,
+           "int_mode": 0, "int_xor": 0, "scale": _spec(get_format("ue8m0").spec),
+           "scale_block": 0, **dict.fromkeys(groups, 0), "amd": 0, "amd_l": 0, "amd_f2": 0,
+           "c": spec, "cc": spec, "c_conv": 0, "cc_nan": 0, "zero_ieee": 0, "normalized": 0,
+           "c_last": 0, "c_add": [*spec, 0, 0, 0, 0], "c_add_ieee": 0, "c_add_window": -1,
+           "c_every": 0, "unpack": 0, "u_nan": 0, "ua": spec, "ub": spec, "c_keep": 0}
+    assert out.keys() | _NAMED_BY_EVERY_PACKER == set(PARAM_FIELDS)
+    return out
+
+
+def _put(out: np.ndarray, name: str, value) -> None:
+    """Write TcParams field ``name`` (a number, or a spec's or stage's list)."""
+    value = value if isinstance(value, list) else [value]
+    if len(value) != _SIZE[name]:
+        raise AssertionError(f"TcParams.{name} takes {_SIZE[name]} numbers, not {len(value)}")
+    out[_AT[name]:_AT[name] + _SIZE[name]] = value
+
+
+def _assemble(plain_c: str, **named) -> np.ndarray:
+    """TcParams as one int64 array, field by field by name: the fields every
+    packer names, any others it sets, the rest at their unused values
+    (``_unused(plain_c)``)."""
+    unknown = named.keys() - set(PARAM_FIELDS)
+    missing = _NAMED_BY_EVERY_PACKER - named.keys()
+    if unknown or missing:
+        raise AssertionError(f"TcParams: unknown {sorted(unknown)}, missing {sorted(missing)}")
+    out = np.zeros(N_PARAMS, np.int64)
+    for name, value in {**_unused(plain_c), **named}.items():
+        _put(out, name, value)
     return out
 
 
@@ -374,17 +402,15 @@ def pack(mdl) -> np.ndarray:
     w = kp.window
     conv = INPUT_CONVERSIONS[p.input_conversion]
     nan = c_fmt.canonical_nan
-    values = [*_spec(kp.a_spec), *_spec(kp.b_spec), conv, conv, int(w.bits),
-              int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR, int(w.carry_bits),
-              int(w.carry_top), int(kp.block), dp.k // kp.block, *_stage(kp.inter),
-              *_stage(kp.out), 0, 0, *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS,
-              *[0] * AMD_FIELDS, *_spec(get_format(dp.c).spec), *_spec(kp.c_spec),
-              int(p.c_convert is not None), int(nan if nan is not None else 0),
-              int(not kp.out.zero_pos), int(kp.normalized), int(kp.c_last), *_stage(kp.c_add),
-              int(not kp.c_add.zero_pos), -1, 0, 0, 0, *_spec(kp.a_spec), *_spec(kp.b_spec), 0]
-    out = np.array(values, np.int64)
-    assert out.size == N_PARAMS
-    return out
+    return _assemble(
+        dp.c, a=_spec(kp.a_spec), b=_spec(kp.b_spec), a_conv=conv, b_conv=conv,
+        window=int(w.bits), floor=int(w.floor) if w.floor != NO_FLOOR else NO_FLOOR,
+        carry_bits=int(w.carry_bits), carry_top=int(w.carry_top), block=int(kp.block),
+        per_instr=dp.k // kp.block, inter=_stage(kp.inter), out=_stage(kp.out),
+        cc=_spec(kp.c_spec), c_conv=int(p.c_convert is not None),
+        cc_nan=int(nan if nan is not None else 0), zero_ieee=int(not kp.out.zero_pos),
+        normalized=int(kp.normalized), c_last=int(kp.c_last), c_add=_stage(kp.c_add),
+        c_add_ieee=int(not kp.c_add.zero_pos), ua=_spec(kp.a_spec), ub=_spec(kp.b_spec))
 
 
 def _pack_integer(mdl) -> np.ndarray:
@@ -394,14 +420,10 @@ def _pack_integer(mdl) -> np.ndarray:
     dp = mdl.datapath
     block = _int_block(dp.k)
     zero_stage = [*_spec(get_format("s32").spec), 0, 0, 0, 0]
-    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
-              0, NO_FLOOR, -1, 0, block, dp.k // block, *zero_stage, *zero_stage,
-              2 if mdl.saturate else 1, 1 if dp.bitop == "xor" else 0,
-              *_spec(get_format("ue8m0").spec), 0, *[0] * GROUP_FIELDS, *[0] * AMD_FIELDS,
-              *_plain_c("s32")]
-    out = np.array(values, np.int64)
-    assert out.size == N_PARAMS
-    return out
+    return _assemble("s32", a=_spec(get_format(dp.a_type).spec),
+                     b=_spec(get_format(dp.b_type).spec), window=0, block=block,
+                     per_instr=dp.k // block, inter=zero_stage, out=zero_stage,
+                     int_mode=2 if mdl.saturate else 1, int_xor=int(dp.bitop == "xor"))
 
 
 def _opt(v) -> int:
@@ -421,18 +443,17 @@ def _pack_scaled(mdl) -> np.ndarray:
     floor = NO_FLOOR if (p.q_floor is None or not chain) else int(p.q_floor) + window
     stage = [*_spec(f32.spec), 0, f32.frac_bits, int(f32.canonical_nan),
              int(OVERFLOWS[p.overflow])]
-    groups = [0] * GROUP_FIELDS if chain else [
-        1, _opt(p.product_window), _opt(p.c_window), _opt(p.scale_window), _opt(p.q_floor),
-        int(p.product_group), int(p.c_dominant), int(p.merge_group), int(p.c_merge_bits),
-        int(p.per_group_c_merge), _opt(p.group_floor)]
-    values = [*_spec(get_format(dp.a_type).spec), *_spec(get_format(dp.b_type).spec), 0, 0,
-              window, floor, -1, 0, dp.k, 1, *stage, *stage, 0, 0,
-              *_spec(get_format(dp.scale_type).spec), int(dp.scale_block), *groups,
-              *[0] * AMD_FIELDS, *_plain_c("f32")]
-    values[-1] = int(p.zero_c == "keep")
-    out = np.array(values, np.int64)
-    assert out.size == N_PARAMS
-    return out
+    groups = {} if chain else {
+        "grp_mode": 1, "pw": _opt(p.product_window), "cw": _opt(p.c_window),
+        "sw": _opt(p.scale_window), "qf": _opt(p.q_floor), "pg": int(p.product_group),
+        "cdom": int(p.c_dominant), "mg": int(p.merge_group), "cmb": int(p.c_merge_bits),
+        "pgcm": int(p.per_group_c_merge), "gf": _opt(p.group_floor)}
+    return _assemble("f32", a=_spec(get_format(dp.a_type).spec),
+                     b=_spec(get_format(dp.b_type).spec), window=window, floor=floor,
+                     block=dp.k, per_instr=1, inter=stage, out=stage,
+                     scale=_spec(get_format(dp.scale_type).spec),
+                     scale_block=int(dp.scale_block), **groups,
+                     c_keep=int(p.zero_c == "keep"))
 
 
 def scale_blocks(mdl) -> int:
