@@ -78,7 +78,7 @@ ROWS = [  # (GPU, arch, family, input, D): tests/cuda_backend_support.py's COVER
 # build to (tests/cuda_backend_support.py, in the tree the GPU run is given),
 # one list in one place
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from cuda_backend_support import AMD  # noqa: E402
+from cuda_backend_support import AMD, model_chain  # noqa: E402
 from cuda_backend_support import INTEGER as INTEGER_ROWS  # noqa: E402
 from cuda_backend_support import SCALED as SCALED_ROWS  # noqa: E402
 from cuda_backend_support import SPARSE as SPARSE_ROWS  # noqa: E402
@@ -185,28 +185,11 @@ def small_cases(limit: int | None = None) -> list[dict]:
 
 
 def engine_words(case: dict) -> np.ndarray:
-    """The CPU engine's words of one case (run in a worker process)."""
-    from tcprobe.models import gemm
-    from tcprobe.models.cases import Cases
-
-    mdl = model_for(case["row"])
-    a, b, c = case["a"], case["b"], case["c"]
-    tiles = SMALL[2]
-    if gemm.supports(mdl) and not mdl.datapath.block_scaled:
-        decoded = None
-        if case["active"] is not None and not mdl.datapath.is_integer:
-            decoded = gemm.decoders(mdl, a, b, case["active"])  # left-out positions masked
-        return gemm.gemm_words(mdl, a, b, c, (0, tiles), decoded)
-    dp, (m, n) = mdl.datapath, c.shape
-    acc, b_t, ns = c.copy(), np.ascontiguousarray(b.T), dp.n_scales
-    for t in range(tiles):  # models.gemm has no block-scaled or AMD chain: the model's own
-        ks, ss = slice(t * dp.k, (t + 1) * dp.k), slice(t * ns, (t + 1) * ns)
-        scaled = dp.block_scaled
-        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel(),
-                      np.repeat(case["sa"][:, ss], n, axis=0) if scaled else None,
-                      np.tile(case["sb"][:, ss], (m, 1)) if scaled else None)
-        acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
-    return acc
+    """The CPU model's words of one case (run in a worker process): the
+    model's own evaluate tile by tile, each instruction's D the next one's C,
+    with the case's sparse metadata and block scales (the tests' model_chain)."""
+    return model_chain(model_for(case["row"]), case["a"], case["b"], case["c"], 0, SMALL[2],
+                       case["active"], case["sa"], case["sb"])
 
 
 # ---------------------------------------------------------------------------

@@ -112,21 +112,6 @@ def scales(rng, kind, m, n, blocks, fmt="ue8m0"):
     return sa, sb
 
 
-def scaled_chain(mdl, a, b, c, sa, sb, lo: int, hi: int) -> np.ndarray:
-    """The block-scaled model's own evaluate tile by tile over tiles lo..hi."""
-    dp = mdl.datapath
-    m, n = c.shape
-    ns = dp.n_scales
-    acc = np.asarray(c, np.uint32).copy()
-    b_t = np.ascontiguousarray(b.T)
-    for t in range(lo, hi):
-        ks, ss = slice(t * dp.k, (t + 1) * dp.k), slice(t * ns, (t + 1) * ns)
-        cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel(),
-                      np.repeat(sa[:, ss], n, axis=0), np.tile(sb[:, ss], (m, 1)))
-        acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
-    return acc
-
-
 def fp4_operands(rng, kind, dp, m, n, tiles):
     """e2m1 A and B, their scales and C that reach the fp4 kinds' rules.
     cancel (one instruction): each instruction's first product large (e2m1 2 ..
@@ -297,19 +282,22 @@ def engine_chain(mdl, a, b, c, lo: int, hi: int) -> np.ndarray:
     return acc
 
 
-def model_chain(mdl, a, b, c, lo: int, hi: int, active=None) -> np.ndarray:
+def model_chain(mdl, a, b, c, lo: int, hi: int, active=None, sa=None, sb=None) -> np.ndarray:
     """The plain model (its own ``evaluate``: IntegerModel's numpy sums, the
-    engine's fused_dot) tile by tile over tiles lo..hi: each instruction's D
-    the next one's C (``active``: a sparse A's kept positions)."""
+    engine's fused_dot, the block-scaled kinds' scaled_case) tile by tile over
+    tiles lo..hi: each instruction's D the next one's C (``active``: a sparse
+    A's kept positions; ``sa``, ``sb``: block scales (M, blocks), (N, blocks))."""
     dp = mdl.datapath
     m, n = c.shape
+    ns = dp.n_scales if sa is not None else 0
     acc = np.asarray(c, np.uint32).copy()
     b_t = np.ascontiguousarray(b.T)
     for t in range(lo, hi):
-        ks = slice(t * dp.k, (t + 1) * dp.k)
+        ks, ss = slice(t * dp.k, (t + 1) * dp.k), slice(t * ns, (t + 1) * ns)
         act = None if active is None else np.repeat(active[:, ks], n, axis=0)
         cases = Cases(np.repeat(a[:, ks], n, axis=0), np.tile(b_t[:, ks], (m, 1)), acc.ravel(),
-                      active=act)
+                      None if sa is None else np.repeat(sa[:, ss], n, axis=0),
+                      None if sb is None else np.tile(sb[:, ss], (m, 1)), active=act)
         acc = mdl.evaluate(cases).reshape(m, n).astype(np.uint32)
     return acc
 

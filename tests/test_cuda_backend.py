@@ -24,7 +24,6 @@ from cuda_backend_support import (
     model_of,
     operands,
     row_id,
-    scaled_chain,
     scales,
     sparse_active,
 )
@@ -401,13 +400,13 @@ def test_scaled_words_equal_model(row):
         a, b, c = operands(rng, kind, dp.a_type, dp.b_type, dp.d_type, 19, 3 * dp.k, 21)
         for skind in ("near", "raw", "special"):
             sa, sb = scales(rng, skind, 19, 21, 3 * dp.n_scales, dp.scale_type)
-            want = scaled_chain(mdl, a, b, c, sa, sb, 0, 3)
+            want = model_chain(mdl, a, b, c, 0, 3, sa=sa, sb=sb)
             got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, 3, sa=sa, sb=sb)
             assert_same_words(got, want, f"{kind}/{skind}")
             if kind == "finite" and skind == "near":  # the scales count: all-one scales differ
                 one = (np.full_like(sa, cuda_params.scale_one(mdl)),
                        np.full_like(sb, cuda_params.scale_one(mdl)))
-                assert not np.array_equal(scaled_chain(mdl, a, b, c, *one, 0, 3), want)
+                assert not np.array_equal(model_chain(mdl, a, b, c, 0, 3, None, *one), want)
                 assert ((want & 0x7FFFFFFF) != 0).mean() > 0.9
 
 
@@ -432,12 +431,12 @@ def test_fp4_rules_words_equal_model(dp_id, profile):
     reached = dict.fromkeys(k for k, off in RULES.items() if getattr(p, k) != off)
     for kind, tiles in (("cancel", 1), ("floor", 2)):
         a, b, c, sa, sb = fp4_operands(rng, kind, dp, 24, 20, tiles)
-        want = scaled_chain(mdl, a, b, c, sa, sb, 0, tiles)
+        want = model_chain(mdl, a, b, c, 0, tiles, sa=sa, sb=sb)
         got = cuda_gemm.gemm_words_cuda(mdl, a, b, c, 0, tiles, sa=sa, sb=sb)
         assert np.array_equal(got, want), (kind, int((got != want).sum()))
         for rule in reached:
             off = BlockScaledModel(mdl.name, dp, mdl.evidence, p.replace(**{rule: RULES[rule]}))
-            if not np.array_equal(scaled_chain(off, a, b, c, sa, sb, 0, tiles), want):
+            if not np.array_equal(model_chain(off, a, b, c, 0, tiles, sa=sa, sb=sb), want):
                 reached[rule] = kind
     assert all(reached.values()), reached
 
@@ -517,10 +516,10 @@ def test_scaled_zero_c_keep(dp_id):
     sa, sb = scales(rng, "near", 12, 10, 2 * dp.n_scales)
     a[:4] = 0  # rows of zero products (B finite: no Inf that makes a NaN)
     c[:4] = 0x80000000
-    want = scaled_chain(keep, a, b, c, sa, sb, 0, 2)
+    want = model_chain(keep, a, b, c, 0, 2, sa=sa, sb=sb)
     assert np.array_equal(cuda_gemm.gemm_words_cuda(keep, a, b, c, 0, 2, sa=sa, sb=sb), want)
     assert (want[:4] == 0x80000000).all()
-    assert not np.array_equal(scaled_chain(mdl, a, b, c, sa, sb, 0, 2), want)
+    assert not np.array_equal(model_chain(mdl, a, b, c, 0, 2, sa=sa, sb=sb), want)
 
 
 def registry_auto(row):

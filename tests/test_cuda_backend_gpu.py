@@ -20,7 +20,6 @@ from cuda_backend_support import (
     model_of,
     operands,
     row_id,
-    scaled_chain,
     scales,
     sparse_active,
 )
@@ -88,7 +87,7 @@ def test_kernel_scaled_words_equal_model(row):
         dev = _dev(a, b, c, sa, sb)
         got = cuda_gemm.gemm_words_cuda(mdl, *dev[:3], 0, 4, sa=dev[3], sb=dev[4])
         got = got.cpu().numpy().view(np.uint32)
-        assert np.array_equal(got, scaled_chain(mdl, a, b, c, sa, sb, 0, 4)), kind
+        assert np.array_equal(got, model_chain(mdl, a, b, c, 0, 4, sa=sa, sb=sb)), kind
 
 
 @gpu_only
