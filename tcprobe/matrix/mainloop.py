@@ -76,9 +76,13 @@ def kept_units(dp: Datapath, marked: np.ndarray, what: str) -> np.ndarray:
 
 def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
     """The K positions a sparse A keeps: its nonzero words, checked against the
-    datapath's pattern. Which zero positions the metadata also selects
-    changes no word (zero products never set the anchor), so only the
-    nonzero ones are marked."""
+    datapath's pattern. Where a group holds fewer nonzeros than the pattern
+    keeps, the metadata also selects zeros; which ones changes no word while B
+    is finite there (zero products never set the anchor), but a selected +0
+    times an Inf or NaN of B is NaN on the GPU. tcprobe.matmul takes the
+    metadata to select no such zero (README: B is never read where A keeps
+    no nonzero); ``tcprobe.dot``'s ``active`` mask names the selected
+    positions where that matters."""
     nonzero = decode(dp.a_type, a).cls != Class.ZERO
     units = kept_units(dp, nonzero, "A")
     per_field = sparsity.PATTERNS[sparsity.pattern(dp)][1]
