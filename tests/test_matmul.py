@@ -124,6 +124,28 @@ def test_sparse_rejects_a_dense_a():
                        instr="tcgen05.f16.f32.k32.sparse")
 
 
+def test_sparse_zero_the_metadata_selects_meets_an_inf_of_b():
+    """A group of 4 with one nonzero (1.0 at position 0) and B +Inf at
+    position 1: matmul's metadata keeps the nonzero only (D 1.0, 0x3f800000);
+    dot's active mask selecting position 1 too gives 0 x Inf, a NaN."""
+    dp = "wgmma.f16.f32.k32.sparse"
+    a = np.zeros((1, 32), np.uint32)
+    a[0, 0] = 0x3C00
+    b = np.full((1, 32), 0x3C00, np.uint32)
+    b[0, 1] = 0x7C00
+    c = np.zeros(1, np.uint32)
+    picked = np.zeros((1, 32), bool)
+    for g in range(8):
+        picked[0, 4 * g:4 * g + 2] = True
+    nan = int(tcprobe.dot(a, b, c, datapath=dp, gpu="H100", active=picked)[0])
+    assert (nan >> 23) & 0xFF == 0xFF and nan & 0x7FFFFF
+    picked[0, 1], picked[0, 2] = False, True  # the zero at 2 meets a finite B
+    assert int(tcprobe.dot(a, b, c, datapath=dp, gpu="H100", active=picked)[0]) == 0x3F800000
+    d = tcprobe.matmul(as_array(a, np.float16), as_array(b.T.copy(), np.float16),
+                       gpu="H100", instr=dp)
+    assert words_of(d, "f32")[0, 0] == 0x3F800000
+
+
 @pytest.mark.parametrize("scale,block,a_fmt,b_fmt,k", [
     ("ue4m3", 16, "e2m1", "e2m1", 150),  # NVFP4: mxf4nvf4, ue4m3 x4
     ("ue8m0", 32, "e2m1", "e2m1", 128),  # mxf4
