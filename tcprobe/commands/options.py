@@ -64,20 +64,24 @@ def needs(*rules) -> None:
             raise UsageError(f"{option} needs {other} (alone it would be ignored)")
 
 
-def _json_target(ctx, param, value):
+def file_target(ctx, param, value):
+    """An output FILE (every --json, report merge --json): one rule for every
+    command that writes a file: it is written only where asked, so its folder
+    must exist (tcprobe makes no folder for a file), the path must not be a
+    folder, a device or a pipe, and the folder must be writable: all refused
+    when the option is read, before any work (a ladder, a campaign)."""
     named_path(ctx, param, value)
+    if value is not None and value != "-":
+        from tcprobe.outfiles import check_out_file
+
+        check_out_file(value, param.opts[0] if param.opts else "--json")
+    return value
+
+
+def _json_target(ctx, param, value):
+    file_target(ctx, param, value)
     if value == "-":
         send_output_to_stderr()
-    elif value is not None:  # refused before the work, not after it (a ladder, a campaign)
-        from pathlib import Path
-
-        from tcprobe.outfiles import refuse_special
-
-        refuse_special(value)  # /dev/full, a pipe
-        parent = next((p for p in Path(value).parents if p.exists()), None)
-        if parent is not None and not parent.is_dir():
-            raise click.BadParameter(f"{parent} is a file, not a folder: the JSON cannot be "
-                                     "written under it")
     return value
 
 
@@ -221,7 +225,7 @@ def check_given(name: str, command: click.Command, args: list[str]) -> None:
         seen.setdefault(param.name, []).append((flag, value))
         if not takes_value or value is None or value.strip():
             continue
-        if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target):
+        if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target, file_target):
             continue
         raise click.UsageError(f"{flag}: an empty value names nothing (leave {flag} out for "
                                "its default)")
