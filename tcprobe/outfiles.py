@@ -202,6 +202,8 @@ def check_out_file(path, option: str) -> None:
     """Refuse, before any work, an output file that cannot be written: its
     folder missing or not a folder, the path a folder, the folder not
     writable (named, with what to do)."""
+    if str(path).endswith(("/", os.sep)):  # Path() drops the slash that names a folder
+        raise UnsafePathError(f"{option} {path} ends in '/', naming a folder: give a file name")
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():

@@ -4,6 +4,7 @@ problem, nothing written, the right words)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from cli_helpers import invoke, one_error
 
@@ -33,3 +34,112 @@ def test_json_into_a_missing_folder_is_refused_by_every_command(tmp_path, args):
     r = invoke(*args, "--json", tmp_path / "nodir" / "x.json")
     one_error(r, "--json", "nodir", "does not exist", notes=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no folder made, no --out either
+
+
+def _ab(tmp_path):
+    a, b, c = tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "c.npy"
+    np.save(a, np.ones((8, 16), np.float16))
+    np.save(b, np.ones((16, 8), np.float16))
+    np.save(c, np.ones((8, 8), np.float32))
+    return a, b, c
+
+
+# ---------------------------------------------------------------------------
+# A path ending in '/' names a folder (outfiles.check_out_file): Path() dropped
+# the slash and gemm wrote a FILE named q.npy (--out, --picture, --json).
+
+@pytest.mark.parametrize("opt,extra", [("--out", []), ("--json", []),
+                                       ("--picture", ["--compare", "A100"])])
+def test_an_output_file_ending_in_a_slash_is_refused(tmp_path, opt, extra):
+    a, b, _ = _ab(tmp_path)
+    target = f"{tmp_path}/q.npy/"
+    r = invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", *extra, opt, target)
+    one_error(r, opt, "ends in '/'", "give a file name")
+    assert not (tmp_path / "q.npy").exists()
+
+
+def test_fit_gemm_and_targets_json_ending_in_a_slash_are_refused(tmp_path):
+    a, b, c = _ab(tmp_path)
+    one_error(invoke("fit-gemm", "--a", a, "--b", b, "--d", c, "--gpu", "H100", "--json",
+                     f"{tmp_path}/f.json/"), "--json", "ends in '/'")
+    one_error(invoke("targets", "--json", f"{tmp_path}/t.json/"), "--json", "ends in '/'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "b.npy", "c.npy"]
+
+
+# ---------------------------------------------------------------------------
+# --alpha/--beta read as the number written (commands/options.Scalar): float()
+# read 1e-400 as 0 (D all zeros, exit 0) and 1e400 as inf (while 1e39 was
+# refused as overflowing f32).
+
+@pytest.mark.parametrize("cmd", ["gemm", "fit-gemm"])
+@pytest.mark.parametrize("opt,value,reads", [("--alpha", "1e-400", "zero"),
+                                             ("--alpha", "-1e-400", "zero"),
+                                             ("--beta", "1e-400", "zero"),
+                                             ("--alpha", "1e400", "infinite"),
+                                             ("--beta", "-1e400", "infinite")])
+def test_alpha_beta_beyond_a_float_are_refused(tmp_path, cmd, opt, value, reads):
+    a, b, c = _ab(tmp_path)
+    d = ["--d", c] if cmd == "fit-gemm" else ["--c", c]
+    r = invoke(cmd, "--a", a, "--b", b, *d, "--gpu", "H100", f"{opt}={value}")
+    one_error(r, opt, value, f"read as {reads}")
+
+
+def test_alpha_spelt_zero_or_inf_is_still_taken(tmp_path):
+    a, b, _ = _ab(tmp_path)
+    out = tmp_path / "d.npy"
+    r = invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--alpha", "0e-400", "--out", out)
+    assert r.exit_code == 0, r.output
+    assert (np.load(out).view(np.uint32) == 0).all()  # 0 * 16 = +0
+    r = invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--alpha=-inf", "--out", out)
+    assert r.exit_code == 0, r.output
+    assert (np.load(out).view(np.uint32) == 0xFF800000).all()  # -inf * 16
+    r = invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--alpha", "1_0", "--out", out)
+    assert r.exit_code == 0, r.output
+    assert (np.load(out).view(np.uint32) == 0x43200000).all()  # 10 * 16 = 160
+
+
+# ---------------------------------------------------------------------------
+# emulate(model=...) checked at emulate(), as instr= is (torch/mode._check_model):
+# a block with no GEMM accepted a blank or unknown name.
+
+@pytest.mark.parametrize("model", ["", " ", "nope", "h100 "])
+def test_emulate_checks_its_model_name_at_the_start(model):
+    torch = pytest.importorskip("torch")
+    import tcprobe.torch as tt
+
+    if model.strip().lower() == "h100":
+        with tt.emulate(gpu="H100", model=model):
+            y = torch.ones(8, 16, dtype=torch.float16) @ torch.ones(16, 8, dtype=torch.float16)
+        assert (y == 16).all()
+        return
+    with pytest.raises(ValueError, match=r"model: unknown model"):
+        tt.emulate(gpu="H100", model=model)
+
+
+# ---------------------------------------------------------------------------
+# The command line's blank screen is counted from the process's start
+# (activity.START), not from the command's: on a loaded machine the start-up
+# alone took 0.6 s, and the first line came at 2.1 s (the README promises 2).
+
+def test_the_heartbeat_counts_the_start_up(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("import time; time.sleep(1.6)\n"  # a slow start-up, before tcprobe is imported
+            "from tcprobe.cli import main\n"
+            "main(['targets', '--json', 'nodir/x.json'])\n")
+    env = {**os.environ, "TCPROBE_HEARTBEAT": "1"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=120)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2, r.stderr
+    assert lines[0].startswith("tcprobe") and ": working (" in lines[0], lines  # at once
+    assert lines[-1].startswith("error: --json nodir/x.json"), lines
+
+
+def test_a_process_running_commands_in_turn_counts_from_each_command(monkeypatch):
+    invoke("targets")  # the process's first command may count the process's start-up
+    monkeypatch.setenv("TCPROBE_HEARTBEAT", "1")
+    r = invoke("targets")  # a later one counts from its own start: no line, it is quick
+    assert r.exit_code == 0 and "working" not in r.stderr, r.stderr

@@ -28,6 +28,35 @@ class Count(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
+class Scalar(click.ParamType):
+    """A float option (``--alpha``, ``--beta``) read as the number written:
+    text naming a finite, nonzero number that a float cannot hold is refused
+    (``1e400`` read as inf, ``1e-400`` read as 0, silently, by float()); inf
+    and nan spelt out stay (their words are the epilogue's to compute)."""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        from decimal import Decimal, InvalidOperation
+
+        text = str(value).strip()
+        try:
+            number = float(text)
+            written = Decimal(text)
+        except (ValueError, InvalidOperation):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if written.is_finite() and written != 0 and (number == 0 or abs(number) == float("inf")):
+            what = "infinite" if number else "zero"
+            self.fail(f"{text} is beyond what a float holds (it would be read as {what}); write "
+                      f"{'inf' if number else '0'} if that is meant", param, ctx)
+        return number
+
+
+SCALAR = Scalar()
+
+
 def named_path(ctx, param, value):
     """An output path that names something: '' (or blanks) would be the
     current folder, silently."""
