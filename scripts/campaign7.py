@@ -181,6 +181,12 @@ def cli_cases():
              "gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", o)
         case("outputs", "ok" if o in ("nodir/deeper/x",) else "err",
              "validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100", "--out", o + ("v" if o == "nodir/deeper/x" else ""))
+    # one rule for output files: their folder must exist
+    for cmd in (["ladder", "--format", "bf16", "--device", "sim:h100", "--steps", "slice"],
+                ["validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100", "--out", "vj"],
+                ["sass-check", "--arch", "sm_90", "--instr", "wgmma"], ["targets"], ["devices"],
+                ["run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16"]):
+        case("outputs", "err", *cmd, "--json", f"nd_{len(CASES)}/x.json")
     # `-` where it is and is not taken
     for opt, cmd in [("--a", ["gemm", "--b", "b.npy", *G]), ("--d", ["fit-gemm", *AB, *G]),
                      ("--schedule", ["gemm", *AB, *G]), ("--model", ["gemm", *AB, *G]),
@@ -199,6 +205,37 @@ def cli_cases():
     for d in ["sim:H100", "sim:", "sim", "SIM:h100", "cuda:99", "cuda:-1", "cuda:x", "sim:h100:0",
               "sim:../../etc/passwd", "host"]:
         case("strings", "any", "run-case", "--device", d, "--datapath", "mma.bf16.f32.k16")
+    # run-case word lists and numbers
+    rc = ["run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16"]
+    for w, exp in [("0x3f80,nan", "err"), ("1e400", "err"), ("0x", "err"), ("0b1", "any"),
+                   ("\uff10x3f80", "err"), ("0x3f80 0x3f80", "err"), ("-1", "err"),
+                   ("0x10000", "err"), ("0x3f80," * 17, "err"), ("+0x3f80", "any"),
+                   ("0X3F80", "ok"), ("1.0", "err"), ("0x3f80;0x3f80", "err")]:
+        case("run-case words", exp, *rc, "--a", w)
+    for w, exp in [("-1", "err"), ("0x1ffffffff", "err"), ("nan", "err"), ("0x7fc00000", "ok"),
+                   ("", "err"), ("0x3f800000,0x3f800000", "err"), ("4294967295", "ok")]:
+        case("run-case words", exp, *rc, "--c", w)
+    # ladder, smoke, validate numbers
+    for opt, v, exp in [("--validate", "nan", "err"), ("--validate", "-1", "err"),
+                        ("--validate", "1e400", "err"), ("--evidence", "-1", "err"),
+                        ("--evidence", "nan", "err"), ("--steps", "sass,sass", "any"),
+                        ("--steps", "SASS", "any"), ("--seed", "-1", "err")]:
+        case("ladder options", exp, "ladder", "--format", "bf16", "--device", "sim:h100",
+             "--steps", "slice", opt, v) if opt != "--steps" else \
+            case("ladder options", exp, "ladder", "--format", "bf16", "--device", "sim:h100", opt, v,
+                 "--validate", "0")
+    for v, exp in [("nan", "err"), ("0", "err"), ("-5", "err"), ("1e400", "err"), ("0x10", "err")]:
+        case("validate options", exp, "validate", "--format", "bf16", "--device", "sim:h100",
+             "--cases", "100", "--shrink", v, "--out", f"sh_{len(CASES)}")
+    # report merge of the wrong folders
+    for args, exp in [(["a.npy"], "err"), (["dir.npy"], "err"), (["nope"], "err"),
+                      (["dir.npy", "dir.npy"], "err"), (["."], "err")]:
+        case("report merge", exp, "report", "merge", *args, "--out", f"m_{len(CASES)}")
+    # gemm-probe shapes
+    for opt, v, exp in [("--m", "0", "err"), ("--n", "-1", "err"), ("--m", "1e3", "err"),
+                        ("--n", "99999999999", "err"), ("--m", "nan", "err")]:
+        case("gemm-probe", exp, "gemm-probe", "--gpu", "H100", "--format", "bf16",
+             "--out", f"gp_{len(CASES)}", opt, v)
     # help of every command and subcommand
     for c in ["batch-invariance", "devices", "fit", "fit-gemm", "gemm", "gemm-probe", "ladder",
               "mfma-check", "replay", "report", "report merge", "run-case", "sass-check", "score",

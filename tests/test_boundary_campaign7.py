@@ -143,3 +143,13 @@ def test_a_process_running_commands_in_turn_counts_from_each_command(monkeypatch
     monkeypatch.setenv("TCPROBE_HEARTBEAT", "1")
     r = invoke("targets")  # a later one counts from its own start: no line, it is quick
     assert r.exit_code == 0 and "working" not in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------------------
+# The README's score line from a folder without ../shared (a fresh machine):
+# the error names where the captures are and the checkout's subset.
+
+def test_a_missing_shared_capture_names_the_checkouts_subset(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("score", "--capture", "../shared/hwdata/khattak-mikaitis-2025")
+    one_error(r, "no such file or folder", "tests/data/khattak-mikaitis-2025")
