@@ -207,6 +207,10 @@ def check_out_file(path, option: str) -> None:
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
+        above = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise UnsafePathError(f"{option} {path}: {above} is a file, not a folder: choose "
+                                  "another path")
         raise UnsafePathError(f"{option} {path}: the folder {folder} does not exist: make it, "
                               "or choose another path")
     if path.is_dir():

@@ -153,3 +153,17 @@ def test_a_missing_shared_capture_names_the_checkouts_subset(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     r = invoke("score", "--capture", "../shared/hwdata/khattak-mikaitis-2025")
     one_error(r, "no such file or folder", "tests/data/khattak-mikaitis-2025")
+
+
+def test_json_under_a_file_names_the_file_not_a_missing_folder(tmp_path):
+    (tmp_path / "f.npy").write_bytes(b"x")
+    r = invoke("targets", "--json", tmp_path / "f.npy" / "x" / "t.json")
+    one_error(r, "f.npy is a file, not a folder")
+    assert (tmp_path / "f.npy").read_bytes() == b"x"
+
+
+@pytest.mark.parametrize("arch,instr,where", [("sm_90", "wgmma", "wgmma is on sm_90a"),
+                                              ("sm_80,sm_90", "tcgen05", "tcgen05 is on sm_100a")])
+def test_sass_check_names_the_architectures_that_have_the_family(arch, instr, where):
+    r = invoke("sass-check", "--arch", arch, "--instr", instr)
+    one_error(r, "no harness matches", where)
