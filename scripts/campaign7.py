@@ -187,6 +187,9 @@ def cli_cases():
                 ["sass-check", "--arch", "sm_90", "--instr", "wgmma"], ["targets"], ["devices"],
                 ["run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16"]):
         case("outputs", "err", *cmd, "--json", f"nd_{len(CASES)}/x.json")
+    case("outputs", "err", "targets", "--json", "a.npy/x/t.json")
+    case("strings", "err", "sass-check", "--arch", "sm_90", "--instr", "wgmma")
+    case("strings", "err", "sass-check", "--arch", "sm_80", "--instr", "tcgen05", "--format", "bf16")
     # `-` where it is and is not taken
     for opt, cmd in [("--a", ["gemm", "--b", "b.npy", *G]), ("--d", ["fit-gemm", *AB, *G]),
                      ("--schedule", ["gemm", *AB, *G]), ("--model", ["gemm", *AB, *G]),

@@ -167,3 +167,34 @@ def test_json_under_a_file_names_the_file_not_a_missing_folder(tmp_path):
 def test_sass_check_names_the_architectures_that_have_the_family(arch, instr, where):
     r = invoke("sass-check", "--arch", arch, "--instr", instr)
     one_error(r, "no harness matches", where)
+
+
+# ---------------------------------------------------------------------------
+# Ctrl-C in validate: said once (it said "interrupted: ... --resume", a blank
+# line, then "interrupted" again), exit 130, every finished chunk kept, the
+# lock gone.
+
+def test_validate_interrupted_says_so_once_and_keeps_its_chunks(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run1"
+    code = "from tcprobe.cli import main; main()"
+    args = [sys.executable, "-c", code, "validate", "--format", "bf16", "--device", "sim:h100",
+            "--cases", "1e7", "--out", str(out)]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "TCPROBE_HEARTBEAT": "0"})
+    cap = out / "capture.tcap"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (cap.exists() and cap.stat().st_size > 1 << 20):
+        time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("note:")]
+    assert p.returncode == 130, err
+    assert len(lines) == 1 and lines[0].startswith("interrupted: every finished chunk is in"), err
+    assert "--resume" in lines[0]
+    assert sorted(os.listdir(out)) == ["capture.tcap"] and cap.stat().st_size > 1 << 20
