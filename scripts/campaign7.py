@@ -190,6 +190,22 @@ def cli_cases():
     case("outputs", "err", "targets", "--json", "a.npy/x/t.json")
     case("strings", "err", "sass-check", "--arch", "sm_90", "--instr", "wgmma")
     case("strings", "err", "sass-check", "--arch", "sm_80", "--instr", "tcgen05", "--format", "bf16")
+    # --json - : stdout holds the JSON alone (the tables go to stderr)
+    for cmd in (["targets"], ["devices"], ["score", "--capture",
+                                           "/work/shared/hwdata/khattak-mikaitis-2025/H200/bf16"],
+                ["run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16", "--a",
+                 "0x3f80", "--b", "0x3f80"],
+                ["ladder", "--format", "bf16", "--device", "sim:h100", "--steps", "slice"],
+                ["validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100", "--out",
+                 "vjs"],
+                ["gemm", *AB, *G], ["gemm", *AB, *G, "--compare", "A100", "--verdict-seconds", "1"],
+                ["fit-gemm", *AB, "--d", "d.npy", *G],
+                ["batch-invariance", "--gpu", "H200", "--dtype", "bf16", "-n", "64", "-k", "64"],
+                ["replay", "--capture", "/work/shared/hwdata/khattak-mikaitis-2025/H200/bf16",
+                 "--device", "sim:h200", "--limit", "100"],
+                ["mfma-check", "--arch", "gfx942"], ["smoke", "--device", "sim:h100", "--format",
+                                                       "bf16", "--no-sass", "--cases", "50"]):
+        case("json stdout", "ok", *cmd, "--json", "-", check="json-stdout")
     # `-` where it is and is not taken
     for opt, cmd in [("--a", ["gemm", "--b", "b.npy", *G]), ("--d", ["fit-gemm", *AB, *G]),
                      ("--schedule", ["gemm", *AB, *G]), ("--model", ["gemm", *AB, *G]),
@@ -403,6 +419,9 @@ def api_cases():
         ("_em(lambda: None, gpu='H100', model='')", "err"),
         ("_em(lambda: None, gpu='H100', schedule='nope')", "err"),
         ("tcprobe.torch.Report(compare=1)", "err"),
+        *[(f"_emr({op!r}, {strict})", "ok") for op in
+          ["f64", "c64", "i32", "i8", "meta", "mixdev", "f32highest", "mv", "dot", "einsum", "k0",
+           "m0", "bf16big"] for strict in (False, True)],
         ("tcprobe.torch.Report(record=None)", "any"),
     ]:
         api("torch", exp, code)
@@ -429,7 +448,7 @@ def run_cli(args):
     return r, sorted(after - before)
 
 
-def classify_cli(expect, args):
+def classify_cli(expect, args, check=None):
     if any(a in ("fifo.npy",) for a in args) and "--picture" not in args and "--out" not in args \
             and "--json" not in args:
         return "skipped (a FIFO as input: blocks; run in a subprocess)", "n/a"
@@ -442,6 +461,13 @@ def classify_cli(expect, args):
         what += f"; made {made[:3]}"
     if tb:
         return what + f" ({type(r.exception).__name__})", "traceback"
+    if check == "json-stdout" and r.exit_code in (0, 1):
+        import json
+        try:
+            json.loads(r.stdout)
+        except ValueError as e:
+            return what + f"; stdout is not JSON alone ({e})", "silent"
+        return what + "; stdout: JSON alone", "kept"
     if r.exit_code == 3:
         return what, "exit 3"
     if expect == "err":
@@ -466,12 +492,50 @@ def _em(fn, **kw):
         return fn()
 
 
+EMR = {
+    "f64": "torch.ones(8,16,dtype=torch.float64) @ torch.ones(16,8,dtype=torch.float64)",
+    "c64": "torch.ones(8,16,dtype=torch.complex64) @ torch.ones(16,8,dtype=torch.complex64)",
+    "i32": "torch.ones(8,16,dtype=torch.int32) @ torch.ones(16,8,dtype=torch.int32)",
+    "i8": "torch.ones(8,16,dtype=torch.int8) @ torch.ones(16,8,dtype=torch.int8)",
+    "meta": "torch.ones(8,16,dtype=torch.float16,device='meta') @ torch.ones(16,8,dtype=torch.float16,device='meta')",
+    "mixdev": "torch.ones(8,16,dtype=torch.float16,device='meta') @ torch.ones(16,8,dtype=torch.float16)",
+    "f32highest": "torch.ones(8,16) @ torch.ones(16,8)",
+    "mv": "torch.ones(8,16,dtype=torch.float16) @ torch.ones(16,dtype=torch.float16)",
+    "dot": "torch.ones(16,dtype=torch.float16) @ torch.ones(16,dtype=torch.float16)",
+    "einsum": "torch.einsum('ik,kj->ij', torch.ones(8,16,dtype=torch.float16), torch.ones(16,8,dtype=torch.float16))",
+    "k0": "torch.ones(8,0,dtype=torch.float16) @ torch.ones(0,8,dtype=torch.float16)",
+    "m0": "torch.ones(0,16,dtype=torch.float16) @ torch.ones(16,8,dtype=torch.float16)",
+    "bf16big": "torch.full((1,16),3e38,dtype=torch.bfloat16) @ torch.full((16,1),2,dtype=torch.bfloat16)",
+}
+
+
+def _emr(op, strict):
+    """An op under emulate: routed, or a counted fallback with its reason
+    (strict=True: refused with it, or routed); anything else raises."""
+    import torch
+
+    import tcprobe.torch as tt
+    rep = tt.Report()
+    try:
+        with tt.emulate(gpu="H100", strict=strict, report=rep):
+            y = eval(EMR[op], {"torch": torch})
+    except ValueError as e:
+        if strict and "strict" in str(e):
+            return f"refused: {str(e)[:90]}"
+        raise
+    routed = sum(s.routed for s in rep.ops.values())
+    fallbacks = [why for _, why in rep.fallbacks]
+    if not routed and not fallbacks:
+        raise AssertionError("neither routed nor a counted fallback")
+    return f"{tuple(y.shape)} routed={routed} fallbacks={fallbacks[:1]}"
+
+
 def classify_api(expect, code):
     import torch
 
     import tcprobe.torch  # noqa: F401
     env = {"np": np, "ml_dtypes": ml_dtypes, "tcprobe": tcprobe, "torch": torch, "os": os,
-           "ROOT": str(ROOT), "_em": _em}
+           "ROOT": str(ROOT), "_em": _em, "_emr": _emr}
     try:
         v = eval(code, env)
     except (ValueError, TypeError) as e:
@@ -481,7 +545,8 @@ def classify_api(expect, code):
         return msg, "kept" if expect in ("err", "any") else "refused"
     except Exception as e:  # noqa: BLE001
         return f"{type(e).__name__}: {str(e)[:160]} @ {traceback.extract_tb(e.__traceback__)[-1].name}", "traceback"
-    shown = f"{type(v).__name__} {getattr(v, 'shape', '')} {getattr(v, 'dtype', '')}"
+    shown = v if isinstance(v, str) else \
+        f"{type(v).__name__} {getattr(v, 'shape', '')} {getattr(v, 'dtype', '')}"
     if expect == "err":
         return shown, "silent"
     return shown, "kept" if expect == "ok" else "review"
@@ -492,9 +557,12 @@ def main_():
     cli_cases()
     api_cases()
     rows = []
-    for i, (kind, surface, expect, what, _) in enumerate(CASES, 1):
+    only = os.environ.get("C7_ONLY")  # one surface, to try the harness itself
+    for i, (kind, surface, expect, what, check) in enumerate(CASES, 1):
+        if only and surface != only:
+            continue
         if kind == "cli":
-            got, verdict = classify_cli(expect, what)
+            got, verdict = classify_cli(expect, what, check)
             shown = "tcprobe " + " ".join(what)
         else:
             got, verdict = classify_api(expect, what)

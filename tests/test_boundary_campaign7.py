@@ -198,3 +198,10 @@ def test_validate_interrupted_says_so_once_and_keeps_its_chunks(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("interrupted: every finished chunk is in"), err
     assert "--resume" in lines[0]
     assert sorted(os.listdir(out)) == ["capture.tcap"] and cap.stat().st_size > 1 << 20
+
+
+def test_gemm_probe_too_big_names_every_size_not_only_k(tmp_path):
+    r = invoke("gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", tmp_path / "p",
+               "--n", "99999999999")
+    one_error(r, "m=128, n=99999999999, k=4096", "GB of memory")
+    assert not (tmp_path / "p").exists()
