@@ -63,7 +63,8 @@ def main() -> None:
 # kept by the harness's shape (one error line, or exit 0) but wrong before: the
 # silent alpha 0 of gemm (D all +0), sass-check's bare refusal
 BROKEN_BEFORE = [(r"^tcprobe gemm .*--(alpha|beta) -?1e-400", "silent"),
-                 (r"^tcprobe sass-check --arch sm_90 --instr wgmma", "unclear")]
+                 (r"^tcprobe sass-check --arch sm_\d+ --instr (wgmma|tcgen05)", "unclear"),
+                 (r"^tcprobe gemm-probe .*--n 99999999999", "unclear")]
 
 if __name__ == "__main__":
     main()

@@ -19,14 +19,17 @@ import time
 def run(cmd: list[str], timeout: float, stdin=None, shell: bool = False) -> dict:
     t0 = time.monotonic()
     stamps: list[float] = []
-    lines: list[str] = []
+    lines: list[str] = []  # in arrival order, as the stamps
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=stdin if stdin is not None else subprocess.DEVNULL, shell=shell)
 
+    lock = threading.Lock()
+
     def pump(stream, tag):
         for raw in iter(stream.readline, b""):
-            stamps.append(time.monotonic() - t0)
-            lines.append(f"{tag}{raw.decode(errors='replace').rstrip()}")
+            with lock:
+                stamps.append(time.monotonic() - t0)
+                lines.append(f"{tag}{raw.decode(errors='replace').rstrip()}")
 
     threads = [threading.Thread(target=pump, args=(proc.stdout, "")),
                threading.Thread(target=pump, args=(proc.stderr, "! "))]
@@ -40,11 +43,13 @@ def run(cmd: list[str], timeout: float, stdin=None, shell: bool = False) -> dict
     for t in threads:
         t.join()
     end = time.monotonic() - t0
-    marks = sorted(stamps)
+    marks = stamps  # appended in order under the lock
     gaps = [b - a for a, b in zip([0.0, *marks], [*marks, end], strict=True)]
     return {"cmd": cmd if not shell else cmd, "rc": rc, "wall_s": round(end, 2),
             "first_output_s": round(marks[0], 2) if marks else None,
             "longest_silence_s": round(max(gaps), 2), "lines": len(lines),
+            "after_longest_silence": (lines[gaps.index(max(gaps))] if gaps.index(max(gaps)) <
+                                      len(lines) else "(the end)"),
             "head": lines[:6], "tail": lines[-4:],
             "traceback": any("Traceback" in ln for ln in lines)}
 
