@@ -205,3 +205,19 @@ def test_gemm_probe_too_big_names_every_size_not_only_k(tmp_path):
                "--n", "99999999999")
     one_error(r, "m=128, n=99999999999, k=4096", "GB of memory")
     assert not (tmp_path / "p").exists()
+
+
+# ---------------------------------------------------------------------------
+# A campaign (validate --targets) says each finished piece: piped, its bar shows
+# nothing, and the README's write-up campaign said only "working (N s)" for
+# 1,000 s (214 lines, every one a heartbeat).
+
+def test_a_campaign_says_each_finished_piece(tmp_path):
+    r = invoke("validate", "--targets", "tcgen05.tf32.f32.k8,tcgen05.f16.f32.k16", "--device",
+               "sim:b200", "--cases", "40", "--suite", "raw,edge", "--out", tmp_path / "c")
+    assert r.exit_code == 0, r.output
+    pieces = [ln.rsplit(", ", 1)[0] for ln in r.stderr.splitlines() if ln.startswith("campaign ")]
+    assert pieces == ["campaign 1/4 tcgen05.tf32.f32.k8 raw: ok (30 cases, 0 mismatches",
+                      "campaign 2/4 tcgen05.tf32.f32.k8 edge: ok (10 cases, 0 mismatches",
+                      "campaign 3/4 tcgen05.f16.f32.k16 raw: ok (30 cases, 0 mismatches",
+                      "campaign 4/4 tcgen05.f16.f32.k16 edge: ok (10 cases, 0 mismatches"], r.stderr
