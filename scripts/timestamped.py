@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -21,7 +23,8 @@ def run(cmd: list[str], timeout: float, stdin=None, shell: bool = False) -> dict
     stamps: list[float] = []
     lines: list[str] = []  # in arrival order, as the stamps
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=stdin if stdin is not None else subprocess.DEVNULL, shell=shell)
+                            stdin=stdin if stdin is not None else subprocess.DEVNULL, shell=shell,
+                            start_new_session=True)  # its own group: a timeout ends it whole
 
     lock = threading.Lock()
 
@@ -38,7 +41,7 @@ def run(cmd: list[str], timeout: float, stdin=None, shell: bool = False) -> dict
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # the shell and what it started
         rc = "timeout"
     for t in threads:
         t.join()
