@@ -185,10 +185,11 @@ class Heartbeat:
     lines come from a timer thread, and none comes after the block ends.
     ``TCPROBE_HEARTBEAT=0`` turns every heartbeat off."""
 
-    def __init__(self, line, quiet: float = 2.0, every: float = 5.0):
+    def __init__(self, line, quiet: float = 2.0, every: float = 5.0, start: float | None = None):
         import threading
 
         self.line, self.quiet, self.every = line, quiet, max(every, quiet)
+        self.start = start  # a monotonic time the silence is counted from (the process start)
         self.on = heartbeat_wanted()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -196,8 +197,8 @@ class Heartbeat:
     def _run(self) -> None:
         import time
 
-        start = time.monotonic()
-        while not self._stop.wait(0.25):
+        start = time.monotonic() if self.start is None else self.start
+        while not self._stop.wait(0.1 if self.start is not None else 0.25):
             if _idle() >= self.quiet:
                 err_console.print(self.line(time.monotonic() - start), markup=False,
                                   highlight=False)
@@ -205,7 +206,8 @@ class Heartbeat:
 
     def __enter__(self):
         if self.on:
-            _mark()  # the block's start counts as shown
+            if self.start is None:
+                _mark()  # the block's start counts as shown
             self._thread.start()
         return self
 

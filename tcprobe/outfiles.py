@@ -202,9 +202,15 @@ def check_out_file(path, option: str) -> None:
     """Refuse, before any work, an output file that cannot be written: its
     folder missing or not a folder, the path a folder, the folder not
     writable (named, with what to do)."""
+    if str(path).endswith(("/", os.sep)):  # Path() drops the slash that names a folder
+        raise UnsafePathError(f"{option} {path} ends in '/', naming a folder: give a file name")
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
+        above = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise UnsafePathError(f"{option} {path}: {above} is a file, not a folder: choose "
+                                  "another path")
         raise UnsafePathError(f"{option} {path}: the folder {folder} does not exist: make it, "
                               "or choose another path")
     if path.is_dir():

@@ -47,7 +47,11 @@ def load(path: str | Path) -> list[Capture]:
 
     p = Path(path)
     if not p.exists():
-        raise CaptureError(f"{path}: no such file or folder")
+        hint = ""
+        if "hwdata" in p.parts or "khattak-mikaitis-2025" in p.parts:  # the README's line
+            hint = (" (../shared sits beside a checkout that has it; a checkout holds a "
+                    "250-case subset of every file: tests/data/khattak-mikaitis-2025)")
+        raise CaptureError(f"{path}: no such file or folder{hint}")
     if p.is_dir():
         found = km.read_tree(p)
         if not found:

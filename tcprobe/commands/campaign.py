@@ -118,13 +118,21 @@ def run_campaign(*, targets_text, device_spec, cases, suite_text, suite_given, p
 def _run(spec, device, out, mine, suites, json_path, shrink) -> None:
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=err_console, transient=True) as bar:
-        task = bar.add_task("campaign", total=len(mine) * len(suites))
+        total = len(mine) * len(suites)
+        task = bar.add_task("campaign", total=total)
         sub = bar.add_task("", total=1)
         done = [0]
 
         def on_piece(piece):
+            # a line a finished piece (as fit's a line a capture): piped, the bar shows
+            # nothing, and a campaign of hours said only "working (N s)"
             done[0] += 1
             bar.update(task, completed=done[0])
+            found = ("" if piece.mismatches is None
+                     else f", {piece.mismatches:,} mismatch{'es' if piece.mismatches != 1 else ''}")
+            bar.console.print(f"campaign {done[0]}/{total} {piece.datapath} {piece.suite}: "
+                              f"{piece.status} ({piece.cases:,} cases{found}, "
+                              f"{piece.seconds:.1f} s)", markup=False, highlight=False)
 
         def progress(label, d, t):
             bar.update(sub, description=label, completed=d, total=t)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tcprobe.commands.options import json_option, needs
+from tcprobe.commands.options import SCALAR, json_option, needs
 from tcprobe.console import console, write_json
 from tcprobe.outfiles import check_out_file, refuse_same_files
 
@@ -92,8 +92,8 @@ def load_vector(path: str, what: str, fmt: str | None):
 @click.option("--d", "d_path", required=True, type=click.Path(dir_okay=False),
               help="The captured D (M, N), .npy.")
 @click.option("--gpu", required=True, help="GPU that computed D (A100, H100, H200, B200, ...).")
-@click.option("--alpha", type=float, default=1.0, show_default=True, help="The GEMM's alpha.")
-@click.option("--beta", type=float, default=None,
+@click.option("--alpha", type=SCALAR, default=1.0, show_default=True, help="The GEMM's alpha.")
+@click.option("--beta", type=SCALAR, default=None,
               help="The GEMM's beta (default: 1 with --c, else 0).")
 @click.option("--format", "ab_format", help="Format of raw-word A and B files (bf16, e4m3, ...).")
 @click.option("--a-format", help="Format of a raw-word A file (overrides --format).")
@@ -125,7 +125,7 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
                                               "--bias": bias_path, "--d": d_path,
                                               "--splits": splits_path})
     if json_path and json_path != "-":
-        check_out_file(Path(json_path), "--json")  # before the search, not after
+        check_out_file(json_path, "--json")  # before the search, not after
     a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
     b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
     c = load(c_path, "c", C_FORMATS, c_format)

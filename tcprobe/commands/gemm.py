@@ -9,7 +9,7 @@ import math
 
 import click
 
-from tcprobe.commands.options import SEED, Instr, json_option, named_path, renamed_option
+from tcprobe.commands.options import SCALAR, SEED, Instr, json_option, named_path, renamed_option
 
 
 def _finite(v: float, option: str) -> float:
@@ -50,8 +50,8 @@ def _finite(v: float, option: str) -> float:
 @click.option("--schedule", help="Library schedule: a preset (cublas, chain, stream-k, "
                                  "deepgemm-fp8, ...), a JSON file (a fit-gemm --json result) "
                                  "or auto (the GPU's library atlas for this shape).")
-@click.option("--alpha", type=float, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
-@click.option("--beta", type=float, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
+@click.option("--alpha", type=SCALAR, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
+@click.option("--beta", type=SCALAR, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
 @click.option("--compare", "compare_gpu", help="Also compute on this GPU, show how D differs and "
                                                "whether the two give the same bits on every input.")
 @click.option("--compare-instr", type=Instr(), help="Instruction on the --compare GPU (default: its library's).")

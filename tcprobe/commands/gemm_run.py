@@ -113,11 +113,11 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     if out_path == "-":
         send_output_to_stderr(True)  # stdout carries the .npy
     elif out_path:
-        check_out_file(Path(out_path), "--out")  # before the product, not after
+        check_out_file(out_path, "--out")  # before the product, not after
     if json_path and json_path != "-":
-        check_out_file(Path(json_path), "--json")
+        check_out_file(json_path, "--json")
     if picture_path:
-        check_out_file(Path(picture_path), "--picture")
+        check_out_file(picture_path, "--picture")
     if random_shape is not None:
         if a_path or b_path:
             raise MatmulError("--random: give --random or --a and --b, not both")

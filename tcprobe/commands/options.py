@@ -28,6 +28,35 @@ class Count(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
+class Scalar(click.ParamType):
+    """A float option (``--alpha``, ``--beta``) read as the number written:
+    text naming a finite, nonzero number that a float cannot hold is refused
+    (``1e400`` read as inf, ``1e-400`` read as 0, silently, by float()); inf
+    and nan spelt out stay (their words are the epilogue's to compute)."""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        from decimal import Decimal, InvalidOperation
+
+        text = str(value).strip()
+        try:
+            number = float(text)
+            written = Decimal(text)
+        except (ValueError, InvalidOperation):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if written.is_finite() and written != 0 and (number == 0 or abs(number) == float("inf")):
+            what = "infinite" if number else "zero"
+            self.fail(f"{text} is beyond what a float holds (it would be read as {what}); write "
+                      f"{'inf' if number else '0'} if that is meant", param, ctx)
+        return number
+
+
+SCALAR = Scalar()
+
+
 def named_path(ctx, param, value):
     """An output path that names something: '' (or blanks) would be the
     current folder, silently."""
@@ -64,20 +93,24 @@ def needs(*rules) -> None:
             raise UsageError(f"{option} needs {other} (alone it would be ignored)")
 
 
-def _json_target(ctx, param, value):
+def file_target(ctx, param, value):
+    """An output FILE (every --json, report merge --json): one rule for every
+    command that writes a file: it is written only where asked, so its folder
+    must exist (tcprobe makes no folder for a file), the path must not be a
+    folder, a device or a pipe, and the folder must be writable: all refused
+    when the option is read, before any work (a ladder, a campaign)."""
     named_path(ctx, param, value)
+    if value is not None and value != "-":
+        from tcprobe.outfiles import check_out_file
+
+        check_out_file(value, param.opts[0] if param.opts else "--json")
+    return value
+
+
+def _json_target(ctx, param, value):
+    file_target(ctx, param, value)
     if value == "-":
         send_output_to_stderr()
-    elif value is not None:  # refused before the work, not after it (a ladder, a campaign)
-        from pathlib import Path
-
-        from tcprobe.outfiles import refuse_special
-
-        refuse_special(value)  # /dev/full, a pipe
-        parent = next((p for p in Path(value).parents if p.exists()), None)
-        if parent is not None and not parent.is_dir():
-            raise click.BadParameter(f"{parent} is a file, not a folder: the JSON cannot be "
-                                     "written under it")
     return value
 
 
@@ -221,7 +254,7 @@ def check_given(name: str, command: click.Command, args: list[str]) -> None:
         seen.setdefault(param.name, []).append((flag, value))
         if not takes_value or value is None or value.strip():
             continue
-        if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target):
+        if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target, file_target):
             continue
         raise click.UsageError(f"{flag}: an empty value names nothing (leave {flag} out for "
                                "its default)")

@@ -8,7 +8,7 @@ import click
 
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands.campaign import finish
-from tcprobe.commands.options import named_path
+from tcprobe.commands.options import file_target, named_path
 from tcprobe.validation import campaign as camp
 from tcprobe.validation import merge as campaign_merge
 
@@ -22,7 +22,7 @@ def command():
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False))
 @click.option("--out", "out_dir", callback=named_path, type=click.Path(file_okay=False), required=True,
               help="Folder for the merged summary.{json,md,html} (none of the shards).")
-@click.option("--json", "json_path", callback=named_path, type=click.Path(dir_okay=False),
+@click.option("--json", "json_path", callback=file_target, type=click.Path(dir_okay=False),
               help="Also write the merged JSON here.")
 def merge(folders, out_dir, json_path):
     """Join the summaries of the shards of one campaign (run with --shard I/N,

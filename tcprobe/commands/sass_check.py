@@ -104,7 +104,13 @@ def command(instrs, formats, archs, json_path, no_cache):
     t0 = time.perf_counter()
     reports = run_check(arch_list, families, fmts, use_cache=not no_cache)
     if not reports:
-        raise click.UsageError("no harness matches the selection (--instr, --format, --arch)")
+        having = [a for a in catalog.ARCH_FAMILIES
+                  if families is None or set(families) & set(catalog.ARCH_FAMILIES[a])]
+        hint = (f": {'/'.join(families)} is on {', '.join(having)}, not on "
+                f"{', '.join(arch_list)}" if families and having and not set(having) & set(arch_list)
+                else "")
+        raise click.UsageError("no harness matches the selection (--instr, --format, --arch)"
+                               + hint)
     console.print(verdict_table(reports))
     verdicts = [v for r in reports for v in r.verdicts]
     for note in dict.fromkeys(v.note for v in verdicts if v.note and v.status == "ok"):

@@ -201,7 +201,9 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
             bar.stop()
             say(("interrupted", "yellow"), f": every finished chunk is in {cap_path}; run the "
                 "same command with --resume to continue", err=True)
-            raise
+            from tcprobe.cli import EXIT_INTERRUPTED
+
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None  # said once, not twice
     if not result.cases_run:  # never "0 cases, 0 mismatches" as if that were a pass
         raise v.ValidateError(f"validate ran no case: the suites {', '.join(plan.suites)} make "
                               f"no case for {dp.id}")

@@ -61,7 +61,8 @@ def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) ->
         raise MatmulError(f"k must be even and at least 64, not {k}")
     need, have = bytes_needed(m, n, k), available_memory()
     if have is not None and need > have:
-        raise MatmulError(f"k: the {len(CASES)} cases of {m}x{k} and {k}x{n} operands take about "
+        raise MatmulError(f"m={m}, n={n}, k={k}: the {len(CASES)} cases of {m}x{k} and "
+                          f"{k}x{n} operands take about "
                           f"{need / 1e9:,.1f} GB of memory, and this machine has "
                           f"{have / 1e9:,.1f} GB available: ask for a smaller m, n or k")
     rng = np.random.default_rng(seed)

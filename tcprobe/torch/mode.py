@@ -96,7 +96,7 @@ class Emulate(TorchDispatchMode):
                 from tcprobe.matrix.entry import agreed_instr
 
                 agreed_instr(self.instr, self.schedule)  # instr='mma' beside wgmma's schedule
-        self.model = model
+        self.model = _check_model(model)
         from tcprobe.matrix.mainloop import BACKENDS
 
         if backend not in BACKENDS:
@@ -280,6 +280,22 @@ def _check_instr(gpu: str, amd: bool, instr):
         choice.check_datapath(dp, gpu)  # the ISA gate of every surface: mma.bf16.f32.k7 is none
         return text
     return family
+
+
+def _check_model(model):
+    """``model=`` checked at emulate(), as instr= is: a name that names no
+    model (a blank one included) is one error here, not at the first GEMM
+    (a block without one accepted it)."""
+    from tcprobe.model_file import is_model_file
+
+    if isinstance(model, str) and not is_model_file(model):
+        from tcprobe.models.registry import ModelError, check_name
+
+        try:
+            check_name(model)
+        except ModelError as e:
+            raise ValueError(f"model: {e}") from None
+    return model
 
 
 def emulate(gpu, instr=None, schedule=None, model=None, strict=False, report=None,
