@@ -245,3 +245,18 @@ def test_cli_filters_by_family():
 def test_cli_bad_input_is_one_line_exit_2(args, msg):
     res = CliRunner().invoke(main, ["sass-check", *args])
     one_error(res, msg)
+
+
+def test_cli_says_each_architecture_as_it_is_judged_when_piped():
+    """Piped (no terminal), each architecture's verdict counts reach stderr as
+    soon as it is judged, before the table at the end."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "tcprobe", "sass-check", "--arch", "sm_80,sm_90a",
+                          "--instr", "mma", "--format", "bf16"], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if " kernel(s) judged, " in ln]
+    assert [ln.split(":")[0] for ln in lines] == ["sass-check sm_80", "sass-check sm_90a"]
+    assert all(" 0 missing " in ln for ln in lines)

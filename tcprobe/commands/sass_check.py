@@ -41,15 +41,14 @@ def run_check(archs, families, formats, use_cache=True) -> list[sass.ArchReport]
     for arch in archs:
         if families is not None and not set(families) & set(catalog.ARCH_FAMILIES[arch]):
             continue
-        t0, shown = time.perf_counter(), err_console.is_terminal  # progress on a terminal
-        if shown:
-            err_console.print(f"sass-check {arch}: compiling the harnesses and reading their "
-                              "SASS", markup=False, highlight=False)
+        t0 = time.perf_counter()  # progress on stderr, piped or not: no blank screen
+        err_console.print(f"sass-check {arch}: compiling the harnesses and reading their SASS",
+                          markup=False, highlight=False)
         rep = sass.check_arch(arch, families, use_cache=use_cache)
-        if shown:
-            err_console.print(f"sass-check {arch}: {len(rep.verdicts)} kernel(s) judged "
-                              f"({time.perf_counter() - t0:.1f} s)", markup=False,
-                              highlight=False)
+        n = count_status(rep.verdicts)
+        err_console.print(f"sass-check {arch}: {len(rep.verdicts)} kernel(s) judged, {n['ok']} ok, "
+                          f"{n['emulated']} emulated, {n['missing']} missing "
+                          f"({time.perf_counter() - t0:.1f} s)", markup=False, highlight=False)
         if formats:
             rep.verdicts = [v for v in rep.verdicts if set(v.formats) & set(formats)]
         if rep.verdicts:
