@@ -38,6 +38,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
+from . import mfma_one as one
 from .common import Batch, Finding, StepInfo
 
 STEP = StepInfo(
@@ -63,7 +64,9 @@ def run(ctx) -> Finding:
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
     c_rows = _c_window_rows(bt2, plan, groups)
-    t_rows = _c_tie_rows(bt2, plan)
+    t_rows = one.c_tie_rows(bt2, plan)
+    tp_rows = one.tie_product_rows(bt2, plan)
+    n_rows = one.nan_c_rows(bt2, plan, _nan(plan.fd, 3))
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
     probe = bt2.cases()
@@ -85,8 +88,13 @@ def run(ctx) -> Finding:
     if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
         window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
                           {r: want for r, want in t_rows.values()})
-        single = _single(plan, window_t, t_rows, join1, j_rows["one"])
+        tie = _depth({k: r for k, (r, _) in tp_rows.items()}, w2, None,
+                     {r: want for r, want in tp_rows.values()})
+        reads = {"window_t": window_t, "join1": join1, "tie": tie,
+                 "drop": one.nan_drop(n_rows, w2)}
+        single = one.single(plan, reads, {"t": t_rows, "one": j_rows["one"], "tie": tp_rows})
         values["window_kept_c_tie"] = window_t
+        values["one_product_reads"] = reads
         opened.update(single[2])
     ev = _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups)
     if not alone_lost:
@@ -117,8 +125,11 @@ def run(ctx) -> Finding:
         opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
     # a range opens at the value the model takes (F2 >= F - 1 may lift it)
-    opened = {k: ((max(lo, values["params"][k]), hi), why) for k, ((lo, hi), why) in opened.items()
-              if k in values["params"]}
+    # F <= F2 + 1: a known F2 bounds an open F (both open: the pair F2 >= F - 1)
+    tops = {} if "window2" in opened else {"window": params.window2 + 1}
+    opened = {k: ((max(lo, values["params"][k]), min(hi, tops.get(k, hi))), why)
+              for k, ((lo, hi), why) in opened.items() if k in values["params"]}
+    opened = {k: v for k, v in opened.items() if v[0][0] < v[0][1]}
     if opened:  # a key the probes read to the end of their reach: every value beyond agrees
         values["undetermined"] = {k: why for k, (_, why) in opened.items()}
         values["open"] = {k: rng for k, (rng, _) in opened.items()}
@@ -238,38 +249,6 @@ def _c_window_rows(bt, plan, groups) -> dict:
             bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = -2^{plan.h - k}",
                    {i: big[:2], j: neg[:2]}, c_neg)
     return out
-
-
-def _c_tie_rows(bt, plan) -> dict:
-    """C's depth with one product: 2**h alone, C = -(1.5 ulp - 2**(h - k)) of
-    2**h's ulp below it: kept whole, the sum is above the tie and rounds to
-    2**h - ulp; floored to F bits below 2**h (k > F), C is -1.5 ulp, a tie,
-    and rounds to 2**h - 2 ulp. k from 25 to 47 (C's 24 bits)."""
-    big = product(plan.fa, plan.fb, plan.h)
-    fd = plan.fd.frac_bits
-    up = word(plan.fd, 0, (1 << (fd + 1)) - 1, plan.h - fd - 1)
-    out = {}
-    for k in range(fd + 2, 2 * fd + 2):
-        c = word(plan.fd, 1, (3 << (k - fd - 2)) - 1, plan.h - k)
-        if big and c is not None and up is not None:
-            out[k] = (bt.add(f"2^{plan.h} alone, C = -(1.5 ulp - 2^{plan.h - k})", {0: big[:2]}, c),
-                      up)
-    return out
-
-
-def _single(plan, window_t, t_rows, join1, one_rows):
-    """(F values, F2, opened keys) of one-product blocks: C's depth reads
-    max(F, 25) below 47 (C's span), one product's tail reads F2 below
-    fd + 1 + min(F, the deepest tail a pair of significands makes). At either
-    reach nothing is returned: one product shows no deeper bit here, and the
-    cases that do (subnormal sums, NaN C dropped by grouped) are too rare for
-    a named range to be checked, so no truncated or grouped design is fitted."""
-    if window_t is None or join1 is None or not t_rows or not one_rows:
-        return (), None, {}
-    reach1 = min(max(one_rows), window_t + plan.fd.frac_bits + 1)
-    if window_t >= max(t_rows) or join1 >= reach1:
-        return (), None, {}
-    return ((24, 25) if window_t <= 25 else (window_t,)), join1, {}
 
 
 def _reach(plan, w_rows, window, j_rows, join) -> dict:
@@ -392,7 +371,7 @@ def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
 
 def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     """The designs of models/amd.py with the measured parameters (``single``:
-    the F values and F2 of one-product blocks, from :func:`_single`)."""
+    the F values and F2 of one-product blocks, from :func:`mfma_one.single`)."""
     out = {}
     f64 = dp.d_type == "f64"
     if blocks == 1:

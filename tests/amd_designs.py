@@ -153,7 +153,10 @@ def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
         base = dict(fp.mfma)
         bad = []
         for val in sorted({lo, hi, (lo + hi) // 2, min(lo + 1, hi)}):
-            w = _words(dp, MfmaParams(**{**base, key: val}), cases)
+            other = {key: val}
+            if key == "window" and "window2" in step.values["open"]:  # both open: F2 >= F - 1
+                other["window2"] = max(base["window2"], val - 1)
+            w = _words(dp, MfmaParams(**{**base, **other}), cases)
             if w is None or (w != got).any():
                 bad.append(val)
         if bad:
