@@ -195,17 +195,24 @@ def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):
         fp.model(dp)
 
 
-@pytest.mark.parametrize("table,recovered", [
-    ({"design": "grouped", "block": 1, "window": 35, "window2": 47}, True),
-    # F = 54 is past what one product and C show (47 bits): this fingerprint
-    # (F read as 47) was once called validated while a held-out word differed
-    ({"design": "truncated", "block": 1, "window": 54, "window2": 55}, False),
+@pytest.mark.parametrize("dp_id,table,kind,opened", [
+    ("mfma.f32.f32.k2", {"design": "grouped", "block": 1, "window": 35, "window2": 47}, "recovered", {}),
+    # F = 54 is past C's 47 bits: once read as 47 and called validated while a
+    # held-out word differed, then refused; the tie product (1 + 2^-12)^2 reads it
+    ("mfma.f32.f32.k2", {"design": "truncated", "block": 1, "window": 54, "window2": 55}, "recovered",
+     {}),
+    # narrow products past 47 bits: no probe here tells F apart, so F is open
+    ("mfma.f16.f32.k4", {"design": "truncated", "block": 1, "window": 50, "window2": 55}, "open",
+     {"window": (47, 64), "window2": (46, 64)}),
+    # grouped drops a NaN C once the product's exponent passes F: bf16 reads F = 56
+    ("mfma.bf16.f32.k4", {"design": "grouped", "block": 1, "window": 56, "window2": 60}, "open",
+     {"window2": (55, 64)}),
 ])
-def test_one_product_blocks_are_fitted_inside_the_probes_reach_only(tmp_path, table, recovered):
-    dev = write_device(tmp_path / "one.toml", "MI250X", table)
-    v, res = judge(dev, Datapath.parse("mfma.f32.f32.k2"))
+def test_one_product_blocks_past_cs_reach_are_fitted_or_open(tmp_path, dp_id, table, kind, opened):
+    dev = write_device(tmp_path / "one.toml", "MI300X", table)
+    v, res = judge(dev, Datapath.parse(dp_id))
     assert not v.wrong_validated, v.text()
-    if recovered:
-        assert v.kind == "recovered" and res.fingerprint.mfma == table, v.text()
-    else:
-        assert res.finding("mfma").status == "failed" and not res.validated
+    assert v.kind == kind, v.text()
+    assert res.finding("mfma").values.get("open", {}) == opened
+    if kind == "recovered":
+        assert res.fingerprint.mfma == table
