@@ -38,6 +38,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
+from . import mfma_narrow as narrow
 from . import mfma_one as one
 from .common import Batch, Finding, StepInfo
 
@@ -58,8 +59,17 @@ def run(ctx) -> Finding:
     bt = Batch(dp)
     plan = _Plan(ctx)
     g_rows = _group_rows(bt, plan)
+    alone_row, c_alone = narrow.c_alone_row(bt, plan)
     words = ctx.run(bt.cases())
     groups, alone_lost = _groups(dp.k, g_rows, words, plan.c_groups)
+    plan.narrow = None if alone_row is None else narrow.kept_bits(int(words[alone_row]), c_alone)
+    if plan.narrow is not None:  # F below C's 24 bits: blocks show through a coarser C
+        bt_n = Batch(dp)
+        n_groups = narrow.group_rows(bt_n, plan, plan.narrow)
+        words_n = ctx.run(bt_n.cases())
+        groups, alone_lost = narrow.groups(dp.k, n_groups, words_n), True
+        bt.rows.extend(bt_n.rows)
+        words = np.concatenate([words, words_n])
     blocks = _blocks(groups, dp.k)
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
@@ -77,13 +87,22 @@ def run(ctx) -> Finding:
     window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
+    if plan.narrow is not None:  # C alone kept min(F, F2) bits, and F2 >= 24: F
+        window = plan.narrow
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
+    join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)
+    two_reach = None if window is None or not j_rows["two"] else \
+        min(max(j_rows["two"]), window + plan.fd.frac_bits + 1)
+    if join_m is not None and join2 is not None and join2 >= two_reach:
+        join2 = join_m  # the pair's tiny product reached no deeper: the many-product sum does
+        plan.join_extra = j_rows["many_m"]
     join1 = _depth(j_rows["one"], w2, lambda w: w == plan.c_join_up)
     values = {"groups": [list(g) for g in groups], "block": blocks, "window_kept": window,
               "window_kept_products": window_p, "join_kept": join2,
-              "join_kept_one_product": join1,
+              "join_kept_one_product": join1, "join_kept_many": join_m,
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
-    opened = _reach(plan, c_rows or w_rows, window, j_rows["two"], join2)
+    opened = _reach(plan, c_rows or w_rows, window,
+                    j_rows["many"] if plan.join_extra else j_rows["two"], join2)
     single = None
     if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
         window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
@@ -161,6 +180,8 @@ class _Plan:
         _, nd, xd = exp_range(self.fd)
         fd = self.fd.frac_bits
         self.k = dp.k
+        self.narrow = None  # F below 24: the bits C alone kept (mfma_narrow)
+        self.join_extra = 0  # the many-product join probe's m (F2 read past F + fd + 1)
         self.p_lo, self.p_hi = sa + sb, xa + xb
         # groups: products of 1.5 * 2**t, C = 2**(t + fd + 2): 3/8 of C's ulp
         self.t = max(min(0, self.p_hi - 1, xd - fd - 3), na + nb)
@@ -209,13 +230,14 @@ def _blocks(groups, k) -> int | None:
     return size if groups == want else None
 
 
-def _pair(groups) -> tuple[int, int] | None:
-    g = next((g for g in groups if len(g) >= 2), None)
+def _pair(groups, last: bool = False) -> tuple[int, int] | None:
+    """Two lanes of the first group of two or more (``last``: of the last one)."""
+    g = next((g for g in (groups[::-1] if last else groups) if len(g) >= 2), None)
     return (g[0], g[1]) if g else None
 
 
 def _window_rows(bt, plan, groups) -> dict:
-    pair = _pair(groups)
+    pair = _pair(groups, plan.narrow is not None)
     if pair is None:
         return {}
     i, j = pair
@@ -234,7 +256,7 @@ def _c_window_rows(bt, plan, groups) -> dict:
     """C's depth: 2**h and -2**h in one group (a zero sum whose largest product
     is 2**h) beside C = 2**(h - k); C is left whole as long as the join keeps k
     bits below the largest product (F), down to C's own smallest subnormal."""
-    pair = _pair(groups)
+    pair = _pair(groups, plan.narrow is not None)
     big, neg = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h, 1)
     if pair is None or not big or not neg:
         return {}
@@ -260,7 +282,8 @@ def _reach(plan, w_rows, window, j_rows, join) -> dict:
         out["window"] = ((window, WINDOW_MAX), f"every probe down to 2^-{window} below the "
                          "largest product was kept; no deeper bit reaches the sum here")
     if join is not None and j_rows:
-        reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1)
+        reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1
+                                                       + plan.join_extra)
         if join >= reach:
             out["window2"] = ((join, WINDOW_MAX), f"the tie was broken by every product down to "
                               f"2^-{join} below C, the deepest a block truncated to F bits "
@@ -272,7 +295,7 @@ def _join_rows(bt, plan, groups) -> dict:
     fd = plan.fd.frac_bits
     half = product(plan.fa, plan.fb, plan.e_join - fd - 1)
     out = {"two": {}, "one": {}}
-    pair = _pair(groups)
+    pair = _pair(groups, plan.narrow is not None)
     if half and plan.c_join is not None and pair:
         i, j = pair
         for k in range(plan.k_join[0], plan.k_join[1] + 1):
@@ -280,13 +303,29 @@ def _join_rows(bt, plan, groups) -> dict:
             if tiny:
                 out["two"][k] = bt.add(f"C = 2^{plan.e_join}, a tie and 2^{plan.e_join - k}",
                                        {i: half[:2], j: tiny[:2]}, plan.c_join)
+    # many: 2**m products of 2**-m of the tie each (a sum of m more bits than
+    # one product) beside the tiny one: a block of n lanes carries the sum's
+    # bits down to F + fd + 1 + m, m = floor(log2(n - 1))
+    g = next((g for g in (groups[::-1] if plan.narrow is not None else groups) if len(g) >= 3), None)
+    m = (len(g) - 1).bit_length() - 1 if g else 0
+    part = product(plan.fa, plan.fb, plan.e_join - fd - 1 - m)
+    out["many"], out["many_m"] = {}, m
+    if g and part and plan.c_join is not None:
+        lanes = {x: part[:2] for x in g[:1 << m]}
+        for k in range(fd + 1 + m, fd + 2 + m + KMAX):
+            tiny = product(plan.fa, plan.fb, plan.e_join - k)
+            if tiny:
+                out["many"][k] = bt.add(f"C = 2^{plan.e_join}, {1 << m} products making a tie "
+                                        f"and 2^{plan.e_join - k}", {**lanes, g[-1]: tiny[:2]},
+                                        plan.c_join)
+    lane = plan.k - 1 if plan.narrow is not None else 0  # narrow: no later block floors it
     for m in range(1, plan.fa.frac_bits + plan.fb.frac_bits + 2):
         sig = _tie_tail(plan.fa.frac_bits, plan.fb.frac_bits, m)
         p = sig and product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, sig[:2], sig[2:])
         if p and plan.c_join is not None:
             out["one"][fd + 1 + m] = bt.add(f"C = 2^{plan.e_join}, one product: a tie + "
                                             f"2^{plan.e_join - fd - 1 - m} and below",
-                                            {0: p[:2]}, plan.c_join)
+                                            {lane: p[:2]}, plan.c_join)
     return out
 
 

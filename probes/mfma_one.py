@@ -95,6 +95,8 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     make). Past either the key is named open over the rest of its range."""
     window_t, join1 = reads["window_t"], reads["join1"]
     t_rows, one_rows = rows["t"], rows["one"]
+    if plan.narrow is not None:  # F below 24, read from C alone (mfma_narrow)
+        window_t = plan.narrow
     if window_t is None or join1 is None or not t_rows or not one_rows:
         return (), None, {}
     fd = plan.fd.frac_bits
@@ -104,7 +106,9 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     f2_open = join1 >= reach1
     f2 = join1
     tie, tie_reach = reads["tie"], max(rows["tie"]) if rows["tie"] else None
-    if window_t < max(t_rows):
+    if plan.narrow is not None:
+        fs = (plan.narrow,)
+    elif window_t < max(t_rows):
         fs = (24, 25) if window_t <= 25 else (window_t,)
     elif reads["drop"] is not None:
         fs = (reads["drop"],)

@@ -5,7 +5,8 @@ and the judge of a ladder run on each (tests/test_ladder_amd_designs.py).
 f32 with K = 1, 2, 4, f64, xf32, f16, bf16, bf16_1k, fp8/bf8 in all four
 pairings) and a design of models/amd.py with its keys over the whole range
 models/amd.py and the profile schema take (block 1 to 64, ftz P = 2 or 4;
-window 24 to 64, window2 from max(24, window - 1) to 64), redrawn until the
+window 0 to 64 with ``narrow``, else 24 to 64; window2 from max(24, window - 1)
+to 64), redrawn until the
 GPU's profile runs the instruction under it (an f64 v_mfma runs fma only,
 ftz needs K a multiple of P).
 
@@ -32,6 +33,7 @@ from tcprobe.models import amd_profiles, isa_amd
 from tcprobe.models.amd import (
     DESIGN_KEYS,
     DESIGNS,
+    WINDOW2_MIN,
     WINDOW_MAX,
     WINDOW_MIN,
     MfmaModel,
@@ -50,7 +52,7 @@ def _instructions(gpu):
     return [amd_profiles.datapath(i) for i in isa_amd.instructions(isa_amd.GPU_ARCH[gpu])]
 
 
-def draw(rng) -> tuple[str, str, dict]:
+def draw(rng, narrow: bool = False) -> tuple[str, str, dict]:
     """(GPU, datapath id, [mfma] table) of one random design the GPU runs."""
     while True:
         gpu = str(rng.choice(GPUS))
@@ -63,10 +65,15 @@ def draw(rng) -> tuple[str, str, dict]:
                 int(rng.choice(BLOCKS)) if rng.random() < 0.7 else int(rng.integers(1, 65))
         if "window" in DESIGN_KEYS[design]:
             # the whole range models/amd.py takes, MMA-Sim's neighbourhood drawn more often
-            lo, hi = WINDOW_MIN, WINDOW_MAX
-            t["window"] = int(rng.integers(lo, hi + 1)) if rng.random() < 0.5 else \
-                int(rng.integers(lo, lo + 8))
-            low2 = max(lo, t["window"] - 1)
+            # (``narrow``: F below 24 a third of the time; without it F from 24, as seeds
+            # drawn before F went below 24)
+            lo, hi = (WINDOW_MIN if narrow else WINDOW2_MIN), WINDOW_MAX
+            if narrow and rng.random() < 1 / 3:
+                t["window"] = int(rng.integers(WINDOW_MIN, WINDOW2_MIN))
+            else:
+                t["window"] = int(rng.integers(lo, hi + 1)) if rng.random() < 0.5 else \
+                    int(rng.integers(WINDOW2_MIN, WINDOW2_MIN + 8))
+            low2 = max(WINDOW2_MIN, t["window"] - 1)
             t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
                 min(hi, low2 + int(rng.integers(0, 10)))
         try:
@@ -77,9 +84,9 @@ def draw(rng) -> tuple[str, str, dict]:
         return gpu, dp.id, t
 
 
-def designs(seed: int, count: int) -> list[tuple[str, str, dict]]:
+def designs(seed: int, count: int, narrow: bool = False) -> list[tuple[str, str, dict]]:
     rng = np.random.default_rng(seed)
-    return [draw(rng) for _ in range(count)]
+    return [draw(rng, narrow) for _ in range(count)]
 
 
 def write_device(path: Path, gpu: str, table: dict):
@@ -164,13 +171,13 @@ def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
     return v, res
 
 
-def sweep(seed: int, count: int, tmp: Path, only=None):
+def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False):
     """Yield (index, design, Verdict or the exception text) for each design."""
     import traceback
 
     from tcprobe.models.datapath import Datapath
 
-    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count)):
+    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count, narrow)):
         if only is not None and idx not in only:
             continue
         try:

@@ -1,0 +1,71 @@
+"""mfma's narrow windows: a truncated or grouped design whose F is below C's
+24 bits. A helper of probes/mfma.py (not a step of its own).
+
+Every join floors C to F bits below the larger of C and the products, so a
+block's result loses its bits below F at the next block: the step's group
+probe (C moved by one ulp) and its join probe (a tie broken upward) are
+floored away unless they sit in the last block. Here:
+
+* C alone, 24 bits set (:func:`c_alone_row`), no products: every block
+  floors it, to min(F, F2) fraction bits (F2 >= 24 in a profile: F). Its
+  word reads F directly; C whole means F >= 23 and the usual probes apply.
+* groups (:func:`group_rows`): C = 2**(e + 1 + F) and products of 5/8 of u =
+  2**(e + 1) (one unit of C's floor) each. A lane alone leaves less than u
+  (5/8 of it, or 1/2 after the rounding into f32): the next block floors it
+  away, the last block keeps it. Two lanes of one block leave at least u,
+  which every later floor keeps. So lanes i < j are rounded together exactly
+  when the pair's word differs from lane j's alone (:func:`groups`).
+
+The window and join probes then use the last group of two or more lanes,
+and one product's tail the last lane.
+"""
+
+from __future__ import annotations
+
+from tcprobe.models.words import pow2, product, word
+
+
+def c_alone_row(bt, plan) -> tuple[int, int] | tuple[None, None]:
+    """(row, C's word): C = 2**E (2 - 2**-23), all 24 bits set, no products."""
+    c = word(plan.fd, 0, (1 << 24) - 1, plan.e_groups - 23) if plan.fd.frac_bits == 23 else None
+    if c is None:
+        return None, None
+    return bt.add("C alone, 24 bits set", {}, c), c
+
+
+def kept_bits(w: int, c: int) -> int | None:
+    """The fraction bits a floored C kept (None: C came back whole)."""
+    if w == c or (w >> 23) & 0xFF != (c >> 23) & 0xFF:
+        return None
+    sig = (w & 0x7FFFFF) | 0x800000
+    return 23 - ((sig & -sig).bit_length() - 1)
+
+
+def group_rows(bt, plan, q: int) -> dict:
+    """Every lane alone and every pair of lanes, products 5/8 of C's floor unit."""
+    e = plan.t
+    p = product(plan.fa, plan.fb, e, 0, (5, 1), (2, 0))  # 1.25 * 2**e = 5/8 * 2**(e + 1)
+    c = pow2(plan.fd, e + 1 + q)
+    if not p or c is None:
+        return {}
+    rows = {(i,): bt.add(f"lane {i}: 5/8 of C's floor unit", {i: p[:2]}, c) for i in range(plan.k)}
+    for i in range(plan.k):
+        for j in range(i + 1, plan.k):
+            rows[i, j] = bt.add(f"lanes {i}, {j}: 5/8 of C's floor unit each",
+                                {i: p[:2], j: p[:2]}, c)
+    return rows
+
+
+def groups(k: int, rows: dict, words) -> list[tuple[int, ...]]:
+    """The partition of K into the lanes rounded together (the pair's word
+    differs from the later lane's alone)."""
+    together = {key for key, r in rows.items()
+                if len(key) == 2 and int(words[r]) != int(words[rows[(key[1],)]])}
+    out, seen = [], set()
+    for i in range(k):
+        if i in seen:
+            continue
+        g = tuple([i] + [j for j in range(i + 1, k) if (i, j) in together])
+        seen.update(g)
+        out.append(g)
+    return out
