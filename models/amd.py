@@ -55,7 +55,7 @@ KEEP = 62
 # itself computes any L >= 1, F >= 0, F2 >= 0 (check_params).
 BLOCK_MAX = 64
 WINDOW_MIN, WINDOW_MAX = 0, 64
-WINDOW2_MIN = 24
+WINDOW2_MIN = 0
 
 
 @dataclass(frozen=True)
@@ -448,5 +448,5 @@ def check_ranges(p: MfmaParams) -> None:
             raise ModelError(f"window: F from {WINDOW_MIN} to {WINDOW_MAX}, not {p.window}")
         low = max(WINDOW2_MIN, p.window - 1)
         if not low <= p.window2 <= WINDOW_MAX:
-            raise ModelError(f"window2: F2 from {low} (F - 1 and f32's 24 bits) to "
+            raise ModelError(f"window2: F2 from {low} (F - 1) to "
                              f"{WINDOW_MAX}, not {p.window2}")

@@ -79,6 +79,7 @@ def run(ctx) -> Finding:
     n_rows = one.nan_c_rows(bt2, plan, _nan(plan.fd, 3))
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
+    cj_rows = narrow.coarse_join_rows(bt2, plan) if plan.narrow is not None else {}
     probe = bt2.cases()
     rnd = random_cases(dp, RANDOM, ctx.rng)
     w2 = ctx.run(Cases.concat([probe, rnd]))
@@ -87,8 +88,14 @@ def run(ctx) -> Finding:
     window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
-    if plan.narrow is not None:  # C alone kept min(F, F2) bits, and F2 >= 24: F
-        window = plan.narrow
+    windows = None
+    if plan.narrow is not None:  # C alone kept min(F, F2) bits, the coarse join F2 below 23
+        f2c = _depth({k: r for k, (r, _) in cj_rows.items()}, w2, None,
+                     {r: want for r, want in cj_rows.values()})
+        if f2c is None and min(cj_rows, default=0) == 1:  # not even 2**(E - 1): F2 = 0
+            f2c = 0
+        windows, f2_narrow = narrow.windows(plan.narrow, f2c, max(cj_rows, default=0))
+        window = windows[0]
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)
     two_reach = None if window is None or not j_rows["two"] else \
@@ -97,6 +104,8 @@ def run(ctx) -> Finding:
         join2 = join_m  # the pair's tiny product reached no deeper: the many-product sum does
         plan.join_extra = j_rows["many_m"]
     join1 = _depth(j_rows["one"], w2, lambda w: w == plan.c_join_up)
+    if windows is not None and f2_narrow is not None:  # F2 below 23: read by the coarse join
+        join2 = join1 = f2_narrow
     values = {"groups": [list(g) for g in groups], "block": blocks, "window_kept": window,
               "window_kept_products": window_p, "join_kept": join2,
               "join_kept_one_product": join1, "join_kept_many": join_m,
@@ -109,7 +118,7 @@ def run(ctx) -> Finding:
                           {r: want for r, want in t_rows.values()})
         tie = _depth({k: r for k, (r, _) in tp_rows.items()}, w2, None,
                      {r: want for r, want in tp_rows.values()})
-        reads = {"window_t": window_t, "join1": join1, "tie": tie,
+        reads = {"window_t": window_t, "join1": join1, "tie": tie, "windows": windows,
                  "drop": one.nan_drop(n_rows, w2)}
         single = one.single(plan, reads, {"t": t_rows, "one": j_rows["one"], "tie": tp_rows})
         values["window_kept_c_tie"] = window_t
@@ -121,7 +130,7 @@ def run(ctx) -> Finding:
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
-    cands = _candidates(dp, blocks, window, join2, single)
+    cands = _candidates(dp, blocks, windows or (window,), join2, single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
@@ -409,7 +418,8 @@ def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
 
 
 def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
-    """The designs of models/amd.py with the measured parameters (``single``:
+    """The designs of models/amd.py with the measured parameters (``window``:
+    the F values to try; ``single``:
     the F values and F2 of one-product blocks, from :func:`mfma_one.single`)."""
     out = {}
     f64 = dp.d_type == "f64"
@@ -425,11 +435,10 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
-    if window is not None and join is not None and blocks > 1:
-        out[f"truncated L={blocks} F={window} F2={join}"] = MfmaParams(
-            "truncated", blocks, window, join)
-        out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
-            "grouped", blocks, window, join)
+    for w in (window if join is not None and blocks > 1 else ()):
+        for design in ("truncated", "grouped"):
+            if w is not None:
+                out[f"{design} L={blocks} F={w} F2={join}"] = MfmaParams(design, blocks, w, join)
     return out
 
 

@@ -69,3 +69,29 @@ def groups(k: int, rows: dict, words) -> list[tuple[int, ...]]:
         seen.update(g)
         out.append(g)
     return out
+
+
+def coarse_join_rows(bt, plan) -> dict:
+    """{k: (row, C + 2**(E - k))}: C = 2**E and one product 2**(E - k) in the last
+    lane, k from 1 to 23: the sum keeps it while k <= F2 (the join floors the
+    products to F2 + 1 bits, the total to F2), whatever F (one product is its
+    block's largest; C = 2**E loses nothing to its floor)."""
+    e = min(plan.e_groups, plan.p_hi + 1)  # every product 2**(e - k) in the formats' range
+    c = pow2(plan.fd, e)
+    out = {}
+    for k in range(1, plan.fd.frac_bits + 1):
+        p = product(plan.fa, plan.fb, e - k)
+        up = word(plan.fd, 0, (1 << k) + 1, e - k)
+        if p and c is not None and up is not None:
+            out[k] = (bt.add(f"C = 2^{e}, one product 2^{e - k} in the last lane",
+                             {plan.k - 1: p[:2]}, c), up)
+    return out
+
+
+def windows(q: int, f2: int | None, f2_max: int) -> tuple[tuple[int, ...], int | None]:
+    """(F values, F2) from C alone's min(F, F2) = q and the coarse join's F2
+    (``f2`` read below ``f2_max``; None: F2 >= f2_max, the usual join reads it).
+    F <= F2 + 1, so q = F2 leaves F = F2 or F2 + 1."""
+    if f2 is None or f2 >= f2_max or q < f2:
+        return (q,), None if f2 is None or f2 >= f2_max else f2
+    return (q, q + 1), f2

@@ -107,7 +107,7 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     f2 = join1
     tie, tie_reach = reads["tie"], max(rows["tie"]) if rows["tie"] else None
     if plan.narrow is not None:
-        fs = (plan.narrow,)
+        fs = reads.get("windows") or (plan.narrow,)
     elif window_t < max(t_rows):
         fs = (24, 25) if window_t <= 25 else (window_t,)
     elif reads["drop"] is not None:

@@ -5,8 +5,8 @@ and the judge of a ladder run on each (tests/test_ladder_amd_designs.py).
 f32 with K = 1, 2, 4, f64, xf32, f16, bf16, bf16_1k, fp8/bf8 in all four
 pairings) and a design of models/amd.py with its keys over the whole range
 models/amd.py and the profile schema take (block 1 to 64, ftz P = 2 or 4;
-window 0 to 64 with ``narrow``, else 24 to 64; window2 from max(24, window - 1)
-to 64), redrawn until the
+with ``narrow`` window 0 to 64 and window2 from max(0, window - 1) to 64, else
+both from 24 (F2 from max(24, window - 1)), as seeds drawn before), redrawn until the
 GPU's profile runs the instruction under it (an f64 v_mfma runs fma only,
 ftz needs K a multiple of P).
 
@@ -44,6 +44,7 @@ from tcprobe.models.amd import (
 from tcprobe.models.model import ModelError
 
 HELD_OUT_SEED = 0xA3D_36
+MMASIM_F = 24  # MMA-Sim's F (f32's significand): the draws' neighbourhood
 GPUS = tuple(isa_amd.GPU_ARCH)
 BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64)
 
@@ -67,15 +68,21 @@ def draw(rng, narrow: bool = False) -> tuple[str, str, dict]:
             # the whole range models/amd.py takes, MMA-Sim's neighbourhood drawn more often
             # (``narrow``: F below 24 a third of the time; without it F from 24, as seeds
             # drawn before F went below 24)
-            lo, hi = (WINDOW_MIN if narrow else WINDOW2_MIN), WINDOW_MAX
+            lo, hi = (WINDOW_MIN if narrow else MMASIM_F), WINDOW_MAX
             if narrow and rng.random() < 1 / 3:
-                t["window"] = int(rng.integers(WINDOW_MIN, WINDOW2_MIN))
+                t["window"] = int(rng.integers(WINDOW_MIN, MMASIM_F))
             else:
                 t["window"] = int(rng.integers(lo, hi + 1)) if rng.random() < 0.5 else \
-                    int(rng.integers(WINDOW2_MIN, WINDOW2_MIN + 8))
-            low2 = max(WINDOW2_MIN, t["window"] - 1)
-            t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
-                min(hi, low2 + int(rng.integers(0, 10)))
+                    int(rng.integers(MMASIM_F, MMASIM_F + 8))
+            low2 = max(MMASIM_F, t["window"] - 1)
+            if narrow and rng.random() < 1 / 3:  # F2 below 24 (from F - 1)
+                low2 = max(WINDOW2_MIN, t["window"] - 1)
+                if low2 < MMASIM_F:
+                    t["window2"] = int(rng.integers(low2, MMASIM_F))
+                    t["window"] = min(t["window"], t["window2"] + 1)
+            if "window2" not in t:
+                t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
+                    min(hi, low2 + int(rng.integers(0, 10)))
         try:
             check_ranges(MfmaParams(**t))
             check_params(MfmaParams(**t), dp)
