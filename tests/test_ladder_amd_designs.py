@@ -128,7 +128,8 @@ def test_a_design_the_engine_cannot_compute_is_refused(dp_id, params, needle):
 
 @pytest.mark.parametrize("params,needle", [
     (("truncated", 8, 65, 64), "window: F from 0 to 64"),
-    (("truncated", 8, 12, 23), "window2: F2 from 24"),
+    (("truncated", 8, 12, 10), "window2: F2 from 11"),
+    (("grouped", 8, 0, -1), "at least 0"),
     (("truncated", 8, 40, 30), "window2: F2 from 39"),
     (("exact", 65), "at most 64"),
 ])
@@ -156,7 +157,7 @@ def test_the_engine_joins_below_f_as_mmasims_doubles_do():
     ('design = "exact"\nblock = 0', "block"),
     ('design = "exact"\nblock = 65', "block"),
     ('design = "truncated"\nblock = 8\nwindow = 65\nwindow2 = 31', "window"),
-    ('design = "truncated"\nblock = 8\nwindow = 12\nwindow2 = 20', "window2"),
+    ('design = "truncated"\nblock = 8\nwindow = 12\nwindow2 = 10', "window2: F2 from 11"),
     ('design = "truncated"\nblock = 8\nwindow = 40\nwindow2 = 30', "window2: F2 from 39"),
     ('design = "fma"\nblock = 4', "design fma has no block"),
     ('design = "exact"\nblock = 4\nwindow = 24', "design exact has no window"),
@@ -221,3 +222,46 @@ def test_one_product_blocks_past_cs_reach_are_fitted_or_open(tmp_path, dp_id, ta
     assert res.finding("mfma").values.get("open", {}) == opened
     if kind == "recovered":
         assert res.fingerprint.mfma == table
+
+
+# windows below C's 24 bits (F from 0, F2 from max(0, F - 1)): each was a
+# failed mfma step before (groups floored away between blocks, no join read
+# below a tie 24 bits down, the lanes step's 1.5 cut to one bit)
+NARROW = [
+    ("MI250X", "mfma.f32.f32.k2", {"design": "truncated", "block": 2, "window": 0, "window2": 26},
+     "open"),  # F = 0: the lanes step's -1.5 keeps one bit; F2 past F + 25 open
+    ("MI300X", "mfma.fp8.e4m3fnuz.f32.k16", {"design": "grouped", "block": 16, "window": 3,
+                                             "window2": 2}, "recovered"),  # fp8's short range
+    ("MI300X", "mfma.f16.f32.k4", {"design": "truncated", "block": 1, "window": 0, "window2": 0},
+     "recovered"),  # F2 = 0: not even 2^(E - 1) survives the coarse join
+    ("MI300X", "mfma.bf16.f32.k8", {"design": "grouped", "block": 2, "window": 6, "window2": 5},
+     "recovered"),  # F = F2 + 1: C alone reads F2, the fit tells F
+]
+NARROW_SLOW = [
+    ("MI300X", "mfma.f16.f32.k16", {"design": "truncated", "block": 8, "window": 12, "window2": 30},
+     "recovered"),  # two blocks: the first one's groups floored by the second's join
+    ("MI300X", "mfma.fp8.e4m3fnuz.f32.k16", {"design": "grouped", "block": 16, "window": 3,
+                                             "window2": 40}, "open"),  # the many-product join
+    ("MI300X", "mfma.xf32.tf32.f32.k8", {"design": "truncated", "block": 4, "window": 10,
+                                         "window2": 22}, "recovered"),
+]
+
+
+def _narrow(tmp_path, gpu, dp_id, table, kind):
+    dev = write_device(tmp_path / "narrow.toml", gpu, table)
+    v, res = judge(dev, Datapath.parse(dp_id))
+    assert not v.wrong_validated, v.text()
+    assert v.kind == kind, v.text()
+    for key in ("window", "window2"):  # read exactly, or named open
+        assert res.fingerprint.mfma[key] == table[key] or key in v.open, v.text()
+
+
+@pytest.mark.parametrize("gpu,dp_id,table,kind", NARROW)
+def test_narrow_windows_are_read(tmp_path, gpu, dp_id, table, kind):
+    _narrow(tmp_path, gpu, dp_id, table, kind)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gpu,dp_id,table,kind", NARROW_SLOW)
+def test_narrow_windows_are_read_slow(tmp_path, gpu, dp_id, table, kind):
+    _narrow(tmp_path, gpu, dp_id, table, kind)
