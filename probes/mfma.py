@@ -80,6 +80,8 @@ def run(ctx) -> Finding:
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
     cj_rows = narrow.coarse_join_rows(bt2, plan) if plan.narrow is not None else {}
+    if plan.narrow is not None:
+        narrow.deep_join_rows(bt2, plan)
     probe = bt2.cases()
     rnd = random_cases(dp, RANDOM, ctx.rng)
     w2 = ctx.run(Cases.concat([probe, rnd]))
@@ -130,7 +132,11 @@ def run(ctx) -> Finding:
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
-    cands = _candidates(dp, blocks, windows or (window,), join2, single)
+    # F2 = 23 (F <= 24) drops the tie 24 bits below C that the join's first probe
+    # breaks: a first depth read (24) leaves F2 = 23 or 24 to the fit
+    f2_23 = join2 == plan.fd.frac_bits + 1 and (window or 0) <= 24
+    cands = _candidates(dp, blocks, windows or (window,),
+                        (join2, join2 - 1) if f2_23 else (join2,), single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
@@ -156,7 +162,8 @@ def run(ctx) -> Finding:
     # F <= F2 + 1: a known F2 bounds an open F (both open: the pair F2 >= F - 1)
     tops = {} if "window2" in opened else {"window": params.window2 + 1}
     opened = {k: ((max(lo, values["params"][k]), min(hi, tops.get(k, hi))), why)
-              for k, ((lo, hi), why) in opened.items() if k in values["params"]}
+              for k, ((lo, hi), why) in opened.items()
+              if k in values["params"] and values["params"][k] >= lo}  # below lo: read exactly
     opened = {k: v for k, v in opened.items() if v[0][0] < v[0][1]}
     if opened:  # a key the probes read to the end of their reach: every value beyond agrees
         values["undetermined"] = {k: why for k, (_, why) in opened.items()}
@@ -419,7 +426,7 @@ def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
 
 def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     """The designs of models/amd.py with the measured parameters (``window``:
-    the F values to try; ``single``:
+    the F values to try; ``join``: the F2 values; ``single``:
     the F values and F2 of one-product blocks, from :func:`mfma_one.single`)."""
     out = {}
     f64 = dp.d_type == "f64"
@@ -428,17 +435,20 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     if blocks is None or f64:
         return out
     if blocks == 1 and single is not None and single[1] is not None:
+        f2s = single[1] if isinstance(single[1], tuple) else (single[1],)
         for w in single[0]:
             for design in ("truncated", "grouped"):
-                out[f"{design} L=1 F={w} F2={max(single[1], w - 1)}"] = MfmaParams(
-                    design, 1, w, max(single[1], w - 1))
+                for f2 in f2s:
+                    out[f"{design} L=1 F={w} F2={max(f2, w - 1)}"] = MfmaParams(
+                        design, 1, w, max(f2, w - 1))
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
-    for w in (window if join is not None and blocks > 1 else ()):
+    for w in (window if join[0] is not None and blocks > 1 else ()):
         for design in ("truncated", "grouped"):
-            if w is not None:
-                out[f"{design} L={blocks} F={w} F2={join}"] = MfmaParams(design, blocks, w, join)
+            for f2 in join:
+                if w is not None:
+                    out[f"{design} L={blocks} F={w} F2={f2}"] = MfmaParams(design, blocks, w, f2)
     return out
 
 

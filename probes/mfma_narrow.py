@@ -95,3 +95,19 @@ def windows(q: int, f2: int | None, f2_max: int) -> tuple[tuple[int, ...], int |
     if f2 is None or f2 >= f2_max or q < f2:
         return (q,), None if f2 is None or f2 >= f2_max else f2
     return (q, q + 1), f2
+
+
+def deep_join_rows(bt, plan) -> list:
+    """Rows for the fit only: C = -2**E beside one product 1.75**2 * 2**(E - k)
+    (3 after F = 0 truncation: two bits) in the last lane, k from 24 to 30: a
+    tie against 2**E's ulp that F2 = 23, 24 and 25 or more break differently,
+    where one product's tail (cut by F) reaches no deeper."""
+    e = min(plan.e_groups, plan.p_hi + 1)
+    c = pow2(plan.fd, e, 1)
+    rows = []
+    for k in range(plan.fd.frac_bits + 1, plan.fd.frac_bits + 8):
+        p = product(plan.fa, plan.fb, e - k, 0, (7, 7), (2, 2))
+        if p and c is not None:
+            rows.append(bt.add(f"C = -2^{e}, one product 1.75^2 * 2^{e - k} in the last lane",
+                               {plan.k - 1: p[:2]}, c))
+    return rows

@@ -97,6 +97,12 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     t_rows, one_rows = rows["t"], rows["one"]
     if plan.narrow is not None:  # F below 24, read from C alone (mfma_narrow)
         window_t = plan.narrow
+    if plan.narrow is not None and join1 is None and reads.get("windows"):
+        # F below 24 cuts one product's tail: the coarse join read F2 >= 23 only
+        return reads["windows"], (23, 24, 25), {"window2": ((25, WINDOW_MAX), (
+            "one product a block under F below 24 carries at most two bits: no tie it "
+            "makes with C reaches deeper than 25 bits; any F2 from 25 gives the probes' "
+            "words here"))}
     if window_t is None or join1 is None or not t_rows or not one_rows:
         return (), None, {}
     fd = plan.fd.frac_bits
