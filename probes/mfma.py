@@ -135,11 +135,18 @@ def run(ctx) -> Finding:
     # F2 = 23 (F <= 24) drops the tie 24 bits below C that the join's first probe
     # breaks: a first depth read (24) leaves F2 = 23 or 24 to the fit
     f2_23 = join2 == plan.fd.frac_bits + 1 and (window or 0) <= 24
+    joins = (join2,)
+    if join2 is not None and "window2" in opened:  # read to its reach: a sum of more
+        lo = max(join2, join1 or 0)  # bits (one f32 product, a tie against -2^E) may go deeper
+        joins = tuple(range(lo, min(lo + 3, WINDOW_MAX + 1)))
     cands = _candidates(dp, blocks, windows or (window,),
-                        (join2, join2 - 1) if f2_23 else (join2,), single)
+                        joins + ((join2 - 1,) if f2_23 else ()), single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
+    same = {(cands[f].design, cands[f].block, cands[f].window) for f in fits}
+    if len(fits) > 1 and len(same) == 1 and "window2" in opened:
+        fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)
     values["fits"] = fits
     where = (f"blocks of {blocks}" if blocks else
