@@ -144,7 +144,7 @@ def run(ctx) -> Finding:
     joins = (join2,)
     if join2 is not None and "window2" in opened:  # read to its reach: a sum of more
         lo = max(join2, join1 or 0)  # bits (one f32 product, a tie against -2^E) may go deeper
-        joins = tuple(range(lo, min(lo + 3, WINDOW_MAX + 1)))
+        joins = tuple(range(lo, min(lo + 3, WINDOW_MAX + 1))) if lo <= WINDOW_MAX else (join2,)
     cands = _candidates(dp, blocks, windows or (window,),
                         joins + ((join2 - 1,) if f2_23 else ()), single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
@@ -382,6 +382,14 @@ def _special_rows(bt, plan) -> dict:
     rows["subnormal C alone"] = bt.add("subnormal C alone", {}, word(fd, 0, 1, exp_range(fd)[0]))
     if sub_a is not None:
         rows["subnormal A x 1"] = bt.add("smallest subnormal A x 1, C = 0", {0: (sub_a, one_b)})
+    # a C far below a subnormal product: grouped drops it, truncated floors it to
+    # one unit 2**(e - F) of the product's raw exponent e, above its value
+    tiny_c, sub_b = word(fd, 1, 1, exp_range(fd)[0]), word(fb, 0, 1, exp_range(fb)[0])
+    for label, pair in (("subnormal A x subnormal B", (sub_a, sub_b)),
+                        ("subnormal A x 1", (sub_a, one_b))):
+        if None not in pair and tiny_c is not None:
+            rows[f"{label}, C = -smallest subnormal"] = bt.add(
+                f"{label}, C = -smallest subnormal", {0: pair}, tiny_c)
     low = product(fa, fb, exp_range(fd)[1] - 2)
     if low:
         rows["subnormal result"] = bt.add("a product below D's smallest normal", {0: low[:2]})
