@@ -192,3 +192,32 @@ def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False):
             yield idx, (gpu, dp_id, t), judge(dev, Datapath.parse(dp_id))[0]
         except Exception:  # a crash is a finding of its own
             yield idx, (gpu, dp_id, t), traceback.format_exc()[-800:]
+
+
+def main(argv=None) -> int:
+    """``python3 tests/amd_designs.py SEED COUNT [--narrow]``: the sweep's verdicts
+    one a line and their tally (docs/amd.md's tables)."""
+    import argparse
+    import collections
+    import tempfile
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("seed", type=int)
+    ap.add_argument("count", type=int)
+    ap.add_argument("--narrow", action="store_true", help="F from 0 and F2 from max(0, F - 1)")
+    args = ap.parse_args(argv)
+    tally = collections.Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for idx, d, v in sweep(args.seed, args.count, Path(tmp), narrow=args.narrow):
+            kind = "crash" if isinstance(v, str) else v.kind
+            tally[kind] += 1
+            tally["wrong validated"] += not isinstance(v, str) and v.wrong_validated
+            print(idx, d, v if isinstance(v, str) else v.text(), flush=True)
+    print("tally:", dict(tally))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -255,6 +255,8 @@ NARROW = [
     # that C beside a subnormal product is a step row now (grouped drops it)
     ("MI300X", "mfma.fp8.e4m3fnuzxe5m2fnuz.f32.k16", {"design": "grouped", "block": 1,
                                                       "window": 26, "window2": 50}, "open"),
+    # an exact design whose join read past 64 left no F2 candidate: an IndexError
+    ("MI250X", "mfma.f32.f32.k4", {"design": "exact", "block": 5}, "open"),
 ]
 NARROW_SLOW = [
     ("MI300X", "mfma.f16.f32.k16", {"design": "truncated", "block": 8, "window": 12, "window2": 30},
@@ -272,7 +274,8 @@ def _narrow(tmp_path, gpu, dp_id, table, kind):
     assert not v.wrong_validated, v.text()
     assert v.kind == kind, v.text()
     for key in ("window", "window2"):  # read exactly, or named open
-        assert res.fingerprint.mfma[key] == table[key] or key in v.open, v.text()
+        if key in table:
+            assert res.fingerprint.mfma[key] == table[key] or key in v.open, v.text()
 
 
 @pytest.mark.parametrize("gpu,dp_id,table,kind", NARROW)
