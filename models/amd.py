@@ -48,13 +48,15 @@ DESIGN_KEYS = {"fma": (), "exact": ("block",), "ftz": ("block",),
 DESIGNS = tuple(DESIGN_KEYS)
 KEEP = 62
 # The ranges a design's keys take (a profile's [mfma], a fingerprint, the API):
-# L (P) from 1 to 64; F from 24 (every join floors C to F bits: below C's own
-# 24 the accumulator would lose bits between blocks) to 64; F2 from F - 1 (the
-# products' sum keeps F2 + 1 >= F bits at the join) and 24 (f32's significand)
-# to 64. Inside them the ladder's mfma step tells every value apart; the
-# engine itself computes any L >= 1, F >= 0, F2 >= 0 (check_params).
+# L (P) from 1 to 64; F from 0 (below C's 24 bits every join floors the
+# accumulator to F bits) to 64; F2 from max(0, F - 1) (the products' sum keeps
+# F2 + 1 >= F bits at the join; below 23 every D keeps F2 + 1 bits) to 64.
+# Inside them the ladder's mfma step reads every value or names it open; the
+# engine itself computes any L >= 1, F >= 0, F2 >= 0 (check_params): F2 + 1 < F
+# (C kept deeper than the sum) and L or F past 64 are the profile's limits.
 BLOCK_MAX = 64
-WINDOW_MIN, WINDOW_MAX = 24, 64
+WINDOW_MIN, WINDOW_MAX = 0, 64
+WINDOW2_MIN = 0
 
 
 @dataclass(frozen=True)
@@ -438,15 +440,14 @@ def check_params(p: MfmaParams, dp=None) -> None:
 
 def check_ranges(p: MfmaParams) -> None:
     """ModelError unless ``p`` is in the ranges a profile's [mfma] takes (above),
-    the ones inside which the ladder's mfma step tells every value apart."""
+    the ones inside which the ladder's mfma step reads every value or names it open."""
     check_params(p)
     if "block" in DESIGN_KEYS[p.design] and p.block > BLOCK_MAX:
         raise ModelError(f"block: at most {BLOCK_MAX}, not {p.block}")
     if "window" in DESIGN_KEYS[p.design]:
         if not WINDOW_MIN <= p.window <= WINDOW_MAX:
-            raise ModelError(f"window: F from {WINDOW_MIN} (C's 24 bits, floored to F at every "
-                             f"join) to {WINDOW_MAX}, not {p.window}")
-        low = max(WINDOW_MIN, p.window - 1)
+            raise ModelError(f"window: F from {WINDOW_MIN} to {WINDOW_MAX}, not {p.window}")
+        low = max(WINDOW2_MIN, p.window - 1)
         if not low <= p.window2 <= WINDOW_MAX:
-            raise ModelError(f"window2: F2 from {low} (F - 1 and f32's 24 bits) to "
+            raise ModelError(f"window2: F2 from {low} (F - 1) to "
                              f"{WINDOW_MAX}, not {p.window2}")

@@ -17,13 +17,16 @@ STEP = StepInfo(
 )
 
 SIGNATURES = ((0, (1, 1), (0, 0), 0), (1, (3, 1), (1, 0), 1))  # (sign, mant, frac, exp)
+# AMD v_mfma: powers of two only (a truncated design with F = 0 keeps one bit
+# of each product, and floors C to one: -1.5 alone and as C give other words)
+MFMA_SIGNATURES = ((0, (1, 1), (0, 0), 0), (1, (1, 1), (0, 0), 1))
 
 
 def run(ctx) -> Finding:
     dp = ctx.dp
     bt = Batch(dp)
     refs = []
-    for sign, mant, frac, e in SIGNATURES:
+    for sign, mant, frac, e in MFMA_SIGNATURES if dp.family == "mfma" else SIGNATURES:
         p = product(ctx.a_fmt, ctx.b_fmt, e, sign, mant, frac)
         value = word(ctx.c_fmt, sign, mant[0] * mant[1], e - frac[0] - frac[1])
         if p is None or value is None:  # unsigned inputs have no negative product

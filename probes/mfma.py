@@ -20,6 +20,12 @@ reproduces every word the step saw:
   2**(E-k): the tie breaks upward as long as the small one reaches the final
   rounding (F2 + 1 bits below the larger of C and the products, in a
   truncated design); also through one product of a with its low bit set.
+* join, deeper: 2**m products making the tie beside the small one carry a
+  block's sum m bits past a pair (m = floor(log2(L - 1))).
+* one-product blocks (probes/mfma_one.py: C's depth beside a tie, a product
+  that is itself a tie, a NaN C that grouped drops) and windows below C's 24
+  bits (probes/mfma_narrow.py: C alone floored, groups through 5/8 of C's
+  floor unit, a coarse join) have helpers of their own.
 * subnormals: a subnormal C, input and result (flushed or kept), and the
   specials: NaN in A, B, C, Inf * 0, Inf - Inf, an overflowing product.
 * random: the validation mix from the probes' seed.
@@ -38,6 +44,8 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
+from . import mfma_narrow as narrow
+from . import mfma_one as one
 from .common import Batch, Finding, StepInfo
 
 STEP = StepInfo(
@@ -57,15 +65,29 @@ def run(ctx) -> Finding:
     bt = Batch(dp)
     plan = _Plan(ctx)
     g_rows = _group_rows(bt, plan)
+    alone_row, c_alone = narrow.c_alone_row(bt, plan)
     words = ctx.run(bt.cases())
     groups, alone_lost = _groups(dp.k, g_rows, words, plan.c_groups)
+    plan.narrow = None if alone_row is None else narrow.kept_bits(int(words[alone_row]), c_alone)
+    if plan.narrow is not None:  # F below C's 24 bits: blocks show through a coarser C
+        bt_n = Batch(dp)
+        n_groups = narrow.group_rows(bt_n, plan, plan.narrow)
+        words_n = ctx.run(bt_n.cases())
+        groups, alone_lost = narrow.groups(dp.k, n_groups, words_n), True
+        bt.rows.extend(bt_n.rows)
+        words = np.concatenate([words, words_n])
     blocks = _blocks(groups, dp.k)
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
     c_rows = _c_window_rows(bt2, plan, groups)
-    t_rows = _c_tie_rows(bt2, plan)
+    t_rows = one.c_tie_rows(bt2, plan)
+    tp_rows = one.tie_product_rows(bt2, plan)
+    n_rows = one.nan_c_rows(bt2, plan, _nan(plan.fd, 3))
     j_rows = _join_rows(bt2, plan, groups)
     s_rows = _special_rows(bt2, plan)
+    cj_rows = narrow.coarse_join_rows(bt2, plan) if plan.narrow is not None else {}
+    if plan.narrow is not None:
+        narrow.deep_join_rows(bt2, plan)
     probe = bt2.cases()
     rnd = random_cases(dp, RANDOM, ctx.rng)
     w2 = ctx.run(Cases.concat([probe, rnd]))
@@ -74,19 +96,41 @@ def run(ctx) -> Finding:
     window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
+    windows = None
+    if plan.narrow is not None:  # C alone kept min(F, F2) bits, the coarse join F2 below 23
+        f2c = _depth({k: r for k, (r, _) in cj_rows.items()}, w2, None,
+                     {r: want for r, want in cj_rows.values()})
+        if f2c is None and min(cj_rows, default=0) == 1:  # not even 2**(E - 1): F2 = 0
+            f2c = 0
+        windows, f2_narrow = narrow.windows(plan.narrow, f2c, max(cj_rows, default=0))
+        window = windows[0]
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
+    join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)
+    two_reach = None if window is None or not j_rows["two"] else \
+        min(max(j_rows["two"]), window + plan.fd.frac_bits + 1)
+    if join_m is not None and join2 is not None and join2 >= two_reach:
+        join2 = join_m  # the pair's tiny product reached no deeper: the many-product sum does
+        plan.join_extra = j_rows["many_m"]
     join1 = _depth(j_rows["one"], w2, lambda w: w == plan.c_join_up)
+    if windows is not None and f2_narrow is not None:  # F2 below 23: read by the coarse join
+        join2 = join1 = f2_narrow
     values = {"groups": [list(g) for g in groups], "block": blocks, "window_kept": window,
               "window_kept_products": window_p, "join_kept": join2,
-              "join_kept_one_product": join1,
+              "join_kept_one_product": join1, "join_kept_many": join_m,
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
-    opened = _reach(plan, c_rows or w_rows, window, j_rows["two"], join2)
+    opened = _reach(plan, c_rows or w_rows, window,
+                    j_rows["many"] if plan.join_extra else j_rows["two"], join2)
     single = None
     if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
         window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
                           {r: want for r, want in t_rows.values()})
-        single = _single(plan, window_t, t_rows, join1, j_rows["one"])
+        tie = _depth({k: r for k, (r, _) in tp_rows.items()}, w2, None,
+                     {r: want for r, want in tp_rows.values()})
+        reads = {"window_t": window_t, "join1": join1, "tie": tie, "windows": windows,
+                 "drop": one.nan_drop(n_rows, w2)}
+        single = one.single(plan, reads, {"t": t_rows, "one": j_rows["one"], "tie": tp_rows})
         values["window_kept_c_tie"] = window_t
+        values["one_product_reads"] = reads
         opened.update(single[2])
     ev = _evidence(bt, bt2, g_rows, w_rows, j_rows, s_rows, words, w2, groups)
     if not alone_lost:
@@ -94,10 +138,21 @@ def run(ctx) -> Finding:
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
-    cands = _candidates(dp, blocks, window, join2, single)
+    # F2 = 23 (F <= 24) drops the tie 24 bits below C that the join's first probe
+    # breaks: a first depth read (24) leaves F2 = 23 or 24 to the fit
+    f2_23 = join2 == plan.fd.frac_bits + 1 and (window or 0) <= 24
+    joins = (join2,)
+    if join2 is not None and "window2" in opened:  # read to its reach: a sum of more
+        lo = max(join2, join1 or 0)  # bits (one f32 product, a tie against -2^E) may go deeper
+        joins = tuple(range(lo, min(lo + 3, WINDOW_MAX + 1))) if lo <= WINDOW_MAX else (join2,)
+    cands = _candidates(dp, blocks, windows or (window,),
+                        joins + ((join2 - 1,) if f2_23 else ()), single)
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
+    same = {(cands[f].design, cands[f].block, cands[f].window) for f in fits}
+    if len(fits) > 1 and len(same) == 1 and "window2" in opened:
+        fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)
     values["fits"] = fits
     where = (f"blocks of {blocks}" if blocks else
@@ -117,8 +172,12 @@ def run(ctx) -> Finding:
         opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
     # a range opens at the value the model takes (F2 >= F - 1 may lift it)
-    opened = {k: ((max(lo, values["params"][k]), hi), why) for k, ((lo, hi), why) in opened.items()
-              if k in values["params"]}
+    # F <= F2 + 1: a known F2 bounds an open F (both open: the pair F2 >= F - 1)
+    tops = {} if "window2" in opened else {"window": params.window2 + 1}
+    opened = {k: ((max(lo, values["params"][k]), min(hi, tops.get(k, hi))), why)
+              for k, ((lo, hi), why) in opened.items()
+              if k in values["params"] and values["params"][k] >= lo}  # below lo: read exactly
+    opened = {k: v for k, v in opened.items() if v[0][0] < v[0][1]}
     if opened:  # a key the probes read to the end of their reach: every value beyond agrees
         values["undetermined"] = {k: why for k, (_, why) in opened.items()}
         values["open"] = {k: rng for k, (rng, _) in opened.items()}
@@ -150,6 +209,8 @@ class _Plan:
         _, nd, xd = exp_range(self.fd)
         fd = self.fd.frac_bits
         self.k = dp.k
+        self.narrow = None  # F below 24: the bits C alone kept (mfma_narrow)
+        self.join_extra = 0  # the many-product join probe's m (F2 read past F + fd + 1)
         self.p_lo, self.p_hi = sa + sb, xa + xb
         # groups: products of 1.5 * 2**t, C = 2**(t + fd + 2): 3/8 of C's ulp
         self.t = max(min(0, self.p_hi - 1, xd - fd - 3), na + nb)
@@ -198,13 +259,14 @@ def _blocks(groups, k) -> int | None:
     return size if groups == want else None
 
 
-def _pair(groups) -> tuple[int, int] | None:
-    g = next((g for g in groups if len(g) >= 2), None)
+def _pair(groups, last: bool = False) -> tuple[int, int] | None:
+    """Two lanes of the first group of two or more (``last``: of the last one)."""
+    g = next((g for g in (groups[::-1] if last else groups) if len(g) >= 2), None)
     return (g[0], g[1]) if g else None
 
 
 def _window_rows(bt, plan, groups) -> dict:
-    pair = _pair(groups)
+    pair = _pair(groups, plan.narrow is not None)
     if pair is None:
         return {}
     i, j = pair
@@ -223,7 +285,7 @@ def _c_window_rows(bt, plan, groups) -> dict:
     """C's depth: 2**h and -2**h in one group (a zero sum whose largest product
     is 2**h) beside C = 2**(h - k); C is left whole as long as the join keeps k
     bits below the largest product (F), down to C's own smallest subnormal."""
-    pair = _pair(groups)
+    pair = _pair(groups, plan.narrow is not None)
     big, neg = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h, 1)
     if pair is None or not big or not neg:
         return {}
@@ -240,38 +302,6 @@ def _c_window_rows(bt, plan, groups) -> dict:
     return out
 
 
-def _c_tie_rows(bt, plan) -> dict:
-    """C's depth with one product: 2**h alone, C = -(1.5 ulp - 2**(h - k)) of
-    2**h's ulp below it: kept whole, the sum is above the tie and rounds to
-    2**h - ulp; floored to F bits below 2**h (k > F), C is -1.5 ulp, a tie,
-    and rounds to 2**h - 2 ulp. k from 25 to 47 (C's 24 bits)."""
-    big = product(plan.fa, plan.fb, plan.h)
-    fd = plan.fd.frac_bits
-    up = word(plan.fd, 0, (1 << (fd + 1)) - 1, plan.h - fd - 1)
-    out = {}
-    for k in range(fd + 2, 2 * fd + 2):
-        c = word(plan.fd, 1, (3 << (k - fd - 2)) - 1, plan.h - k)
-        if big and c is not None and up is not None:
-            out[k] = (bt.add(f"2^{plan.h} alone, C = -(1.5 ulp - 2^{plan.h - k})", {0: big[:2]}, c),
-                      up)
-    return out
-
-
-def _single(plan, window_t, t_rows, join1, one_rows):
-    """(F values, F2, opened keys) of one-product blocks: C's depth reads
-    max(F, 25) below 47 (C's span), one product's tail reads F2 below
-    fd + 1 + min(F, the deepest tail a pair of significands makes). At either
-    reach nothing is returned: one product shows no deeper bit here, and the
-    cases that do (subnormal sums, NaN C dropped by grouped) are too rare for
-    a named range to be checked, so no truncated or grouped design is fitted."""
-    if window_t is None or join1 is None or not t_rows or not one_rows:
-        return (), None, {}
-    reach1 = min(max(one_rows), window_t + plan.fd.frac_bits + 1)
-    if window_t >= max(t_rows) or join1 >= reach1:
-        return (), None, {}
-    return ((24, 25) if window_t <= 25 else (window_t,)), join1, {}
-
-
 def _reach(plan, w_rows, window, j_rows, join) -> dict:
     """Keys read to the last depth the probes reach: {key: ((low, high), why)}.
     The join's tiny product sits in one block with a tie fd + 1 bits below C,
@@ -281,7 +311,8 @@ def _reach(plan, w_rows, window, j_rows, join) -> dict:
         out["window"] = ((window, WINDOW_MAX), f"every probe down to 2^-{window} below the "
                          "largest product was kept; no deeper bit reaches the sum here")
     if join is not None and j_rows:
-        reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1)
+        reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1
+                                                       + plan.join_extra)
         if join >= reach:
             out["window2"] = ((join, WINDOW_MAX), f"the tie was broken by every product down to "
                               f"2^-{join} below C, the deepest a block truncated to F bits "
@@ -293,7 +324,7 @@ def _join_rows(bt, plan, groups) -> dict:
     fd = plan.fd.frac_bits
     half = product(plan.fa, plan.fb, plan.e_join - fd - 1)
     out = {"two": {}, "one": {}}
-    pair = _pair(groups)
+    pair = _pair(groups, plan.narrow is not None)
     if half and plan.c_join is not None and pair:
         i, j = pair
         for k in range(plan.k_join[0], plan.k_join[1] + 1):
@@ -301,13 +332,29 @@ def _join_rows(bt, plan, groups) -> dict:
             if tiny:
                 out["two"][k] = bt.add(f"C = 2^{plan.e_join}, a tie and 2^{plan.e_join - k}",
                                        {i: half[:2], j: tiny[:2]}, plan.c_join)
+    # many: 2**m products of 2**-m of the tie each (a sum of m more bits than
+    # one product) beside the tiny one: a block of n lanes carries the sum's
+    # bits down to F + fd + 1 + m, m = floor(log2(n - 1))
+    g = next((g for g in (groups[::-1] if plan.narrow is not None else groups) if len(g) >= 3), None)
+    m = (len(g) - 1).bit_length() - 1 if g else 0
+    part = product(plan.fa, plan.fb, plan.e_join - fd - 1 - m)
+    out["many"], out["many_m"] = {}, m
+    if g and part and plan.c_join is not None:
+        lanes = {x: part[:2] for x in g[:1 << m]}
+        for k in range(fd + 1 + m, fd + 2 + m + KMAX):
+            tiny = product(plan.fa, plan.fb, plan.e_join - k)
+            if tiny:
+                out["many"][k] = bt.add(f"C = 2^{plan.e_join}, {1 << m} products making a tie "
+                                        f"and 2^{plan.e_join - k}", {**lanes, g[-1]: tiny[:2]},
+                                        plan.c_join)
+    lane = plan.k - 1 if plan.narrow is not None else 0  # narrow: no later block floors it
     for m in range(1, plan.fa.frac_bits + plan.fb.frac_bits + 2):
         sig = _tie_tail(plan.fa.frac_bits, plan.fb.frac_bits, m)
         p = sig and product(plan.fa, plan.fb, plan.e_join - fd - 1, 0, sig[:2], sig[2:])
         if p and plan.c_join is not None:
             out["one"][fd + 1 + m] = bt.add(f"C = 2^{plan.e_join}, one product: a tie + "
                                             f"2^{plan.e_join - fd - 1 - m} and below",
-                                            {0: p[:2]}, plan.c_join)
+                                            {lane: p[:2]}, plan.c_join)
     return out
 
 
@@ -335,6 +382,14 @@ def _special_rows(bt, plan) -> dict:
     rows["subnormal C alone"] = bt.add("subnormal C alone", {}, word(fd, 0, 1, exp_range(fd)[0]))
     if sub_a is not None:
         rows["subnormal A x 1"] = bt.add("smallest subnormal A x 1, C = 0", {0: (sub_a, one_b)})
+    # a C far below a subnormal product: grouped drops it, truncated floors it to
+    # one unit 2**(e - F) of the product's raw exponent e, above its value
+    tiny_c, sub_b = word(fd, 1, 1, exp_range(fd)[0]), word(fb, 0, 1, exp_range(fb)[0])
+    for label, pair in (("subnormal A x subnormal B", (sub_a, sub_b)),
+                        ("subnormal A x 1", (sub_a, one_b))):
+        if None not in pair and tiny_c is not None:
+            rows[f"{label}, C = -smallest subnormal"] = bt.add(
+                f"{label}, C = -smallest subnormal", {0: pair}, tiny_c)
     low = product(fa, fb, exp_range(fd)[1] - 2)
     if low:
         rows["subnormal result"] = bt.add("a product below D's smallest normal", {0: low[:2]})
@@ -391,8 +446,9 @@ def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
 
 
 def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
-    """The designs of models/amd.py with the measured parameters (``single``:
-    the F values and F2 of one-product blocks, from :func:`_single`)."""
+    """The designs of models/amd.py with the measured parameters (``window``:
+    the F values to try; ``join``: the F2 values; ``single``:
+    the F values and F2 of one-product blocks, from :func:`mfma_one.single`)."""
     out = {}
     f64 = dp.d_type == "f64"
     if blocks == 1:
@@ -400,18 +456,20 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     if blocks is None or f64:
         return out
     if blocks == 1 and single is not None and single[1] is not None:
+        f2s = single[1] if isinstance(single[1], tuple) else (single[1],)
         for w in single[0]:
             for design in ("truncated", "grouped"):
-                out[f"{design} L=1 F={w} F2={max(single[1], w - 1)}"] = MfmaParams(
-                    design, 1, w, max(single[1], w - 1))
+                for f2 in f2s:
+                    out[f"{design} L=1 F={w} F2={max(f2, w - 1)}"] = MfmaParams(
+                        design, 1, w, max(f2, w - 1))
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
-    if window is not None and join is not None and blocks > 1:
-        out[f"truncated L={blocks} F={window} F2={join}"] = MfmaParams(
-            "truncated", blocks, window, join)
-        out[f"grouped L={blocks} F={window} F2={join}"] = MfmaParams(
-            "grouped", blocks, window, join)
+    for w in (window if join[0] is not None and blocks > 1 else ()):
+        for design in ("truncated", "grouped"):
+            for f2 in join:
+                if w is not None:
+                    out[f"{design} L={blocks} F={w} F2={f2}"] = MfmaParams(design, blocks, w, f2)
     return out
 
 

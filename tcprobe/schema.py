@@ -474,7 +474,7 @@ PROFILE_MFMA = {
     "design": F(Choice(MFMA_DESIGNS), required=True),
     "block": F(Int(1, amd.BLOCK_MAX)),
     "window": F(Int(amd.WINDOW_MIN, amd.WINDOW_MAX)),
-    "window2": F(Int(amd.WINDOW_MIN, amd.WINDOW_MAX)),
+    "window2": F(Int(amd.WINDOW2_MIN, amd.WINDOW_MAX)),
 }
 PROFILE_LAYOUT = {
     "a_k_order": F(ORDER), "b_k_order": F(ORDER),

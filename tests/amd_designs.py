@@ -5,7 +5,8 @@ and the judge of a ladder run on each (tests/test_ladder_amd_designs.py).
 f32 with K = 1, 2, 4, f64, xf32, f16, bf16, bf16_1k, fp8/bf8 in all four
 pairings) and a design of models/amd.py with its keys over the whole range
 models/amd.py and the profile schema take (block 1 to 64, ftz P = 2 or 4;
-window 24 to 64, window2 from max(24, window - 1) to 64), redrawn until the
+with ``narrow`` window 0 to 64 and window2 from max(0, window - 1) to 64, else
+both from 24 (F2 from max(24, window - 1)), as seeds drawn before), redrawn until the
 GPU's profile runs the instruction under it (an f64 v_mfma runs fma only,
 ftz needs K a multiple of P).
 
@@ -32,6 +33,7 @@ from tcprobe.models import amd_profiles, isa_amd
 from tcprobe.models.amd import (
     DESIGN_KEYS,
     DESIGNS,
+    WINDOW2_MIN,
     WINDOW_MAX,
     WINDOW_MIN,
     MfmaModel,
@@ -42,6 +44,7 @@ from tcprobe.models.amd import (
 from tcprobe.models.model import ModelError
 
 HELD_OUT_SEED = 0xA3D_36
+MMASIM_F = 24  # MMA-Sim's F (f32's significand): the draws' neighbourhood
 GPUS = tuple(isa_amd.GPU_ARCH)
 BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64)
 
@@ -50,7 +53,7 @@ def _instructions(gpu):
     return [amd_profiles.datapath(i) for i in isa_amd.instructions(isa_amd.GPU_ARCH[gpu])]
 
 
-def draw(rng) -> tuple[str, str, dict]:
+def draw(rng, narrow: bool = False) -> tuple[str, str, dict]:
     """(GPU, datapath id, [mfma] table) of one random design the GPU runs."""
     while True:
         gpu = str(rng.choice(GPUS))
@@ -63,12 +66,23 @@ def draw(rng) -> tuple[str, str, dict]:
                 int(rng.choice(BLOCKS)) if rng.random() < 0.7 else int(rng.integers(1, 65))
         if "window" in DESIGN_KEYS[design]:
             # the whole range models/amd.py takes, MMA-Sim's neighbourhood drawn more often
-            lo, hi = WINDOW_MIN, WINDOW_MAX
-            t["window"] = int(rng.integers(lo, hi + 1)) if rng.random() < 0.5 else \
-                int(rng.integers(lo, lo + 8))
-            low2 = max(lo, t["window"] - 1)
-            t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
-                min(hi, low2 + int(rng.integers(0, 10)))
+            # (``narrow``: F below 24 a third of the time; without it F from 24, as seeds
+            # drawn before F went below 24)
+            lo, hi = (WINDOW_MIN if narrow else MMASIM_F), WINDOW_MAX
+            if narrow and rng.random() < 1 / 3:
+                t["window"] = int(rng.integers(WINDOW_MIN, MMASIM_F))
+            else:
+                t["window"] = int(rng.integers(lo, hi + 1)) if rng.random() < 0.5 else \
+                    int(rng.integers(MMASIM_F, MMASIM_F + 8))
+            low2 = max(MMASIM_F, t["window"] - 1)
+            if narrow and rng.random() < 1 / 3:  # F2 below 24 (from F - 1)
+                low2 = max(WINDOW2_MIN, t["window"] - 1)
+                if low2 < MMASIM_F:
+                    t["window2"] = int(rng.integers(low2, MMASIM_F))
+                    t["window"] = min(t["window"], t["window2"] + 1)
+            if "window2" not in t:
+                t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
+                    min(hi, low2 + int(rng.integers(0, 10)))
         try:
             check_ranges(MfmaParams(**t))
             check_params(MfmaParams(**t), dp)
@@ -77,9 +91,9 @@ def draw(rng) -> tuple[str, str, dict]:
         return gpu, dp.id, t
 
 
-def designs(seed: int, count: int) -> list[tuple[str, str, dict]]:
+def designs(seed: int, count: int, narrow: bool = False) -> list[tuple[str, str, dict]]:
     rng = np.random.default_rng(seed)
-    return [draw(rng) for _ in range(count)]
+    return [draw(rng, narrow) for _ in range(count)]
 
 
 def write_device(path: Path, gpu: str, table: dict):
@@ -153,7 +167,10 @@ def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
         base = dict(fp.mfma)
         bad = []
         for val in sorted({lo, hi, (lo + hi) // 2, min(lo + 1, hi)}):
-            w = _words(dp, MfmaParams(**{**base, key: val}), cases)
+            other = {key: val}
+            if key == "window" and "window2" in step.values["open"]:  # both open: F2 >= F - 1
+                other["window2"] = max(base["window2"], val - 1)
+            w = _words(dp, MfmaParams(**{**base, **other}), cases)
             if w is None or (w != got).any():
                 bad.append(val)
         if bad:
@@ -161,13 +178,13 @@ def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
     return v, res
 
 
-def sweep(seed: int, count: int, tmp: Path, only=None):
+def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False):
     """Yield (index, design, Verdict or the exception text) for each design."""
     import traceback
 
     from tcprobe.models.datapath import Datapath
 
-    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count)):
+    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count, narrow)):
         if only is not None and idx not in only:
             continue
         try:
@@ -175,3 +192,32 @@ def sweep(seed: int, count: int, tmp: Path, only=None):
             yield idx, (gpu, dp_id, t), judge(dev, Datapath.parse(dp_id))[0]
         except Exception:  # a crash is a finding of its own
             yield idx, (gpu, dp_id, t), traceback.format_exc()[-800:]
+
+
+def main(argv=None) -> int:
+    """``python3 tests/amd_designs.py SEED COUNT [--narrow]``: the sweep's verdicts
+    one a line and their tally (docs/amd.md's tables)."""
+    import argparse
+    import collections
+    import tempfile
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("seed", type=int)
+    ap.add_argument("count", type=int)
+    ap.add_argument("--narrow", action="store_true", help="F from 0 and F2 from max(0, F - 1)")
+    args = ap.parse_args(argv)
+    tally = collections.Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for idx, d, v in sweep(args.seed, args.count, Path(tmp), narrow=args.narrow):
+            kind = "crash" if isinstance(v, str) else v.kind
+            tally[kind] += 1
+            tally["wrong validated"] += not isinstance(v, str) and v.wrong_validated
+            print(idx, d, v if isinstance(v, str) else v.text(), flush=True)
+    print("tally:", dict(tally))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""mfma's one-product blocks (truncated or grouped with L = 1, or a K = 1
+v_mfma): what tells F and F2 apart when no block holds two products. A
+helper of probes/mfma.py (not a step of its own).
+
+* C's depth beside a tie (:func:`c_tie_rows`): 2**h alone, C = -(1.5 ulp -
+  2**(h-k)); kept whole the sum rounds up, floored to F bits a tie. C's 24
+  bits reach k = 47.
+* a product that is itself a tie (:func:`tie_product_rows`): (1 + 2**-12)**2
+  of two f32 significands is 1 + 2**-11 + 2**-24, an exact tie of an f32 D;
+  beside C = +2**(h-k) the tie breaks upward while k <= min(F, F2) (C's
+  floor to F bits, the sum's floor to F2 bits). Only wide significands make
+  one (f32 inputs).
+* a NaN C beside one product 2**e (:func:`nan_c_rows`): grouped drops a C
+  more than F + 1 binades below the products, and MMA-Sim reads a NaN or Inf
+  C's exponent as -1: the NaN is dropped once e > F. Truncated never drops.
+
+Past every reach F (or F2) is named open over what is left of its range,
+each value of which the probes cannot tell apart here; the ladder's judge
+(tests/amd_designs.py) checks that claim on held-out words.
+"""
+
+from __future__ import annotations
+
+from tcprobe.models.amd import WINDOW_MAX, WINDOW_MIN
+from tcprobe.models.words import pow2, product, word
+
+TIE_SIG = (1 << 23) | (1 << 11)  # (1 + 2**-12) in 23 fraction bits
+
+
+def c_tie_rows(bt, plan) -> dict:
+    """C's depth with one product: 2**h alone, C = -(1.5 ulp - 2**(h - k)) of
+    2**h's ulp below it: kept whole, the sum is above the tie and rounds to
+    2**h - ulp; floored to F bits below 2**h (k > F), C is -1.5 ulp, a tie,
+    and rounds to 2**h - 2 ulp. k from 25 to 47 (C's 24 bits)."""
+    big = product(plan.fa, plan.fb, plan.h)
+    fd = plan.fd.frac_bits
+    up = word(plan.fd, 0, (1 << (fd + 1)) - 1, plan.h - fd - 1)
+    out = {}
+    for k in range(fd + 2, 2 * fd + 2):
+        c = word(plan.fd, 1, (3 << (k - fd - 2)) - 1, plan.h - k)
+        if big and c is not None and up is not None:
+            out[k] = (bt.add(f"2^{plan.h} alone, C = -(1.5 ulp - 2^{plan.h - k})", {0: big[:2]}, c),
+                      up)
+    return out
+
+
+def tie_product_rows(bt, plan) -> dict:
+    """{k: (row, the word rounded up)}: the tie product 2**h (1 + 2**-11 + 2**-24)
+    beside C = +2**(h - k), k from 25 to WINDOW_MAX + 2 (empty unless both
+    inputs carry 23 fraction bits and D is f32)."""
+    fa, fb, fd = plan.fa.frac_bits, plan.fb.frac_bits, plan.fd.frac_bits
+    if (fa, fb, fd) != (23, 23, 23):
+        return {}
+    h = min(plan.h, 100)
+    p = product(plan.fa, plan.fb, h, 0, (TIE_SIG, TIE_SIG), (23, 23))
+    up = word(plan.fd, 0, (1 << 23) | (1 << 12) | 1, h - 23)
+    out = {}
+    for k in range(fd + 2, WINDOW_MAX + 3):
+        c = pow2(plan.fd, h - k)
+        if p and up is not None and c is not None:
+            out[k] = (bt.add(f"a tie product 2^{h} (1 + 2^-11 + 2^-24), C = 2^{h - k}",
+                             {0: p[:2]}, c), up)
+    return out
+
+
+def nan_c_rows(bt, plan, nan_c) -> dict:
+    """{e: row}: a NaN C beside one product 2**e, e from 0 to WINDOW_MAX + 1."""
+    out = {}
+    for e in range(0, WINDOW_MAX + 2):
+        p = product(plan.fa, plan.fb, e)
+        if p and nan_c is not None and p[2] == e:
+            out[e] = bt.add(f"NaN C beside one product 2^{e}", {0: p[:2]}, nan_c)
+    return out
+
+
+def _is_nan32(w: int) -> bool:
+    return (w & 0x7F800000) == 0x7F800000 and (w & 0x7FFFFF) != 0
+
+
+def nan_drop(rows: dict, words) -> int | None:
+    """F read from the first product exponent e that drops a NaN C (F = e - 1):
+    None when no row drops it (truncated, or F past the products' range)."""
+    for e in sorted(rows):
+        if not _is_nan32(int(words[rows[e]])):
+            return e - 1 if e - 1 in rows else None
+    return None
+
+
+def single(plan, reads: dict, rows: dict) -> tuple:
+    """(F values, F2, opened keys) of one-product blocks, from ``reads``
+    (window_t: C's depth beside a tie, join1: one product's tail, tie: the
+    tie product's depth min(F, F2), drop: grouped's NaN C drop) and the rows
+    each was read from. C's depth reads max(F, 25) below 47; one product's
+    tail reads F2 below fd + 1 + min(F, the deepest tail its significands
+    make). Past either the key is named open over the rest of its range."""
+    window_t, join1 = reads["window_t"], reads["join1"]
+    t_rows, one_rows = rows["t"], rows["one"]
+    if plan.narrow is not None:  # F below 24, read from C alone (mfma_narrow)
+        window_t = plan.narrow
+    if plan.narrow is not None and join1 is None and reads.get("windows"):
+        # F below 24 cuts one product's tail: the coarse join read F2 >= 23 only
+        return reads["windows"], (23, 24, 25), {"window2": ((25, WINDOW_MAX), (
+            "one product a block under F below 24 carries at most two bits: no tie it "
+            "makes with C reaches deeper than 25 bits; any F2 from 25 gives the probes' "
+            "words here"))}
+    if window_t is None or join1 is None or not t_rows or not one_rows:
+        return (), None, {}
+    fd = plan.fd.frac_bits
+    opened = {}
+    # F2: the deepest tail bit one product carried to the join
+    reach1 = min(max(one_rows), window_t + fd + 1)
+    f2_open = join1 >= reach1
+    f2 = join1
+    tie, tie_reach = reads["tie"], max(rows["tie"]) if rows["tie"] else None
+    if plan.narrow is not None:
+        fs = reads.get("windows") or (plan.narrow,)
+    elif window_t < max(t_rows):
+        fs = (24, 25) if window_t <= 25 else (window_t,)
+    elif reads["drop"] is not None:
+        fs = (reads["drop"],)
+    elif tie is not None and tie < tie_reach and tie < f2:
+        fs = (tie,)  # min(F, F2) below F2: F itself
+    elif tie is not None and tie < tie_reach:
+        fs, f2 = (tie, tie + 1), tie  # min(F, F2) = F2 (or F2 open past it): F = F2 or F2 + 1
+    else:
+        lo = max(window_t, tie or 0)
+        fs = (lo,)
+        opened["window"] = ((lo, WINDOW_MAX),
+                            f"one product a block: C's floor to F bits shows through a tie "
+                            f"down to 2^-{lo} below the product only; every F from {lo} "
+                            "(F2 >= F - 1) gives the probes' words here")
+    if f2_open:
+        opened["window2"] = ((f2, WINDOW_MAX),
+                             f"one product's tail was kept down to 2^-{join1} below C, the "
+                             "deepest bit its significands make here; any larger F2 gives "
+                             "the same words")
+    return tuple(f for f in fs if WINDOW_MIN <= f <= WINDOW_MAX), f2, opened
