@@ -51,6 +51,7 @@ from .split_cases import (
     ieee_specials,
     measured,
     narrow_block_cases,
+    product_sums,
     rounding_cases,
 )
 
@@ -152,7 +153,11 @@ def run(ctx) -> Finding:
     small = product(fa, fb, E - vis - 1, 0)
     values = {"undetermined": {}, "c_outside_window": True}
     ev, notes = [], []
-    if None in (plus, minus, small) or k < 3:
+    # products spanning too few binades for one to sit half an output ulp
+    # below another (fp4 x fp4): random sums of products alone (C = 0) read
+    # the split, each candidate's model against their words
+    sums_only = small is None and None not in (plus, minus) and k >= 2
+    if not sums_only and (None in (plus, minus, small) or k < 3):
         # the model takes C in an exact sum (C survives every cut it can make)
         values["assumed"] = {"window_bits": None}
         values["probe_window"] = 56
@@ -165,12 +170,17 @@ def run(ctx) -> Finding:
 
     # 1. which lanes run together, and which run first
     bt = Batch(dp)
-    for j in range(1, k):
-        for lane in range(1, k):
-            if lane != j:
-                bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, C = 0",
-                       {0: plus[:2], j: minus[:2], lane: small[:2]})
-    cs = ctx.complete(bt.cases())
+    if sums_only:
+        cs = product_sums(ctx)
+        notes.append(f"no {fa.name} x {fb.name} product lies half an output ulp below another: "
+                     f"the split is read from {len(cs)} random sums of products alone (C = 0)")
+    else:
+        for j in range(1, k):
+            for lane in range(1, k):
+                if lane != j:
+                    bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, "
+                           "C = 0", {0: plus[:2], j: minus[:2], lane: small[:2]})
+        cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
     # sub-MMAs of unpacked inputs, or the engine with C after; a window that
     # keeps the small term, or one that cuts it (narrower than the output);
@@ -184,7 +194,7 @@ def run(ctx) -> Finding:
     others = [x for x in ROUNDINGS if x != output_defaults(ctx.d_fmt.name).rounding]
     ok = _fit(ctx, table, cs, w, wins, (None,), keeps, chains)
     shown = {}
-    if not ok:
+    if not ok and not sums_only:
         # K orders no dealing of runs expresses: the order the products show,
         # for the engine with C after its blocks (the one reading the block
         # step cannot probe with C; C in the first block it can)
@@ -192,7 +202,7 @@ def run(ctx) -> Finding:
         ok = _fit(ctx, shown, cs, w, wins, (None,), keeps, chains, (None,))
     if not ok:
         ok = _fit(ctx, table, cs, w, (*wins, None), others, keeps, chains)
-    if not ok:
+    if not ok and shown:
         ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
     table = {**table, **shown}
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
@@ -207,7 +217,8 @@ def run(ctx) -> Finding:
     name = None
     for cand in ok:
         okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand),
-                                (None,) if cand in shown else UNPACKS)
+                                (None,) if cand in shown else UNPACKS,
+                                (cs, w) if sums_only else None)
         if okF:
             name = cand
             break
@@ -435,11 +446,12 @@ def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values)
         values["undetermined"]["block_size"] = why
 
 
-def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
+def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tuple:
     """(the windows whose model gives the words, the cases, their words) of
     +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
     terms below 2**E and long significands; ``only``: the stage keys the
-    split fitted with."""
+    split fitted with; ``also``: (cases, words) every window must give too
+    (the sums of products alone that read the split)."""
     dp, fa, fb = ctx.dp, ctx.a_fmt, ctx.b_fmt
     first = parts[0]
     bt2 = Batch(dp)
@@ -470,6 +482,8 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
     else:  # blocks of one or two products: a term below 2^E, or long significands
         cs2 = ctx.complete(narrow_block_cases(ctx, parts, E))
     w2 = ctx.run(cs2)
+    if also is not None:
+        cs2, w2 = Cases.concat([cs2, also[0]]), np.concatenate([w2, also[1]])
     okF = []
     # where the cancellation cannot sit in one block, or the term left is
     # subnormal in the output, the rounding into the output acts: every one tried

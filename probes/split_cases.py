@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Specials
+from tcprobe.models.formats import Class, Specials, decode
 from tcprobe.models.words import exp_range, max_sig, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
@@ -122,6 +122,33 @@ def rounding_cases(ctx, parts, E) -> Cases:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
     rng = np.random.default_rng(ctx.seed + 53)
     return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
+
+
+def product_sums(ctx, n: int = 600) -> Cases:
+    """Sums of products alone (C = +0), for formats whose products span too
+    few binades for one to sit half an output ulp below another (fp4 x fp4,
+    say): the validation mix's random products, and the same with every sign
+    cleared (large sums, whose chained roundings between blocks cut the
+    small products). Where the blocks split, and where C joins, the words
+    of candidate models on these decide."""
+    rng = np.random.default_rng(ctx.seed + 61)
+    cs = random_cases(ctx.dp, n // 2, rng)
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    # finite products only (NaN and Inf are the specials step's)
+    ok = ~(_special(fa, cs.a).any(axis=1) | _special(fb, cs.b).any(axis=1))
+    a, b = cs.a[ok], cs.b[ok]
+    c = np.zeros(len(a), cs.c.dtype)
+    act = None if cs.active is None else cs.active[ok]
+    pos_a = a & a.dtype.type(~(1 << (fa.width - 1)) & fa.word_mask)
+    pos_b = b & b.dtype.type(~(1 << (fb.width - 1)) & fb.word_mask)
+    return ctx.complete(Cases.concat([Cases(a, b, c, active=act),
+                                      Cases(pos_a, pos_b, c, active=act)]))
+
+
+def _special(f, words):
+    """Which words of format ``f`` are NaN or Inf."""
+    d = decode(f, np.asarray(words))
+    return (d.cls == Class.NAN) | (d.cls == Class.INF)
 
 
 def narrow_block_cases(ctx, parts, E) -> Cases:
