@@ -56,6 +56,9 @@ def run(ctx) -> Finding:
                 or "probe_window" in found.values or not _c_inside(ctx)):
             return found
         notes.append(f"{found.summary}: C is taken inside a window as deep as it survives")
+        notes += [f"(the split branch left {key} open: {why})"
+                  for key, why in found.values.get("undetermined", {}).items()
+                  if key in ("k_order", "block_size")]
     ctx.require("internal")
     F = window(ctx)
     # a D word shows at most its format's fraction bits: one more visible bit

@@ -47,6 +47,7 @@ from tcprobe.models.words import (
 
 from .common import Batch, Finding
 from .split_cases import (
+    MEASURED_MAX_K,
     RANDOM_SUMS,
     ieee_specials,
     measured,
@@ -210,8 +211,15 @@ def run(ctx) -> Finding:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
                               "+-2^E" if r in lost else "the small term survives"))
     if not ok:
-        return Finding("block", "partial", "C is not in the window, and no split of K into "
-                       "sub-MMAs reproduces the three-product cases", values, ev)
+        why = "no split of K into sub-MMAs reproduces the three-product cases"
+        if k > MEASURED_MAX_K and not sums_only:
+            # the products' own order costs K^3 cases: not measured past 32
+            why = (f"no dealing of runs of K reproduces the three-product cases, and the order "
+                   f"the products themselves show is not measured for K = {k} > "
+                   f"{MEASURED_MAX_K} (K^3 cases)")
+            values["undetermined"]["k_order"] = why
+            values["undetermined"]["block_size"] = why
+        return Finding("block", "partial", f"C is not in the window, and {why}", values, ev)
     # 2. the window of one sub-MMA, for the first split (in the order found)
     # whose words some window gives (splits that agree so far can differ there)
     name = None
