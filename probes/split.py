@@ -269,17 +269,16 @@ def run(ctx) -> Finding:
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
     stages = {u: dict(enumerate(_stages(ctx, u))) for u in UNPACKS}
-    grid = {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
-                                        rounding=r, c_add=c, unpack=u,
-                                        output_frac_bits=kb, **stage,
-                                        **({"overflow": ov} if u != "f16" else {}))
-            for r in ROUNDINGS for u in ((None,) if name in shown else UNPACKS) for kb in keeps
-            for n, stage in stages[u].items() if n in chains.get(name, {0})
-            for c in (ROUNDINGS if u != "first" else ("rne",))
-            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
+    reads = (None,) if name in shown else UNPACKS
+    grid = _grid(ctx, parts, F, reads, keeps, stages, chains.get(name, {0}))
     allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
     okr = agree(grid, allc, allw, ctx)
+    if not okr and F is not None and len(okF) > 1:
+        # the sub-MMA's own cases left the window a range: the random sums
+        # (the window's last bits under long significands) may pick a wider one
+        F, grid, okr = _wider(ctx, parts, okF, reads, keeps, stages, chains.get(name, {0}),
+                              allc, allw, values) or (F, grid, okr)
     uncertain = not okr
     if uncertain:
         # random sums reach what no key found yet models (a floor near the
@@ -412,6 +411,51 @@ def run(ctx) -> Finding:
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
     return Finding("block", status, summary + caveat, values, ev, notes)
+
+
+def _grid(ctx, parts, F, reads, keeps, stages, fits) -> dict:
+    """The readings of step 3: (output rounding, add of C's rounding, unpack,
+    overflow, kept bits, stage) -> model, with a window of F bits (an exact
+    sum for C in the first block)."""
+    return {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
+                                        rounding=r, c_add=c, unpack=u, output_frac_bits=kb,
+                                        **stage, **({"overflow": ov} if u != "f16" else {}))
+            for r in ROUNDINGS for u in reads for kb in keeps
+            for n, stage in stages[u].items() if n in fits
+            for c in (ROUNDINGS if u != "first" else ("rne",))
+            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
+
+
+def _wider(ctx, parts, okF, reads, keeps, stages, fits, cases, words, values):
+    """The first window of ``okF`` past the narrowest whose readings give every
+    word of ``cases`` (random sums included): (F, its grid, the readings that
+    fit), the window range the step names rebuilt from the windows the first
+    reading gives; None where none does."""
+    reads = tuple(u for u in reads if u != "first")  # (an exact sum has no window)
+    for F in okF[1:]:
+        if F is None or not reads:
+            continue
+        grid = _grid(ctx, parts, F, reads, keeps, stages, fits)
+        okr = agree(grid, cases, words, ctx)
+        if not okr:
+            continue
+        r, c, u, ov, kb, n = okr[0]
+        same = {G: model(ctx, parts, window=G, rounding=r, c_add=c, unpack=u,
+                         output_frac_bits=kb, **stages[u][n],
+                         **({"overflow": ov} if u != "f16" else {}))
+                for G in okF if G is None or G >= F}
+        wins = agree(same, cases, words, ctx)
+        wins = sorted(G for G in wins if G is not None) + ([None] if None in wins else [])
+        values["undetermined"].pop("window_bits", None)
+        values.pop("assumed", None)
+        if len(wins) > 1:
+            top = "an exact sum" if wins[-1] is None else f"{wins[-1]} bits"
+            values["undetermined"]["window_bits"] = (
+                f"windows of {wins[0]} bits to {top} agree (the inputs cannot reach further "
+                f"below; narrower ones down to {okF[0]} bits miss the random sums)")
+            values["assumed"] = {"window_bits": F}
+        return F, grid, okr
+    return None
 
 
 def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> list:
