@@ -54,6 +54,7 @@ from .split_cases import (
     narrow_block_cases,
     product_sums,
     rounding_cases,
+    sums_with_c,
 )
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
@@ -265,6 +266,8 @@ def run(ctx) -> Finding:
 
     # 3. roundings and the unpack
     cs3 = ctx.complete(rounding_cases(ctx, parts, E))
+    if sums_only:  # (structured: the random sums stay last)
+        cs3 = Cases.concat([sums_with_c(ctx, vis), cs3])
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
@@ -325,8 +328,12 @@ def run(ctx) -> Finding:
         notes.append("f16 sub-MMAs with an IEEE add of C fit the sums, but not the device's "
                      "special words (NaN, Inf, overflow): the engine with C after its blocks")
     if len(kinds) > 1:  # one design that fits, the others named
-        # the compiler's emulation first (measured on silicon: models/emulated.py)
-        u = next(x for x in ("f16", None, "first") if x in kinds)
+        # the compiler's emulation first (measured on silicon: models/emulated.py);
+        # where products alone read the split (they cannot show a cut), C in
+        # the first block of an exact sum first: the internal step's own
+        # reading (the later steps measure floor and zero sign on it)
+        prefer = ("first", "f16", None) if sums_only else ("f16", None, "first")
+        u = next(x for x in prefer if x in kinds)
         text = {"first": "C in the first block of an exact sum",
                 None: "C added after the blocks (the engine)",
                 "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}

@@ -8,7 +8,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import Class, Specials, decode
-from tcprobe.models.words import exp_range, max_sig, pow2, product, word
+from tcprobe.models.words import exp_range, max_sig, pow2, product, product_range, word
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch
@@ -143,6 +143,27 @@ def product_sums(ctx, n: int = 600) -> Cases:
     pos_b = b & b.dtype.type(~(1 << (fb.width - 1)) & fb.word_mask)
     return ctx.complete(Cases.concat([Cases(a, b, c, active=act),
                                       Cases(pos_a, pos_b, c, active=act)]))
+
+
+def sums_with_c(ctx, vis: int, n: int = 400) -> Cases:
+    """Large sums of products (every sign cleared) and a C near the output's
+    last kept bit of such a sum (random significand and sign): where the
+    products' sum has more bits than the output keeps, C added after a
+    rounded sum and C in one exact sum round apart."""
+    rng = np.random.default_rng(ctx.seed + 67)
+    sums = product_sums(ctx, 2 * n)
+    pos = sums.take(np.arange(len(sums) // 2, len(sums)))  # the positive half
+    pos = pos.take(np.arange(min(n, len(pos))))
+    fc = ctx.c_fmt
+    hi = product_range(ctx.a_fmt, ctx.b_fmt)[1] + (ctx.dp.k - 1).bit_length()
+    _, cmin, cmax = exp_range(fc)
+    c = np.zeros(len(pos), pos.c.dtype)
+    for i in range(len(pos)):
+        e = int(np.clip(rng.integers(hi - vis - 4, hi - vis + 2), cmin, cmax))
+        m = int(rng.integers(1 << fc.frac_bits, 1 << (fc.frac_bits + 1)))
+        w = word(fc, int(rng.integers(0, 2)), m, e - fc.frac_bits)
+        c[i] = 0 if w is None else w
+    return ctx.complete(Cases(pos.a, pos.b, c, active=pos.active))
 
 
 def _special(f, words):
