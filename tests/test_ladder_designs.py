@@ -16,6 +16,7 @@ known miss that comes right fails until it leaves the list."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from ladder_designs import designs, judge, write_device
 
@@ -70,6 +71,8 @@ F16 = {"zero_floor": -21, "nan": 0x7FFF}
 PAIRS = [j ^ 1 for j in range(32)]  # K = 32 in pairs swapped
 REVERSED = list(range(31, -1, -1))
 REVERSED16 = list(range(15, -1, -1))  # K = 16 (wgmma bf16)
+# the random K order of seed 41's design 10 (write_device's permutation, seed 41010)
+RANDOM41_10 = [int(x) for x in np.random.default_rng(41010).permutation(32)]
 # the issue's corners, each as one design: (family, A/B format, D, parameters)
 CORNERS = {
     "c-last-saturate-ieee": ("mma", "bf16", "f32",
@@ -151,6 +154,30 @@ CORNERS = {
                                            output_rounding="rna", zero_floor=-102,
                                            nan=0x7FC00000, overflow="inf", k_order=REVERSED16,
                                            c_join="last", c_add_rounding="rna")),
+    # one exact block of e2m1 products under an f16 D keeping 9 bits, C in it:
+    # products alone cannot tell C first from C after a rounded sum; large
+    # sums with a C at their last kept bit can (C after was called validated)
+    # (41, 5)
+    "e2m1-exact-one-block-keep9": ("tcgen05", "e2m1", "f16",
+                                   dict(window_bits="exact", block_size=32,
+                                        input_conversion="rna", output_rounding="rna",
+                                        zero_floor=-6, nan=0x7E00, output_frac_bits=9,
+                                        overflow="inf")),
+    # the same with C added after the blocks, rounded as the output is
+    "e2m1-c-last-one-block-keep9": ("tcgen05", "e2m1", "f16",
+                                    dict(window_bits="exact", block_size=32,
+                                         input_conversion="rna", output_rounding="rna",
+                                         zero_floor=-6, nan=0x7E00, output_frac_bits=9,
+                                         overflow="inf", c_join="last", c_add_rounding="rna")),
+    # blocks of 16 in a random order chained through f32 under an f16 D, a
+    # 17-bit window: the f32 intermediate keeps C at the window's edge across
+    # blocks, so products alone (a term below the window) read them (41, 10)
+    "inter-f32-window-17-random-order": ("mma", "e4m3", "f16",
+                                         dict(window_bits=17, block_size=16,
+                                              input_conversion="rna", output_rounding="rz",
+                                              zero_floor=-21, nan=0x7E00, overflow="saturate",
+                                              k_order=RANDOM41_10, inter_type="f32",
+                                              inter_rounding="rna")),
 }
 FAST_CORNERS = ("c-last-saturate-ieee", "normalized-carry-f16-overflow", "normalized-blocks-of-1",
                 "inter-f32-one-block-carry", "inter-f32-blocks-of-1")
