@@ -110,17 +110,24 @@ def run(ctx) -> Finding:
         blocks, order_known, ev2 = _partition_cut(ctx, K, E, F)
         ev += ev2
         method = "which sum the window cuts: C before or after a larger negative term"
+    elif K >= 3 and (split := _partition_products(ctx, K, E, F, plus, minus)) is not None:
+        # C cannot carry the probe (a C converted to a narrow type holds too
+        # few bits): products alone, a term below the window
+        blocks, order_known, ev2 = split
+        ev += ev2
+        method = ("products alone: a term below the window, kept only where its block runs "
+                  "after the cancelling pair's")
     else:
         why = f"no probe fits F = {F} with {fa.name} x {fb.name} products and a {fc.name} C"
         values["undetermined"]["block_size"] = why
         values["undetermined"]["k_order"] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
 
-    if len(blocks) == 1 and K >= 3 and ctx.d_fmt.width < 32:
+    if len(blocks) == 1 and K >= 3 and ctx.d_fmt.width < 32 and t1_ok:
         # an intermediate wider than the output (f32 under f16) holds C at the
         # window's edge across blocks: products alone, cut below the window
         split = _partition_products(ctx, K, E, F, plus, minus)
-        if split is not None:
+        if split is not None and len(split[0]) > 1:
             blocks, order_known, ev2 = split
             ev += ev2
             method = ("a product below the window, kept only where its block runs after the "
@@ -237,8 +244,9 @@ def _partition_products(ctx, K, E, F, plus, minus):
     result the later anchor cuts) and kept only where its block runs after
     both (the sum is then exactly 0). Lanes ranked by how many pairs they
     outlast are in block order; the blocks, in order, must predict every
-    case. None where no term shows, nothing survives (one block) or the
-    ranking predicts some case wrong."""
+    case. Where x never survives, one block (with two or more, x outlasts a
+    pair of the first). None where no term shows alone or the ranking
+    predicts some case wrong."""
     fa, fb = ctx.a_fmt, ctx.b_fmt
     small = product(fa, fb, E - F - 2, 0)
     if small is None or plus is None or minus is None:
@@ -254,8 +262,9 @@ def _partition_products(ctx, K, E, F, plus, minus):
     if not all(int(w[r]) & mask for r in alone.values()):
         return None
     kept = {t: bool(w[r] == w[alone[t[2]]]) for t, r in rows.items()}
-    if not any(kept.values()):
-        return None
+    if not any(kept.values()):  # (two blocks or more keep it after a pair of the first)
+        r = next(iter(rows.values()))
+        return [list(range(K))], True, [bt.evidence(r, [w[r]], "cut: one block")]
     count = dict.fromkeys(range(K), 0)
     for (_, _, x), k in kept.items():
         count[x] += k
