@@ -223,3 +223,28 @@ def test_the_scans_corners_fast(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(set(CORNERS) - set(FAST_CORNERS)))
 def test_the_issues_corners(tmp_path, name):
     _corner(tmp_path, name)
+
+
+@pytest.mark.slow
+def test_an_unmeasured_k_order_is_named_open(tmp_path, monkeypatch):
+    """Past MEASURED_MAX_K the products' own K order (K^3 cases) is not
+    measured: where no dealing of runs fits (blocks of 1, pairs swapped, C
+    after them), the split branch names k_order and block_size open with
+    that reason, and the block step carries it into its notes. (The limit is
+    lowered to 16 here so that a K = 32 datapath stands for K > 32.)"""
+    import json
+
+    from tcprobe.devices.sim import SimDevice
+    from tcprobe.ladder import run_ladder
+    from tcprobe.probes import split, split_cases
+
+    monkeypatch.setattr(split, "MEASURED_MAX_K", 16)
+    monkeypatch.setattr(split_cases, "MEASURED_MAX_K", 16)
+    fam, fmt, d, p = CORNERS["c-last-blocks-of-1-pairs"]
+    path = tmp_path / "d.toml"
+    path.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in {**BASE, **p}.items())
+                    + f'\nfamilies = ["{fam}"]\n')
+    dev = SimDevice.from_toml(path)
+    res = run_ladder(dev, dev.datapath(fam, fmt, d), ["block"], validate_cases=0)
+    notes = " ".join(res.finding("block").notes)
+    assert "k_order open" in notes, res.finding("block").summary and "not measured for K = 32 > 16" in notes
