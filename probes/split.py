@@ -50,11 +50,15 @@ from .split_cases import (
     MEASURED_MAX_K,
     RANDOM_SUMS,
     ieee_specials,
+    keeps_to_try,
     measured,
     narrow_block_cases,
     product_sums,
     rounding_cases,
+    show_part,
+    stage_keys,
     sums_with_c,
+    window_text,
 )
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
@@ -187,7 +191,7 @@ def run(ctx) -> Finding:
     # sub-MMAs of unpacked inputs, or the engine with C after; a window that
     # keeps the small term, or one that cuts it (narrower than the output);
     # the output's own width or the visible one (fewer kept bits)
-    keeps = _keeps(ctx, vis)
+    keeps = keeps_to_try(ctx, vis)
     table = splits(k)
     chains = {}  # split -> the intermediate types (stage keys) it fits with
     # the output's own rounding first; where nothing fits, the others (a tie
@@ -271,7 +275,7 @@ def run(ctx) -> Finding:
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
-    stages = {u: dict(enumerate(_stages(ctx, u))) for u in UNPACKS}
+    stages = {u: dict(enumerate(stage_keys(ctx, u))) for u in UNPACKS}
     reads = (None,) if name in shown else UNPACKS
     grid = _grid(ctx, parts, F, reads, keeps, stages, chains.get(name, {0}))
     allc = Cases.concat([cs, cs2, cs3])
@@ -328,10 +332,8 @@ def run(ctx) -> Finding:
         notes.append("f16 sub-MMAs with an IEEE add of C fit the sums, but not the device's "
                      "special words (NaN, Inf, overflow): the engine with C after its blocks")
     if len(kinds) > 1:  # one design that fits, the others named
-        # the compiler's emulation first (measured on silicon: models/emulated.py);
-        # where products alone read the split (they cannot show a cut), C in
-        # the first block of an exact sum first: the internal step's own
-        # reading (the later steps measure floor and zero sign on it)
+        # the compiler's emulation first (measured on silicon: models/emulated.py); where
+        # products alone read the split, C in an exact sum (the internal step's reading)
         prefer = ("first", "f16", None) if sums_only else ("f16", None, "first")
         u = next(x for x in prefer if x in kinds)
         text = {"first": "C in the first block of an exact sum",
@@ -399,8 +401,8 @@ def run(ctx) -> Finding:
         if r_open:
             values.setdefault("assumed", {})["output_rounding"] = r
         summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
-                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
-                   f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
+                   f"{len(parts)} blocks ({name}: the first takes {show_part(parts[0])}), each "
+                   f"{window_text(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
                    "from the previous one's result")
         return Finding("block", status, summary + caveat, values, ev, notes)
     values.update({
@@ -412,7 +414,7 @@ def run(ctx) -> Finding:
     })
     summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
                f"as {len(parts)} sub-MMAs ({name}: the first takes "
-               f"{_show(parts[0])}), each {_win(F)} rounded {r.upper()} into "
+               f"{show_part(parts[0])}), each {window_text(F)} rounded {r.upper()} into "
                f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
                f"unpacked to {u} first")
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
@@ -473,7 +475,7 @@ def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> lis
     ``chains`` gathers the intermediate types each fits with."""
     ok = []
     for unpack in unpacks:
-        for n, stage in enumerate(_stages(ctx, unpack)):
+        for n, stage in enumerate(stage_keys(ctx, unpack)):
             for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
                 cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
                                      output_frac_bits=kb, **stage)
@@ -548,7 +550,7 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
     for unpack in unpacks:
-        for stage in _stages(ctx, unpack, only):
+        for stage in stage_keys(ctx, unpack, only):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
@@ -559,14 +561,6 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     return okF, cs2, w2
 
 
-def _stages(ctx, unpack, only=None) -> list:
-    """The stage keys a block result is passed on with: the output's type, and
-    under a D narrower than f32, f32 with each rounding (the engine's
-    readings only; ``only``: the indices some split fitted with)."""
-    out = [{}]
-    if unpack != "f16" and ctx.d_fmt.width < 32:
-        out += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
-    return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
 
 
 def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
@@ -597,24 +591,8 @@ def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
                  for u in ((None,) if name in shown else UNPACKS)
-                 for n, stage in enumerate(_stages(ctx, u))
+                 for n, stage in enumerate(stage_keys(ctx, u))
                  if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
         if agree(cands, cs, w, ctx):
             fit.append(name)
     return fit
-
-
-def _show(part) -> str:
-    p = list(part)
-    return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
-
-
-def _keeps(ctx, vis) -> list:
-    """The output's kept fraction bits to try: its own (None), and the visible
-    ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
-    full = ctx.d_fmt.frac_bits
-    return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
-
-
-def _win(F) -> str:
-    return "an exact sum" if F is None else f"a {F}-bit window"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.formats import Class, Specials, decode
 from tcprobe.models.words import exp_range, max_sig, pow2, product, product_range, word
 from tcprobe.suites.mix import random_cases
@@ -91,7 +92,7 @@ def measured(ctx, E, plus, minus, small, known) -> dict:
             parts = tuple(tuple(sorted(order[i:i + size])) for i in range(0, k, size))
             if parts not in seen:
                 seen.add(parts)
-                out[f"blocks of {size} in the order the products show ({_show(order)})"] = parts
+                out[f"blocks of {size} in the order the products show ({show_part(order)})"] = parts
             size *= 2
     return out
 
@@ -212,6 +213,27 @@ def narrow_block_cases(ctx, parts, E) -> Cases:
     return bt.cases()
 
 
-def _show(part) -> str:
+def show_part(part) -> str:
     p = list(part)
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
+
+
+def stage_keys(ctx, unpack, only=None) -> list:
+    """The stage keys a block result is passed on with: the output's type, and
+    under a D narrower than f32, f32 with each rounding (the engine's
+    readings only; ``only``: the indices some split fitted with)."""
+    out = [{}]
+    if unpack != "f16" and ctx.d_fmt.width < 32:
+        out += [{"inter_type": "f32", "inter_rounding": r} for r in ENGINE_ROUNDINGS]
+    return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
+
+
+def keeps_to_try(ctx, vis) -> list:
+    """The output's kept fraction bits to try: its own (None), and the visible
+    ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
+    full = ctx.d_fmt.frac_bits
+    return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
+
+
+def window_text(F) -> str:
+    return "an exact sum" if F is None else f"a {F}-bit window"
