@@ -56,6 +56,9 @@ def run(ctx) -> Finding:
                 or "probe_window" in found.values or not _c_inside(ctx)):
             return found
         notes.append(f"{found.summary}: C is taken inside a window as deep as it survives")
+        notes += [f"(the split branch left {key} open: {why})"
+                  for key, why in found.values.get("undetermined", {}).items()
+                  if key in ("k_order", "block_size")]
     ctx.require("internal")
     F = window(ctx)
     # a D word shows at most its format's fraction bits: one more visible bit
@@ -107,12 +110,28 @@ def run(ctx) -> Finding:
         blocks, order_known, ev2 = _partition_cut(ctx, K, E, F)
         ev += ev2
         method = "which sum the window cuts: C before or after a larger negative term"
+    elif K >= 3 and (split := _partition_products(ctx, K, E, F, plus, minus)) is not None:
+        # C cannot carry the probe (a C converted to a narrow type holds too
+        # few bits): products alone, a term below the window
+        blocks, order_known, ev2 = split
+        ev += ev2
+        method = ("products alone: a term below the window, kept only where its block runs "
+                  "after the cancelling pair's")
     else:
         why = f"no probe fits F = {F} with {fa.name} x {fb.name} products and a {fc.name} C"
         values["undetermined"]["block_size"] = why
         values["undetermined"]["k_order"] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
 
+    if len(blocks) == 1 and K >= 3 and ctx.d_fmt.width < 32 and t1_ok:
+        # an intermediate wider than the output (f32 under f16) holds C at the
+        # window's edge across blocks: products alone, cut below the window
+        split = _partition_products(ctx, K, E, F, plus, minus)
+        if split is not None and len(split[0]) > 1:
+            blocks, order_known, ev2 = split
+            ev += ev2
+            method = ("a product below the window, kept only where its block runs after the "
+                      "cancelling pair's")
     if not order_known:
         blocks = sorted(blocks, key=min)
         values["undetermined"]["k_order"] = "the order of the blocks is not observable here"
@@ -216,6 +235,49 @@ def _same_rows(ctx, pairs, E, F, plus, minus, c_edge):
                            {i: plus[:2], j: minus[:2]}, c_edge) for i, j in pairs}
     w = ctx.run(bt.cases())
     return [p for p, r in rows.items() if w[r] == w[ref]], w, rows, bt, ref
+
+
+def _partition_products(ctx, K, E, F, plus, minus):
+    """Blocks from products alone (C = 0): +2**E in lane j, -2**E in lane m and
+    2**(E-F-2) in lane x. x is cut wherever it shares a window with the
+    +-2**E anchor (in j's or m's block, or in a block before both, whose
+    result the later anchor cuts) and kept only where its block runs after
+    both (the sum is then exactly 0). Lanes ranked by how many pairs they
+    outlast are in block order; the blocks, in order, must predict every
+    case. Where x never survives, one block (with two or more, x outlasts a
+    pair of the first). None where no term shows alone or the ranking
+    predicts some case wrong."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    small = product(fa, fb, E - F - 2, 0)
+    if small is None or plus is None or minus is None:
+        return None
+    bt = Batch(ctx.dp)
+    alone = {x: bt.add(f"lane {x}: 2^{E - F - 2} alone", {x: small[:2]}) for x in range(K)}
+    rows = {(j, m, x): bt.add(f"lane {j}: +2^{E}, lane {m}: -2^{E}, lane {x}: 2^{E - F - 2}",
+                              {j: plus[:2], m: minus[:2], x: small[:2]})
+            for j in range(K) for m in range(j + 1, K) for x in range(K)
+            if x not in (j, m) and ctx.co_active((j, m, x))}
+    w = ctx.run(ctx.complete(bt.cases()))
+    mask = (1 << (ctx.d_fmt.width - 1)) - 1
+    if not all(int(w[r]) & mask for r in alone.values()):
+        return None
+    kept = {t: bool(w[r] == w[alone[t[2]]]) for t, r in rows.items()}
+    if not any(kept.values()):  # (two blocks or more keep it after a pair of the first)
+        r = next(iter(rows.values()))
+        return [list(range(K))], True, [bt.evidence(r, [w[r]], "cut: one block")]
+    count = dict.fromkeys(range(K), 0)
+    for (_, _, x), k in kept.items():
+        count[x] += k
+    ranks = sorted(set(count.values()))
+    blocks = [[x for x in range(K) if count[x] == c] for c in ranks]
+    pos = {x: n for n, b in enumerate(blocks) for x in b}
+    if any(k != (pos[x] > max(pos[j], pos[m])) for (j, m, x), k in kept.items()):
+        return None
+    ev = [bt.evidence(r, [w[r], w[alone[t[2]]]], "kept: its block runs after both"
+                      if kept[t] else "cut: it meets the +-2^E anchor")
+          for t, r in ([x for x in rows.items() if kept[x[0]]][:1]
+                       + [x for x in rows.items() if not kept[x[0]]][:1])]
+    return blocks, True, ev
 
 
 def _partition_cut(ctx, K, E, F):

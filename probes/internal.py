@@ -325,6 +325,14 @@ def products_cut(ctx, pairs, E, chain):
     return run, t
 
 
+def _products_reach(ctx, E, chain) -> bool:
+    """Whether some product lies as far below 2**E as :func:`products_cut`
+    needs (past what a chained block result keeps)."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    return any(product(fa, fb, E - e, 0) is not None
+               for e in range(chain + 2, E - product_range(fa, fb)[0] + 1))
+
+
 def setup(ctx):
     """(E, emax): the probes' product exponent (the internal step's, once it
     moved to the largest products) and how far below it C reaches."""
@@ -447,7 +455,12 @@ def run(ctx) -> Finding:
     # shallower C leaves the window open, and the block step's split branch
     # tries an exact sum with C first among its readings)
     deep = emax > PARAM["window_bits"].hi
-    if best >= emax and (emax >= _span(ctx) or straddle and deep) and cut is None:
+    # products spanning too few binades to show a cut (fp4 x fp4): C either
+    # joins an exact sum or is added after the products; the block step's
+    # split branch tells them apart on sums of products alone
+    blind = (best >= emax and cut is None and not straddle
+             and not _products_reach(ctx, E, _chain_bits(ctx, seen.get("visible_bits", vis))))
+    if best >= emax and (emax >= _span(ctx) or straddle and deep) and cut is None and not blind:
         # no term of any case has a bit further below the anchor than this
         values["window_bits"] = None
         values["undetermined"] = {"window_bits": (

@@ -132,8 +132,11 @@ def run(ctx) -> Finding:
         values["overflow"] = ok[0]
     elif len(ok) == 2:
         values["undetermined"]["overflow"] = _overflow_hidden(ctx)
-    elif not ok:
+    elif not ok:  # named open, never left silently unset
         notes.append("no model with one canonical NaN reproduces every special case")
+        values["undetermined"]["overflow"] = (
+            "no model with Inf or saturation on overflow (and the keys found so far) reproduces "
+            "every special case, so neither is read here")
     parts = []
     if canonical is not None:
         which = [x for x, on in (("A", _nans(fa)), ("B", _nans(fb)), ("C", _nans(fc))) if on]

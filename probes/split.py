@@ -47,11 +47,18 @@ from tcprobe.models.words import (
 
 from .common import Batch, Finding
 from .split_cases import (
+    MEASURED_MAX_K,
     RANDOM_SUMS,
     ieee_specials,
+    keeps_to_try,
     measured,
     narrow_block_cases,
+    product_sums,
     rounding_cases,
+    show_part,
+    stage_keys,
+    sums_with_c,
+    window_text,
 )
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
@@ -152,7 +159,11 @@ def run(ctx) -> Finding:
     small = product(fa, fb, E - vis - 1, 0)
     values = {"undetermined": {}, "c_outside_window": True}
     ev, notes = [], []
-    if None in (plus, minus, small) or k < 3:
+    # products spanning too few binades for one to sit half an output ulp
+    # below another (fp4 x fp4): random sums of products alone (C = 0) read
+    # the split, each candidate's model against their words
+    sums_only = small is None and None not in (plus, minus) and k >= 2
+    if not sums_only and (None in (plus, minus, small) or k < 3):
         # the model takes C in an exact sum (C survives every cut it can make)
         values["assumed"] = {"window_bits": None}
         values["probe_window"] = 56
@@ -165,17 +176,22 @@ def run(ctx) -> Finding:
 
     # 1. which lanes run together, and which run first
     bt = Batch(dp)
-    for j in range(1, k):
-        for lane in range(1, k):
-            if lane != j:
-                bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, C = 0",
-                       {0: plus[:2], j: minus[:2], lane: small[:2]})
-    cs = ctx.complete(bt.cases())
+    if sums_only:
+        cs = product_sums(ctx)
+        notes.append(f"no {fa.name} x {fb.name} product lies half an output ulp below another: "
+                     f"the split is read from {len(cs)} random sums of products alone (C = 0)")
+    else:
+        for j in range(1, k):
+            for lane in range(1, k):
+                if lane != j:
+                    bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - vis - 1}, "
+                           "C = 0", {0: plus[:2], j: minus[:2], lane: small[:2]})
+        cs = ctx.complete(bt.cases())
     w = ctx.run(cs)
     # sub-MMAs of unpacked inputs, or the engine with C after; a window that
     # keeps the small term, or one that cuts it (narrower than the output);
     # the output's own width or the visible one (fewer kept bits)
-    keeps = _keeps(ctx, vis)
+    keeps = keeps_to_try(ctx, vis)
     table = splits(k)
     chains = {}  # split -> the intermediate types (stage keys) it fits with
     # the output's own rounding first; where nothing fits, the others (a tie
@@ -184,7 +200,7 @@ def run(ctx) -> Finding:
     others = [x for x in ROUNDINGS if x != output_defaults(ctx.d_fmt.name).rounding]
     ok = _fit(ctx, table, cs, w, wins, (None,), keeps, chains)
     shown = {}
-    if not ok:
+    if not ok and not sums_only:
         # K orders no dealing of runs expresses: the order the products show,
         # for the engine with C after its blocks (the one reading the block
         # step cannot probe with C; C in the first block it can)
@@ -192,7 +208,7 @@ def run(ctx) -> Finding:
         ok = _fit(ctx, shown, cs, w, wins, (None,), keeps, chains, (None,))
     if not ok:
         ok = _fit(ctx, table, cs, w, (*wins, None), others, keeps, chains)
-    if not ok:
+    if not ok and shown:
         ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
     table = {**table, **shown}
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
@@ -200,14 +216,22 @@ def run(ctx) -> Finding:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
                               "+-2^E" if r in lost else "the small term survives"))
     if not ok:
-        return Finding("block", "partial", "C is not in the window, and no split of K into "
-                       "sub-MMAs reproduces the three-product cases", values, ev)
+        why = "no split of K into sub-MMAs reproduces the three-product cases"
+        if k > MEASURED_MAX_K and not sums_only:
+            # the products' own order costs K^3 cases: not measured past 32
+            why = (f"no dealing of runs of K reproduces the three-product cases, and the order "
+                   f"the products themselves show is not measured for K = {k} > "
+                   f"{MEASURED_MAX_K} (K^3 cases)")
+            values["undetermined"]["k_order"] = why
+            values["undetermined"]["block_size"] = why
+        return Finding("block", "partial", f"C is not in the window, and {why}", values, ev)
     # 2. the window of one sub-MMA, for the first split (in the order found)
     # whose words some window gives (splits that agree so far can differ there)
     name = None
     for cand in ok:
         okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand),
-                                (None,) if cand in shown else UNPACKS)
+                                (None,) if cand in shown else UNPACKS,
+                                (cs, w) if sums_only else None)
         if okF:
             name = cand
             break
@@ -246,21 +270,22 @@ def run(ctx) -> Finding:
 
     # 3. roundings and the unpack
     cs3 = ctx.complete(rounding_cases(ctx, parts, E))
+    if sums_only:  # (structured: the random sums stay last)
+        cs3 = Cases.concat([sums_with_c(ctx, vis), cs3])
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
-    stages = {u: dict(enumerate(_stages(ctx, u))) for u in UNPACKS}
-    grid = {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
-                                        rounding=r, c_add=c, unpack=u,
-                                        output_frac_bits=kb, **stage,
-                                        **({"overflow": ov} if u != "f16" else {}))
-            for r in ROUNDINGS for u in ((None,) if name in shown else UNPACKS) for kb in keeps
-            for n, stage in stages[u].items() if n in chains.get(name, {0})
-            for c in (ROUNDINGS if u != "first" else ("rne",))
-            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
+    stages = {u: dict(enumerate(stage_keys(ctx, u))) for u in UNPACKS}
+    reads = (None,) if name in shown else UNPACKS
+    grid = _grid(ctx, parts, F, reads, keeps, stages, chains.get(name, {0}))
     allc = Cases.concat([cs, cs2, cs3])
     allw = np.concatenate([w, w2, w3])
     okr = agree(grid, allc, allw, ctx)
+    if not okr and F is not None and len(okF) > 1:
+        # the sub-MMA's own cases left the window a range: the random sums
+        # (the window's last bits under long significands) may pick a wider one
+        F, grid, okr = _wider(ctx, parts, okF, reads, keeps, stages, chains.get(name, {0}),
+                              allc, allw, values) or (F, grid, okr)
     uncertain = not okr
     if uncertain:
         # random sums reach what no key found yet models (a floor near the
@@ -307,8 +332,10 @@ def run(ctx) -> Finding:
         notes.append("f16 sub-MMAs with an IEEE add of C fit the sums, but not the device's "
                      "special words (NaN, Inf, overflow): the engine with C after its blocks")
     if len(kinds) > 1:  # one design that fits, the others named
-        # the compiler's emulation first (measured on silicon: models/emulated.py)
-        u = next(x for x in ("f16", None, "first") if x in kinds)
+        # the compiler's emulation first (measured on silicon: models/emulated.py); where
+        # products alone read the split, C in an exact sum (the internal step's reading)
+        prefer = ("first", "f16", None) if sums_only else ("f16", None, "first")
+        u = next(x for x in prefer if x in kinds)
         text = {"first": "C in the first block of an exact sum",
                 None: "C added after the blocks (the engine)",
                 "f16": "sub-MMAs of f16-unpacked inputs and an IEEE add of C"}
@@ -374,8 +401,8 @@ def run(ctx) -> Finding:
         if r_open:
             values.setdefault("assumed", {})["output_rounding"] = r
         summary = (f"C is added after the products' blocks (rounded {c.upper()}): K runs as "
-                   f"{len(parts)} blocks ({name}: the first takes {_show(parts[0])}), each "
-                   f"{_win(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
+                   f"{len(parts)} blocks ({name}: the first takes {show_part(parts[0])}), each "
+                   f"{window_text(F)} rounded {r.upper()} into {ctx.d_fmt.name}, each starting "
                    "from the previous one's result")
         return Finding("block", status, summary + caveat, values, ev, notes)
     values.update({
@@ -387,12 +414,57 @@ def run(ctx) -> Finding:
     })
     summary = (f"C is added after the products by an ordinary add (rounded {c.upper()}); K runs "
                f"as {len(parts)} sub-MMAs ({name}: the first takes "
-               f"{_show(parts[0])}), each {_win(F)} rounded {r.upper()} into "
+               f"{show_part(parts[0])}), each {window_text(F)} rounded {r.upper()} into "
                f"{ctx.d_fmt.name}, the second starting from the first's result; inputs "
                f"unpacked to {u} first")
     notes.append("a compiler emulation (models/emulated.py), not one fixed-point window: the "
                  "fingerprint's model is a SplitModel")
     return Finding("block", status, summary + caveat, values, ev, notes)
+
+
+def _grid(ctx, parts, F, reads, keeps, stages, fits) -> dict:
+    """The readings of step 3: (output rounding, add of C's rounding, unpack,
+    overflow, kept bits, stage) -> model, with a window of F bits (an exact
+    sum for C in the first block)."""
+    return {(r, c, u, ov, kb, n): model(ctx, parts, window=None if u == "first" else F,
+                                        rounding=r, c_add=c, unpack=u, output_frac_bits=kb,
+                                        **stage, **({"overflow": ov} if u != "f16" else {}))
+            for r in ROUNDINGS for u in reads for kb in keeps
+            for n, stage in stages[u].items() if n in fits
+            for c in (ROUNDINGS if u != "first" else ("rne",))
+            for ov in (OVERFLOWS if u != "f16" else ("inf",))}
+
+
+def _wider(ctx, parts, okF, reads, keeps, stages, fits, cases, words, values):
+    """The first window of ``okF`` past the narrowest whose readings give every
+    word of ``cases`` (random sums included): (F, its grid, the readings that
+    fit), the window range the step names rebuilt from the windows the first
+    reading gives; None where none does."""
+    reads = tuple(u for u in reads if u != "first")  # (an exact sum has no window)
+    for F in okF[1:]:
+        if F is None or not reads:
+            continue
+        grid = _grid(ctx, parts, F, reads, keeps, stages, fits)
+        okr = agree(grid, cases, words, ctx)
+        if not okr:
+            continue
+        r, c, u, ov, kb, n = okr[0]
+        same = {G: model(ctx, parts, window=G, rounding=r, c_add=c, unpack=u,
+                         output_frac_bits=kb, **stages[u][n],
+                         **({"overflow": ov} if u != "f16" else {}))
+                for G in okF if G is None or G >= F}
+        wins = agree(same, cases, words, ctx)
+        wins = sorted(G for G in wins if G is not None) + ([None] if None in wins else [])
+        values["undetermined"].pop("window_bits", None)
+        values.pop("assumed", None)
+        if len(wins) > 1:
+            top = "an exact sum" if wins[-1] is None else f"{wins[-1]} bits"
+            values["undetermined"]["window_bits"] = (
+                f"windows of {wins[0]} bits to {top} agree (the inputs cannot reach further "
+                f"below; narrower ones down to {okF[0]} bits miss the random sums)")
+            values["assumed"] = {"window_bits": F}
+        return F, grid, okr
+    return None
 
 
 def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> list:
@@ -403,7 +475,7 @@ def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> lis
     ``chains`` gathers the intermediate types each fits with."""
     ok = []
     for unpack in unpacks:
-        for n, stage in enumerate(_stages(ctx, unpack)):
+        for n, stage in enumerate(stage_keys(ctx, unpack)):
             for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
                 cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
                                      output_frac_bits=kb, **stage)
@@ -435,11 +507,12 @@ def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values)
         values["undetermined"]["block_size"] = why
 
 
-def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
+def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tuple:
     """(the windows whose model gives the words, the cases, their words) of
     +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
     terms below 2**E and long significands; ``only``: the stage keys the
-    split fitted with."""
+    split fitted with; ``also``: (cases, words) every window must give too
+    (the sums of products alone that read the split)."""
     dp, fa, fb = ctx.dp, ctx.a_fmt, ctx.b_fmt
     first = parts[0]
     bt2 = Batch(dp)
@@ -470,12 +543,14 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
     else:  # blocks of one or two products: a term below 2^E, or long significands
         cs2 = ctx.complete(narrow_block_cases(ctx, parts, E))
     w2 = ctx.run(cs2)
+    if also is not None:
+        cs2, w2 = Cases.concat([cs2, also[0]]), np.concatenate([w2, also[1]])
     okF = []
     # where the cancellation cannot sit in one block, or the term left is
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
     for unpack in unpacks:
-        for stage in _stages(ctx, unpack, only):
+        for stage in stage_keys(ctx, unpack, only):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
@@ -486,14 +561,6 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS) -> tuple:
     return okF, cs2, w2
 
 
-def _stages(ctx, unpack, only=None) -> list:
-    """The stage keys a block result is passed on with: the output's type, and
-    under a D narrower than f32, f32 with each rounding (the engine's
-    readings only; ``only``: the indices some split fitted with)."""
-    out = [{}]
-    if unpack != "f16" and ctx.d_fmt.width < 32:
-        out += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
-    return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
 
 
 def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
@@ -524,24 +591,8 @@ def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
                  for u in ((None,) if name in shown else UNPACKS)
-                 for n, stage in enumerate(_stages(ctx, u))
+                 for n, stage in enumerate(stage_keys(ctx, u))
                  if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
         if agree(cands, cs, w, ctx):
             fit.append(name)
     return fit
-
-
-def _show(part) -> str:
-    p = list(part)
-    return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
-
-
-def _keeps(ctx, vis) -> list:
-    """The output's kept fraction bits to try: its own (None), and the visible
-    ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
-    full = ctx.d_fmt.frac_bits
-    return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
-
-
-def _win(F) -> str:
-    return "an exact sum" if F is None else f"a {F}-bit window"

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
-from tcprobe.models.formats import Specials
-from tcprobe.models.words import exp_range, max_sig, pow2, product, word
+from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
+from tcprobe.models.formats import Class, Specials, decode
+from tcprobe.models.words import exp_range, max_sig, pow2, product, product_range, word
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch
@@ -91,7 +92,7 @@ def measured(ctx, E, plus, minus, small, known) -> dict:
             parts = tuple(tuple(sorted(order[i:i + size])) for i in range(0, k, size))
             if parts not in seen:
                 seen.add(parts)
-                out[f"blocks of {size} in the order the products show ({_show(order)})"] = parts
+                out[f"blocks of {size} in the order the products show ({show_part(order)})"] = parts
             size *= 2
     return out
 
@@ -122,6 +123,54 @@ def rounding_cases(ctx, parts, E) -> Cases:
                 bt.add(f"one sub-MMA: 1 and {m}/2^{sh} of its ulp", {a: one[:2], b: p[:2]})
     rng = np.random.default_rng(ctx.seed + 53)
     return Cases.concat([bt.cases(), random_cases(dp, RANDOM_SUMS, rng)])
+
+
+def product_sums(ctx, n: int = 600) -> Cases:
+    """Sums of products alone (C = +0), for formats whose products span too
+    few binades for one to sit half an output ulp below another (fp4 x fp4,
+    say): the validation mix's random products, and the same with every sign
+    cleared (large sums, whose chained roundings between blocks cut the
+    small products). Where the blocks split, and where C joins, the words
+    of candidate models on these decide."""
+    rng = np.random.default_rng(ctx.seed + 61)
+    cs = random_cases(ctx.dp, n // 2, rng)
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    # finite products only (NaN and Inf are the specials step's)
+    ok = ~(_special(fa, cs.a).any(axis=1) | _special(fb, cs.b).any(axis=1))
+    a, b = cs.a[ok], cs.b[ok]
+    c = np.zeros(len(a), cs.c.dtype)
+    act = None if cs.active is None else cs.active[ok]
+    pos_a = a & a.dtype.type(~(1 << (fa.width - 1)) & fa.word_mask)
+    pos_b = b & b.dtype.type(~(1 << (fb.width - 1)) & fb.word_mask)
+    return ctx.complete(Cases.concat([Cases(a, b, c, active=act),
+                                      Cases(pos_a, pos_b, c, active=act)]))
+
+
+def sums_with_c(ctx, vis: int, n: int = 400) -> Cases:
+    """Large sums of products (every sign cleared) and a C near the output's
+    last kept bit of such a sum (random significand and sign): where the
+    products' sum has more bits than the output keeps, C added after a
+    rounded sum and C in one exact sum round apart."""
+    rng = np.random.default_rng(ctx.seed + 67)
+    sums = product_sums(ctx, 2 * n)
+    pos = sums.take(np.arange(len(sums) // 2, len(sums)))  # the positive half
+    pos = pos.take(np.arange(min(n, len(pos))))
+    fc = ctx.c_fmt
+    hi = product_range(ctx.a_fmt, ctx.b_fmt)[1] + (ctx.dp.k - 1).bit_length()
+    _, cmin, cmax = exp_range(fc)
+    c = np.zeros(len(pos), pos.c.dtype)
+    for i in range(len(pos)):
+        e = int(np.clip(rng.integers(hi - vis - 4, hi - vis + 2), cmin, cmax))
+        m = int(rng.integers(1 << fc.frac_bits, 1 << (fc.frac_bits + 1)))
+        w = word(fc, int(rng.integers(0, 2)), m, e - fc.frac_bits)
+        c[i] = 0 if w is None else w
+    return ctx.complete(Cases(pos.a, pos.b, c, active=pos.active))
+
+
+def _special(f, words):
+    """Which words of format ``f`` are NaN or Inf."""
+    d = decode(f, np.asarray(words))
+    return (d.cls == Class.NAN) | (d.cls == Class.INF)
 
 
 def narrow_block_cases(ctx, parts, E) -> Cases:
@@ -164,6 +213,27 @@ def narrow_block_cases(ctx, parts, E) -> Cases:
     return bt.cases()
 
 
-def _show(part) -> str:
+def show_part(part) -> str:
     p = list(part)
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
+
+
+def stage_keys(ctx, unpack, only=None) -> list:
+    """The stage keys a block result is passed on with: the output's type, and
+    under a D narrower than f32, f32 with each rounding (the engine's
+    readings only; ``only``: the indices some split fitted with)."""
+    out = [{}]
+    if unpack != "f16" and ctx.d_fmt.width < 32:
+        out += [{"inter_type": "f32", "inter_rounding": r} for r in ENGINE_ROUNDINGS]
+    return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
+
+
+def keeps_to_try(ctx, vis) -> list:
+    """The output's kept fraction bits to try: its own (None), and the visible
+    ones (and one fewer: RNA shows one bit more than it keeps) where fewer."""
+    full = ctx.d_fmt.frac_bits
+    return [None] + [kb for kb in sorted({vis, vis - 1}) if 0 < kb < full]
+
+
+def window_text(F) -> str:
+    return "an exact sum" if F is None else f"a {F}-bit window"

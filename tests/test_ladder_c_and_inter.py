@@ -28,6 +28,12 @@ DESIGNS = {
                                                      block_size=16, zero_floor=-20)),
     "f16-c-to-bf16": ("mma", "f16", "f16", dict(F16, c_convert="bf16", window_bits=24,
                                                 block_size=16)),
+    # a window narrower than the output under a C rounded to bf16: the block
+    # step's probe needs a C of F bits, so products alone read the blocks
+    "tf32-window-14-c-to-bf16": ("mma", "tf32", "f32", dict(c_convert="bf16", window_bits=14)),
+    "tf32-window-14-blocks-of-2-c-to-bf16": ("mma", "tf32", "f32",
+                                             dict(c_convert="bf16", window_bits=14, block_size=2,
+                                                  k_order="reversed")),
     # no conversion: a window narrower than the formats C could be rounded to
     "window-7-no-conversion": ("mma", "bf16", "f32", dict(window_bits=7, block_size=16)),
     "window-10-no-conversion": ("mma", "f16", "f32", dict(window_bits=10, block_size=16,
@@ -67,3 +73,5 @@ def test_designs_fast(tmp_path, name):
 def test_designs(tmp_path, name):
     v, res = _judge(tmp_path, name)
     assert all(key in v.exact for key in KEYS), v.text()
+    if "window-14" in name:  # the blocks, read from products alone
+        assert "blocks" in v.exact, v.text()

@@ -163,3 +163,22 @@ def test_integer_datapaths_wrap_or_saturate(text, saturate):
     assert r.finding("carry").values["saturate"] is saturate
     assert r.finding("internal").status == "skipped"
     assert r.validation.mismatches == 0 and r.fingerprint is None
+
+
+class NoInfSim(SimDevice):
+    """Every +Inf D word comes back as 2^127 (0x7f000000): neither Inf nor
+    the largest finite word, so no overflow mode of the engine explains it."""
+
+    def launch(self, dp, batch):
+        dump = super().launch(dp, batch)
+        dump[dump == 0x7F800000] = 0x7F000000
+        return dump
+
+
+def test_specials_name_the_overflow_open_where_no_model_fits(tmp_path):
+    dev = NoInfSim(sim(tmp_path).profile)
+    f = run_ladder(dev, dev.datapath("mma", "bf16"), ["specials"], validate_cases=0).finding(
+        "specials")
+    assert "overflow" not in f.values
+    assert "neither is read here" in f.values["undetermined"]["overflow"]
+    assert f.status == "partial"
