@@ -20,14 +20,17 @@ def error_lines(r) -> list[str]:
     return [ln for ln in r.output.splitlines() if ln.startswith("error:")]
 
 
-def one_error(r, *needles, notes: bool = False) -> str:
+def one_error(r, *needles, notes: bool = False, progress: str | None = None) -> str:
     """Exit 2, stderr one ``error:`` line holding every needle, no traceback;
     the line is returned. ``notes``: ``note:`` lines before it are allowed
-    (a sim device chosen for want of a GPU)."""
+    (a sim device chosen for want of a GPU); ``progress``: lines starting
+    with it are allowed (a campaign's line a finished piece)."""
     assert r.exit_code == 2, r.output
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     if notes:
         lines = [ln for ln in lines if not ln.startswith("note:")]
+    if progress:
+        lines = [ln for ln in lines if not ln.startswith(progress)]
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
     assert "Traceback" not in r.output
     for n in needles:

@@ -157,7 +157,9 @@ def test_a_device_failure_is_an_error_piece_and_the_rest_run(tmp_path, monkeypat
 
 def test_a_campaign_the_device_fails_whole_ran_no_case(tmp_path, monkeypatch):
     _failing_on(monkeypatch, set(IDS.split(",")))
-    one_error(campaign(tmp_path / "c"), "ran no case", "sim:h100 failed on mma.bf16.f32.k16")
+    r = campaign(tmp_path / "c")
+    one_error(r, "ran no case", "sim:h100 failed on mma.bf16.f32.k16", progress="campaign ")
+    assert "campaign 3/3 mma.tf32.f32.k8 raw: error (0 cases" in r.stderr  # each piece said
 
 
 # ---------------------------------------------------------------------------
