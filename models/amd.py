@@ -447,7 +447,5 @@ def check_ranges(p: MfmaParams) -> None:
     if "window" in DESIGN_KEYS[p.design]:
         if not WINDOW_MIN <= p.window <= WINDOW_MAX:
             raise ModelError(f"window: F from {WINDOW_MIN} to {WINDOW_MAX}, not {p.window}")
-        low = max(WINDOW2_MIN, p.window - 1)
-        if not low <= p.window2 <= WINDOW_MAX:
-            raise ModelError(f"window2: F2 from {low} (F - 1) to "
-                             f"{WINDOW_MAX}, not {p.window2}")
+        if not WINDOW2_MIN <= p.window2 <= WINDOW_MAX:
+            raise ModelError(f"window2: F2 from {WINDOW2_MIN} to {WINDOW_MAX}, not {p.window2}")
