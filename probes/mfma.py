@@ -474,7 +474,8 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
         for w in single[0]:
             for design in ("truncated", "grouped"):
                 for f2 in f2s:
-                    out[f"{design} L=1 F={w} F2={f2}"] = MfmaParams(design, 1, w, f2)
+                    g = max(f2, w - 1) if "window2" in single[2] else f2  # open: F2 >= F - 1
+                    out[f"{design} L=1 F={w} F2={g}"] = MfmaParams(design, 1, w, g)
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)

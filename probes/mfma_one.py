@@ -132,7 +132,7 @@ def single(plan, reads: dict, rows: dict) -> tuple:
         opened["window"] = ((lo, WINDOW_MAX),
                             f"one product a block: C's floor to F bits shows through a tie "
                             f"down to 2^-{lo} below the product only; every F from {lo} "
-                            "(F2 >= F - 1) gives the probes' words here")
+                            "gives the probes' words here")
     if f2_open:
         opened["window2"] = ((f2, WINDOW_MAX),
                              f"one product's tail was kept down to 2^-{join1} below C, the "
