@@ -175,7 +175,7 @@ def tail_pairs(fa: int, fb: int, f2: int, fd: int) -> dict:
         if k not in out:
             out[k] = (int(a[ia[i]]), int(b[ib[i]]), int(t[i]))
     for k in range(f2 + 2, d + 1):  # wide significands: b = 2**(d - k) / a modulo 2**cut
-        for x in range(1 << fa | 1, min(2 << fa, (1 << fa) + (1 << 13)), 2):
+        for x in range(1 << fa | 1, min(2 << fa, (1 << fa) + (1 << 16)), 2):
             if k in out:
                 break
             y = (pow(x, -1, 1 << cut) << (d - k)) % (1 << cut)

@@ -315,11 +315,11 @@ def test_a_profile_takes_f2_below_f():
 
 
 @pytest.mark.parametrize("fa,fb,f2,deepest", [(23, 23, 26, 46), (10, 10, 5, 20), (7, 7, 5, 14),
-                                              (23, 23, 10, 46), (3, 2, 1, 5)])
+                                              (23, 23, 10, 46), (3, 2, 1, 4)])
 def test_one_products_tails_below_f2s_floor(fa, fb, f2, deepest):
     """Every depth from F2 + 2 to the product's last bit has a pair of significands
     whose product has nothing between F2's floor and that bit, and C (its bits above)
-    fits f32."""
+    fits f32 (e4m3 x e5m2: no product below 2 ends 2^-5 down with 2^-3, 2^-4 clear)."""
     from tcprobe.probes.mfma_one import tail_pairs
 
     got = tail_pairs(fa, fb, f2, 23)
