@@ -132,16 +132,24 @@ def run(ctx) -> Finding:
                  "drop": one.nan_drop(n_rows, w2)}
         single = one.single(plan, reads, {"t": t_rows, "one": j_rows["one"], "tie": tp_rows})
         f2 = single[1] if single[1] is not None else join1
+        if f2 is None and window_t is not None and plan.narrow is None:
+            f2 = window_t - 1  # no tail kept past the tie: C's depth stopped at F2's floor
         f2 = min(f2) if isinstance(f2, tuple) else f2
         bt3 = Batch(dp)
         tail_rows = one.tail_rows(bt3, plan, f2) if f2 is not None else {}
-        if tail_rows:  # F past F2 + 1: one negative product's tail below F2's floor
+        # C's depth beside a tie stopped at F2's floor and no tail reaches below it
+        wide = not tail_rows and f2 is not None and reads["drop"] is None and \
+            window_t is not None and window_t >= f2 + 1 and "window2" not in single[2]
+        if tail_rows or wide:  # F past F2 + 1: one negative product's tail below F2's floor
             one.lift_rows(bt3, plan, f2)
             w3 = ctx.run(bt3.cases())
             bt.rows.extend(bt3.rows)
             words = np.concatenate([words, w3])
-            tail = _depth(tail_rows, w3, lambda w: w & ~sign != 0)
-            fs, deep_open = one.deep(single[0], single[2], tail, tail_rows, f2, reads["drop"])
+            tail = _depth(tail_rows, w3, lambda w: w & ~sign != 0) if tail_rows else f2 + 2
+            fs, deep_open = one.deep(single[0], single[2], tail, tail_rows or {f2 + 2: None},
+                                     f2, reads["drop"])
+            if wide:  # every F from F2 + 1 a candidate, the lift rows the evidence
+                fs = tuple(sorted(set(single[0]) | set(range(f2 + 1, WINDOW_MAX + 1))))
             single = (fs, single[1] if single[1] is not None else f2, deep_open)
             values["one_product_tail_kept"] = tail
         values["window_kept_c_tie"] = window_t

@@ -231,7 +231,8 @@ def lift_rows(bt, plan, f2: int) -> list:
     exponent g bits over its value) and a power of two, C = 2**(e - k) beside it
     (g > F2 + 1: the product floors to zero, C floored to F bits shows alone) or
     C = -(the product - 2**(e - k)) (the sum cancels down to C's last bit), k to
-    WINDOW_MAX + 2: C's floor below e, which no normal product reaches."""
+    WINDOW_MAX + 2: C's floor below e, which no normal product reaches; and
+    C = -2**(h - k) beside 2**h (grouped drops it past F + 1, truncated floors it)."""
     sub, na = exp_range(plan.fa)[0], exp_range(plan.fa)[1]
     g = na - sub
     rows = []
@@ -247,4 +248,9 @@ def lift_rows(bt, plan, f2: int) -> list:
                 else None
             if c is not None:
                 rows.append(bt.add(f"smallest subnormal A x 2^{en}, C at 2^{e - k}", {0: (a, n)}, c))
+    big = product(plan.fa, plan.fb, plan.h)
+    for k in range(1, WINDOW_MAX + 3):  # grouped drops a C more than F + 1 binades below
+        c = pow2(plan.fd, plan.h - k, 1)
+        if big and c is not None:
+            rows.append(bt.add(f"2^{plan.h} alone, C = -2^{plan.h - k}", {0: big[:2]}, c))
     return rows
