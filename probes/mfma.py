@@ -139,7 +139,8 @@ def run(ctx) -> Finding:
         tail_rows = one.tail_rows(bt3, plan, f2) if f2 is not None else {}
         # C's depth beside a tie stopped at F2's floor and no tail reaches below it
         wide = not tail_rows and f2 is not None and reads["drop"] is None and \
-            window_t is not None and window_t >= f2 + 1 and "window2" not in single[2]
+            "window2" not in single[2] and (window_t is not None and window_t >= f2 + 1
+                                            or plan.narrow is not None and plan.narrow >= f2)
         if tail_rows or wide:  # F past F2 + 1: one negative product's tail below F2's floor
             one.lift_rows(bt3, plan, f2)
             w3 = ctx.run(bt3.cases())
@@ -149,7 +150,7 @@ def run(ctx) -> Finding:
             fs, deep_open = one.deep(single[0], single[2], tail, tail_rows or {f2 + 2: None},
                                      f2, reads["drop"])
             if wide:  # every F from F2 + 1 a candidate, the lift rows the evidence
-                fs = tuple(sorted(set(single[0]) | set(range(f2 + 1, WINDOW_MAX + 1))))
+                fs = tuple(sorted(set(single[0]) | set(range(f2, WINDOW_MAX + 1))))
             single = (fs, single[1] if single[1] is not None else f2, deep_open)
             values["one_product_tail_kept"] = tail
         values["window_kept_c_tie"] = window_t
