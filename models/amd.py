@@ -49,11 +49,11 @@ DESIGNS = tuple(DESIGN_KEYS)
 KEEP = 62
 # The ranges a design's keys take (a profile's [mfma], a fingerprint, the API):
 # L (P) from 1 to 64; F from 0 (below C's 24 bits every join floors the
-# accumulator to F bits) to 64; F2 from max(0, F - 1) (the products' sum keeps
-# F2 + 1 >= F bits at the join; below 23 every D keeps F2 + 1 bits) to 64.
-# Inside them the ladder's mfma step reads every value or names it open; the
-# engine itself computes any L >= 1, F >= 0, F2 >= 0 (check_params): F2 + 1 < F
-# (C kept deeper than the sum) and L or F past 64 are the profile's limits.
+# accumulator to F bits) to 64; F2 from 0 to 64, F2 + 1 < F (C kept deeper than
+# the products' sum, joined at the finer unit) included. Inside them the
+# ladder's mfma step reads every value or names it open; the engine itself
+# computes any L >= 1, F >= 0, F2 >= 0 (check_params): L, F or F2 past 64 are
+# the profile's limits.
 BLOCK_MAX = 64
 WINDOW_MIN, WINDOW_MAX = 0, 64
 WINDOW2_MIN = 0
@@ -447,7 +447,5 @@ def check_ranges(p: MfmaParams) -> None:
     if "window" in DESIGN_KEYS[p.design]:
         if not WINDOW_MIN <= p.window <= WINDOW_MAX:
             raise ModelError(f"window: F from {WINDOW_MIN} to {WINDOW_MAX}, not {p.window}")
-        low = max(WINDOW2_MIN, p.window - 1)
-        if not low <= p.window2 <= WINDOW_MAX:
-            raise ModelError(f"window2: F2 from {low} (F - 1) to "
-                             f"{WINDOW_MAX}, not {p.window2}")
+        if not WINDOW2_MIN <= p.window2 <= WINDOW_MAX:
+            raise ModelError(f"window2: F2 from {WINDOW2_MIN} to {WINDOW_MAX}, not {p.window2}")

@@ -103,6 +103,8 @@ def run(ctx) -> Finding:
         if f2c is None and min(cj_rows, default=0) == 1:  # not even 2**(E - 1): F2 = 0
             f2c = 0
         windows, f2_narrow = narrow.windows(plan.narrow, f2c, max(cj_rows, default=0))
+        if len(windows) > 1 and window_c is not None and window_c >= windows[0]:
+            windows = (window_c,)  # C alone stopped at F2's floor: C's depth read F itself
         window = windows[0]
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)
@@ -129,6 +131,28 @@ def run(ctx) -> Finding:
         reads = {"window_t": window_t, "join1": join1, "tie": tie, "windows": windows,
                  "drop": one.nan_drop(n_rows, w2)}
         single = one.single(plan, reads, {"t": t_rows, "one": j_rows["one"], "tie": tp_rows})
+        f2 = single[1] if single[1] is not None else join1
+        if f2 is None and window_t is not None and plan.narrow is None:
+            f2 = window_t - 1  # no tail kept past the tie: C's depth stopped at F2's floor
+        f2 = min(f2) if isinstance(f2, tuple) else f2
+        bt3 = Batch(dp)
+        tail_rows = one.tail_rows(bt3, plan, f2) if f2 is not None else {}
+        # C's depth beside a tie stopped at F2's floor and no tail reaches below it
+        wide = not tail_rows and f2 is not None and reads["drop"] is None and \
+            "window2" not in single[2] and (window_t is not None and window_t >= f2 + 1
+                                            or plan.narrow is not None and plan.narrow >= f2)
+        if tail_rows or wide:  # F past F2 + 1: one negative product's tail below F2's floor
+            one.lift_rows(bt3, plan, f2)
+            w3 = ctx.run(bt3.cases())
+            bt.rows.extend(bt3.rows)
+            words = np.concatenate([words, w3])
+            tail = _depth(tail_rows, w3, lambda w: w & ~sign != 0) if tail_rows else f2 + 2
+            fs, deep_open = one.deep(single[0], single[2], tail, tail_rows or {f2 + 2: None},
+                                     f2, reads["drop"])
+            if wide:  # every F from F2 + 1 a candidate, the lift rows the evidence
+                fs = tuple(sorted(set(single[0]) | set(range(f2, WINDOW_MAX + 1))))
+            single = (fs, single[1] if single[1] is not None else f2, deep_open)
+            values["one_product_tail_kept"] = tail
         values["window_kept_c_tie"] = window_t
         values["one_product_reads"] = reads
         opened.update(single[2])
@@ -150,6 +174,7 @@ def run(ctx) -> Finding:
     verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
+    fits = _open_window(cands, fits, opened)
     same = {(cands[f].design, cands[f].block, cands[f].window) for f in fits}
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
@@ -171,10 +196,8 @@ def run(ctx) -> Finding:
     if blocks == dp.k and "block" in values["params"] and params.design != "ftz":  # P: 2 or 4
         opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
-    # a range opens at the value the model takes (F2 >= F - 1 may lift it)
-    # F <= F2 + 1: a known F2 bounds an open F (both open: the pair F2 >= F - 1)
-    tops = {} if "window2" in opened else {"window": params.window2 + 1}
-    opened = {k: ((max(lo, values["params"][k]), min(hi, tops.get(k, hi))), why)
+    # a range opens at the value the model takes (F2 + 1 < F is a design too)
+    opened = {k: ((max(lo, values["params"][k]), hi), why)
               for k, ((lo, hi), why) in opened.items()
               if k in values["params"] and values["params"][k] >= lo}  # below lo: read exactly
     opened = {k: v for k, v in opened.items() if v[0][0] < v[0][1]}
@@ -460,8 +483,8 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
         for w in single[0]:
             for design in ("truncated", "grouped"):
                 for f2 in f2s:
-                    out[f"{design} L=1 F={w} F2={max(f2, w - 1)}"] = MfmaParams(
-                        design, 1, w, max(f2, w - 1))
+                    g = max(f2, w - 1) if "window2" in single[2] else f2  # open: F2 >= F - 1
+                    out[f"{design} L=1 F={w} F2={g}"] = MfmaParams(design, 1, w, g)
     out[f"exact L={blocks}"] = MfmaParams("exact", blocks)
     if blocks in (2, 4) and blocks > 1:
         out[f"ftz P={blocks}"] = MfmaParams("ftz", blocks)
@@ -471,6 +494,22 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
                 if w is not None:
                     out[f"{design} L={blocks} F={w} F2={f2}"] = MfmaParams(design, blocks, w, f2)
     return out
+
+
+def _open_window(cands, fits, opened) -> list:
+    """One-product blocks whose every F from some value to WINDOW_MAX fits (the
+    deepest tail reached, C's floor not shown): the lowest, F named open."""
+    fs = sorted({cands[f].window for f in fits})
+    pairs = {(cands[f].design, cands[f].window2, cands[f].window) for f in fits}
+    kinds = {p[:2] for p in pairs}
+    if len(fs) < 2 or fs != list(range(fs[0], WINDOW_MAX + 1)) or \
+            pairs != {(*k, w) for k in kinds for w in fs} or cands[fits[0]].block != 1:
+        return fits
+    opened["window"] = ((fs[0], WINDOW_MAX), (
+        f"one product a block: every F from {fs[0]} gives the step's words (no product's "
+        "tail reaches deeper below F2's floor, and C's floor to F bits, lifted by a "
+        "subnormal factor, shows no deeper)"))
+    return [f for f in fits if cands[f].window == fs[0]]
 
 
 def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:

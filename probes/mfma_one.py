@@ -21,8 +21,12 @@ each value of which the probes cannot tell apart here; the ladder's judge
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+import numpy as np
+
 from tcprobe.models.amd import WINDOW_MAX, WINDOW_MIN
-from tcprobe.models.words import pow2, product, word
+from tcprobe.models.words import exp_range, pow2, product, word
 
 TIE_SIG = (1 << 23) | (1 << 11)  # (1 + 2**-12) in 23 fraction bits
 
@@ -128,10 +132,125 @@ def single(plan, reads: dict, rows: dict) -> tuple:
         opened["window"] = ((lo, WINDOW_MAX),
                             f"one product a block: C's floor to F bits shows through a tie "
                             f"down to 2^-{lo} below the product only; every F from {lo} "
-                            "(F2 >= F - 1) gives the probes' words here")
+                            "gives the probes' words here")
     if f2_open:
         opened["window2"] = ((f2, WINDOW_MAX),
                              f"one product's tail was kept down to 2^-{join1} below C, the "
                              "deepest bit its significands make here; any larger F2 gives "
                              "the same words")
     return tuple(f for f in fs if WINDOW_MIN <= f <= WINDOW_MAX), f2, opened
+
+
+def _sigs(frac: int) -> np.ndarray:
+    """Significands of ``frac`` fraction bits to search: every one of a narrow
+    format, else 1 with up to two more bits set (whose products reach every depth)."""
+    if frac <= 10:
+        return np.arange(1 << frac, 2 << frac, dtype=np.int64)
+    bits = [0] + [1 << s for s in range(frac)]
+    return np.array(sorted({(1 << frac) + x + y for x in bits for y in bits if x != y or not x}),
+                    np.int64)
+
+
+@lru_cache(maxsize=64)
+def tail_pairs(fa: int, fb: int, f2: int, fd: int) -> dict:
+    """{k: (a, b, T)}: significands a, b (fa and fb fraction bits, a * b < 2) whose
+    product has no bit between 2**-(f2 + 1) and 2**-k and one at 2**-k, and T, the
+    product's bits down to 2**-(f2 + 1) in units 2**-(f2 + 1), within fd + 1 bits."""
+    d = fa + fb
+    cut = d - f2 - 1
+    if cut <= 0:
+        return {}
+    a, b = _sigs(fa), _sigs(fb)
+    p = np.outer(a, b).ravel()
+    ia, ib = np.divmod(np.arange(p.size), b.size)
+    r, t = p & ((1 << cut) - 1), p >> cut
+    ok = (p < (2 << d)) & (r > 0)
+    top = np.frexp(np.where(ok, r, 1).astype(np.float64))[1] - 1
+    low = np.frexp((t & -t).astype(np.float64))[1] - 1
+    span = np.frexp(t.astype(np.float64))[1] - low
+    ok &= span <= fd + 1
+    out = {}
+    for i in np.flatnonzero(ok):
+        k = int(d - top[i])
+        if k not in out:
+            out[k] = (int(a[ia[i]]), int(b[ib[i]]), int(t[i]))
+    for k in range(f2 + 2, d + 1):  # wide significands: b = 2**(d - k) / a modulo 2**cut
+        for x in range(1 << fa | 1, min(2 << fa, (1 << fa) + (1 << 16)), 2):
+            if k in out:
+                break
+            y = (pow(x, -1, 1 << cut) << (d - k)) % (1 << cut)
+            for z in range(y + (((1 << fb) - y + (1 << cut) - 1) >> cut << cut if y < 1 << fb
+                                 else 0), 2 << fb, 1 << cut):
+                q = x * z
+                tq = q >> cut
+                if q < 2 << d and (tq >> ((tq & -tq).bit_length() - 1)).bit_length() <= fd + 1:
+                    out[k] = (x, z, tq)
+                    break
+    return dict(sorted(out.items()))
+
+
+def tail_rows(bt, plan, f2: int) -> dict:
+    """{k: row}: one negative product -2**h a * b whose bits below 2**-(f2 + 1)
+    begin at 2**-k, beside C = +T, its bits above: truncated toward zero to F bits
+    it leaves T exactly (a zero D) while k > F, and -T - 2**(h - f2 - 1) (the
+    join's floor) or its tail while k <= F, whatever F2 >= f2: F past F2 + 1, where
+    C's depth beside a tie stops at F2's floor."""
+    fa, fb, fd = plan.fa.frac_bits, plan.fb.frac_bits, plan.fd.frac_bits
+    out = {}
+    for k, (a, b, t) in tail_pairs(fa, fb, f2, fd).items():
+        p = product(plan.fa, plan.fb, plan.h, 1, (a, b), (fa, fb))
+        c = word(plan.fd, 0, t, plan.h - f2 - 1)
+        if p and p[2] == plan.h and c is not None:
+            out[k] = bt.add(f"-2^{plan.h} * {a:#x} * {b:#x} (first bit below F2's floor "
+                            f"2^-{k}), C = its bits above", {0: p[:2]}, c)
+    return out
+
+
+def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop) -> tuple:
+    """(F values, opened) once one product's tail read F past F2 + 1 (``tail``:
+    the deepest k kept): F from ``tail`` to the next row's k - 1, or past the
+    deepest row, where no product of these formats carries a bit deeper below
+    F2's floor: every F from there gives the same words (grouped's NaN C drop
+    reads it, where the products reach)."""
+    if tail is None or tail < f2 + 2 or not rows:
+        return fs, opened
+    opened = {k: v for k, v in opened.items() if k != "window"}
+    nxt = min((k for k in rows if k > tail), default=None)
+    if nxt is not None:
+        return tuple(range(tail, nxt)), opened
+    if drop is not None and drop >= tail:
+        return (drop,), opened
+    # past the deepest tail only C's floor to F bits below the product's raw exponent
+    # tells F apart (a subnormal factor lifts that exponent over the value): every F
+    # from the tail is a candidate, and the rows of lift_rows are the fit's evidence
+    return tuple(range(tail, WINDOW_MAX + 1)), opened
+
+
+def lift_rows(bt, plan, f2: int) -> list:
+    """Rows for the fit only: one product of the smallest subnormal A (its raw
+    exponent g bits over its value) and a power of two, C = 2**(e - k) beside it
+    (g > F2 + 1: the product floors to zero, C floored to F bits shows alone) or
+    C = -(the product - 2**(e - k)) (the sum cancels down to C's last bit), k to
+    WINDOW_MAX + 2: C's floor below e, which no normal product reaches; and
+    C = -2**(h - k) beside 2**h (grouped drops it past F + 1, truncated floors it)."""
+    sub, na = exp_range(plan.fa)[0], exp_range(plan.fa)[1]
+    g = na - sub
+    rows = []
+    for en in (plan.h - na, 0, min(plan.h - na, 30)):
+        n = pow2(plan.fb, en)
+        a = pow2(plan.fa, sub)
+        if n is None or a is None:
+            continue
+        e = na + en
+        for k in range(1, WINDOW_MAX + 3):
+            c = pow2(plan.fd, e - k) if g > f2 + 1 else \
+                word(plan.fd, 1, (1 << (k - g)) - 1, e - k) if g < k <= g + plan.fd.frac_bits + 1 \
+                else None
+            if c is not None:
+                rows.append(bt.add(f"smallest subnormal A x 2^{en}, C at 2^{e - k}", {0: (a, n)}, c))
+    big = product(plan.fa, plan.fb, plan.h)
+    for k in range(1, WINDOW_MAX + 3):  # grouped drops a C more than F + 1 binades below
+        c = pow2(plan.fd, plan.h - k, 1)
+        if big and c is not None:
+            rows.append(bt.add(f"2^{plan.h} alone, C = -2^{plan.h - k}", {0: big[:2]}, c))
+    return rows

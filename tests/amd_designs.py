@@ -53,8 +53,10 @@ def _instructions(gpu):
     return [amd_profiles.datapath(i) for i in isa_amd.instructions(isa_amd.GPU_ARCH[gpu])]
 
 
-def draw(rng, narrow: bool = False) -> tuple[str, str, dict]:
-    """(GPU, datapath id, [mfma] table) of one random design the GPU runs."""
+def draw(rng, narrow: bool = False, below: bool = False) -> tuple[str, str, dict]:
+    """(GPU, datapath id, [mfma] table) of one random design the GPU runs
+    (``below``: as ``narrow``, and F2 below F - 1 half the time, from 0)."""
+    narrow = narrow or below
     while True:
         gpu = str(rng.choice(GPUS))
         dps = {dp.id: dp for dp in _instructions(gpu)}
@@ -80,6 +82,8 @@ def draw(rng, narrow: bool = False) -> tuple[str, str, dict]:
                 if low2 < MMASIM_F:
                     t["window2"] = int(rng.integers(low2, MMASIM_F))
                     t["window"] = min(t["window"], t["window2"] + 1)
+            if below and "window2" not in t and t["window"] >= 2 and rng.random() < 0.5:
+                t["window2"] = int(rng.integers(WINDOW2_MIN, t["window"] - 1))  # F2 + 1 < F
             if "window2" not in t:
                 t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
                     min(hi, low2 + int(rng.integers(0, 10)))
@@ -91,9 +95,10 @@ def draw(rng, narrow: bool = False) -> tuple[str, str, dict]:
         return gpu, dp.id, t
 
 
-def designs(seed: int, count: int, narrow: bool = False) -> list[tuple[str, str, dict]]:
+def designs(seed: int, count: int, narrow: bool = False,
+            below: bool = False) -> list[tuple[str, str, dict]]:
     rng = np.random.default_rng(seed)
-    return [draw(rng, narrow) for _ in range(count)]
+    return [draw(rng, narrow, below) for _ in range(count)]
 
 
 def write_device(path: Path, gpu: str, table: dict):
@@ -178,13 +183,14 @@ def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
     return v, res
 
 
-def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False):
+def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False,
+          below: bool = False):
     """Yield (index, design, Verdict or the exception text) for each design."""
     import traceback
 
     from tcprobe.models.datapath import Datapath
 
-    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count, narrow)):
+    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count, narrow, below)):
         if only is not None and idx not in only:
             continue
         try:
@@ -195,7 +201,7 @@ def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False):
 
 
 def main(argv=None) -> int:
-    """``python3 tests/amd_designs.py SEED COUNT [--narrow]``: the sweep's verdicts
+    """``python3 tests/amd_designs.py SEED COUNT [--narrow | --below]``: the sweep's verdicts
     one a line and their tally (docs/amd.md's tables)."""
     import argparse
     import collections
@@ -205,10 +211,13 @@ def main(argv=None) -> int:
     ap.add_argument("seed", type=int)
     ap.add_argument("count", type=int)
     ap.add_argument("--narrow", action="store_true", help="F from 0 and F2 from max(0, F - 1)")
+    ap.add_argument("--below", action="store_true",
+                    help="as --narrow, and F2 below F - 1 (from 0) half the time")
     args = ap.parse_args(argv)
     tally = collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for idx, d, v in sweep(args.seed, args.count, Path(tmp), narrow=args.narrow):
+        for idx, d, v in sweep(args.seed, args.count, Path(tmp), narrow=args.narrow,
+                                  below=args.below):
             kind = "crash" if isinstance(v, str) else v.kind
             tally[kind] += 1
             tally["wrong validated"] += not isinstance(v, str) and v.wrong_validated
