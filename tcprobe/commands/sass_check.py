@@ -39,8 +39,8 @@ def run_check(archs, families, formats, use_cache=True) -> list[sass.ArchReport]
     """Check every selected architecture (one compile and one nvdisasm call each)."""
     reports = []
     for arch in archs:
-        if families is not None and not set(families) & set(catalog.ARCH_FAMILIES[arch]):
-            continue
+        if not _selected(arch, families, formats):
+            continue  # nothing of this arch's harness is asked for: no compile, no line
         t0 = time.perf_counter()  # progress on stderr, piped or not: no blank screen
         err_console.print(f"sass-check {arch}: compiling the harnesses and reading their SASS",
                           markup=False, highlight=False)
@@ -54,6 +54,19 @@ def run_check(archs, families, formats, use_cache=True) -> list[sass.ArchReport]
         if rep.verdicts:
             reports.append(rep)
     return reports
+
+
+def _selected(arch, families, formats) -> bool:
+    """Whether any kernel of ``arch``'s harness (built, or named not built there)
+    runs a selected family and format."""
+    if families is not None and not set(families) & set(catalog.ARCH_FAMILIES[arch]):
+        return False
+    if not formats:
+        return True
+    kernels = [*catalog.for_arch(arch, families),
+               *(v for v in catalog.variants() if (v.name, arch) in catalog.UNSUPPORTED
+                 and (families is None or v.family in families))]
+    return any(set(v.formats) & set(formats) for v in kernels)
 
 
 def verdict_table(reports: list[sass.ArchReport]) -> Table:
