@@ -264,14 +264,7 @@ def _groups(k, rows, words, c) -> tuple[list[tuple[int, ...]], bool]:
     """The partition of K into the lanes rounded together (a pair moved C)."""
     alone_lost = all(int(words[rows[(i,)]]) == c for i in range(k))
     together = {key for key, r in rows.items() if len(key) == 2 and int(words[r]) != c}
-    out, seen = [], set()
-    for i in range(k):
-        if i in seen:
-            continue
-        g = tuple([i] + [j for j in range(i + 1, k) if (i, j) in together])
-        seen.update(g)
-        out.append(g)
-    return out, alone_lost
+    return narrow.partition(k, together), alone_lost
 
 
 def _blocks(groups, k) -> int | None:

@@ -61,6 +61,12 @@ def groups(k: int, rows: dict, words) -> list[tuple[int, ...]]:
     differs from the later lane's alone)."""
     together = {key for key, r in rows.items()
                 if len(key) == 2 and int(words[r]) != int(words[rows[(key[1],)]])}
+    return partition(k, together)
+
+
+def partition(k: int, together: set) -> list[tuple[int, ...]]:
+    """Lanes 0..k-1 grouped: each lane with the later lanes it was seen rounded
+    together with (``together`` holds the pairs (i, j), i < j)."""
     out, seen = [], set()
     for i in range(k):
         if i in seen:
