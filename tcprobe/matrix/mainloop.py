@@ -78,8 +78,9 @@ def active_positions(dp: Datapath, a: np.ndarray) -> np.ndarray:
     """The K positions a sparse A keeps: its nonzero words, checked against the
     datapath's pattern. Where a group holds fewer nonzeros than the pattern
     keeps, the metadata also selects zeros; which ones changes no word while B
-    is finite there (zero products never set the anchor), but a selected +0
-    times an Inf or NaN of B is NaN on the GPU. tcprobe.matmul takes the
+    is finite there (zero products never set the anchor), but the model gives
+    a selected +0 times an Inf or NaN of B the NaN of a dense product (no
+    sparse GPU run has measured it). tcprobe.matmul takes the
     metadata to select no such zero (README: B is never read where A keeps
     no nonzero); ``tcprobe.dot``'s ``active`` mask names the selected
     positions where that matters."""
