@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import time
 
+from tcprobe.speaker import shown as _tell_speaker
+
 
 def _process_start() -> float:
     """The monotonic time this process started (Linux: its age from /proc,
@@ -34,6 +36,12 @@ def mark(hold: float = 0.0) -> None:
     """Something was shown now (``hold``: count the next ``hold`` seconds as
     shown too: a heartbeat's line holds the others off until its next)."""
     _LAST[0] = max(_LAST[0], time.monotonic() + hold)
+    _tell_speaker(_LAST[0])
+
+
+def last_shown() -> float:
+    """The monotonic time something was last shown (or is held until)."""
+    return _LAST[0]
 
 
 def idle() -> float:

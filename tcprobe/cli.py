@@ -256,6 +256,17 @@ class Group(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def _named(self, ctx) -> str:
+        """The command about to run (click names it only once it runs)."""
+        words = [*(getattr(ctx, "_protected_args", None) or
+                   getattr(ctx, "protected_args", None) or []), *ctx.args]
+        if not words:
+            return ""
+        try:
+            return self.resolve_command(ctx, list(words))[0] or ""
+        except click.ClickException:
+            return ""
+
     def invoke(self, ctx):
         try:
             # when a command first imports the models (none does for --help, --list):
@@ -271,8 +282,8 @@ class Group(click.Group):
             # and the imports' start-up included): the first line within 2 s, even on a
             # loaded machine whose start-up alone takes longer (a later command of one
             # process, as in the tests, counts from its own start)
-            with Heartbeat(lambda s: f"tcprobe {ctx.invoked_subcommand or ''}: working "
-                                     f"({s:.0f} s)".replace(" :", ":"), quiet=COMMAND_QUIET_S,
+            with Heartbeat(f"tcprobe {self._named(ctx)}: working ({{s}} s)"
+                           .replace(" :", ":"), quiet=COMMAND_QUIET_S,
                            start=START if _first_command() else None):
                 return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):

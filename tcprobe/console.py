@@ -177,41 +177,65 @@ def heartbeat_wanted(strict: bool = False) -> bool:
 
 
 class Heartbeat:
-    """While a long piece of work runs, a line on stderr (``line(elapsed)``,
-    the seconds since the block began) whenever nothing has been shown for
-    ``quiet`` seconds, then every ``every`` seconds of silence: a slow step
-    never leaves a blank screen, piped or not, and a command that is
-    printing is never interrupted (tcprobe.activity). A context manager; the
-    lines come from a timer thread, and none comes after the block ends.
-    ``TCPROBE_HEARTBEAT=0`` turns every heartbeat off."""
+    """While a long piece of work runs, a line on stderr whenever nothing has
+    been shown for ``quiet`` seconds, then every ``every`` seconds of
+    silence: a slow step never leaves a blank screen, piped or not, and a
+    command that is printing is never interrupted (tcprobe.activity). A
+    context manager; no line comes after the block ends.
 
-    def __init__(self, line, quiet: float = 2.0, every: float = 5.0, start: float | None = None):
+    ``line``: the line's text, ``{s}`` standing for the whole seconds since
+    ``since`` (a monotonic time; unset: ``start``, else the block's start).
+    ``start``: a monotonic time the silence is counted from (the process's
+    start); unset, the block's start counts as shown. The lines come from a
+    child process (tcprobe.speaker), so work that holds the interpreter (a
+    numba compile) cannot hold them up; where stderr is no real file, from a
+    thread. ``TCPROBE_HEARTBEAT=0`` turns every heartbeat off."""
+
+    def __init__(self, line: str, quiet: float = 2.0, every: float = 5.0,
+                 start: float | None = None, since: float | None = None):
         import threading
 
         self.line, self.quiet, self.every = line, quiet, max(every, quiet)
-        self.start = start  # a monotonic time the silence is counted from (the process start)
+        self.start, self.since = start, since
         self.on = heartbeat_wanted()
+        self._key = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _text(self, now: float) -> str:
+        return self.line.replace("{s}", f"{now - self._since:.0f}")
 
     def _run(self) -> None:
         import time
 
-        start = time.monotonic() if self.start is None else self.start
         while not self._stop.wait(0.1 if self.start is not None else 0.25):
             if _idle() >= self.quiet:
-                err_console.print(self.line(time.monotonic() - start), markup=False,
-                                  highlight=False)
+                err_console.print(self._text(time.monotonic()), markup=False, highlight=False)
                 _mark(self.every - self.quiet)  # the next line: `every` s on
 
     def __enter__(self):
+        import time
+
+        from tcprobe.activity import last_shown
+        from tcprobe.speaker import open_beat
+
         if self.on:
             if self.start is None:
                 _mark()  # the block's start counts as shown
-            self._thread.start()
+            begun = time.monotonic() if self.start is None else self.start
+            self._since = begun if self.since is None else self.since
+            self._key = open_beat(self.line, self.quiet, self.every, self._since,
+                                          last_shown())
+            if self._key is None:
+                self._thread.start()
         return self
 
     def __exit__(self, *exc):
+        from tcprobe.speaker import close_beat
+
+        if self._key is not None:
+            close_beat(self._key)
+            self._key = None
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()

@@ -43,6 +43,7 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
     wanted = parse_steps(steps)
     device, dp = open_and_choose(device_spec, fmt, family, dp_id, d_type)
     start, count, done = time.perf_counter(), len(wanted or STEPS), [0]
+    begun = time.monotonic()  # the heartbeat's clock (the speaker's)
 
     def progress(f) -> None:  # a line a step on stderr as it ends: no blank screen meanwhile
         done[0] += 1
@@ -52,8 +53,8 @@ def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_
     def around(step):  # a slow step says it is running: no blank screen over 2 s
         label = (f"ladder step {done[0] + 1}/{count} {step}" if step != "validation"
                  else f"ladder: validating the model on {validate_cases:,} cases")
-        return Heartbeat(lambda s: f"{label}: running ({time.perf_counter() - start:.0f} s)",
-                         quiet=STEP_QUIET_S)  # before the command's own, which it holds off
+        # speaks before the command's own heartbeat, which it holds off
+        return Heartbeat(f"{label}: running ({{s}} s)", quiet=STEP_QUIET_S, since=begun)
 
     result = run_ladder(device, dp, wanted, validate_cases=validate_cases, seed=seed,
                         on_finding=progress, around_step=around)
