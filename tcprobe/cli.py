@@ -95,13 +95,32 @@ def describe(e: BaseException) -> str:
     """One line for an input error; a file-system error names its path and
     what to do (a full disk, a read-only file system, no permission)."""
     if isinstance(e, OSError):
-        from tcprobe.outfiles import os_error
+        from tcprobe.outfiles import PathError, os_error
 
+        unreadable = _unreadable(e)
+        if unreadable and not isinstance(e, PathError):  # a file read, not one written
+            return (f"{unreadable}: permission denied: this user may not read it (or a "
+                    "folder above it); fix the permissions, or give another path")
         e = os_error(e)
         if e.filename is not None:
             return f"{e.filename}: {e.strerror or e}"
         return e.strerror or str(e)
     return str(e) or type(e).__name__
+
+
+def _unreadable(e: OSError) -> str | None:
+    """The path of a permission error that is an existing file (or folder)
+    this user may not read, or None (a write's refusal, say)."""
+    if e.errno not in (errno.EACCES, errno.EPERM) or e.filename is None:
+        return None
+    path = os.fsdecode(e.filename) if isinstance(e.filename, (str, bytes)) else str(e.filename)
+    try:
+        os.stat(path)
+    except PermissionError:
+        return path  # a folder above it may not be searched
+    except (OSError, ValueError):
+        return None  # not there: a file being made, refused by its folder
+    return path if not os.access(path, os.R_OK) else None
 
 
 def _notes_as_lines(message, category, filename, lineno, file=None, line=None):

@@ -10,6 +10,7 @@ MMA, so the cases carry that f16 C.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,7 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
         raise CaptureError(f"{folder}: unknown input format folder {folder.name!r}")
     fmt = get_format(FORMAT_DIRS[fmt_key])
     gpu = gpu or folder.parent.name
+    os.listdir(folder)  # a folder this user may not list: its own error, not "no a_* file"
     a_file, b_file, c_file = (_one_file(folder, x) for x in "abc")
     a32 = _read_words(a_file, 16)
     b32 = _read_words(b_file, 16, a32.shape[1])
@@ -213,10 +215,17 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
     return out
 
 
+def _refuse(e: OSError) -> None:
+    """A folder below the capture root that cannot be listed is an error,
+    never silently left out of the score."""
+    raise e
+
+
 def read_tree(root: Path) -> list[Capture]:
     """Every GPU/FORMAT folder below ``root`` (or ``root`` itself)."""
     root = Path(root)
-    dirs = sorted({p.parent for p in root.rglob("d_*.txt")})
+    dirs = sorted({Path(here) for here, _, files in os.walk(root, onerror=_refuse)
+                   if any(f.startswith("d_") and f.endswith(".txt") for f in files)})
     out = []
     for d in dirs:
         out.extend(read_dir(d))
