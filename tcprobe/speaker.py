@@ -90,6 +90,7 @@ class Speaker:
         self._out = self.proc.stdin.fileno()
         os.set_blocking(self._out, False)  # a stalled speaker drops marks, never blocks us
         self.keys: list[str] = []
+        self.owner = os.getpid()  # a forked child must not speak through its parent's
 
     def send(self, text: str, must: bool = False) -> bool:
         """Write one message; a full pipe drops it unless ``must``."""
@@ -149,6 +150,8 @@ def open_beat(template: str, quiet: float, every: float, since: float, last: flo
         return None
     with _LOCK:
         sp = _STATE["speaker"]
+        if sp is not None and sp.owner != os.getpid():
+            return None  # a forked child: its parent's speaker is not its own
         if sp is None:
             try:
                 sp = Speaker(fd, last)
@@ -182,5 +185,5 @@ def close_beat(key: str) -> None:
 def shown(until: float) -> None:
     """Tell the speaker something was shown until monotonic ``until``."""
     sp = _STATE["speaker"]
-    if sp is not None:
+    if sp is not None and sp.owner == os.getpid():
         sp.send(f"M {until!r}")
