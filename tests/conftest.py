@@ -36,7 +36,7 @@ SHARED = ROOT.parent / "shared"
 # cold kernel cache. Tests marked `slow` (many kernel configurations, large
 # case counts, every ladder, fresh installs, subprocess campaigns) run with
 # --tier all (everything) or --tier slow (only them: .ci/run runs the fast
-# tier, then this, so that every test runs once).
+# tier and this side by side, so that every test runs once).
 TIERS = ("fast", "slow", "all")
 
 
