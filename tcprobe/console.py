@@ -21,14 +21,24 @@ from tcprobe.activity import idle as _idle
 from tcprobe.activity import mark as _mark
 
 PIPED_WIDTH = 140  # page width when output goes to a file or a pipe and COLUMNS is unset
+# The narrowest page: below it a table has no room for its columns and rich
+# drops them whole (COLUMNS=40 showed one of targets' eight columns, COLUMNS=5
+# none), so a narrower COLUMNS or terminal gets this width and wraps its lines.
+MIN_WIDTH = 80
 
 
 def _width(stream) -> int | None:
-    """The terminal's width on a terminal; COLUMNS, else a wide page, when piped."""
+    """The terminal's width on a terminal (None: rich follows it); COLUMNS,
+    else a wide page, when piped; never below MIN_WIDTH."""
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    return None if stream.isatty() else PIPED_WIDTH
+        return max(int(columns), MIN_WIDTH)
+    if not stream.isatty():
+        return PIPED_WIDTH
+    try:
+        return None if os.get_terminal_size(stream.fileno()).columns >= MIN_WIDTH else MIN_WIDTH
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 console = Console(highlight=False, width=_width(sys.stdout))

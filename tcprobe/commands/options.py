@@ -93,6 +93,17 @@ def needs(*rules) -> None:
             raise UsageError(f"{option} needs {other} (alone it would be ignored)")
 
 
+def beta_for(beta, c_given: bool, unset):
+    """--beta of gemm and fit-gemm, one rule: with no --c, C is +0 and a
+    nonzero beta would multiply nothing, so it is refused, never silently
+    ignored; unset, ``unset``."""
+    from tcprobe.console import UsageError
+
+    if not c_given and beta is not None and beta != 0:  # NaN too
+        raise UsageError("--beta: a nonzero beta needs --c (with no C it would multiply nothing)")
+    return unset if beta is None else beta
+
+
 def file_target(ctx, param, value):
     """An output FILE (every --json, report merge --json): one rule for every
     command that writes a file: it is written only where asked, so its folder

@@ -14,7 +14,7 @@ from tcprobe import suites as suites_mod
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import SEED, Count, family_option, json_option, named_path
+from tcprobe.commands.options import SEED, Count, family_option, json_option, named_path, needs
 from tcprobe.console import console, err_console, note, plain, say
 from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
@@ -140,6 +140,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
                      chunk=chunk, shrink=shrink_n, jobs=jobs)
         return
     suites = suites_mod.parse_suites(suite_text)
+    needs((lanes_text, "--sparse-lanes", "sparse" in suites or None, "the sparse suite in --suite"))
     device, dp = open_and_choose(device_spec, fmt, family, datapath)
     plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
     device.speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations

@@ -81,8 +81,10 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     if progress not in (None, False) and not callable(progress):
         raise MatmulError(f"progress must be a callable (done, total), None or False, not "
                           f"{progress!r}")
-    if fast not in (None, True, False):
-        raise MatmulError(f"fast must be None, True or False, not {fast!r}")
+    from tcprobe.flags import check_flag
+
+    check_flag(fast, "fast", (None,), MatmulError)
+    check_flag(strict_auto, "strict_auto", (), MatmulError)
     out_fmt = None
     if out is not None:
         try:

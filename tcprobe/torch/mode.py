@@ -83,8 +83,9 @@ class Emulate(TorchDispatchMode):
         self.amd = self.gpu in isa_amd.GPU_ARCH
         if report is not None and not isinstance(report, Report):
             raise ValueError(f"report must be a tcprobe.torch.Report, not {type(report).__name__}")
-        if strict not in (False, True, "routes"):
-            raise ValueError(f"strict must be False, True or 'routes', not {strict!r}")
+        from tcprobe.flags import check_flag
+
+        check_flag(strict, "strict", ("routes",))
         self.instr = _check_instr(self.gpu, self.amd, instr)
         self.schedule = None
         if schedule is not None:
