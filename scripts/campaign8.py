@@ -39,8 +39,7 @@ BF = ml_dtypes.bfloat16
 
 
 def npy_header(descr: str, shape: tuple, version=(1, 0), fortran=False, extra="") -> bytes:
-    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, %s}" % (
-        descr, fortran, repr(shape), extra)
+    d = f"{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape!r}, {extra}}}"
     major = version[0]
     hl = 2 if major == 1 else 4
     pre = b"\x93NUMPY" + bytes(version)
@@ -202,11 +201,11 @@ def classify_cli(expect, args, check=None):
 
 def classify_api(expect, code):
     import torch
+    from campaign8_cases import API_HELPERS
 
     import tcprobe
     import tcprobe.capture
     import tcprobe.torch  # noqa: F401
-    from campaign8_cases import API_HELPERS
     env = {"np": np, "ml_dtypes": ml_dtypes, "tcprobe": tcprobe, "torch": torch, "os": os,
            "ROOT": str(ROOT), "Path": Path, **API_HELPERS}
     try:
@@ -266,6 +265,10 @@ def classify_proc(expect, args, env=None, check=None):
     return what, "review"
 
 
+def _no_traceback(r, o, e):
+    return "a traceback for bad input" if "Traceback" in o + e else None
+
+
 def env_cases():
     G = ["gemm", "--a", "a.npy", "--b", "b.npy", "--gpu", "H100"]
     cases = []
@@ -287,7 +290,8 @@ def env_cases():
                  ("TERM", ""), ("LANG", "C"), ("LC_ALL", "C"), ("LC_ALL", "tr_TR.UTF-8"),
                  ("PYTHONIOENCODING", "ascii"), ("PYTHONIOENCODING", "latin-1"),
                  ("PYTHONUTF8", "0"), ("PYTHONHASHSEED", "12345")]:
-        esc = (lambda r, o, e: "colour escapes in piped output" if "\x1b[" in o + e else None)
+        def esc(r, o, e, forced=k == "FORCE_COLOR"):  # FORCE_COLOR asks for colour
+            return None if forced or "\x1b[" not in o + e else "colour escapes in piped output"
         c("ok", ["targets"], {k: v}, esc)
         c("ok", [*G, "--compare", "A100", "--verdict-seconds", "0"], {k: v}, esc)
         c("err", [*G[:-1], "H\u20ac100"], {k: v})
@@ -303,10 +307,7 @@ def env_cases():
                       ("NUMBA_DISABLE_JIT", "1", "any"), ("NUMBA_NUM_THREADS", "0", "any"),
                       ("NUMBA_NUM_THREADS", "999", "any"), ("OMP_NUM_THREADS", "x", "ok")]:
         args = [*G, "--seed", "-1"] if exp == "err" and k == "TCPROBE_DEBUG" else G
-        chk = None
-        if k == "TCPROBE_DEBUG":
-            chk = (lambda r, o, e: "a traceback for bad input" if "Traceback" in o + e else None)
-        c(exp, args, {k: v}, chk)
+        c(exp, args, {k: v}, _no_traceback if k == "TCPROBE_DEBUG" else None)
     for k, v in [("TCPROBE_KERNEL", "nope"), ("TCPROBE_EPILOGUE", "nope"), ("TCPROBE_HEARTBEAT", "maybe")]:
         c("err", ["targets"], {k: v})
         c("err", ["devices"], {k: v})

@@ -115,7 +115,7 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     from rich.table import Table
 
     from tcprobe.matrix import fit_gemm
-    from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError
+    from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES
     from tcprobe.models.formats import describe
 
     from .gemm_run import load
