@@ -1,0 +1,196 @@
+"""Issue 36, an eighth campaign (docs/campaign-8.md): each test one class of
+fix, asserting the exact answer (exit 2 and one ``error:`` line naming the
+problem, nothing written, the exact words or bytes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from cli_helpers import invoke, one_error
+
+import tcprobe
+from tcprobe.matrix.operands import MatmulError
+
+
+def _ab(tmp_path, k=16):
+    a, b, c = tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "c.npy"
+    np.save(a, np.ones((8, k), np.float16))
+    np.save(b, np.ones((k, 8), np.float16))
+    np.save(c, np.ones((8, 8), np.float32))
+    return a, b, c
+
+
+def _npy3(path, shape, data: bytes, version=(3, 0)):
+    """A .npy file of format ``version`` (3.0: 2.0's layout, a UTF-8 header)."""
+    d = f"{{'descr': '<f2', 'fortran_order': False, 'shape': {shape!r}, }}"
+    pre = b"\x93NUMPY" + bytes(version)
+    pad = 64 - (len(pre) + 4 + len(d) + 1) % 64
+    body = (d + " " * pad + "\n").encode()
+    path.write_bytes(pre + len(body).to_bytes(4, "little") + body + data)
+
+
+# ---------------------------------------------------------------------------
+# tcprobe.npyfile.header: numpy 2.4 has no private _read_array_header, so a
+# version 3.0 .npy (what np.save writes for UTF-8 field names) and one of an
+# unknown version ended in exit 3 ("internal error (AttributeError ...)").
+
+def test_a_version_3_npy_is_read(tmp_path):
+    a, b, _ = _ab(tmp_path)
+    v3 = tmp_path / "v3.npy"
+    _npy3(v3, (8, 16), np.ones((8, 16), np.float16).tobytes())
+    out = tmp_path / "d.npy"
+    r = invoke("gemm", "--a", v3, "--b", b, "--gpu", "H100", "--out", out)
+    assert r.exit_code == 0, r.output
+    assert np.load(out).view(np.uint32).tolist() == [[0x41800000] * 8] * 8  # 16.0 every element
+
+
+def test_a_version_3_npy_claiming_more_than_it_holds_is_refused(tmp_path):
+    _, b, _ = _ab(tmp_path)
+    v3 = tmp_path / "v3.npy"
+    _npy3(v3, (8000, 16), np.ones((8, 16), np.float16).tobytes())
+    one_error(invoke("gemm", "--a", v3, "--b", b, "--gpu", "H100"),
+              "--a", "header claims 128,000 elements of float16 (256,000 bytes) but the file "
+              "holds 256 bytes")
+
+
+def test_an_npy_of_an_unknown_version_is_one_error(tmp_path):
+    _, b, _ = _ab(tmp_path)
+    v9 = tmp_path / "v9.npy"
+    _npy3(v9, (8, 16), np.ones((8, 16), np.float16).tobytes(), version=(9, 0))
+    line = one_error(invoke("gemm", "--a", v9, "--b", b, "--gpu", "H100"), "--a", "v9.npy")
+    assert "(9, 0)" in line and "internal error" not in line
+
+
+# ---------------------------------------------------------------------------
+# console._width: a page never narrower than 80 columns. COLUMNS=40 showed one
+# of targets' eight columns (rich drops columns it has no room for), COLUMNS=5
+# none; gemm --compare under COLUMNS=5 showed no comparison.
+
+@pytest.mark.parametrize("columns", ["5", "40", "79"])
+def test_a_narrow_page_keeps_every_column(columns):
+    env = {**os.environ, "COLUMNS": columns, "TCPROBE_HEARTBEAT": "0"}
+    r = subprocess.run([sys.executable, "-m", "tcprobe", "targets"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    row = next(ln for ln in lines if ln.startswith("\u2502"))
+    assert row.count("\u2502") == 9  # eight columns
+    assert max(len(ln) for ln in lines) == 80
+
+
+# ---------------------------------------------------------------------------
+# matrix/schedule.from_value: a schedule file must hold an object of axes (or
+# a fit-gemm result). `null` was read as "no schedule": the default preset ran,
+# "schedule given", exit 0.
+
+@pytest.mark.parametrize("text,kind", [("null", "null"), ('"cublas"', "a string"),
+                                       ("[]", "a list"), ("2", "a number"), ("true", "true or false"),
+                                       ('{"schedules": [null]}', "null")])
+def test_a_schedule_file_must_hold_an_object(tmp_path, text, kind):
+    a, b, _ = _ab(tmp_path)
+    s = tmp_path / "s.json"
+    s.write_text(text)
+    one_error(invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--schedule", s),
+              "--schedule", f"s.json holds {kind}, not an object of axes")
+    with pytest.raises(ValueError, match=f"holds {kind}, not an object"):
+        tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), gpu="H100",
+                       schedule=str(s))
+
+
+# ---------------------------------------------------------------------------
+# commands/options.needs and beta_for: an option that means nothing alone is
+# refused, one rule for gemm and fit-gemm. `gemm --verdict-seconds 3` (no
+# --compare) and `gemm --beta 2` (no --c: C is +0) ran, exit 0, the option
+# ignored; fit-gemm already refused the beta.
+
+def test_verdict_seconds_needs_compare(tmp_path):
+    a, b, _ = _ab(tmp_path)
+    one_error(invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--verdict-seconds", "3"),
+              "--verdict-seconds needs --compare GPU (alone it would be ignored)")
+
+
+@pytest.mark.parametrize("cmd", ["gemm", "fit-gemm"])
+@pytest.mark.parametrize("beta", ["2", "-0.5", "nan"])
+def test_a_nonzero_beta_needs_c(tmp_path, cmd, beta):
+    a, b, c = _ab(tmp_path)
+    d = ["--d", c] if cmd == "fit-gemm" else []
+    one_error(invoke(cmd, "--a", a, "--b", b, *d, "--gpu", "H100", "--beta", beta),
+              "--beta: a nonzero beta needs --c (with no C it would multiply nothing)")
+
+
+def test_beta_zero_without_c_and_beta_with_c_run(tmp_path):
+    a, b, c = _ab(tmp_path)
+    out = tmp_path / "o.npy"
+    r = invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--beta", "0", "--out", out)
+    assert r.exit_code == 0, r.output
+    assert np.load(out).view(np.uint32)[0, 0] == 0x41800000  # 16.0
+    r = invoke("gemm", "--a", a, "--b", b, "--c", c, "--gpu", "H100", "--beta", "2", "--out", out)
+    assert r.exit_code == 0, r.output
+    assert np.load(out).view(np.uint32)[0, 0] == 0x41900000  # 16 + 2*1 = 18.0
+
+
+def test_sparse_lanes_needs_the_sparse_suite(tmp_path):
+    one_error(invoke("validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100",
+                     "--suite", "raw", "--sparse-lanes", "0,1", "--out", tmp_path / "v"),
+              "--sparse-lanes needs the sparse suite in --suite (alone it would be ignored)")
+    assert not (tmp_path / "v").exists()
+
+
+# ---------------------------------------------------------------------------
+# run-case's words (commands/run_case.parse_words): never negative. int('-0')
+# is 0, so `--a -0` or `--c -0` ran +0's word where -0's was meant.
+
+@pytest.mark.parametrize("opt,word", [("--a", "-0"), ("--c", "-0"), ("--b", "0x3f80,-0x0")])
+def test_a_negative_word_is_refused(opt, word):
+    one_error(invoke("run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16",
+                     opt, word),
+              f"Invalid value for {opt}:", "is not a word: words are raw bits, never negative "
+              "(a negative zero is its sign bit, in hex)")
+
+
+# ---------------------------------------------------------------------------
+# tcprobe.flags.check_flag: the API's True/False arguments take the bools.
+# fast=1 and strict_auto='yes' were taken (checks by equality: 1 == True);
+# emulate(strict=1) was strict about unroutable ops but not about a guessed
+# schedule (`strict is True`).
+
+A16 = np.ones((8, 16), np.float16)
+B16 = np.ones((16, 8), np.float16)
+
+
+@pytest.mark.parametrize("kw,msg", [({"fast": 1}, "fast must be None, True or False, not 1"),
+                                    ({"fast": "no"}, "fast must be None, True or False, not 'no'"),
+                                    ({"strict_auto": "yes"},
+                                     "strict_auto must be True or False, not 'yes'"),
+                                    ({"strict_auto": 0}, "strict_auto must be True or False, not 0")])
+def test_matmul_flags_are_bools(kw, msg):
+    with pytest.raises(MatmulError, match=f"^{msg}$"):
+        tcprobe.matmul(A16, B16, gpu="H100", **kw)
+
+
+@pytest.mark.parametrize("strict", [1, 0, "yes", "ROUTES", None])
+def test_emulate_strict_is_a_bool_or_routes(strict):
+    import tcprobe.torch as tt
+    with pytest.raises(ValueError, match=f"^strict must be True, False or 'routes', not {strict!r}$"):
+        tt.emulate(gpu="H100", strict=strict)
+
+
+def test_report_flags_are_bools():
+    import tcprobe.torch as tt
+    with pytest.raises(ValueError, match="^Report: compare must be True or False, not 1$"):
+        tt.Report(compare=1)
+
+
+# ---------------------------------------------------------------------------
+# models/datapath.Datapath.parse: ids are lower case; 'MFMA.F16.F32.K16' was
+# said to have "no K (e.g. .k16)".
+
+def test_an_upper_case_datapath_id_is_named():
+    one_error(invoke("run-case", "--device", "sim:mi300x", "--datapath", "MFMA.F16.F32.K16"),
+              "datapath id 'MFMA.F16.F32.K16': ids are lower case ('mfma.f16.f32.k16')")
+    with pytest.raises(MatmulError, match="ids are lower case"):
+        tcprobe.dot([0x3C00] * 16, [0x3C00] * 16, 0, datapath="MFMA.F16.F32.K16", gpu="MI300X")
