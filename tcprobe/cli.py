@@ -124,9 +124,10 @@ def _models_loaded() -> None:
     from tcprobe.compile_notes import announce_compiles
 
     announce_compiles()
-    from tcprobe.models import numba_internals
+    from tcprobe.models import host_ieee, numba_internals
 
     numba_internals.kernel_form()
+    host_ieee.engine_forced()  # a misspelt TCPROBE_EPILOGUE, before any work
 
 
 

@@ -194,3 +194,29 @@ def test_an_upper_case_datapath_id_is_named():
               "datapath id 'MFMA.F16.F32.K16': ids are lower case ('mfma.f16.f32.k16')")
     with pytest.raises(MatmulError, match="ids are lower case"):
         tcprobe.dot([0x3C00] * 16, [0x3C00] * 16, 0, datapath="MFMA.F16.F32.K16", gpu="MI300X")
+
+
+# ---------------------------------------------------------------------------
+# models/host_ieee.engine_forced: TCPROBE_EPILOGUE is host or engine (any
+# case); 'nope' or a blank was read as host, silently (and 'ENGINE' too). The
+# command line asks before any work, as for TCPROBE_KERNEL.
+
+@pytest.mark.parametrize("value", ["nope", "", "engine2"])
+def test_a_misspelt_tcprobe_epilogue_is_one_error(tmp_path, value):
+    a, b, _ = _ab(tmp_path)
+    env = {**os.environ, "TCPROBE_EPILOGUE": value, "TCPROBE_HEARTBEAT": "0"}
+    r = subprocess.run([sys.executable, "-m", "tcprobe", "gemm", "--a", str(a), "--b", str(b),
+                        "--gpu", "H100", "--out", str(tmp_path / "o.npy")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"error: TCPROBE_EPILOGUE={value!r} is neither host (the "
+                                     "default) nor engine: set one of those, or unset it"]
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_tcprobe_epilogue_engine_in_any_case_is_the_engine(monkeypatch):
+    from tcprobe.models import host_ieee
+    monkeypatch.setenv("TCPROBE_EPILOGUE", "ENGINE")
+    assert host_ieee.exact() is False
+    monkeypatch.setenv("TCPROBE_EPILOGUE", " host ")
+    assert host_ieee.engine_forced() is False
