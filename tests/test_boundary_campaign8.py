@@ -220,3 +220,23 @@ def test_tcprobe_epilogue_engine_in_any_case_is_the_engine(monkeypatch):
     assert host_ieee.exact() is False
     monkeypatch.setenv("TCPROBE_EPILOGUE", " host ")
     assert host_ieee.engine_forced() is False
+
+
+# ---------------------------------------------------------------------------
+# models/numba_internals.check_numba_env (asked by kernel_form, so by the
+# command line before any work and by the API before a kernel): numba settings
+# tcprobe cannot run under ended mid-run in exit 3 (NotImplementedError: an
+# intrinsic "not usable in pure-python"; "Number of threads must be > 0").
+
+@pytest.mark.parametrize("name,value,why", [
+    ("NUMBA_DISABLE_JIT", "1", "tcprobe's kernels are compiled by numba (pure Python cannot run "
+                               "their intrinsics): unset it"),
+    ("NUMBA_NUM_THREADS", "0", "numba needs at least 1 thread: unset it (every core) or give a "
+                               "count")])
+def test_numba_settings_tcprobe_cannot_run_under_are_named(tmp_path, name, value, why):
+    a, b, _ = _ab(tmp_path)
+    env = {**os.environ, name: value, "TCPROBE_HEARTBEAT": "0"}
+    r = subprocess.run([sys.executable, "-m", "tcprobe", "gemm", "--a", str(a), "--b", str(b),
+                        "--gpu", "H100"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"error: {name}={value!r}: {why}"]
