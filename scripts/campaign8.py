@@ -312,7 +312,7 @@ def env_cases():
         c("err", ["targets"], {k: v})
         c("err", ["devices"], {k: v})
     # bytes that are not UTF-8, in arguments (the shell passes them; Python escapes them)
-    for args in ([*G[:2], "\udcff.npy", *G[2:]], [*G[:-1], "H\udcff"],
+    for args in ([*G[:2], "\udcff.npy", *G[3:]], [*G[:-1], "H\udcff"],
                  ["run-case", "--device", "sim:\udcff", "--datapath", "mma.bf16.f32.k16"],
                  ["ladder", "--format", "bf\udcff", "--device", "sim:h100"],
                  ["targets", "--json", "\udcff/x.json"],

@@ -76,9 +76,21 @@ def say(*parts, err: bool = False) -> None:
     (err_console if err else console).print(styled(*parts), soft_wrap=True)
 
 
+def as_written(text: str) -> str:
+    """``text`` with the bytes of a name that are not UTF-8 shown as the bytes
+    the user wrote (``\\xff``), not as Python's stand-ins for them
+    (``\\udcff``, as ``repr`` of an argument or path shows them, or the lone
+    surrogate itself)."""
+    import re
+
+    text = re.sub(r"\\udc([89a-fA-F][0-9a-fA-F])", r"\\x\1", text)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` (plain text) on stderr and exit with ``code``."""
-    one_line = " ".join(str(message).split())
+    """Print ``error: message`` (plain text) on stderr and exit with ``code``;
+    a name's bytes that are not UTF-8 are shown as written (:func:`as_written`)."""
+    one_line = as_written(" ".join(str(message).split()))
     say(("error:", "bold red"), " ", one_line, err=True)
     sys.exit(code)
 

@@ -240,3 +240,23 @@ def test_numba_settings_tcprobe_cannot_run_under_are_named(tmp_path, name, value
                         "--gpu", "H100"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2
     assert r.stderr.splitlines() == [f"error: {name}={value!r}: {why}"]
+
+
+# ---------------------------------------------------------------------------
+# console.fail (every error line): a byte that is not UTF-8 in a name (the
+# shell passes it; Python holds it as a lone surrogate) was shown as '\udcff',
+# a name the user never wrote; it is shown as the byte, '\xff'.
+
+@pytest.mark.parametrize("args,line", [
+    (["gemm", "--a", "a.npy", "--b", "a.npy", "--gpu", b"H\xff"], "error: gpu: unknown GPU 'H\\xff'"),
+    (["score", "--capture", b"\xffnope"], "error: \\xffnope: no such file or folder"),
+])
+def test_a_name_that_is_not_utf8_is_shown_as_written(tmp_path, args, line):
+    np.save(tmp_path / "a.npy", np.ones((16, 16), np.float16))
+    env = {**os.environ, "TCPROBE_HEARTBEAT": "0"}
+    r = subprocess.run([sys.executable.encode(), b"-m", b"tcprobe",
+                        *(x if isinstance(x, bytes) else x.encode() for x in args)],
+                       capture_output=True, env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2
+    (only,) = r.stderr.decode("ascii").splitlines()
+    assert only.startswith(line), only
