@@ -244,3 +244,19 @@ def refuse_same_files(outputs: dict, inputs: dict | None = None) -> None:
         if key in seen:
             raise UnsafePathError(f"{seen[key]} {path} is also {option}: writing it would "
                                   "overwrite that input; choose another path")
+
+
+def refuse_inside(file_path, folder, file_option: str, folder_option: str) -> None:
+    """An output FILE inside the output FOLDER a command fills (validate's
+    --out: its capture, lock and reports; report merge's --out) is refused
+    before any work: ``--json out/capture.tcap`` replaced the capture with
+    the JSON report (everything captured lost), and any other name there is
+    the folder's, not the user's. Compared after links and '..' resolve."""
+    if file_path is None or str(file_path) == "-" or folder is None:
+        return
+    inner = os.path.realpath(file_path)
+    top = os.path.realpath(folder)
+    if os.path.commonpath([inner, top]) == top:
+        raise UnsafePathError(f"{file_option} {file_path} is inside {folder_option} {folder}, "
+                              "the folder tcprobe fills (its capture and reports): choose a path "
+                              "outside it")

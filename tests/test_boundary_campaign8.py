@@ -260,3 +260,27 @@ def test_a_name_that_is_not_utf8_is_shown_as_written(tmp_path, args, line):
     assert r.returncode == 2
     (only,) = r.stderr.decode("ascii").splitlines()
     assert only.startswith(line), only
+
+
+# ---------------------------------------------------------------------------
+# outfiles.refuse_inside (validate, a campaign, report merge): --json inside
+# the --out folder the command fills is refused before any work. `validate
+# --out v --resume --json v/capture.tcap` replaced the capture with the JSON
+# report: everything captured was lost.
+
+def test_json_inside_the_out_folder_is_refused_and_the_capture_kept(tmp_path):
+    out = tmp_path / "v"
+    base = ["validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100",
+            "--out", out]
+    assert invoke(*base).exit_code == 0
+    before = (out / "capture.tcap").read_bytes()
+    assert before[:8] == b"\x89TCPCAP\n"
+    for inside in (out / "capture.tcap", out / "report.json", tmp_path / "v" / ".." / "v" / "x.json"):
+        one_error(invoke(*base, "--resume", "--json", inside),
+                  f"--json {inside} is inside --out {out}, the folder tcprobe fills (its capture "
+                  "and reports): choose a path outside it")
+    assert (out / "capture.tcap").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["capture.tcap", "report.html", "report.json",
+                                                     "report.md"]
+    one_error(invoke("report", "merge", out, "--out", out, "--json", out / "s.json"),
+              "--json", "is inside --out")

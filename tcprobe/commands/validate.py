@@ -20,6 +20,7 @@ from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
+from tcprobe.outfiles import refuse_inside
 from tcprobe.validation import campaign as camp
 from tcprobe.validation import validate as v
 
@@ -123,6 +124,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     device, stream them to a capture, score models, and shrink every kind of
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
 
+    refuse_inside(json_path, out_dir, "--json", "--out")
     if targets_text is not None or preset or shard_text:
         from click.core import ParameterSource
 
@@ -155,6 +157,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
         earlier, out = out, next_free(out)  # the same command again: a folder beside it
         note(f"an earlier run's capture is in {earlier}: writing to {out} (--resume "
              "continues the earlier one)")
+    refuse_inside(json_path, out, "--json", "--out")  # the folder chosen for it
     cap_path = out / "capture.tcap"
     if resume and not cap_path.exists():  # said, not silently read as a fresh run
         note(f"--resume: {out} holds no capture yet: starting a new one")
