@@ -284,3 +284,16 @@ def test_json_inside_the_out_folder_is_refused_and_the_capture_kept(tmp_path):
                                                      "report.md"]
     one_error(invoke("report", "merge", out, "--out", out, "--json", out / "s.json"),
               "--json", "is inside --out")
+
+
+# ---------------------------------------------------------------------------
+# torch/mode._check_model: an AMD model beside an NVIDIA GPU (and the reverse)
+# is refused at emulate(), as an unknown name is; a block with no GEMM took it.
+
+@pytest.mark.parametrize("gpu,model,msg", [
+    ("H100", "mi300x", "model: 'mi300x' models AMD v_mfma datapaths, and H100 runs none"),
+    ("MI300X", "h100", "model: 'h100' is an NVIDIA profile, and MI300X runs only mfma")])
+def test_emulate_refuses_a_model_of_the_other_vendor(gpu, model, msg):
+    import tcprobe.torch as tt
+    with pytest.raises(ValueError, match=f"^{msg}$"):
+        tt.emulate(gpu=gpu, model=model)
