@@ -358,7 +358,10 @@ def first_cases():
 
 def _kill_mid(args, sig, after, target):
     """Start a writer, send ``sig`` after ``after`` s; what is at ``target``."""
-    p = subprocess.Popen([TCPROBE, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # SIGINT back to its default in the child: a job started with & from a script
+    # inherits SIGINT ignored, and Python then keeps ignoring it (Ctrl-C would)
+    p = subprocess.Popen([TCPROBE, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(after)
     p.send_signal(sig)
     try:
@@ -478,7 +481,7 @@ def main_():
         if g in groups:
             for surface, expect, shown, got, verdict in fn():
                 add(surface, expect, shown, got, verdict)
-    with open(sys.argv[1], "w") as fh:
+    with open(sys.argv[1], "w", errors="backslashreplace") as fh:
         fh.write("id\tclass\texpected\tverdict\tcommand or code\twhat happened\n")
         for r in rows:
             fh.write("\t".join(r) + "\n")

@@ -297,3 +297,23 @@ def test_emulate_refuses_a_model_of_the_other_vendor(gpu, model, msg):
     import tcprobe.torch as tt
     with pytest.raises(ValueError, match=f"^{msg}$"):
         tt.emulate(gpu=gpu, model=model)
+
+
+# ---------------------------------------------------------------------------
+# commands/gemm_probe: one writer per --out folder (capture.lock.hold_out_folder,
+# as validate). Three gemm-probe runs at once into one folder, seeds 0, 1, 2,
+# each exited 0, and the folder could hold one run's A beside another's B
+# under a manifest naming a third seed.
+
+def test_gemm_probe_holds_its_folder(tmp_path):
+    from tcprobe.capture.lock import hold_out_folder
+    out = tmp_path / "gp"
+    with hold_out_folder(out):
+        one_error(invoke("gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", out),
+                  f"{out}: another tcprobe run is writing to this folder (wait for it to finish, "
+                  "or choose another --out)")
+    assert list(out.iterdir()) == []
+    r = invoke("gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", out)
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in out.iterdir())
+    assert "manifest.json" in names and ".tcprobe.lock" not in names and len(names) == 27
