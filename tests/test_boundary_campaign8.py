@@ -317,3 +317,10 @@ def test_gemm_probe_holds_its_folder(tmp_path):
     assert r.exit_code == 0, r.output
     names = sorted(p.name for p in out.iterdir())
     assert "manifest.json" in names and ".tcprobe.lock" not in names and len(names) == 27
+
+
+def test_strict_auto_needs_schedule_auto():
+    # strict_auto=True refuses a guessed schedule='auto'; without 'auto' it was ignored
+    with pytest.raises(MatmulError, match=r"^strict_auto=True needs schedule='auto' \(alone it "
+                                          r"would be ignored\)$"):
+        tcprobe.matmul(A16, B16, gpu="H100", strict_auto=True)

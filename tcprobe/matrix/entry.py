@@ -92,6 +92,8 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
         except MatmulError as e:
             raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
     auto = isinstance(schedule, str) and schedule == "auto"
+    if strict_auto and not auto:  # as the command line's options.needs: never ignored
+        raise MatmulError("strict_auto=True needs schedule='auto' (alone it would be ignored)")
     sched = from_value(None if auto else schedule)
     if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:
