@@ -75,7 +75,7 @@ def cli_cases():
         (["--json", "-", "--compare", "A100", "--verdict-seconds", "0"], "ok"),
         (["--out", "o.npy", "--json", "o.npy"], "err"),
         (["--out", "b64.npy"], "err"),
-        (["--json", "a.npy"], "err"),
+        (["--json", "a64.npy"], "err"),
         (["--schedule", "CUBLAS"], "any"), (["--schedule", " cublas"], "any"),
         (["--schedule", "auto", "--split-k", "2"], "err"),
         (["--schedule", "chain,cublas"], "err"),
@@ -229,7 +229,7 @@ def cli_cases():
             c("files", "err", "fit-gemm", *FIT[1:], "--bias", f)
             c("files", "err", "gemm", "--random", "8x8x32", "--format", "e4m3", *G, "--scale-a", f)
     c("files", "err", "gemm", "--a", "a.npy", "--b", "a.npy", *G)
-    c("files", "err", "gemm", "--a", "half16.npy", "--b", "b.npy", *G)
+    c("files", "ok", "gemm", "--a", "half16.npy", "--b", "b.npy", *G)
     c("files", "err", "gemm", "--a", "a.npy", "--b", "b.npy", "--c", "c.npy", *G, "--out", "c.npy")
     # --- TOML profiles
     for t, exp in [("t_inf.toml", "err"), ("t_nan.toml", "err"), ("t_date.toml", "err"),

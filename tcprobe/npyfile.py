@@ -61,6 +61,11 @@ def check(path, what: str) -> None:
     if need > size - start:
         raise NpyError(f"{what}: {path}'s header claims {count:,} elements of {dtype} "
                        f"({need:,} bytes) but the file holds {size - start:,} bytes of data")
+    if need < size - start:  # np.load reads the header's array and ignores the rest
+        raise NpyError(f"{what}: {path} holds {size - start - need:,} bytes after the "
+                       f"{count:,} elements of {dtype} its header claims: not one .npy array "
+                       "(two saved into one file? a header rewritten by hand?); save the matrix "
+                       "alone (np.save)")
     free = available_memory()
     if free is not None and 2 * need > free:  # the array, and the copy the readers make
         raise NpyError(f"{what}: {path} holds {need / 1e9:,.1f} GB, and this machine has "

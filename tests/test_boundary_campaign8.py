@@ -324,3 +324,21 @@ def test_strict_auto_needs_schedule_auto():
     with pytest.raises(MatmulError, match=r"^strict_auto=True needs schedule='auto' \(alone it "
                                           r"would be ignored\)$"):
         tcprobe.matmul(A16, B16, gpu="H100", strict_auto=True)
+
+
+# ---------------------------------------------------------------------------
+# npyfile.check: bytes after the array the header claims are refused (np.load
+# reads the header's array and ignores them: an 8x16 A was multiplied from a
+# file holding 64 bytes more, exit 0).
+
+def test_an_npy_with_bytes_after_its_array_is_refused(tmp_path):
+    _, b, _ = _ab(tmp_path)
+    a = tmp_path / "long.npy"
+    np.save(a, np.ones((8, 16), np.float16))
+    with open(a, "ab") as fh:
+        fh.write(b"\0" * 64)
+    one_error(invoke("gemm", "--a", a, "--b", b, "--gpu", "H100"),
+              "--a", "long.npy holds 64 bytes after the 128 elements of float16 its header "
+              "claims: not one .npy array")
+    one_error(invoke("fit-gemm", "--a", tmp_path / "a.npy", "--b", b, "--d", a, "--gpu", "H100"),
+              "--d", "holds 64 bytes after")

@@ -141,7 +141,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
     else:  # refused before the product, not after it
         epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
-    beta = beta_for(None if given is None else beta, c is not None, 1.0)
+    beta = beta_for(None if given is None else beta, c is not None, beta)
     out_fmt = None
     if out_type:
         try:  # the output types tcprobe.matmul's dtype= takes: one gate for both
