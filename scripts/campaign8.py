@@ -410,7 +410,42 @@ def signal_cases():
             ]:
                 what, verdict = _kill_mid(args, sig, after, target)
                 out.append(("signals", "ok", f"{name} after {after} s: tcprobe " + " ".join(args), what, verdict))
+    # an earlier output stays whole (or is replaced whole) when a rerun is stopped
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        name = signal.Signals(sig).name
+        for after in (1.0, 2.5):
+            old = f"old_{name}{after}.npy"
+            np.save(ROOT / old, np.arange(4, dtype=np.float32))
+            what, verdict = _kill_mid(["gemm", "--random", "512x512x2048", "--format", "bf16", "--gpu",
+                                       "H100", "--out", old], sig, after, old)
+            kept = np.load(ROOT / old) if (ROOT / old).is_file() else None
+            if kept is None or kept.shape not in ((4,), (512, 512)):
+                verdict, what = "silent", what + "; the earlier file is lost"
+            out.append(("signals", "ok", f"{name} after {after} s over an earlier file: tcprobe gemm "
+                        f"--random 512x512x2048 ... --out {old}", what, verdict))
+            gp = f"gp_{name}{after}"
+            subprocess.run([TCPROBE, "gemm-probe", "--gpu", "H100", "--format", "bf16", "--seed", "1",
+                            "--out", gp], cwd=ROOT, capture_output=True)
+            what, verdict = _kill_mid(["gemm-probe", "--gpu", "H100", "--format", "bf16", "--seed", "2",
+                                       "--k", "16384", "--out", gp], sig, after, gp)
+            out.append(("signals", "ok", f"{name} after {after} s over an earlier probe: tcprobe "
+                        f"gemm-probe --seed 2 --k 16384 --out {gp}", *_probe_whole(gp, what, verdict)))
     return out
+
+
+def _probe_whole(gp: str, what: str, verdict: str) -> tuple[str, str]:
+    """A gemm-probe folder with a manifest holds exactly that manifest's run."""
+    man = ROOT / gp / "manifest.json"
+    if not man.is_file():
+        return what + "; no manifest (the runner refuses the folder)", verdict
+    m = json.loads(man.read_text())
+    ref = ROOT / f"{gp}_ref"
+    subprocess.run([TCPROBE, "gemm-probe", "--gpu", "H100", "--format", m["format"], "--seed",
+                    str(m["seed"]), "--k", str(m["k"]), "--out", ref.name], cwd=ROOT, capture_output=True)
+    differ = [f for f in os.listdir(ref) if (ROOT / gp / f).read_bytes() != (ref / f).read_bytes()]
+    if differ:
+        return what + f"; manifest seed {m['seed']} over other words: {differ[:3]}", "silent"
+    return what + f"; manifest seed {m['seed']}, every file of that run", verdict
 
 
 def concurrent_cases():

@@ -282,7 +282,10 @@ class Group(click.Group):
             say(("interrupted", "yellow"), err=True)
             sys.exit(EXIT_INTERRUPTED)
         except Exception as e:
-            if os.environ.get("TCPROBE_DEBUG"):
+            from tcprobe.console import HEARTBEAT_OFF
+
+            # TCPROBE_DEBUG=0 (or no, off, false) is off, as TCPROBE_HEARTBEAT's words
+            if os.environ.get("TCPROBE_DEBUG", "").strip().lower() not in ("", *HEARTBEAT_OFF):
                 raise
             if is_input_error(e):
                 fail(describe(e), EXIT_BAD_INPUT)

@@ -342,3 +342,23 @@ def test_an_npy_with_bytes_after_its_array_is_refused(tmp_path):
               "claims: not one .npy array")
     one_error(invoke("fit-gemm", "--a", tmp_path / "a.npy", "--b", b, "--d", a, "--gpu", "H100"),
               "--d", "holds 64 bytes after")
+
+
+# ---------------------------------------------------------------------------
+# cli: TCPROBE_DEBUG=0 (no, off, false) is off, as TCPROBE_HEARTBEAT's words;
+# any set value turned tracebacks on.
+
+@pytest.mark.parametrize("value,traceback", [("0", False), ("off", False), ("1", True)])
+def test_tcprobe_debug_zero_is_off(monkeypatch, value, traceback):
+    from tcprobe.commands import targets
+
+    def broken(*a, **k):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(targets, "targets", broken)
+    monkeypatch.setenv("TCPROBE_DEBUG", value)
+    r = invoke("targets")
+    if traceback:
+        assert isinstance(r.exception, KeyError)
+    else:
+        assert r.exit_code == 3 and "internal error (KeyError: 'oops')" in r.stderr
