@@ -8,6 +8,10 @@ traceback), 130 interrupted.
 
 from __future__ import annotations
 
+from tcprobe import startsignal  # first: Ctrl-C while the rest imports
+
+# isort: split
+
 import errno
 import importlib
 import importlib.abc
@@ -331,6 +335,7 @@ def main():
 
 
 warnings.showwarning = _notes_as_lines  # before the commands import the models
+startsignal.restore()  # imported: Ctrl-C is KeyboardInterrupt again (invoke says it)
 
 
 if __name__ == "__main__":  # pragma: no cover

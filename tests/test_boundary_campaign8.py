@@ -362,3 +362,28 @@ def test_tcprobe_debug_zero_is_off(monkeypatch, value, traceback):
         assert isinstance(r.exception, KeyError)
     else:
         assert r.exit_code == 3 and "internal error (KeyError: 'oops')" in r.stderr
+
+
+# ---------------------------------------------------------------------------
+# tcprobe.startsignal (imported first by tcprobe.cli): Ctrl-C while the command
+# line imports click, rich and the console (its first 0.3 s) printed an
+# import's traceback (KeyboardInterrupt, exit -2); it is the interrupted line
+# and exit 130, and afterwards Ctrl-C is KeyboardInterrupt again.
+
+def test_ctrl_c_while_the_command_line_imports_is_one_line(tmp_path):
+    import signal
+    code = ("import tcprobe.startsignal, time\nprint('ready', flush=True)\ntime.sleep(30)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert p.stdout.readline() == "ready\n"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and err == "interrupted\n"
+
+
+def test_after_the_imports_ctrl_c_is_keyboard_interrupt_again():
+    import signal
+
+    import tcprobe.cli  # noqa: F401 (its import restores the handler)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
