@@ -397,7 +397,7 @@ def signal_cases():
     out = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         name = signal.Signals(sig).name
-        for after in (0.8, 2.0):
+        for after in (0.2, 0.8, 2.0):
             for args, target in [
                 (["gemm", "--random", "512x512x2048", "--format", "bf16", "--gpu", "H100",
                   "--out", f"s_{name}{after}.npy"], f"s_{name}{after}.npy"),

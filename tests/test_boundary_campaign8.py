@@ -387,3 +387,28 @@ def test_after_the_imports_ctrl_c_is_keyboard_interrupt_again():
 
     import tcprobe.cli  # noqa: F401 (its import restores the handler)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# ---------------------------------------------------------------------------
+# commands/choose.open_and_choose (run-case, validate, ladder): --instr or
+# --dtype beside a --datapath id that names another family or D was ignored
+# (`run-case --datapath mma.bf16.f32.k16 --instr wgmma` ran mma, exit 0).
+
+@pytest.mark.parametrize("cmd", [["run-case"], ["validate", "--cases", "100"],
+                                 ["ladder", "--validate", "0", "--steps", "slice"]])
+def test_instr_beside_a_datapath_of_another_family_is_refused(tmp_path, cmd):
+    out = ["--out", tmp_path / "v"] if cmd[0] == "validate" else []
+    one_error(invoke(*cmd, "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16",
+                     "--instr", "wgmma", *out),
+              "--instr wgmma differs from --datapath mma.bf16.f32.k16 (mma): give one of them")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dtype_beside_a_datapath_of_another_d_is_refused_and_the_same_runs():
+    base = ["ladder", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16", "--validate", "0",
+            "--steps", "slice"]
+    one_error(invoke(*base, "--dtype", "f16"),
+              "--dtype f16 differs from --datapath mma.bf16.f32.k16 (D in f32): give one of them")
+    assert invoke(*base, "--dtype", "f32").exit_code == 0
+    assert invoke("run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16",
+                  "--instr", "mma").exit_code == 0
