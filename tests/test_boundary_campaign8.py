@@ -412,3 +412,41 @@ def test_dtype_beside_a_datapath_of_another_d_is_refused_and_the_same_runs():
     assert invoke(*base, "--dtype", "f32").exit_code == 0
     assert invoke("run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16",
                   "--instr", "mma").exit_code == 0
+
+
+# ---------------------------------------------------------------------------
+# outfiles.refuse_same_files (score, replay, fit beside gemm and fit-gemm): an
+# output never replaces an input, nor goes inside an input folder. `score
+# --capture cap.tcap --json cap.tcap` (replay, fit) replaced the capture with
+# the JSON; `score --capture H200/bf16 --json H200/bf16/a_H200_bf16.txt` its A.
+
+@pytest.fixture(scope="module")
+def capture_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cap") / "v"
+    assert invoke("validate", "--format", "bf16", "--device", "sim:h100", "--cases", "100",
+                  "--out", out).exit_code == 0
+    return out / "capture.tcap"
+
+
+@pytest.mark.parametrize("cmd", [["score"], ["replay", "--device", "sim:h100"], ["fit", "--quick"]])
+def test_json_over_the_capture_read_is_refused(capture_file, cmd):
+    before = capture_file.read_bytes()
+    one_error(invoke(*cmd, "--capture", capture_file, "--json", capture_file),
+              f"--json {capture_file} is also --capture: writing it would overwrite that input; "
+              "choose another path")
+    assert capture_file.read_bytes() == before
+
+
+def test_json_inside_a_capture_folder_is_refused(tmp_path):
+    import shutil
+    from pathlib import Path
+    src = Path(__file__).parent / "data" / "khattak-mikaitis-2025" / "H200" / "bf16"
+    cap = tmp_path / "H200" / "bf16"
+    shutil.copytree(src, cap)
+    a = cap / "a_H200_bf16.txt"
+    before = a.read_bytes()
+    one_error(invoke("score", "--capture", cap, "--json", a),
+              f"--json {a} is inside --capture {cap}: writing it would change that input; choose "
+              "a path outside it")
+    assert a.read_bytes() == before
+    assert invoke("score", "--capture", cap, "--json", tmp_path / "s.json").exit_code == 0
