@@ -121,7 +121,9 @@ _show_warning = warnings.showwarning
 
 
 def _load_command(name: str) -> click.Command:
-    return importlib.import_module(f"tcprobe.commands.{COMMANDS[name][0]}").command
+    from tcprobe.commands.options import guard_outputs
+
+    return guard_outputs(importlib.import_module(f"tcprobe.commands.{COMMANDS[name][0]}").command)
 
 
 def _models_loaded() -> None:

@@ -450,3 +450,43 @@ def test_json_inside_a_capture_folder_is_refused(tmp_path):
               "a path outside it")
     assert a.read_bytes() == before
     assert invoke("score", "--capture", cap, "--json", tmp_path / "s.json").exit_code == 0
+
+
+# ---------------------------------------------------------------------------
+# commands/options.guard_outputs (every command, hooked where the command
+# line loads it): an output FILE never replaces a file or folder any option
+# names. `gemm --schedule s.json --json s.json` replaced the schedule with the
+# report; `run-case --device sim:p.toml --json p.toml` the profile.
+
+PROFILE = ("window_bits = 24\nblock_size = 4\nzero_floor = -133\ninput_conversion = 'truncate'\n"
+           "output_rounding = 'rz'\nzero_sign = 'positive'\nnan = 0x7fffffff\n")
+
+
+def test_json_over_a_schedule_file_is_refused(tmp_path):
+    a, b, _ = _ab(tmp_path)
+    s = tmp_path / "s.json"
+    s.write_text('{"split_k": 1}')
+    one_error(invoke("gemm", "--a", a, "--b", b, "--gpu", "H100", "--schedule", s, "--json", s),
+              f"--json {s} is also --schedule: writing it would overwrite that input; choose "
+              "another path")
+    assert s.read_text() == '{"split_k": 1}'
+
+
+@pytest.mark.parametrize("cmd", [["run-case", "--datapath", "mma.bf16.f32.k16"],
+                                 ["ladder", "--format", "bf16", "--validate", "0", "--steps", "slice"],
+                                 ["smoke", "--format", "bf16", "--no-sass", "--cases", "20"]])
+def test_json_over_the_sim_profile_is_refused(tmp_path, cmd):
+    p = tmp_path / "p.toml"
+    p.write_text(PROFILE)
+    one_error(invoke(*cmd, "--device", f"sim:{p}", "--json", p),
+              f"--json {p} is also --device: writing it would overwrite that input")
+    assert p.read_text() == PROFILE
+
+
+def test_merge_json_inside_a_shard_folder_is_refused(tmp_path):
+    shard = tmp_path / "shard"
+    shard.mkdir()
+    one_error(invoke("report", "merge", shard, "--out", tmp_path / "m", "--json", shard / "s.json"),
+              f"--json {shard / 's.json'} is inside FOLDERS {shard}: writing it would change that "
+              "input; choose a path outside it")
+    assert list(shard.iterdir()) == [] and not (tmp_path / "m").exists()
