@@ -242,6 +242,26 @@ def cli_cases():
         c("TOML profiles", exp, "run-case", "--device", f"sim:{t}", "--datapath", "mma.bf16.f32.k16")
         c("TOML profiles", exp, "validate", "--device", f"sim:{t}", "--format", "bf16", "--cases", "100",
           "--out", f"tv{_n()}")
+    # --- an output over an input (found by hand, then scripted)
+    cap = "cap_in/H200/bf16"
+    for args in (["gemm", "--a", "a64.npy", "--b", "b64.npy", *G, "--schedule", "sched_keep.json",
+                  "--json", "sched_keep.json"],
+                 ["run-case", "--device", "sim:p_keep.toml", "--datapath", "mma.bf16.f32.k16",
+                  "--json", "p_keep.toml"],
+                 ["ladder", "--device", "sim:p_keep.toml", "--format", "bf16", "--validate", "0",
+                  "--steps", "slice", "--json", "p_keep.toml"],
+                 ["score", "--capture", cap, "--json", f"{cap}/a_H200_bf16.txt"],
+                 ["fit", "--quick", "--capture", cap, "--json", f"{cap}/fit.json"],
+                 ["replay", "--device", "sim:h200", "--capture", cap, "--json", f"{cap}/d_H200_fp32.txt"],
+                 ["score", "--capture", "v_keep/capture.tcap", "--json", "v_keep/capture.tcap"],
+                 ["replay", "--device", "sim:h100", "--capture", "v_keep/capture.tcap", "--json",
+                  "v_keep/capture.tcap"],
+                 [*VAL, "--out", "v_keep", "--resume", "--json", "v_keep/capture.tcap"],
+                 [*VAL, "--out", "v_keep", "--resume", "--json", "v_keep/report.json"],
+                 ["report", "merge", "v_keep", "--out", "m_keep", "--json", "v_keep/s.json"],
+                 ["ladder", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16", "--dtype", "f16",
+                  "--validate", "0", "--steps", "slice"]):
+        c("outputs over inputs", "err", *args)
     # --- odd strings to text options
     odd = ["\u202eH100", "H\u0301100", "H100\t", "H100\n", "\U0001f600", "H100;rm -rf /", "$(id)",
            "../H100", "H100\r", "\x1b[31mH100"]

@@ -54,6 +54,15 @@ BROKEN = [
     ("TCPROBE_EPILOGUE=''", "silent"),
     ("3 at once: tcprobe gemm-probe", "unsafe"),
 ]
+# before: an input replaced by the output (checked by hand where an earlier case of the
+# run had already replaced the input, so that the harness saw a refusal)
+UNSAFE_BEFORE = [
+    "--schedule sched_keep.json --json sched_keep.json",
+    "--device sim:p_keep.toml",
+    "--json cap_in/H200/bf16/a_H200_bf16.txt",
+    "--json cap_in/H200/bf16/d_H200_fp32.txt",
+    "--json v_keep/capture.tcap",
+]
 
 
 def read(paths: str) -> dict[tuple, list[str]]:
@@ -80,6 +89,8 @@ def judge(row: list[str] | None, before: bool) -> tuple[str, str]:
     if row is None:
         return "not run", ""
     cmd, v = row[4], row[3]
+    if before and any(piece in cmd for piece in UNSAFE_BEFORE):
+        return "unsafe", ""
     if v == "kept":
         return v, ""
     for piece, cls in BROKEN:
