@@ -283,7 +283,7 @@ def test_json_inside_the_out_folder_is_refused_and_the_capture_kept(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["capture.tcap", "report.html", "report.json",
                                                      "report.md"]
     one_error(invoke("report", "merge", out, "--out", out, "--json", out / "s.json"),
-              "--json", "is inside --out")
+              "--json", "is inside FOLDERS")  # the shard folder read, and the --out
 
 
 # ---------------------------------------------------------------------------
