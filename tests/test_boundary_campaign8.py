@@ -490,3 +490,37 @@ def test_merge_json_inside_a_shard_folder_is_refused(tmp_path):
               f"--json {shard / 's.json'} is inside FOLDERS {shard}: writing it would change that "
               "input; choose a path outside it")
     assert list(shard.iterdir()) == [] and not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------------------
+# tcprobe.capture.load: a blank path names nothing (Path('') is the current
+# folder: load('') returned every capture below it); capture/km.read_tree walks
+# with os.walk (rglob raised FileNotFoundError for a folder that vanished while
+# it walked, as under /proc through a link to /).
+
+@pytest.mark.parametrize("path", ["", "  "])
+def test_a_blank_capture_path_is_refused(path):
+    import tcprobe.capture as cap
+    with pytest.raises(cap.CaptureError, match=rf"^capture path {path!r} names nothing: give a "
+                                               "folder or a file$"):
+        cap.load(path)
+
+
+def test_a_capture_tree_whose_folder_vanishes_is_walked(tmp_path, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    from tcprobe.capture import km
+    src = Path(__file__).parent / "data" / "khattak-mikaitis-2025" / "H200" / "bf16"
+    shutil.copytree(src, tmp_path / "H200" / "bf16")
+    (tmp_path / "gone").mkdir()
+    real_scandir = os.scandir
+
+    def scandir(p):  # the folder 'gone' vanishes between the listing and its walk
+        if str(p).endswith("gone"):
+            raise FileNotFoundError(2, "No such file or directory", str(p))
+        return real_scandir(p)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    caps = km.read_tree(tmp_path)
+    assert [c.label for c in caps] == ["H200/bf16 -> f32"]

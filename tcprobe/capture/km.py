@@ -215,8 +215,14 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
 
 def read_tree(root: Path) -> list[Capture]:
     """Every GPU/FORMAT folder below ``root`` (or ``root`` itself)."""
+    import fnmatch
+    import os
+
     root = Path(root)
-    dirs = sorted({p.parent for p in root.rglob("d_*.txt")})
+    # os.walk skips a folder that vanishes or cannot be read while it walks (rglob
+    # raised FileNotFoundError under /proc) and follows no link below root
+    dirs = sorted(Path(top) for top, _, names in os.walk(root)
+                  if any(fnmatch.fnmatch(n, "d_*.txt") for n in names))
     out = []
     for d in dirs:
         out.extend(read_dir(d))
