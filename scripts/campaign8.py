@@ -515,6 +515,8 @@ def main_():
             add(surface, expect, "tcprobe " + " ".join(args), got, verdict)
     if "api" in groups:
         for surface, expect, code in api_cases():
+            if only and surface != only:
+                continue
             got, verdict = classify_api(expect, code)
             add(surface, expect, code, got, verdict)
     if "env" in groups:
