@@ -76,7 +76,7 @@ UNSAFE_BEFORE = [
 
 
 def read(paths: str) -> dict[tuple, list[str]]:
-    """Rows keyed by (command, how many times it came before): the TSV shows a tab
+    """Rows keyed by (class, command, how many times it came before): the TSV shows a tab
     in a value as a space, so two cases may read alike."""
     rows = {}
     for path in paths.split(","):  # a later file's case replaces an earlier one's
@@ -85,8 +85,8 @@ def read(paths: str) -> dict[tuple, list[str]]:
             next(fh)
             for line in fh:
                 f = line.rstrip("\n").split("\t")
-                rows[(f[4], seen[f[4]])] = f
-                seen[f[4]] += 1
+                rows[(f[1], f[4], seen[f[1], f[4]])] = f
+                seen[f[1], f[4]] += 1
     return rows
 
 
@@ -127,7 +127,7 @@ def main() -> None:
         out.write("id\tclass\texpected\tbefore\tafter\tcommand or code\tbefore: what happened\t"
                   "after: what happens\twhy kept\n")
         for i, (key, a) in enumerate(after.items(), 1):
-            b, cmd = before.get(key), key[0]
+            b, cmd = before.get(key), key[1]
             (vb, _), (va, why) = judge(b, True), judge(a, False)
             c = counts[a[1]]
             c["cases"] += 1
@@ -136,10 +136,19 @@ def main() -> None:
             out.write("\t".join([f"H{i:03d}", a[1], a[2], vb, va, cmd, b[5] if b else "",
                                  a[5], why]) + "\n")
     total = collections.Counter()
-    for cls, c in sorted(counts.items()):
-        total.update(c)
-        print(cls, dict(sorted(c.items())))
-    print("all", dict(sorted(total.items())))
+    kinds = ["silent", "unsafe", "unclear", "traceback", "exit 3", "refused", "left"]
+    print("| class | cases | kept before | " + " | ".join(f"{k} before" for k in kinds)
+          + " | not run before | kept after | left after |")
+    print("| --- " * (len(kinds) + 6) + "|")
+    for cls, c in list(counts.items()) + [("**all**", None)]:
+        if c is None:
+            c = total
+        else:
+            total.update(c)
+        cells = [c["cases"], c["before kept"], *(c[f"before {k}"] for k in kinds),
+                 c["before not run"], c["after kept"],
+                 sum(v for k, v in c.items() if k.startswith("after ") and k != "after kept")]
+        print(f"| {cls} | " + " | ".join(str(x) if x else "" for x in cells) + " |")
 
 
 if __name__ == "__main__":
