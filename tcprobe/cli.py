@@ -17,6 +17,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import os
+import stat
 import sys
 import warnings
 
@@ -138,6 +139,31 @@ def _models_loaded() -> None:
 
 
 _RAN = []
+
+
+def _reader_left(e: OSError) -> bool:
+    """Whether ``e`` is stdout's reader gone (a pipe closed: ``| head -1``). A
+    write to a closed pipe through a buffer can say only "N requested and 0
+    written", with no errno; stdout's pipe is then asked."""
+    if isinstance(e, BrokenPipeError) or e.errno == errno.EPIPE:
+        return True
+    try:
+        import select
+
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        return bool(select.select([], [fd], [], 0)[1]) and _pipe_closed(fd)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _pipe_closed(fd: int) -> bool:
+    import select
+
+    p = select.poll()
+    p.register(fd, select.POLLERR)
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
 
 
 def _first_command() -> bool:
@@ -288,6 +314,10 @@ class Group(click.Group):
             say(("interrupted", "yellow"), err=True)
             sys.exit(EXIT_INTERRUPTED)
         except Exception as e:
+            if isinstance(e, OSError) and _reader_left(e):
+                from tcprobe.console import closed_pipe
+
+                closed_pipe()  # exit 141, nothing more written
             from tcprobe.console import HEARTBEAT_OFF
 
             # TCPROBE_DEBUG=0 (or no, off, false) is off, as TCPROBE_HEARTBEAT's words

@@ -41,8 +41,30 @@ def _width(stream) -> int | None:
         return None
 
 
-console = Console(highlight=False, width=_width(sys.stdout))
-err_console = Console(stderr=True, highlight=False, width=_width(sys.stderr))
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a tool whose reader left
+
+
+def closed_pipe() -> None:
+    """The reader of stdout went away (``tcprobe ... | head -1``): nothing more is
+    written there, no error line, exit 141 as a tool killed by SIGPIPE. One rule
+    for rich's consoles and the command line's own writes (``gemm --out -`` ended
+    in exit 3, "internal error (OSError: 4096 requested and 0 written)")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(EXIT_CLOSED_PIPE)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:  # rich's default: SystemExit(1), a tcprobe "mismatch"
+        self.quiet = True
+        closed_pipe()
+
+
+console = _Console(highlight=False, width=_width(sys.stdout))
+err_console = _Console(stderr=True, highlight=False, width=_width(sys.stderr))
 
 
 class _MarkShown(RenderHook):

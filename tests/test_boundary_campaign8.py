@@ -524,3 +524,32 @@ def test_a_capture_tree_whose_folder_vanishes_is_walked(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", scandir)
     caps = km.read_tree(tmp_path)
     assert [c.label for c in caps] == ["H200/bf16 -> f32"]
+
+
+# ---------------------------------------------------------------------------
+# console.closed_pipe (rich's consoles and the command line's own writes):
+# stdout's reader gone (`| head -c 10`) is exit 141, as a tool killed by
+# SIGPIPE, with no error line. `gemm --out - | head -c 10` was exit 3 ("internal
+# error (OSError: 4096 requested and 0 written)"); a table's was exit 1, a
+# "mismatch" in tcprobe's words.
+
+@pytest.mark.parametrize("args", [["gemm", "--random", "256x256x64", "--format", "bf16", "--gpu",
+                                   "H100", "--out", "-"]])  # 256 KiB: more than a pipe holds
+def test_a_reader_that_leaves_is_exit_141_without_an_error(args):
+    env = {**os.environ, "TCPROBE_HEARTBEAT": "0"}
+    p = subprocess.Popen([sys.executable, "-m", "tcprobe", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    assert len(p.stdout.read(10)) == 10
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141
+    assert "error" not in err and "Traceback" not in err
+
+
+def test_rich_consoles_leave_a_closed_pipe_with_141(monkeypatch):
+    from tcprobe import console as con
+    monkeypatch.setattr(con.os, "dup2", lambda *a: None)  # keep pytest's stdout
+    with pytest.raises(SystemExit) as e:
+        con.console.on_broken_pipe()
+    assert e.value.code == 141
+    con.console.quiet = False
