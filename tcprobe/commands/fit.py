@@ -10,7 +10,6 @@ from tcprobe.capture import load
 from tcprobe.commands.options import json_option
 from tcprobe.console import console, err_console, note, plain, say, write_json
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
-from tcprobe.outfiles import refuse_same_files
 from tcprobe.reports.fit import fit_detail, fit_summary_table
 
 
@@ -45,7 +44,6 @@ def command(captures, json_path, budget, screen, start, only, details, quick):
     enters and in what type), screens candidates on a subset with early
     stopping, and confirms on the whole capture.
     """
-    refuse_same_files({"--json": json_path}, [("--capture", c) for c in captures])
     caps = [c for path in captures for c in load(path)]
     if only:
         caps = [c for c in caps if only.lower() in (c.label or c.source).lower()]

@@ -13,7 +13,6 @@ from tcprobe.commands.options import json_option
 from tcprobe.console import console, note, say, write_json
 from tcprobe.models import registry
 from tcprobe.models.model import ModelError
-from tcprobe.outfiles import refuse_same_files
 from tcprobe.reports.tables import mismatch_table, score_table
 from tcprobe.validation.scoring import score
 
@@ -48,7 +47,6 @@ def score_pieces(pieces, model, show: int):
               help="Mismatches shown per score.")
 def command(captures, models, json_path, show):
     """Score models against captured output bits (exit 1 on any mismatch)."""
-    refuse_same_files({"--json": json_path}, [("--capture", c) for c in captures])
     for name in models:  # a misspelt model is bad input, not one that skips every capture
         registry.check_name(name)
     found = [c for path in captures for c in streams(path)]
