@@ -35,10 +35,29 @@ _PROBE64 = (np.array([1, 0x0010000000000000, 0x3FF0000000000000, 0x3FF0000000000
                      np.uint64).tobytes())
 
 
+class EpilogueSwitchError(ValueError):
+    """TCPROBE_EPILOGUE set to neither host nor engine."""
+
+
+def engine_forced() -> bool:
+    """Whether TCPROBE_EPILOGUE=engine (any case) forbids the host's floats;
+    host or unset: no. Anything else ('nope', a blank) is an
+    EpilogueSwitchError naming it (it was read as host, silently); the
+    command line asks before a command runs."""
+    chosen = os.environ.get("TCPROBE_EPILOGUE")
+    if chosen is None:
+        return False
+    mode = chosen.strip().lower()
+    if mode not in ("host", "engine"):
+        raise EpilogueSwitchError(f"TCPROBE_EPILOGUE={chosen!r} is neither host (the default) "
+                                  "nor engine: set one of those, or unset it")
+    return mode == "engine"
+
+
 def exact() -> bool:
     """Whether the host's float32/float64 arithmetic rounds to nearest even
     and keeps subnormals now (TCPROBE_EPILOGUE=engine: never)."""
-    if os.environ.get("TCPROBE_EPILOGUE", "host") == "engine":
+    if engine_forced():
         return False
     with np.errstate(all="ignore"):
         return ((_PROBE32[0] * _PROBE32[1] + _PROBE32[2]).tobytes() == _PROBE32[3]

@@ -38,9 +38,34 @@ class KernelSwitchError(ValueError):
     """TCPROBE_KERNEL names no kernel form."""
 
 
+def check_numba_env() -> None:
+    """The numba settings tcprobe cannot run under, named (KernelSwitchError):
+    NUMBA_DISABLE_JIT on (the kernels use numba intrinsics, which pure Python
+    cannot run) and NUMBA_NUM_THREADS below 1. Both ended mid-run in numba's
+    own errors, reported as tcprobe's internal error (exit 3)."""
+    for name, bad, why in (
+            ("NUMBA_DISABLE_JIT", lambda n: n != 0,
+             "tcprobe's kernels are compiled by numba (pure Python cannot run their "
+             "intrinsics): unset it"),
+            ("NUMBA_NUM_THREADS", lambda n: n < 1, "numba needs at least 1 thread: unset it "
+             "(every core) or give a count")):
+        raw = os.environ.get(name)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            n = int(raw)
+        except ValueError:  # numba warns and keeps its default
+            continue
+        if bad(n):
+            raise KernelSwitchError(f"{name}={raw!r}: {why}")
+
+
 def kernel_form() -> str:
     """The kernel form ``$TCPROBE_KERNEL`` asks for: 'ir' (the default: the
-    hand-written vector kernels where they apply) or 'plain' (numba only)."""
+    hand-written vector kernels where they apply) or 'plain' (numba only).
+    The numba settings tcprobe cannot run under are refused here too
+    (:func:`check_numba_env`)."""
+    check_numba_env()
     raw = os.environ.get(KERNEL_ENV)
     if not raw:  # unset: the default (the common case, asked on every small call)
         return KERNEL_FORMS[0]

@@ -8,11 +8,16 @@ traceback), 130 interrupted.
 
 from __future__ import annotations
 
+from tcprobe import startsignal  # first: Ctrl-C while the rest imports
+
+# isort: split
+
 import errno
 import importlib
 import importlib.abc
 import importlib.util
 import os
+import stat
 import sys
 import warnings
 
@@ -136,20 +141,48 @@ _show_warning = warnings.showwarning
 
 
 def _load_command(name: str) -> click.Command:
-    return importlib.import_module(f"tcprobe.commands.{COMMANDS[name][0]}").command
+    from tcprobe.commands.options import guard_outputs
+
+    return guard_outputs(importlib.import_module(f"tcprobe.commands.{COMMANDS[name][0]}").command)
 
 
 def _models_loaded() -> None:
     from tcprobe.compile_notes import announce_compiles
 
     announce_compiles()
-    from tcprobe.models import numba_internals
+    from tcprobe.models import host_ieee, numba_internals
 
     numba_internals.kernel_form()
+    host_ieee.engine_forced()  # a misspelt TCPROBE_EPILOGUE, before any work
 
 
 
 _RAN = []
+
+
+def _reader_left(e: OSError) -> bool:
+    """Whether ``e`` is stdout's reader gone (a pipe closed: ``| head -1``). A
+    write to a closed pipe through a buffer can say only "N requested and 0
+    written", with no errno; stdout's pipe is then asked."""
+    if isinstance(e, BrokenPipeError) or e.errno == errno.EPIPE:
+        return True
+    try:
+        import select
+
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        return bool(select.select([], [fd], [], 0)[1]) and _pipe_closed(fd)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _pipe_closed(fd: int) -> bool:
+    import select
+
+    p = select.poll()
+    p.register(fd, select.POLLERR)
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
 
 
 def _first_command() -> bool:
@@ -311,7 +344,14 @@ class Group(click.Group):
             say(("interrupted", "yellow"), err=True)
             sys.exit(EXIT_INTERRUPTED)
         except Exception as e:
-            if os.environ.get("TCPROBE_DEBUG"):
+            if isinstance(e, OSError) and _reader_left(e):
+                from tcprobe.console import closed_pipe
+
+                closed_pipe()  # exit 141, nothing more written
+            from tcprobe.console import HEARTBEAT_OFF
+
+            # TCPROBE_DEBUG=0 (or no, off, false) is off, as TCPROBE_HEARTBEAT's words
+            if os.environ.get("TCPROBE_DEBUG", "").strip().lower() not in ("", *HEARTBEAT_OFF):
                 raise
             if is_input_error(e):
                 fail(describe(e), EXIT_BAD_INPUT)
@@ -357,6 +397,7 @@ def main():
 
 
 warnings.showwarning = _notes_as_lines  # before the commands import the models
+startsignal.restore()  # imported: Ctrl-C is KeyboardInterrupt again (invoke says it)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,18 +21,50 @@ from tcprobe.activity import idle as _idle
 from tcprobe.activity import mark as _mark
 
 PIPED_WIDTH = 140  # page width when output goes to a file or a pipe and COLUMNS is unset
+# The narrowest page: below it a table has no room for its columns and rich
+# drops them whole (COLUMNS=40 showed one of targets' eight columns, COLUMNS=5
+# none), so a narrower COLUMNS or terminal gets this width and wraps its lines.
+MIN_WIDTH = 80
 
 
 def _width(stream) -> int | None:
-    """The terminal's width on a terminal; COLUMNS, else a wide page, when piped."""
+    """The terminal's width on a terminal (None: rich follows it); COLUMNS,
+    else a wide page, when piped; never below MIN_WIDTH."""
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    return None if stream.isatty() else PIPED_WIDTH
+        return max(int(columns), MIN_WIDTH)
+    if not stream.isatty():
+        return PIPED_WIDTH
+    try:
+        return None if os.get_terminal_size(stream.fileno()).columns >= MIN_WIDTH else MIN_WIDTH
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
-console = Console(highlight=False, width=_width(sys.stdout))
-err_console = Console(stderr=True, highlight=False, width=_width(sys.stderr))
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a tool whose reader left
+
+
+def closed_pipe() -> None:
+    """The reader of stdout went away (``tcprobe ... | head -1``): nothing more is
+    written there, no error line, exit 141 as a tool killed by SIGPIPE. One rule
+    for rich's consoles and the command line's own writes (``gemm --out -`` ended
+    in exit 3, "internal error (OSError: 4096 requested and 0 written)")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(EXIT_CLOSED_PIPE)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:  # rich's default: SystemExit(1), a tcprobe "mismatch"
+        self.quiet = True
+        closed_pipe()
+
+
+console = _Console(highlight=False, width=_width(sys.stdout))
+err_console = _Console(stderr=True, highlight=False, width=_width(sys.stderr))
 
 
 class _MarkShown(RenderHook):
@@ -66,9 +98,21 @@ def say(*parts, err: bool = False) -> None:
     (err_console if err else console).print(styled(*parts), soft_wrap=True)
 
 
+def as_written(text: str) -> str:
+    """``text`` with the bytes of a name that are not UTF-8 shown as the bytes
+    the user wrote (``\\xff``), not as Python's stand-ins for them
+    (``\\udcff``, as ``repr`` of an argument or path shows them, or the lone
+    surrogate itself)."""
+    import re
+
+    text = re.sub(r"\\udc([89a-fA-F][0-9a-fA-F])", r"\\x\1", text)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def fail(message: str, code: int = 2) -> None:
-    """Print ``error: message`` (plain text) on stderr and exit with ``code``."""
-    one_line = " ".join(str(message).split())
+    """Print ``error: message`` (plain text) on stderr and exit with ``code``;
+    a name's bytes that are not UTF-8 are shown as written (:func:`as_written`)."""
+    one_line = as_written(" ".join(str(message).split()))
     say(("error:", "bold red"), " ", one_line, err=True)
     sys.exit(code)
 

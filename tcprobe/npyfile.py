@@ -28,7 +28,16 @@ def header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
         return npy_format.read_array_header_1_0(fh)
     if version == (2, 0):
         return npy_format.read_array_header_2_0(fh)
-    return npy_format._read_array_header(fh, version)  # 3.0: utf-8 field names
+    if version != (3, 0):  # np.load names the versions it reads
+        raise ValueError(f".npy format version {version[0]}.{version[1]}")
+    # 3.0 is 2.0's layout with a UTF-8 header (numpy has no public reader of it)
+    import ast
+
+    size = int.from_bytes(fh.read(4), "little")
+    d = ast.literal_eval(fh.read(size).decode("utf-8"))
+    if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
+        raise ValueError("not a .npy header")
+    return d["shape"], d["fortran_order"], npy_format.descr_to_dtype(d["descr"])
 
 
 def check(path, what: str) -> None:
@@ -42,7 +51,8 @@ def check(path, what: str) -> None:
             shape, _, dtype = header(fh)
             start = fh.tell()
             size = os.fstat(fh.fileno()).st_size
-    except (OSError, ValueError, EOFError, SyntaxError):
+    except (OSError, ValueError, EOFError, SyntaxError, TypeError, UnicodeDecodeError,
+            MemoryError, RecursionError):
         return  # missing, unreadable, no .npy header (an .npz): np.load says what it is
     if dtype.hasobject:
         raise NpyError(f"{what}: {path} holds Python objects (a pickle), not numbers")
@@ -51,6 +61,11 @@ def check(path, what: str) -> None:
     if need > size - start:
         raise NpyError(f"{what}: {path}'s header claims {count:,} elements of {dtype} "
                        f"({need:,} bytes) but the file holds {size - start:,} bytes of data")
+    if need < size - start:  # np.load reads the header's array and ignores the rest
+        raise NpyError(f"{what}: {path} holds {size - start - need:,} bytes after the "
+                       f"{count:,} elements of {dtype} its header claims: not one .npy array "
+                       "(two saved into one file? a header rewritten by hand?); save the matrix "
+                       "alone (np.save)")
     free = available_memory()
     if free is not None and 2 * need > free:  # the array, and the copy the readers make
         raise NpyError(f"{what}: {path} holds {need / 1e9:,.1f} GB, and this machine has "

@@ -224,14 +224,17 @@ def check_out_file(path, option: str) -> None:
     os.unlink(tmp)
 
 
-def refuse_same_files(outputs: dict, inputs: dict | None = None) -> None:
+def refuse_same_files(outputs: dict, inputs: dict | list | None = None) -> None:
     """Refuse, before any work, two outputs that name one file (``--out d.npy
     --json d.npy``: the second would replace the first) and an output that
-    names an input (``--out a.npy --a a.npy``: the input would be lost).
-    ``outputs`` and ``inputs`` map an option to its path (None or ``-``: not
-    a file); paths are compared after links and ``..`` are resolved."""
+    names an input or lies inside an input folder (``--out a.npy --a a.npy``,
+    ``score --capture cap --json cap/d.txt``: the input would be lost).
+    ``outputs`` maps an option to its path, ``inputs`` too or is a list of
+    (option, path) pairs (a repeatable option); None or ``-``: not a file.
+    Paths are compared after links and ``..`` are resolved."""
     def files(paths):  # (option, the file it names, links and '..' resolved)
-        return [(o, p, os.path.realpath(p)) for o, p in (paths or {}).items()
+        pairs = paths.items() if isinstance(paths, dict) else (paths or [])
+        return [(o, p, os.path.realpath(p)) for o, p in pairs
                 if p is not None and str(p) != "-"]
 
     seen: dict[str, str] = {}
@@ -244,3 +247,25 @@ def refuse_same_files(outputs: dict, inputs: dict | None = None) -> None:
         if key in seen:
             raise UnsafePathError(f"{seen[key]} {path} is also {option}: writing it would "
                                   "overwrite that input; choose another path")
+        if os.path.isdir(key):
+            for out_option, out_path, out_key in files(outputs):
+                if os.path.commonpath([out_key, key]) == key:
+                    raise UnsafePathError(f"{out_option} {out_path} is inside {option} {path}: "
+                                          "writing it would change that input; choose a path "
+                                          "outside it")
+
+
+def refuse_inside(file_path, folder, file_option: str, folder_option: str) -> None:
+    """An output FILE inside the output FOLDER a command fills (validate's
+    --out: its capture, lock and reports; report merge's --out) is refused
+    before any work: ``--json out/capture.tcap`` replaced the capture with
+    the JSON report (everything captured lost), and any other name there is
+    the folder's, not the user's. Compared after links and '..' resolve."""
+    if file_path is None or str(file_path) == "-" or folder is None:
+        return
+    inner = os.path.realpath(file_path)
+    top = os.path.realpath(folder)
+    if os.path.commonpath([inner, top]) == top:
+        raise UnsafePathError(f"{file_option} {file_path} is inside {folder_option} {folder}, "
+                              "the folder tcprobe fills (its capture and reports): choose a path "
+                              "outside it")

@@ -45,6 +45,8 @@ def load(path: str | Path) -> list[Capture]:
     file in the project's own binary format."""
     from . import jsonl, km
 
+    if isinstance(path, str) and not path.strip():  # Path('') is the current folder
+        raise CaptureError(f"capture path {path!r} names nothing: give a folder or a file")
     p = Path(path)
     if not p.exists():
         hint = ""

@@ -217,15 +217,21 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
 
 def _refuse(e: OSError) -> None:
     """A folder below the capture root that cannot be listed is an error,
-    never silently left out of the score."""
-    raise e
+    never silently left out of the score; one that vanished is passed over."""
+    if not isinstance(e, FileNotFoundError):
+        raise e
 
 
 def read_tree(root: Path) -> list[Capture]:
     """Every GPU/FORMAT folder below ``root`` (or ``root`` itself)."""
+    import fnmatch
+
     root = Path(root)
-    dirs = sorted({Path(here) for here, _, files in os.walk(root, onerror=_refuse)
-                   if any(f.startswith("d_") and f.endswith(".txt") for f in files)})
+    # os.walk follows no link below root; a folder that vanishes while it walks
+    # is skipped (rglob raised FileNotFoundError under /proc), one that cannot
+    # be listed is an error (rglob left it out of the score without a word)
+    dirs = sorted(Path(top) for top, _, names in os.walk(root, onerror=_refuse)
+                  if any(fnmatch.fnmatch(n, "d_*.txt") for n in names))
     out = []
     for d in dirs:
         out.extend(read_dir(d))

@@ -40,6 +40,13 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
         if fmt:
             raise click.UsageError("give --format or --datapath, not both")
         dp = Datapath.parse(datapath)
+        # the id names the family and D: another --instr or --dtype beside it was ignored
+        if family and family.lower() != dp.family:
+            raise click.UsageError(f"--instr {family} differs from --datapath {datapath} "
+                                   f"({dp.family}): give one of them")
+        if d_type and _format_name(d_type) != dp.d_type:
+            raise click.UsageError(f"--dtype {d_type} differs from --datapath {datapath} "
+                                   f"(D in {dp.d_type}): give one of them")
         gate(dp, f"--datapath {datapath}")
         device = open_device(device_spec, dp.family)
         families = getattr(device, "families", None)
@@ -64,6 +71,13 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
     dp = choose_datapath(device, family, fmt, d_type)
     gate(dp, f"--dtype {d_type}" if d_type else f"--format {fmt}")  # bf16 -> e4m3 is no instruction
     return device, dp
+
+
+def _format_name(name: str) -> str | None:
+    try:
+        return get_format(name).name
+    except (FormatError, KeyError, ValueError):
+        return None
 
 
 def gate(dp: Datapath, where: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tcprobe.commands.options import SCALAR, json_option, needs
+from tcprobe.commands.options import SCALAR, beta_for, json_option, needs
 from tcprobe.console import console, write_json
 from tcprobe.outfiles import check_out_file, refuse_same_files
 
@@ -115,7 +115,7 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     from rich.table import Table
 
     from tcprobe.matrix import fit_gemm
-    from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES, MatmulError
+    from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES
     from tcprobe.models.formats import describe
 
     from .gemm_run import load
@@ -131,9 +131,7 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     c = load(c_path, "c", C_FORMATS, c_format)
     d = load(d_path, "d", OUT_NAMES, d_format)
     bias = None if not bias_path else load_vector(bias_path, "bias", bias_format)
-    if c is None and beta not in (None, 0.0):
-        raise MatmulError("--beta: a nonzero beta needs --c")
-    beta = (1.0 if c is not None else 0.0) if beta is None else beta
+    beta = beta_for(beta, c is not None, 1.0 if c is not None else 0.0)
     starts = read_bounds(splits_path, bounds, a.fmt, d, a.words.shape[1])
     t0 = time.perf_counter()
     f = fit_gemm.fit(a.words, a.fmt, b.words, b.fmt, None if c is None else c.words,

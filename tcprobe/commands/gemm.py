@@ -12,8 +12,8 @@ import click
 from tcprobe.commands.options import SCALAR, SEED, Instr, json_option, named_path, renamed_option
 
 
-def _finite(v: float, option: str) -> float:
-    if not math.isfinite(v):
+def _finite(v: float | None, option: str) -> float | None:
+    if v is not None and not math.isfinite(v):
         raise click.BadParameter(f"{v} is not a number of seconds")
     return v
 
@@ -51,15 +51,16 @@ def _finite(v: float, option: str) -> float:
                                  "deepgemm-fp8, ...), a JSON file (a fit-gemm --json result) "
                                  "or auto (the GPU's library atlas for this shape).")
 @click.option("--alpha", type=SCALAR, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
-@click.option("--beta", type=SCALAR, default=1.0, show_default=True, help="D = alpha*A@B + beta*C.")
+@click.option("--beta", type=SCALAR, help="D = alpha*A@B + beta*C (with --c; default 1).")
 @click.option("--compare", "compare_gpu", help="Also compute on this GPU, show how D differs and "
                                                "whether the two give the same bits on every input.")
 @click.option("--compare-instr", type=Instr(), help="Instruction on the --compare GPU (default: its library's).")
 @click.option("--compare-schedule", help="Schedule on the --compare side (default: --schedule's).")
 @click.option("--compare-model", help="Model on the --compare side (default: its GPU's profile).")
-@click.option("--verdict-seconds", type=click.FloatRange(0, 3600), default=10.0, show_default=True,
+@click.option("--verdict-seconds", type=click.FloatRange(0, 3600),
               callback=lambda ctx, p, v: _finite(v, "--verdict-seconds"),
-              help="How long the same-bits search may look for a counterexample.")
+              help="With --compare: how long the same-bits search may look for a "
+                   "counterexample.  [default: 10]")
 @click.option("--exact", is_flag=True, help="Show each product's error against the exact one.")
 @click.option("--picture", "picture_path", callback=named_path,
               type=click.Path(dir_okay=False),

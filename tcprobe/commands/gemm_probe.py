@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands.options import SEED, named_path
 from tcprobe.console import console
 from tcprobe.matrix import gemm_probe
@@ -42,7 +43,20 @@ def command(gpu, fmt, out_dir, m, n, k, seed):
     library_datapath(gpu, fmt)  # cases for a format the GPU's library runs, or one error
     cases = gemm_probe.cases(fmt, m, n, k, seed)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with hold_out_folder(out):  # one writer: runs at once into one folder mixed their cases
+        entries = _write(out, cases)
+        manifest = {"gpu": gpu, "format": fmt, "m": m, "n": n, "k": k, "seed": seed,
+                    "cases": entries}
+        write_atomic(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    console.print(f"wrote {len(entries)} cases ({m}x{n}x{k} {fmt}) to {out}; run "
+                  f"python -m tcprobe.capture.torch_gemm {out} on the GPU")
+
+
+def _write(out: Path, cases) -> list[dict]:
+    """The cases' words into ``out``, their manifest entries returned. An
+    earlier run's manifest goes first, so that a run stopped half way leaves
+    no manifest over a mix of two runs' words (the runner then refuses it)."""
+    (out / "manifest.json").unlink(missing_ok=True)
     entries = []
     for case in cases:
         e = {"name": case["name"], "alpha": case["alpha"], "beta": case["beta"]}
@@ -57,8 +71,4 @@ def command(gpu, fmt, out_dir, m, n, k, seed):
         e["c_format"] = None if case["c"] is None else {
             "bfloat16": "bf16", "float16": "f16", "float32": "f32"}[case["c"].dtype.name]
         entries.append(e)
-    manifest = {"gpu": gpu, "format": fmt, "m": m, "n": n, "k": k, "seed": seed,
-                "cases": entries}
-    write_atomic(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-    console.print(f"wrote {len(entries)} cases ({m}x{n}x{k} {fmt}) to {out}; run "
-                  f"python -m tcprobe.capture.torch_gemm {out} on the GPU")
+    return entries

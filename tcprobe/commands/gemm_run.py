@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tcprobe import npyfile
-from tcprobe.commands.options import needs
+from tcprobe.commands.options import beta_for, needs
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, epilogue, pipeline, same_bits
 from tcprobe.matrix.entry import auto_schedule
@@ -102,6 +102,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     needs((compare_instr, "--compare-instr", compare_gpu, "--compare GPU"),
           (compare_schedule, "--compare-schedule", compare_gpu, "--compare GPU"),
           (compare_model, "--compare-model", compare_gpu, "--compare GPU"),
+          (verdict_seconds is not None, "--verdict-seconds", compare_gpu, "--compare GPU"),
           (a_format, "--a-format", a_path, "--a FILE (--random draws --format)"),
           (b_format, "--b-format", b_path, "--b FILE (--random draws --format)"),
           (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
@@ -135,10 +136,12 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
                           "other")
     c = load(c_path, "c", C_FORMATS, None)
     integer = get_format(a.fmt).kind.name == "INT"
+    given, beta = beta, 1.0 if beta is None else beta
     if integer:
         alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
     else:  # refused before the product, not after it
         epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
+    beta = beta_for(None if given is None else beta, c is not None, beta)
     out_fmt = None
     if out_type:
         try:  # the output types tcprobe.matmul's dtype= takes: one gate for both
@@ -220,7 +223,8 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
                 fh.write(picture.png(levels))
             console.print(f"wrote {picture_path} ({picture.LEGEND})", markup=False)
         report["same_bits"] = _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words,
-                                         sa is not None, verdict_seconds)
+                                         sa is not None,
+                                         10.0 if verdict_seconds is None else verdict_seconds)
     if exact:
         if sa is not None:
             raise MatmulError("--exact: the exact product of block-scaled kinds is not modeled here")

@@ -93,6 +93,17 @@ def needs(*rules) -> None:
             raise UsageError(f"{option} needs {other} (alone it would be ignored)")
 
 
+def beta_for(beta, c_given: bool, unset):
+    """--beta of gemm and fit-gemm, one rule: with no --c, C is +0 and a
+    nonzero beta would multiply nothing, so it is refused, never silently
+    ignored; unset, ``unset``."""
+    from tcprobe.console import UsageError
+
+    if not c_given and beta is not None and beta != 0:  # NaN too
+        raise UsageError("--beta: a nonzero beta needs --c (with no C it would multiply nothing)")
+    return unset if beta is None else beta
+
+
 def file_target(ctx, param, value):
     """An output FILE (every --json, report merge --json): one rule for every
     command that writes a file: it is written only where asked, so its folder
@@ -264,3 +275,54 @@ def check_given(name: str, command: click.Command, args: list[str]) -> None:
             shown = ", ".join(repr(v) for _, v in given)
             raise click.UsageError(f"{given[0][0]} is given {len(given)} times ({shown}): give "
                                    "it once")
+
+
+# The parameters that name an output FILE, and one that names an output FOLDER
+# (never read as an input), whatever the command.
+OUTPUT_FILES = ("json_path", "out_path", "picture_path")
+OUTPUT_FOLDERS = ("out_dir",)
+
+
+def guard_outputs(command: click.Command) -> click.Command:
+    """``command`` (and a group's subcommands) made to refuse, before any
+    work, an output FILE that names one of its inputs or lies inside an input
+    folder: every file or folder an option names (``--a``, ``--schedule``,
+    ``--model``, ``--capture``, report merge's folders, the TOML of ``--device
+    sim:PATH.toml``) is an input (outfiles.refuse_same_files, one rule for
+    every command). `gemm --schedule s.json --json s.json` replaced the
+    schedule; `run-case --device sim:p.toml --json p.toml` the profile."""
+    import functools
+    import os
+
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            guard_outputs(sub)
+        return command
+    if getattr(command, "_outputs_guarded", False) or command.callback is None:
+        return command
+    names = {p.name: p.opts[0] if isinstance(p, click.Option) else p.human_readable_name
+             for p in command.params}
+    inner = command.callback
+
+    @functools.wraps(inner)
+    def guarded(*args, **kwargs):
+        from tcprobe.outfiles import refuse_same_files
+
+        outputs = {names[k]: kwargs.get(k) for k in names if k in OUTPUT_FILES}
+        inputs = []
+        for key, value in kwargs.items():
+            if key in OUTPUT_FILES or key in OUTPUT_FOLDERS:
+                continue
+            for v in value if isinstance(value, tuple) else (value,):
+                if not isinstance(v, str | os.PathLike) or str(v) in ("", "-"):
+                    continue
+                path = str(v)[4:] if str(v).startswith("sim:") else str(v)
+                if os.path.exists(path):
+                    inputs.append((names.get(key, key), path))
+        if any(v not in (None, "-") for v in outputs.values()):
+            refuse_same_files(outputs, inputs)
+        return inner(*args, **kwargs)
+
+    command.callback = guarded
+    command._outputs_guarded = True
+    return command

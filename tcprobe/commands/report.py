@@ -9,6 +9,7 @@ import click
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands.campaign import finish
 from tcprobe.commands.options import file_target, named_path
+from tcprobe.outfiles import refuse_inside
 from tcprobe.validation import campaign as camp
 from tcprobe.validation import merge as campaign_merge
 
@@ -28,6 +29,7 @@ def merge(folders, out_dir, json_path):
     """Join the summaries of the shards of one campaign (run with --shard I/N,
     every shard once) into one. Exit 1 when any datapath mismatched or failed
     on the device."""
+    refuse_inside(json_path, out_dir, "--json", "--out")
     paths = [Path(f) for f in folders]
     for p in paths:
         if not p.is_dir():

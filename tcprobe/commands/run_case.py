@@ -28,6 +28,10 @@ def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.nd
         if not tok:
             words.append(0)
             continue
+        if tok.startswith("-"):  # int('-0') is 0: a user's negative zero read as +0
+            raise click.BadParameter(f"{tok!r} is not a word: words are raw bits, never negative "
+                                     "(a negative zero is its sign bit, in hex)",
+                                     param_hint=f"--{what}")
         try:
             w = int(tok, 0)
         except ValueError:

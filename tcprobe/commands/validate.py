@@ -14,12 +14,13 @@ from tcprobe import suites as suites_mod
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import SEED, Count, family_option, json_option, named_path
+from tcprobe.commands.options import SEED, Count, family_option, json_option, named_path, needs
 from tcprobe.console import console, err_console, note, plain, say
 from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
+from tcprobe.outfiles import refuse_inside
 from tcprobe.validation import campaign as camp
 from tcprobe.validation import validate as v
 
@@ -123,6 +124,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     device, stream them to a capture, score models, and shrink every kind of
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
 
+    refuse_inside(json_path, out_dir, "--json", "--out")
     if targets_text is not None or preset or shard_text:
         from click.core import ParameterSource
 
@@ -140,6 +142,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
                      chunk=chunk, shrink=shrink_n, jobs=jobs)
         return
     suites = suites_mod.parse_suites(suite_text)
+    needs((lanes_text, "--sparse-lanes", "sparse" in suites or None, "the sparse suite in --suite"))
     device, dp = open_and_choose(device_spec, fmt, family, datapath)
     plan = suites_mod.Plan(suites, n_cases, chunk, lanes=camp.parse_lanes(lanes_text))
     device.speed = Speed.threads(jobs, "always")  # every chunk runs the same configurations
@@ -154,6 +157,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
         earlier, out = out, next_free(out)  # the same command again: a folder beside it
         note(f"an earlier run's capture is in {earlier}: writing to {out} (--resume "
              "continues the earlier one)")
+    refuse_inside(json_path, out, "--json", "--out")  # the folder chosen for it
     cap_path = out / "capture.tcap"
     if resume and not cap_path.exists():  # said, not silently read as a fresh run
         note(f"--resume: {out} holds no capture yet: starting a new one")

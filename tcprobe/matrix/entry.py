@@ -81,8 +81,10 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     if progress not in (None, False) and not callable(progress):
         raise MatmulError(f"progress must be a callable (done, total), None or False, not "
                           f"{progress!r}")
-    if fast not in (None, True, False):
-        raise MatmulError(f"fast must be None, True or False, not {fast!r}")
+    from tcprobe.flags import check_flag
+
+    check_flag(fast, "fast", (None,), MatmulError)
+    check_flag(strict_auto, "strict_auto", (), MatmulError)
     out_fmt = None
     if out is not None:
         try:
@@ -90,6 +92,8 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
         except MatmulError as e:
             raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
     auto = isinstance(schedule, str) and schedule == "auto"
+    if strict_auto and not auto:  # as the command line's options.needs: never ignored
+        raise MatmulError("strict_auto=True needs schedule='auto' (alone it would be ignored)")
     sched = from_value(None if auto else schedule)
     if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:

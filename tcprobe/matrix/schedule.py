@@ -207,6 +207,11 @@ PRESETS = {
 DEFAULT = "cublas"  # what a cuBLAS/CUTLASS kernel of every modeled GPU does (module doc)
 
 
+def _json_kind(data) -> str:
+    kinds = {type(None): "null", bool: "true or false", list: "a list", str: "a string"}
+    return kinds.get(type(data), "a number")
+
+
 def from_value(value, _seen: tuple = ()) -> Schedule:
     """A Schedule from a Schedule, a preset name, a dict of axes (with an
     optional ``preset`` it starts from) or a path of a JSON file holding one
@@ -237,6 +242,9 @@ def from_value(value, _seen: tuple = ()) -> Schedule:
                 if not data["schedules"]:
                     raise ScheduleError(f"schedule: {value} holds no schedule")
                 data = data["schedules"][0]
+            if not isinstance(data, dict):  # `null` would be read as the default preset
+                raise ScheduleError(f"schedule: {value} holds {_json_kind(data)}, not an object "
+                                    "of axes ({\"split_k\": 2, ...}) or a fit-gemm result")
             return from_value(data, (*_seen, key))
         raise ScheduleError(f"schedule: {value!r} is no preset ({', '.join(PRESETS)}) "
                             "or JSON file")

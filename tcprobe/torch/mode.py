@@ -83,8 +83,9 @@ class Emulate(TorchDispatchMode):
         self.amd = self.gpu in isa_amd.GPU_ARCH
         if report is not None and not isinstance(report, Report):
             raise ValueError(f"report must be a tcprobe.torch.Report, not {type(report).__name__}")
-        if strict not in (False, True, "routes"):
-            raise ValueError(f"strict must be False, True or 'routes', not {strict!r}")
+        from tcprobe.flags import check_flag
+
+        check_flag(strict, "strict", ("routes",))
         self.instr = _check_instr(self.gpu, self.amd, instr)
         self.schedule = None
         if schedule is not None:
@@ -96,7 +97,7 @@ class Emulate(TorchDispatchMode):
                 from tcprobe.matrix.entry import agreed_instr
 
                 agreed_instr(self.instr, self.schedule)  # instr='mma' beside wgmma's schedule
-        self.model = _check_model(model)
+        self.model = _check_model(model, self.gpu, self.amd)
         from tcprobe.matrix.mainloop import BACKENDS
 
         if backend not in BACKENDS:
@@ -282,19 +283,26 @@ def _check_instr(gpu: str, amd: bool, instr):
     return family
 
 
-def _check_model(model):
+def _check_model(model, gpu: str, amd: bool):
     """``model=`` checked at emulate(), as instr= is: a name that names no
-    model (a blank one included) is one error here, not at the first GEMM
-    (a block without one accepted it)."""
+    model (a blank one included), or an AMD model beside an NVIDIA GPU (and
+    the reverse), is one error here, not at the first GEMM (a block without
+    one accepted it)."""
     from tcprobe.model_file import is_model_file
 
     if isinstance(model, str) and not is_model_file(model):
-        from tcprobe.models.registry import ModelError, check_name
+        from tcprobe.models import isa_amd
+        from tcprobe.models.registry import PROFILES, ModelError, check_name
 
         try:
-            check_name(model)
+            key = check_name(model)
         except ModelError as e:
             raise ValueError(f"model: {e}") from None
+        amd_model = key in {g.lower() for g in isa_amd.GPU_ARCH}
+        if amd_model and not amd:
+            raise ValueError(f"model: {model!r} models AMD v_mfma datapaths, and {gpu} runs none")
+        if amd and key in PROFILES:
+            raise ValueError(f"model: {model!r} is an NVIDIA profile, and {gpu} runs only mfma")
     return model
 
 

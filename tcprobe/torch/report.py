@@ -69,10 +69,10 @@ class Report:
     unmodelled: dict = field(default_factory=dict)  # op -> calls, arithmetic not modelled
 
     def __post_init__(self):
+        from tcprobe.flags import check_flag
+
         for name in ("compare", "record"):  # Report(compare="yes") would compare silently
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"Report: {name} must be True or False, not "
-                                 f"{getattr(self, name)!r}")
+            check_flag(getattr(self, name), f"Report: {name}")
 
     def stats(self, op: str) -> OpStats:
         return self.ops.setdefault(op, OpStats())
