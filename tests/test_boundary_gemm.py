@@ -13,6 +13,7 @@ from cli_helpers import invoke, one_error
 
 import tcprobe
 from tcprobe.matrix import resolve as flow
+from tcprobe.matrix.operands import MatmulError
 
 
 @pytest.fixture
@@ -176,3 +177,56 @@ def test_gemm_json_is_checked_before_the_product(tmp_path, npy):
     r = invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--json", tmp_path / "no" / "r.json")
     one_error(r, "--json", "does not exist")
     assert "wgmma" not in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# One rule for beta and for dtype beside C, the API's and the command line's
+# (epilogue.beta_given, resolve.check_out_type): with no C, C is +0 and never
+# read, so a nonzero beta (NaN too) would multiply nothing: refused; beside C,
+# D is written in C's type, so a dtype of another type is refused.
+
+def _bf16(m, n):
+    return np.ones((m, n), ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("beta", [2.0, float("nan"), -1, float("inf")])
+def test_matmul_refuses_a_nonzero_beta_without_c(beta):
+    with pytest.raises(MatmulError, match=r"^beta: a nonzero beta needs C \(with no C it would "
+                                          r"multiply nothing\)$"):
+        tcprobe.matmul(_bf16(16, 32), _bf16(32, 16), gpu="H100", beta=beta, progress=False)
+
+
+@pytest.mark.parametrize("beta", [None, 0, 0.0, -0.0])
+def test_matmul_without_c_takes_an_unset_or_zero_beta(beta):
+    kw = {} if beta is None else {"beta": beta}
+    d = tcprobe.matmul(_bf16(16, 32), _bf16(32, 16), gpu="H100", progress=False, **kw)
+    assert (d.view(np.uint32) == 0x42000000).all()  # 32.0 in every word
+
+
+def test_fit_gemm_refuses_a_nonzero_beta_without_c():
+    from tcprobe.matrix import fit_gemm
+
+    a, b = _bf16(16, 32).view(np.uint16), _bf16(32, 16).view(np.uint16)
+    d = np.full((16, 16), 0x42000000, np.uint32)
+    with pytest.raises(MatmulError, match="^beta: a nonzero beta needs C"):
+        fit_gemm.fit(a, "bf16", b, "bf16", None, None, d, "f32", gpu="H100", beta=3.0)
+
+
+def test_matmul_refuses_a_dtype_other_than_cs():
+    c = np.zeros((16, 16), np.float16)
+    with pytest.raises(MatmulError, match=r"^dtype: 'f32' differs from C's dtype \(f16\): D is "
+                                          "written in C's type"):
+        tcprobe.matmul(_bf16(16, 32), _bf16(32, 16), c, gpu="H100", dtype="float32",
+                       progress=False)
+    d = tcprobe.matmul(_bf16(16, 32), _bf16(32, 16), c, gpu="H100", dtype="float16",
+                       progress=False)
+    assert d.dtype == np.float16 and (d.view(np.uint16) == 0x5000).all()  # 32.0 as f16
+
+
+def test_gemm_refuses_a_dtype_other_than_cs_with_the_same_words(tmp_path):
+    np.save(tmp_path / "a.npy", _bf16(16, 32).view(np.uint16))
+    np.save(tmp_path / "b.npy", _bf16(32, 16).view(np.uint16))
+    np.save(tmp_path / "c.npy", np.zeros((16, 16), np.float16))
+    r = invoke("gemm", "--a", tmp_path / "a.npy", "--b", tmp_path / "b.npy", "--format", "bf16",
+               "--c", tmp_path / "c.npy", "--dtype", "f32", "--gpu", "H100")
+    one_error(r, "--dtype: 'f32' differs from C's dtype (f16)")

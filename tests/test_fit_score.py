@@ -19,7 +19,7 @@ def words(x):
         np.uint32)
 
 
-def capture(m, n, k, seed, truth, out=None, with_c=False, alpha=1.0, beta=1.0):
+def capture(m, n, k, seed, truth, out=None, with_c=False, alpha=1.0, beta=None):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, k)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((k, n)).astype(ml_dtypes.bfloat16)
@@ -48,7 +48,7 @@ def test_batched_scores_are_the_pipelines_one_at_a_time(out, with_c):
     equals pipeline.run's words for that schedule alone, compared word by word."""
     truth = Schedule(split_k=3, split_kind="parallel", reduction="tree")
     a, b, c, d = capture(24, 20, 128, 1, truth, out, with_c, 0.5 if with_c else 1.0,
-                         3.0 if with_c else 1.0)
+                         3.0 if with_c else None)
     d_fmt = "bf16" if out else "f32"
     al, be = (0x3F000000, 0x40400000) if with_c else (0x3F800000, 0x3F800000)
     fam, dp, mdl = fit_gemm.instructions(GPU, "bf16", "bf16", "f32")[0]

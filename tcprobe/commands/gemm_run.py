@@ -26,7 +26,7 @@ from tcprobe.matrix.operands import (
     read,
     result_array,
 )
-from tcprobe.matrix.resolve import check_shapes, problem
+from tcprobe.matrix.resolve import check_out_type, check_shapes, problem
 from tcprobe.matrix.schedule import from_value
 from tcprobe.models.formats import FormatError, describe, get_format
 from tcprobe.outfiles import atomic_file, check_out_file, refuse_same_files
@@ -141,15 +141,14 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         alpha, beta = _integer(alpha, "alpha"), _integer(beta, "beta")
     else:  # refused before the product, not after it
         epilogue.f32_word(alpha, "--alpha"), epilogue.f32_word(beta, "--beta")
-    beta = beta_for(None if given is None else beta, c is not None, beta)
+    beta = beta_for(None if given is None else beta, c is not None, beta, integer)
     out_fmt = None
     if out_type:
         try:  # the output types tcprobe.matmul's dtype= takes: one gate for both
             out_fmt = out_name(out_type)
         except MatmulError as e:
             raise MatmulError("--" + str(e)) from None
-        if c is not None and out_fmt != c.fmt:
-            raise MatmulError(f"--dtype {out_type} differs from C's dtype ({c.fmt})")
+        check_out_type(out_fmt, None if c is None else c.fmt, "--dtype")
     sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
     sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
 

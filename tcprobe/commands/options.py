@@ -93,15 +93,21 @@ def needs(*rules) -> None:
             raise UsageError(f"{option} needs {other} (alone it would be ignored)")
 
 
-def beta_for(beta, c_given: bool, unset):
-    """--beta of gemm and fit-gemm, one rule: with no --c, C is +0 and a
-    nonzero beta would multiply nothing, so it is refused, never silently
-    ignored; unset, ``unset``."""
+def beta_for(beta, c_given: bool, unset, integer: bool = False):
+    """--beta of gemm and fit-gemm: tcprobe.matmul's one rule
+    (epilogue.beta_given: with no --c, C is +0 and a nonzero beta would
+    multiply nothing, so it is refused, never silently ignored); unset,
+    ``unset``."""
     from tcprobe.console import UsageError
+    from tcprobe.matrix.epilogue import beta_given
+    from tcprobe.matrix.operands import MatmulError
 
-    if not c_given and beta is not None and beta != 0:  # NaN too
-        raise UsageError("--beta: a nonzero beta needs --c (with no C it would multiply nothing)")
-    return unset if beta is None else beta
+    if beta is None:
+        return unset
+    try:
+        return beta_given(beta, c_given, integer, "--beta", "--c")
+    except MatmulError as e:
+        raise UsageError(str(e)) from None
 
 
 def file_target(ctx, param, value):

@@ -12,7 +12,9 @@ import sys
 import warnings
 from numbers import Integral
 
-from . import pipeline
+from tcprobe.models.formats import get_format
+
+from . import epilogue, pipeline
 from .operands import (
     BIAS_FORMATS,
     C_FORMATS,
@@ -41,7 +43,7 @@ def agreed_instr(instr, sched):
 
 
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
-           beta=1, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
+           beta=None, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
            progress: Progress | None = None, fast: bool | None = None, jobs: int | None = None,
            out=None, backend: str | None = None, strict_auto: bool = False):
     """D = alpha * A @ B + beta * C (+ bias), every word as ``gpu``'s library
@@ -58,7 +60,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     beta*C) in f32, C unread when beta = 0; ``chain`` is tcprobe's chain
     with C as the first instruction's accumulator, alpha = beta = 1).
     ``alpha``, ``beta``: numbers (f32 words; integers for an integer
-    product); ``bias`` (N,): one value per column of D, added last. ``dtype``
+    product; beta unset: 1 with C, and with no C a nonzero beta is refused:
+    it would multiply nothing); ``dtype`` with C must be C's type (D is
+    written in it); ``bias`` (N,): one value per column of D, added last. ``dtype``
     names the output when C is None and the schedule names none (float32,
     float16, bfloat16, float8_e4m3fn, float8_e5m2, int32; ``out=`` is its deprecated spelling, with a
     DeprecationWarning). ``instr``: mma,
@@ -104,6 +108,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     b = read(B, "B", INPUT_FORMATS)
     m, n = check_shapes(a.words.shape, b.words.shape)
     c = None if C is None else read(C, "C", C_FORMATS)
+    beta = epilogue.beta_given(beta, c is not None, get_format(a.fmt).kind.name == "INT")
     bias_o = None if bias is None else read(bias, "bias", BIAS_FORMATS, ndim=1)
     sa = None if scale_a is None else read(scale_a, "scale_a", SCALE_FORMATS)
     sb = None if scale_b is None else read(scale_b, "scale_b", SCALE_FORMATS)

@@ -88,6 +88,20 @@ def s32_scalar(x, what: str) -> int:
     return int(x)
 
 
+def beta_given(beta, c_given: bool, integer: bool, what: str = "beta", partner: str = "C"):
+    """beta's number, one rule for tcprobe.matmul, fit-gemm's fit and the
+    command line: unset (None), 1 with C and 0 without; a beta that is no
+    number is refused as such; a nonzero beta (NaN too) with no C is refused,
+    since C is then +0 and never read: the beta would multiply nothing."""
+    if beta is None:
+        return 1 if c_given else 0
+    (s32_scalar if integer else f32_word)(beta, what)
+    if not c_given and beta != 0:  # NaN != 0 too
+        raise MatmulError(f"{what}: a nonzero beta needs {partner} (with no C it would multiply "
+                          "nothing)")
+    return beta
+
+
 NAN_WORD = 0x7FFFFFFF  # the engine's NaN (EngineParams' default nan_word)
 _F32 = np.float32
 

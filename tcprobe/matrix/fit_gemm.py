@@ -253,7 +253,7 @@ def fma_candidates(k: int, has_c: bool, out: str, has_bias: bool = False) -> lis
     return found
 
 
-def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
+def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
         jobs: int | None = None, bounds: tuple[int, ...] | None = None, bias=None,
         bias_fmt: str | None = None) -> Fit:
     """The schedules of ``gpu``'s library kernels that compute D from A, B, C
@@ -283,6 +283,7 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=1,
     if d_fmt not in ("f32", "f16", "bf16", "e4m3", "e5m2"):
         raise MatmulError(f"d: D in {d_fmt} is no GEMM output (f32, f16, bf16, e4m3, e5m2)")
     gpu = choice.gpu_name(gpu)
+    beta = epilogue.beta_given(beta, c is not None, False)  # unset: 1 with C
     al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
     bias32 = None if bias is None else epilogue.to_f32(bias, bias_fmt or "f32")
     fp8 = get_format(a_fmt).width == 8

@@ -195,9 +195,10 @@ def finish(p, s, pl: plans.Plan, parts: list[np.ndarray], key=None) -> np.ndarra
 
 
 def _check_chain(p: Problem) -> None:
-    """The chain takes C in its accumulator's type, alpha = beta = 1 and no bias."""
+    """The chain takes C in its accumulator's type, alpha = beta = 1 (beta: with
+    C; without, C is +0 and beta is never read) and no bias."""
     one = 1 if p.dp.is_integer else epilogue.ONE
-    if p.alpha != one or p.beta != one or p.bias is not None:
+    if p.alpha != one or (p.c is not None and p.beta != one) or p.bias is not None:
         raise MatmulError("alpha: the chain (c='accumulator') takes alpha = beta = 1 and no "
                           "bias")
     if p.out_fmt != p.dp.d_type or (p.c is not None and p.c_fmt != p.dp.c):

@@ -78,6 +78,16 @@ def scales(sa: Operand | None, sb: Operand | None, m: int, n: int, k: int):
     return sa.fmt, block, sa.words, np.ascontiguousarray(sb.words.T)
 
 
+def check_out_type(out: str | None, c_fmt: str | None, what: str = "dtype") -> None:
+    """One rule for tcprobe.matmul's dtype= and gemm's --dtype: beside C, the
+    output type asked for must be C's (D is written in C's type: the
+    epilogue's D = alpha*acc + beta*C, the chain's accumulator); a schedule's
+    own output type may differ (an fp8 kernel's D beside a bf16 C)."""
+    if out is not None and c_fmt is not None and out != c_fmt:
+        raise MatmulError(f"{what}: {out!r} differs from C's dtype ({c_fmt}): D is written in "
+                          "C's type (give C in the type D should have, or no dtype)")
+
+
 def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, out=None,
             model=None, alpha=1, beta=1, bias: Operand | None = None, scale_a=None,
             scale_b=None, fast=None, jobs=None, progress=None, backend=None) -> Problem:
@@ -95,10 +105,8 @@ def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, ou
     if out is not None and s.out is not None and out != s.out:
         raise MatmulError(f"dtype: {out!r} differs from the schedule's out ({s.out})")
     base = "s32" if integer else "f32"
+    check_out_type(out, c_fmt)
     if chain:
-        if out is not None and c_fmt is not None and out != c_fmt:
-            raise MatmulError(f"dtype: {out!r} differs from C's dtype ({c_fmt}): the chain "
-                              "accumulates in C's type")
         out_fmt = s.out or out or c_fmt or s.acc or base
         acc = s.acc or out_fmt
     else:
