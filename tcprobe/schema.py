@@ -19,6 +19,7 @@ from typing import Any
 from tcprobe.models import amd, gpus, isa, isa_gate, tcgen05
 from tcprobe.models.engine import PARAMS, PROFILE_KEYS, Param
 from tcprobe.models.formats import FormatError, get_format
+from tcprobe.optiontext import hidden_character
 
 
 class SchemaError(ValueError):
@@ -195,6 +196,8 @@ class Text:
             raise ValueError(f"{_show(v)} is not text")
         if self.named and not v.strip():
             raise ValueError(f"{_show(v)} names nothing (leave the key out for its default)")
+        if self.named and (bad := hidden_character(v)):  # a name is shown on the terminal
+            raise ValueError(f"{_show(v)} holds {bad}, a control or invisible character")
         return v
 
 

@@ -553,3 +553,22 @@ def test_rich_consoles_leave_a_closed_pipe_with_141(monkeypatch):
         con.console.on_broken_pipe()
     assert e.value.code == 141
     con.console.quiet = False
+
+
+# ---------------------------------------------------------------------------
+# A profile's name is printed on the terminal: one holding a control or format
+# character (U+202E turns the rest of the line around, U+200B shows nothing, a
+# bell, a tab) is refused by the schema (schema.Text(named=True)), naming it.
+
+@pytest.mark.parametrize("char,code", [("\u202e", "U+202E"), ("\u200b", "U+200B"),
+                                       ("\x07", "U+0007"), ("\t", "U+0009")])
+def test_a_profile_name_with_a_hidden_character_is_refused(tmp_path, char, code):
+    from cli_helpers import invoke, one_error
+
+    prof = tmp_path / "p.toml"
+    prof.write_text(f'name = "ab\\u{ord(char):04X}cd"\nwindow_bits = 20\nblock_size = 16\nzero_floor = -133\n'
+                    'input_conversion = "truncate"\noutput_rounding = "rz"\n'
+                    'zero_sign = "positive"\nnan = 0x7FFFFFFF\nfamilies = ["mma"]\n',
+                    encoding="utf-8")
+    r = invoke("validate", "--device", f"sim:{prof}", "--format", "bf16", "--cases", "100")
+    one_error(r, "name:", f"holds {code}, a control or invisible character", notes=True)
