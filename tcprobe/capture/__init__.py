@@ -7,6 +7,7 @@ the reader from what the path holds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,8 @@ def load(path: str | Path) -> list[Capture]:
     file in the project's own binary format."""
     from . import jsonl, km
 
+    if not isinstance(path, str | PathLike):
+        raise CaptureError(f"capture path must be a str or a Path, not {type(path).__name__}")
     if isinstance(path, str) and not path.strip():  # Path('') is the current folder
         raise CaptureError(f"capture path {path!r} names nothing: give a folder or a file")
     p = Path(path)

@@ -36,6 +36,7 @@ from . import choice, epilogue, fit_score, pipeline
 from . import plan as plans
 from .axes import BY_NAME
 from .compare import words_differ
+from .mainloop import threads
 from .operands import MatmulError
 from .schedule import Schedule, ScheduleError
 
@@ -253,6 +254,27 @@ def fma_candidates(k: int, has_c: bool, out: str, has_bias: bool = False) -> lis
     return found
 
 
+def _word_arrays(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, bias, bias_fmt):
+    """fit's operands as the words of their formats, through the gate of
+    every words argument (:func:`.words.words_of`): a float array (values,
+    not words), a list, a word wider than its format or an array of other
+    dimensions is one MatmulError naming it, as tcprobe.dot's words are."""
+    from .words import words_of
+
+    out = []
+    for x, what, fmt, ndim in ((a, "a", a_fmt, 2), (b, "b", b_fmt, 2), (c, "c", c_fmt, 2),
+                               (d, "d", d_fmt, 2), (bias, "bias", bias_fmt or "f32", 1)):
+        if x is None:
+            out.append(None)
+            continue
+        if np.ndim(x) != ndim:
+            raise MatmulError(f"{what} must be {ndim}-D words, not of shape {np.shape(x)}")
+        if fmt is None:
+            raise MatmulError(f"{what}: give its format beside its words")
+        out.append(words_of(x, what, fmt, ndim))
+    return out
+
+
 def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
         jobs: int | None = None, bounds: tuple[int, ...] | None = None, bias=None,
         bias_fmt: str | None = None) -> Fit:
@@ -263,6 +285,8 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
     (the structures that have them join the search). Where no uniform
     schedule explains D, the CUDA-core fma kernels (M or N at most
     FMA_MAX_SIDE) and stream-K's per-tile plans are searched too."""
+    a, b, c, d, bias = _word_arrays(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, bias, bias_fmt)
+    threads(jobs)  # jobs=0 refused here, as tcprobe.matmul refuses it
     m, k = a.shape
     n = b.shape[1]
     if b.shape[0] != k:
