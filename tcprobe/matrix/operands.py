@@ -95,7 +95,7 @@ def torch_dense(x, what: str):
         raise MatmulError(f"{what}: a tensor wrapped by torch.func (vmap, grad, jvp): "
                           "tcprobe reads raw words, which torch.func cannot trace: call it "
                           "outside the transform, or loop over the batch")
-    t = x.detach()
+    t = x.detach().resolve_neg()  # a negative view (torch._neg_view, -x of a conj): its values
     if type(t) is not torch.Tensor:
         t = t.as_subclass(torch.Tensor)  # a subclass's words are its storage's
     try:

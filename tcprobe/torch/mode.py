@@ -131,6 +131,7 @@ class Emulate(TorchDispatchMode):
             self.report.count_torch(name, name in DATA_OPS or func.is_view)
             return func(*args, **kwargs)
         self._pairs = [] if self.report.compare else None
+        theirs_args = _clone_written(func, args, kwargs) if self.report.compare else None
         start = time.perf_counter()
         try:
             device = tensor_device(args, kwargs)  # a GPU's tensors: read here, D back there
@@ -146,7 +147,7 @@ class Emulate(TorchDispatchMode):
         stats.seconds += time.perf_counter() - start
         if self.report.compare:
             with _disable_current_modes():  # plain torch, not an outer emulation
-                theirs = func(*_clone_out(args), **_clone_out(kwargs))
+                theirs = func(*theirs_args[0], **theirs_args[1])
             self._compare(stats, out, theirs)
         return out
 
@@ -251,12 +252,19 @@ def _axes(schedule) -> dict:
     return {k: v for k, v in schedule.to_dict().items() if getattr(default, k) != v}
 
 
-def _clone_out(x):
-    """Arguments for torch's own run beside ours: out= and in-place targets copied."""
-    if isinstance(x, dict):
-        return {k: (v.clone() if k == "out" and isinstance(v, torch.Tensor) else v)
-                for k, v in x.items()}
-    return x
+def _clone_written(func, args, kwargs):
+    """(args, kwargs) for torch's own run beside ours, taken before ours runs:
+    every argument the op writes (out=, and the target of an in-place op
+    such as ``addmm_``, whose value ours replaces) copied, so that torch's
+    run reads the values the block gave and never writes the block's tensors."""
+    written = {a.name for a in func._schema.arguments
+               if a.alias_info is not None and a.alias_info.is_write}
+    names = [a.name for a in func._schema.arguments]
+
+    def copy(name, v):
+        return v.clone() if name in written and isinstance(v, torch.Tensor) else v
+    return ([copy(names[i] if i < len(names) else "", v) for i, v in enumerate(args)],
+            {k: copy(k, v) for k, v in kwargs.items()})
 
 
 def _check_instr(gpu: str, amd: bool, instr):
