@@ -27,7 +27,7 @@ from tcprobe.matrix.operands import (
     result_array,
 )
 from tcprobe.matrix.resolve import check_out_type, check_shapes, problem
-from tcprobe.matrix.schedule import from_value
+from tcprobe.matrix.schedule import from_value, with_split_k
 from tcprobe.models.formats import FormatError, describe, get_format
 from tcprobe.outfiles import atomic_file, check_out_file, refuse_same_files
 
@@ -159,7 +159,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
             return found.schedule, found.describe()
         sch = _schedule(name, option)
         if split_k != 1:
-            sch = sch.with_(split_k=split_k)
+            sch = with_split_k(sch, split_k, "--split-k")
         if name is not None:
             return sch, "given"
         from tcprobe.matrix import choice

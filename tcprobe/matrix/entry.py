@@ -27,7 +27,7 @@ from .operands import (
     result_device,
 )
 from .resolve import check_shapes, problem
-from .schedule import from_value
+from .schedule import from_value, with_split_k
 
 Progress = pipeline.Progress
 
@@ -102,7 +102,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     if split_k != 1 or isinstance(split_k, bool):
         if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
-        sched = sched.with_(split_k=int(split_k))
+        sched = with_split_k(sched, int(split_k))
     instr = agreed_instr(instr, sched)
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)

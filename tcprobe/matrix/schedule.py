@@ -147,6 +147,16 @@ def _splits(self) -> int | None:
     return len(self.split_starts) + 1 if self.split_starts is not None else self.split_k
 
 
+def with_split_k(sched, split_k: int, option: str = "split_k"):
+    """``sched`` with the split count a caller gave beside it (``split_k=``,
+    ``--split-k``): a schedule that names another count is an error naming
+    both, never silently overridden (as instr= beside the schedule's instr)."""
+    if sched.split_k not in (1, split_k):
+        raise ScheduleError(f"{option}: {split_k} differs from the schedule's split_k "
+                            f"{sched.split_k} (give one or the other)")
+    return sched.with_(split_k=split_k)
+
+
 Schedule = make_dataclass(
     "Schedule", [(a.name, object, field(default=a.default)) for a in AXES], frozen=True,
     namespace={"__post_init__": _post_init, "to_dict": _to_dict, "with_": _with,
