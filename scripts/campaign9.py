@@ -5,6 +5,11 @@ nesting, threads, grad), ``tcprobe.matmul``/``dot`` keyword arguments and
 array kinds, schedules, fit_gemm and capture loading.
 
     python3 scripts/campaign9.py [OUT.tsv]   # from the repository root
+    python3 scripts/campaign9.py --merge BEFORE.tsv AFTER.tsv [OUT.tsv]
+
+The before-run puts the branch's start on PYTHONPATH ahead of the editable
+install (``git archive 924260e tcprobe models probes reports kernels``);
+``--merge`` writes docs/campaign-9-cases.tsv (both verdicts, case by case).
 
 Each case: a class, what the promise asks and Python code run in one
 namespace. ``ok``: no exception (the code's own asserts check the words:
@@ -42,7 +47,29 @@ def verdict(exp: str, exc: BaseException | None) -> tuple[str, str]:
     return "traceback", what
 
 
+def merge(before: Path, after: Path, out: Path) -> None:
+    def rows(p):
+        lines = p.read_text().splitlines()[1:]
+        return {r.split("\t")[0]: r.split("\t") for r in lines}
+    b, a = rows(before), rows(after)
+    head = "id\tclass\texpected\tbefore\tafter\tcode\tbefore: what happened\tafter: what happened"
+    body = [f"{i}\t{r[1]}\t{r[2]}\t{b[i][3] if i in b else ''}\t{r[3]}\t{r[4]}\t"
+            f"{b[i][5] if i in b else ''}\t{r[5]}" for i, r in a.items()]
+    out.write_text(head + "\n" + "\n".join(body) + "\n")
+    table: dict = {}
+    for line in body:
+        f = line.split("\t")
+        t = table.setdefault(f[1], {})
+        for when, v in (("before", f[3]), ("after", f[4])):
+            t[(when, v)] = t.get((when, v), 0) + 1
+    for cls, t in table.items():
+        print(cls, sorted(t.items()))
+
+
 def main(argv):
+    if argv and argv[0] == "--merge":
+        out = Path(argv[3]) if len(argv) > 3 else Path("docs/campaign-9-cases.tsv")
+        return merge(Path(argv[1]), Path(argv[2]), out)
     out = Path(argv[0]) if argv else Path("docs/campaign-9-cases.tsv")
     out = out.resolve()
     os.chdir(tempfile.mkdtemp(prefix="c9-"))
