@@ -1,0 +1,135 @@
+"""Campaign 9 (docs/campaign-9.md): the Python surfaces' broken cases, as
+exact exceptions and words. Expected words come from torch on the host
+(negation is a sign flip) or from integer arithmetic, never from the code
+under test alone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcprobe
+from tcprobe.capture import CaptureError, load
+from tcprobe.matrix import fit_gemm
+from tcprobe.matrix.operands import MatmulError
+from tcprobe.matrix.schedule import ScheduleError
+
+X = np.zeros((4, 8), np.uint16)
+Z = np.zeros((8, 4), np.uint16)
+D0 = np.zeros((4, 4), np.uint32)
+
+
+def _fit(**kw):
+    args = dict(a=X, a_fmt="bf16", b=Z, b_fmt="bf16", c=None, c_fmt=None, d=D0, d_fmt="f32")
+    extra = {k: kw.pop(k) for k in list(kw) if k in args}
+    args.update(extra)
+    return fit_gemm.fit(*args.values(), gpu="H100", **kw)
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"jobs": 0}, "jobs must be a positive integer, not 0"),
+    ({"jobs": True}, "jobs must be a positive integer, not True"),
+    ({"a": np.zeros((4, 8), np.float32)},
+     "a: a float32 array holds values, not words; pass its raw words (x.view(np.uint32))"),
+    ({"d": np.ones((4, 4), np.float32)},
+     "d: a float32 array holds values, not words; pass its raw words (x.view(np.uint32))"),
+    ({"a": np.full((4, 8), 0x13F80, np.uint32)},
+     "a: a word does not fit bf16 (0x13f80 > 0xffff)"),
+    ({"a": X[None]}, "a must be 2-D words, not of shape (1, 4, 8)"),
+    ({"c": np.zeros((4, 4), np.uint32)}, "c: give its format beside its words"),
+    ({"c": np.zeros((4, 4), np.float32), "c_fmt": "f32"},
+     "c: a float32 array holds values, not words; pass its raw words (x.view(np.uint32))"),
+    ({"bias": [0.5] * 4, "bias_fmt": "f32"},
+     "bias: a float64 array holds values, not words; pass its raw words (x.view(np.uint64))"),
+])
+def test_fit_gemm_words_and_jobs_refused(kw, message):
+    with pytest.raises(MatmulError, match="^" + re.escape(message) + "$"):
+        _fit(**kw)
+
+
+def test_fit_gemm_takes_a_list_of_integer_words_as_dot_does():
+    """A list of integer words is words (tcprobe.dot's rule), not an AttributeError."""
+    f = _fit(a=X.tolist())
+    assert f is not None
+
+
+@pytest.mark.parametrize("path, kind", [(b"tests", "bytes"), (None, "NoneType"), (123, "int"),
+                                        (["tests"], "list")])
+def test_capture_load_refuses_a_path_of_another_type(path, kind):
+    with pytest.raises(CaptureError, match=f"^capture path must be a str or a Path, not {kind}$"):
+        load(path)
+
+
+def test_capture_load_still_takes_a_path(tmp_path: Path):
+    with pytest.raises(CaptureError, match="no such file or folder"):
+        load(tmp_path / "absent")
+
+
+A64 = np.ones((8, 64), np.float16)
+
+
+def test_split_k_beside_a_schedule_of_another_split_is_refused():
+    with pytest.raises(ScheduleError, match=re.escape(
+            "split_k: 4 differs from the schedule's split_k 2 (give one or the other)")):
+        tcprobe.matmul(A64, A64.T.copy(), gpu="H100", schedule={"split_k": 2}, split_k=4)
+
+
+def test_split_k_equal_to_the_schedules_is_taken():
+    d = tcprobe.matmul(A64, A64.T.copy(), gpu="H100", schedule={"split_k": 2}, split_k=2)
+    assert np.asarray(d).shape == (8, 8) and float(np.asarray(d)[0, 0]) == 64.0
+
+
+def test_gemm_split_k_beside_a_schedule_file_of_another_split(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from tcprobe.cli import main
+
+    np.save(tmp_path / "a.npy", A64)
+    np.save(tmp_path / "b.npy", A64.T.copy())
+    (tmp_path / "s.json").write_text('{"split_k": 2}')
+    r = CliRunner().invoke(main, ["gemm", "--a", str(tmp_path / "a.npy"), "--b",
+                                  str(tmp_path / "b.npy"), "--gpu", "H100", "--schedule",
+                                  str(tmp_path / "s.json"), "--split-k", "4"])
+    assert r.exit_code == 2
+    assert "error: --split-k: 4 differs from the schedule's split_k 2 (give one or the other)" \
+        in r.output
+
+
+torch = pytest.importorskip("torch")
+
+
+def test_matmul_reads_a_negative_view_by_value():
+    """torch._neg_view: its values are the negation (a sign flip on the host)."""
+    rng = np.random.default_rng(9)
+    a = torch.from_numpy(rng.standard_normal((8, 16)).astype(np.float16))
+    b = torch.from_numpy(rng.standard_normal((16, 8)).astype(np.float16))
+    neg = tcprobe.matmul(torch._neg_view(a), b, gpu="H100")
+    plain = tcprobe.matmul(-a, b, gpu="H100")
+    assert np.array_equal(neg.view(torch.int32).numpy(), plain.view(torch.int32).numpy())
+    c = torch.ones(8, 8)
+    d = tcprobe.matmul(a, b, torch._neg_view(c), gpu="H100")
+    e = tcprobe.matmul(a, b, -c, gpu="H100")
+    assert np.array_equal(d.view(torch.int32).numpy(), e.view(torch.int32).numpy())
+
+
+def test_compare_leaves_an_in_place_target_with_our_words():
+    """Report(compare=True) around addmm_: the target holds the emulated D,
+    the same words as addmm without compare (torch's own run writes a copy).
+    Operands: small integers whose products and sums are exact in bf16, so
+    the words are those of the plain integer sum."""
+    from tcprobe.torch import Report, emulate
+
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.bfloat16).repeat(1, 8)
+    b = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.bfloat16).repeat(8, 1)
+    c = torch.full((2, 2), 5.0, dtype=torch.bfloat16)
+    target = c.clone()
+    r = Report(compare=True)
+    with emulate("H100", report=r, schedule="cublas"):
+        target.addmm_(a, b)
+    assert r.routed == 1
+    # row 0: 8 * (1, 2) + 5, row 1: 8 * (3, 4) + 5
+    assert target.float().tolist() == [[13.0, 21.0], [29.0, 37.0]]
+    assert r.ops["addmm_"].max_ulp == 0
