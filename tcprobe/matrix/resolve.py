@@ -124,7 +124,7 @@ def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, ou
     bias_w = None
     if bias is not None:
         if integer != (bias.fmt == "s32"):
-            raise MatmulError(f"bias: dtype does not suit an {'integer' if integer else 'float'} "
+            raise MatmulError(f"bias: dtype does not suit {'an integer' if integer else 'a float'} "
                               "product")
         if tuple(bias.words.shape) != (n,):
             raise MatmulError(f"bias is {tuple(bias.words.shape)} but D has {n} columns")

@@ -25,7 +25,7 @@ from tcprobe.models.model import FixedPointModel
 
 from .choice import check_datapath, gpu_name, model_for
 from .mainloop import kept_units
-from .operands import MatmulError, has_masked_entries
+from .operands import MatmulError, has_masked_entries, is_torch, torch_dense
 
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -38,6 +38,13 @@ def words_of(x, what: str, fmt: str, ndim: int, scan: bool = True) -> np.ndarray
     if has_masked_entries(x):
         raise MatmulError(f"{what}: a masked array with masked entries (whose words would be "
                           f"used as they are): pass {what}.filled(value)")
+    if is_torch(x):  # a torch tensor's words: its integer storage, read exactly
+        if x.is_floating_point() or x.is_complex():
+            bits = x.element_size() * 8
+            raise MatmulError(f"{what}: a torch {str(x.dtype).removeprefix('torch.')} tensor "
+                              f"holds values, not words; pass its raw words "
+                              f"(x.view(torch.int{bits}))")
+        x = torch_dense(x, what).numpy()
     arr = x if isinstance(x, np.ndarray) else np.asarray(x)
     if not arr.dtype.isnative:  # the other byte order: the same words, made native
         arr = arr.astype(arr.dtype.newbyteorder("="))
