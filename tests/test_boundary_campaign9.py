@@ -133,3 +133,21 @@ def test_compare_leaves_an_in_place_target_with_our_words():
     # row 0: 8 * (1, 2) + 5, row 1: 8 * (3, 4) + 5
     assert target.float().tolist() == [[13.0, 21.0], [29.0, 37.0]]
     assert r.ops["addmm_"].max_ulp == 0
+
+
+def test_dot_reads_a_torch_tensor_of_words_and_refuses_one_of_values():
+    one = [0x3F80] * 16  # bf16 1.0: sixteen products of 1 sum to 16.0 = 0x41800000
+    d = tcprobe.dot(torch.full((16,), 0x3F80, dtype=torch.int32), one, 0,
+                    datapath="mma.bf16.f32.k16", gpu="H100")
+    assert int(d) == 0x41800000
+    with pytest.raises(MatmulError, match=re.escape(
+            "a: a torch bfloat16 tensor holds values, not words; pass its raw words "
+            "(x.view(torch.int16))")):
+        tcprobe.dot(torch.full((16,), 1.0, dtype=torch.bfloat16), one, 0,
+                    datapath="mma.bf16.f32.k16", gpu="H100")
+
+
+def test_bias_of_the_other_kind_is_named_in_plain_words():
+    with pytest.raises(MatmulError, match="^bias: dtype does not suit a float product$"):
+        tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), gpu="H100",
+                       bias=np.zeros(8, np.int32))
