@@ -348,4 +348,6 @@ CASES = [
     (DOT, "err", "tcprobe.dot([0x3f80] * 16, [0x3f80] * 16, 0, datapath='mma.bf16.f32.k16', gpu='')"),
     (DOT, "ok", "d = tcprobe.dot(torch.full((16,), 0x3f80, dtype=torch.int32), [0x3f80] * 16, 0, datapath='mma.bf16.f32.k16', gpu='H100'); assert int(d) == 0x41800000"),
     (DOT, "err", "tcprobe.dot(torch.full((16,), 1.0, dtype=torch.bfloat16), [0x3f80] * 16, 0, datapath='mma.bf16.f32.k16', gpu='H100')"),
+    # --- fifth pass: the torch_gemm runner's fit reads the files the runner read
+    (CAP, "ok", "from tcprobe.capture import torch_gemm as tg; Path('tg').mkdir(exist_ok=True); np.save('tg/a.npy', np.ones((4, 16), np.float16)); np.save('tg/b.npy', np.ones((16, 4), np.float16)); np.save('tg/c1.mm.d.npy', np.full((4, 4), 0x41800000, np.uint32)); man = {'gpu': 'H100', 'format': 'f16', 'k': 16, 'cases': [{'name': 'c1', 'a': 'a.npy', 'b': 'b.npy', 'alpha': 1, 'beta': 0}]}; tg.check_manifest(Path('tg'), man); res = [{'case': 'c1', 'op': 'mm', 'd': 'c1.mm.d.npy', 'd_format': 'f32', 'alpha': 1, 'beta': 0, 'c': None, 'c_format': None, 'fit': ['tcprobe', 'fit-gemm', '--a', 'tg/a.npy', '--b', 'tg/b.npy']}]; assert tg._fit(Path('tg'), man, res) == 0, 'a D of sixteen 1 x 1 products (16.0) not explained'"),
 ]

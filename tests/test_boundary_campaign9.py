@@ -17,6 +17,12 @@ from tcprobe.matrix import fit_gemm
 from tcprobe.matrix.operands import MatmulError
 from tcprobe.matrix.schedule import ScheduleError
 
+try:
+    import torch
+except ImportError:  # pragma: no cover - the torch tests skip
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="needs torch")
+
 X = np.zeros((4, 8), np.uint16)
 Z = np.zeros((8, 4), np.uint16)
 D0 = np.zeros((4, 4), np.uint32)
@@ -98,9 +104,9 @@ def test_gemm_split_k_beside_a_schedule_file_of_another_split(tmp_path: Path):
         in r.output
 
 
-torch = pytest.importorskip("torch")
 
 
+@needs_torch
 def test_matmul_reads_a_negative_view_by_value():
     """torch._neg_view: its values are the negation (a sign flip on the host)."""
     rng = np.random.default_rng(9)
@@ -115,6 +121,7 @@ def test_matmul_reads_a_negative_view_by_value():
     assert np.array_equal(d.view(torch.int32).numpy(), e.view(torch.int32).numpy())
 
 
+@needs_torch
 def test_compare_leaves_an_in_place_target_with_our_words():
     """Report(compare=True) around addmm_: the target holds the emulated D,
     the same words as addmm without compare (torch's own run writes a copy).
@@ -135,6 +142,7 @@ def test_compare_leaves_an_in_place_target_with_our_words():
     assert r.ops["addmm_"].max_ulp == 0
 
 
+@needs_torch
 def test_dot_reads_a_torch_tensor_of_words_and_refuses_one_of_values():
     one = [0x3F80] * 16  # bf16 1.0: sixteen products of 1 sum to 16.0 = 0x41800000
     d = tcprobe.dot(torch.full((16,), 0x3F80, dtype=torch.int32), one, 0,
@@ -151,3 +159,26 @@ def test_bias_of_the_other_kind_is_named_in_plain_words():
     with pytest.raises(MatmulError, match="^bias: dtype does not suit a float product$"):
         tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), gpu="H100",
                        bias=np.zeros(8, np.int32))
+
+
+def test_torch_gemm_fit_reads_an_operand_file_by_its_bits(tmp_path: Path, capsys):
+    """The runner hands torch a float16 file's bits; its --fit read the same
+    file's values cast to integers (1.0 -> the word 1) and called a D of
+    sixteen 1 x 1 products (16.0 = 0x41800000) not explained."""
+    import json
+
+    from tcprobe.capture import torch_gemm as tg
+
+    np.save(tmp_path / "a.npy", np.ones((4, 16), np.float16))
+    np.save(tmp_path / "b.npy", np.ones((16, 4), np.float16))
+    np.save(tmp_path / "c1.mm.d.npy", np.full((4, 4), 0x41800000, np.uint32))
+    man = {"gpu": "H100", "format": "f16", "k": 16,
+           "cases": [{"name": "c1", "a": "a.npy", "b": "b.npy", "alpha": 1, "beta": 0}]}
+    tg.check_manifest(tmp_path, man)
+    res = [{"case": "c1", "op": "mm", "d": "c1.mm.d.npy", "d_format": "f32", "alpha": 1,
+            "beta": 0, "c": None, "c_format": None,
+            "fit": ["tcprobe", "fit-gemm", "--a", str(tmp_path / "a.npy"), "--b",
+                    str(tmp_path / "b.npy")]}]
+    assert tg._fit(tmp_path, man, res) == 0
+    fits = json.loads((tmp_path / "fits.json").read_text())
+    assert fits[0]["explained"] is True and fits[0]["mismatches"] == 0

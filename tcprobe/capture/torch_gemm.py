@@ -95,8 +95,16 @@ def check_manifest(folder: Path, manifest) -> dict:
     return manifest
 
 
+def _bits(path) -> np.ndarray:
+    """The words of an operand file, its bits as unsigned integers: what the
+    runner hands torch and what the fit reads (one reading of one file; a
+    float16 file's words, never its values cast)."""
+    words = npyfile.load(Path(path), str(path))
+    return words.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[words.dtype.itemsize])
+
+
 def _tensor(torch, path: Path, fmt: str, device: str):
-    words = npyfile.load(path, str(path))
+    words = _bits(path)
     signed = words.view({1: np.int8, 2: np.int16, 4: np.int32}[words.dtype.itemsize])
     t = torch.from_numpy(np.ascontiguousarray(signed))
     return t.view(getattr(torch, TORCH_DTYPES[fmt])).to(device)
@@ -221,10 +229,10 @@ def _fit(folder: Path, manifest: dict, results: list[dict]) -> int:
             continue
         t0 = time.perf_counter()
         ab = {"tf32": "tf32"}.get(fmt, fmt)
-        a = np.load(r["fit"][3]).astype(np.uint32)
-        b = np.load(r["fit"][5]).astype(np.uint32)
-        c = None if r["c"] is None else np.load(folder / r["c"]).astype(np.uint32)
-        d = np.load(folder / r["d"]).astype(np.uint32)
+        a = _bits(r["fit"][3]).astype(np.uint32)
+        b = _bits(r["fit"][5]).astype(np.uint32)
+        c = None if r["c"] is None else _bits(folder / r["c"]).astype(np.uint32)
+        d = _bits(folder / r["d"]).astype(np.uint32)
         try:
             f = fit_gemm.fit(a, ab, b, ab, c, r["c_format"], d, r["d_format"],
                              gpu=manifest["gpu"], alpha=r["alpha"], beta=r["beta"],
