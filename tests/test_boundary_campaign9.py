@@ -56,6 +56,16 @@ def test_fit_gemm_words_and_jobs_refused(kw, message):
         _fit(**kw)
 
 
+def test_fit_gemm_refuses_a_product_this_machine_cannot_hold_before_reading_it():
+    """As tcprobe.matmul: named, not a MemoryError from a 149 GiB copy of D."""
+    a = np.broadcast_to(np.uint16(0x3F80), (200000, 16))
+    b = np.broadcast_to(np.uint16(0x3F80), (16, 200000))
+    d = np.broadcast_to(np.uint32(0x41800000), (200000, 200000))
+    with pytest.raises(MatmulError, match=r"^A \(200000x16\) @ B \(16x200000\) makes a "
+                                          r"200000x200000 D that takes about 641\.2 GB"):
+        fit_gemm.fit(a, "bf16", b, "bf16", None, None, d, "f32", gpu="H100")
+
+
 def test_fit_gemm_takes_a_list_of_integer_words_as_dot_does():
     """A list of integer words is words (tcprobe.dot's rule), not an AttributeError."""
     f = _fit(a=X.tolist())

@@ -38,6 +38,7 @@ from .axes import BY_NAME
 from .compare import words_differ
 from .mainloop import threads
 from .operands import MatmulError
+from .resolve import check_memory
 from .schedule import Schedule, ScheduleError
 
 FIRST_ROWS = 8  # rows of the cheap first passes
@@ -285,6 +286,8 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
     (the structures that have them join the search). Where no uniform
     schedule explains D, the CUDA-core fma kernels (M or N at most
     FMA_MAX_SIDE) and stream-K's per-tile plans are searched too."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:  # as tcprobe.matmul, before a word is read
+        check_memory(np.shape(a)[0], np.shape(b)[1], np.shape(a)[1])
     a, b, c, d, bias = _word_arrays(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, bias, bias_fmt)
     threads(jobs)  # jobs=0 refused here, as tcprobe.matmul refuses it
     m, k = a.shape
