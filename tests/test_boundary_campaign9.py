@@ -192,3 +192,70 @@ def test_torch_gemm_fit_reads_an_operand_file_by_its_bits(tmp_path: Path, capsys
     assert tg._fit(tmp_path, man, res) == 0
     fits = json.loads((tmp_path / "fits.json").read_text())
     assert fits[0]["explained"] is True and fits[0]["mismatches"] == 0
+
+
+# ---------------------------------------------------------------------------
+# Left open by the campaign, now one rule: K = 0 is BLAS's empty sum on every
+# surface (resolve.fill_empty_k: +0 accumulators, D from the epilogue alone);
+# a 0-d tensor is a number as a 0-d array is; a pathlib.Path names a schedule
+# file as its text does.
+
+def test_an_empty_k_is_the_epilogue_of_zero_on_every_surface(tmp_path):
+    import ml_dtypes
+    import numpy as np
+    from cli_helpers import invoke
+
+    import tcprobe
+
+    a, b = np.ones((4, 0), ml_dtypes.bfloat16), np.ones((0, 3), ml_dtypes.bfloat16)
+    d = tcprobe.matmul(a, b, gpu="H100", progress=False)
+    assert d.shape == (4, 3) and (d.view(np.uint32) == 0).all()  # +0, not -0
+    c = np.full((4, 3), 2.5, np.float32)
+    d = tcprobe.matmul(a, b, c, gpu="H100", alpha=-1.0, beta=2.0, progress=False)
+    assert (d.view(np.uint32) == 0x40A00000).all()  # fma(-1, +0, 2 * 2.5) = 5.0
+    d = tcprobe.matmul(np.ones((4, 0), np.int8), np.ones((0, 3), np.int8), gpu="H100",
+                       progress=False)
+    assert d.dtype == np.int32 and (d == 0).all()
+    np.save(tmp_path / "a.npy", np.ones((4, 0), np.float16))
+    np.save(tmp_path / "b.npy", np.ones((0, 3), np.float16))
+    r = invoke("gemm", "--a", tmp_path / "a.npy", "--b", tmp_path / "b.npy", "--gpu", "H100",
+               "--out", tmp_path / "d.npy")
+    assert r.exit_code == 0, r.output
+    assert "4x3x0" in r.output
+    assert (np.load(tmp_path / "d.npy").view(np.uint32) == 0).all()
+
+
+def test_a_zero_d_tensor_is_a_number_as_a_zero_d_array_is():
+    import ml_dtypes
+    import numpy as np
+    import pytest
+    import torch
+
+    import tcprobe
+    from tcprobe.matrix.operands import MatmulError
+
+    a, b = np.ones((16, 32), ml_dtypes.bfloat16), np.ones((32, 16), ml_dtypes.bfloat16)
+    c = np.ones((16, 16), np.float32)
+    for alpha in (torch.tensor(2.0), np.array(2.0), np.float32(2.0)):
+        d = tcprobe.matmul(a, b, c, gpu="H100", alpha=alpha, progress=False)
+        assert (d.view(np.uint32) == 0x42820000).all()  # 2 * 32 + 1 = 65.0
+    with pytest.raises(MatmulError, match=r"^alpha must be a number, not tensor\(\[2\.\]\)$"):
+        tcprobe.matmul(a, b, c, gpu="H100", alpha=torch.tensor([2.0]), progress=False)
+
+
+def test_a_schedule_file_given_as_a_path(tmp_path):
+    import json
+
+    import ml_dtypes
+    import numpy as np
+
+    import tcprobe
+    from tcprobe.matrix.schedule import from_value
+
+    (tmp_path / "s.json").write_text(json.dumps({"split_k": 3, "reduction": "tree"}))
+    s = from_value(tmp_path / "s.json")
+    assert (s.split_k, s.reduction) == (3, "tree")
+    a, b = np.ones((8, 96), ml_dtypes.bfloat16), np.ones((96, 8), ml_dtypes.bfloat16)
+    d1 = tcprobe.matmul(a, b, gpu="H100", schedule=tmp_path / "s.json", progress=False)
+    d2 = tcprobe.matmul(a, b, gpu="H100", schedule=str(tmp_path / "s.json"), progress=False)
+    assert (d1.view(np.uint32) == 0x42C00000).all() and np.array_equal(d1, d2)  # 96.0

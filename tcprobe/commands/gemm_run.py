@@ -26,7 +26,7 @@ from tcprobe.matrix.operands import (
     read,
     result_array,
 )
-from tcprobe.matrix.resolve import check_out_type, check_shapes, problem
+from tcprobe.matrix.resolve import check_out_type, check_shapes, fill_empty_k, problem
 from tcprobe.matrix.schedule import from_value, with_split_k
 from tcprobe.models.formats import FormatError, describe, get_format
 from tcprobe.outfiles import atomic_file, check_out_file, refuse_same_files
@@ -128,6 +128,9 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
             raise MatmulError("--a: give --a and --b (.npy files), or --random MxNxK")
         a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
         b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    k_given = int(a.words.shape[1])  # the report's K (0 stays 0)
+    if sa_path is None and sb_path is None:
+        a, b = fill_empty_k(a, b)  # K = 0: tcprobe.matmul's empty sum, one rule
     m, n = check_shapes(a.words.shape, b.words.shape)
     if split_k != 1 and split_k < 1:
         raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
@@ -176,7 +179,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
             compare_gpu, schedule if compare_schedule is None else compare_schedule,
             "--schedule" if compare_schedule is None else "--compare-schedule")
         runs.append((compare_gpu, compare_instr, other, compare_model, other_origin))
-    report = {"m": m, "n": n, "k": int(a.words.shape[1]), "products": []}
+    report = {"m": m, "n": n, "k": k_given, "products": []}
     words = []
     for g, ins, sch, mdl_name, origin in runs:
         if sch.instr is not None and ins is not None and ins != sch.instr:

@@ -26,7 +26,7 @@ from .operands import (
     result_array,
     result_device,
 )
-from .resolve import check_shapes, problem
+from .resolve import check_shapes, fill_empty_k, problem
 from .schedule import from_value, with_split_k
 
 Progress = pipeline.Progress
@@ -106,6 +106,8 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     instr = agreed_instr(instr, sched)
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
+    if scale_a is None and scale_b is None:
+        a, b = fill_empty_k(a, b)  # K = 0: +0 accumulators, D from the epilogue alone
     m, n = check_shapes(a.words.shape, b.words.shape)
     c = None if C is None else read(C, "C", C_FORMATS)
     beta = epilogue.beta_given(beta, c is not None, get_format(a.fmt).kind.name == "INT")

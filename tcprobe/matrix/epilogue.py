@@ -55,8 +55,18 @@ _P = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_roundi
                   zero_sign="ieee", overflow="ieee")
 
 
+def _scalar(x):
+    """A 0-d array or tensor (numpy's, torch's) as the number it holds; any
+    other value as it is."""
+    if getattr(x, "shape", None) == () and callable(getattr(x, "item", None)):
+        return x.item()
+    return x
+
+
 def f32_word(x, what: str) -> int:
-    """A Python number at the API edge as its f32 word (RNE)."""
+    """A Python number at the API edge as its f32 word (RNE); a 0-d array or
+    tensor as the number it holds."""
+    x = _scalar(x)
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
         raise MatmulError(f"{what} must be a number, not {x!r}")
     try:
@@ -80,6 +90,7 @@ S32_MIN, S32_MAX = -(2 ** 31), 2 ** 31 - 1
 def s32_scalar(x, what: str) -> int:
     """An integer alpha or beta as the s32 value the integer epilogue holds;
     one outside s32 is refused (never wrapped silently)."""
+    x = _scalar(x)
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
         raise MatmulError(f"{what} must be an integer for an integer product, not {x!r}")
     if not S32_MIN <= int(x) <= S32_MAX:

@@ -27,10 +27,22 @@ def check_shapes(a_shape, b_shape) -> tuple[int, int]:
     (m, k), (k_b, n) = a_shape, b_shape
     if k != k_b:
         raise MatmulError(f"B has {k_b} rows but A has {k} columns (A is {m}x{k}, B {k_b}x{n})")
-    if k == 0:
-        raise MatmulError("A has no columns: K must be at least 1")
+    if k == 0:  # fill_empty_k makes an empty sum one +0 product where it can be
+        raise MatmulError("A has no columns: K must be at least 1 (with block scales)")
     check_memory(m, n, k)
     return m, n
+
+
+def fill_empty_k(a: Operand, b: Operand) -> tuple[Operand, Operand]:
+    """A (M, 0) @ B (0, N), an empty sum, as BLAS has it: one product of +0
+    words (K = 1), so the accumulator stays +0 and D is the epilogue's
+    alpha*(+0) + beta*C (+ bias) in D's type. The one rule for tcprobe.matmul,
+    emulate and gemm (unmeasured on silicon: the words the epilogue gives)."""
+    if a.words.ndim == 2 and b.words.ndim == 2 and a.words.shape[1] == 0 == b.words.shape[0]:
+        m, n = a.words.shape[0], b.words.shape[1]
+        return (a._replace(words=np.zeros((m, 1), a.words.dtype)),
+                b._replace(words=np.zeros((1, n), b.words.dtype)))
+    return a, b
 
 
 def bytes_needed(m: int, n: int, k: int) -> int:

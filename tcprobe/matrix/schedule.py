@@ -22,6 +22,7 @@ split's epilogue.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 
@@ -234,6 +235,9 @@ def from_value(value, _seen: tuple = ()) -> Schedule:
         return PRESETS[DEFAULT].schedule
     if isinstance(value, Schedule):
         return value
+    if isinstance(value, os.PathLike):  # a pathlib.Path of a JSON file: as its text
+        value = os.fspath(value)
+        value = value.decode(errors="surrogateescape") if isinstance(value, bytes) else value
     if isinstance(value, str):
         if value in PRESETS:
             return PRESETS[value].schedule
