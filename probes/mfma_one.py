@@ -236,7 +236,10 @@ def lift_rows(bt, plan, f2: int) -> list:
     sub, na = exp_range(plan.fa)[0], exp_range(plan.fa)[1]
     g = na - sub
     rows = []
-    for en in (plan.h - na, 0, min(plan.h - na, 30)):
+    # B = 2**en as large as B holds: C = 2**(e - k) stays normal deepest (a subnormal C
+    # is floored away by F2's floor below D's smallest normal exponent)
+    for en in dict.fromkeys((plan.h - na, 0, min(plan.h - na, 30),
+                             min(plan.h - na, exp_range(plan.fb)[2]))):
         n = pow2(plan.fb, en)
         a = pow2(plan.fa, sub)
         if n is None or a is None:

@@ -205,6 +205,11 @@ def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):
     # held-out word differed, then refused; the tie product (1 + 2^-12)^2 reads it
     ("mfma.f32.f32.k2", {"design": "truncated", "block": 1, "window": 54, "window2": 55}, "recovered",
      {}),
+    # F2 = 2 floors a lifted product (smallest subnormal A) away and leaves C = 2^(e - k)
+    # alone: with B = 2^30 C went subnormal past k = 30 and F was named open over
+    # 32..64 (validation failed); B = 2^127 keeps C normal down to k = 127
+    ("mfma.f32.f32.k2", {"design": "truncated", "block": 1, "window": 49, "window2": 2}, "recovered",
+     {}),
     # narrow products past 47 bits: no probe here tells F apart, so F is open
     ("mfma.f16.f32.k4", {"design": "truncated", "block": 1, "window": 50, "window2": 55}, "open",
      {"window": (47, 64), "window2": (46, 64)}),
