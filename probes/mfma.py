@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.models.amd import BLOCK_MAX, WINDOW_MAX, MfmaModel, MfmaParams
+from tcprobe.models.amd import MfmaModel, MfmaParams, exact_bound
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
@@ -53,7 +53,6 @@ STEP = StepInfo(
     title="AMD v_mfma: the design (FMA chain, exact blocks, pair tree, truncated blocks)"
 )
 
-KMAX = 64  # the deepest bit below the largest product the probes reach
 RANDOM = 160
 
 
@@ -148,9 +147,9 @@ def run(ctx) -> Finding:
             words = np.concatenate([words, w3])
             tail = _depth(tail_rows, w3, lambda w: w & ~sign != 0) if tail_rows else f2 + 2
             fs, deep_open = one.deep(single[0], single[2], tail, tail_rows or {f2 + 2: None},
-                                     f2, reads["drop"])
+                                     f2, reads["drop"], plan.reach)
             if wide:  # every F from F2 + 1 a candidate, the lift rows the evidence
-                fs = tuple(sorted(set(single[0]) | set(range(f2, WINDOW_MAX + 1))))
+                fs = tuple(sorted(set(single[0]) | set(range(f2, plan.reach + 1))))
             single = (fs, single[1] if single[1] is not None else f2, deep_open)
             values["one_product_tail_kept"] = tail
         values["window_kept_c_tie"] = window_t
@@ -162,19 +161,20 @@ def run(ctx) -> Finding:
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
+    ctx.mfma_words = (cases, seen)  # the step's cases and words (a judge proves open ranges on them)
     # F2 = 23 (F <= 24) drops the tie 24 bits below C that the join's first probe
     # breaks: a first depth read (24) leaves F2 = 23 or 24 to the fit
     f2_23 = join2 == plan.fd.frac_bits + 1 and (window or 0) <= 24
     joins = (join2,)
     if join2 is not None and "window2" in opened:  # read to its reach: a sum of more
         lo = max(join2, join1 or 0)  # bits (one f32 product, a tie against -2^E) may go deeper
-        joins = tuple(range(lo, min(lo + 3, WINDOW_MAX + 1))) if lo <= WINDOW_MAX else (join2,)
+        joins = tuple(range(lo, min(lo + 3, plan.reach + 1))) if lo <= plan.reach else (join2,)
     cands = _candidates(dp, blocks, windows or (window,),
                         joins + ((join2 - 1,) if f2_23 else ()), single)
-    verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
+    verdicts = _verdicts(ctx, cands, cases, seen)
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
-    fits = _open_window(cands, fits, opened)
+    fits = _open_window(cands, fits, opened, plan.reach)
     same = {(cands[f].design, cands[f].block, cands[f].window) for f in fits}
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
@@ -194,13 +194,14 @@ def run(ctx) -> Finding:
     values["design"] = params.design
     text = _describe(params, window, join2)
     if blocks == dp.k and "block" in values["params"] and params.design != "ftz":  # P: 2 or 4
-        opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
+        opened["block"] = ((dp.k, None), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
     # a range opens at the value the model takes (F2 + 1 < F is a design too)
     opened = {k: ((max(lo, values["params"][k]), hi), why)
               for k, ((lo, hi), why) in opened.items()
               if k in values["params"] and values["params"][k] >= lo}  # below lo: read exactly
-    opened = {k: v for k, v in opened.items() if v[0][0] < v[0][1]}
+    # hi None: every value from lo on (past models/amd.exact_bound nothing changes)
+    opened = {k: v for k, v in opened.items() if v[0][1] is None or v[0][0] < v[0][1]}
     if opened:  # a key the probes read to the end of their reach: every value beyond agrees
         values["undetermined"] = {k: why for k, (_, why) in opened.items()}
         values["open"] = {k: rng for k, (rng, _) in opened.items()}
@@ -232,6 +233,8 @@ class _Plan:
         _, nd, xd = exp_range(self.fd)
         fd = self.fd.frac_bits
         self.k = dp.k
+        # the deepest bit a probe reads: past it every F, F2 gives the same words
+        self.reach = exact_bound(dp)
         self.narrow = None  # F below 24: the bits C alone kept (mfma_narrow)
         self.join_extra = 0  # the many-product join probe's m (F2 read past F + fd + 1)
         self.p_lo, self.p_hi = sa + sb, xa + xb
@@ -242,10 +245,10 @@ class _Plan:
         self.p_groups = product(self.fa, self.fb, self.t, 0, (3, 1), (1, 0))
         # window: C = -2**h, products 2**h and 2**(h - k)
         self.h = min(self.p_hi - 1, xd - 2)
-        self.k_window = max(0, min(KMAX, self.h - max(self.p_lo, nd + 2)))
+        self.k_window = max(0, min(self.reach, self.h - max(self.p_lo, nd + 2)))
         # join: C = 2**E, a half-ulp product and 2**(E - k)
         self.e_join = min(self.p_hi + fd + 1, xd - 1)
-        self.k_join = (fd + 1, max(fd + 1, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
+        self.k_join = (fd + 1, max(fd + 1, min(fd + 1 + self.reach, self.e_join - self.p_lo)))
         self.c_join = pow2(self.fd, self.e_join)
         self.c_join_up = word(self.fd, 0, (1 << fd) + 1, self.e_join - fd)
 
@@ -307,7 +310,7 @@ def _c_window_rows(bt, plan, groups) -> dict:
         return {}
     i, j = pair
     out = {}
-    for k in range(1, WINDOW_MAX + 2):
+    for k in range(1, plan.reach + 2):
         c, c_neg = pow2(plan.fd, plan.h - k), pow2(plan.fd, plan.h - k, 1)
         if c is not None:
             out[k] = (bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = 2^{plan.h - k}",
@@ -324,13 +327,13 @@ def _reach(plan, w_rows, window, j_rows, join) -> dict:
     so no bit deeper than F + fd + 1 reaches the join through it."""
     out = {}
     if window is not None and w_rows and window >= max(w_rows):
-        out["window"] = ((window, WINDOW_MAX), f"every probe down to 2^-{window} below the "
+        out["window"] = ((window, None), f"every probe down to 2^-{window} below the "
                          "largest product was kept; no deeper bit reaches the sum here")
     if join is not None and j_rows:
         reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1
                                                        + plan.join_extra)
         if join >= reach:
-            out["window2"] = ((join, WINDOW_MAX), f"the tie was broken by every product down to "
+            out["window2"] = ((join, None), f"the tie was broken by every product down to "
                               f"2^-{join} below C, the deepest a block truncated to F bits "
                               "carries to the join here; any larger F2 gives the same words")
     return out
@@ -357,7 +360,7 @@ def _join_rows(bt, plan, groups) -> dict:
     out["many"], out["many_m"] = {}, m
     if g and part and plan.c_join is not None:
         lanes = {x: part[:2] for x in g[:1 << m]}
-        for k in range(fd + 1 + m, fd + 2 + m + KMAX):
+        for k in range(fd + 1 + m, fd + 2 + m + plan.reach):
             tiny = product(plan.fa, plan.fb, plan.e_join - k)
             if tiny:
                 out["many"][k] = bt.add(f"C = 2^{plan.e_join}, {1 << m} products making a tie "
@@ -489,20 +492,64 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     return out
 
 
-def _open_window(cands, fits, opened) -> list:
-    """One-product blocks whose every F from some value to WINDOW_MAX fits (the
+def _open_window(cands, fits, opened, reach) -> list:
+    """One-product blocks whose every F from some value to ``reach`` fits (the
     deepest tail reached, C's floor not shown): the lowest, F named open."""
     fs = sorted({cands[f].window for f in fits})
     pairs = {(cands[f].design, cands[f].window2, cands[f].window) for f in fits}
     kinds = {p[:2] for p in pairs}
-    if len(fs) < 2 or fs != list(range(fs[0], WINDOW_MAX + 1)) or \
+    if len(fs) < 2 or fs != list(range(fs[0], reach + 1)) or \
             pairs != {(*k, w) for k in kinds for w in fs} or cands[fits[0]].block != 1:
         return fits
-    opened["window"] = ((fs[0], WINDOW_MAX), (
+    opened["window"] = ((fs[0], None), (
         f"one product a block: every F from {fs[0]} gives the step's words (no product's "
         "tail reaches deeper below F2's floor, and C's floor to F bits, lifted by a "
         "subnormal factor, shows no deeper)"))
     return [f for f in fits if cands[f].window == fs[0]]
+
+
+def _verdicts(ctx, cands: dict, cases: Cases, words, many: int = 12) -> dict:
+    """{name: :func:`_fits`} of every candidate. Where more than ``many`` differ
+    in F alone (one-product blocks: every F to the reach), only the rows where the
+    lowest and highest F differ tell them apart: each is tried on those, and of the
+    F range left the ends and middle on every row (each value between taken as theirs)."""
+    groups: dict = {}
+    for name, p in cands.items():
+        groups.setdefault((p.design, p.block, p.window2), []).append(name)
+    out = {}
+    for names in groups.values():
+        names = sorted(names, key=lambda n: cands[n].window)
+        if len(names) <= many:
+            out.update({n: _fits(ctx, cands[n], cases, words) for n in names})
+            continue
+        ends = [MfmaModel("ladder", ctx.dp, "mfma step", cands[n]).evaluate(cases)
+                for n in (names[0], names[-1])]
+        rows = np.flatnonzero(ends[0] != ends[1])
+        sub, sub_words = cases.take(rows), np.asarray(words)[rows]
+        left = [n for n in names if _fits_soon(ctx, cands[n], sub, sub_words)]
+        out.update({n: None for n in names if n not in left})
+        ws = [cands[n].window for n in left]
+        if not left or ws != list(range(ws[0], ws[-1] + 1)):
+            out.update({n: _fits(ctx, cands[n], cases, words) for n in left})
+            continue
+        probe = sorted({0, 1, len(left) // 2, len(left) - 2, len(left) - 1} & set(range(len(left))))
+        got = {_fits(ctx, cands[left[i]], cases, words) for i in probe}
+        if len(got) == 1:
+            out.update({n: next(iter(got)) for n in left})
+        else:
+            out.update({n: _fits(ctx, cands[n], cases, words) for n in left})
+    return out
+
+
+def _fits_soon(ctx, params: MfmaParams, cases: Cases, words) -> bool:
+    """Whether :func:`_fits` is not None, tried on growing slices (most misfits show early)."""
+    lo, n = 0, 16
+    while lo < len(cases):
+        idx = np.arange(lo, min(lo + n, len(cases)))
+        if _fits(ctx, params, cases.take(idx), np.asarray(words)[idx]) is None:
+            return False
+        lo, n = lo + n, n * 4
+    return True
 
 
 def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:

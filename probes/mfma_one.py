@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from tcprobe.models.amd import WINDOW_MAX, WINDOW_MIN
+from tcprobe.models.amd import WINDOW_MIN
 from tcprobe.models.words import exp_range, pow2, product, word
 
 TIE_SIG = (1 << 23) | (1 << 11)  # (1 + 2**-12) in 23 fraction bits
@@ -50,7 +50,7 @@ def c_tie_rows(bt, plan) -> dict:
 
 def tie_product_rows(bt, plan) -> dict:
     """{k: (row, the word rounded up)}: the tie product 2**h (1 + 2**-11 + 2**-24)
-    beside C = +2**(h - k), k from 25 to WINDOW_MAX + 2 (empty unless both
+    beside C = +2**(h - k), k from 25 to the plan's reach + 2 (empty unless both
     inputs carry 23 fraction bits and D is f32)."""
     fa, fb, fd = plan.fa.frac_bits, plan.fb.frac_bits, plan.fd.frac_bits
     if (fa, fb, fd) != (23, 23, 23):
@@ -59,7 +59,7 @@ def tie_product_rows(bt, plan) -> dict:
     p = product(plan.fa, plan.fb, h, 0, (TIE_SIG, TIE_SIG), (23, 23))
     up = word(plan.fd, 0, (1 << 23) | (1 << 12) | 1, h - 23)
     out = {}
-    for k in range(fd + 2, WINDOW_MAX + 3):
+    for k in range(fd + 2, plan.reach + 3):
         c = pow2(plan.fd, h - k)
         if p and up is not None and c is not None:
             out[k] = (bt.add(f"a tie product 2^{h} (1 + 2^-11 + 2^-24), C = 2^{h - k}",
@@ -68,9 +68,9 @@ def tie_product_rows(bt, plan) -> dict:
 
 
 def nan_c_rows(bt, plan, nan_c) -> dict:
-    """{e: row}: a NaN C beside one product 2**e, e from 0 to WINDOW_MAX + 1."""
+    """{e: row}: a NaN C beside one product 2**e, e from 0 to the reach + 1."""
     out = {}
-    for e in range(0, WINDOW_MAX + 2):
+    for e in range(0, plan.reach + 2):
         p = product(plan.fa, plan.fb, e)
         if p and nan_c is not None and p[2] == e:
             out[e] = bt.add(f"NaN C beside one product 2^{e}", {0: p[:2]}, nan_c)
@@ -103,7 +103,7 @@ def single(plan, reads: dict, rows: dict) -> tuple:
         window_t = plan.narrow
     if plan.narrow is not None and join1 is None and reads.get("windows"):
         # F below 24 cuts one product's tail: the coarse join read F2 >= 23 only
-        return reads["windows"], (23, 24, 25), {"window2": ((25, WINDOW_MAX), (
+        return reads["windows"], (23, 24, 25), {"window2": ((25, None), (
             "one product a block under F below 24 carries at most two bits: no tie it "
             "makes with C reaches deeper than 25 bits; any F2 from 25 gives the probes' "
             "words here"))}
@@ -129,16 +129,16 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     else:
         lo = max(window_t, tie or 0)
         fs = (lo,)
-        opened["window"] = ((lo, WINDOW_MAX),
+        opened["window"] = ((lo, None),
                             f"one product a block: C's floor to F bits shows through a tie "
                             f"down to 2^-{lo} below the product only; every F from {lo} "
                             "gives the probes' words here")
     if f2_open:
-        opened["window2"] = ((f2, WINDOW_MAX),
+        opened["window2"] = ((f2, None),
                              f"one product's tail was kept down to 2^-{join1} below C, the "
                              "deepest bit its significands make here; any larger F2 gives "
                              "the same words")
-    return tuple(f for f in fs if WINDOW_MIN <= f <= WINDOW_MAX), f2, opened
+    return tuple(f for f in fs if WINDOW_MIN <= f <= plan.reach), f2, opened
 
 
 def _sigs(frac: int) -> np.ndarray:
@@ -206,7 +206,7 @@ def tail_rows(bt, plan, f2: int) -> dict:
     return out
 
 
-def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop) -> tuple:
+def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop, reach: int) -> tuple:
     """(F values, opened) once one product's tail read F past F2 + 1 (``tail``:
     the deepest k kept): F from ``tail`` to the next row's k - 1, or past the
     deepest row, where no product of these formats carries a bit deeper below
@@ -223,7 +223,7 @@ def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop) -
     # past the deepest tail only C's floor to F bits below the product's raw exponent
     # tells F apart (a subnormal factor lifts that exponent over the value): every F
     # from the tail is a candidate, and the rows of lift_rows are the fit's evidence
-    return tuple(range(tail, WINDOW_MAX + 1)), opened
+    return tuple(range(tail, reach + 1)), opened
 
 
 def lift_rows(bt, plan, f2: int) -> list:
@@ -231,7 +231,7 @@ def lift_rows(bt, plan, f2: int) -> list:
     exponent g bits over its value) and a power of two, C = 2**(e - k) beside it
     (g > F2 + 1: the product floors to zero, C floored to F bits shows alone) or
     C = -(the product - 2**(e - k)) (the sum cancels down to C's last bit), k to
-    WINDOW_MAX + 2: C's floor below e, which no normal product reaches; and
+    the reach + 2: C's floor below e, which no normal product reaches; and
     C = -2**(h - k) beside 2**h (grouped drops it past F + 1, truncated floors it)."""
     sub, na = exp_range(plan.fa)[0], exp_range(plan.fa)[1]
     g = na - sub
@@ -245,14 +245,14 @@ def lift_rows(bt, plan, f2: int) -> list:
         if n is None or a is None:
             continue
         e = na + en
-        for k in range(1, WINDOW_MAX + 3):
+        for k in range(1, plan.reach + 3):
             c = pow2(plan.fd, e - k) if g > f2 + 1 else \
                 word(plan.fd, 1, (1 << (k - g)) - 1, e - k) if g < k <= g + plan.fd.frac_bits + 1 \
                 else None
             if c is not None:
                 rows.append(bt.add(f"smallest subnormal A x 2^{en}, C at 2^{e - k}", {0: (a, n)}, c))
     big = product(plan.fa, plan.fb, plan.h)
-    for k in range(1, WINDOW_MAX + 3):  # grouped drops a C more than F + 1 binades below
+    for k in range(1, plan.reach + 3):  # grouped drops a C more than F + 1 binades below
         c = pow2(plan.fd, plan.h - k, 1)
         if big and c is not None:
             rows.append(bt.add(f"2^{plan.h} alone, C = -2^{plan.h - k}", {0: big[:2]}, c))

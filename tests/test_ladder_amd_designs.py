@@ -127,16 +127,81 @@ def test_a_design_the_engine_cannot_compute_is_refused(dp_id, params, needle):
 
 
 @pytest.mark.parametrize("params,needle", [
-    (("truncated", 8, 65, 64), "window: F from 0 to 64"),
-    (("truncated", 8, 12, 65), "window2: F2 from 0 to 64"),
+    (("truncated", 8, -1, 64), "window: design truncated needs an integer of at least 0"),
+    (("truncated", 8, 12, -3), "window2: design truncated needs an integer of at least 0"),
     (("grouped", 8, 0, -1), "at least 0"),
-    (("exact", 65), "at most 64"),
+    (("exact", 0), "block: design exact needs an integer of at least 1"),
+    (("truncated", 8, 24.0, 31), "not 24.0"),
+    (("ftz", 8), "ftz sums pairs"),
 ])
 def test_a_design_outside_a_profiles_ranges_is_refused(params, needle):
     from tcprobe.models.amd import check_ranges
 
     with pytest.raises(ModelError, match=needle):
         check_ranges(MfmaParams(*params))
+
+
+@pytest.mark.parametrize("params", [("exact", 65), ("truncated", 8, 65, 64),
+                                    ("grouped", 1000, 10 ** 6, 2 ** 62), ("truncated", 1, 700, 0)])
+def test_a_profile_takes_keys_past_64(params):
+    from tcprobe.models.amd import check_ranges
+
+    check_ranges(MfmaParams(*params))
+
+
+def _unclamped(dp, p, cases):
+    """The design's words with L, F, F2 taken literally (no models/amd.effective)."""
+    from tcprobe.models import amd
+    from tcprobe.models.formats import get_format
+
+    fa, fb, fc = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c))
+    run = {"truncated": amd._truncated, "grouped": amd._grouped}[p.design]
+    return np.array([run(a, b, c, p) for a, b, c in zip(amd._vals(fa, cases.a), amd._vals(fb, cases.b),
+                                                         amd._vals(fc, cases.c), strict=True)])
+
+
+@pytest.mark.parametrize("dp_id,bound", [("mfma.f32.f32.k4", 558), ("mfma.f16.f32.k16", 283),
+                                         ("mfma.fp8.e5m2fnuzxe4m3fnuz.f32.k32", 284)])
+def test_past_the_exact_bound_every_f_gives_the_same_words(dp_id, bound):
+    """F or F2 at exact_bound and far past it (taken literally, on exact integers)
+    give the same words on random and special-heavy cases, and L past K those of
+    L = K: what lets a profile take any value and the engine compute at the bound.
+    The bound itself: f32 products reach 2^256 and 2^-298, f16's 2^32 and 2^-48
+    beside C's 2^128 and 2^-149, plus 3 bits for K = 4 (5 for 16, 6 for 32)."""
+    from amd_designs import held_out
+
+    from tcprobe.models.amd import exact_bound
+
+    dp = Datapath.parse(dp_id)
+    assert exact_bound(dp) == bound
+    cases = held_out(dp, 150, seed=7)
+    for design in ("truncated", "grouped"):
+        for f, f2 in ((bound, 3), (5, bound), (bound, bound), (bound - 1, 40)):
+            base = _unclamped(dp, MfmaParams(design, 2, f, f2), cases)
+            for far in (1, 97, 3 * bound):
+                f_far = f + far if f >= bound else f
+                f2_far = f2 + far if f2 >= bound else f2
+                if (f_far, f2_far) == (f, f2):
+                    continue
+                assert np.array_equal(_unclamped(dp, MfmaParams(design, 2, f_far, f2_far), cases),
+                                      base), (design, f, f2, far)
+        whole = _unclamped(dp, MfmaParams(design, dp.k, 30, 31), cases)
+        for big in (dp.k + 1, 1000):
+            assert np.array_equal(_unclamped(dp, MfmaParams(design, big, 30, 31), cases), whole)
+
+
+def test_the_engine_computes_huge_keys_at_the_bound():
+    """F = F2 = 2^62 and L = 10^9 run (at the bound: one block, exact sums): products
+    1 and 2^-12 * 2^-12 = 2^-24 (a tie of f32's 1 + 2^-23) and C = 2^-100 sum exactly,
+    so the tie breaks upward; F = 24 floors C away and the tie rounds to even."""
+    dp = Datapath.parse("mfma.f16.f32.k4")
+    one, small = 0x3C00, 0x0C00  # 1 and 2^-12
+    cases = Cases(np.array([[one, small, 0, 0]], np.uint32), np.array([[one, small, 0, 0]], np.uint32),
+                  np.array([0x0D800000], np.uint32))  # C = 2^-100
+    got = MfmaModel("t", dp, "", MfmaParams("truncated", 10 ** 9, 2 ** 62, 2 ** 62)).evaluate(cases)
+    assert int(got[0]) == 0x3F800001
+    got = MfmaModel("t", dp, "", MfmaParams("truncated", 10 ** 9, 24, 2 ** 62)).evaluate(cases)
+    assert int(got[0]) == 0x3F800000
 
 
 def test_the_engine_joins_below_f_as_mmasims_doubles_do():
