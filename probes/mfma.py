@@ -171,7 +171,8 @@ def run(ctx) -> Finding:
         joins = tuple(range(lo, min(lo + 3, plan.reach + 1))) if lo <= plan.reach else (join2,)
     cands = _candidates(dp, blocks, windows or (window,),
                         joins + ((join2 - 1,) if f2_23 else ()), single)
-    verdicts = _verdicts(ctx, cands, cases, seen)
+    verdicts = one.verdicts(cands, cases, seen, lambda p, c, w: _fits(ctx, p, c, w),
+                            lambda p, c: MfmaModel("ladder", ctx.dp, "mfma step", p).evaluate(c))
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
     fits = _open_window(cands, fits, opened, plan.reach)
@@ -506,50 +507,6 @@ def _open_window(cands, fits, opened, reach) -> list:
         "tail reaches deeper below F2's floor, and C's floor to F bits, lifted by a "
         "subnormal factor, shows no deeper)"))
     return [f for f in fits if cands[f].window == fs[0]]
-
-
-def _verdicts(ctx, cands: dict, cases: Cases, words, many: int = 12) -> dict:
-    """{name: :func:`_fits`} of every candidate. Where more than ``many`` differ
-    in F alone (one-product blocks: every F to the reach), only the rows where the
-    lowest and highest F differ tell them apart: each is tried on those, and of the
-    F range left the ends and middle on every row (each value between taken as theirs)."""
-    groups: dict = {}
-    for name, p in cands.items():
-        groups.setdefault((p.design, p.block, p.window2), []).append(name)
-    out = {}
-    for names in groups.values():
-        names = sorted(names, key=lambda n: cands[n].window)
-        if len(names) <= many:
-            out.update({n: _fits(ctx, cands[n], cases, words) for n in names})
-            continue
-        ends = [MfmaModel("ladder", ctx.dp, "mfma step", cands[n]).evaluate(cases)
-                for n in (names[0], names[-1])]
-        rows = np.flatnonzero(ends[0] != ends[1])
-        sub, sub_words = cases.take(rows), np.asarray(words)[rows]
-        left = [n for n in names if _fits_soon(ctx, cands[n], sub, sub_words)]
-        out.update({n: None for n in names if n not in left})
-        ws = [cands[n].window for n in left]
-        if not left or ws != list(range(ws[0], ws[-1] + 1)):
-            out.update({n: _fits(ctx, cands[n], cases, words) for n in left})
-            continue
-        probe = sorted({0, 1, len(left) // 2, len(left) - 2, len(left) - 1} & set(range(len(left))))
-        got = {_fits(ctx, cands[left[i]], cases, words) for i in probe}
-        if len(got) == 1:
-            out.update({n: next(iter(got)) for n in left})
-        else:
-            out.update({n: _fits(ctx, cands[n], cases, words) for n in left})
-    return out
-
-
-def _fits_soon(ctx, params: MfmaParams, cases: Cases, words) -> bool:
-    """Whether :func:`_fits` is not None, tried on growing slices (most misfits show early)."""
-    lo, n = 0, 16
-    while lo < len(cases):
-        idx = np.arange(lo, min(lo + n, len(cases)))
-        if _fits(ctx, params, cases.take(idx), np.asarray(words)[idx]) is None:
-            return False
-        lo, n = lo + n, n * 4
-    return True
 
 
 def _fits(ctx, params: MfmaParams, cases: Cases, words) -> int | None:

@@ -257,3 +257,47 @@ def lift_rows(bt, plan, f2: int) -> list:
         if big and c is not None:
             rows.append(bt.add(f"2^{plan.h} alone, C = -2^{plan.h - k}", {0: big[:2]}, c))
     return rows
+
+
+def verdicts(cands: dict, cases, words, fits, evaluate, many: int = 12) -> dict:
+    """{name: ``fits(params, cases, words)``} of every candidate (mfma._fits). Where
+    more than ``many`` differ in F alone (one-product blocks: every F to the reach),
+    only the rows where the lowest and highest F differ tell them apart: each is
+    tried on those, and of the F range left the ends and middle on every row (each
+    value between taken as theirs; the judge, tests/amd_designs.py, tries them all)."""
+    groups: dict = {}
+    for name, p in cands.items():
+        groups.setdefault((p.design, p.block, p.window2), []).append(name)
+    out = {}
+    for names in groups.values():
+        names = sorted(names, key=lambda n: cands[n].window)
+        if len(names) <= many:
+            out.update({n: fits(cands[n], cases, words) for n in names})
+            continue
+        ends = [evaluate(cands[n], cases) for n in (names[0], names[-1])]
+        rows = np.flatnonzero(ends[0] != ends[1])
+        sub, sub_words = cases.take(rows), np.asarray(words)[rows]
+        left = [n for n in names if _fits_soon(fits, cands[n], sub, sub_words)]
+        out.update({n: None for n in names if n not in left})
+        ws = [cands[n].window for n in left]
+        if not left or ws != list(range(ws[0], ws[-1] + 1)):
+            out.update({n: fits(cands[n], cases, words) for n in left})
+            continue
+        probe = sorted({0, 1, len(left) // 2, len(left) - 2, len(left) - 1} & set(range(len(left))))
+        got = {fits(cands[left[i]], cases, words) for i in probe}
+        if len(got) == 1:
+            out.update({n: next(iter(got)) for n in left})
+        else:
+            out.update({n: fits(cands[n], cases, words) for n in left})
+    return out
+
+
+def _fits_soon(fits, params, cases, words) -> bool:
+    """Whether ``fits`` is not None, tried on growing slices (most misfits show early)."""
+    lo, n = 0, 16
+    while lo < len(cases):
+        idx = np.arange(lo, min(lo + n, len(cases)))
+        if fits(params, cases.take(idx), np.asarray(words)[idx]) is None:
+            return False
+        lo, n = lo + n, n * 4
+    return True
