@@ -107,9 +107,11 @@ def single(plan, reads: dict, rows: dict) -> tuple:
             "one product a block under F below 24 carries at most two bits: no tie it "
             "makes with C reaches deeper than 25 bits; any F2 from 25 gives the probes' "
             "words here"))}
+    fd = plan.fd.frac_bits
+    if join1 is None and plan.narrow is None and window_t is not None and one_rows:
+        join1 = fd  # the tie itself (fd + 1 bits below C) lost, C alone kept: F2 = fd
     if window_t is None or join1 is None or not t_rows or not one_rows:
         return (), None, {}
-    fd = plan.fd.frac_bits
     opened = {}
     # F2: the deepest tail bit one product carried to the join
     reach1 = min(max(one_rows), window_t + fd + 1)

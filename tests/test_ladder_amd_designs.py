@@ -275,6 +275,10 @@ def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):
     # 32..64 (validation failed); B = 2^127 keeps C normal down to k = 127
     ("mfma.f32.f32.k2", {"design": "truncated", "block": 1, "window": 49, "window2": 2}, "recovered",
      {}),
+    # seed 3700 --below: F2 = 23 loses the one product's tie fd + 1 = 24 bits below C
+    # itself (C alone keeps its 24 bits): no tail read, no candidate; F2 = 23 now
+    ("mfma.f32.f32.k1", {"design": "truncated", "block": 1, "window": 24, "window2": 23}, "open",
+     {"block": (1, None)}),
     # narrow products past 47 bits: no probe here tells F apart, so F is open
     ("mfma.f16.f32.k4", {"design": "truncated", "block": 1, "window": 50, "window2": 55}, "open",
      {"window": (47, 64), "window2": (46, 64)}),
