@@ -79,6 +79,8 @@ def run(ctx) -> Finding:
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
     c_rows = _c_window_rows(bt2, plan, groups)
+    # grouped's products reach past f32 (no Inf before the sum): C's depth below the largest
+    c_far = _c_window_rows(bt2, plan, groups, plan.p_hi - 1) if plan.p_hi - 1 > plan.h else {}
     t_rows = one.c_tie_rows(bt2, plan)
     tp_rows = one.tie_product_rows(bt2, plan)
     n_rows = one.nan_c_rows(bt2, plan, _nan(plan.fd, 3))
@@ -95,6 +97,11 @@ def run(ctx) -> Finding:
     window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
+    if c_far and window_c is not None and window_c >= max(c_rows):
+        far = _depth({k: r for k, (r, _) in c_far.items()}, w2, None,
+                     {r: want for r, want in c_far.values()})
+        if far is not None and far > window_c:
+            window, c_rows = far, c_far
     windows = None
     if plan.narrow is not None:  # C alone kept min(F, F2) bits, the coarse join F2 below 23
         f2c = _depth({k: r for k, (r, _) in cj_rows.items()}, w2, None,
@@ -301,23 +308,25 @@ def _window_rows(bt, plan, groups) -> dict:
     return out
 
 
-def _c_window_rows(bt, plan, groups) -> dict:
+def _c_window_rows(bt, plan, groups, h=None) -> dict:
     """C's depth: 2**h and -2**h in one group (a zero sum whose largest product
     is 2**h) beside C = 2**(h - k); C is left whole as long as the join keeps k
-    bits below the largest product (F), down to C's own smallest subnormal."""
+    bits below the largest product (F), down to C's own smallest subnormal (``h``:
+    plan.h, or products past f32's range, which only grouped sums)."""
+    h = plan.h if h is None else h
     pair = _pair(groups, plan.narrow is not None)
-    big, neg = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h, 1)
+    big, neg = product(plan.fa, plan.fb, h), product(plan.fa, plan.fb, h, 1)
     if pair is None or not big or not neg:
         return {}
     i, j = pair
     out = {}
     for k in range(1, plan.reach + 2):
-        c, c_neg = pow2(plan.fd, plan.h - k), pow2(plan.fd, plan.h - k, 1)
+        c, c_neg = pow2(plan.fd, h - k), pow2(plan.fd, h - k, 1)
         if c is not None:
-            out[k] = (bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = 2^{plan.h - k}",
+            out[k] = (bt.add(f"2^{h} - 2^{h} in one group, C = 2^{h - k}",
                              {i: big[:2], j: neg[:2]}, c), c)
         if c_neg is not None:  # floored to -2**(h - F), or dropped (grouped: far below)
-            bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = -2^{plan.h - k}",
+            bt.add(f"2^{h} - 2^{h} in one group, C = -2^{h - k}",
                    {i: big[:2], j: neg[:2]}, c_neg)
     return out
 

@@ -436,3 +436,21 @@ def test_random_f2_below_f_draws(tmp_path, idx):
     v, _ = judge(dev, Datapath.parse(dp_id))
     assert not v.wrong_validated, v.text()
     assert v.kind in ("recovered", "open"), f"{gpu} {dp_id} {table}: {v.text()}"
+
+
+# past 64 (a profile takes any L, F, F2 since issue 36): read to models/amd.exact_bound
+WIDE = [
+    # seed 3701 --wide: grouped bf16 products reach 2^254 (no Inf before the sum); C's
+    # depth beside 2^125 - 2^125 read 274 and validation told a C dropped 282 bits below
+    # 2^253 apart: C's depth beside 2^253 - 2^253 reads 402, past which (C's last bit is
+    # 2^-149) every F gives the same words
+    ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 506, "window2": 40},
+     "open", {"window": (402, None), "block": (8, None)}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gpu,dp_id,table,kind,opened", WIDE)
+def test_keys_past_64_are_read_or_open(tmp_path, gpu, dp_id, table, kind, opened):
+    _below(tmp_path, gpu, dp_id, table, kind, opened)
+
