@@ -178,12 +178,19 @@ def run(ctx) -> Finding:
         joins = tuple(range(lo, min(lo + 3, plan.reach + 1))) if lo <= plan.reach else (join2,)
     cands = _candidates(dp, blocks, windows or (window,),
                         joins + ((join2 - 1,) if f2_23 else ()), single)
+    deep_f = _join_windows(cands, plan, blocks, window, join2, opened)
     verdicts = one.verdicts(cands, cases, seen, lambda p, c, w: _fits(ctx, p, c, w),
                             lambda p, c: MfmaModel("ladder", ctx.dp, "mfma step", p).evaluate(c))
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
     fits = _open_window(cands, fits, opened, plan.reach)
     same = {(cands[f].design, cands[f].block, cands[f].window) for f in fits}
+    if fits and cands[fits[0]].window in deep_f:  # F read by the join, F2 past it
+        opened.pop("window", None)
+        opened.pop("window2", None)
+        f2s = sorted(cands[f].window2 for f in fits if cands[f].window == cands[fits[0]].window)
+        if len(f2s) > 1 and f2s[-1] == plan.reach:
+            opened["window2"] = ((f2s[0], None), deep_f[cands[fits[0]].window])
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)
@@ -346,6 +353,23 @@ def _reach(plan, w_rows, window, j_rows, join) -> dict:
             out["window2"] = ((join, None), f"the tie was broken by every product down to "
                               f"2^-{join} below C, the deepest a block truncated to F bits "
                               "carries to the join here; any larger F2 gives the same words")
+    return out
+
+
+def _join_windows(cands, plan, blocks, window, join, opened) -> dict:
+    """F past the window's reach (C's last bit): the join's tiny product shares its
+    block with a tie fd + 1 bits below C, so a join read short of its own reach may
+    be F + fd + 1 rather than F2 + 1. Adds those F (F2 from the read, or any: the
+    reach) to ``cands``; {F: why F2 is open} for the F added."""
+    if "window" not in opened or join is None or not blocks or blocks < 2:
+        return {}
+    fd, out = plan.fd.frac_bits, {}
+    for f in range(max(window + 1, join - fd - 3), join - fd + 1):
+        for f2 in (*range(join - 1, join + 2), plan.reach):
+            for design in ("truncated", "grouped"):
+                cands[f"{design} L={blocks} F={f} F2={f2}"] = MfmaParams(design, blocks, f, f2)
+        out[f] = (f"the join's tiny product was kept down to 2^-{join} below C, F + {fd} + 1 "
+                  f"with F = {f} (past C's reach); no probe tells a larger F2 apart")
     return out
 
 

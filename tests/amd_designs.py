@@ -227,14 +227,14 @@ def untrue_ranges(res, dp, held, got) -> dict:
 
         for cases, words, nan_ok in sets:
             words = np.asarray(words)
-            tell = np.zeros(len(words), bool)
+            tell, first = np.zeros(len(words), bool), None
             for val in sample:
                 w = _words(dp, params(val), cases)
                 if w is None or _differ(w, words, nan_ok).any():
                     bad.setdefault(key, []).append(val)
-                else:
-                    tell |= w != words
-                tell |= (w != _words(dp, params(sample[0]), cases)) if w is not None else False
+                    continue
+                first = w if first is None else first
+                tell |= (w != words) | (w != first)
             rows = np.flatnonzero(tell)
             if not rows.size:
                 continue

@@ -446,6 +446,12 @@ WIDE = [
     # 2^-149) every F gives the same words
     ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 506, "window2": 40},
      "open", {"window": (402, None), "block": (8, None)}),
+    # seed 3701 --wide: F = 294 is past C's last bit below 2^125 (274); the join's tiny
+    # product, in one block with a tie 24 bits below C, reads F + 25 = 320 (was taken
+    # for F2 + 1 and no candidate fitted): F is read, F2 open from 320
+    ("MI300X", "mfma.xf32.tf32.f32.k8", {"design": "truncated", "block": 8, "window": 294,
+                                         "window2": 533}, "open",
+     {"window2": (320, None), "block": (8, None)}),
 ]
 
 
