@@ -46,6 +46,7 @@ from tcprobe.suites.mix import random_cases
 
 from . import mfma_narrow as narrow
 from . import mfma_one as one
+from . import mfma_special as special
 from .common import Batch, Finding, StepInfo
 
 STEP = StepInfo(
@@ -82,10 +83,11 @@ def run(ctx) -> Finding:
     # grouped's products reach past f32 (no Inf before the sum): C's depth below the largest
     c_far = _c_window_rows(bt2, plan, groups, plan.p_hi - 1) if plan.p_hi - 1 > plan.h else {}
     t_rows = one.c_tie_rows(bt2, plan)
+    tc_rows = _tie_c_rows(bt2, plan, groups)
     tp_rows = one.tie_product_rows(bt2, plan)
-    n_rows = one.nan_c_rows(bt2, plan, _nan(plan.fd, 3))
+    n_rows = one.nan_c_rows(bt2, plan, special.nan_word(plan.fd, 3))
     j_rows = _join_rows(bt2, plan, groups)
-    s_rows = _special_rows(bt2, plan)
+    s_rows = special.special_rows(bt2, plan)
     cj_rows = narrow.coarse_join_rows(bt2, plan) if plan.narrow is not None else {}
     if plan.narrow is not None:
         narrow.deep_join_rows(bt2, plan)
@@ -128,6 +130,18 @@ def run(ctx) -> Finding:
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
     opened = _reach(plan, c_rows or w_rows, window,
                     j_rows["many"] if plan.join_extra else j_rows["two"], join2)
+    tie_c = _depth({k: r for k, (r, _) in tc_rows.items()}, w2, None,
+                   {r: want for r, want in tc_rows.values()})
+    values["tie_kept_c"] = tie_c
+    if tie_c is not None and join2 is not None and tie_c > join2 and blocks and blocks > 1:
+        # a tie of two products breaks on C far below: min(F, F2), deeper than the join
+        if tie_c >= max(tc_rows):
+            opened["window2"] = ((tie_c, None), f"a tie of two products broke on C down to "
+                                 f"2^-{tie_c} below them, C's last bit; any larger F2 agrees")
+        elif "window" in opened or tie_c < window:
+            opened.pop("window2", None)
+    else:
+        tie_c = None
     single = None
     if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
         window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
@@ -176,6 +190,8 @@ def run(ctx) -> Finding:
     if join2 is not None and "window2" in opened:  # read to its reach: a sum of more
         lo = max(join2, join1 or 0)  # bits (one f32 product, a tie against -2^E) may go deeper
         joins = tuple(range(lo, min(lo + 3, plan.reach + 1))) if lo <= plan.reach else (join2,)
+    if tie_c is not None:  # the tie broken by C far below: F2 about it
+        joins = tuple(dict.fromkeys(joins + tuple(range(tie_c - 1, min(tie_c + 2, plan.reach + 1)))))
     cands = _candidates(dp, blocks, windows or (window,),
                         joins + ((join2 - 1,) if f2_23 else ()), single)
     deep_f = _join_windows(cands, plan, blocks, window, join2, opened)
@@ -338,6 +354,24 @@ def _c_window_rows(bt, plan, groups, h=None) -> dict:
     return out
 
 
+def _tie_c_rows(bt, plan, groups) -> dict:
+    """{k: (row, the word rounded up)}: 2**h and 2**(h - fd - 1) in one group (a
+    tie of D), C = 2**(h - k): the tie breaks upward while C reaches the rounding
+    (k <= F and F2), down to C's last bit, past the join's products."""
+    pair, fd = _pair(groups, plan.narrow is not None), plan.fd.frac_bits
+    big, half = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h - fd - 1)
+    up = word(plan.fd, 0, (1 << fd) + 1, plan.h - fd)
+    if pair is None or not big or not half or up is None:
+        return {}
+    out = {}
+    for k in range(fd + 2, plan.reach + 3):
+        c = pow2(plan.fd, plan.h - k)
+        if c is not None:
+            out[k] = (bt.add(f"2^{plan.h} + 2^{plan.h - fd - 1} (a tie) in one group, C = "
+                             f"2^{plan.h - k}", {pair[0]: big[:2], pair[1]: half[:2]}, c), up)
+    return out
+
+
 def _reach(plan, w_rows, window, j_rows, join) -> dict:
     """Keys read to the last depth the probes reach: {key: ((low, high), why)}.
     The join's tiny product sits in one block with a tie fd + 1 bits below C,
@@ -425,62 +459,6 @@ def _tie_tail(fa: int, fb: int, m: int):
                     and (sa * sb - (1 << lo)) << m >= 1 << lo:
                 return sa, sb, fa, lo - fa
     return None
-
-
-def _special_rows(bt, plan) -> dict:
-    fa, fb, fd = plan.fa, plan.fb, plan.fd
-    one_a, one_b = pow2(fa, 0), pow2(fb, 0)
-    sub_a = word(fa, 0, 1, exp_range(fa)[0])
-    rows = {}
-    rows["subnormal C alone"] = bt.add("subnormal C alone", {}, word(fd, 0, 1, exp_range(fd)[0]))
-    if sub_a is not None:
-        rows["subnormal A x 1"] = bt.add("smallest subnormal A x 1, C = 0", {0: (sub_a, one_b)})
-    # a C far below a subnormal product: grouped drops it, truncated floors it to
-    # one unit 2**(e - F) of the product's raw exponent e, above its value
-    tiny_c, sub_b = word(fd, 1, 1, exp_range(fd)[0]), word(fb, 0, 1, exp_range(fb)[0])
-    for label, pair in (("subnormal A x subnormal B", (sub_a, sub_b)),
-                        ("subnormal A x 1", (sub_a, one_b))):
-        if None not in pair and tiny_c is not None:
-            rows[f"{label}, C = -smallest subnormal"] = bt.add(
-                f"{label}, C = -smallest subnormal", {0: pair}, tiny_c)
-    low = product(fa, fb, exp_range(fd)[1] - 2)
-    if low:
-        rows["subnormal result"] = bt.add("a product below D's smallest normal", {0: low[:2]})
-    nan_a, nan_b = _nan(fa, 1), _nan(fb, 2)
-    if nan_a is not None:
-        rows["NaN in A"] = bt.add("NaN in A (payload 1), B = 1", {0: (nan_a, one_b)})
-        rows["NaN in A and B"] = bt.add("NaN A (1) x NaN B (2)", {plan.k - 1: (nan_a, nan_b or one_b)})
-    nan_c = _nan(fd, 3)
-    if nan_c is not None:
-        rows["NaN in C"] = bt.add("NaN C (payload 3), A x B = 1", {0: (one_a, one_b)}, nan_c)
-    inf_a, inf_c = _inf(fa, 0), _inf(fd, 1)
-    if inf_a is not None:
-        rows["Inf x 1"] = bt.add("Inf x 1, C = 1", {0: (inf_a, one_b)}, pow2(fd, 0))
-        rows["Inf x 0"] = bt.add("Inf x 0", {0: (inf_a, 0)})
-        rows["Inf x 1 + -Inf"] = bt.add("Inf x 1, C = -Inf", {0: (inf_a, one_b)}, inf_c)
-    if inf_c is not None:
-        rows["-Inf C"] = bt.add("C = -Inf, A x B = 1", {0: (one_a, one_b)}, inf_c)
-    big = product(fa, fb, plan.p_hi, 0, (3, 1), (1, 0))
-    if big and plan.p_hi >= 127:
-        rows["product past f32"] = bt.add("a product of 1.5 * 2^{plan.p_hi}", {0: big[:2]})
-    return rows
-
-
-def _nan(fmt, payload: int) -> int | None:
-    """A NaN word with ``payload`` in its low bits (None: the format has no payloads)."""
-    from tcprobe.models.formats import Specials
-
-    if fmt.specials != Specials.IEEE:
-        return 1 << (fmt.width - 1) if fmt.specials == Specials.FNUZ else None  # fnuz: 0x80
-    return ((1 << fmt.exp_bits) - 1) << fmt.frac_bits | (payload & ((1 << fmt.frac_bits) - 1))
-
-
-def _inf(fmt, sign: int) -> int | None:
-    from tcprobe.models.formats import Specials
-
-    if fmt.specials != Specials.IEEE:
-        return None
-    return (sign << (fmt.width - 1)) | ((1 << fmt.exp_bits) - 1) << fmt.frac_bits
 
 
 def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
