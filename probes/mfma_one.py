@@ -108,8 +108,9 @@ def single(plan, reads: dict, rows: dict) -> tuple:
             "makes with C reaches deeper than 25 bits; any F2 from 25 gives the probes' "
             "words here"))}
     fd = plan.fd.frac_bits
-    if join1 is None and plan.narrow is None and window_t is not None and one_rows:
-        join1 = fd  # the tie itself (fd + 1 bits below C) lost, C alone kept: F2 = fd
+    lost = join1 is None and plan.narrow is None and window_t is not None and bool(one_rows)
+    if lost:  # the first tail (fd + 2 below C) lost, C alone kept: F2 = fd or fd + 1
+        join1 = fd + 1
     if window_t is None or join1 is None or not t_rows or not one_rows:
         return (), None, {}
     opened = {}
@@ -140,7 +141,7 @@ def single(plan, reads: dict, rows: dict) -> tuple:
                              f"one product's tail was kept down to 2^-{join1} below C, the "
                              "deepest bit its significands make here; any larger F2 gives "
                              "the same words")
-    return tuple(f for f in fs if WINDOW_MIN <= f <= plan.reach), f2, opened
+    return tuple(f for f in fs if WINDOW_MIN <= f <= plan.reach), (fd, fd + 1) if lost else f2, opened
 
 
 def _sigs(frac: int) -> np.ndarray:
