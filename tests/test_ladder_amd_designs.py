@@ -190,6 +190,25 @@ def test_past_the_exact_bound_every_f_gives_the_same_words(dp_id, bound):
             assert np.array_equal(_unclamped(dp, MfmaParams(design, big, 30, 31), cases), whole)
 
 
+def test_a_profile_past_64_runs(tmp_path):
+    """A profile's [mfma] with L = 10^5, F = 2^63 - 1, F2 = 600 (TOML's largest
+    integer; the sums exact at the bound): 1 + 2^-24 (a tie of f32) beside C = 2^-100
+    rounds up; F = 24 floors C away and the tie goes to even. --wide draws take them."""
+    from amd_designs import designs
+
+    dp = Datapath.parse("mfma.f16.f32.k16")
+    a = np.zeros((1, 16), np.uint32)
+    a[0, :2] = (0x3C00, 0x0C00)  # 1 and 2^-12, times themselves
+    cases = Cases(a, a.copy(), np.array([0x0D800000], np.uint32))
+    for window, want in ((2 ** 63 - 1, 0x3F800001), (24, 0x3F800000)):
+        dev = write_device(tmp_path / f"w{window % 97}.toml", "MI300X",
+                           {"design": "truncated", "block": 10 ** 5, "window": window, "window2": 600})
+        assert int(np.asarray(dev.run(dp, cases))[0]) == want
+    drawn = [t for *_, t in designs(3701, 30, wide=True)]
+    assert any(t.get("block", 0) > 64 for t in drawn) and any(t.get("window", 0) > 64 for t in drawn)
+    assert any(t.get("window2", 0) > 64 for t in drawn)
+
+
 def test_the_engine_computes_huge_keys_at_the_bound():
     """F = F2 = 2^62 and L = 10^9 run (at the bound: one block, exact sums): products
     1 and 2^-12 * 2^-12 = 2^-24 (a tie of f32's 1 + 2^-23) and C = 2^-100 sum exactly,
@@ -219,9 +238,12 @@ def test_the_engine_joins_below_f_as_mmasims_doubles_do():
 @pytest.mark.parametrize("table,needle", [
     ('design = "wide"', "design"),
     ('design = "exact"\nblock = 0', "block"),
-    ('design = "exact"\nblock = 65', "block"),
-    ('design = "truncated"\nblock = 8\nwindow = 65\nwindow2 = 31', "window"),
-    ('design = "truncated"\nblock = 8\nwindow = 12\nwindow2 = 65', "mfma.window2: 65 is out of range"),
+    ('design = "exact"\nblock = -3', "mfma.block: -3 is out of range"),
+    ('design = "truncated"\nblock = 8\nwindow = -1\nwindow2 = 31', "mfma.window: -1 is out of range"),
+    # past TOML's 64-bit integers (every value up to them is taken: past the exact bound
+    # they give its words)
+    ('design = "truncated"\nblock = 8\nwindow = 99999999999999999999\nwindow2 = 31', "mfma.window"),
+    ('design = "truncated"\nblock = 8\nwindow = 12\nwindow2 = -65', "mfma.window2: -65 is out of range"),
     ('design = "fma"\nblock = 4', "design fma has no block"),
     ('design = "exact"\nblock = 4\nwindow = 24', "design exact has no window"),
     ('design = "truncated"\nblock = "8"\nwindow = 24\nwindow2 = 31', "block"),
