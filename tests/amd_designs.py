@@ -6,7 +6,8 @@ f32 with K = 1, 2, 4, f64, xf32, f16, bf16, bf16_1k, fp8/bf8 in all four
 pairings) and a design of models/amd.py with its keys over the whole range
 models/amd.py and the profile schema take (block 1 to 64, ftz P = 2 or 4;
 with ``narrow`` window 0 to 64 and window2 from max(0, window - 1) to 64, else
-both from 24 (F2 from max(24, window - 1)), as seeds drawn before), redrawn until the
+both from 24 (F2 from max(24, window - 1)), as seeds drawn before; ``wide``:
+L, F, F2 past 64 too, up to the exact bound + 40 or huge), redrawn until the
 GPU's profile runs the instruction under it (an f64 v_mfma runs fma only,
 ftz needs K a multiple of P).
 
@@ -16,7 +17,8 @@ wrong. An open key must be truly open: the fingerprint's model gives the
 device's words on a held-out set (random and special-heavy words, the
 ladder's validation mix and its tie cases, from a seed neither the probes
 nor the validation draw from), and every value of the range the step names
-open (``values["open"]``) gives them too. A fingerprint called validated
+open (``values["open"]``; hi None: without end) gives them too, and the
+step's own words (:func:`untrue_ranges`). A fingerprint called validated
 whose model misses a held-out word is ``wrong_validated``: never allowed.
 """
 
