@@ -81,7 +81,7 @@ def run(ctx) -> Finding:
     w_rows = _window_rows(bt2, plan, groups)
     c_rows = _c_window_rows(bt2, plan, groups)
     # grouped's products reach past f32 (no Inf before the sum): C's depth below the largest
-    c_far = _c_window_rows(bt2, plan, groups, plan.p_hi - 1) if plan.p_hi - 1 > plan.h else {}
+    c_far = _c_window_rows(bt2, plan, groups, plan.p_hi) if plan.p_hi > plan.h else {}
     t_rows = one.c_tie_rows(bt2, plan)
     tc_rows = _tie_c_rows(bt2, plan, groups)
     tp_rows = one.tie_product_rows(bt2, plan)
@@ -355,20 +355,21 @@ def _c_window_rows(bt, plan, groups, h=None) -> dict:
 
 
 def _tie_c_rows(bt, plan, groups) -> dict:
-    """{k: (row, the word rounded up)}: 2**h and 2**(h - fd - 1) in one group (a
-    tie of D), C = 2**(h - k): the tie breaks upward while C reaches the rounding
-    (k <= F and F2), down to C's last bit, past the join's products."""
+    """{k: (row, the word rounded up)}: 2**e and 2**(e - fd - 1) in one group (a
+    tie of D; e the largest product D holds), C = 2**(e - k): the tie breaks upward
+    while C reaches the rounding (k <= F and F2), down to C's last bit."""
     pair, fd = _pair(groups, plan.narrow is not None), plan.fd.frac_bits
-    big, half = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h - fd - 1)
-    up = word(plan.fd, 0, (1 << fd) + 1, plan.h - fd)
-    if pair is None or not big or not half or up is None:
+    e = min(plan.p_hi, exp_range(plan.fd)[2] - 1)
+    big, half = product(plan.fa, plan.fb, e), product(plan.fa, plan.fb, e - fd - 1)
+    up = word(plan.fd, 0, (1 << fd) + 1, e - fd)
+    if pair is None or not big or not half or up is None or big[2] != e:
         return {}
     out = {}
     for k in range(fd + 2, plan.reach + 3):
-        c = pow2(plan.fd, plan.h - k)
+        c = pow2(plan.fd, e - k)
         if c is not None:
-            out[k] = (bt.add(f"2^{plan.h} + 2^{plan.h - fd - 1} (a tie) in one group, C = "
-                             f"2^{plan.h - k}", {pair[0]: big[:2], pair[1]: half[:2]}, c), up)
+            out[k] = (bt.add(f"2^{e} + 2^{e - fd - 1} (a tie) in one group, C = 2^{e - k}",
+                             {pair[0]: big[:2], pair[1]: half[:2]}, c), up)
     return out
 
 
