@@ -76,6 +76,10 @@ def run(ctx) -> Finding:
         groups, alone_lost = narrow.groups(dp.k, n_groups, words_n), True
         bt.rows.extend(bt_n.rows)
         words = np.concatenate([words, words_n])
+    elif alone_lost and dp.k > 1 and max(map(len, groups)) == 1:  # F2 = 23 floors 3/4 ulp too
+        groups, rows_u, words_u = narrow.ulp_groups(ctx, plan, groups)
+        bt.rows.extend(rows_u)
+        words = np.concatenate([words, words_u])
     blocks = _blocks(groups, dp.k)
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
@@ -130,6 +134,11 @@ def run(ctx) -> Finding:
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
     opened = _reach(plan, c_rows or w_rows, window,
                     j_rows["many"] if plan.join_extra else j_rows["two"], join2)
+    if join2 is None and join1 is not None and window is not None and blocks and blocks > 1:
+        join2 = join1  # the pair's join floored by a later block: one product's tail, last lane
+        if join1 >= min(max(j_rows["one"]), window + plan.fd.frac_bits + 1):
+            opened["window2"] = ((join1, None), f"one product's tail was kept down to 2^-{join1} "
+                                 "below C, its block's F reaches no deeper; any larger F2 agrees")
     tie_c = _depth({k: r for k, (r, _) in tc_rows.items()}, w2, None,
                    {r: want for r, want in tc_rows.values()})
     values["tie_kept_c"] = tie_c

@@ -474,6 +474,18 @@ WIDE = [
     ("MI300X", "mfma.xf32.tf32.f32.k8", {"design": "truncated", "block": 8, "window": 294,
                                          "window2": 533}, "open",
      {"window2": (320, None), "block": (8, None)}),
+    # seed 3704 --wide: F = 10 in blocks of 7 of K = 8: the last block floors the pair's
+    # join away and no F2 was read (no candidate); one product's tail in the last lane
+    # reads F + 25 = 35, F2 open from there
+    ("MI300X", "mfma.f16.f32.k8", {"design": "grouped", "block": 7, "window": 10,
+                                   "window2": 10 ** 6}, "open", {"window2": (35, None)}),
+    # seed 3703 --narrow: F2 = 23 floors a pair's 3/4 ulp as it floors one's 3/8, so
+    # every lane read as its own block (C alone keeps 24 bits: no narrow F); products of
+    # 5/8 ulp, each floored away alone and kept as one ulp in pairs, read the blocks
+    ("MI100", "mfma.f16.f32.k4", {"design": "truncated", "block": 12, "window": 23, "window2": 23},
+     "open", {"block": (4, None)}),
+    ("MI100", "mfma.f32.f32.k2", {"design": "grouped", "block": 25, "window": 24, "window2": 23},
+     "open", {"block": (2, None)}),
 ]
 
 
