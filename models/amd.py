@@ -48,15 +48,43 @@ DESIGN_KEYS = {"fma": (), "exact": ("block",), "ftz": ("block",),
 DESIGNS = tuple(DESIGN_KEYS)
 KEEP = 62
 # The ranges a design's keys take (a profile's [mfma], a fingerprint, the API):
-# L (P) from 1 to 64; F from 0 (below C's 24 bits every join floors the
-# accumulator to F bits) to 64; F2 from 0 to 64, F2 + 1 < F (C kept deeper than
-# the products' sum, joined at the finer unit) included. Inside them the
-# ladder's mfma step reads every value or names it open; the engine itself
-# computes any L >= 1, F >= 0, F2 >= 0 (check_params): L, F or F2 past 64 are
-# the profile's limits.
-BLOCK_MAX = 64
-WINDOW_MIN, WINDOW_MAX = 0, 64
-WINDOW2_MIN = 0
+# any integer L (P) >= 1, F >= 0, F2 >= 0 (F2 + 1 < F, C kept deeper than the
+# products' sum, joined at the finer unit, included). Past a bound nothing
+# changes the words: L >= K is one block of all K products (the blocks run
+# range(0, K, L)), and F or F2 >= exact_bound(dp) keeps every bit any product,
+# sum or C of the datapath's formats carries (the sums are exact), so each such
+# value gives the words of the bound itself; :func:`effective` computes there.
+# The ladder's mfma step reads every value or names it open ([lo, None): every
+# value from lo on gives the same words).
+WINDOW_MIN = WINDOW2_MIN = 0
+
+
+def exact_bound(dp) -> int:
+    """F (and F2) from which every value gives the same words on ``dp``: the
+    span from the highest bit a sum reaches (a product 2**(xa + xb + 2), C
+    2**(xc + 1), a carry per doubling of K + 1 terms) down to the lowest bit a
+    product (sa + sb, both subnormal) or C (sc) holds. With F at least that,
+    truncating a product, flooring a group to its block's exponent and C to F
+    bits below the larger exponent keep every bit (and C is never far enough
+    below to be dropped); with F2 at least that, the join's floor and the floor
+    to F2 bits below the normalised sum keep every bit."""
+    from .words import exp_range
+
+    (sa, _, xa), (sb, _, xb) = exp_range(dp.a_type), exp_range(dp.b_type)
+    sc, _, xc = exp_range(dp.c)
+    hi = max(xa + xb + 2, xc + 1) + (dp.k + 1).bit_length() + 1
+    return hi - min(sa + sb, sc)
+
+
+def effective(p: MfmaParams, dp) -> MfmaParams:
+    """``p`` with L past K taken as K (one block) and F, F2 past
+    :func:`exact_bound` as the bound: the same words (above), computed at a cost
+    that does not grow with the value."""
+    from dataclasses import replace
+
+    bound = exact_bound(dp)
+    block = p.block if p.design == "ftz" or p.block is None else min(p.block, dp.k)
+    return replace(p, block=block, window=min(p.window, bound), window2=min(p.window2, bound))
 
 
 @dataclass(frozen=True)
@@ -391,6 +419,7 @@ class MfmaModel(Model):
     def evaluate(self, cases: Cases, speed=None) -> np.ndarray:
         dp, p = self.datapath, self.params
         check_params(p, dp)
+        p = effective(p, dp)
         cases.check(dp)
         fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
         out_fmt = get_format(dp.d_type)
@@ -439,13 +468,7 @@ def check_params(p: MfmaParams, dp=None) -> None:
 
 
 def check_ranges(p: MfmaParams) -> None:
-    """ModelError unless ``p`` is in the ranges a profile's [mfma] takes (above),
-    the ones inside which the ladder's mfma step reads every value or names it open."""
+    """ModelError unless ``p`` is one a profile's [mfma] takes: every design
+    :func:`check_params` computes (no upper bound: past L = K, or F, F2 at
+    :func:`exact_bound`, every value gives the same words)."""
     check_params(p)
-    if "block" in DESIGN_KEYS[p.design] and p.block > BLOCK_MAX:
-        raise ModelError(f"block: at most {BLOCK_MAX}, not {p.block}")
-    if "window" in DESIGN_KEYS[p.design]:
-        if not WINDOW_MIN <= p.window <= WINDOW_MAX:
-            raise ModelError(f"window: F from {WINDOW_MIN} to {WINDOW_MAX}, not {p.window}")
-        if not WINDOW2_MIN <= p.window2 <= WINDOW_MAX:
-            raise ModelError(f"window2: F2 from {WINDOW2_MIN} to {WINDOW_MAX}, not {p.window2}")

@@ -39,13 +39,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcprobe.models.amd import BLOCK_MAX, WINDOW_MAX, MfmaModel, MfmaParams
+from tcprobe.models.amd import MfmaModel, MfmaParams, exact_bound
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
 from . import mfma_narrow as narrow
 from . import mfma_one as one
+from . import mfma_special as special
 from .common import Batch, Finding, StepInfo
 
 STEP = StepInfo(
@@ -53,7 +54,6 @@ STEP = StepInfo(
     title="AMD v_mfma: the design (FMA chain, exact blocks, pair tree, truncated blocks)"
 )
 
-KMAX = 64  # the deepest bit below the largest product the probes reach
 RANDOM = 160
 
 
@@ -76,15 +76,22 @@ def run(ctx) -> Finding:
         groups, alone_lost = narrow.groups(dp.k, n_groups, words_n), True
         bt.rows.extend(bt_n.rows)
         words = np.concatenate([words, words_n])
+    elif alone_lost and dp.k > 1 and max(map(len, groups)) == 1:  # F2 = 23 floors 3/4 ulp too
+        groups, rows_u, words_u = narrow.ulp_groups(ctx, plan, groups)
+        bt.rows.extend(rows_u)
+        words = np.concatenate([words, words_u])
     blocks = _blocks(groups, dp.k)
     bt2 = Batch(dp)
     w_rows = _window_rows(bt2, plan, groups)
     c_rows = _c_window_rows(bt2, plan, groups)
+    # grouped's products reach past f32 (no Inf before the sum): C's depth below the largest
+    c_far = _c_window_rows(bt2, plan, groups, plan.p_hi) if plan.p_hi > plan.h else {}
     t_rows = one.c_tie_rows(bt2, plan)
+    tc_rows = _tie_c_rows(bt2, plan, groups)
     tp_rows = one.tie_product_rows(bt2, plan)
-    n_rows = one.nan_c_rows(bt2, plan, _nan(plan.fd, 3))
+    n_rows = one.nan_c_rows(bt2, plan, special.nan_word(plan.fd, 3))
     j_rows = _join_rows(bt2, plan, groups)
-    s_rows = _special_rows(bt2, plan)
+    s_rows = special.special_rows(bt2, plan)
     cj_rows = narrow.coarse_join_rows(bt2, plan) if plan.narrow is not None else {}
     if plan.narrow is not None:
         narrow.deep_join_rows(bt2, plan)
@@ -96,6 +103,11 @@ def run(ctx) -> Finding:
     window_c = _depth({k: r for k, (r, _) in c_rows.items()}, w2, None,
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
+    if c_far and window_c is not None and window_c >= max(c_rows):
+        far = _depth({k: r for k, (r, _) in c_far.items()}, w2, None,
+                     {r: want for r, want in c_far.values()})
+        if far is not None and far > window_c:
+            window, c_rows = far, c_far
     windows = None
     if plan.narrow is not None:  # C alone kept min(F, F2) bits, the coarse join F2 below 23
         f2c = _depth({k: r for k, (r, _) in cj_rows.items()}, w2, None,
@@ -122,6 +134,23 @@ def run(ctx) -> Finding:
               "subnormals": {label: f"{int(w2[r]):#x}" for label, r in s_rows.items()}}
     opened = _reach(plan, c_rows or w_rows, window,
                     j_rows["many"] if plan.join_extra else j_rows["two"], join2)
+    if join2 is None and join1 is not None and window is not None and blocks and blocks > 1:
+        join2 = join1  # the pair's join floored by a later block: one product's tail, last lane
+        if join1 >= min(max(j_rows["one"]), window + plan.fd.frac_bits + 1):
+            opened["window2"] = ((join1, None), f"one product's tail was kept down to 2^-{join1} "
+                                 "below C, its block's F reaches no deeper; any larger F2 agrees")
+    tie_c = _depth({k: r for k, (r, _) in tc_rows.items()}, w2, None,
+                   {r: want for r, want in tc_rows.values()})
+    values["tie_kept_c"] = tie_c
+    if tie_c is not None and join2 is not None and tie_c > join2 and blocks and blocks > 1:
+        # a tie of two products breaks on C far below: min(F, F2), deeper than the join
+        if tie_c >= max(tc_rows):
+            opened["window2"] = ((tie_c, None), f"a tie of two products broke on C down to "
+                                 f"2^-{tie_c} below them, C's last bit; any larger F2 agrees")
+        elif "window" in opened or tie_c < window:
+            opened.pop("window2", None)
+    else:
+        tie_c = None
     single = None
     if blocks == 1:  # one product a block: no pair; C's depth and one product's tail instead
         window_t = _depth({k: r for k, (r, _) in t_rows.items()}, w2, None,
@@ -148,9 +177,9 @@ def run(ctx) -> Finding:
             words = np.concatenate([words, w3])
             tail = _depth(tail_rows, w3, lambda w: w & ~sign != 0) if tail_rows else f2 + 2
             fs, deep_open = one.deep(single[0], single[2], tail, tail_rows or {f2 + 2: None},
-                                     f2, reads["drop"])
+                                     f2, reads["drop"], plan.reach)
             if wide:  # every F from F2 + 1 a candidate, the lift rows the evidence
-                fs = tuple(sorted(set(single[0]) | set(range(f2, WINDOW_MAX + 1))))
+                fs = tuple(sorted(set(single[0]) | set(range(f2, plan.reach + 1))))
             single = (fs, single[1] if single[1] is not None else f2, deep_open)
             values["one_product_tail_kept"] = tail
         values["window_kept_c_tie"] = window_t
@@ -162,20 +191,31 @@ def run(ctx) -> Finding:
                        "round-to-nearest result, no AMD design of the model", values, ev)
     cases = Cases.concat([bt.cases(), probe, rnd])
     seen = np.concatenate([words, w2])
+    ctx.mfma_words = (cases, seen)  # the step's cases and words (a judge proves open ranges on them)
     # F2 = 23 (F <= 24) drops the tie 24 bits below C that the join's first probe
     # breaks: a first depth read (24) leaves F2 = 23 or 24 to the fit
     f2_23 = join2 == plan.fd.frac_bits + 1 and (window or 0) <= 24
     joins = (join2,)
     if join2 is not None and "window2" in opened:  # read to its reach: a sum of more
         lo = max(join2, join1 or 0)  # bits (one f32 product, a tie against -2^E) may go deeper
-        joins = tuple(range(lo, min(lo + 3, WINDOW_MAX + 1))) if lo <= WINDOW_MAX else (join2,)
+        joins = tuple(range(lo, min(lo + 3, plan.reach + 1))) if lo <= plan.reach else (join2,)
+    if tie_c is not None:  # the tie broken by C far below: F2 about it
+        joins = tuple(dict.fromkeys(joins + tuple(range(tie_c - 1, min(tie_c + 2, plan.reach + 1)))))
     cands = _candidates(dp, blocks, windows or (window,),
                         joins + ((join2 - 1,) if f2_23 else ()), single)
-    verdicts = {name: _fits(ctx, p, cases, seen) for name, p in cands.items()}
+    deep_f = _join_windows(cands, plan, blocks, window, join2, opened)
+    verdicts = one.verdicts(cands, cases, seen, lambda p, c, w: _fits(ctx, p, c, w),
+                            lambda p, c: MfmaModel("ladder", ctx.dp, "mfma step", p).evaluate(c))
     close = [v for v in verdicts.values() if v is not None]
     fits = [name for name, v in verdicts.items() if close and v == min(close)]
-    fits = _open_window(cands, fits, opened)
+    fits = _open_window(cands, fits, opened, plan.reach)
     same = {(cands[f].design, cands[f].block, cands[f].window) for f in fits}
+    if fits and cands[fits[0]].window in deep_f:  # F read by the join, F2 past it
+        opened.pop("window", None)
+        opened.pop("window2", None)
+        f2s = sorted(cands[f].window2 for f in fits if cands[f].window == cands[fits[0]].window)
+        if len(f2s) > 1 and f2s[-1] == plan.reach:
+            opened["window2"] = ((f2s[0], None), deep_f[cands[fits[0]].window])
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)
@@ -194,13 +234,14 @@ def run(ctx) -> Finding:
     values["design"] = params.design
     text = _describe(params, window, join2)
     if blocks == dp.k and "block" in values["params"] and params.design != "ftz":  # P: 2 or 4
-        opened["block"] = ((dp.k, BLOCK_MAX), f"all K = {dp.k} products are one block here; "
+        opened["block"] = ((dp.k, None), f"all K = {dp.k} products are one block here; "
                            "any larger block gives the same words")
     # a range opens at the value the model takes (F2 + 1 < F is a design too)
     opened = {k: ((max(lo, values["params"][k]), hi), why)
               for k, ((lo, hi), why) in opened.items()
               if k in values["params"] and values["params"][k] >= lo}  # below lo: read exactly
-    opened = {k: v for k, v in opened.items() if v[0][0] < v[0][1]}
+    # hi None: every value from lo on (past models/amd.exact_bound nothing changes)
+    opened = {k: v for k, v in opened.items() if v[0][1] is None or v[0][0] < v[0][1]}
     if opened:  # a key the probes read to the end of their reach: every value beyond agrees
         values["undetermined"] = {k: why for k, (_, why) in opened.items()}
         values["open"] = {k: rng for k, (rng, _) in opened.items()}
@@ -232,6 +273,8 @@ class _Plan:
         _, nd, xd = exp_range(self.fd)
         fd = self.fd.frac_bits
         self.k = dp.k
+        # the deepest bit a probe reads: past it every F, F2 gives the same words
+        self.reach = exact_bound(dp)
         self.narrow = None  # F below 24: the bits C alone kept (mfma_narrow)
         self.join_extra = 0  # the many-product join probe's m (F2 read past F + fd + 1)
         self.p_lo, self.p_hi = sa + sb, xa + xb
@@ -242,10 +285,10 @@ class _Plan:
         self.p_groups = product(self.fa, self.fb, self.t, 0, (3, 1), (1, 0))
         # window: C = -2**h, products 2**h and 2**(h - k)
         self.h = min(self.p_hi - 1, xd - 2)
-        self.k_window = max(0, min(KMAX, self.h - max(self.p_lo, nd + 2)))
+        self.k_window = max(0, min(self.reach, self.h - max(self.p_lo, nd + 2)))
         # join: C = 2**E, a half-ulp product and 2**(E - k)
         self.e_join = min(self.p_hi + fd + 1, xd - 1)
-        self.k_join = (fd + 1, max(fd + 1, min(fd + 1 + KMAX, self.e_join - self.p_lo)))
+        self.k_join = (fd + 1, max(fd + 1, min(fd + 1 + self.reach, self.e_join - self.p_lo)))
         self.c_join = pow2(self.fd, self.e_join)
         self.c_join_up = word(self.fd, 0, (1 << fd) + 1, self.e_join - fd)
 
@@ -297,24 +340,45 @@ def _window_rows(bt, plan, groups) -> dict:
     return out
 
 
-def _c_window_rows(bt, plan, groups) -> dict:
+def _c_window_rows(bt, plan, groups, h=None) -> dict:
     """C's depth: 2**h and -2**h in one group (a zero sum whose largest product
     is 2**h) beside C = 2**(h - k); C is left whole as long as the join keeps k
-    bits below the largest product (F), down to C's own smallest subnormal."""
+    bits below the largest product (F), down to C's own smallest subnormal (``h``:
+    plan.h, or products past f32's range, which only grouped sums)."""
+    h = plan.h if h is None else h
     pair = _pair(groups, plan.narrow is not None)
-    big, neg = product(plan.fa, plan.fb, plan.h), product(plan.fa, plan.fb, plan.h, 1)
+    big, neg = product(plan.fa, plan.fb, h), product(plan.fa, plan.fb, h, 1)
     if pair is None or not big or not neg:
         return {}
     i, j = pair
     out = {}
-    for k in range(1, WINDOW_MAX + 2):
-        c, c_neg = pow2(plan.fd, plan.h - k), pow2(plan.fd, plan.h - k, 1)
+    for k in range(1, plan.reach + 2):
+        c, c_neg = pow2(plan.fd, h - k), pow2(plan.fd, h - k, 1)
         if c is not None:
-            out[k] = (bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = 2^{plan.h - k}",
+            out[k] = (bt.add(f"2^{h} - 2^{h} in one group, C = 2^{h - k}",
                              {i: big[:2], j: neg[:2]}, c), c)
         if c_neg is not None:  # floored to -2**(h - F), or dropped (grouped: far below)
-            bt.add(f"2^{plan.h} - 2^{plan.h} in one group, C = -2^{plan.h - k}",
+            bt.add(f"2^{h} - 2^{h} in one group, C = -2^{h - k}",
                    {i: big[:2], j: neg[:2]}, c_neg)
+    return out
+
+
+def _tie_c_rows(bt, plan, groups) -> dict:
+    """{k: (row, the word rounded up)}: 2**e and 2**(e - fd - 1) in one group (a
+    tie of D; e the largest product D holds), C = 2**(e - k): the tie breaks upward
+    while C reaches the rounding (k <= F and F2), down to C's last bit."""
+    pair, fd = _pair(groups, plan.narrow is not None), plan.fd.frac_bits
+    e = min(plan.p_hi, exp_range(plan.fd)[2] - 1)
+    big, half = product(plan.fa, plan.fb, e), product(plan.fa, plan.fb, e - fd - 1)
+    up = word(plan.fd, 0, (1 << fd) + 1, e - fd)
+    if pair is None or not big or not half or up is None or big[2] != e:
+        return {}
+    out = {}
+    for k in range(fd + 2, plan.reach + 3):
+        c = pow2(plan.fd, e - k)
+        if c is not None:
+            out[k] = (bt.add(f"2^{e} + 2^{e - fd - 1} (a tie) in one group, C = 2^{e - k}",
+                             {pair[0]: big[:2], pair[1]: half[:2]}, c), up)
     return out
 
 
@@ -324,15 +388,32 @@ def _reach(plan, w_rows, window, j_rows, join) -> dict:
     so no bit deeper than F + fd + 1 reaches the join through it."""
     out = {}
     if window is not None and w_rows and window >= max(w_rows):
-        out["window"] = ((window, WINDOW_MAX), f"every probe down to 2^-{window} below the "
+        out["window"] = ((window, None), f"every probe down to 2^-{window} below the "
                          "largest product was kept; no deeper bit reaches the sum here")
     if join is not None and j_rows:
         reach = max(j_rows) if window is None else min(max(j_rows), window + plan.fd.frac_bits + 1
                                                        + plan.join_extra)
         if join >= reach:
-            out["window2"] = ((join, WINDOW_MAX), f"the tie was broken by every product down to "
+            out["window2"] = ((join, None), f"the tie was broken by every product down to "
                               f"2^-{join} below C, the deepest a block truncated to F bits "
                               "carries to the join here; any larger F2 gives the same words")
+    return out
+
+
+def _join_windows(cands, plan, blocks, window, join, opened) -> dict:
+    """F past the window's reach (C's last bit): the join's tiny product shares its
+    block with a tie fd + 1 bits below C, so a join read short of its own reach may
+    be F + fd + 1 rather than F2 + 1. Adds those F (F2 from the read, or any: the
+    reach) to ``cands``; {F: why F2 is open} for the F added."""
+    if "window" not in opened or join is None or not blocks or blocks < 2:
+        return {}
+    fd, out = plan.fd.frac_bits, {}
+    for f in range(max(window + 1, join - fd - 3), join - fd + 1):
+        for f2 in (*range(join - 1, join + 2), plan.reach):
+            for design in ("truncated", "grouped"):
+                cands[f"{design} L={blocks} F={f} F2={f2}"] = MfmaParams(design, blocks, f, f2)
+        out[f] = (f"the join's tiny product was kept down to 2^-{join} below C, F + {fd} + 1 "
+                  f"with F = {f} (past C's reach); no probe tells a larger F2 apart")
     return out
 
 
@@ -357,7 +438,7 @@ def _join_rows(bt, plan, groups) -> dict:
     out["many"], out["many_m"] = {}, m
     if g and part and plan.c_join is not None:
         lanes = {x: part[:2] for x in g[:1 << m]}
-        for k in range(fd + 1 + m, fd + 2 + m + KMAX):
+        for k in range(fd + 1 + m, fd + 2 + m + plan.reach):
             tiny = product(plan.fa, plan.fb, plan.e_join - k)
             if tiny:
                 out["many"][k] = bt.add(f"C = 2^{plan.e_join}, {1 << m} products making a tie "
@@ -388,62 +469,6 @@ def _tie_tail(fa: int, fb: int, m: int):
                     and (sa * sb - (1 << lo)) << m >= 1 << lo:
                 return sa, sb, fa, lo - fa
     return None
-
-
-def _special_rows(bt, plan) -> dict:
-    fa, fb, fd = plan.fa, plan.fb, plan.fd
-    one_a, one_b = pow2(fa, 0), pow2(fb, 0)
-    sub_a = word(fa, 0, 1, exp_range(fa)[0])
-    rows = {}
-    rows["subnormal C alone"] = bt.add("subnormal C alone", {}, word(fd, 0, 1, exp_range(fd)[0]))
-    if sub_a is not None:
-        rows["subnormal A x 1"] = bt.add("smallest subnormal A x 1, C = 0", {0: (sub_a, one_b)})
-    # a C far below a subnormal product: grouped drops it, truncated floors it to
-    # one unit 2**(e - F) of the product's raw exponent e, above its value
-    tiny_c, sub_b = word(fd, 1, 1, exp_range(fd)[0]), word(fb, 0, 1, exp_range(fb)[0])
-    for label, pair in (("subnormal A x subnormal B", (sub_a, sub_b)),
-                        ("subnormal A x 1", (sub_a, one_b))):
-        if None not in pair and tiny_c is not None:
-            rows[f"{label}, C = -smallest subnormal"] = bt.add(
-                f"{label}, C = -smallest subnormal", {0: pair}, tiny_c)
-    low = product(fa, fb, exp_range(fd)[1] - 2)
-    if low:
-        rows["subnormal result"] = bt.add("a product below D's smallest normal", {0: low[:2]})
-    nan_a, nan_b = _nan(fa, 1), _nan(fb, 2)
-    if nan_a is not None:
-        rows["NaN in A"] = bt.add("NaN in A (payload 1), B = 1", {0: (nan_a, one_b)})
-        rows["NaN in A and B"] = bt.add("NaN A (1) x NaN B (2)", {plan.k - 1: (nan_a, nan_b or one_b)})
-    nan_c = _nan(fd, 3)
-    if nan_c is not None:
-        rows["NaN in C"] = bt.add("NaN C (payload 3), A x B = 1", {0: (one_a, one_b)}, nan_c)
-    inf_a, inf_c = _inf(fa, 0), _inf(fd, 1)
-    if inf_a is not None:
-        rows["Inf x 1"] = bt.add("Inf x 1, C = 1", {0: (inf_a, one_b)}, pow2(fd, 0))
-        rows["Inf x 0"] = bt.add("Inf x 0", {0: (inf_a, 0)})
-        rows["Inf x 1 + -Inf"] = bt.add("Inf x 1, C = -Inf", {0: (inf_a, one_b)}, inf_c)
-    if inf_c is not None:
-        rows["-Inf C"] = bt.add("C = -Inf, A x B = 1", {0: (one_a, one_b)}, inf_c)
-    big = product(fa, fb, plan.p_hi, 0, (3, 1), (1, 0))
-    if big and plan.p_hi >= 127:
-        rows["product past f32"] = bt.add("a product of 1.5 * 2^{plan.p_hi}", {0: big[:2]})
-    return rows
-
-
-def _nan(fmt, payload: int) -> int | None:
-    """A NaN word with ``payload`` in its low bits (None: the format has no payloads)."""
-    from tcprobe.models.formats import Specials
-
-    if fmt.specials != Specials.IEEE:
-        return 1 << (fmt.width - 1) if fmt.specials == Specials.FNUZ else None  # fnuz: 0x80
-    return ((1 << fmt.exp_bits) - 1) << fmt.frac_bits | (payload & ((1 << fmt.frac_bits) - 1))
-
-
-def _inf(fmt, sign: int) -> int | None:
-    from tcprobe.models.formats import Specials
-
-    if fmt.specials != Specials.IEEE:
-        return None
-    return (sign << (fmt.width - 1)) | ((1 << fmt.exp_bits) - 1) << fmt.frac_bits
 
 
 def _depth(rows: dict, words, kept, want: dict | None = None) -> int | None:
@@ -489,16 +514,16 @@ def _candidates(dp, blocks, window, join, single=None) -> dict[str, MfmaParams]:
     return out
 
 
-def _open_window(cands, fits, opened) -> list:
-    """One-product blocks whose every F from some value to WINDOW_MAX fits (the
+def _open_window(cands, fits, opened, reach) -> list:
+    """One-product blocks whose every F from some value to ``reach`` fits (the
     deepest tail reached, C's floor not shown): the lowest, F named open."""
     fs = sorted({cands[f].window for f in fits})
     pairs = {(cands[f].design, cands[f].window2, cands[f].window) for f in fits}
     kinds = {p[:2] for p in pairs}
-    if len(fs) < 2 or fs != list(range(fs[0], WINDOW_MAX + 1)) or \
+    if len(fs) < 2 or fs != list(range(fs[0], reach + 1)) or \
             pairs != {(*k, w) for k in kinds for w in fs} or cands[fits[0]].block != 1:
         return fits
-    opened["window"] = ((fs[0], WINDOW_MAX), (
+    opened["window"] = ((fs[0], None), (
         f"one product a block: every F from {fs[0]} gives the step's words (no product's "
         "tail reaches deeper below F2's floor, and C's floor to F bits, lifted by a "
         "subnormal factor, shows no deeper)"))

@@ -22,6 +22,8 @@ and one product's tail the last lane.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcprobe.models.words import pow2, product, word
 
 
@@ -54,6 +56,24 @@ def group_rows(bt, plan, q: int) -> dict:
             rows[i, j] = bt.add(f"lanes {i}, {j}: 5/8 of C's floor unit each",
                                 {i: p[:2], j: p[:2]}, c)
     return rows
+
+
+def ulp_groups(ctx, plan, seen: list) -> tuple[list, list, np.ndarray]:
+    """(groups, rows, words) where no pair of 3/8 ulp moved C: F2 = 23 floors the
+    sum to whole ulps (C keeps its 24 bits, so C alone reads no narrow F). Products of
+    5/8 ulp: a lane alone floored away in every block, two in one block 5/4 ulp,
+    floored to one. Only where every lane alone leaves C (else ``seen`` stands: a
+    rounding keeps 5/8 ulp alone, and a pair of blocks of one would read together)."""
+    from .common import Batch
+
+    bt = Batch(ctx.dp)
+    q = plan.fd.frac_bits
+    rows = group_rows(bt, plan, q)
+    words = ctx.run(bt.cases()) if rows else np.zeros(0, np.uint64)
+    c = pow2(plan.fd, plan.t + 1 + q)
+    if rows and all(int(words[rows[(i,)]]) == c for i in range(plan.k)):
+        return groups(plan.k, rows, words), bt.rows, words
+    return seen, bt.rows, words
 
 
 def groups(k: int, rows: dict, words) -> list[tuple[int, ...]]:

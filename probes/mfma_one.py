@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from tcprobe.models.amd import WINDOW_MAX, WINDOW_MIN
+from tcprobe.models.amd import WINDOW_MIN
 from tcprobe.models.words import exp_range, pow2, product, word
 
 TIE_SIG = (1 << 23) | (1 << 11)  # (1 + 2**-12) in 23 fraction bits
@@ -50,7 +50,7 @@ def c_tie_rows(bt, plan) -> dict:
 
 def tie_product_rows(bt, plan) -> dict:
     """{k: (row, the word rounded up)}: the tie product 2**h (1 + 2**-11 + 2**-24)
-    beside C = +2**(h - k), k from 25 to WINDOW_MAX + 2 (empty unless both
+    beside C = +2**(h - k), k from 25 to the plan's reach + 2 (empty unless both
     inputs carry 23 fraction bits and D is f32)."""
     fa, fb, fd = plan.fa.frac_bits, plan.fb.frac_bits, plan.fd.frac_bits
     if (fa, fb, fd) != (23, 23, 23):
@@ -59,7 +59,7 @@ def tie_product_rows(bt, plan) -> dict:
     p = product(plan.fa, plan.fb, h, 0, (TIE_SIG, TIE_SIG), (23, 23))
     up = word(plan.fd, 0, (1 << 23) | (1 << 12) | 1, h - 23)
     out = {}
-    for k in range(fd + 2, WINDOW_MAX + 3):
+    for k in range(fd + 2, plan.reach + 3):
         c = pow2(plan.fd, h - k)
         if p and up is not None and c is not None:
             out[k] = (bt.add(f"a tie product 2^{h} (1 + 2^-11 + 2^-24), C = 2^{h - k}",
@@ -68,9 +68,9 @@ def tie_product_rows(bt, plan) -> dict:
 
 
 def nan_c_rows(bt, plan, nan_c) -> dict:
-    """{e: row}: a NaN C beside one product 2**e, e from 0 to WINDOW_MAX + 1."""
+    """{e: row}: a NaN C beside one product 2**e, e from 0 to the reach + 1."""
     out = {}
-    for e in range(0, WINDOW_MAX + 2):
+    for e in range(0, plan.reach + 2):
         p = product(plan.fa, plan.fb, e)
         if p and nan_c is not None and p[2] == e:
             out[e] = bt.add(f"NaN C beside one product 2^{e}", {0: p[:2]}, nan_c)
@@ -103,13 +103,16 @@ def single(plan, reads: dict, rows: dict) -> tuple:
         window_t = plan.narrow
     if plan.narrow is not None and join1 is None and reads.get("windows"):
         # F below 24 cuts one product's tail: the coarse join read F2 >= 23 only
-        return reads["windows"], (23, 24, 25), {"window2": ((25, WINDOW_MAX), (
+        return reads["windows"], (23, 24, 25), {"window2": ((25, None), (
             "one product a block under F below 24 carries at most two bits: no tie it "
             "makes with C reaches deeper than 25 bits; any F2 from 25 gives the probes' "
             "words here"))}
+    fd = plan.fd.frac_bits
+    lost = join1 is None and plan.narrow is None and window_t is not None and bool(one_rows)
+    if lost:  # the first tail (fd + 2 below C) lost, C alone kept: F2 = fd or fd + 1
+        join1 = fd + 1
     if window_t is None or join1 is None or not t_rows or not one_rows:
         return (), None, {}
-    fd = plan.fd.frac_bits
     opened = {}
     # F2: the deepest tail bit one product carried to the join
     reach1 = min(max(one_rows), window_t + fd + 1)
@@ -129,16 +132,16 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     else:
         lo = max(window_t, tie or 0)
         fs = (lo,)
-        opened["window"] = ((lo, WINDOW_MAX),
+        opened["window"] = ((lo, None),
                             f"one product a block: C's floor to F bits shows through a tie "
                             f"down to 2^-{lo} below the product only; every F from {lo} "
                             "gives the probes' words here")
     if f2_open:
-        opened["window2"] = ((f2, WINDOW_MAX),
+        opened["window2"] = ((f2, None),
                              f"one product's tail was kept down to 2^-{join1} below C, the "
                              "deepest bit its significands make here; any larger F2 gives "
                              "the same words")
-    return tuple(f for f in fs if WINDOW_MIN <= f <= WINDOW_MAX), f2, opened
+    return tuple(f for f in fs if WINDOW_MIN <= f <= plan.reach), (fd, fd + 1) if lost else f2, opened
 
 
 def _sigs(frac: int) -> np.ndarray:
@@ -206,7 +209,7 @@ def tail_rows(bt, plan, f2: int) -> dict:
     return out
 
 
-def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop) -> tuple:
+def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop, reach: int) -> tuple:
     """(F values, opened) once one product's tail read F past F2 + 1 (``tail``:
     the deepest k kept): F from ``tail`` to the next row's k - 1, or past the
     deepest row, where no product of these formats carries a bit deeper below
@@ -223,7 +226,7 @@ def deep(fs: tuple, opened: dict, tail: int | None, rows: dict, f2: int, drop) -
     # past the deepest tail only C's floor to F bits below the product's raw exponent
     # tells F apart (a subnormal factor lifts that exponent over the value): every F
     # from the tail is a candidate, and the rows of lift_rows are the fit's evidence
-    return tuple(range(tail, WINDOW_MAX + 1)), opened
+    return tuple(range(tail, reach + 1)), opened
 
 
 def lift_rows(bt, plan, f2: int) -> list:
@@ -231,26 +234,73 @@ def lift_rows(bt, plan, f2: int) -> list:
     exponent g bits over its value) and a power of two, C = 2**(e - k) beside it
     (g > F2 + 1: the product floors to zero, C floored to F bits shows alone) or
     C = -(the product - 2**(e - k)) (the sum cancels down to C's last bit), k to
-    WINDOW_MAX + 2: C's floor below e, which no normal product reaches; and
+    the reach + 2: C's floor below e, which no normal product reaches; and
     C = -2**(h - k) beside 2**h (grouped drops it past F + 1, truncated floors it)."""
     sub, na = exp_range(plan.fa)[0], exp_range(plan.fa)[1]
     g = na - sub
     rows = []
-    for en in (plan.h - na, 0, min(plan.h - na, 30)):
+    # B = 2**en as large as B holds: C = 2**(e - k) stays normal deepest (a subnormal C
+    # is floored away by F2's floor below D's smallest normal exponent)
+    for en in dict.fromkeys((plan.h - na, 0, min(plan.h - na, 30),
+                             min(plan.h - na, exp_range(plan.fb)[2]))):
         n = pow2(plan.fb, en)
         a = pow2(plan.fa, sub)
         if n is None or a is None:
             continue
         e = na + en
-        for k in range(1, WINDOW_MAX + 3):
+        for k in range(1, plan.reach + 3):
             c = pow2(plan.fd, e - k) if g > f2 + 1 else \
                 word(plan.fd, 1, (1 << (k - g)) - 1, e - k) if g < k <= g + plan.fd.frac_bits + 1 \
                 else None
             if c is not None:
                 rows.append(bt.add(f"smallest subnormal A x 2^{en}, C at 2^{e - k}", {0: (a, n)}, c))
     big = product(plan.fa, plan.fb, plan.h)
-    for k in range(1, WINDOW_MAX + 3):  # grouped drops a C more than F + 1 binades below
+    for k in range(1, plan.reach + 3):  # grouped drops a C more than F + 1 binades below
         c = pow2(plan.fd, plan.h - k, 1)
         if big and c is not None:
             rows.append(bt.add(f"2^{plan.h} alone, C = -2^{plan.h - k}", {0: big[:2]}, c))
     return rows
+
+
+def verdicts(cands: dict, cases, words, fits, evaluate, many: int = 12) -> dict:
+    """{name: ``fits(params, cases, words)``} of every candidate (mfma._fits). Where
+    more than ``many`` differ in F alone (one-product blocks: every F to the reach),
+    only the rows where the lowest and highest F differ tell them apart: each is
+    tried on those, and of the F range left the ends and middle on every row (each
+    value between taken as theirs; the judge, tests/amd_designs.py, tries them all)."""
+    groups: dict = {}
+    for name, p in cands.items():
+        groups.setdefault((p.design, p.block, p.window2), []).append(name)
+    out = {}
+    for names in groups.values():
+        names = sorted(names, key=lambda n: cands[n].window)
+        if len(names) <= many:
+            out.update({n: fits(cands[n], cases, words) for n in names})
+            continue
+        ends = [evaluate(cands[n], cases) for n in (names[0], names[-1])]
+        rows = np.flatnonzero(ends[0] != ends[1])
+        sub, sub_words = cases.take(rows), np.asarray(words)[rows]
+        left = [n for n in names if _fits_soon(fits, cands[n], sub, sub_words)]
+        out.update({n: None for n in names if n not in left})
+        ws = [cands[n].window for n in left]
+        if not left or ws != list(range(ws[0], ws[-1] + 1)):
+            out.update({n: fits(cands[n], cases, words) for n in left})
+            continue
+        probe = sorted({0, 1, len(left) // 2, len(left) - 2, len(left) - 1} & set(range(len(left))))
+        got = {fits(cands[left[i]], cases, words) for i in probe}
+        if len(got) == 1:
+            out.update({n: next(iter(got)) for n in left})
+        else:
+            out.update({n: fits(cands[n], cases, words) for n in left})
+    return out
+
+
+def _fits_soon(fits, params, cases, words) -> bool:
+    """Whether ``fits`` is not None, tried on growing slices (most misfits show early)."""
+    lo, n = 0, 16
+    while lo < len(cases):
+        idx = np.arange(lo, min(lo + n, len(cases)))
+        if fits(params, cases.take(idx), np.asarray(words)[idx]) is None:
+            return False
+        lo, n = lo + n, n * 4
+    return True

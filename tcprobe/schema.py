@@ -475,9 +475,10 @@ PROFILE_META = {
 MFMA_DESIGNS = ("fma", "exact", "ftz", "truncated", "grouped")
 PROFILE_MFMA = {
     "design": F(Choice(MFMA_DESIGNS), required=True),
-    "block": F(Int(1, amd.BLOCK_MAX)),
-    "window": F(Int(amd.WINDOW_MIN, amd.WINDOW_MAX)),
-    "window2": F(Int(amd.WINDOW2_MIN, amd.WINDOW_MAX)),
+    # no upper bound past TOML's integers: L >= K, F or F2 >= amd.exact_bound give the same words
+    "block": F(Int(1, (1 << 63) - 1)),
+    "window": F(Int(amd.WINDOW_MIN, (1 << 63) - 1)),
+    "window2": F(Int(amd.WINDOW2_MIN, (1 << 63) - 1)),
 }
 PROFILE_LAYOUT = {
     "a_k_order": F(ORDER), "b_k_order": F(ORDER),

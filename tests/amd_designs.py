@@ -6,7 +6,8 @@ f32 with K = 1, 2, 4, f64, xf32, f16, bf16, bf16_1k, fp8/bf8 in all four
 pairings) and a design of models/amd.py with its keys over the whole range
 models/amd.py and the profile schema take (block 1 to 64, ftz P = 2 or 4;
 with ``narrow`` window 0 to 64 and window2 from max(0, window - 1) to 64, else
-both from 24 (F2 from max(24, window - 1)), as seeds drawn before), redrawn until the
+both from 24 (F2 from max(24, window - 1)), as seeds drawn before; ``wide``:
+L, F, F2 past 64 too, up to the exact bound + 40 or huge), redrawn until the
 GPU's profile runs the instruction under it (an f64 v_mfma runs fma only,
 ftz needs K a multiple of P).
 
@@ -16,7 +17,8 @@ wrong. An open key must be truly open: the fingerprint's model gives the
 device's words on a held-out set (random and special-heavy words, the
 ladder's validation mix and its tie cases, from a seed neither the probes
 nor the validation draw from), and every value of the range the step names
-open (``values["open"]``) gives them too. A fingerprint called validated
+open (``values["open"]``; hi None: without end) gives them too, and the
+step's own words (:func:`untrue_ranges`). A fingerprint called validated
 whose model misses a held-out word is ``wrong_validated``: never allowed.
 """
 
@@ -34,12 +36,12 @@ from tcprobe.models.amd import (
     DESIGN_KEYS,
     DESIGNS,
     WINDOW2_MIN,
-    WINDOW_MAX,
     WINDOW_MIN,
     MfmaModel,
     MfmaParams,
     check_params,
     check_ranges,
+    exact_bound,
 )
 from tcprobe.models.model import ModelError
 
@@ -47,16 +49,19 @@ HELD_OUT_SEED = 0xA3D_36
 MMASIM_F = 24  # MMA-Sim's F (f32's significand): the draws' neighbourhood
 GPUS = tuple(isa_amd.GPU_ARCH)
 BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 64)
+DRAW_MAX = 64  # F and F2 drawn up to 64 (as seeds drawn before), L up to 64; --wide: past them
 
 
 def _instructions(gpu):
     return [amd_profiles.datapath(i) for i in isa_amd.instructions(isa_amd.GPU_ARCH[gpu])]
 
 
-def draw(rng, narrow: bool = False, below: bool = False) -> tuple[str, str, dict]:
+def draw(rng, narrow: bool = False, below: bool = False, wide: bool = False) -> tuple[str, str, dict]:
     """(GPU, datapath id, [mfma] table) of one random design the GPU runs
-    (``below``: as ``narrow``, and F2 below F - 1 half the time, from 0)."""
-    narrow = narrow or below
+    (``below``: as ``narrow``, and F2 below F - 1 half the time, from 0; ``wide``:
+    as ``below``, then L, F or F2 past 64, where a profile takes any value)."""
+    narrow = narrow or below or wide
+    below = below or wide
     while True:
         gpu = str(rng.choice(GPUS))
         dps = {dp.id: dp for dp in _instructions(gpu)}
@@ -70,7 +75,7 @@ def draw(rng, narrow: bool = False, below: bool = False) -> tuple[str, str, dict
             # the whole range models/amd.py takes, MMA-Sim's neighbourhood drawn more often
             # (``narrow``: F below 24 a third of the time; without it F from 24, as seeds
             # drawn before F went below 24)
-            lo, hi = (WINDOW_MIN if narrow else MMASIM_F), WINDOW_MAX
+            lo, hi = (WINDOW_MIN if narrow else MMASIM_F), DRAW_MAX
             if narrow and rng.random() < 1 / 3:
                 t["window"] = int(rng.integers(WINDOW_MIN, MMASIM_F))
             else:
@@ -87,6 +92,8 @@ def draw(rng, narrow: bool = False, below: bool = False) -> tuple[str, str, dict
             if "window2" not in t:
                 t["window2"] = int(rng.integers(low2, hi + 1)) if rng.random() < 0.5 else \
                     min(hi, low2 + int(rng.integers(0, 10)))
+        if wide:
+            _widen(rng, dp, t)
         try:
             check_ranges(MfmaParams(**t))
             check_params(MfmaParams(**t), dp)
@@ -95,10 +102,24 @@ def draw(rng, narrow: bool = False, below: bool = False) -> tuple[str, str, dict
         return gpu, dp.id, t
 
 
+def _widen(rng, dp, t: dict) -> None:
+    """``t`` with L, F and F2 each past 64 a third of the time: up to
+    exact_bound + 40 (the datapath's whole reach and past it), or a huge value."""
+    bound = exact_bound(dp)
+    for key in ("block", "window", "window2"):
+        if key not in t or t["design"] == "ftz" or rng.random() >= 1 / 3:
+            continue
+        if key == "block":
+            t[key] = int(rng.integers(65, 1000)) if rng.random() < 0.8 else 2 ** 40
+        else:
+            t[key] = int(rng.integers(65, bound + 41)) if rng.random() < 0.85 else \
+                int(rng.choice((bound, 10 ** 6, 2 ** 62)))
+
+
 def designs(seed: int, count: int, narrow: bool = False,
-            below: bool = False) -> list[tuple[str, str, dict]]:
+            below: bool = False, wide: bool = False) -> list[tuple[str, str, dict]]:
     rng = np.random.default_rng(seed)
-    return [draw(rng, narrow, below) for _ in range(count)]
+    return [draw(rng, narrow, below, wide) for _ in range(count)]
 
 
 def write_device(path: Path, gpu: str, table: dict):
@@ -167,30 +188,86 @@ def judge(dev, dp, n_held_out: int = 1500, validate_cases: int = 2000):
             v.open.append(key)
         else:
             v.wrong[key] = (have, want)
-    # every value of a range the step names open must give the device's words
-    for key, (lo, hi) in step.values.get("open", {}).items():
-        base = dict(fp.mfma)
-        bad = []
-        for val in sorted({lo, hi, (lo + hi) // 2, min(lo + 1, hi)}):
-            other = {key: val}
-            if key == "window" and "window2" in step.values["open"]:  # both open: F2 >= F - 1
-                other["window2"] = max(base["window2"], val - 1)
-            w = _words(dp, MfmaParams(**{**base, **other}), cases)
-            if w is None or (w != got).any():
-                bad.append(val)
-        if bad:
-            v.untrue_ranges[key] = bad
+    v.untrue_ranges = untrue_ranges(res, dp, cases, got)
     return v, res
 
 
+def range_values(key: str, lo: int, hi, dp) -> tuple[list[int], list[int]]:
+    """(every value, sampled values) of an open range [lo, hi] (hi None: every value
+    from lo) the judge tries. F and F2: every value from lo to the exact bound (past
+    it every value gives the bound's words, models/amd.exact_bound), and of them the
+    ends, middle, lo + 1, and 10**6 and 2**62 past it; L: its ends, middle and 10**6."""
+    if key == "block":
+        top = hi if hi is not None else 10 ** 6
+        return [], sorted({lo, min(lo + 1, top), (lo + top) // 2, top})
+    top = exact_bound(dp) if hi is None else min(hi, exact_bound(dp))
+    sample = {lo, min(lo + 1, top), (lo + top) // 2, top} | ({10 ** 6, 2 ** 62} if hi is None else {hi})
+    return list(range(lo, top + 1)), sorted(sample)
+
+
+def untrue_ranges(res, dp, held, got) -> dict:
+    """{key: values} of the ranges the mfma step names open where a value does not
+    give the device's words, on the held-out cases (``held``, words ``got``) and on
+    the step's own cases (``ctx.mfma_words``, NaN words aside: each value of the
+    range gives the step's words, as the NVIDIA judge's false_ranges proves its
+    ranges). The sampled values on every row; every value of the range on the rows
+    where the sampled values' words differ from each other or from the device's."""
+    step, fp = res.finding("mfma"), res.fingerprint
+    sets = [(held, np.asarray(got), False)]
+    if getattr(res.context, "mfma_words", None) is not None:
+        sets.append((*res.context.mfma_words, True))
+    bad = {}
+    for key, (lo, hi) in step.values.get("open", {}).items():
+        base = dict(fp.mfma)
+        every, sample = range_values(key, lo, hi, dp)
+
+        def params(val, key=key, base=base):
+            other = {key: val}
+            if key == "window" and "window2" in step.values["open"]:  # both open: F2 >= F - 1
+                other["window2"] = max(base["window2"], val - 1)
+            return MfmaParams(**{**base, **other})
+
+        for cases, words, nan_ok in sets:
+            words = np.asarray(words)
+            tell, first = np.zeros(len(words), bool), None
+            for val in sample:
+                w = _words(dp, params(val), cases)
+                if w is None or _differ(w, words, nan_ok).any():
+                    bad.setdefault(key, []).append(val)
+                    continue
+                first = w if first is None else first
+                tell |= (w != words) | (w != first)
+            rows = np.flatnonzero(tell)
+            if not rows.size:
+                continue
+            sub, sub_words = cases.take(rows), words[rows]
+            for val in every:
+                w = _words(dp, params(val), sub)
+                if w is None or _differ(w, sub_words, nan_ok).any():
+                    bad.setdefault(key, []).append(val)
+        if key in bad:
+            bad[key] = sorted(set(bad[key]))
+    return bad
+
+
+def _differ(w, words, nan_ok: bool) -> np.ndarray:
+    d = np.asarray(w) != words
+    return d & ~(_is_nan32(w) & _is_nan32(words)) if nan_ok else d
+
+
+def _is_nan32(w) -> np.ndarray:
+    w = np.asarray(w).astype(np.uint64)
+    return ((w & 0x7F800000) == 0x7F800000) & ((w & 0x7FFFFF) != 0)
+
+
 def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False,
-          below: bool = False):
+          below: bool = False, wide: bool = False):
     """Yield (index, design, Verdict or the exception text) for each design."""
     import traceback
 
     from tcprobe.models.datapath import Datapath
 
-    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count, narrow, below)):
+    for idx, (gpu, dp_id, t) in enumerate(designs(seed, count, narrow, below, wide)):
         if only is not None and idx not in only:
             continue
         try:
@@ -201,7 +278,7 @@ def sweep(seed: int, count: int, tmp: Path, only=None, narrow: bool = False,
 
 
 def main(argv=None) -> int:
-    """``python3 tests/amd_designs.py SEED COUNT [--narrow | --below]``: the sweep's verdicts
+    """``python3 tests/amd_designs.py SEED COUNT [--narrow | --below | --wide]``: the sweep's verdicts
     one a line and their tally (docs/amd.md's tables)."""
     import argparse
     import collections
@@ -213,11 +290,13 @@ def main(argv=None) -> int:
     ap.add_argument("--narrow", action="store_true", help="F from 0 and F2 from max(0, F - 1)")
     ap.add_argument("--below", action="store_true",
                     help="as --narrow, and F2 below F - 1 (from 0) half the time")
+    ap.add_argument("--wide", action="store_true",
+                    help="as --below, then L, F, F2 past 64 a third of the time each")
     args = ap.parse_args(argv)
     tally = collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:
         for idx, d, v in sweep(args.seed, args.count, Path(tmp), narrow=args.narrow,
-                                  below=args.below):
+                                  below=args.below, wide=args.wide):
             kind = "crash" if isinstance(v, str) else v.kind
             tally[kind] += 1
             tally["wrong validated"] += not isinstance(v, str) and v.wrong_validated

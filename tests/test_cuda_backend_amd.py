@@ -113,6 +113,13 @@ def test_amd_refusals():
     for k, block in ((16, 3), (32, 1)):  # 16 = 5 * 3 + 1: a last block of one product
         ok, why = cuda_gemm.supports(_with("MI300X", f"mfma.fp8.e4m3fnuz.f32.k{k}", block=block))
         assert not ok and "one product" in why
+    # a profile takes any L (L >= K: one block of K) and F: L = 2^40 packs as K, F = 10^6
+    # (past the exact bound) is past what the kernel's int64 sum holds, named as given
+    assert cuda_gemm.supports(_with("MI300X", "mfma.bf16.f32.k16", block=2 ** 40))[0]
+    assert np.array_equal(cuda_params._pack_mfma(_with("MI300X", "mfma.bf16.f32.k16", block=2 ** 40)),
+                          cuda_params._pack_mfma(_with("MI300X", "mfma.bf16.f32.k16", block=16)))
+    ok, why = cuda_gemm.supports(_with("MI300X", "mfma.bf16.f32.k16", window=10 ** 6))
+    assert not ok and "F=1000000" in why
 
 
 # Hand-made words (no model involved): f16 1, 2**-12, 2**-13 and products 1,

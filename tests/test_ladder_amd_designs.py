@@ -61,7 +61,7 @@ def test_the_draw_reaches_every_design_and_gpu():
     assert any(".fp8." in d for _, d, _ in drawn)
 
 
-@pytest.mark.parametrize("f2,opened", [(56, {}), (62, {"window2": (58, 64)})])
+@pytest.mark.parametrize("f2,opened", [(56, {}), (62, {"window2": (58, None)})])
 def test_a_key_past_the_probes_reach_is_named_open(tmp_path, f2, opened):
     """fp8 e5m2fnuz, grouped L = 12, F = 31: a pair's tiny product shares its
     block with a tie 24 bits below C, so it reaches F + 24 = 55 bits (F2 = 56
@@ -127,16 +127,100 @@ def test_a_design_the_engine_cannot_compute_is_refused(dp_id, params, needle):
 
 
 @pytest.mark.parametrize("params,needle", [
-    (("truncated", 8, 65, 64), "window: F from 0 to 64"),
-    (("truncated", 8, 12, 65), "window2: F2 from 0 to 64"),
+    (("truncated", 8, -1, 64), "window: design truncated needs an integer of at least 0"),
+    (("truncated", 8, 12, -3), "window2: design truncated needs an integer of at least 0"),
     (("grouped", 8, 0, -1), "at least 0"),
-    (("exact", 65), "at most 64"),
+    (("exact", 0), "block: design exact needs an integer of at least 1"),
+    (("truncated", 8, 24.0, 31), "not 24.0"),
+    (("ftz", 8), "ftz sums pairs"),
 ])
 def test_a_design_outside_a_profiles_ranges_is_refused(params, needle):
     from tcprobe.models.amd import check_ranges
 
     with pytest.raises(ModelError, match=needle):
         check_ranges(MfmaParams(*params))
+
+
+@pytest.mark.parametrize("params", [("exact", 65), ("truncated", 8, 65, 64),
+                                    ("grouped", 1000, 10 ** 6, 2 ** 62), ("truncated", 1, 700, 0)])
+def test_a_profile_takes_keys_past_64(params):
+    from tcprobe.models.amd import check_ranges
+
+    check_ranges(MfmaParams(*params))
+
+
+def _unclamped(dp, p, cases):
+    """The design's words with L, F, F2 taken literally (no models/amd.effective)."""
+    from tcprobe.models import amd
+    from tcprobe.models.formats import get_format
+
+    fa, fb, fc = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c))
+    run = {"truncated": amd._truncated, "grouped": amd._grouped}[p.design]
+    return np.array([run(a, b, c, p) for a, b, c in zip(amd._vals(fa, cases.a), amd._vals(fb, cases.b),
+                                                         amd._vals(fc, cases.c), strict=True)])
+
+
+@pytest.mark.parametrize("dp_id,bound", [("mfma.f32.f32.k4", 558), ("mfma.f16.f32.k16", 283),
+                                         ("mfma.fp8.e5m2fnuzxe4m3fnuz.f32.k32", 284)])
+def test_past_the_exact_bound_every_f_gives_the_same_words(dp_id, bound):
+    """F or F2 at exact_bound and far past it (taken literally, on exact integers)
+    give the same words on random and special-heavy cases, and L past K those of
+    L = K: what lets a profile take any value and the engine compute at the bound.
+    The bound itself: f32 products reach 2^256 and 2^-298, f16's 2^32 and 2^-48
+    beside C's 2^128 and 2^-149, plus 3 bits for K = 4 (5 for 16, 6 for 32)."""
+    from amd_designs import held_out
+
+    from tcprobe.models.amd import exact_bound
+
+    dp = Datapath.parse(dp_id)
+    assert exact_bound(dp) == bound
+    cases = held_out(dp, 150, seed=7)
+    for design in ("truncated", "grouped"):
+        for f, f2 in ((bound, 3), (5, bound), (bound, bound), (bound - 1, 40)):
+            base = _unclamped(dp, MfmaParams(design, 2, f, f2), cases)
+            for far in (1, 97, 3 * bound):
+                f_far = f + far if f >= bound else f
+                f2_far = f2 + far if f2 >= bound else f2
+                if (f_far, f2_far) == (f, f2):
+                    continue
+                assert np.array_equal(_unclamped(dp, MfmaParams(design, 2, f_far, f2_far), cases),
+                                      base), (design, f, f2, far)
+        whole = _unclamped(dp, MfmaParams(design, dp.k, 30, 31), cases)
+        for big in (dp.k + 1, 1000):
+            assert np.array_equal(_unclamped(dp, MfmaParams(design, big, 30, 31), cases), whole)
+
+
+def test_a_profile_past_64_runs(tmp_path):
+    """A profile's [mfma] with L = 10^5, F = 2^63 - 1, F2 = 600 (TOML's largest
+    integer; the sums exact at the bound): 1 + 2^-24 (a tie of f32) beside C = 2^-100
+    rounds up; F = 24 floors C away and the tie goes to even. --wide draws take them."""
+    from amd_designs import designs
+
+    dp = Datapath.parse("mfma.f16.f32.k16")
+    a = np.zeros((1, 16), np.uint32)
+    a[0, :2] = (0x3C00, 0x0C00)  # 1 and 2^-12, times themselves
+    cases = Cases(a, a.copy(), np.array([0x0D800000], np.uint32))
+    for window, want in ((2 ** 63 - 1, 0x3F800001), (24, 0x3F800000)):
+        dev = write_device(tmp_path / f"w{window % 97}.toml", "MI300X",
+                           {"design": "truncated", "block": 10 ** 5, "window": window, "window2": 600})
+        assert int(np.asarray(dev.run(dp, cases))[0]) == want
+    drawn = [t for *_, t in designs(3701, 30, wide=True)]
+    assert any(t.get("block", 0) > 64 for t in drawn) and any(t.get("window", 0) > 64 for t in drawn)
+    assert any(t.get("window2", 0) > 64 for t in drawn)
+
+
+def test_the_engine_computes_huge_keys_at_the_bound():
+    """F = F2 = 2^62 and L = 10^9 run (at the bound: one block, exact sums): products
+    1 and 2^-12 * 2^-12 = 2^-24 (a tie of f32's 1 + 2^-23) and C = 2^-100 sum exactly,
+    so the tie breaks upward; F = 24 floors C away and the tie rounds to even."""
+    dp = Datapath.parse("mfma.f16.f32.k4")
+    one, small = 0x3C00, 0x0C00  # 1 and 2^-12
+    cases = Cases(np.array([[one, small, 0, 0]], np.uint32), np.array([[one, small, 0, 0]], np.uint32),
+                  np.array([0x0D800000], np.uint32))  # C = 2^-100
+    got = MfmaModel("t", dp, "", MfmaParams("truncated", 10 ** 9, 2 ** 62, 2 ** 62)).evaluate(cases)
+    assert int(got[0]) == 0x3F800001
+    got = MfmaModel("t", dp, "", MfmaParams("truncated", 10 ** 9, 24, 2 ** 62)).evaluate(cases)
+    assert int(got[0]) == 0x3F800000
 
 
 def test_the_engine_joins_below_f_as_mmasims_doubles_do():
@@ -154,9 +238,12 @@ def test_the_engine_joins_below_f_as_mmasims_doubles_do():
 @pytest.mark.parametrize("table,needle", [
     ('design = "wide"', "design"),
     ('design = "exact"\nblock = 0', "block"),
-    ('design = "exact"\nblock = 65', "block"),
-    ('design = "truncated"\nblock = 8\nwindow = 65\nwindow2 = 31', "window"),
-    ('design = "truncated"\nblock = 8\nwindow = 12\nwindow2 = 65', "mfma.window2: 65 is out of range"),
+    ('design = "exact"\nblock = -3', "mfma.block: -3 is out of range"),
+    ('design = "truncated"\nblock = 8\nwindow = -1\nwindow2 = 31', "mfma.window: -1 is out of range"),
+    # past TOML's 64-bit integers (every value up to them is taken: past the exact bound
+    # they give its words)
+    ('design = "truncated"\nblock = 8\nwindow = 99999999999999999999\nwindow2 = 31', "mfma.window"),
+    ('design = "truncated"\nblock = 8\nwindow = 12\nwindow2 = -65', "mfma.window2: -65 is out of range"),
     ('design = "fma"\nblock = 4', "design fma has no block"),
     ('design = "exact"\nblock = 4\nwindow = 24', "design exact has no window"),
     ('design = "truncated"\nblock = "8"\nwindow = 24\nwindow2 = 31', "block"),
@@ -205,12 +292,21 @@ def test_a_fingerprint_with_a_bad_mfma_design_is_refused(mfma, needle):
     # held-out word differed, then refused; the tie product (1 + 2^-12)^2 reads it
     ("mfma.f32.f32.k2", {"design": "truncated", "block": 1, "window": 54, "window2": 55}, "recovered",
      {}),
+    # F2 = 2 floors a lifted product (smallest subnormal A) away and leaves C = 2^(e - k)
+    # alone: with B = 2^30 C went subnormal past k = 30 and F was named open over
+    # 32..64 (validation failed); B = 2^127 keeps C normal down to k = 127
+    ("mfma.f32.f32.k2", {"design": "truncated", "block": 1, "window": 49, "window2": 2}, "recovered",
+     {}),
+    # seed 3700 --below: F2 = 23 loses the one product's tie fd + 1 = 24 bits below C
+    # itself (C alone keeps its 24 bits): no tail read, no candidate; F2 = 23 now
+    ("mfma.f32.f32.k1", {"design": "truncated", "block": 1, "window": 24, "window2": 23}, "recovered",
+     {"block": (1, None)}),
     # narrow products past 47 bits: no probe here tells F apart, so F is open
     ("mfma.f16.f32.k4", {"design": "truncated", "block": 1, "window": 50, "window2": 55}, "open",
-     {"window": (47, 64), "window2": (46, 64)}),
+     {"window": (47, None), "window2": (46, None)}),
     # grouped drops a NaN C once the product's exponent passes F: bf16 reads F = 56
     ("mfma.bf16.f32.k4", {"design": "grouped", "block": 1, "window": 56, "window2": 60}, "open",
-     {"window2": (55, 64)}),
+     {"window2": (55, None)}),
 ])
 def test_one_product_blocks_past_cs_reach_are_fitted_or_open(tmp_path, dp_id, table, kind, opened):
     dev = write_device(tmp_path / "one.toml", "MI300X", table)
@@ -299,14 +395,14 @@ BELOW = [
     # f32 products reach 46 bits and a subnormal A lifts C's floor one f32 deeper:
     # every F from 47 gives the same words
     ("MI300X", "mfma.f32.f32.k1", {"design": "truncated", "block": 1, "window": 50, "window2": 26},
-     "open", {"window": (47, 64), "block": (1, 64)}),
+     "open", {"window": (47, None), "block": (1, None)}),
     ("MI300X", "mfma.f32.f32.k4", {"design": "truncated", "block": 1, "window": 50, "window2": 26},
-     "open", {"window": (47, 64)}),  # F = 46 was once named: a held-out word told it apart
+     "open", {"window": (47, None)}),  # F = 46 was once named: a held-out word told it apart
     # no tail reaches below F2's floor (f16, fp8): every F from F2 is fitted on the
     # lift rows; f16 under F2 = 24 gives the same words from F = 34 on (the judge
     # checks the range), fp8's narrow C alone (F2 = 9) once failed the step
     ("MI300X", "mfma.f16.f32.k16", {"design": "grouped", "block": 1, "window": 34, "window2": 24},
-     "recovered", {"window": (34, 64)}),
+     "recovered", {"window": (34, None)}),
     ("MI300X", "mfma.fp8.e4m3fnuz.f32.k32", {"design": "grouped", "block": 1, "window": 22,
                                              "window2": 9}, "recovered", {}),
 ]
@@ -362,3 +458,39 @@ def test_random_f2_below_f_draws(tmp_path, idx):
     v, _ = judge(dev, Datapath.parse(dp_id))
     assert not v.wrong_validated, v.text()
     assert v.kind in ("recovered", "open"), f"{gpu} {dp_id} {table}: {v.text()}"
+
+
+# past 64 (a profile takes any L, F, F2 since issue 36): read to models/amd.exact_bound
+WIDE = [
+    # seed 3701 --wide: grouped bf16 products reach 2^254 (no Inf before the sum); C's
+    # depth beside 2^125 - 2^125 read 274 and validation told a C dropped 282 bits below
+    # 2^253 apart: C's depth beside 2^253 - 2^253 reads 402, past which (C's last bit is
+    # 2^-149) every F gives the same words
+    ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 506, "window2": 40},
+     "open", {"window": (402, None), "block": (8, None)}),
+    # seed 3701 --wide: F = 294 is past C's last bit below 2^125 (274); the join's tiny
+    # product, in one block with a tie 24 bits below C, reads F + 25 = 320 (was taken
+    # for F2 + 1 and no candidate fitted): F is read, F2 open from 320
+    ("MI300X", "mfma.xf32.tf32.f32.k8", {"design": "truncated", "block": 8, "window": 294,
+                                         "window2": 533}, "open",
+     {"window2": (320, None), "block": (8, None)}),
+    # seed 3704 --wide: F = 10 in blocks of 7 of K = 8: the last block floors the pair's
+    # join away and no F2 was read (no candidate); one product's tail in the last lane
+    # reads F + 25 = 35, F2 open from there
+    ("MI300X", "mfma.f16.f32.k8", {"design": "grouped", "block": 7, "window": 10,
+                                   "window2": 10 ** 6}, "open", {"window2": (35, None)}),
+    # seed 3703 --narrow: F2 = 23 floors a pair's 3/4 ulp as it floors one's 3/8, so
+    # every lane read as its own block (C alone keeps 24 bits: no narrow F); products of
+    # 5/8 ulp, each floored away alone and kept as one ulp in pairs, read the blocks
+    ("MI100", "mfma.f16.f32.k4", {"design": "truncated", "block": 12, "window": 23, "window2": 23},
+     "open", {"block": (4, None)}),
+    ("MI100", "mfma.f32.f32.k2", {"design": "grouped", "block": 25, "window": 24, "window2": 23},
+     "open", {"block": (2, None)}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gpu,dp_id,table,kind,opened", WIDE)
+def test_keys_past_64_are_read_or_open(tmp_path, gpu, dp_id, table, kind, opened):
+    _below(tmp_path, gpu, dp_id, table, kind, opened)
+

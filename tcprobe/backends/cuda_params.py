@@ -23,7 +23,7 @@ from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
-from tcprobe.models.amd import DESIGNS, MfmaModel
+from tcprobe.models.amd import DESIGNS, MfmaModel, effective
 from tcprobe.models.formats import FormatSpec, get_format
 from tcprobe.models.kernels.core import NO_FLOOR
 from tcprobe.models.kernels.gemm_split import stage_model
@@ -163,8 +163,10 @@ AMD_MAX_F2 = 48  # F2 (window2): the joined sum is below 2**(F2 + 9) in an int64
 
 
 def _check_mfma(mdl) -> None:
-    """AMD designs: every parameter value models/amd.py computes without error."""
-    dp, p = mdl.datapath, mdl.params
+    """AMD designs: every parameter value models/amd.py computes without error (L past
+    K as K, F and F2 past the exact bound as the bound: the same words)."""
+    dp = mdl.datapath
+    p = effective(mdl.params, dp) if mdl.params.design != "fma" else mdl.params
     for role, fmt, allowed in (("a_type", dp.a_type, AMD_INPUTS), ("b_type", dp.b_type, AMD_INPUTS),
                                ("d_type", dp.d_type, ("f32",)), ("c_type", dp.c, ("f32",))):
         if get_format(fmt).name not in allowed:
@@ -190,7 +192,7 @@ def _check_mfma(mdl) -> None:
                           "(no odd position: models/amd.py computes no such block)")
     if p.design in ("truncated", "grouped") and not (
             0 <= p.window <= p.window2 + 1 and p.window2 <= AMD_MAX_F2):
-        raise Unsupported(f"{dp.id}: F={p.window}, F2={p.window2}: the CUDA backend takes "
+        raise Unsupported(f"{dp.id}: F={mdl.params.window}, F2={mdl.params.window2}: the CUDA backend takes "
                           f"0 <= F <= F2 + 1, F2 <= {AMD_MAX_F2}")
 
 
@@ -198,7 +200,8 @@ def _pack_mfma(mdl) -> np.ndarray:
     """An AMD design's TcParams: A and B formats (tf32 truncated from its f32
     word), one block of K products an instruction, F in window; the stages
     name f32 (the designs round into f32 themselves)."""
-    dp, p = mdl.datapath, mdl.params
+    dp = mdl.datapath
+    p = effective(mdl.params, dp) if mdl.params.design != "fma" else mdl.params
     f32 = get_format("f32")
     stage = [*_spec(f32.spec), 1, f32.frac_bits, int(f32.canonical_nan), 0]
     return _assemble("f32", a=_spec(get_format(dp.a_type).spec),
