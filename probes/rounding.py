@@ -52,7 +52,7 @@ def cases(ctx, kappas, F, lane):
                     bt.add(f"C = {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}), "
                            f"product {'-' if s else '+'}{frac} of its ulp", {lane: p[:2]}, c)
     # carries: C with j fraction bits all ones (value just below 2), products around 1
-    for j in range(1, min(cf, F, max(kappas)) + 1):
+    for j in range(1, min(cf, F, max(kappas, default=0)) + 1):
         for cs in (0, 1):
             c = word(ctx.c_fmt, cs, (1 << (j + 1)) - 1, -j)
             if c is None:
