@@ -118,6 +118,43 @@ def block_cases(ctx, bt, block, F):
         bt.add("last block: random significands and one low bit", lanes)
 
 
+def product_cases(ctx, bt, blocks, kappas, F):
+    """Where C's type (converted on entry) cannot carry the ulp cases: the
+    same sums from products alone. A value 2**(kap+2) (1 + m 2**-kap) is two
+    products (2**(kap+2) and m 2**2) in lanes other than the last block's
+    first, which holds the fraction of its ulp (an earlier block passes the
+    value on; the candidates' models judge every case as the device ran it);
+    2 - 2**-j is 2 and -2**-j."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    lane = blocks[-1][0]
+    others = [k for k in blocks[-1][1:]] + [k for b in blocks[:-1] for k in b]
+    others = [k for k in others if ctx.co_active((lane, k))]
+    if len(others) < 2 or not ctx.co_active((lane, others[0], others[1])):
+        return
+    hi, lo = others[0], others[1]
+    fracs = [(product(fa, fb, 0, s, (mant, 1), (frac, 0)), s) for mant, frac in
+             ((1, 0), (1, 1), (3, 1), (3, 2)) for s in (0, 1)]
+    fracs = [(p, s) for p, s in fracs if p]
+    for kap in kappas:
+        for m in (0, 1):
+            for cs in (0, 1):
+                big, odd = product(fa, fb, kap + 2, cs), product(fa, fb, 2, cs)
+                if big is None or (m and odd is None):
+                    continue
+                lanes = {hi: big[:2], **({lo: odd[:2]} if m else {})}
+                for p, s in fracs:
+                    bt.add(f"products {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}) and "
+                           f"{'-' if s else '+'}a fraction of its ulp", {**lanes, lane: p[:2]})
+    for j in range(1, min(F, max(kappas, default=0)) + 1):
+        for cs in (0, 1):
+            two, bit = product(fa, fb, 1, cs), product(fa, fb, -j, 1 - cs)
+            if two is None or bit is None:
+                continue
+            for p, s in fracs:
+                bt.add(f"products {'-' if cs else ''}(2 - 2^-{j}) and a product",
+                       {hi: two[:2], lo: bit[:2], lane: p[:2]})
+
+
 def random_sums(ctx, F, n):
     """Random significands in every lane near 2**0 and a random C down to the
     window's bottom: where blocks chain, a rounding shows only through carries
@@ -147,6 +184,8 @@ def run(ctx) -> Finding:
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(1, vis - 2), out + 1))
     bt = cases(ctx, [k for k in kappas if k <= vis], F, lane)
+    if ctx.model_dp is not ctx.dp and word(ctx.c_fmt, 0, (1 << vis) + 1, 2) is None:
+        product_cases(ctx, bt, blocks, [k for k in kappas if k <= vis], F)
     bvals = ctx.findings["block"].values
     structure_known = not ({"block_size", "k_order"} & set(bvals.get("undetermined", {})))
     if structure_known:
