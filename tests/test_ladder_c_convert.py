@@ -1,0 +1,107 @@
+"""The ladder on designs whose C is converted on entry to a narrow type
+(``c_convert``: fp4, fp6, fp8), and draw_wide's reach.
+
+C converted to e2m1 holds only 0, 0.5 .. 6: the visible, internal and
+rounding steps cannot build their C words there (a C word the type lacks
+was read as +0: the internal step called a window of 121 bits). They read
+through products instead: visible with C small and the products large,
+the window from a third product below a cancelling pair, the rounding's
+ulp fractions as sums of products. Each design: the fingerprint names C's
+type and the window, blocks and rounding of the profile, and its model
+gives the device's words on the judge's held-out set (random cases, the
+validate suites, tiny products, stress cases from a seed of their own).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from ladder_designs import C_CONVERTS, designs, judge, write_device
+
+BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133, "input_conversion": "truncate",
+        "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}
+F16 = {"zero_floor": -21, "nan": 0x7FFF}
+# name -> (family, A/B format, D, profile keys over BASE)
+CORNERS = {
+    "e2m1-bf16": ("mma", "bf16", "f32", dict(c_convert="e2m1")),
+    "e3m2-f16-rne-ieee": ("mma", "f16", "f32", dict(c_convert="e3m2", block_size=4,
+                                                    output_rounding="rne", zero_sign="ieee")),
+    "e2m3-wgmma-rna-27": ("wgmma", "bf16", "f32", dict(c_convert="e2m3", block_size=16,
+                                                       output_rounding="rna", window_bits=27)),
+    "e2m1-fp8-f16d": ("tcgen05", "e4m3", "f16", dict(F16, c_convert="e2m1", window_bits=26,
+                                                     block_size=16, output_rounding="rne")),
+    "e2m3-f16": ("mma", "f16", "f32", dict(c_convert="e2m3")),
+}
+
+
+def _run(tmp_path, name):
+    from tcprobe.devices.sim import SimDevice
+
+    fam, fmt, d, p = CORNERS[name]
+    prof = {**BASE, **p}
+    path = tmp_path / f"{name}.toml"
+    path.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in prof.items())
+                    + f'\nfamilies = ["{fam}"]\n')
+    dev = SimDevice.from_toml(path)
+    dp = dev.datapath(fam, fmt, d)
+    v, res = judge(dev, dp)
+    assert not v.wrong_validated, v.text()
+    assert res.validated and v.held_out_mismatches == 0, v.text()
+    fp = res.fingerprint
+    # the profile's own keys, written out here (not computed by the ladder)
+    assert fp.c_convert == prof["c_convert"]
+    assert fp.window_bits == prof["window_bits"]
+    assert fp.block_size == prof["block_size"] and fp.k_order is None
+    assert fp.output_rounding == prof["output_rounding"]
+    assert v.kind in ("recovered", "open") and not v.wrong, v.text()
+    return v, res
+
+
+def test_c_converted_to_e2m1_is_read_through_products(tmp_path):
+    v, res = _run(tmp_path, "e2m1-bf16")
+    assert "products alone" in res.finding("internal").summary
+    assert res.finding("visible").values["visible_bits"] == 23
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(CORNERS) - {"e2m1-bf16"}))
+def test_c_converted_to_fp4_fp6(tmp_path, name):
+    _run(tmp_path, name)
+
+
+def test_draw_wide_reaches_every_profile_value(tmp_path):
+    """draw_wide's designs reach every C conversion, windows below 12, blocks
+    past K, floors near zero and none, wide carries, IEEE overflow, NaN
+    payloads and intermediate kept bits; and every one is a profile a sim
+    device reads."""
+    from tcprobe.devices.sim import SimDevice
+    from tcprobe.models.formats import get_format
+
+    drawn = designs(7, 300, wide=True)
+    ps = [p for *_, p in drawn]
+    assert {p.get("c_convert") for p in ps} >= set(C_CONVERTS)
+    assert any(p["window_bits"] != "exact" and p["window_bits"] < 12 for p in ps)
+    assert any(p["window_bits"] == "exact" for p in ps)
+    assert any(p["block_size"] > 64 for p in ps)
+    assert any(p["zero_floor"] == "none" for p in ps)
+    assert any(p["zero_floor"] != "none" and p["zero_floor"] > 0 for p in ps)
+    assert any(p.get("carry_bits", 0) > 8 for p in ps) and any(p.get("carry_bits") == 0 for p in ps)
+    assert any(p["overflow"] == "ieee" for p in ps)
+    assert any("inter_frac_bits" in p for p in ps)
+    for fam, fmt, d, p in drawn[:40]:
+        f = get_format(d)
+        nan = p["nan"] & ~(1 << (f.width - 1))
+        assert nan > ((1 << (f.width - f.frac_bits - 1)) - 1) << f.frac_bits  # a NaN word
+        dev = write_device(tmp_path / "p.toml", fam, fmt, d, p, 1)
+        assert isinstance(dev, SimDevice) and dev.datapath(fam, fmt, d).d_type == f.name
+
+
+def test_c_converted_to_f64_keeps_infinities():
+    """-Inf and +Inf of f32 become f64's infinities (the conversion raised an
+    OverflowError on the sign bit of a 64-bit word)."""
+    from tcprobe.models.formats import convert
+
+    got = convert(np.array([0xFF800000, 0x7F800000, 0xBF800000], np.int64), "f32", "f64")
+    assert [int(x) for x in got] == [0xFFF0000000000000, 0x7FF0000000000000, 0xBFF0000000000000]
