@@ -25,6 +25,8 @@ def _nans(f):
     """A few NaN words of format f (none for formats without NaN)."""
     if f.specials == Specials.FINITE or f.kind.name == "INT":
         return []
+    if f.specials == Specials.FNUZ:  # the one NaN: negative zero's word
+        return [1 << (f.width - 1)]
     top = ((1 << f.exp_bits) - 1) << (f.frac_bits + f.drop_bits)
     sign = 1 << (f.width - 1)
     if f.specials == Specials.FN:
