@@ -23,23 +23,38 @@ from ladder_designs import C_CONVERTS, designs, judge, write_device
 BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133, "input_conversion": "truncate",
         "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}
 F16 = {"zero_floor": -21, "nan": 0x7FFF}
-# name -> (family, A/B format, D, profile keys over BASE)
+# name -> (family, A/B format, D, profile keys over BASE, fingerprint keys expected)
 CORNERS = {
-    "e2m1-bf16": ("mma", "bf16", "f32", dict(c_convert="e2m1")),
+    "e2m1-bf16": ("mma", "bf16", "f32", dict(c_convert="e2m1"), {}),
     "e3m2-f16-rne-ieee": ("mma", "f16", "f32", dict(c_convert="e3m2", block_size=4,
-                                                    output_rounding="rne", zero_sign="ieee")),
+                                                    output_rounding="rne", zero_sign="ieee"),
+                          dict(zero_sign="ieee")),
     "e2m3-wgmma-rna-27": ("wgmma", "bf16", "f32", dict(c_convert="e2m3", block_size=16,
-                                                       output_rounding="rna", window_bits=27)),
+                                                       output_rounding="rna", window_bits=27), {}),
     "e2m1-fp8-f16d": ("tcgen05", "e4m3", "f16", dict(F16, c_convert="e2m1", window_bits=26,
-                                                     block_size=16, output_rounding="rne")),
-    "e2m3-f16": ("mma", "f16", "f32", dict(c_convert="e2m3")),
+                                                     block_size=16, output_rounding="rne"), {}),
+    "e2m3-f16": ("mma", "f16", "f32", dict(c_convert="e2m3"), {}),
+    # the wide scan of seed 42 (design 5): C to e4m3fnuz (whose -0 word is its
+    # NaN: a random C of -0 was a NaN), a 7-bit window, blocks of 4 of e2m3
+    "e4m3fnuz-window-7": ("tcgen05", "e2m3", "f32",
+                          dict(c_convert="e4m3fnuz", window_bits=7, block_size=4,
+                               output_rounding="rne", zero_floor=-93, nan=0x7FBA8CA8,
+                               overflow="ieee"), {}),
+    # (design 8): IEEE overflow under RZ is saturation: named open, not misread
+    "e3m2-rz-ieee-overflow": ("mma", "bf16", "f32",
+                              dict(c_convert="e3m2", window_bits=49, zero_floor=-9,
+                                   zero_sign="ieee", nan=0x7F8FAE46, overflow="ieee"),
+                              dict(overflow=None, zero_sign="ieee")),
 }
+# named open: IEEE overflow is saturation under RZ; a 7-bit window leaves
+# sums too short for the output's rounding to act on
+NOT_READ = {"e3m2-rz-ieee-overflow": ("overflow",), "e4m3fnuz-window-7": ("output_rounding",)}
 
 
 def _run(tmp_path, name):
     from tcprobe.devices.sim import SimDevice
 
-    fam, fmt, d, p = CORNERS[name]
+    fam, fmt, d, p, expect = CORNERS[name]
     prof = {**BASE, **p}
     path = tmp_path / f"{name}.toml"
     path.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in prof.items())
@@ -54,7 +69,12 @@ def _run(tmp_path, name):
     assert fp.c_convert == prof["c_convert"]
     assert fp.window_bits == prof["window_bits"]
     assert fp.block_size == prof["block_size"] and fp.k_order is None
-    assert fp.output_rounding == prof["output_rounding"]
+    if name not in NOT_READ or "output_rounding" not in NOT_READ[name]:
+        assert fp.output_rounding == prof["output_rounding"]
+    for key, want in expect.items():
+        assert getattr(fp, key) == want, (key, getattr(fp, key))
+    for key in NOT_READ.get(name, ()):
+        assert key in fp.undetermined
     assert v.kind in ("recovered", "open") and not v.wrong, v.text()
     return v, res
 
@@ -105,3 +125,49 @@ def test_c_converted_to_f64_keeps_infinities():
 
     got = convert(np.array([0xFF800000, 0x7F800000, 0xBF800000], np.int64), "f32", "f64")
     assert [int(x) for x in got] == [0xFFF0000000000000, 0x7FF0000000000000, 0xBFF0000000000000]
+
+
+# designs of draw_wide's scans (seed 42 and 43) that came out wrong, each fixed
+WIDE = {
+    # one block of every product: the intermediate (tf32 here) never acts, so
+    # its type and rounding are named open (they were left at the output's)
+    "one-block-inter-tf32": ("mma", "bf16", "f32",
+                             dict(window_bits=36, block_size=64, input_conversion="rna",
+                                  output_rounding="rna", zero_floor=-119, nan=0x7F85F8FB,
+                                  output_frac_bits=20, zero_sign="ieee", overflow="ieee",
+                                  inter_type="tf32", inter_rounding="rne"),
+                             ("inter_type", "inter_rounding", "inter_frac_bits")),
+    # a 7-bit window under normalized alignment cuts f16's low bits: not an
+    # input conversion (the f16 word is the format; it was read as truncation)
+    "window-7-f16-normalized": ("tcgen05", "f16", "f32",
+                                dict(window_bits=7, block_size=32, input_conversion="rna",
+                                     output_rounding="rne", zero_floor=-142, carry_bits=3,
+                                     carry_top="saturate", overflow="ieee", k_order="pairs",
+                                     align="normalized"),
+                                ("input_conversion",)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(WIDE))
+def test_wide_scan_designs(tmp_path, name):
+    fam, fmt, d, p, opened = WIDE[name]
+    prof = {**BASE, **p}
+    dev = write_device(tmp_path / f"{name}.toml", fam, fmt, d, prof, 42)
+    dp = dev.datapath(fam, fmt, d)
+    v, res = judge(dev, dp)
+    assert not v.wrong_validated, v.text()
+    assert res.validated and v.held_out_mismatches == 0, v.text()
+    assert v.kind in ("recovered", "open") and not v.wrong, v.text()
+    fp = res.fingerprint
+    assert fp.window_bits == prof["window_bits"]
+    for key in opened:
+        assert key in fp.undetermined and getattr(fp, key) is None, key
+
+
+def test_random_finite_words_of_fnuz_are_never_its_nan():
+    """e4m3fnuz's -0 word (0x80) is its NaN: a random finite word never is."""
+    from tcprobe.suites.mix import random_finite
+
+    w = random_finite("e4m3fnuz", np.full(4000, -20), (4000,), np.random.default_rng(0))
+    assert (w == 0).sum() > 100 and not (w == 0x80).any()
