@@ -151,7 +151,7 @@ def product_cases(ctx, bt, blocks, kappas, F):
             if two is None or bit is None:
                 continue
             for p, s in fracs:
-                bt.add(f"products {'-' if cs else ''}(2 - 2^-{j}) and a product",
+                bt.add(f"products {'-' if cs else ''}(2 - 2^-{j}) and {'-' if s else '+'}a product",
                        {hi: two[:2], lo: bit[:2], lane: p[:2]})
 
 
