@@ -1,7 +1,7 @@
 """The ladder judged on random designs (tests/ladder_designs.py): one line a
 design and the totals.
 
-    python benchmarks/ladder_design_scan.py --seed 42 [--count 20] [--wide] [--only 3,7]
+    python benchmarks/ladder_design_scan.py --seed 42 [--count 20] [--wide | --draw c_convert]
 
 ``--wide`` draws from every value a TOML profile takes (``draw_wide``: C
 converted to every float format, windows 0..56, blocks to 1024, floors near
@@ -33,6 +33,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--wide", action="store_true", help="draw_wide's designs")
+    ap.add_argument("--draw", choices=("draw", "wide", "c_convert"), default=None,
+                    help="the drawing function (c_convert: draw's with C converted on entry)")
     ap.add_argument("--only", default=None, help="design numbers to run (comma-separated)")
     ap.add_argument("--held-out", type=int, default=8000, help="held-out cases a design")
     args = ap.parse_args()
@@ -42,7 +44,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         t = time.time()
         for idx, (fam, fmt, d, p), v in sweep(args.seed, args.count, Path(tmp), only,
-                                              args.held_out, args.wide):
+                                              args.held_out, args.draw or args.wide):
             if v == "unsupported":
                 print(f"{idx:3} skip  {fam} {fmt}->{d} (not run on this profile)", flush=True)
                 t = time.time()
@@ -59,7 +61,7 @@ def main() -> int:
                 if v.kind != "recovered":
                     print(f"      {v.text()}", flush=True)
             t = time.time()
-    print(f"seed {args.seed}{' wide' if args.wide else ''}: "
+    print(f"seed {args.seed} {args.draw or ('wide' if args.wide else 'draw')}: "
           + ", ".join(f"{k} {n}" for k, n in tally.items()) + f" ({time.time() - t0:.0f} s)")
     return 1 if tally["wrong_validated"] else 0
 

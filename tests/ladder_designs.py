@@ -166,6 +166,17 @@ def draw_wide(rng) -> tuple[str, str, str, dict]:
     return fam, fmt, d, p
 
 
+def draw_c(rng) -> tuple[str, str, str, dict]:
+    """:func:`draw`'s design with C converted on entry to a random float
+    format (a second generator, so the rest is draw's own)."""
+    fam, fmt, d, p = draw(rng)
+    p["c_convert"] = str(np.random.default_rng(rng.integers(1 << 32)).choice(C_CONVERTS))
+    return fam, fmt, d, p
+
+
+DRAWS = {"draw": draw, "wide": draw_wide, "c_convert": draw_c}
+
+
 def write_device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: int):
     """The sim device of one design (a K order drawn for the datapath's K)."""
     from tcprobe.devices.sim import SimDevice
@@ -183,10 +194,12 @@ def write_device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: in
     return SimDevice.from_toml(path)
 
 
-def designs(seed: int, count: int, wide: bool = False) -> list[tuple[str, str, str, dict]]:
-    """``count`` designs of ``seed`` (``wide``: :func:`draw_wide`'s, else :func:`draw`'s)."""
+def designs(seed: int, count: int, wide: bool | str = False) -> list[tuple[str, str, str, dict]]:
+    """``count`` designs of ``seed``: ``wide`` True is :func:`draw_wide`'s, a
+    name one of :data:`DRAWS`, else :func:`draw`'s."""
     rng = np.random.default_rng(seed)
-    return [(draw_wide if wide else draw)(rng) for _ in range(count)]
+    fn = DRAWS[wide] if isinstance(wide, str) else draw_wide if wide else draw
+    return [fn(rng) for _ in range(count)]
 
 
 # ---------------------------------------------------------------------------
