@@ -104,6 +104,12 @@ def run(ctx, pairs, vis: int, span: int) -> Finding | None:
         values["window_bits"] = F
         values["same_block_pairs"] = [list(p) for p in sorted({t[:2] for t, n in ended.items()
                                                                if n == F})]
+        after = _c_after(ctx, [t[:2] for t, n in ended.items() if n == F], F)
+        if after is not None:
+            values["c_outside_window"] = True
+            values["c_survives"] = after
+            notes.append(f"C = 1 survives +-2^e cancelling in a pair that cuts a product "
+                         f"2^(E-{F + 1}), down to e = {after}: C is not in the products' window")
         return Finding("internal", "found",
                        f"+2^{E} - 2^{E} + 2^({E}-e) from products alone (C's type is too narrow) "
                        f"keeps the small product for e <= {F}: the accumulator keeps F = {F} "
@@ -121,3 +127,24 @@ def run(ctx, pairs, vis: int, span: int) -> Finding | None:
     return Finding("internal", "partial",
                    f"a product 2^({E}-e) survives the cancellation of +-2^{E} for every e up to "
                    f"{deepest}: the window is at least {deepest} bits", values, ev, notes)
+
+
+def _c_after(ctx, pairs, F: int) -> int | None:
+    """Whether C escapes the window that cuts a third product: C = 1 (every
+    float type holds it) beside +-2**e in pairs whose blocks cut 2**(E-F-1),
+    for e = F+1 .. F+4; the deepest e where C survives in every pair, if C
+    survives past F (C added after the products), else None."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    one = pow2(ctx.c_fmt, 0)
+    depths = [e for e in range(F + 1, F + 5) if product(fa, fb, e, 0) is not None
+              and product(fa, fb, e, 1) is not None]
+    if one is None or not depths or not pairs:
+        return None
+    bt = Batch(ctx.dp)
+    ref = bt.add("C = 1 alone", {}, one)
+    rows = {(p, e): bt.add(f"lane {p[0]}: +2^{e}, lane {p[1]}: -2^{e}, C = 1",
+                           {p[0]: product(fa, fb, e, 0)[:2], p[1]: product(fa, fb, e, 1)[:2]},
+                           one) for p in sorted(set(pairs))[:4] for e in depths}
+    w = ctx.run(bt.cases())
+    kept = [e for e in depths if all(w[r] == w[ref] for (_, ee), r in rows.items() if ee == e)]
+    return max(kept) if kept and kept == depths[:len(kept)] else None

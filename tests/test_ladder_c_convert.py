@@ -45,6 +45,10 @@ CORNERS = {
                               dict(c_convert="e3m2", window_bits=49, zero_floor=-9,
                                    zero_sign="ieee", nan=0x7F8FAE46, overflow="ieee"),
                               dict(overflow=None, zero_sign="ieee")),
+    # C to e2m1 added after the blocks: C = 1 beside a pair the window cuts a
+    # product in survives (it was read as C in the first block)
+    "e2m1-c-last": ("mma", "bf16", "f32", dict(c_convert="e2m1", c_join="last",
+                                               c_add_rounding="rne"), {}),
 }
 # named open: IEEE overflow is saturation under RZ; a 7-bit window leaves
 # sums too short for the output's rounding to act on
@@ -76,6 +80,8 @@ def _run(tmp_path, name):
     for key in NOT_READ.get(name, ()):
         assert key in fp.undetermined
     assert v.kind in ("recovered", "open") and not v.wrong, v.text()
+    split = fp.split or {}
+    assert (fp.c_join or ("last" if split else "first")) == prof.get("c_join", "first")
     return v, res
 
 
