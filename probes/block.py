@@ -64,7 +64,13 @@ def run(ctx) -> Finding:
     # a D word shows at most its format's fraction bits: one more visible bit
     # is a tie rounded away (RNA), and the edge bit 2**(E-F) of F >= frac + 2
     # stays hidden in both orders there too
-    vis = min(ctx.require("visible").values.get("visible_bits", 0), ctx.d_fmt.frac_bits)
+    seen = ctx.require("visible")
+    vis = min(seen.values.get("visible_bits", 0), ctx.d_fmt.frac_bits)
+    if seen.status == "partial" and F is not None:
+        # the visible probe ran out of products (C small, products large: a
+        # narrow C type): every bit it reached showed, and the output shows
+        # the window's bits as far as it keeps them
+        vis = max(vis, min(F, ctx.d_fmt.frac_bits))
     if F is None:
         return Finding("block", "skipped", "the window is not known, so no block probe can be "
                        "placed at its edge", {"undetermined": {"block_size": "window unknown"}})
