@@ -185,3 +185,20 @@ def test_random_finite_words_of_fnuz_are_never_its_nan():
 
     w = random_finite("e4m3fnuz", np.full(4000, -20), (4000,), np.random.default_rng(0))
     assert (w == 0).sum() > 100 and not (w == 0x80).any()
+
+
+@pytest.mark.parametrize("key, fmt", [("c_convert", "s8"), ("c_convert", "ue4m3"),
+                                      ("c_convert", "ue8m0"), ("inter_type", "e2m1"),
+                                      ("inter_type", "u8")])
+def test_a_profile_refuses_types_the_engine_cannot_take(tmp_path, key, fmt):
+    """C converted to an integer, scale or unsigned type, or blocks passed on
+    in a type without a NaN word: one error naming the key, when the profile
+    is read (they failed, or dropped C's sign, only when a case ran)."""
+    from tcprobe.devices.base import DeviceError
+    from tcprobe.devices.sim import SimDevice
+
+    path = tmp_path / "p.toml"
+    path.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in BASE.items())
+                    + f'\n{key} = "{fmt}"\nfamilies = ["mma"]\n')
+    with pytest.raises(DeviceError, match=f"{key}: '{fmt}' is not allowed"):
+        SimDevice.from_toml(path)
