@@ -447,27 +447,12 @@ class Order:
 ORDER = Order()
 
 
-def _format_choices(name: str) -> tuple | None:
-    """The formats a format parameter takes: C is converted (``c_convert``)
-    only to a signed float format (an integer, a scale or an unsigned type
-    has no word for a negative C); a block result is passed on
-    (``inter_type``) only in a float format with a NaN word."""
-    from tcprobe.models.formats import FORMATS
-
-    floats = sorted({f.name for f in FORMATS.values() if f.kind.name == "FLOAT" and f.signed})
-    if name == "c_convert":
-        return tuple(floats)
-    if name == "inter_type":
-        return tuple(n for n in floats if get_format(n).canonical_nan is not None)
-    return None
-
-
 def _engine_field(p: Param, nan_bits: int) -> F:
     """The schema field of engine parameter ``p`` (models/engine.PARAMS)."""
     t = {"int": lambda: Int(p.lo, p.hi), "choice": lambda: Choice(p.choices),
          "word": lambda: Int(0, (1 << nan_bits) - 1, hex_text=True),
-         "order": lambda: Order(forms=()),
-         "format": lambda: Format(_format_choices(p.name))}[p.kind]()
+         "order": lambda: Order(forms=()), "format": lambda: Format(p.choices or None)
+         }[p.kind]()
     return F(Maybe(t, p.null_words) if p.nullable else t)
 
 
