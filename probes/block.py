@@ -279,6 +279,10 @@ def _partition_products(ctx, K, E, F, plus, minus):
     pos = {x: n for n, b in enumerate(blocks) for x in b}
     if any(k != (pos[x] > max(pos[j], pos[m])) for (j, m, x), k in kept.items()):
         return None
+    if len(blocks) > 2 and len(blocks[0]) == 2 and all(len(b) == 1 for b in blocks[1:]):
+        # blocks of 1: no pair runs before either of the first two lanes, so
+        # no count tells them apart; [2, 1, 1, ...] is no engine's blocks
+        blocks = [[blocks[0][0]], [blocks[0][1]], *blocks[1:]]
     ev = [bt.evidence(r, [w[r], w[alone[t[2]]]], "kept: its block runs after both"
                       if kept[t] else "cut: it meets the +-2^E anchor")
           for t, r in ([x for x in rows.items() if kept[x[0]]][:1]

@@ -145,6 +145,22 @@ def product_cases(ctx, bt, blocks, kappas, F):
                 for p, s in fracs:
                     bt.add(f"products {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}) and "
                            f"{'-' if s else '+'}a fraction of its ulp", {**lanes, lane: p[:2]})
+    # random sums with products as deep as a random C of random_sums reaches
+    # (down to the window's bottom): block results with bits at every depth
+    # carry past the output's bits (blocks of 1 chain nothing else)
+    rng = np.random.default_rng(ctx.seed + 13)
+    fr = (fa.frac_bits, fb.frac_bits)
+    for _ in range(300):
+        lanes = {}
+        for k in range(ctx.dp.k):
+            x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+            y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+            deep = rng.random() < (0.7 if k == lane else 0.3)
+            e = int(rng.integers(-F - 3, 1)) if deep else int(rng.integers(-2, 3))
+            q = product(fa, fb, e, int(rng.random() < 0.2), (x, y), fr)
+            if q is not None and ctx.co_active([*lanes, k]):
+                lanes[k] = q[:2]
+        bt.add("random products, some as deep as the window", lanes)
     for j in range(1, min(F, max(kappas, default=0)) + 1):
         for cs in (0, 1):
             two, bit = product(fa, fb, 1, cs), product(fa, fb, -j, 1 - cs)
