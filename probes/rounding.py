@@ -145,11 +145,28 @@ def product_cases(ctx, bt, blocks, kappas, F):
                 for p, s in fracs:
                     bt.add(f"products {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}) and "
                            f"{'-' if s else '+'}a fraction of its ulp", {**lanes, lane: p[:2]})
+    # the last block's largest significands and, in its first lane, a low bit
+    # at the window's bottom (block_cases puts it in C): the sum carries past
+    # the output's precision even under a narrow window
+    from tcprobe.models.words import max_sig
+
+    ma, mb = max_sig(fa), max_sig(fb)
+    fr = (fa.frac_bits, fb.frac_bits)
+    for sg in (0, 1):
+        p = product(fa, fb, 0, sg, (ma, mb), fr)
+        q = product(fa, fb, 0, sg, (ma - 1, mb), fr)
+        if p is None or q is None:
+            continue
+        full = {k: (p if n % 2 else q)[:2] for n, k in enumerate(blocks[-1])}
+        for m, e in ((1, -F), (3, -F), (1, 1 - F), (3, 1 - F)):
+            low = product(fa, fb, e, sg, (m, 1), (0, 0))
+            if low is not None:
+                bt.add("last block: largest significands and a low bit at the window's bottom",
+                       {**full, lane: low[:2]})
     # random sums with products as deep as a random C of random_sums reaches
     # (down to the window's bottom): block results with bits at every depth
     # carry past the output's bits (blocks of 1 chain nothing else)
     rng = np.random.default_rng(ctx.seed + 13)
-    fr = (fa.frac_bits, fb.frac_bits)
     for _ in range(300):
         lanes = {}
         for k in range(ctx.dp.k):

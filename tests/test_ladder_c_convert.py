@@ -56,6 +56,14 @@ CORNERS = {
                              dict(c_convert="e3m2", window_bits=20, block_size=2,
                                   output_rounding="rne", zero_floor=-102, overflow="saturate"),
                              {}),
+    # draw_c's seed 43, design 2: blocks of 1 read from products alone (the
+    # first two lanes were taken for a block of 2), RNA keeping 16 bits
+    "e4m3-blocks-of-1-rna-keep16": ("mma", "e5m2", "f32",
+                                    dict(c_convert="e4m3", window_bits=16, block_size=1,
+                                         input_conversion="rne", output_rounding="rna",
+                                         zero_floor=-134, nan=0x7FC00000, output_frac_bits=16,
+                                         zero_sign="ieee", overflow="saturate"),
+                                    dict(output_frac_bits=16, zero_sign="ieee")),
 }
 # named open: IEEE overflow is saturation under RZ; a 7-bit window leaves
 # sums too short for the output's rounding to act on
