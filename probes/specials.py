@@ -119,8 +119,9 @@ def run(ctx) -> Finding:
     for r in over_rows:
         ev.append(bt.evidence(r, [w[r]], "overflow"))
     # which model explains every case: the NaN word, and overflow to Inf or saturation
-    # (IEEE: Inf, or the largest finite value where the output rounding cuts toward zero)
-    cands = {ov: {"nan": canonical, "overflow": ov} for ov in ("inf", "saturate", "ieee")}
+    # (a profile's IEEE overflow is one of them: Inf under RNE and RNA, the
+    # largest finite value under RZ, models/formats.Overflow)
+    cands = {ov: {"nan": canonical, "overflow": ov} for ov in ("inf", "saturate")}
     ok = ctx.consistent(cs, w, cands)
     if not ok:  # the largest sums may wrap in a narrow accumulator (see carry)
         wide = {(ov, b, top): {**c, "carry_bits": b, "carry_top": top}
@@ -133,10 +134,8 @@ def run(ctx) -> Finding:
         ok = _open_output(ctx, cs, w, wide, values, notes)
     if len(ok) == 1:
         values["overflow"] = ok[0]
-    elif len(ok) >= 2:
-        values["undetermined"]["overflow"] = _overflow_hidden(ctx, ok)
-        if "inf" not in ok:  # the model takes a reading that fits (not the default)
-            values.setdefault("assumed", {})["overflow"] = ok[0]
+    elif len(ok) == 2:
+        values["undetermined"]["overflow"] = _overflow_hidden(ctx)
     elif not ok:  # named open, never left silently unset
         notes.append("no model with one canonical NaN reproduces every special case")
         values["undetermined"]["overflow"] = (
@@ -160,15 +159,8 @@ def run(ctx) -> Finding:
                    values, ev, notes)
 
 
-def _overflow_hidden(ctx, ok) -> str:
-    """Why the overflow readings ``ok`` give the same words on every overflow case."""
-    names = {"inf": "Inf", "saturate": "saturation", "ieee": "IEEE overflow"}
-    if "inf" not in ok or "saturate" not in ok:  # IEEE and one of them
-        return (f"{' and '.join(names[x] for x in ok)} give the same word on every overflow case "
-                "tried (IEEE overflow gives the largest finite value where the output rounds "
-                "toward zero, else Inf)")
-    both = " and ".join(names[x] for x in ok) if len(ok) == 2 else \
-        "Inf, saturation and IEEE overflow"
+def _overflow_hidden(ctx) -> str:
+    """Why Inf and saturation give the same words on every overflow case."""
     fa, fb, fc = ctx.a_fmt, ctx.b_fmt, ctx.c_fmt
     _, _, xa = exp_range(fa)
     _, _, xb = exp_range(fb)
@@ -178,8 +170,8 @@ def _overflow_hidden(ctx, ok) -> str:
         return (f"{fa.name} x {fb.name} products stay below 2^{top} even summed over K = "
                 f"{ctx.dp.k}, far under the {ctx.d_fmt.name} D's largest exponent {xd}; with C at "
                 f"the {fc.name} maximum they fall below its window and are cut, so no sum "
-                f"passes the largest finite value: {both} cannot show")
-    return (f"{both} give the same word on every overflow case tried (the "
+                "passes the largest finite value: Inf and saturation cannot show")
+    return ("Inf and saturation give the same word on every overflow case tried (the "
             "largest products with C = +-max)")
 
 

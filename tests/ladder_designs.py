@@ -224,7 +224,7 @@ def truth_keys(dp, t) -> dict:
         "window_bits": t.window_bits, "zero_floor": t.zero_floor,
         "input_conversion": t.input_conversion, "output_rounding": t.output_rounding,
         "output_frac_bits": keep, "zero_sign": t.zero_sign,
-        "nan": d.canonical_nan if t.nan is None else t.nan, "overflow": t.overflow,
+        "nan": d.canonical_nan if t.nan is None else t.nan, "overflow": _overflow(t),
         "carry_bits": t.carry_bits, "carry_top": t.carry_top if t.carry_bits is not None else None,
         "blocks": _blocks(dp, t.k_order, t.block_size), "c_join": t.c_join,
         "c_add_rounding": t.c_add_rounding if t.c_join == "last" else None,
@@ -234,6 +234,15 @@ def truth_keys(dp, t) -> dict:
         "c_convert": _converted(dp, t.c_convert),
         "inter_frac_bits": _inter_keep(dp, t.inter_type, t.inter_frac_bits, keep),
     }
+
+
+def _overflow(t) -> str:
+    """The overflow as a fingerprint names it: IEEE overflow is Inf under an
+    RNE or RNA output and the largest finite value under RZ
+    (models/formats.Overflow), so it is spelled as the one it is."""
+    if t.overflow != "ieee":
+        return t.overflow
+    return "saturate" if t.output_rounding == "rz" else "inf"
 
 
 def _inter_keep(dp, inter_type, bits, out_keep):

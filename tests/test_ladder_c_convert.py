@@ -40,11 +40,11 @@ CORNERS = {
                           dict(c_convert="e4m3fnuz", window_bits=7, block_size=4,
                                output_rounding="rne", zero_floor=-93, nan=0x7FBA8CA8,
                                overflow="ieee"), {}),
-    # (design 8): IEEE overflow under RZ is saturation: named open, not misread
+    # (design 8): IEEE overflow under RZ is saturation (models/formats.Overflow)
     "e3m2-rz-ieee-overflow": ("mma", "bf16", "f32",
                               dict(c_convert="e3m2", window_bits=49, zero_floor=-9,
                                    zero_sign="ieee", nan=0x7F8FAE46, overflow="ieee"),
-                              dict(overflow=None, zero_sign="ieee")),
+                              dict(overflow="saturate", zero_sign="ieee")),
     # C to e2m1 added after the blocks: C = 1 beside a pair the window cuts a
     # product in survives (it was read as C in the first block)
     "e2m1-c-last": ("mma", "bf16", "f32", dict(c_convert="e2m1", c_join="last",
@@ -75,9 +75,9 @@ CORNERS = {
                                      k_order=[j ^ 1 for j in range(16)]),
                                 dict(block_size=16, k_order=None)),
 }
-# named open: IEEE overflow is saturation under RZ; a 7-bit window leaves
-# sums too short for the output's rounding to act on
-NOT_READ = {"e3m2-rz-ieee-overflow": ("overflow",), "e4m3fnuz-window-7": ("output_rounding",),
+# named open: a 7-bit window leaves sums too short for the output's rounding
+# to act on (and likewise below)
+NOT_READ = {"e4m3fnuz-window-7": ("output_rounding",),
             "e3m2-fp8-blocks-of-2": ("output_rounding",),
             "e3m2-window-19-rz-pairs": ("output_rounding",)}
 
