@@ -36,6 +36,7 @@ from numba import njit
 from tcprobe.models import isa
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath, field_hash, state_without_hash
+from tcprobe.models.formats import FORMATS
 
 from . import fastpath, kernel_cache
 from .fastpath import Speed
@@ -69,7 +70,8 @@ class Param:
     """One engine parameter: its name, the kind of value, what it may be, its
     default and what it means. ``kind``: int (lo..hi), choice (one of
     ``choices``), word (a raw word of the output format), order (a
-    permutation of the K positions) or format (a format name)."""
+    permutation of the K positions) or format (a format name, one of
+    ``choices`` where given)."""
 
     name: str
     kind: str
@@ -90,6 +92,10 @@ class Param:
 
 
 _ROUNDINGS = tuple(ROUNDINGS)
+# C is converted only to a signed float format (no integer, scale or unsigned
+# type holds a negative C); a block result passed on needs a NaN word
+_C_TYPES = tuple(sorted({f.name for f in FORMATS.values() if f.kind.name == "FLOAT" and f.signed}))
+_INTER_TYPES = tuple(n for n in _C_TYPES if FORMATS[n].canonical_nan is not None)
 # The engine's parameters, in EngineParams' order (the dataclass is made from
 # this table; the TOML schema, the fingerprint, the sim profiles and the
 # ladder report read it too). Defaults: the Hopper/Blackwell HMMA datapath
@@ -125,9 +131,9 @@ PARAMS = (
     Param("c_join", "choice", "first", "first: C is the first block's addend | last: added after",
           choices=("first", "last"), found=True, unset="C is the first block's addend"),
     Param("c_convert", "format", None, "convert C (RNE) to this type before the MMA",
-          null="C as it is", found=True, unset="C as it is"),
+          choices=_C_TYPES, null="C as it is", found=True, unset="C as it is"),
     Param("inter_type", "format", None, "type of a block result passed on", null="the output's",
-          found=True, unset="the output's"),
+          choices=_INTER_TYPES, found=True, unset="the output's"),
     Param("inter_rounding", "choice", None, "rounding of a block result passed on",
           choices=_ROUNDINGS, null="output_rounding", found=True, unset="output_rounding"),
     Param("inter_frac_bits", "int", None, "fraction bits of a block result passed on", lo=0,

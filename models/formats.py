@@ -446,7 +446,7 @@ def _convert(codes, src: Format, dst: Format, rounding, overflow) -> np.ndarray:
     out = encode(dst, d.sign, d.sig, d.lsb, rounding, overflow=overflow)
     inf = d.cls == Class.INF
     if inf.any():
-        out[inf] = [inf_word(int(s), dst.spec) for s in d.sign[inf]]
+        out[inf] = [int(inf_word(int(s), dst.spec)) & dst.word_mask for s in d.sign[inf]]
     nan = d.cls == Class.NAN
     out[nan] = dst.canonical_nan if dst.canonical_nan is not None else inf_word(0, dst.spec)
     return out

@@ -64,7 +64,13 @@ def run(ctx) -> Finding:
     # a D word shows at most its format's fraction bits: one more visible bit
     # is a tie rounded away (RNA), and the edge bit 2**(E-F) of F >= frac + 2
     # stays hidden in both orders there too
-    vis = min(ctx.require("visible").values.get("visible_bits", 0), ctx.d_fmt.frac_bits)
+    seen = ctx.require("visible")
+    vis = min(seen.values.get("visible_bits", 0), ctx.d_fmt.frac_bits)
+    if seen.status == "partial" and F is not None:
+        # the visible probe ran out of products (C small, products large: a
+        # narrow C type): every bit it reached showed, and the output shows
+        # the window's bits as far as it keeps them
+        vis = max(vis, min(F, ctx.d_fmt.frac_bits))
     if F is None:
         return Finding("block", "skipped", "the window is not known, so no block probe can be "
                        "placed at its edge", {"undetermined": {"block_size": "window unknown"}})
@@ -273,6 +279,10 @@ def _partition_products(ctx, K, E, F, plus, minus):
     pos = {x: n for n, b in enumerate(blocks) for x in b}
     if any(k != (pos[x] > max(pos[j], pos[m])) for (j, m, x), k in kept.items()):
         return None
+    if len(blocks) > 2 and len(blocks[0]) == 2 and all(len(b) == 1 for b in blocks[1:]):
+        # blocks of 1: no pair runs before either of the first two lanes, so
+        # no count tells them apart; [2, 1, 1, ...] is no engine's blocks
+        blocks = [[blocks[0][0]], [blocks[0][1]], *blocks[1:]]
     ev = [bt.evidence(r, [w[r], w[alone[t[2]]]], "kept: its block runs after both"
                       if kept[t] else "cut: it meets the +-2^E anchor")
           for t, r in ([x for x in rows.items() if kept[x[0]]][:1]

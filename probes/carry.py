@@ -277,6 +277,16 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
     values = {"undetermined": {}}
     notes = []
     rs = sorted({r for _, _, r, _ in found})
+    narrow = ctx.value("narrow")
+    if (narrow and rnd is None and "rz" in rs and not any(
+            b == narrow["carry_bits"] and t == "normalize" and r != "rz" for b, t, r, _ in found)):
+        # the rounding step's other reading (a normalizing top at its carry bits
+        # under RNE or RNA) gives other words on these sums: the output is RZ
+        found = [x for x in found if x[2] == "rz"]
+        rs = ["rz"]
+        values["settled"] = ["output_rounding"]
+        notes.append(f"no normalizing top at {narrow['carry_bits']} carry bits under RNE or RNA "
+                     "fits these sums: the rounding step's RZ reading holds")
     if rnd is None and len(rs) == 1:
         values["output_rounding"] = rs[0]
         notes.append(f"these sums round: output rounding {rs[0]}")
@@ -293,6 +303,10 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
         guess = ctx.params().output_rounding
         values["assumed"] = {"output_rounding": guess if guess in reading else
                              sorted(reading, key=("rne", "rna", "rz").index)[0]}
+        if narrow and unbounded and "rz" in reading:
+            # the rounding step's readings: RZ with an unbounded accumulator, or
+            # RNE/RNA with a normalizing top at its carry bits; unbounded here
+            values["assumed"]["output_rounding"] = "rz"
     if unbounded:
         wraps = sorted({b for b, t, _, _ in found if b is not None and t == "wrap"})
         need = wraps[0] if wraps else None

@@ -72,6 +72,21 @@ def _align_cases(ctx, blocks, F) -> Cases:
     return bt.cases()
 
 
+def _one_block(ctx, blocks) -> dict:
+    """Where every product runs in one block, no block result is passed on:
+    the intermediate's type, rounding and kept bits give the same words
+    whatever they are (named open, the model keeps the output's)."""
+    bvals = ctx.findings["block"].values if "block" in ctx.findings else {}
+    if len(blocks) != 1 or {"block_size", "k_order"} & set(bvals.get("undetermined", {})) \
+            or ctx.value("split"):
+        return {}
+    why = (f"one block of all K = {ctx.dp.k} products: no block result is passed on, so any "
+           "{} gives the same words")
+    return {key: why.format(what) for key, what in (
+        ("inter_type", "intermediate type"), ("inter_rounding", "intermediate rounding"),
+        ("inter_frac_bits", "kept bits of an intermediate"))}
+
+
 def run(ctx) -> Finding:
     ctx.require("rounding")  # the window, the blocks and the rounding first
     ctx.require("specials")
@@ -94,7 +109,7 @@ def run(ctx) -> Finding:
             key = (align, inter["inter_type"], inter["inter_rounding"])
             cands[key] = {"align": align, **inter}
     ok = ctx.consistent(cases, words, cands)
-    values = {"undetermined": {}}
+    values = {"undetermined": _one_block(ctx, blocks)}
     notes = []
     if not ok and ctx.value("carry_bits") is None:
         # large sums may wrap, saturate or normalize in a narrow accumulator
@@ -127,7 +142,9 @@ def run(ctx) -> Finding:
             "raw exponent sums and the products' true leading bit give the same words on every "
             "case here (no term reached the window's edge one bit apart)")
         values.setdefault("assumed", {})["align"] = assumed[0]
-    if len(inter_types) == 1:
+    if len(inter_types) == 1 and "inter_type" in values["undetermined"]:
+        pass  # one block: nothing chains
+    elif len(inter_types) == 1:
         chained = None if inter_types[0] == "None" else inter_types[0]
         values["inter_type"] = chained or (ctx.d_fmt.name if ctx.value("inter_type") else None)
         rounds = sorted({r for _, _, r in ok if r is not None})

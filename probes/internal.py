@@ -18,7 +18,9 @@ from tcprobe.models.engine import PARAM
 from tcprobe.models.formats import get_format
 from tcprobe.models.words import exp_range, home_exponent, pow2, product, product_range, word
 
+from . import internal_products
 from .common import Batch, Finding, StepInfo
+from .internal_products import c_limited
 
 STEP = StepInfo(
     order=70, title="internal precision: the window F below the largest exponent",
@@ -391,6 +393,10 @@ def run(ctx) -> Finding:
     if ctx.dp.sparse:  # pairs that can be active together (sparse tf32 keeps one of each pair)
         pairs = [(i, j + 1 if not ctx.co_active((i, j)) and j + 1 < k else j) for i, j in pairs]
         pairs = list(dict.fromkeys(p for p in pairs if ctx.co_active(p)))
+    if c_limited(ctx, E, emax):  # C's type (converted on entry) holds too few exponents
+        found = internal_products.run(ctx, pairs, seen.get("visible_bits", vis), _span(ctx))
+        if found is not None:
+            return found
     runs, bt, w, rows, refs, emax = sweep(ctx, pairs, E, emax)
     best = max(runs.values())
     notes = []

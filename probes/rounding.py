@@ -52,7 +52,7 @@ def cases(ctx, kappas, F, lane):
                     bt.add(f"C = {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}), "
                            f"product {'-' if s else '+'}{frac} of its ulp", {lane: p[:2]}, c)
     # carries: C with j fraction bits all ones (value just below 2), products around 1
-    for j in range(1, min(cf, F, max(kappas)) + 1):
+    for j in range(1, min(cf, F, max(kappas, default=0)) + 1):
         for cs in (0, 1):
             c = word(ctx.c_fmt, cs, (1 << (j + 1)) - 1, -j)
             if c is None:
@@ -118,6 +118,76 @@ def block_cases(ctx, bt, block, F):
         bt.add("last block: random significands and one low bit", lanes)
 
 
+def product_cases(ctx, bt, blocks, kappas, F):
+    """Where C's type (converted on entry) cannot carry the ulp cases: the
+    same sums from products alone. A value 2**(kap+2) (1 + m 2**-kap) is two
+    products (2**(kap+2) and m 2**2) in lanes other than the last block's
+    first, which holds the fraction of its ulp (an earlier block passes the
+    value on; the candidates' models judge every case as the device ran it);
+    2 - 2**-j is 2 and -2**-j."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    lane = blocks[-1][0]
+    others = [k for k in blocks[-1][1:]] + [k for b in blocks[:-1] for k in b]
+    others = [k for k in others if ctx.co_active((lane, k))]
+    if len(others) < 2 or not ctx.co_active((lane, others[0], others[1])):
+        return
+    hi, lo = others[0], others[1]
+    fracs = [(product(fa, fb, 0, s, (mant, 1), (frac, 0)), s) for mant, frac in
+             ((1, 0), (1, 1), (3, 1), (3, 2)) for s in (0, 1)]
+    fracs = [(p, s) for p, s in fracs if p]
+    for kap in kappas:
+        for m in (0, 1):
+            for cs in (0, 1):
+                big, odd = product(fa, fb, kap + 2, cs), product(fa, fb, 2, cs)
+                if big is None or (m and odd is None):
+                    continue
+                lanes = {hi: big[:2], **({lo: odd[:2]} if m else {})}
+                for p, s in fracs:
+                    bt.add(f"products {'-' if cs else ''}2^{kap + 2}(1 + {m}*2^-{kap}) and "
+                           f"{'-' if s else '+'}a fraction of its ulp", {**lanes, lane: p[:2]})
+    # the last block's largest significands and, in its first lane, a low bit
+    # at the window's bottom (block_cases puts it in C): the sum carries past
+    # the output's precision even under a narrow window
+    from tcprobe.models.words import max_sig
+
+    ma, mb = max_sig(fa), max_sig(fb)
+    fr = (fa.frac_bits, fb.frac_bits)
+    for sg in (0, 1):
+        p = product(fa, fb, 0, sg, (ma, mb), fr)
+        q = product(fa, fb, 0, sg, (ma - 1, mb), fr)
+        if p is None or q is None:
+            continue
+        full = {k: (p if n % 2 else q)[:2] for n, k in enumerate(blocks[-1])}
+        for m, e in ((1, -F), (3, -F), (1, 1 - F), (3, 1 - F)):
+            low = product(fa, fb, e, sg, (m, 1), (0, 0))
+            if low is not None:
+                bt.add("last block: largest significands and a low bit at the window's bottom",
+                       {**full, lane: low[:2]})
+    # random sums with products as deep as a random C of random_sums reaches
+    # (down to the window's bottom): block results with bits at every depth
+    # carry past the output's bits (blocks of 1 chain nothing else)
+    rng = np.random.default_rng(ctx.seed + 13)
+    for _ in range(300):
+        lanes = {}
+        for k in range(ctx.dp.k):
+            x = int(rng.integers(1 << fa.frac_bits, 1 << (fa.frac_bits + 1)))
+            y = int(rng.integers(1 << fb.frac_bits, 1 << (fb.frac_bits + 1)))
+            deep = rng.random() < (0.7 if k == lane else 0.3)
+            e = int(rng.integers(-F - 3, 1)) if deep else int(rng.integers(-2, 3))
+            q = product(fa, fb, e, int(rng.random() < 0.2), (x, y), fr)
+            if q is not None and ctx.co_active([*lanes, k]):
+                lanes[k] = q[:2]
+        bt.add("random products, some as deep as the window", lanes)
+    for j in range(1, min(F, max(kappas, default=0)) + 1):
+        for cs in (0, 1):
+            two, bit = product(fa, fb, 1, cs), product(fa, fb, -j, 1 - cs)
+            if two is None or bit is None:
+                continue
+            for p, s in fracs:
+                bt.add(f"products {'-' if cs else ''}(2 - 2^-{j}) and {'-' if s else '+'}a product",
+                       {hi: two[:2], lo: bit[:2], lane: p[:2]})
+
+
 def random_sums(ctx, F, n):
     """Random significands in every lane near 2**0 and a random C down to the
     window's bottom: where blocks chain, a rounding shows only through carries
@@ -147,6 +217,8 @@ def run(ctx) -> Finding:
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(1, vis - 2), out + 1))
     bt = cases(ctx, [k for k in kappas if k <= vis], F, lane)
+    if ctx.model_dp is not ctx.dp and word(ctx.c_fmt, 0, (1 << vis) + 1, 2) is None:
+        product_cases(ctx, bt, blocks, [k for k in kappas if k <= vis], F)
     bvals = ctx.findings["block"].values
     structure_known = not ({"block_size", "k_order"} & set(bvals.get("undetermined", {})))
     if structure_known:

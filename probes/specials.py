@@ -25,6 +25,8 @@ def _nans(f):
     """A few NaN words of format f (none for formats without NaN)."""
     if f.specials == Specials.FINITE or f.kind.name == "INT":
         return []
+    if f.specials == Specials.FNUZ:  # the one NaN: negative zero's word
+        return [1 << (f.width - 1)]
     top = ((1 << f.exp_bits) - 1) << (f.frac_bits + f.drop_bits)
     sign = 1 << (f.width - 1)
     if f.specials == Specials.FN:
@@ -117,6 +119,8 @@ def run(ctx) -> Finding:
     for r in over_rows:
         ev.append(bt.evidence(r, [w[r]], "overflow"))
     # which model explains every case: the NaN word, and overflow to Inf or saturation
+    # (a profile's IEEE overflow is one of them: Inf under RNE and RNA, the
+    # largest finite value under RZ, models/formats.Overflow)
     cands = {ov: {"nan": canonical, "overflow": ov} for ov in ("inf", "saturate")}
     ok = ctx.consistent(cs, w, cands)
     if not ok:  # the largest sums may wrap in a narrow accumulator (see carry)

@@ -56,6 +56,16 @@ def run(ctx) -> Finding:
             ev.append(bt.evidence(ra[j], [words[ra[j]]],
                                   "ignored" if j in ign_a else "moves D"))
     values = {"ignored_bits_a": ign_a, "ignored_bits_b": ign_b}
+    if (ign_a or ign_b) and not ctx.a_fmt.drop_bits and not ctx.b_fmt.drop_bits:
+        # the words are the formats: a low bit ignored is cut by the window
+        # (a window narrower than the product's bits), never by a conversion
+        values["undetermined"] = {"input_conversion": (
+            f"the {dp.a_type} and {dp.b_type} words are the formats (no dropped bits to cut or "
+            "round); the low bits ignored here are below the window (the internal step's)")}
+        return Finding("truncation", "found",
+                       f"bits {_bits(ign_a)} of A and {_bits(ign_b)} of B are ignored, but the "
+                       f"{dp.a_type} word carries nothing below the format: the window cuts "
+                       "them, and input conversion does not apply", values, ev)
     if not ign_a and not ign_b:
         values["undetermined"] = {"input_conversion": (
             f"every bit of the {ctx.a_fmt.width}-bit {dp.a_type} word moves D: the word is the "
@@ -98,6 +108,10 @@ def run(ctx) -> Finding:
                    f"bits 0-{d - 1} of each {dp.a_type} word are dropped: the input is {text} to "
                    f"the {f.name} container (sign, exponent, top {f.frac_bits} fraction bits)",
                    values, ev, note)
+
+
+def _bits(ign) -> str:
+    return "none" if not ign else f"{ign[0]}-{ign[-1]}" if len(ign) > 1 else str(ign[0])
 
 
 def _conversion(ctx, d, one_b):

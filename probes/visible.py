@@ -6,6 +6,11 @@ smaller e visible too) is the visible precision: the output's fraction bits,
 or the window when that is narrower. With C = -2**e the sum falls below a
 power of two and gains one bit. The rounding step settles the output's
 fraction bits and rounding with these numbers in hand.
+
+Where C cannot reach the exponents the probe needs (C converted on entry to
+a narrow type, fp4/fp6/fp8: the cinput step's view), the roles swap: C =
++2**c, a value C's type holds, and one product +-2**(c+e) in lane 0; the
+same sums, scaled (a term below the sum's leading bit shows or not).
 """
 
 from __future__ import annotations
@@ -20,18 +25,50 @@ STEP = StepInfo(
 )
 
 
+def _swapped(ctx, want: int):
+    """(C's exponent c, the rows' product exponents reach) where C is small and
+    the products large: the largest run of products 2**(c+e), e = 1.., over
+    the exponents c C's type and the output hold (None where no product)."""
+    _, cmin, cmax = exp_range(ctx.c_fmt)
+    _, dmin, dmax = exp_range(ctx.d_fmt)
+    best = None
+    for c in range(max(cmin, dmin), min(cmax, dmax - 1) + 1):
+        n = 0
+        while n < want and c + n + 1 < dmax and product(ctx.a_fmt, ctx.b_fmt, c + n + 1) \
+                is not None and product(ctx.a_fmt, ctx.b_fmt, c + n + 1, 1) is not None:
+            n += 1
+        if n and (best is None or n > best[1]):
+            best = (c, n)
+    return best
+
+
 def run(ctx) -> Finding:
     dp = ctx.dp
     p = product(ctx.a_fmt, ctx.b_fmt, 0)
     _, _, cmax = exp_range(ctx.c_fmt)
-    top = min(cmax - 1, ctx.d_fmt.frac_bits + 8)
+    want = ctx.d_fmt.frac_bits + 8
+    top = min(cmax - 1, want)
+    swap = _swapped(ctx, want) if top < min(want, ctx.d_fmt.frac_bits + 1) else None
+    if swap is not None and swap[1] <= top:
+        swap = None
     bt = Batch(dp)
     rows = []
-    for sign in (0, 1):
-        for e in range(1, top + 1):
-            c = pow2(ctx.c_fmt, e, sign)
-            rows.append((sign, e, bt.add(f"C = {'-' if sign else ''}2^{e}, product 1", {0: p[:2]}, c),
-                         bt.add(f"C = {'-' if sign else ''}2^{e} alone", {}, c)))
+    if swap is not None:  # C small, products large
+        c0, top = swap
+        for sign in (0, 1):
+            for e in range(1, top + 1):
+                q = product(ctx.a_fmt, ctx.b_fmt, c0 + e, sign)
+                c = pow2(ctx.c_fmt, c0)
+                name = f"{'-' if sign else ''}2^{c0 + e}"
+                rows.append((sign, e, bt.add(f"C = 2^{c0}, product {name}", {0: q[:2]}, c),
+                             bt.add(f"product {name} alone", {0: q[:2]})))
+    else:
+        for sign in (0, 1):
+            for e in range(1, top + 1):
+                c = pow2(ctx.c_fmt, e, sign)
+                rows.append((sign, e, bt.add(f"C = {'-' if sign else ''}2^{e}, product 1",
+                                             {0: p[:2]}, c),
+                             bt.add(f"C = {'-' if sign else ''}2^{e} alone", {}, c)))
     w = ctx.run(bt.cases())
     seen = {0: [], 1: []}
     for sign, _, r, ref in rows:
@@ -54,5 +91,9 @@ def run(ctx) -> Finding:
     status = "found" if v_pos < top else "partial"
     summary = (f"1.0 stays visible under C = 2^e up to e = {v_pos} (C = -2^e: e = {v_neg}): "
                f"{v_pos} fraction bits show at the output")
+    if swap is not None:
+        summary = (f"C = 2^{swap[0]} stays visible under a product 2^({swap[0]}+e) up to e = "
+                   f"{v_pos} (-2^({swap[0]}+e): e = {v_neg}; C's type reaches no higher): "
+                   f"{v_pos} fraction bits show at the output")
     return Finding("visible", status, summary, {"visible_bits": v_pos, "visible_bits_neg": v_neg},
                    ev)

@@ -454,7 +454,8 @@ def _engine_field(p: Param, nan_bits: int) -> F:
     """The schema field of engine parameter ``p`` (models/engine.PARAMS)."""
     t = {"int": lambda: Int(p.lo, p.hi), "choice": lambda: Choice(p.choices),
          "word": lambda: Int(0, (1 << nan_bits) - 1, hex_text=True),
-         "order": lambda: Order(forms=()), "format": Format}[p.kind]()
+         "order": lambda: Order(forms=()), "format": lambda: Format(p.choices or None)
+         }[p.kind]()
     return F(Maybe(t, p.null_words) if p.nullable else t)
 
 

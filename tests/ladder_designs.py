@@ -93,6 +93,90 @@ def draw(rng) -> tuple[str, str, str, dict]:
     return fam, fmt, d, p
 
 
+C_CONVERTS = ("e2m1", "e2m3", "e3m2", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "bf16", "f16",
+              "tf32", "f32", "f64")  # every signed float format the engine converts C to
+INTER_TYPES = ("f32", "f16", "bf16", "tf32", "e4m3", "e5m2")  # formats with a NaN word
+
+
+def _nan_word(rng, d: str) -> int:
+    """A NaN word of D: the canonical ones, or a random payload of either sign."""
+    f = get_format(d)
+    if rng.random() < 0.6:
+        return int(rng.choice([f.canonical_nan, (1 << (f.width - 1)) - 1]))
+    top = ((1 << (f.width - f.frac_bits - 1)) - 1) << f.frac_bits
+    payload = int(rng.integers(1, 1 << f.frac_bits))
+    return (int(rng.integers(0, 2)) << (f.width - 1)) | top | payload
+
+
+def draw_wide(rng) -> tuple[str, str, str, dict]:
+    """(family, A/B format, D type, engine parameters) of one random design
+    over every value a TOML profile takes (models/engine.PARAMS: lo..hi and
+    choices): windows 0..56 or exact, blocks 1..1024, floors from +8 down to
+    -160 or none, any kept bits, carries 0..64 with every top, IEEE
+    overflow, NaN words with payloads, C converted to every signed float
+    format, blocks chained through any type with a NaN, its kept bits."""
+    fam = str(rng.choice(list(FORMATS)))
+    fmt = str(rng.choice(FORMATS[fam]))
+    d = "f32" if fmt in ("tf32", "bf16") or rng.random() < 0.6 else "f16"
+    dfrac = get_format(d).frac_bits
+    r = rng.random()
+    window = ("exact" if r < 0.08 else int(rng.integers(0, 12)) if r < 0.2
+              else int(rng.integers(12, 57)))
+    p = {"window_bits": window,
+         "block_size": int(rng.choice([1, 2, 3, 4, 5, 8, 16, 32, 64, 1024])),
+         "input_conversion": str(rng.choice(["truncate", "rne", "rna"])),
+         "output_rounding": str(rng.choice(ROUNDINGS))}
+    r = rng.random()
+    if r < 0.1:
+        p["zero_floor"] = "none"
+    elif r < 0.25:
+        p["zero_floor"] = int(rng.integers(-30, 9))
+    else:
+        p["zero_floor"] = int(rng.integers(-160, -90)) if d == "f32" else int(rng.integers(-40, 0))
+    p["nan"] = _nan_word(rng, d)
+    if rng.random() < 0.3:
+        p["output_frac_bits"] = int(rng.integers(0, dfrac + 1))
+    p["zero_sign"] = str(rng.choice(["positive", "ieee"]))
+    if rng.random() < 0.4:
+        p["carry_bits"] = int(rng.integers(0, 9)) if rng.random() < 0.8 else int(rng.integers(9, 65))
+        p["carry_top"] = str(rng.choice(["wrap", "saturate", "normalize"]))
+    p["overflow"] = str(rng.choice(["inf", "saturate", "ieee"]))
+    r = rng.random()
+    if r < 0.15:
+        p["k_order"] = "reversed"
+    elif r < 0.25:
+        p["k_order"] = "pairs"
+    elif r < 0.35:
+        p["k_order"] = "random"
+    if rng.random() < 0.2:
+        p["c_join"] = "last"
+        p["c_add_rounding"] = str(rng.choice(ROUNDINGS))
+    if rng.random() < 0.35:
+        p["c_convert"] = str(rng.choice(C_CONVERTS))
+    if rng.random() < 0.25:
+        inter = str(rng.choice(INTER_TYPES))
+        p["inter_type"] = inter
+        p["inter_rounding"] = str(rng.choice(ROUNDINGS))
+        if rng.random() < 0.4:
+            p["inter_frac_bits"] = int(rng.integers(0, get_format(inter).frac_bits + 1))
+    elif rng.random() < 0.1:  # kept bits of a block result passed on in the output's type
+        p["inter_frac_bits"] = int(rng.integers(0, dfrac + 1))
+    if rng.random() < 0.15:
+        p["align"] = "normalized"
+    return fam, fmt, d, p
+
+
+def draw_c(rng) -> tuple[str, str, str, dict]:
+    """:func:`draw`'s design with C converted on entry to a random float
+    format (a second generator, so the rest is draw's own)."""
+    fam, fmt, d, p = draw(rng)
+    p["c_convert"] = str(np.random.default_rng(rng.integers(1 << 32)).choice(C_CONVERTS))
+    return fam, fmt, d, p
+
+
+DRAWS = {"draw": draw, "wide": draw_wide, "c_convert": draw_c}
+
+
 def write_device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: int):
     """The sim device of one design (a K order drawn for the datapath's K)."""
     from tcprobe.devices.sim import SimDevice
@@ -110,9 +194,12 @@ def write_device(path: Path, fam: str, fmt: str, d: str, p: dict, order_seed: in
     return SimDevice.from_toml(path)
 
 
-def designs(seed: int, count: int) -> list[tuple[str, str, str, dict]]:
+def designs(seed: int, count: int, wide: bool | str = False) -> list[tuple[str, str, str, dict]]:
+    """``count`` designs of ``seed``: ``wide`` True is :func:`draw_wide`'s, a
+    name one of :data:`DRAWS`, else :func:`draw`'s."""
     rng = np.random.default_rng(seed)
-    return [draw(rng) for _ in range(count)]
+    fn = DRAWS[wide] if isinstance(wide, str) else draw_wide if wide else draw
+    return [fn(rng) for _ in range(count)]
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +224,7 @@ def truth_keys(dp, t) -> dict:
         "window_bits": t.window_bits, "zero_floor": t.zero_floor,
         "input_conversion": t.input_conversion, "output_rounding": t.output_rounding,
         "output_frac_bits": keep, "zero_sign": t.zero_sign,
-        "nan": d.canonical_nan if t.nan is None else t.nan, "overflow": t.overflow,
+        "nan": d.canonical_nan if t.nan is None else t.nan, "overflow": _overflow(t),
         "carry_bits": t.carry_bits, "carry_top": t.carry_top if t.carry_bits is not None else None,
         "blocks": _blocks(dp, t.k_order, t.block_size), "c_join": t.c_join,
         "c_add_rounding": t.c_add_rounding if t.c_join == "last" else None,
@@ -147,6 +234,15 @@ def truth_keys(dp, t) -> dict:
         "c_convert": _converted(dp, t.c_convert),
         "inter_frac_bits": _inter_keep(dp, t.inter_type, t.inter_frac_bits, keep),
     }
+
+
+def _overflow(t) -> str:
+    """The overflow as a fingerprint names it: IEEE overflow is Inf under an
+    RNE or RNA output and the largest finite value under RZ
+    (models/formats.Overflow), so it is spelled as the one it is."""
+    if t.overflow != "ieee":
+        return t.overflow
+    return "saturate" if t.output_rounding == "rz" else "inf"
 
 
 def _inter_keep(dp, inter_type, bits, out_keep):
@@ -305,11 +401,12 @@ def judge(dev, dp, n_held_out: int = 8000) -> tuple[Verdict, object]:
     return v, res
 
 
-def sweep(seed: int, count: int, tmp: Path, only=None, n_held_out: int = 8000):
+def sweep(seed: int, count: int, tmp: Path, only=None, n_held_out: int = 8000,
+          wide: bool = False):
     """Yield (index, design, Verdict or the exception text) for each design."""
     import traceback
 
-    for idx, (fam, fmt, d, p) in enumerate(designs(seed, count)):
+    for idx, (fam, fmt, d, p) in enumerate(designs(seed, count, wide)):
         if only is not None and idx not in only:
             continue
         try:

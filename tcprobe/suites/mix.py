@@ -11,7 +11,7 @@ import numpy as np
 from tcprobe.models import sparsity
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.formats import get_format
+from tcprobe.models.formats import Specials, get_format
 from tcprobe.models.words import emax_biased, max_frac, pack, pow2
 
 
@@ -123,4 +123,6 @@ def random_finite(f, e, shape, rng: np.random.Generator, sign_p: float = 0.5) ->
                      emax_biased(f)).astype(np.int64)
     frac = np.minimum(rng.integers(0, 1 << f.frac_bits, shape), max_frac(f, biased))
     sign = (rng.random(shape) < sign_p).astype(np.int64) if f.signed else 0
+    if f.specials == Specials.FNUZ:  # -0's word is the NaN there: +0 instead
+        sign = np.where((biased == 0) & (frac == 0), 0, sign)
     return pack(f, sign, biased, frac)
