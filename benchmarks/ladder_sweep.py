@@ -39,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 # the checkout's own tcprobe (run as a script, the installed one would come first)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ladder_designs import draw_k_order  # noqa: E402 - after the paths above
+
 FORMATS = {"mma": ["tf32", "bf16", "f16", "e4m3", "e5m2"],
            "wgmma": ["tf32", "bf16", "f16", "e4m3"],
            "tcgen05": ["tf32", "bf16", "f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]}
@@ -71,13 +73,7 @@ def draw(rng) -> tuple[str, str, str, dict]:
     if p["block_size"] == 1 and rng.random() < 0.5:
         p["window_bits"] = int(rng.integers(24, 31))  # a window wider than the output
     p["overflow"] = str(rng.choice(["inf", "saturate"]))
-    r = rng.random()
-    if r < 0.2:
-        p["k_order"] = "reversed"
-    elif r < 0.3:
-        p["k_order"] = "pairs"
-    elif r < 0.4:
-        p["k_order"] = "random"
+    draw_k_order(rng, p, (0.2, 0.3, 0.4))
     return fam, fmt, d, p
 
 

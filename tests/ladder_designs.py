@@ -40,6 +40,16 @@ HELD_OUT_SEED = 0xD351_6E  # neither the probes' seed (0) nor the validation's
 ROUNDINGS = ("rz", "rne", "rna")
 
 
+def draw_k_order(rng, p: dict, cuts: tuple[float, float, float]) -> None:
+    """One uniform draw sets ``p["k_order"]``: reversed below cuts[0], pairs
+    below cuts[1], random below cuts[2], else K in order (unset)."""
+    r = rng.random()
+    for cut, order in zip(cuts, ("reversed", "pairs", "random"), strict=True):
+        if r < cut:
+            p["k_order"] = order
+            return
+
+
 def draw(rng) -> tuple[str, str, str, dict]:
     """(family, A/B format, D type, engine parameters) of one random design."""
     fam = str(rng.choice(list(FORMATS)))
@@ -74,13 +84,7 @@ def draw(rng) -> tuple[str, str, str, dict]:
         p["output_rounding"] = "rna"
         p["output_frac_bits"] = 7 if d == "f16" else int(rng.integers(7, 23))
     p["overflow"] = str(rng.choice(["inf", "saturate"]))
-    r = rng.random()
-    if r < 0.15:
-        p["k_order"] = "reversed"
-    elif r < 0.25:
-        p["k_order"] = "pairs"
-    elif r < 0.3:
-        p["k_order"] = "random"
+    draw_k_order(rng, p, (0.15, 0.25, 0.3))
     # the corners: C after the blocks, another intermediate type, normalized alignment
     if rng.random() < 0.2:
         p["c_join"] = "last"
@@ -141,13 +145,7 @@ def draw_wide(rng) -> tuple[str, str, str, dict]:
         p["carry_bits"] = int(rng.integers(0, 9)) if rng.random() < 0.8 else int(rng.integers(9, 65))
         p["carry_top"] = str(rng.choice(["wrap", "saturate", "normalize"]))
     p["overflow"] = str(rng.choice(["inf", "saturate", "ieee"]))
-    r = rng.random()
-    if r < 0.15:
-        p["k_order"] = "reversed"
-    elif r < 0.25:
-        p["k_order"] = "pairs"
-    elif r < 0.35:
-        p["k_order"] = "random"
+    draw_k_order(rng, p, (0.15, 0.25, 0.35))
     if rng.random() < 0.2:
         p["c_join"] = "last"
         p["c_add_rounding"] = str(rng.choice(ROUNDINGS))
