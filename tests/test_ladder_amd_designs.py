@@ -464,10 +464,14 @@ def test_random_f2_below_f_draws(tmp_path, idx):
 WIDE = [
     # seed 3701 --wide: grouped bf16 products reach 2^254 (no Inf before the sum); C's
     # depth beside 2^125 - 2^125 read 274 and validation told a C dropped 282 bits below
-    # 2^253 apart: C's depth beside 2^253 - 2^253 reads 402, past which (C's last bit is
-    # 2^-149) every F gives the same words
+    # 2^253 apart: C's depth beside the largest tie reads F to 402 (F = 401 and 402 are
+    # recovered exactly, checked by the judge), from 403 (C's last bit is 2^-149) every F
+    # gives the same words (402 was the open range's start before the tie's off-by-one
+    # fix of 319781d, which moved f16's 178 to 179 alike)
     ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 506, "window2": 40},
-     "open", {"window": (402, None), "block": (8, None)}),
+     "open", {"window": (403, None), "block": (8, None)}),
+    ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 402, "window2": 40},
+     "open", {"block": (8, None)}),  # F = 402 itself: read, not in the open range
     # seed 3701 --wide: F = 294 is past C's last bit below 2^125 (274); the join's tiny
     # product, in one block with a tie 24 bits below C, reads F + 25 = 320 (was taken
     # for F2 + 1 and no candidate fitted): F is read, F2 open from 320
