@@ -180,6 +180,26 @@ def run_cli(args):
     return r, sorted(set(os.listdir(ROOT)) - before)
 
 
+def _verdict(what, code, errs, bad, expect, unclear_other=False):
+    """One case's (what happened, class): a check's finding is silent wrong,
+    exit 3 is exit 3, an expected error must be one error line and exit 2, an
+    expected success exit 0 or 1; ``unclear_other``: exit 2 without exactly
+    one error line is unclear whatever was expected."""
+    if bad:
+        return what + "; " + bad, "silent"
+    if code == 3:
+        return what, "exit 3"
+    if expect == "err":
+        if code == 2 and len(errs) == 1:
+            return what, "kept"
+        return what, "unclear" if code == 2 else "silent"
+    if expect == "ok":
+        return what, "kept" if code in (0, 1) else "refused"
+    if unclear_other and code == 2 and len(errs) != 1:
+        return what, "unclear"
+    return what, "review"
+
+
 def classify_cli(expect, args, check=None):
     r, made = run_cli(args)
     errs = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
@@ -189,21 +209,8 @@ def classify_cli(expect, args, check=None):
         what += f"; made {made[:3]}"
     if tb:
         return what + f" ({type(r.exception).__name__}: {str(r.exception)[:80]})", "traceback"
-    if check and r.exit_code in (0, 1):
-        bad = check(r, made)
-        if bad:
-            return what + "; " + bad, "silent"
-    if r.exit_code == 3:
-        return what, "exit 3"
-    if expect == "err":
-        if r.exit_code == 2 and len(errs) == 1:
-            return what, "kept"
-        return what, "unclear" if r.exit_code == 2 else "silent"
-    if expect == "ok":
-        return what, "kept" if r.exit_code in (0, 1) else "refused"
-    if r.exit_code == 2 and len(errs) != 1:
-        return what, "unclear"
-    return what, "review"
+    bad = check(r, made) if check and r.exit_code in (0, 1) else None
+    return _verdict(what, r.exit_code, errs, bad, expect, unclear_other=True)
 
 
 def classify_api(expect, code):
@@ -257,19 +264,8 @@ def classify_proc(expect, args, env=None, check=None):
         (out + err).strip().splitlines() or [""])[-1][:150])
     if "Traceback" in out + err:
         return what + "; " + [ln for ln in (out + err).splitlines() if ln.strip()][-1][:120], "traceback"
-    if check:
-        bad = check(r, out, err)
-        if bad:
-            return what + "; " + bad, "silent"
-    if r.returncode == 3:
-        return what, "exit 3"
-    if expect == "err":
-        if r.returncode == 2 and len(errs) == 1:
-            return what, "kept"
-        return what, "unclear" if r.returncode == 2 else "silent"
-    if expect == "ok":
-        return what, "kept" if r.returncode in (0, 1) else "refused"
-    return what, "review"
+    bad = check(r, out, err) if check else None
+    return _verdict(what, r.returncode, errs, bad, expect)
 
 
 def _no_traceback(r, o, e):
