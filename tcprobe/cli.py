@@ -100,12 +100,11 @@ def describe(e: BaseException) -> str:
     """One line for an input error; a file-system error names its path and
     what to do (a full disk, a read-only file system, no permission)."""
     if isinstance(e, OSError):
-        from tcprobe.outfiles import PathError, os_error
+        from tcprobe.outfiles import READ_REFUSED, PathError, os_error
 
         unreadable = _unreadable(e)
         if unreadable and not isinstance(e, PathError):  # a file read, not one written
-            return (f"{unreadable}: permission denied: this user may not read it (or a "
-                    "folder above it); fix the permissions, or give another path")
+            return f"{unreadable}: {READ_REFUSED}"
         e = os_error(e)
         if e.filename is not None:
             return f"{e.filename}: {e.strerror or e}"

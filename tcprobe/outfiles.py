@@ -55,6 +55,11 @@ _WHAT_TO_DO = {
 }
 
 
+# A read this user may not make (a file, or a folder above it or being listed).
+READ_REFUSED = ("permission denied: this user may not read it (or a folder above it); fix "
+                "the permissions, or give another path")
+
+
 def os_error(e: OSError, path=None, then: str = "", *, instead: bool = False) -> PathError:
     """``e`` with its path (``path`` when it names none, or ``instead`` of
     the temporary file it names) and the hint of what to do in its message

@@ -75,6 +75,22 @@ def test_a_capture_folder_that_cannot_be_listed_is_not_left_out(tmp_path, monkey
     assert "scores" not in r.stdout  # no table of the folders that could be read
 
 
+@pytest.mark.skipif(not KM.is_dir(), reason="tests/data/khattak-mikaitis-2025 is absent")
+def test_the_api_refuses_a_capture_folder_it_cannot_list(tmp_path, monkeypatch):
+    """tcprobe.capture.load: CaptureError (a ValueError), never a raw
+    PermissionError from the walk (campaign 8, case H641, a link to /)."""
+    from tcprobe.capture import CaptureError, load
+
+    root = tmp_path / "km"
+    shutil.copytree(KM, root)
+    denied = root / sorted(p.name for p in root.iterdir() if p.is_dir())[0]
+    _deny(monkeypatch, denied)
+    with pytest.raises(CaptureError) as e:
+        load(root)
+    assert str(e.value) == (f"{denied}: permission denied: this user may not read it (or a "
+                            "folder above it); fix the permissions, or give another path")
+
+
 def _nobody_can_run_tcprobe() -> str | None:
     """Why commands cannot run as nobody here, or None."""
     if os.name != "posix" or os.geteuid() != 0:

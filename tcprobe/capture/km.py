@@ -216,10 +216,18 @@ def read_dir(folder: Path, gpu: str | None = None) -> list[Capture]:
 
 
 def _refuse(e: OSError) -> None:
-    """A folder below the capture root that cannot be listed is an error,
-    never silently left out of the score; one that vanished is passed over."""
-    if not isinstance(e, FileNotFoundError):
-        raise e
+    """A folder below the capture root that cannot be listed is an error
+    (CaptureError, for the API as for the CLI), never silently left out of
+    the score; one that vanished is passed over."""
+    if isinstance(e, FileNotFoundError):
+        return
+    from tcprobe.capture import CaptureError
+    from tcprobe.outfiles import READ_REFUSED, os_error
+
+    if isinstance(e, PermissionError):
+        raise CaptureError(f"{e.filename}: {READ_REFUSED}") from e
+    e = os_error(e)
+    raise CaptureError(f"{e.filename}: {e.strerror}") from e
 
 
 def read_tree(root: Path) -> list[Capture]:
