@@ -308,15 +308,13 @@ class Group(click.Group):
             formatter.write_dl(rows)
 
     def _named(self, ctx) -> str:
-        """The command about to run (click names it only once it runs)."""
+        """The command about to run (click names it only once it runs), from
+        the command table: resolving it would import its module first, and
+        the heartbeat must be open before that import (numba's, under load,
+        took the first line past 2 s)."""
         words = [*(getattr(ctx, "_protected_args", None) or
                    getattr(ctx, "protected_args", None) or []), *ctx.args]
-        if not words:
-            return ""
-        try:
-            return self.resolve_command(ctx, list(words))[0] or ""
-        except click.ClickException:
-            return ""
+        return words[0] if words and words[0] in self.list_commands(ctx) else ""
 
     def invoke(self, ctx):
         try:

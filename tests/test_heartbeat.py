@@ -131,6 +131,30 @@ def test_work_holding_the_interpreter_lock_does_not_hold_the_heartbeat(tmp_path)
     assert early, r.stderr
 
 
+def test_the_heartbeat_speaks_while_the_command_module_loads(tmp_path):
+    """The heartbeat opens before the command's module is imported (its
+    import, numba's included, took the first line past 2 s on a loaded
+    machine): a load that takes 3 s shows the line, named after the
+    command, during it."""
+    env = {**os.environ, "TCPROBE_HEARTBEAT": "1"}
+    code = ("import time, click\n"
+            "from tcprobe import cli\n"
+            "@click.command('nap')\n"
+            "def nap():\n"
+            "    click.echo('done')\n"
+            "def slow_load(name):\n"
+            "    time.sleep(3.0)\n"
+            "    return nap\n"
+            "cli._load_command = slow_load\n"
+            "cli.COMMANDS['nap'] = ('nap', 'a nap')\n"
+            "cli.main(['nap'])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "done"
+    assert any(f"tcprobe nap: working ({n} s)" in r.stderr for n in (1, 2, 3)), r.stderr
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
 def test_a_killed_command_leaves_no_speaker_behind(tmp_path):
     """The speaker ends with its command, even one killed outright (the
