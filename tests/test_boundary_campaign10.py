@@ -191,3 +191,14 @@ def test_report_counts_threads_started_inside():
 def test_bf16_helper_values():  # the tie the split test rests on, by ml_dtypes
     one = np.array([1 + 2.0 ** -8, 1 + 2.0 ** -9, 1 + 3 * 2.0 ** -9], np.float32)
     assert one.astype(ml_dtypes.bfloat16).view(np.uint16).tolist() == [0x3F80, 0x3F80, 0x3F81]
+
+
+@needs_torch
+def test_emulate_chain_still_routes_bf16():  # the chain's D leaves f32 once: 16 ones = 16.0
+    from tcprobe.torch import Report, emulate
+
+    x = torch.ones(4, 16, dtype=torch.bfloat16)
+    rep = Report()
+    with emulate("H100", schedule="chain", report=rep):
+        d = torch.mm(x, x.t())
+    assert rep.routed == 1 and set(d.view(torch.int16).ravel().tolist()) == {0x4180}
