@@ -202,3 +202,13 @@ def test_emulate_chain_still_routes_bf16():  # the chain's D leaves f32 once: 16
     with emulate("H100", schedule="chain", report=rep):
         d = torch.mm(x, x.t())
     assert rep.routed == 1 and set(d.view(torch.int16).ravel().tolist()) == {0x4180}
+
+
+def test_a_toml_profile_given_as_a_model_is_named_a_device(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16",
+               "--model", "p.toml")
+    assert one_error(r).startswith("error: 'p.toml' is a sim device profile, not a model: "
+                                   "run it as --device sim:PATH.toml (a model is one of auto, ")
+    with pytest.raises(ValueError, match=r"^model: 'q\.TOML' is a sim device profile"):
+        tcprobe.dot([0x3F80] * 16, [0x3F80] * 16, 0, datapath="mma.bf16.f32.k16", model="q.TOML")
