@@ -119,6 +119,11 @@ def run_proc(root: Path, expect, args, cwd, env, check):
     return cli_verdict(expect, (what, r.returncode, errs, bad, []))
 
 
+def _visible(text: str) -> str:
+    """``text`` with its control characters (a NUL, an escape) written as \\xNN."""
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch for ch in text)
+
+
 def earlier_cases() -> set[str]:
     """Every command and code of campaigns 6 to 9's tables: a case of this
     campaign with the same text is a repeat and is not run."""
@@ -151,8 +156,8 @@ def main(argv):
     pick = os.environ.get("C10_CLASS", "")  # a rerun of one class while fixing
 
     def add(n, cls, exp, shown, what, v):  # n: the case's place in CLI + API + PROC
-        flat = shown.replace("\t", " ").replace("\n", "\\n")
-        rows.append(f"c10-{n:03d}\t{cls}\t{exp}\t{v}\t{flat}\t{what.replace(chr(9), ' ').replace(chr(10), ' ')}")
+        flat = _visible(shown.replace("\t", " ").replace("\n", "\\n"))
+        rows.append(f"c10-{n:03d}\t{cls}\t{exp}\t{v}\t{flat}\t{_visible(what.replace(chr(9), ' ').replace(chr(10), ' '))}")
         print(rows[-1].split("\t")[0], f"{v:14s}", cls, flat[:100], "->", what[:160], flush=True)
     if not only or "cli" in only:
         for n, (cls, exp, args, check) in enumerate(cli, 1):
