@@ -41,6 +41,10 @@ def check_name(name: str) -> str:
     """``name``'s key when a model is called that (whatever the datapath); an
     unknown name is an error of its own, never a model that "does not apply"."""
     key = name.strip().lower()
+    if key.endswith(".toml"):  # a custom sim profile is a device, not a model
+        raise ModelError(f"{name!r} is a sim device profile, not a model: run it as --device "
+                         f"sim:PATH.toml (a model is one of {', '.join(names())}, or a "
+                         "fit/ladder JSON)")
     if key not in ("auto", *PROFILES, *EXTRA, *BASELINES):
         raise ModelError(f"unknown model {name!r} (known: {', '.join(names())})")
     return key

@@ -239,8 +239,11 @@ def test_a_zero_d_tensor_is_a_number_as_a_zero_d_array_is():
     for alpha in (torch.tensor(2.0), np.array(2.0), np.float32(2.0)):
         d = tcprobe.matmul(a, b, c, gpu="H100", alpha=alpha, progress=False)
         assert (d.view(np.uint32) == 0x42820000).all()  # 2 * 32 + 1 = 65.0
-    with pytest.raises(MatmulError, match=r"^alpha must be a number, not tensor\(\[2\.\]\)$"):
-        tcprobe.matmul(a, b, c, gpu="H100", alpha=torch.tensor([2.0]), progress=False)
+    # campaign 10: one element of shape (1,) is its number too; two are refused
+    d = tcprobe.matmul(a, b, c, gpu="H100", alpha=torch.tensor([2.0]), progress=False)
+    assert (d.view(np.uint32) == 0x42820000).all()
+    with pytest.raises(MatmulError, match=r"^alpha must be a number, not tensor\(\[2\., 2\.\]\)$"):
+        tcprobe.matmul(a, b, c, gpu="H100", alpha=torch.tensor([2.0, 2.0]), progress=False)
 
 
 def test_a_schedule_file_given_as_a_path(tmp_path):

@@ -313,7 +313,8 @@ def test_report_compare_and_records():
     assert row["max_rel"] == pytest.approx(float(rel))
     assert exact.shape == d.shape
     (r,) = rep.records
-    same(r.d, tcprobe.matmul(r.a, r.b, gpu="H100"))
+    # the record holds the D the block got (bf16, widened exactly to f32)
+    same(r.d, tcprobe.matmul(r.a, r.b, gpu="H100", dtype="bfloat16").to(torch.float32))
 
 
 @pytest.mark.peer

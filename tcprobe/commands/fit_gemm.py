@@ -42,9 +42,9 @@ def read_bounds(splits_path, bounds, fmt: str, d, k: int) -> tuple[int, ...] | N
         except ValueError:
             raise MatmulError(f"--bounds: {bounds!r} is not a comma-separated list of K "
                               "offsets") from None
-        if any(x <= 0 or x >= k for x in starts):
-            raise MatmulError(f"--bounds: every offset must lie inside K (1 .. {k - 1})")
-        return starts
+        from tcprobe.matrix.fit_gemm import check_bounds
+
+        return check_bounds(starts, k, "--bounds")
     if not splits_path:
         return None
     probe = load(splits_path, "splits", OUT_NAMES, d.fmt, "--splits (the splits case, in D's format)")

@@ -242,12 +242,19 @@ def check_given(name: str, command: click.Command, args: list[str]) -> None:
     """The one gate of every command's options as given, before any is read:
     an option that takes one value given twice (``--gpu H100 --gpu A100``:
     click keeps the last, silently) or given a blank value (``--dtype ''``,
-    which a command would read as "not given") is one error. Options that
+    which a command would read as "not given") is one error, as is a NUL
+    byte in any argument (no path or value holds one). Options that
     take several values (``multiple``), flags and counts are left alone, as
     are the outputs' blank paths and the lists of READS_BLANK, which say
     themselves what is wrong."""
     opts = {o: p for p in command.params if isinstance(p, click.Option)
             for o in (*p.opts, *p.secondary_opts)}
+    for j, token in enumerate(args):  # only a caller in Python can pass one (argv cannot)
+        if "\x00" in token:
+            flag = token.split("=", 1)[0] if token.startswith("--") and "=" in token else (
+                args[j - 1] if j and args[j - 1] in opts else None)
+            raise click.UsageError(f"{flag + ': ' if flag else ''}{token!r} holds a NUL byte, "
+                                   "which no file name, name or value holds")
     seen: dict[str, list[tuple[str, str | None]]] = {}
     i = 0
     while i < len(args):

@@ -26,7 +26,7 @@ from .operands import (
     result_array,
     result_device,
 )
-from .resolve import check_shapes, fill_empty_k, problem
+from .resolve import check_memory_of, check_shapes, fill_empty_k, problem
 from .schedule import from_value, with_split_k
 
 Progress = pipeline.Progress
@@ -104,6 +104,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
         sched = with_split_k(sched, int(split_k))
     instr = agreed_instr(instr, sched)
+    check_memory_of(A, B)  # before a word is read: a huge broadcast view is never copied
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
     if scale_a is None and scale_b is None:

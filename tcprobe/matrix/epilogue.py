@@ -56,9 +56,12 @@ _P = EngineParams(window_bits=None, block_size=1, zero_floor=None, output_roundi
 
 
 def _scalar(x):
-    """A 0-d array or tensor (numpy's, torch's) as the number it holds; any
-    other value as it is."""
-    if getattr(x, "shape", None) == () and callable(getattr(x, "item", None)):
+    """An array or tensor (numpy's, torch's) of exactly one element, 0-d or
+    of shape (1,) or (1, 1), as the number it holds (the one rule for alpha
+    and beta on every surface: tcprobe.matmul, fit_gemm.fit, emulate); any
+    other value as it is, for the caller to refuse."""
+    shape = getattr(x, "shape", None)
+    if isinstance(shape, tuple) and all(s == 1 for s in shape) and callable(getattr(x, "item", None)):
         return x.item()
     return x
 
@@ -107,6 +110,7 @@ def beta_given(beta, c_given: bool, integer: bool, what: str = "beta", partner: 
     if beta is None:
         return 1 if c_given else 0
     (s32_scalar if integer else f32_word)(beta, what)
+    beta = _scalar(beta)  # a one-element array as its number, as f32_word reads it
     if not c_given and beta != 0:  # NaN != 0 too
         raise MatmulError(f"{what}: a nonzero beta needs {partner} (with no C it would multiply "
                           "nothing)")

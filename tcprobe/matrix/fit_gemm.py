@@ -38,7 +38,7 @@ from .axes import BY_NAME
 from .compare import words_differ
 from .mainloop import threads
 from .operands import MatmulError
-from .resolve import check_memory
+from .resolve import check_memory_of
 from .schedule import Schedule, ScheduleError
 
 FIRST_ROWS = 8  # rows of the cheap first passes
@@ -255,6 +255,25 @@ def fma_candidates(k: int, has_c: bool, out: str, has_bias: bool = False) -> lis
     return found
 
 
+FLOAT_ADDENDS = ("f32", "f16", "bf16")  # C's and the bias's formats beside a float product
+
+
+def check_bounds(bounds, k: int, what: str = "bounds") -> tuple[int, ...] | None:
+    """The K offsets where splits start, sorted and once each; None as it is.
+    One rule for fit's ``bounds`` and fit-gemm's --bounds: integers inside K
+    (1 .. K - 1); an offset outside would be a split that never starts."""
+    if bounds is None:
+        return None
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__iter__"):
+        raise MatmulError(f"{what} must be a sequence of K offsets, not {bounds!r}")
+    bounds = list(bounds)
+    if any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) for x in bounds):
+        raise MatmulError(f"{what}: K offsets are integers, not {bounds!r}")
+    if any(x <= 0 or x >= k for x in bounds):
+        raise MatmulError(f"{what}: every offset must lie inside K (1 .. {k - 1})")
+    return tuple(sorted({int(x) for x in bounds}))
+
+
 def _word_arrays(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, bias, bias_fmt):
     """fit's operands as the words of their formats, through the gate of
     every words argument (:func:`.words.words_of`): a float array (values,
@@ -286,8 +305,7 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
     (the structures that have them join the search). Where no uniform
     schedule explains D, the CUDA-core fma kernels (M or N at most
     FMA_MAX_SIDE) and stream-K's per-tile plans are searched too."""
-    if np.ndim(a) == 2 and np.ndim(b) == 2:  # as tcprobe.matmul, before a word is read
-        check_memory(np.shape(a)[0], np.shape(b)[1], np.shape(a)[1])
+    check_memory_of(a, b)  # as tcprobe.matmul, before a word is read
     a, b, c, d, bias = _word_arrays(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, bias, bias_fmt)
     threads(jobs)  # jobs=0 refused here, as tcprobe.matmul refuses it
     m, k = a.shape
@@ -309,6 +327,11 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
         raise MatmulError("a: fit-gemm fits float products (integer products have one sum)")
     if d_fmt not in ("f32", "f16", "bf16", "e4m3", "e5m2"):
         raise MatmulError(f"d: D in {d_fmt} is no GEMM output (f32, f16, bf16, e4m3, e5m2)")
+    for what, x, fmt in (("c", c, c_fmt), ("bias", bias, bias_fmt or "f32")):
+        if x is not None and fmt not in FLOAT_ADDENDS:  # s32 is an integer product's
+            raise MatmulError(f"{what}: {'C' if what == 'c' else 'the bias'} in {fmt} does not "
+                              f"suit a float product ({', '.join(FLOAT_ADDENDS)})")
+    bounds = check_bounds(bounds, k)
     gpu = choice.gpu_name(gpu)
     beta = epilogue.beta_given(beta, c is not None, False)  # unset: 1 with C
     al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")

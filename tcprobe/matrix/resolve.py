@@ -62,6 +62,20 @@ def check_memory(m: int, n: int, k: int) -> None:
                           "(A[i:j] @ B), or on a machine with more memory")
 
 
+def check_memory_of(A, B) -> None:
+    """check_memory from two operands' shapes, before a word is read: a
+    broadcast view of a product this machine cannot hold is refused, not
+    copied into a MemoryError (tcprobe.matmul and fit_gemm.fit, one rule)."""
+    def shape(x):
+        try:
+            return x.shape
+        except (AttributeError, RuntimeError, TypeError):  # a nested tensor has no one
+            return None  # shape: the operand gate names it when it reads the words
+    sa, sb = shape(A), shape(B)
+    if isinstance(sa, tuple) and isinstance(sb, tuple) and len(sa) == 2 and len(sb) == 2:
+        check_memory(int(sa[0]), int(sb[1]), int(sa[1]))
+
+
 def scales(sa: Operand | None, sb: Operand | None, m: int, n: int, k: int):
     """(scale type, block size, scale_a words (M, blocks), scale_b words (N, blocks))
     from the scale operands (None: not block-scaled)."""

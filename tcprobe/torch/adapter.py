@@ -96,8 +96,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None, *, gpu
         if c is not None:
             d = tcprobe.matmul(a_w, b_w, c.contiguous(), alpha=alpha, beta=beta, **kw)
         else:
-            name = {torch.bfloat16: "bfloat16", torch.float16: "float16"}.get(out_dtype,
-                                                                           "float32")
+            # D in the product's type (a serial split writes its partial D in it); the
+            # chain's D leaves its f32 accumulators once, converted by the caller
+            name = "float32" if chain else {torch.bfloat16: "bfloat16",
+                                            torch.float16: "float16"}.get(out_dtype, "float32")
             bw = None if bias is None else bias.to(torch.float32).contiguous()
             d = tcprobe.matmul(a_w, b_w, dtype=name, alpha=alpha, bias=bw, **kw)
         return f32_words(d.to(torch.float32))

@@ -64,7 +64,7 @@ def conv_gemm(mode, op, x, w, bias, stride, padding, dilation, groups, dt):
         a = cols[:, g * cg * r * s:(g + 1) * cg * r * s].transpose(1, 2).reshape(-1, cg * r * s)
         b = w[g * og:(g + 1) * og].reshape(og, cg * r * s)
         a, b = _k_order(a, cg, r, s, tile), _k_order(b, cg, r, s, tile).t()
-        outs.append(mode.product(op, a.contiguous(), b.contiguous()))
+        outs.append(mode.product(op, a.contiguous(), b.contiguous(), out_dtype=dt))
     words = np.concatenate(outs, axis=1) if outs else np.zeros((n * p * q, o), np.uint32)
     out = to_dtype(words, dt).reshape(n, p, q, o).permute(0, 3, 1, 2)
     if bias is not None:

@@ -116,6 +116,19 @@ class Emulate(TorchDispatchMode):
 
         announce_compiles()  # a cold first product says it is compiling, on stderr
 
+    def __enter__(self):
+        from . import threads
+
+        out = super().__enter__()
+        threads.entered(self.report)  # a thread started inside is counted (Report.threads)
+        return out
+
+    def __exit__(self, *exc):
+        from . import threads
+
+        threads.left(self.report)
+        return super().__exit__(*exc)
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         route = ROUTES.get(func)

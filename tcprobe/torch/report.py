@@ -58,7 +58,9 @@ class Report:
     redo it. ``torch_ops`` counts every other aten op the block ran (as torch
     runs it on the CPU); ``unmodelled`` names those whose arithmetic a GPU
     kernel may do otherwise (softmax, layer_norm, gelu, sums...), apart
-    from the data movement and exact ops."""
+    from the data movement and exact ops. ``threads`` counts the threads
+    started inside the block: dispatch modes are thread-local, so their
+    products ran as plain torch and are in no other count."""
 
     compare: bool = False
     record: bool = False
@@ -67,6 +69,7 @@ class Report:
     records: list = field(default_factory=list)
     torch_ops: dict = field(default_factory=dict)  # op -> calls
     unmodelled: dict = field(default_factory=dict)  # op -> calls, arithmetic not modelled
+    threads: int = 0  # threads started inside the block: they ran plain torch, unseen
 
     def __post_init__(self):
         from tcprobe.flags import check_flag

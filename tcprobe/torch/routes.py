@@ -75,8 +75,8 @@ def _c_of(c, dt):
 
 def _mm(mode, op, a, b):
     _dense(a, b)
-    dt = input_dtype(a, b, amd=mode.amd)
-    return to_dtype(mode.product(op, a, b), dt)
+    dt = input_dtype(a, b, amd=mode.amd)  # D in the product's type: a serial split's
+    return to_dtype(mode.product(op, a, b, out_dtype=dt), dt)  # partial D is written in it
 
 
 def _addmm(mode, op, c, a, b, *, beta=1, alpha=1, form=None):
@@ -96,7 +96,7 @@ def _bmm(mode, op, a, b):
     _dense(a, b)
     dt = input_dtype(a, b, amd=mode.amd)
     batch = a.shape[0]
-    out = [mode.product(op, a[i], b[i], batch=batch) for i in range(batch)]
+    out = [mode.product(op, a[i], b[i], out_dtype=dt, batch=batch) for i in range(batch)]
     return to_dtype(_stack(out, (batch, a.shape[1], b.shape[2])), dt)
 
 
