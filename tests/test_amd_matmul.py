@@ -47,3 +47,24 @@ def test_bad_instruction_names_the_argument():
         tcprobe.matmul(a, a.T.copy(), gpu="MI100", instr="tcgen05")
     with pytest.raises(ValueError, match="^gpu: MI100 \\(CDNA1\\) has no v_mfma of kind xf32"):
         tcprobe.matmul(a, a.T.copy(), gpu="MI100", instr="mfma.xf32.tf32.f32.k8")
+
+
+def test_fit_gemm_on_an_amd_gpu_says_no_amd_library_was_measured(tmp_path):
+    """fit-gemm on MI300X searches tcprobe's schedule axes (measured on
+    NVIDIA's libraries): it says that no hipBLASLt/rocBLAS call was captured.
+    A = B = ones (8x32): every word of D is 32.0 (0x42000000) under any
+    schedule, so the fit explains it; an H100 fit has no such note."""
+    from cli_helpers import invoke
+
+    ones = np.full((8, 32), 0x3F80, np.uint16)  # bf16 1.0
+    np.save(tmp_path / "a.npy", ones)
+    np.save(tmp_path / "b.npy", ones.T.copy())
+    np.save(tmp_path / "d.npy", np.full((8, 8), 0x42000000, np.uint32))
+    args = ["fit-gemm", "--a", tmp_path / "a.npy", "--b", tmp_path / "b.npy", "--d",
+            tmp_path / "d.npy", "--a-format", "bf16", "--b-format", "bf16", "--d-format", "f32"]
+    amd = invoke(*args, "--gpu", "mi300x")
+    assert amd.exit_code == 0, amd.output
+    assert "no hipBLASLt or rocBLAS call on MI300X was ever captured" in " ".join(amd.output.split())
+    nvidia = invoke(*args, "--gpu", "H100")
+    assert nvidia.exit_code == 0, nvidia.output
+    assert "hipBLASLt" not in nvidia.output

@@ -148,6 +148,13 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     else:
         console.print(f"[bold red]not explained[/]: {head}; the closest leaves "
                       f"{f.mismatches:,} of {f.elements:,} elements different")
+    from tcprobe.matrix import choice
+    from tcprobe.models import isa_amd
+
+    if choice.gpu_name(gpu) in isa_amd.GPU_ARCH:  # say what the search rests on: no AMD library was measured
+        console.print(f"note: no hipBLASLt or rocBLAS call on {choice.gpu_name(gpu)} was ever captured: the "
+                      "schedules searched are tcprobe's axes, measured on NVIDIA's libraries; "
+                      "a fit names what computes this D, not what AMD's library picks")
     if f.capped:
         console.print(f"note: the stream-K search stopped at {fit_gemm.STREAM_LIMIT:,} "
                       "per-tile plans; larger ones were not tried")
