@@ -44,6 +44,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
+from . import mfma_far as far
 from . import mfma_narrow as narrow
 from . import mfma_one as one
 from . import mfma_special as special
@@ -86,6 +87,7 @@ def run(ctx) -> Finding:
     c_rows = _c_window_rows(bt2, plan, groups)
     # grouped's products reach past f32 (no Inf before the sum): C's depth below the largest
     c_far = _c_window_rows(bt2, plan, groups, plan.p_hi) if plan.p_hi > plan.h else {}
+    f_rows = far.rows(bt2, plan, groups)  # a negative product far below: F past C's floor
     t_rows = one.c_tie_rows(bt2, plan)
     tc_rows = _tie_c_rows(bt2, plan, groups)
     tp_rows = one.tie_product_rows(bt2, plan)
@@ -104,11 +106,18 @@ def run(ctx) -> Finding:
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
     if c_far and window_c is not None and window_c >= max(c_rows):
-        far = _depth({k: r for k, (r, _) in c_far.items()}, w2, None,
-                     {r: want for r, want in c_far.values()})
-        if far is not None and far > window_c:
-            window, c_rows = far, c_far
-    windows = None
+        far_c = _depth({k: r for k, (r, _) in c_far.items()}, w2, None,
+                       {r: want for r, want in c_far.values()})
+        if far_c is not None and far_c > window_c:
+            window, c_rows = far_c, c_far
+    # C's depth stopped by F2's floor (a subnormal C): a negative product far below reads F
+    c_next = c_rows[window + 1][1] if window is not None and window + 1 in c_rows else 0
+    c_normal = (c_next >> plan.fd.frac_bits) & ((1 << plan.fd.exp_bits) - 1) != 0
+    window, f_used, f_tries = far.window(window, f_rows, w2, sign, max(map(len, groups)) == 2,
+                                         c_normal)
+    if f_used is not None:
+        c_rows = {k: (r, None) for k, r in f_used.items()}
+    windows, f2_narrow = (f_tries if len(f_tries) > 1 else None), None
     if plan.narrow is not None:  # C alone kept min(F, F2) bits, the coarse join F2 below 23
         f2c = _depth({k: r for k, (r, _) in cj_rows.items()}, w2, None,
                      {r: want for r, want in cj_rows.values()})
@@ -117,6 +126,8 @@ def run(ctx) -> Finding:
         windows, f2_narrow = narrow.windows(plan.narrow, f2c, max(cj_rows, default=0))
         if len(windows) > 1 and window_c is not None and window_c >= windows[0]:
             windows = (window_c,)  # C alone stopped at F2's floor: C's depth read F itself
+        if f_used is not None and window > windows[0]:
+            windows = f_tries  # and C's depth at F2's floor too: the far product read F
         window = windows[0]
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)

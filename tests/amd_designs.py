@@ -133,15 +133,18 @@ def write_device(path: Path, gpu: str, table: dict):
 
 
 def held_out(dp, n: int, seed: int = HELD_OUT_SEED):
-    """Random and special-heavy words, the validation mix and its AMD tie cases."""
-    from tcprobe.ladder.validation import _mfma_ties
+    """Random and special-heavy words, the validation mix and its AMD tie cases
+    (``n`` of them), and n // 3 more of its far products (a window misread short
+    of F: tcprobe.ladder.validation.mfma_far), from a stream of their own."""
+    from tcprobe.ladder.validation import _mfma_ties, mfma_far
     from tcprobe.models.amd_cases import amd_cases
     from tcprobe.models.cases import Cases
     from tcprobe.suites.mix import random_cases
 
     rng = np.random.default_rng(seed)
     return Cases.concat([amd_cases(dp, n // 3, rng), random_cases(dp, n // 3, rng),
-                         _mfma_ties(dp, n - 2 * (n // 3), rng)])
+                         _mfma_ties(dp, n - 2 * (n // 3), rng),
+                         mfma_far(dp, n // 3, np.random.default_rng([seed, 3]))])
 
 
 @dataclass

@@ -1,0 +1,87 @@
+"""mfma's F past C's reach: a negative product far below a block's largest.
+A helper of probes/mfma.py (not a step of its own).
+
+C's depth beside a cancelled pair (probes/mfma.py) reads F while C =
+2**(h - k) outlives the final floor. Past 2**(-126 - F2) (a subnormal C under
+a small F2) every C is floored away whatever F is, so the depth read there is
+F2's, not F's (seed 3704's xf32 truncated F = 533, F2 = 2 read F = 253).
+
+A product is truncated toward zero instead (models/amd.py ``_fused``): in one
+group, 2**H, -2**H and -2**(H - k) (the small one in the big one's parity, a
+group of three or more lanes) beside C = +0 sum to nothing while k > F (the
+small product cut away: +0) and to a negative value while k <= F, floored to
+F2 bits but never to +0 (-0 at the least): the word's sign reads F whatever
+F2 is. A group of two holds 2**H and -2**(H - k) beside C = -2**H: the same
+for truncated (grouped sums those two lanes apart, each whole, so every depth
+reads kept; the fit tells the designs apart). Read down to the smallest
+product: H the largest power of two below 2**128 (truncated makes a product
+of 2**128 an Inf), and the largest product where it is larger (grouped sums
+products past f32's range).
+"""
+
+from __future__ import annotations
+
+from tcprobe.models.words import pow2, product, zero
+
+F32_TOP = 127  # the largest 2**H a truncated block sums (2**128 is an Inf)
+
+
+def rows(bt, plan, groups) -> dict:
+    """{H: {k: row}}: the small negative product -2**(H - k) beside 2**H (and
+    -2**H, or C = -2**H in a group of two), k from 1 to the smallest product."""
+    g = next((g for g in groups if len(g) >= 3), None) or next((g for g in groups if len(g) == 2),
+                                                               None)
+    if g is None:
+        return {}
+    tops = sorted({min(plan.p_hi, F32_TOP), plan.p_hi})
+    out = {}
+    for h in tops:
+        big, neg = product(plan.fa, plan.fb, h), product(plan.fa, plan.fb, h, 1)
+        if not big or not neg or big[2] != h:
+            continue
+        if len(g) >= 3:
+            lanes, c = {g[0]: big[:2], g[1]: neg[:2]}, zero(plan.fd)
+            small_lane, what = g[2], f"2^{h} - 2^{h} in one group, C = +0"
+        else:
+            lanes, c = {g[0]: big[:2]}, pow2(plan.fd, h, 1)
+            small_lane, what = g[1], f"2^{h} in one group, C = -2^{h}"
+            if c is None:
+                continue
+        out[h] = {}
+        for k in range(1, h - plan.p_lo + 1):
+            tiny = product(plan.fa, plan.fb, h - k, 1)
+            if tiny:
+                out[h][k] = bt.add(f"{what}, and -2^{h - k}", {**lanes, small_lane: tiny[:2]}, c)
+    return out
+
+
+def depth(rows_h: dict, words, sign: int) -> int | None:
+    """The deepest k up to which every small product was kept (a negative word:
+    its sign set; +0 or a NaN when cut away or overflowed); None: not at k = 1."""
+    d = None
+    for k in sorted(rows_h):
+        if not int(words[rows_h[k]]) & sign:
+            return d
+        d = k
+    return d
+
+
+def window(window, far: dict, words, sign: int, pair_only: bool, c_normal: bool):
+    """(F, its rows {k: row} or None, F values to try): the far products' depth
+    where it reads deeper than ``window``, C's depth, and C's depth may have
+    stopped at F2's floor (not ``c_normal``: the C one bit deeper is subnormal
+    or absent; a C still normal there was floored by F). Of H, the largest read only when
+    the lower one kept every depth. ``pair_only`` (a group of two): grouped sums
+    the two lanes apart (each truncated to F bits below its own exponent), so
+    the window read before is tried too."""
+    got, got_rows = None, None
+    for h in sorted(far):
+        d = depth(far[h], words, sign)
+        if d is None:
+            break
+        got, got_rows = d, far[h]
+        if d < max(far[h]):
+            break
+    if got is None or window is not None and (got <= window or c_normal):
+        return window, None, (window,)
+    return got, got_rows, (got, window) if pair_only and window is not None else (got,)
