@@ -113,7 +113,7 @@ def run(ctx) -> Finding:
     # C's depth stopped by F2's floor (a subnormal C): a negative product far below reads F
     c_next = c_rows[window + 1][1] if window is not None and window + 1 in c_rows else 0
     c_normal = (c_next >> plan.fd.frac_bits) & ((1 << plan.fd.exp_bits) - 1) != 0
-    window, f_used, f_tries = far.window(window, f_rows, w2, sign, max(map(len, groups)) == 2,
+    window, f_used, f_tries = far.window(window, f_rows, w2, max(map(len, groups)) == 2,
                                          c_normal)
     if f_used is not None:
         c_rows = {k: (r, None) for k, r in f_used.items()}

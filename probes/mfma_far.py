@@ -27,15 +27,21 @@ F32_TOP = 127  # the largest 2**H a truncated block sums (2**128 is an Inf)
 
 
 def rows(bt, plan, groups) -> dict:
-    """{H: {k: row}}: the small negative product -2**(H - k) beside 2**H (and
-    -2**H, or C = -2**H in a group of two), k from 1 to the smallest product."""
-    g = next((g for g in groups if len(g) >= 3), None) or next((g for g in groups if len(g) == 2),
-                                                               None)
+    """{H: [(rows {k: row}, kept)]}: the small negative product -2**(H - k) beside
+    2**H (and -2**H, or C = -2**H in a group of two; or in a group of four beside
+    a tie), k from 1 to the smallest product; ``kept(word)``: the small product
+    reached the sum. Each in the last group of its size (no later join: a -0
+    result turns +0 in the next block)."""
+    def last(n):
+        return next((g for g in reversed(groups) if len(g) >= n), None)
+
+    g3, g4 = last(3), last(4)
+    g = g3 or next((g for g in reversed(groups) if len(g) == 2), None)
     if g is None:
         return {}
-    tops = sorted({min(plan.p_hi, F32_TOP), plan.p_hi})
+    fd = plan.fd.frac_bits
     out = {}
-    for h in tops:
+    for h in sorted({min(plan.p_hi, F32_TOP), plan.p_hi}):
         big, neg = product(plan.fa, plan.fb, h), product(plan.fa, plan.fb, h, 1)
         if not big or not neg or big[2] != h:
             continue
@@ -47,26 +53,45 @@ def rows(bt, plan, groups) -> dict:
             small_lane, what = g[1], f"2^{h} in one group, C = -2^{h}"
             if c is None:
                 continue
-        out[h] = {}
+        reads = [({}, lambda w: bool(w >> (plan.fd.width - 1)))]  # negative: -0 at the least
         for k in range(1, h - plan.p_lo + 1):
             tiny = product(plan.fa, plan.fb, h - k, 1)
             if tiny:
-                out[h][k] = bt.add(f"{what}, and -2^{h - k}", {**lanes, small_lane: tiny[:2]}, c)
+                reads[0][0][k] = bt.add(f"{what}, and -2^{h - k}", {**lanes, small_lane: tiny[:2]}, c)
+        # a tie above an odd last bit (2**H + 2**(H - fd) + 2**(H - fd - 1)) rounds up
+        # unless the small product lowers it: a normal word whatever F2 (F2 >= fd + 1),
+        # where the negative sum above would round to -0
+        odd, half = product(plan.fa, plan.fb, h - fd), product(plan.fa, plan.fb, h - fd - 1)
+        if g4 is not None and h <= F32_TOP and odd and half:
+            tie = {g4[0]: big[:2], g4[1]: odd[:2], g4[3]: half[:2]}
+            ref = bt.add(f"2^{h} + 2^{h - fd} + 2^{h - fd - 1} in one group (a tie)", tie,
+                         zero(plan.fd))
+            rows_t = {}
+            for k in range(fd + 2, h - plan.p_lo + 1):
+                tiny = product(plan.fa, plan.fb, h - k, 1)
+                if tiny:
+                    rows_t[k] = bt.add(f"a tie 2^{h} + 2^{h - fd} + 2^{h - fd - 1} and -2^{h - k}",
+                                       {**tie, g4[2]: tiny[:2]}, zero(plan.fd))
+            reads.append((rows_t, ref))
+        out[h] = reads
     return out
 
 
-def depth(rows_h: dict, words, sign: int) -> int | None:
-    """The deepest k up to which every small product was kept (a negative word:
-    its sign set; +0 or a NaN when cut away or overflowed); None: not at k = 1."""
+def depth(rows_h: dict, words, kept) -> int | None:
+    """The deepest k up to which every small product was kept (``kept(word)``, or a
+    word other than the reference row's: the tie's); None: not at the first k."""
+    if not callable(kept):
+        ref = int(words[kept])
+        kept = lambda w: w != ref  # noqa: E731 - the small product moved the tie
     d = None
     for k in sorted(rows_h):
-        if not int(words[rows_h[k]]) & sign:
+        if not kept(int(words[rows_h[k]])):
             return d
         d = k
     return d
 
 
-def window(window, far: dict, words, sign: int, pair_only: bool, c_normal: bool):
+def window(window, far: dict, words, pair_only: bool, c_normal: bool):
     """(F, its rows {k: row} or None, F values to try): the far products' depth
     where it reads deeper than ``window``, C's depth, and C's depth may have
     stopped at F2's floor (not ``c_normal``: the C one bit deeper is subnormal
@@ -75,12 +100,14 @@ def window(window, far: dict, words, sign: int, pair_only: bool, c_normal: bool)
     the two lanes apart (each truncated to F bits below its own exponent), so
     the window read before is tried too."""
     got, got_rows = None, None
-    for h in sorted(far):
-        d = depth(far[h], words, sign)
-        if d is None:
+    for h in sorted(far):  # each read stops short at worst (a kept product moves the word)
+        reads = [(depth(r, words, kept), r) for r, kept in far[h] if r]
+        reads = [(d, r) for d, r in reads if d is not None]
+        if not reads:
             break
-        got, got_rows = d, far[h]
-        if d < max(far[h]):
+        d, r = max(reads, key=lambda x: x[0])
+        got, got_rows = d, r
+        if d < max(r):
             break
     if got is None or window is not None and (got <= window or c_normal):
         return window, None, (window,)
