@@ -129,6 +129,12 @@ def run(ctx) -> Finding:
         if f_used is not None and window > windows[0]:
             windows = f_tries  # and C's depth at F2's floor too: the far product read F
         window = windows[0]
+    f_floor = None
+    if f_used is None and window == window_c and blocks and blocks > 1:
+        h_c = plan.p_hi if c_rows is c_far else plan.h  # C's depth at F2's floor: F or more
+        f_floor = far.floor_tries(window, window is not None and window + 1 in c_rows, c_normal,
+                                  h_c, plan)
+        windows = f_floor or windows
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)
     two_reach = None if window is None or not j_rows["two"] else \
@@ -227,6 +233,12 @@ def run(ctx) -> Finding:
         f2s = sorted(cands[f].window2 for f in fits if cands[f].window == cands[fits[0]].window)
         if len(f2s) > 1 and f2s[-1] == plan.reach:
             opened["window2"] = ((f2s[0], None), deep_f[cands[fits[0]].window])
+    if f_floor and fits:  # F from C's depth at F2's floor: the lowest F that fits
+        fs = sorted({cands[f].window for f in fits})
+        if fs[-1] == plan.reach:
+            opened["window"] = ((fs[0], None), f"C's depth stopped at F2's floor; every F "
+                                f"from {fs[0]} tried, to the reach, gives the step's words")
+        fits = [f for f in fits if cands[f].window == fs[0]]
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)

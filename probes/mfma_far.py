@@ -112,3 +112,16 @@ def window(window, far: dict, words, pair_only: bool, c_normal: bool):
     if got is None or window is not None and (got <= window or c_normal):
         return window, None, (window,)
     return got, got_rows, (got, window) if pair_only and window is not None else (got,)
+
+
+def floor_tries(window, c_next_row: bool, c_normal: bool, h: int, plan) -> tuple | None:
+    """F values to fit where C's depth stopped at F2's floor (the C one bit deeper
+    subnormal, ``c_next_row``: a row there) and no product read deeper: F is the
+    depth read or more. C's floor to F bits below the largest product (2**top) binds
+    until its unit reaches F2's floor below 2**-126, top - h bits past the read at
+    2**h: the read and those after it, and the reach (every larger F)."""
+    if window is None or c_normal or not c_next_row or window >= plan.reach:
+        return None
+    top = min(plan.p_hi, F32_TOP)
+    last = min(window + max(top - h, 0) + 2, plan.reach)
+    return tuple(range(window, last + 1)) + ((plan.reach,) if last < plan.reach else ())
