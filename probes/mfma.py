@@ -234,11 +234,7 @@ def run(ctx) -> Finding:
         if len(f2s) > 1 and f2s[-1] == plan.reach:
             opened["window2"] = ((f2s[0], None), deep_f[cands[fits[0]].window])
     if f_floor and fits:  # F from C's depth at F2's floor: the lowest F that fits
-        fs = sorted({cands[f].window for f in fits})
-        if fs[-1] == plan.reach:
-            opened["window"] = ((fs[0], None), f"C's depth stopped at F2's floor; every F "
-                                f"from {fs[0]} tried, to the reach, gives the step's words")
-        fits = [f for f in fits if cands[f].window == fs[0]]
+        fits = far.open_floor(cands, fits, opened, plan.reach)
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)

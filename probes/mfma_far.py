@@ -125,3 +125,13 @@ def floor_tries(window, c_next_row: bool, c_normal: bool, h: int, plan) -> tuple
     top = min(plan.p_hi, F32_TOP)
     last = min(window + max(top - h, 0) + 2, plan.reach)
     return tuple(range(window, last + 1)) + ((plan.reach,) if last < plan.reach else ())
+
+
+def open_floor(cands, fits, opened, reach) -> list:
+    """The fits of :func:`floor_tries`' F values with the lowest F; where the reach
+    fits too, F named open from that lowest one (in ``opened``)."""
+    fs = sorted({cands[f].window for f in fits})
+    if fs[-1] == reach:
+        opened["window"] = ((fs[0], None), f"C's depth stopped at F2's floor; every F from "
+                            f"{fs[0]} tried, to the reach, gives the step's words")
+    return [f for f in fits if cands[f].window == fs[0]]
