@@ -23,9 +23,10 @@ reproduces every word the step saw:
 * join, deeper: 2**m products making the tie beside the small one carry a
   block's sum m bits past a pair (m = floor(log2(L - 1))).
 * one-product blocks (probes/mfma_one.py: C's depth beside a tie, a product
-  that is itself a tie, a NaN C that grouped drops) and windows below C's 24
+  that is itself a tie, a NaN C that grouped drops), windows below C's 24
   bits (probes/mfma_narrow.py: C alone floored, groups through 5/8 of C's
-  floor unit, a coarse join) have helpers of their own.
+  floor unit, a coarse join) and F past C's floor (probes/mfma_far.py: a
+  negative product far below a block's largest) have helpers of their own.
 * subnormals: a subnormal C, input and result (flushed or kept), and the
   specials: NaN in A, B, C, Inf * 0, Inf - Inf, an overflowing product.
 * random: the validation mix from the probes' seed.
