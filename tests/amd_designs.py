@@ -15,10 +15,11 @@ ftz needs K a multiple of P).
 exact, open (named in ``fingerprint.undetermined`` as ``mfma.KEY``) or
 wrong. An open key must be truly open: the fingerprint's model gives the
 device's words on a held-out set (random and special-heavy words, the
-ladder's validation mix and its tie cases, from a seed neither the probes
-nor the validation draw from), and every value of the range the step names
-open (``values["open"]``; hi None: without end) gives them too, and the
-step's own words (:func:`untrue_ranges`). A fingerprint called validated
+ladder's validation mix, its tie cases and far products, from a seed neither
+the probes nor the validation draw from), and every value of the range the
+step names open (``values["open"]``; hi None: without end) gives them too,
+and the step's own words (:func:`untrue_ranges`: proven on those rows for F
+and F2, tests/amd_ranges.py). A fingerprint called validated
 whose model misses a held-out word is ``wrong_validated``: never allowed.
 """
 

@@ -7,7 +7,9 @@ conversion reads), the raw, finite, edge and adversarial suites that
 ``tcprobe validate`` runs (and the sparse suite on sparse kinds), C alone
 in a block (every product a zero: a floor that binds only through C), C
 beside products that cancel exactly, and lone products that are exact ties
-at an output step but for one deep bit (a window's end: floors, kept widths). They are drawn from a seed that
+at an output step but for one deep bit (a window's end: floors, kept widths),
+and on AMD v_mfma ties beside a deep product and negative products far below
+a block's largest (F past C's floor). They are drawn from a seed that
 differs from the probes' (:func:`validation_seed`), so no probe case is
 replayed as its own check.
 """
