@@ -23,9 +23,10 @@ reproduces every word the step saw:
 * join, deeper: 2**m products making the tie beside the small one carry a
   block's sum m bits past a pair (m = floor(log2(L - 1))).
 * one-product blocks (probes/mfma_one.py: C's depth beside a tie, a product
-  that is itself a tie, a NaN C that grouped drops) and windows below C's 24
+  that is itself a tie, a NaN C that grouped drops), windows below C's 24
   bits (probes/mfma_narrow.py: C alone floored, groups through 5/8 of C's
-  floor unit, a coarse join) have helpers of their own.
+  floor unit, a coarse join) and F past C's floor (probes/mfma_far.py: a
+  negative product far below a block's largest) have helpers of their own.
 * subnormals: a subnormal C, input and result (flushed or kept), and the
   specials: NaN in A, B, C, Inf * 0, Inf - Inf, an overflowing product.
 * random: the validation mix from the probes' seed.
@@ -44,6 +45,7 @@ from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, pow2, product, word
 from tcprobe.suites.mix import random_cases
 
+from . import mfma_far as far
 from . import mfma_narrow as narrow
 from . import mfma_one as one
 from . import mfma_special as special
@@ -86,6 +88,7 @@ def run(ctx) -> Finding:
     c_rows = _c_window_rows(bt2, plan, groups)
     # grouped's products reach past f32 (no Inf before the sum): C's depth below the largest
     c_far = _c_window_rows(bt2, plan, groups, plan.p_hi) if plan.p_hi > plan.h else {}
+    f_rows = far.rows(bt2, plan, groups)  # a negative product far below: F past C's floor
     t_rows = one.c_tie_rows(bt2, plan)
     tc_rows = _tie_c_rows(bt2, plan, groups)
     tp_rows = one.tie_product_rows(bt2, plan)
@@ -104,11 +107,18 @@ def run(ctx) -> Finding:
                       {r: want for r, want in c_rows.values()})  # C is left whole
     window = window_c if c_rows else window_p
     if c_far and window_c is not None and window_c >= max(c_rows):
-        far = _depth({k: r for k, (r, _) in c_far.items()}, w2, None,
-                     {r: want for r, want in c_far.values()})
-        if far is not None and far > window_c:
-            window, c_rows = far, c_far
-    windows = None
+        far_c = _depth({k: r for k, (r, _) in c_far.items()}, w2, None,
+                       {r: want for r, want in c_far.values()})
+        if far_c is not None and far_c > window_c:
+            window, c_rows = far_c, c_far
+    # C's depth stopped by F2's floor (a subnormal C): a negative product far below reads F
+    c_next = c_rows[window + 1][1] if window is not None and window + 1 in c_rows else 0
+    c_normal = (c_next >> plan.fd.frac_bits) & ((1 << plan.fd.exp_bits) - 1) != 0
+    window, f_used, f_tries = far.window(window, f_rows, w2, max(map(len, groups)) == 2,
+                                         c_normal)
+    if f_used is not None:
+        c_rows = {k: (r, None) for k, r in f_used.items()}
+    windows, f2_narrow = (f_tries if len(f_tries) > 1 else None), None
     if plan.narrow is not None:  # C alone kept min(F, F2) bits, the coarse join F2 below 23
         f2c = _depth({k: r for k, (r, _) in cj_rows.items()}, w2, None,
                      {r: want for r, want in cj_rows.values()})
@@ -117,7 +127,15 @@ def run(ctx) -> Finding:
         windows, f2_narrow = narrow.windows(plan.narrow, f2c, max(cj_rows, default=0))
         if len(windows) > 1 and window_c is not None and window_c >= windows[0]:
             windows = (window_c,)  # C alone stopped at F2's floor: C's depth read F itself
+        if f_used is not None and window > windows[0]:
+            windows = f_tries  # and C's depth at F2's floor too: the far product read F
         window = windows[0]
+    f_floor = None
+    if f_used is None and window == window_c and blocks and blocks > 1:
+        h_c = plan.p_hi if c_rows is c_far else plan.h  # C's depth at F2's floor: F or more
+        f_floor = far.floor_tries(window, window is not None and window + 1 in c_rows, c_normal,
+                                  h_c, plan)
+        windows = f_floor or windows
     join2 = _depth(j_rows["two"], w2, lambda w: w == plan.c_join_up)
     join_m = _depth(j_rows["many"], w2, lambda w: w == plan.c_join_up)
     two_reach = None if window is None or not j_rows["two"] else \
@@ -216,6 +234,8 @@ def run(ctx) -> Finding:
         f2s = sorted(cands[f].window2 for f in fits if cands[f].window == cands[fits[0]].window)
         if len(f2s) > 1 and f2s[-1] == plan.reach:
             opened["window2"] = ((f2s[0], None), deep_f[cands[fits[0]].window])
+    if f_floor and fits:  # F from C's depth at F2's floor: the lowest F that fits
+        fits = far.open_floor(cands, fits, opened, plan.reach)
     if len(fits) > 1 and len(same) == 1 and "window2" in opened:
         fits = fits[:1]  # F2 values the open range names: the lowest is the model's
     values["candidates"] = list(cands)

@@ -50,12 +50,13 @@ def c_tie_rows(bt, plan) -> dict:
 
 def tie_product_rows(bt, plan) -> dict:
     """{k: (row, the word rounded up)}: the tie product 2**h (1 + 2**-11 + 2**-24)
-    beside C = +2**(h - k), k from 25 to the plan's reach + 2 (empty unless both
+    beside C = +2**(h - k) (h = 127: C's depth to its last bit below the largest
+    finite product), k from 25 to the plan's reach + 2 (empty unless both
     inputs carry 23 fraction bits and D is f32)."""
     fa, fb, fd = plan.fa.frac_bits, plan.fb.frac_bits, plan.fd.frac_bits
     if (fa, fb, fd) != (23, 23, 23):
         return {}
-    h = min(plan.h, 100)
+    h = min(plan.p_hi, 127)  # the largest a finite word holds: C's depth to its last bit
     p = product(plan.fa, plan.fb, h, 0, (TIE_SIG, TIE_SIG), (23, 23))
     up = word(plan.fd, 0, (1 << 23) | (1 << 12) | 1, h - 23)
     out = {}
@@ -132,6 +133,8 @@ def single(plan, reads: dict, rows: dict) -> tuple:
     else:
         lo = max(window_t, tie or 0)
         fs = (lo,)
+        if tie is not None:  # the tie broke on C's last bit: min(F, F2) reaches it, F2 too
+            f2, f2_open = max(f2, tie), True
         opened["window"] = ((lo, None),
                             f"one product a block: C's floor to F bits shows through a tie "
                             f"down to 2^-{lo} below the product only; every F from {lo} "

@@ -15,10 +15,11 @@ ftz needs K a multiple of P).
 exact, open (named in ``fingerprint.undetermined`` as ``mfma.KEY``) or
 wrong. An open key must be truly open: the fingerprint's model gives the
 device's words on a held-out set (random and special-heavy words, the
-ladder's validation mix and its tie cases, from a seed neither the probes
-nor the validation draw from), and every value of the range the step names
-open (``values["open"]``; hi None: without end) gives them too, and the
-step's own words (:func:`untrue_ranges`). A fingerprint called validated
+ladder's validation mix, its tie cases and far products, from a seed neither
+the probes nor the validation draw from), and every value of the range the
+step names open (``values["open"]``; hi None: without end) gives them too,
+and the step's own words (:func:`untrue_ranges`: proven on those rows for F
+and F2, tests/amd_ranges.py). A fingerprint called validated
 whose model misses a held-out word is ``wrong_validated``: never allowed.
 """
 
@@ -133,15 +134,18 @@ def write_device(path: Path, gpu: str, table: dict):
 
 
 def held_out(dp, n: int, seed: int = HELD_OUT_SEED):
-    """Random and special-heavy words, the validation mix and its AMD tie cases."""
-    from tcprobe.ladder.validation import _mfma_ties
+    """Random and special-heavy words, the validation mix and its AMD tie cases
+    (``n`` of them), and n // 3 more of its far products (a window misread short
+    of F: tcprobe.ladder.validation.mfma_far), from a stream of their own."""
+    from tcprobe.ladder.validation import _mfma_ties, mfma_far
     from tcprobe.models.amd_cases import amd_cases
     from tcprobe.models.cases import Cases
     from tcprobe.suites.mix import random_cases
 
     rng = np.random.default_rng(seed)
     return Cases.concat([amd_cases(dp, n // 3, rng), random_cases(dp, n // 3, rng),
-                         _mfma_ties(dp, n - 2 * (n // 3), rng)])
+                         _mfma_ties(dp, n - 2 * (n // 3), rng),
+                         mfma_far(dp, n // 3, np.random.default_rng([seed, 3]))])
 
 
 @dataclass
@@ -210,8 +214,15 @@ def untrue_ranges(res, dp, held, got) -> dict:
     give the device's words, on the held-out cases (``held``, words ``got``) and on
     the step's own cases (``ctx.mfma_words``, NaN words aside: each value of the
     range gives the step's words, as the NVIDIA judge's false_ranges proves its
-    ranges). The sampled values on every row; every value of the range on the rows
-    where the sampled values' words differ from each other or from the device's."""
+    ranges).
+
+    An open F or F2 range of a truncated or grouped design (hi None) is proven on
+    every one of those rows: the limit (the key at exact_bound, where every larger
+    value gives its words) on every row, and every value from lo up to the row's
+    S (tests/amd_ranges.py: from S on the row's word is the limit's). Other ranges
+    (a block from K on: every L >= K is one block, proven by the blocks' slicing;
+    any other) are sampled: the sampled values on every row, every value of the
+    range on the rows where their words differ from each other or the device's."""
     step, fp = res.finding("mfma"), res.fingerprint
     sets = [(held, np.asarray(got), False)]
     if getattr(res.context, "mfma_words", None) is not None:
@@ -219,34 +230,66 @@ def untrue_ranges(res, dp, held, got) -> dict:
     bad = {}
     for key, (lo, hi) in step.values.get("open", {}).items():
         base = dict(fp.mfma)
-        every, sample = range_values(key, lo, hi, dp)
+        coupled = key == "window" and "window2" in step.values["open"]  # both open: F2 >= F - 1
 
-        def params(val, key=key, base=base):
+        def params(val, key=key, base=base, coupled=coupled):
             other = {key: val}
-            if key == "window" and "window2" in step.values["open"]:  # both open: F2 >= F - 1
+            if coupled:
                 other["window2"] = max(base["window2"], val - 1)
             return MfmaParams(**{**base, **other})
 
+        proven = hi is None and key in ("window", "window2") and base["design"] in ("truncated",
+                                                                                    "grouped")
+        if key == "block" and lo >= dp.k:  # every L from K is one block of all K products
+            continue
         for cases, words, nan_ok in sets:
             words = np.asarray(words)
-            tell, first = np.zeros(len(words), bool), None
-            for val in sample:
-                w = _words(dp, params(val), cases)
-                if w is None or _differ(w, words, nan_ok).any():
-                    bad.setdefault(key, []).append(val)
-                    continue
-                first = w if first is None else first
-                tell |= (w != words) | (w != first)
-            rows = np.flatnonzero(tell)
-            if not rows.size:
-                continue
-            sub, sub_words = cases.take(rows), words[rows]
-            for val in every:
-                w = _words(dp, params(val), sub)
-                if w is None or _differ(w, sub_words, nan_ok).any():
-                    bad.setdefault(key, []).append(val)
-        if key in bad:
+            found = _proven(dp, key, lo, params, cases, words, nan_ok, coupled) if proven else \
+                _sampled(dp, key, lo, hi, params, cases, words, nan_ok)
+            bad.setdefault(key, []).extend(found)
+        if bad.get(key):
             bad[key] = sorted(set(bad[key]))
+        else:
+            bad.pop(key, None)
+    return bad
+
+
+def _proven(dp, key, lo, params, cases, words, nan_ok, coupled) -> list:
+    """The values of [lo, no end) that miss a word of ``cases``: the limit on every
+    row, each value below a row's S on that row."""
+    from amd_ranges import stable_from
+
+    top = exact_bound(dp)
+    bad = []
+    lim = _words(dp, params(top), cases)
+    if lim is None or _differ(lim, words, nan_ok).any():
+        bad.append(top)
+    stable = stable_from(dp, params(lo), key, cases, coupled)
+    for val in range(lo, min(int(stable.max(initial=lo - 1)), top - 1) + 1):
+        rows = np.flatnonzero(stable >= val)
+        w = _words(dp, params(val), cases.take(rows))
+        if w is None or _differ(w, words[rows], nan_ok).any():
+            bad.append(val)
+    return bad
+
+
+def _sampled(dp, key, lo, hi, params, cases, words, nan_ok) -> list:
+    every, sample = range_values(key, lo, hi, dp)
+    bad, tell, first = [], np.zeros(len(words), bool), None
+    for val in sample:
+        w = _words(dp, params(val), cases)
+        if w is None or _differ(w, words, nan_ok).any():
+            bad.append(val)
+            continue
+        first = w if first is None else first
+        tell |= (w != words) | (w != first)
+    rows = np.flatnonzero(tell)
+    if rows.size:
+        sub, sub_words = cases.take(rows), words[rows]
+        for val in every:
+            w = _words(dp, params(val), sub)
+            if w is None or _differ(w, sub_words, nan_ok).any():
+                bad.append(val)
     return bad
 
 

@@ -468,8 +468,11 @@ WIDE = [
     # recovered exactly, checked by the judge), from 403 (C's last bit is 2^-149) every F
     # gives the same words (402 was the open range's start before the tie's off-by-one
     # fix of 319781d, which moved f16's 178 to 179 alike)
+    # ... and a negative product far below the block's largest (probes/mfma_far.py): grouped
+    # sums products to 2^254, one of 2^-266 is 520 below it, so F = 506 is read (the range
+    # once named open from 403 was not: F = 403 cuts what 506 keeps)
     ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 506, "window2": 40},
-     "open", {"window": (403, None), "block": (8, None)}),
+     "open", {"block": (8, None)}),
     ("MI100", "mfma.bf16.f32.k8", {"design": "grouped", "block": 695, "window": 402, "window2": 40},
      "open", {"block": (8, None)}),  # F = 402 itself: read, not in the open range
     # seed 3701 --wide: F = 294 is past C's last bit below 2^125 (274); the join's tiny
@@ -490,6 +493,20 @@ WIDE = [
      "open", {"block": (4, None)}),
     ("MI100", "mfma.f32.f32.k2", {"design": "grouped", "block": 25, "window": 24, "window2": 23},
      "open", {"block": (2, None)}),
+    # seed 3705 --wide: the far products' sum -2^(127 - k) rounds to -0 past 2^-149 under a
+    # deep F2, and the next block's join makes +0 of it: read in the last group of three
+    ("MI250X", "mfma.bf16_1k.bf16.f32.k16", {"design": "truncated", "block": 7, "window": 335,
+                                            "window2": 342}, "recovered", {}),
+    # seed 3705: C's depth beside 2^13 - 2^13 stops at 2^-139 (F2 = 13 below 2^-126), and no
+    # product reaches deeper (fp8: 34 bits): from 14 + 126 + 13 = 153 on, C's floor to F
+    # bits below the largest product (2^14) is finer than F2's: every F from 153 agrees
+    ("MI300X", "mfma.fp8.e4m3fnuz.f32.k32", {"design": "truncated", "block": 2, "window": 174,
+                                             "window2": 13}, "open", {"window": (153, None)}),
+    # seed 3705: one f32 product, the tie (1 + 2^-12)^2 at 2^127 beside C = 2^(127 - k): broken
+    # down to C's last bit, 2^-149 (it stood at 2^100 and read 249, and no design fitted):
+    # min(F, F2) >= 276, both open from there
+    ("MI300X", "mfma.f32.f32.k1", {"design": "grouped", "block": 15, "window": 396, "window2": 428},
+     "open", {"window": (276, None), "window2": (276, None), "block": (1, None)}),
 ]
 
 

@@ -7,7 +7,9 @@ conversion reads), the raw, finite, edge and adversarial suites that
 ``tcprobe validate`` runs (and the sparse suite on sparse kinds), C alone
 in a block (every product a zero: a floor that binds only through C), C
 beside products that cancel exactly, and lone products that are exact ties
-at an output step but for one deep bit (a window's end: floors, kept widths). They are drawn from a seed that
+at an output step but for one deep bit (a window's end: floors, kept widths),
+and on AMD v_mfma ties beside a deep product and negative products far below
+a block's largest (F past C's floor). They are drawn from a seed that
 differs from the probes' (:func:`validation_seed`), so no probe case is
 replayed as its own check.
 """
@@ -34,7 +36,8 @@ SEED_OFFSET = 0x5EED_0001
 
 # Share of the cases per part (normalized over the parts that apply).
 SHARES = {"mix": 3, "dropped-bits": 1, "raw": 1, "finite": 1, "edge": 1, "adversarial": 3,
-          "sparse": 1, "c-alone": 1, "cancel": 1, "ties": 1, "mfma-ties": 2}
+          "sparse": 1, "c-alone": 1, "cancel": 1, "ties": 1, "mfma-ties": 2,
+          "mfma-far": 1}
 
 
 def validation_seed(seed: int) -> int:
@@ -52,7 +55,7 @@ def _parts(dp: Datapath) -> list[str]:
     if not dp.is_integer:
         names += ["c-alone", "cancel", "ties"]
     if dp.family == "mfma":  # AMD: the depths a truncated design keeps (F, F2)
-        names.append("mfma-ties")
+        names += ["mfma-ties", "mfma-far"]
     return names
 
 
@@ -210,6 +213,46 @@ def _mfma_ties(dp: Datapath, n: int, rng) -> Cases:
     return Cases(a, b, c)
 
 
+def mfma_far(dp: Datapath, n: int, rng) -> Cases:
+    """A negative product far below a block's largest, to the product range's end:
+    half of the cases 2**H and -2**H in two lanes of an aligned four and
+    -2**(H - k) in the third (the first one's parity) beside C = +0, the other
+    half 2**H and -2**(H - k) in neighbouring lanes beside C = -2**H. H the
+    largest product below 2**128 half the time (a truncated block's largest),
+    else any (past f32's range too), k any depth to the smallest product. A
+    truncated design cuts the small product away (+0) while k > F whatever F2
+    is: a window read short of F (C's depth stopped by F2's floor under a
+    subnormal C, seed 3704's xf32 F = 533 read as 253) misses these words."""
+    fa, fb, fd = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.d_type)
+    k = dp.k
+    sa, _, xa = exp_range(fa)
+    sb, _, xb = exp_range(fb)
+    lo, hi = sa + sb, xa + xb
+    a, b, c = np.zeros((n, k), fa.dtype), np.zeros((n, k), fb.dtype), np.zeros(n, fd.dtype)
+    for i in range(n):
+        three = i % 2 == 0 and k >= 3
+        top = min(hi, 127) if three else min(hi, exp_range(fd)[2])  # C = -2**H: an f32 word
+        h = top if rng.random() < 0.5 else int(rng.integers(lo + 1, (hi if three else top) + 1))
+        if k < 2 or h - lo < 1:
+            continue
+        depth = int(rng.integers(1, h - lo + 1))
+        big, tiny = product(fa, fb, h), product(fa, fb, h - depth, 1)
+        if three:
+            base = 4 * int(rng.integers(0, (k - 3) // 4 + 1))
+            lanes = {base: big, base + 1: product(fa, fb, h, 1), base + 2: tiny}
+            cw = word(fd, 0, 0, 0)
+        else:
+            lane = int(rng.integers(0, k)) & ~1
+            lanes = {lane: big, lane + 1: tiny}
+            cw = word(fd, 1, 1, h)
+        if cw is None or any(p is None for p in lanes.values()) or max(lanes) >= k:
+            continue
+        for j, p in lanes.items():
+            a[i, j], b[i, j] = p[0], p[1]
+        c[i] = cw
+    return Cases(a, b, c)
+
+
 def _finite_rows(dp: Datapath, a, b) -> np.ndarray:
     """Rows whose A and B words are all finite (an Inf or NaN does not cancel)."""
     from tcprobe.models.formats import Class, decode
@@ -243,6 +286,8 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
             cs = _ties(dp, m, rng)
         elif name == "mfma-ties":
             cs = _mfma_ties(dp, m, rng)
+        elif name == "mfma-far":
+            cs = mfma_far(dp, m, rng)
         else:
             cs, _ = generate(dp, name, vseed, 0, m)
         cs = complete(dp, Cases(cs.a, cs.b, cs.c, cs.scale_a, cs.scale_b, cs.active))
