@@ -232,7 +232,8 @@ def tie_breaks(ctx, vis):
     lo_p, _ = product_range(fa, fb)
     _, cmin, cmax = exp_range(fc)
     top = PARAM["window_bits"].hi + 4
-    ec = min(cmax - 1, lo_p + top)
+    # (products reaching below C's type: C as high as its type goes)
+    ec = min(cmax - 1, max(lo_p + top, cmin + 1))
     if ec < cmin + 1:
         return None, None
     depths = [e for e in range(1, top + 1) if product(fa, fb, ec - e, 0) is not None]
@@ -395,6 +396,19 @@ def run(ctx) -> Finding:
         pairs = list(dict.fromkeys(p for p in pairs if ctx.co_active(p)))
     if c_limited(ctx, E, emax):  # C's type (converted on entry) holds too few exponents
         found = internal_products.run(ctx, pairs, seen.get("visible_bits", vis), _span(ctx))
+        if found is not None and found.values.get("window_bits") is not None \
+                and found.values["window_bits"] <= vis:
+            # every run ended where the output's own bits end: the pairs may
+            # straddle blocks (blocks of 1 round 2**E alone to the output);
+            # C beside one product, as deep as a borrow or a tie shows
+            F = found.values["window_bits"]
+            fits, bt1, w1 = one_term(ctx, found.values["home"], seen.get("visible_bits", vis))
+            if fits and all(f is None or f > F for f in fits):
+                one = _one_term_finding(ctx, found.values["home"], fits, bt1, w1, vis, emax)
+                one.notes.append(f"products alone: a third product below a cancelling pair is "
+                                 f"cut at {F} bits, no deeper than the output shows; C beside "
+                                 "one product reaches deeper")
+                return one
         if found is not None:
             return found
     runs, bt, w, rows, refs, emax = sweep(ctx, pairs, E, emax)

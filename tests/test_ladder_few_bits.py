@@ -1,0 +1,71 @@
+"""The ladder on designs with few bits somewhere: an output keeping 0
+fraction bits, windows of a few bits, blocks of 1 (in reversed K order,
+under a C converted to a narrow type) whose window C beside one product
+reads only as a range, fp6 x fp6 products with an fp8 C.
+
+Each design comes from draw_wide's scans (benchmarks/ladder_design_scan.py
+--wide) or is written after one of their classes; the keys asserted are
+the profile's own, written out here, and the judge's held-out set (random
+cases, the validate suites, tiny products, stress cases from a seed of
+their own) must give the device's words.
+"""
+
+from __future__ import annotations
+
+import pytest
+from ladder_designs import judge, write_device
+
+BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133, "input_conversion": "truncate",
+        "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}
+# name -> (family, A/B format, D, profile keys over BASE, fingerprint keys
+# written by hand, keys that must be named open)
+DESIGNS = {
+    # the wide scan of seed 42, design 7: blocks of 1 aligned on the products'
+    # true leading bit; C beside one product reads the window only as 24 to 25
+    # under raw alignment (the rounding step ran with 24 and no design fitted)
+    "blocks-of-1-normalized-window-range": (
+        "tcgen05", "e5m2", "f32",
+        dict(window_bits=25, block_size=1, output_rounding="rna", zero_floor=-128,
+             zero_sign="ieee", overflow="saturate", c_convert="f64", align="normalized"),
+        dict(window_bits=25, block_size=1, output_rounding="rna", align="normalized",
+             output_frac_bits=None, k_order=None), ()),
+    # seed 42, design 4: an output keeping 0 fraction bits (every result a
+    # power of two) under C converted to e4m3fnuz; the rounding step tried
+    # kept bits from 1 up
+    "keep-0-bits-c-e4m3fnuz": (
+        "mma", "tf32", "f32",
+        dict(window_bits=37, block_size=1024, input_conversion="rne", output_rounding="rne",
+             zero_floor=-132, output_frac_bits=0, zero_sign="ieee", overflow="ieee",
+             k_order="pairs", c_convert="e4m3fnuz"),
+        dict(window_bits=37, block_size=8, output_rounding="rne", output_frac_bits=0,
+             c_convert="e4m3fnuz", zero_sign="ieee"), ()),
+}
+
+
+def _run(tmp_path, name):
+    fam, fmt, d, p, expect, opened = DESIGNS[name]
+    prof = {**BASE, **p}
+    dev = write_device(tmp_path / f"{name}.toml", fam, fmt, d, prof, 42)
+    dp = dev.datapath(fam, fmt, d)
+    v, res = judge(dev, dp)
+    assert not v.wrong_validated, v.text()
+    assert res.validated and v.held_out_mismatches == 0, v.text()
+    assert v.kind in ("recovered", "open") and not v.wrong, v.text()
+    fp = res.fingerprint
+    for key, want in expect.items():
+        assert getattr(fp, key) == want, (key, getattr(fp, key))
+    for key in opened:
+        assert key in fp.undetermined and getattr(fp, key) is None, key
+    return v, res
+
+
+def test_blocks_of_1_normalized_window_range(tmp_path):
+    v, res = _run(tmp_path, "blocks-of-1-normalized-window-range")
+    assert "24 to 25" in res.finding("internal").summary
+    assert "window_bits = 25" in " ".join(res.finding("rounding").notes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(DESIGNS) - {"blocks-of-1-normalized-window-range"}))
+def test_few_bits_designs(tmp_path, name):
+    _run(tmp_path, name)
