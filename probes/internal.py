@@ -232,8 +232,7 @@ def tie_breaks(ctx, vis):
     lo_p, _ = product_range(fa, fb)
     _, cmin, cmax = exp_range(fc)
     top = PARAM["window_bits"].hi + 4
-    # (products reaching below C's type: C as high as its type goes)
-    ec = min(cmax - 1, max(lo_p + top, cmin + 1))
+    ec = min(cmax - 1, lo_p + top)
     if ec < cmin + 1:
         return None, None
     depths = [e for e in range(1, top + 1) if product(fa, fb, ec - e, 0) is not None]

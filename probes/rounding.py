@@ -480,9 +480,10 @@ def _windows_that_fit(ctx, cs, words, cands, over, windows) -> None:
                                           for key, c in cands.items()})]
     if len(fits) > 1:
         over.pop("window_bits")
+        with_ = ", ".join(f"{k} = {v}" for k, v in rest.items())
         over.setdefault("undetermined", {})["window_bits"] = (
-            f"{fits[0]} to {fits[-1]}: with {', '.join(f'{k} = {v}' for k, v in rest.items())} "
-            "each of these windows gives the same words on every case here")
+            f"{fits[0]} to {fits[-1]}: " + (f"with {with_}, " if with_ else "")
+            + "each of these windows gives the same words on every case here")
         over.setdefault("assumed", {})["window_bits"] = fits[0]
         over["candidates"] = {"window_bits": fits}
 

@@ -39,6 +39,14 @@ DESIGNS = {
              k_order="pairs", c_convert="e4m3fnuz"),
         dict(window_bits=37, block_size=8, output_rounding="rne", output_frac_bits=0,
              c_convert="e4m3fnuz", zero_sign="ieee"), ()),
+    # blocks of 1 under C converted to e3m2, a 35-bit window under an output
+    # keeping 10 bits: products alone end at the output's 10 bits (each
+    # cancelling pair straddles blocks) and were read as the window
+    "blocks-of-1-c-e3m2-window-35-keep-10": (
+        "tcgen05", "f16", "f32",
+        dict(block_size=1, c_convert="e3m2", window_bits=35, output_frac_bits=10),
+        dict(window_bits=35, block_size=1, output_frac_bits=10, output_rounding="rz",
+             c_convert="e3m2", k_order=None), ()),
 }
 
 
