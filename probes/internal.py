@@ -398,15 +398,26 @@ def run(ctx) -> Finding:
         if found is not None and found.values.get("window_bits") is not None \
                 and found.values["window_bits"] <= vis:
             # every run ended where the output's own bits end: the pairs may
-            # straddle blocks (blocks of 1 round 2**E alone to the output);
-            # C beside one product, as deep as a borrow or a tie shows
+            # straddle blocks (blocks of 1 round 2**E alone to the output); C
+            # beside one product, or a block result passed on to a later
+            # block, as deep as a borrow or a tie shows
             F = found.values["window_bits"]
-            fits, bt1, w1 = one_term(ctx, found.values["home"], seen.get("visible_bits", vis))
+            v = seen.get("visible_bits", vis)
+            fits, bt1, w1 = one_term(ctx, found.values["home"], v)
+            how = "C beside one product reaches deeper"
+            chained = internal_products.chained_run(ctx, v)
+            if chained is not None and chained[0] > F + 1:
+                run, tried, bt1, w1 = chained
+                hi = PARAM["window_bits"].hi
+                fits = ([None] if run > hi else [run] if run < tried
+                        else [*range(run, hi + 1), None])
+                how = (f"a block result passed on to +2^E in a later block keeps a borrow or a "
+                       f"broken tie to depth {run}" + ("" if run < tried else " (as deep as "
+                                                       "such a sum reaches)"))
             if fits and all(f is None or f > F for f in fits):
                 one = _one_term_finding(ctx, found.values["home"], fits, bt1, w1, vis, emax)
                 one.notes.append(f"products alone: a third product below a cancelling pair is "
-                                 f"cut at {F} bits, no deeper than the output shows; C beside "
-                                 "one product reaches deeper")
+                                 f"cut at {F} bits, no deeper than the output shows; {how}")
                 return one
         if found is not None:
             return found

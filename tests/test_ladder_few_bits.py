@@ -47,6 +47,23 @@ DESIGNS = {
         dict(block_size=1, c_convert="e3m2", window_bits=35, output_frac_bits=10),
         dict(window_bits=35, block_size=1, output_frac_bits=10, output_rounding="rz",
              c_convert="e3m2", k_order=None), ()),
+    # blocks of 1 under C converted to e4m3 (3 fraction bits: no C word
+    # breaks an output tie), a 40-bit window under RNE: a block result
+    # 2**(E-25) + 2**(E-25-k) passed on to +2**E in a later block is a tie
+    # broken at depth 25 + k
+    "blocks-of-1-c-e4m3-window-40-rne": (
+        "mma", "bf16", "f32",
+        dict(block_size=1, c_convert="e4m3", window_bits=40, output_rounding="rne"),
+        dict(window_bits=40, block_size=1, output_rounding="rne", c_convert="e4m3",
+             k_order=None), ()),
+    # the same under an f16 D: a block result keeps 10 bits, so a broken tie
+    # reaches depth 2 * 10 + 2 = 22 only, short of the 30-bit window: open
+    "blocks-of-1-c-e2m1-f16-window-30": (
+        "tcgen05", "e4m3", "f16",
+        dict(block_size=1, c_convert="e2m1", window_bits=30, output_rounding="rne",
+             zero_floor=-21, nan=0x7FFF),
+        dict(window_bits=None, block_size=1, output_rounding="rne", c_convert="e2m1"),
+        ("window_bits",)),
 }
 
 
@@ -73,7 +90,13 @@ def test_blocks_of_1_normalized_window_range(tmp_path):
     assert "window_bits = 25" in " ".join(res.finding("rounding").notes)
 
 
+def test_blocks_of_1_window_open_past_a_chained_tie(tmp_path):
+    v, res = _run(tmp_path, "blocks-of-1-c-e2m1-f16-window-30")
+    assert res.fingerprint.undetermined["window_bits"].startswith("at least 22")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(set(DESIGNS) - {"blocks-of-1-normalized-window-range"}))
+@pytest.mark.parametrize("name", sorted(set(DESIGNS) - {"blocks-of-1-normalized-window-range",
+                                                  "blocks-of-1-c-e2m1-f16-window-30"}))
 def test_few_bits_designs(tmp_path, name):
     _run(tmp_path, name)
