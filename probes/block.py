@@ -88,14 +88,18 @@ def run(ctx) -> Finding:
     # the internal step's deepest C that shows alone (an output keeping few
     # bits rounds a C at the window's edge to zero)
     depth = min(F, ctx.require("internal").values.get("c_shown", F))
-    c_edge = pow2(fc, E - depth) if depth >= vis + 2 else None
-    t1_ok = c_edge is not None and F >= vis + 2
+    # one bit past the output's (C's type goes no deeper): +2**E first drops
+    # or doubles C, -2**E first keeps it (one more bit below a power of two),
+    # so a pair shares a block only where both signs keep C
+    both = depth == vis + 1 and depth == F and ctx.model_dp is not ctx.dp
+    c_edge = pow2(fc, E - depth) if depth >= vis + 2 or both else None
+    t1_ok = c_edge is not None and (F >= vis + 2 or both)
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev = []
     values = {"undetermined": {}}
 
     if t1_ok:
-        blocks, ev1 = _partition_same(ctx, K, E, F, plus, minus, c_edge)
+        blocks, ev1 = _partition_same(ctx, K, E, F, plus, minus, c_edge, both)
         ev += ev1[:4]
         method = "cancellation at the window's edge"
         order_known = len(blocks) == 1
@@ -201,7 +205,7 @@ def _c_inside(ctx) -> bool:
     return True
 
 
-def _partition_same(ctx, K, E, F, plus, minus, c_edge):
+def _partition_same(ctx, K, E, F, plus, minus, c_edge, both=False):
     """Blocks by same(i, j): lane 0's block, then the next unplaced lane's, ...
     (a lane that can never be active with i, such as the other half of a
     sparse tf32 pair, is tested against another lane of i's block)."""
@@ -211,7 +215,7 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
         i = left[0]
         direct = [j for j in left[1:] if ctx.co_active((i, j))]
         block, w, rows, bt, ref = _same_rows(ctx, [(i, j) for j in direct], E, F, plus, minus,
-                                             c_edge)
+                                             c_edge, both)
         block = [i] + [j for (_, j) in block]
         rest = [j for j in left[1:] if j not in direct]
         if rest:
@@ -220,7 +224,7 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
                 m = next((m for m in block[1:] if ctx.co_active((m, j))), None)
                 if m is not None:
                     pairs.append((m, j))
-            more, *_ = _same_rows(ctx, pairs, E, F, plus, minus, c_edge)
+            more, *_ = _same_rows(ctx, pairs, E, F, plus, minus, c_edge, both)
             block += [j for (_, j) in more]
         blocks.append(block)
         same = [r for (_, j), r in rows.items() if j in block][:1]
@@ -233,14 +237,18 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
     return blocks, ev
 
 
-def _same_rows(ctx, pairs, E, F, plus, minus, c_edge):
-    """The pairs (i, j) whose cancellation keeps C = 2**(E-F): one block."""
+def _same_rows(ctx, pairs, E, F, plus, minus, c_edge, both=False):
+    """The pairs (i, j) whose cancellation keeps C = 2**(E-F): one block
+    (``both``: with +2**E in i and in j, each)."""
     bt = Batch(ctx.dp)
     ref = bt.add(f"C = 2^{E - F} alone", {}, c_edge)
     rows = {(i, j): bt.add(f"lane {i}: +2^{E}, lane {j}: -2^{E}, C = 2^{E - F}",
                            {i: plus[:2], j: minus[:2]}, c_edge) for i, j in pairs}
+    swapped = {(i, j): bt.add(f"lane {i}: -2^{E}, lane {j}: +2^{E}, C = 2^{E - F}",
+                              {i: minus[:2], j: plus[:2]}, c_edge) for i, j in pairs} if both else {}
     w = ctx.run(bt.cases())
-    return [p for p, r in rows.items() if w[r] == w[ref]], w, rows, bt, ref
+    return ([p for p, r in rows.items() if w[r] == w[ref] and (not both or w[swapped[p]] == w[ref])],
+            w, rows, bt, ref)
 
 
 def _partition_products(ctx, K, E, F, plus, minus):

@@ -455,6 +455,10 @@ def run(ctx) -> Finding:
             kept = [p for p, n in runs.items() if n == best]
             runs, bt, w, rows, refs, emax = sweep(ctx, kept, E, emax2)
             best = max(runs.values())
+            if best >= emax and min(runs.values()) < best:
+                # C's smallest step one bit deeper: pairs that lose it here
+                # straddle blocks C runs through (C meets the products)
+                straddle, first_runs = True, dict(runs)
     same = sorted(p for p, n in runs.items() if n == best)
     i, j = same[0]
     shown = emax  # the deepest e whose C = 2**(E-e) alone shows in the output

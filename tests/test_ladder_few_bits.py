@@ -64,6 +64,16 @@ DESIGNS = {
              zero_floor=-21, nan=0x7FFF),
         dict(window_bits=None, block_size=1, output_rounding="rne", c_convert="e2m1"),
         ("window_bits",)),
+    # fp6 x fp6 products with C converted to e5m2: C reaches 2^-16, 24 bits
+    # below the largest products (2^8), one bit past the output's 23; no
+    # term lies deeper, so the window is open from 24. A pair straddling
+    # blocks drops C only with +2^8 consumed first (-2^8 first keeps it:
+    # one more bit below a power of two); it went to the split branch
+    "fp6-products-c-e5m2-blocks-of-8": (
+        "tcgen05", "e3m2", "f32",
+        dict(c_convert="e5m2", block_size=8, output_rounding="rne"),
+        dict(window_bits=None, block_size=8, c_convert="e5m2", k_order=None),
+        ("window_bits",)),
 }
 
 
