@@ -112,7 +112,7 @@ def block_cases(ctx, bt, block, F):
             p = product(fa, fb, int(rng.integers(0, 2)), 0, (x, y), fr)
             if p:
                 lanes[k] = p[:2]
-        bit = product(fa, fb, -int(rng.integers(max(1, F - 8), F + 1)), 0)
+        bit = product(fa, fb, -int(rng.integers(max(1, F - 8), max(F, 1) + 1)), 0)
         if bit:
             lanes[block[0]] = bit[:2]
         bt.add("last block: random significands and one low bit", lanes)
@@ -212,7 +212,8 @@ def run(ctx) -> Finding:
     # output's; C passes any earlier block alone, unchanged as long as it has no
     # more bits than the output visibly keeps (hence C's precision <= visible).
     blocks = ctx.require("block").values.get("blocks") or [[0]]
-    F = window(ctx) or 56  # (a split datapath's window is the block step's)
+    F = window(ctx)  # (a split datapath's window is the block step's)
+    F = 56 if F is None else F
     lane = blocks[-1][0]
     out = ctx.d_fmt.frac_bits
     kappas = list(range(max(0, vis - 2), out + 1))

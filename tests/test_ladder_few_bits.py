@@ -74,6 +74,12 @@ DESIGNS = {
         dict(c_convert="e5m2", block_size=8, output_rounding="rne"),
         dict(window_bits=None, block_size=8, c_convert="e5m2", k_order=None),
         ("window_bits",)),
+    # a window of 0 bits under RZ: C = 3 alone is cut to 2 (the layout step
+    # needed C = 0, 1, 2, 3 apart), and a window of 0 read as none (F or 56)
+    # in the rounding and zero steps; a sum never has a bit to round
+    "window-0-f16": (
+        "mma", "f16", "f32", dict(window_bits=0),
+        dict(window_bits=0, block_size=8, k_order=None), ("output_rounding",)),
 }
 
 
