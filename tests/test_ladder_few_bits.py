@@ -80,6 +80,21 @@ DESIGNS = {
     "window-0-f16": (
         "mma", "f16", "f32", dict(window_bits=0),
         dict(window_bits=0, block_size=8, k_order=None), ("output_rounding",)),
+    # blocks of 1 in reversed K order under a narrow C: no count of products
+    # alone tells the first two blocks (lanes 15 and 14) apart; C = 1 with -1
+    # in the lane that shares C's block cancels exactly and keeps 2^-26 (the
+    # model took 14 first)
+    "blocks-of-1-reversed-c-e4m3-rne": (
+        "mma", "bf16", "f32",
+        dict(block_size=1, k_order="reversed", c_convert="e4m3", window_bits=45,
+             output_rounding="rne"),
+        dict(window_bits=45, block_size=1, output_rounding="rne", c_convert="e4m3",
+             k_order=list(range(15, -1, -1))), ()),
+    "blocks-of-1-reversed-c-e3m2-rz": (
+        "mma", "f16", "f32",
+        dict(block_size=1, k_order="reversed", c_convert="e3m2", window_bits=30),
+        dict(window_bits=30, block_size=1, output_rounding="rz", c_convert="e3m2",
+             k_order=list(range(15, -1, -1))), ()),
 }
 
 
