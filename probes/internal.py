@@ -395,8 +395,9 @@ def run(ctx) -> Finding:
         pairs = list(dict.fromkeys(p for p in pairs if ctx.co_active(p)))
     if c_limited(ctx, E, emax):  # C's type (converted on entry) holds too few exponents
         found = internal_products.run(ctx, pairs, seen.get("visible_bits", vis), _span(ctx))
+        shows = seen.get("visible_bits", vis)
         if found is not None and found.values.get("window_bits") is not None \
-                and found.values["window_bits"] <= vis:
+                and shows - 1 <= found.values["window_bits"] <= vis:
             # every run ended where the output's own bits end: the pairs may
             # straddle blocks (blocks of 1 round 2**E alone to the output); C
             # beside one product, or a block result passed on to a later

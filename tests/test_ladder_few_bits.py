@@ -95,6 +95,16 @@ DESIGNS = {
         dict(block_size=1, k_order="reversed", c_convert="e3m2", window_bits=30),
         dict(window_bits=30, block_size=1, output_rounding="rz", c_convert="e3m2",
              k_order=list(range(15, -1, -1))), ()),
+    # the wide scan of seed 43, design 2: a 5-bit window cut in a block under
+    # C to e2m1 added after the blocks; products alone end at 5 bits, far
+    # short of the output's 23, so no blocks of 1 (read as 23 by C beside
+    # one product while the blocks-of-1 reading took any run below 23)
+    "window-5-c-e2m1-c-last": (
+        "wgmma", "f16", "f32",
+        dict(window_bits=5, block_size=16, input_conversion="rne", output_rounding="rne",
+             zero_floor=-155, zero_sign="ieee", carry_bits=1, carry_top="wrap", overflow="inf",
+             c_join="last", c_add_rounding="rne", c_convert="e2m1"),
+        dict(window_bits=5, c_convert="e2m1"), ()),
 }
 
 
