@@ -417,8 +417,13 @@ def run(ctx) -> Finding:
                                                        "such a sum reaches)"))
             if fits and all(f is None or f > F for f in fits):
                 one = _one_term_finding(ctx, found.values["home"], fits, bt1, w1, vis, emax)
-                one.notes.append(f"products alone: a third product below a cancelling pair is "
-                                 f"cut at {F} bits, no deeper than the output shows; {how}")
+                one.notes = [f"products alone: a third product below a cancelling pair is cut "
+                             f"at {F} bits, no deeper than the output shows (every pair "
+                             f"straddles blocks: blocks of 1); {how}"]
+                if how.startswith("a block result"):
+                    one.summary = one.summary.replace(
+                        f"C beside one +2^{found.values['home']} product", "a block result "
+                        "passed on to a later product")
                 return one
         if found is not None:
             return found
