@@ -88,14 +88,18 @@ def run(ctx) -> Finding:
     # the internal step's deepest C that shows alone (an output keeping few
     # bits rounds a C at the window's edge to zero)
     depth = min(F, ctx.require("internal").values.get("c_shown", F))
-    c_edge = pow2(fc, E - depth) if depth >= vis + 2 else None
-    t1_ok = c_edge is not None and F >= vis + 2
+    # one bit past the output's (C's type goes no deeper): +2**E first drops
+    # or doubles C, -2**E first keeps it (one more bit below a power of two),
+    # so a pair shares a block only where both signs keep C
+    both = depth == vis + 1 and depth == F and ctx.model_dp is not ctx.dp
+    c_edge = pow2(fc, E - depth) if depth >= vis + 2 or both else None
+    t1_ok = c_edge is not None and (F >= vis + 2 or both)
     t2_ok = small is not None and c_s is not None and c_s1 is not None
     ev = []
     values = {"undetermined": {}}
 
     if t1_ok:
-        blocks, ev1 = _partition_same(ctx, K, E, F, plus, minus, c_edge)
+        blocks, ev1 = _partition_same(ctx, K, E, F, plus, minus, c_edge, both)
         ev += ev1[:4]
         method = "cancellation at the window's edge"
         order_known = len(blocks) == 1
@@ -201,7 +205,7 @@ def _c_inside(ctx) -> bool:
     return True
 
 
-def _partition_same(ctx, K, E, F, plus, minus, c_edge):
+def _partition_same(ctx, K, E, F, plus, minus, c_edge, both=False):
     """Blocks by same(i, j): lane 0's block, then the next unplaced lane's, ...
     (a lane that can never be active with i, such as the other half of a
     sparse tf32 pair, is tested against another lane of i's block)."""
@@ -211,7 +215,7 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
         i = left[0]
         direct = [j for j in left[1:] if ctx.co_active((i, j))]
         block, w, rows, bt, ref = _same_rows(ctx, [(i, j) for j in direct], E, F, plus, minus,
-                                             c_edge)
+                                             c_edge, both)
         block = [i] + [j for (_, j) in block]
         rest = [j for j in left[1:] if j not in direct]
         if rest:
@@ -220,7 +224,7 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
                 m = next((m for m in block[1:] if ctx.co_active((m, j))), None)
                 if m is not None:
                     pairs.append((m, j))
-            more, *_ = _same_rows(ctx, pairs, E, F, plus, minus, c_edge)
+            more, *_ = _same_rows(ctx, pairs, E, F, plus, minus, c_edge, both)
             block += [j for (_, j) in more]
         blocks.append(block)
         same = [r for (_, j), r in rows.items() if j in block][:1]
@@ -233,14 +237,18 @@ def _partition_same(ctx, K, E, F, plus, minus, c_edge):
     return blocks, ev
 
 
-def _same_rows(ctx, pairs, E, F, plus, minus, c_edge):
-    """The pairs (i, j) whose cancellation keeps C = 2**(E-F): one block."""
+def _same_rows(ctx, pairs, E, F, plus, minus, c_edge, both=False):
+    """The pairs (i, j) whose cancellation keeps C = 2**(E-F): one block
+    (``both``: with +2**E in i and in j, each)."""
     bt = Batch(ctx.dp)
     ref = bt.add(f"C = 2^{E - F} alone", {}, c_edge)
     rows = {(i, j): bt.add(f"lane {i}: +2^{E}, lane {j}: -2^{E}, C = 2^{E - F}",
                            {i: plus[:2], j: minus[:2]}, c_edge) for i, j in pairs}
+    swapped = {(i, j): bt.add(f"lane {i}: -2^{E}, lane {j}: +2^{E}, C = 2^{E - F}",
+                              {i: minus[:2], j: plus[:2]}, c_edge) for i, j in pairs} if both else {}
     w = ctx.run(bt.cases())
-    return [p for p, r in rows.items() if w[r] == w[ref]], w, rows, bt, ref
+    return ([p for p, r in rows.items() if w[r] == w[ref] and (not both or w[swapped[p]] == w[ref])],
+            w, rows, bt, ref)
 
 
 def _partition_products(ctx, K, E, F, plus, minus):
@@ -282,12 +290,78 @@ def _partition_products(ctx, K, E, F, plus, minus):
     if len(blocks) > 2 and len(blocks[0]) == 2 and all(len(b) == 1 for b in blocks[1:]):
         # blocks of 1: no pair runs before either of the first two lanes, so
         # no count tells them apart; [2, 1, 1, ...] is no engine's blocks
-        blocks = [[blocks[0][0]], [blocks[0][1]], *blocks[1:]]
+        blocks = _first_two(ctx, [[blocks[0][0]], [blocks[0][1]], *blocks[1:]], E, F)
     ev = [bt.evidence(r, [w[r], w[alone[t[2]]]], "kept: its block runs after both"
                       if kept[t] else "cut: it meets the +-2^E anchor")
           for t, r in ([x for x in rows.items() if kept[x[0]]][:1]
                        + [x for x in rows.items() if not kept[x[0]]][:1])]
     return blocks, True, ev
+
+
+def _first_two(ctx, blocks, E, F) -> list:
+    """Blocks of 1 whose first two lanes no count tells apart: the order the
+    words of two products alone in them give (a product of significand 2 or
+    more, aligned on its raw exponent sum, anchors one bit below the same
+    value passed on as a block result, so a term at the window's edge is
+    kept in one order and cut in the other): each order with every output
+    rounding, kept bits and alignment; the other order where only it fits,
+    else lane order."""
+    from tcprobe.models.words import max_sig
+
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    a, b = blocks[0][0], blocks[1][0]
+    first = _c_block(ctx, a, b)
+    if first is not None:
+        return blocks if first == a else [[b], [a], *blocks[2:]]
+    rng = np.random.default_rng(ctx.seed + 23)
+    bt = Batch(ctx.dp)
+    for _ in range(400):
+        big, small = (a, b) if rng.random() < 0.5 else (b, a)
+        x = int(rng.integers(1 << fa.frac_bits, max_sig(fa) + 1))
+        y = int(rng.integers(1 << fb.frac_bits, max_sig(fb) + 1))
+        p = product(fa, fb, E - 1, int(rng.random() < 0.5), (x, y), (fa.frac_bits, fb.frac_bits))
+        q = product(fa, fb, E - 1 - int(rng.integers(max(0, F - 3), F + 4)),
+                    int(rng.random() < 0.5))
+        if p is not None and q is not None:
+            bt.add(f"lanes {big}, {small}: a product and a term near the window's edge",
+                   {big: p[:2], small: q[:2]})
+    if not len(bt):
+        return blocks
+    cs = bt.cases()
+    words = ctx.run(cs)
+    rest = [k for blk in blocks[2:] for k in blk]
+    out = ctx.d_fmt.frac_bits
+    vis = ctx.value("visible_bits", out)
+    keeps = {None} | {v for v in (vis - 1, vis) if 0 <= v < out}
+    cands = {(n, r, kb, al): {"block_size": 1, "k_order": tuple(order + rest),
+                              "output_rounding": r, "output_frac_bits": kb, "align": al,
+                              "window_bits": F}
+             for n, order in enumerate(([a, b], [b, a])) for r in ("rz", "rne", "rna")
+             for kb in keeps for al in ("raw", "normalized")}
+    fits = {n for n, *_ in ctx.consistent(cs, words, cands)}
+    return [[b], [a], *blocks[2:]] if fits == {1} else blocks
+
+
+def _c_block(ctx, a, b):
+    """Which of lanes a, b shares C's block (C first): C = 1, -1 in one lane
+    and 2**-d in the other, d past the output's bits. The lane with -1 in
+    C's block cancels C exactly and 2**-d survives; the other way, C + 2**-d
+    rounds to 1 first and -1 then leaves 0 (or a rounded-up ulp). None where
+    neither or both orders keep it (C added after the blocks)."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    one, minus = pow2(ctx.c_fmt, 0), product(fa, fb, 0, 1)
+    d = ctx.d_fmt.frac_bits + 3
+    tiny = product(fa, fb, -d, 0)
+    if one is None or minus is None or tiny is None or not ctx.co_active((a, b)):
+        return None
+    bt = Batch(ctx.dp)
+    ref = bt.add(f"lane {b}: 2^-{d} alone", {b: tiny[:2]})
+    ref2 = bt.add(f"lane {a}: 2^-{d} alone", {a: tiny[:2]})
+    ab = bt.add(f"C = 1, lane {a}: -1, lane {b}: 2^-{d}", {a: minus[:2], b: tiny[:2]}, one)
+    ba = bt.add(f"C = 1, lane {b}: -1, lane {a}: 2^-{d}", {b: minus[:2], a: tiny[:2]}, one)
+    w = ctx.run(bt.cases())
+    kept_a, kept_b = bool(w[ab] == w[ref]), bool(w[ba] == w[ref2])
+    return None if kept_a == kept_b else a if kept_a else b
 
 
 def _partition_cut(ctx, K, E, F):

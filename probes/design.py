@@ -96,7 +96,7 @@ def run(ctx) -> Finding:
     narrow = ctx.d_fmt.width < 32
     if narrow:
         parts.append(_chain_cases(ctx, blocks))
-    parts.append(random_sums(ctx, F or 24, 600))
+    parts.append(random_sums(ctx, 24 if F is None else F, 600))
     cases = Cases.concat([ctx.complete(p) for p in parts if len(p)])
     words = ctx.run(cases)
     found = ctx.params()

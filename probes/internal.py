@@ -395,6 +395,36 @@ def run(ctx) -> Finding:
         pairs = list(dict.fromkeys(p for p in pairs if ctx.co_active(p)))
     if c_limited(ctx, E, emax):  # C's type (converted on entry) holds too few exponents
         found = internal_products.run(ctx, pairs, seen.get("visible_bits", vis), _span(ctx))
+        shows = seen.get("visible_bits", vis)
+        if found is not None and found.values.get("window_bits") is not None \
+                and shows - 1 <= found.values["window_bits"] <= vis:
+            # every run ended where the output's own bits end: the pairs may
+            # straddle blocks (blocks of 1 round 2**E alone to the output); C
+            # beside one product, or a block result passed on to a later
+            # block, as deep as a borrow or a tie shows
+            F = found.values["window_bits"]
+            v = seen.get("visible_bits", vis)
+            fits, bt1, w1 = one_term(ctx, found.values["home"], v)
+            how = "C beside one product reaches deeper"
+            chained = internal_products.chained_run(ctx, v)
+            if chained is not None and chained[0] > F + 1:
+                run, tried, bt1, w1 = chained
+                hi = PARAM["window_bits"].hi
+                fits = ([None] if run > hi else [run] if run < tried
+                        else [*range(run, hi + 1), None])
+                how = (f"a block result passed on to +2^E in a later block keeps a borrow or a "
+                       f"broken tie to depth {run}" + ("" if run < tried else " (as deep as "
+                                                       "such a sum reaches)"))
+            if fits and all(f is None or f > F for f in fits):
+                one = _one_term_finding(ctx, found.values["home"], fits, bt1, w1, vis, emax)
+                one.notes = [f"products alone: a third product below a cancelling pair is cut "
+                             f"at {F} bits, no deeper than the output shows (every pair "
+                             f"straddles blocks: blocks of 1); {how}"]
+                if how.startswith("a block result"):
+                    one.summary = one.summary.replace(
+                        f"C beside one +2^{found.values['home']} product", "a block result "
+                        "passed on to a later product")
+                return one
         if found is not None:
             return found
     runs, bt, w, rows, refs, emax = sweep(ctx, pairs, E, emax)
@@ -431,6 +461,10 @@ def run(ctx) -> Finding:
             kept = [p for p, n in runs.items() if n == best]
             runs, bt, w, rows, refs, emax = sweep(ctx, kept, E, emax2)
             best = max(runs.values())
+            if best >= emax and min(runs.values()) < best:
+                # C's smallest step one bit deeper: pairs that lose it here
+                # straddle blocks C runs through (C meets the products)
+                straddle, first_runs = True, dict(runs)
     same = sorted(p for p, n in runs.items() if n == best)
     i, j = same[0]
     shown = emax  # the deepest e whose C = 2**(E-e) alone shows in the output

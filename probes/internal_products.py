@@ -148,3 +148,74 @@ def _c_after(ctx, pairs, F: int) -> int | None:
     w = ctx.run(bt.cases())
     kept = [e for e in depths if all(w[r] == w[ref] for (_, ee), r in rows.items() if ee == e)]
     return max(kept) if kept and kept == depths[:len(kept)] else None
+
+
+def chained_run(ctx, vis: int):
+    """Blocks of 1 from products alone (C = 0): a block result passed on
+    meets +2**E in a later block, whose window cuts its deep bits. A borrow:
+    -2**(E-d) beside +2**E (in either order), which an RZ output shows as the
+    word below 2**E while the window keeps it (against 2**E alone). Where no
+    borrow shows (RNE, RNA), a broken tie: with the output keeping p bits (p
+    of vis - 1, vis), -2**(E-2-p) and -2**(E-2-p-k), k <= p (the output
+    passes their sum on exactly), in two lanes and +2**E in a third, x: a
+    tie of the binade below 2**E broken by a bit at depth d = p+2+k, shown
+    only while the window keeps it (against the tie alone), and only where x
+    runs after the other two (every other order rounds the tie to 2**E
+    first), so the longest run over x counts. Returns (the largest d up to
+    which every depth past vis + 1 shows, the deepest d tried, the batch,
+    its words) or None where no product reaches."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    k = ctx.dp.k
+    lo, hi = product_range(fa, fb)
+    if k < 3:
+        return None
+    E = min(hi, exp_range(ctx.d_fmt)[2] - 1)
+    while E > lo and (product(fa, fb, E, 0) is None or product(fa, fb, E, 1) is None):
+        E -= 1
+    depths = [d for d in range(vis + 2, MOST + 1) if product(fa, fb, E - d, 1) is not None]
+    if product(fa, fb, E, 0) is None or not depths:
+        return None
+    plus = product(fa, fb, E, 0)[:2]
+    bt = Batch(ctx.dp)
+    borrow, tie_rows = {}, {}  # depth -> [(row, reference row)]
+    for x in range(k):
+        i, j = [n for n in range(k) if n != x][:2]
+        if not ctx.co_active((i, j, x)):
+            continue
+        ref = bt.add(f"lane {x}: +2^{E} alone", {x: plus})
+        for d in depths:
+            borrow.setdefault(d, []).append((bt.add(
+                f"lane {i}: -2^{E - d}, lane {x}: +2^{E}",
+                {i: product(fa, fb, E - d, 1)[:2], x: plus}), ref))
+        for p in sorted({vis - 1, vis}):
+            half = product(fa, fb, E - 2 - p, 1)
+            if p < 1 or half is None:
+                continue
+            tie = bt.add(f"lane {i}: -2^{E - 2 - p}, lane {x}: +2^{E}", {i: half[:2], x: plus})
+            for d in depths:
+                deep = product(fa, fb, E - d, 1)
+                if p + 2 < d <= 2 * p + 2 and deep is not None:
+                    tie_rows.setdefault(d, []).append((bt.add(
+                        f"lane {i}: -2^{E - 2 - p}, lane {j}: -2^{E - d}, lane {x}: +2^{E}",
+                        {i: half[:2], j: deep[:2], x: plus}), tie))
+    if not borrow:
+        return None
+    w = ctx.run(bt.cases())
+
+    def longest(rows, first):
+        """The deepest d of an unbroken run of depths that show, from first."""
+        run = first - 1
+        for d in range(first, max(rows) + 1):
+            if d not in rows or not any(w[r] != w[ref] for r, ref in rows[d]):
+                break
+            run = d
+        return run
+
+    run = longest(borrow, vis + 2)
+    if run > vis + 1:
+        return run, max(borrow), bt, w
+    # a tie broken at depth p + 3 first (k = 1): p is vis - 1 or vis
+    shows = [d for d in (vis + 2, vis + 3) if d in tie_rows and longest(tie_rows, d) >= d]
+    if not shows:
+        return None
+    return longest(tie_rows, shows[0]), max(tie_rows), bt, w

@@ -112,7 +112,7 @@ def block_cases(ctx, bt, block, F):
             p = product(fa, fb, int(rng.integers(0, 2)), 0, (x, y), fr)
             if p:
                 lanes[k] = p[:2]
-        bit = product(fa, fb, -int(rng.integers(max(1, F - 8), F + 1)), 0)
+        bit = product(fa, fb, -int(rng.integers(max(1, F - 8), max(F, 1) + 1)), 0)
         if bit:
             lanes[block[0]] = bit[:2]
         bt.add("last block: random significands and one low bit", lanes)
@@ -212,10 +212,11 @@ def run(ctx) -> Finding:
     # output's; C passes any earlier block alone, unchanged as long as it has no
     # more bits than the output visibly keeps (hence C's precision <= visible).
     blocks = ctx.require("block").values.get("blocks") or [[0]]
-    F = window(ctx) or 56  # (a split datapath's window is the block step's)
+    F = window(ctx)  # (a split datapath's window is the block step's)
+    F = 56 if F is None else F
     lane = blocks[-1][0]
     out = ctx.d_fmt.frac_bits
-    kappas = list(range(max(1, vis - 2), out + 1))
+    kappas = list(range(max(0, vis - 2), out + 1))
     bt = cases(ctx, [k for k in kappas if k <= vis], F, lane)
     if ctx.model_dp is not ctx.dp and word(ctx.c_fmt, 0, (1 << vis) + 1, 2) is None:
         product_cases(ctx, bt, blocks, [k for k in kappas if k <= vis], F)
@@ -258,13 +259,14 @@ def run(ctx) -> Finding:
         # large: a cut the intermediate keeps looks like one block)
         ok, design = _designs(ctx, cs, words, cands)
         if ok:
-            model_keys = {**{k: v for k, v in design.items() if k not in ("undetermined",
-                                                                          "assumed")},
-                          **design.get("assumed", {})}
+            keys = {k: v for k, v in design.items()
+                    if k not in ("undetermined", "assumed", "candidates")}
+            model_keys = {**keys, **design.get("assumed", {})}
             cands = {key: {**over, **model_keys} for key, over in cands.items()}
-            notes.append("only " + ", ".join(f"{k} = {v}" for k, v in design.items())
+            notes.append("only " + ", ".join(f"{k} = {v}" for k, v in model_keys.items())
                          + " fits these sums" + (" (the internal step read the window under raw "
-                                                 "alignment)" if "window_bits" in design else ""))
+                                                 "alignment)" if "window_bits" in model_keys
+                                                 else ""))
     narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
@@ -326,7 +328,8 @@ def run(ctx) -> Finding:
         if keep != out:
             values.setdefault("assumed", {})["output_frac_bits"] = keep
         values["open_keeps"] = keeps  # the zero step's subnormal results may settle it
-        values["candidates"] = {"output_frac_bits": list(keeps)}  # checked after validation
+        # checked after validation
+        values.setdefault("candidates", {})["output_frac_bits"] = list(keeps)
         if narrow:
             values["undetermined"]["output_frac_bits"] = (
                 f"keeping {keeps[0]} to {keeps[-1]} fraction bits of the output gives the same "
@@ -404,12 +407,12 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                         designs.append(over)
     # the internal step read the window on products of significand 1 under raw
     # alignment; products aligned on their true leading bit can shift it a bit
-    F = ctx.value("window_bits")
-    if F is not None:
-        designs += [{**over, "window_bits": G} for over in list(designs)
-                    if over.get("align") == "normalized" and "block_size" not in over
-                    for G in (F - 1, F + 1) if PARAM["window_bits"].lo <= G <= PARAM[
-                        "window_bits"].hi]
+    # where the internal step left the window open (C beside one product: a
+    # range), every window of that range, and one bit either side of it under
+    # normalized alignment
+    windows = _other_windows(ctx)
+    designs += [{**over, "window_bits": G} for over in [{}, *designs]
+                if "block_size" not in over for G in windows[over.get("align", "raw")]]
     designs.sort(key=len)
     if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
         chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])
@@ -438,6 +441,8 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
         if ok:
             if "block_size" in over:
                 over["k_order"] = found.k_order
+            if "window_bits" in over:
+                _windows_that_fit(ctx, cs, words, cands, over, windows)
             if "inter_rounding" in over:  # the other roundings of the chain that fit as well
                 fits = [r for r in ROUNDINGS if r == over["inter_rounding"] or ctx.consistent(
                     cs, words, {key: {**c, **over, "inter_rounding": r}
@@ -449,6 +454,39 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                     over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
             return ok, over
     return [], {}
+
+
+def _other_windows(ctx) -> dict:
+    """The windows :func:`_designs` tries besides the one the cases ran with,
+    by alignment: under raw alignment the rest of the internal step's open
+    range (C beside one product: ``one_term_fits``), under normalized
+    alignment that range and one bit either side of it (the internal step
+    read the window on products of significand 1 under raw alignment)."""
+    F = ctx.value("window_bits")
+    found = [F] if F is not None else [
+        f for f in ctx.findings["internal"].values.get("one_term_fits") or () if f is not None]
+    here = window(ctx)
+    lo, hi = PARAM["window_bits"].lo, PARAM["window_bits"].hi
+    near = sorted({g for f in found for g in (f - 1, f, f + 1) if lo <= g <= hi} - {here})
+    return {"raw": [g for g in near if g in found], "normalized": near}
+
+
+def _windows_that_fit(ctx, cs, words, cands, over, windows) -> None:
+    """Where a design fits with another window than the one found, every
+    window tried with that design that fits too: more than one is named
+    open (the model takes the first; validation checks the range)."""
+    rest = {k: v for k, v in over.items() if k != "window_bits"}
+    fits = [G for G in windows[over.get("align", "raw")] if G == over["window_bits"]
+            or ctx.consistent(cs, words, {key: {**c, **rest, "window_bits": G}
+                                          for key, c in cands.items()})]
+    if len(fits) > 1:
+        over.pop("window_bits")
+        with_ = ", ".join(f"{k} = {v}" for k, v in rest.items())
+        over.setdefault("undetermined", {})["window_bits"] = (
+            f"{fits[0]} to {fits[-1]}: " + (f"with {with_}, " if with_ else "")
+            + "each of these windows gives the same words on every case here")
+        over.setdefault("assumed", {})["window_bits"] = fits[0]
+        over["candidates"] = {"window_bits": fits}
 
 
 def _chain_cases(ctx, blocks) -> Cases:

@@ -52,7 +52,8 @@ def run(ctx) -> Finding:
     cs, w = _sign_cases(ctx, lane0, osub, nzp, ev)
     # -- the zero floor --------------------------------------------------------
     pair = _lanes(ctx)
-    F = window(ctx) or 25
+    F = window(ctx)
+    F = 25 if F is None else F
     rnd_known = ctx.value("output_rounding") is not None
     _, na, _ = exp_range(fa)
     _, nb, _ = exp_range(fb)
