@@ -220,14 +220,20 @@ def run(ctx) -> Finding:
                     out[key] = {"align": align, **inter, **dict(w)}
         return out
 
-    cands = readings(_inters(ctx) if chained else [{}])
+    if ctx.value("split"):  # sub-MMAs: the block step read their chain; f32 or not
+        legacy = [{}] + [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS
+                         if ctx.d_fmt.width < 32]
+        cands = readings(legacy if chained else [{}])
+    else:
+        cands = readings(_inters(ctx) if chained else [{}])
     ok = ctx.consistent(cases, words, cands)
     values = {"undetermined": dict(one)}
     notes = []
     if not ok and ctx.value("carry_bits") is None:
         # large sums may wrap, saturate or normalize in a narrow accumulator
         # (the carry step, later, measures it): each reading with each top
-        few = readings(_inters(ctx, own_only=True) if chained else [{}])
+        few = (cands if ctx.value("split") or not chained
+               else readings(_inters(ctx, own_only=True)))
         wide = {(*key, b, top): {**c, "carry_bits": b, "carry_top": top}
                 for key, c in few.items() for b in range(0, MOST_CARRY_BITS + 1)
                 for top in ("wrap", "saturate", "normalize")}
@@ -303,7 +309,7 @@ def _name_inter(ctx, ok, assumed, values) -> None:
     own = _own(ctx, t)
     values["inter_type"] = None if t == d and not ctx.value("inter_type") else t
     keeps = sorted({x[3] for x in ok})
-    rounds = sorted({x[2] for x in ok})
+    rounds = sorted({x[2] for x in ok if x[2] is not None})
     if len(keeps) == 1:
         keep = keeps[0]
         values["inter_frac_bits"] = (keep if keep != own or ctx.value("inter_frac_bits")
@@ -316,10 +322,10 @@ def _name_inter(ctx, ok, assumed, values) -> None:
         if ctx.value("inter_frac_bits") is not None:
             values["reopened"] = ["inter_frac_bits"]
     out_round = ctx.params().output_rounding
-    if len(rounds) == 1:
+    if len(rounds) == 1 and len(rounds) == len({x[2] for x in ok}):
         if rounds[0] != out_round or t != d or ctx.value("inter_rounding"):
             values["inter_rounding"] = rounds[0]
-    else:
+    elif len(rounds) > 1:
         und["inter_rounding"] = (
             f"{' and '.join(rounds)} agree on every case here: no sum passed on had more "
             f"bits than {t} keeps")
