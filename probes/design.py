@@ -31,6 +31,8 @@ steps (visible, internal, rounding, block), so no reading fits here.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import PARAM
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
@@ -155,6 +157,33 @@ def _type_cases(ctx, blocks) -> Cases:
     return bt.cases()
 
 
+def _c_alone_fits(ctx, ok: list, cands: dict) -> list:
+    """The readings of ``ok`` that also give the device's words where every
+    product is zero and C, over its whole range, passes each block alone
+    (D = the output's rounding of the intermediate's of C: the
+    intermediate's range and bits at C's smallest). Where no reading does
+    (a floor, measured later, binds there), ``ok`` as it is."""
+    from tcprobe.models.words import exp_range, max_sig, word
+
+    c = ctx.c_fmt
+    lo, _, hi = exp_range(c)
+    rng = np.random.default_rng(ctx.seed + 105)
+    bt = Batch(ctx.dp)
+    for e in range(lo, hi + 1):
+        q = max(e - c.frac_bits, lo)  # C's last bit (a subnormal's: the smallest)
+        top = 1 << (e - q)  # C's leading bit, in units of its last
+        for s in (0, 1):
+            for m in {min(2 * top - 1, max_sig(c)), *(int(x) for x in rng.integers(top, 2 * top, 3))}:
+                w = word(c, s, m, q)
+                if w is not None:
+                    bt.add(f"C = {'-' if s else ''}{m} * 2^{q} alone", {}, w)
+    cs = ctx.complete(bt.cases())
+    if not len(cs):
+        return ok
+    fits = ctx.consistent(cs, ctx.run(cs), {x: cands[x] for x in ok})
+    return fits or ok
+
+
 def _largest(fmt) -> tuple[int, int]:
     """(significand, exponent) of a format's largest finite value."""
     from tcprobe.models.words import exp_range, max_sig
@@ -241,6 +270,8 @@ def run(ctx) -> Finding:
         if ok:
             notes.append("these sums fit only with an accumulator of a few carry bits (the "
                          "carry step measures it)")
+    if len({x[1] for x in ok}) > 1 and all(x in cands for x in ok):
+        ok = _c_alone_fits(ctx, ok, cands)
     if not ok:
         why = (f"no alignment or intermediate type fits these {len(cases)} cases with the "
                "keys found so far")
