@@ -328,9 +328,17 @@ def _name_inter(ctx, ok, assumed, values) -> None:
         und["inter_type"] = (
             f"blocks chained through {', '.join(types)} give the same words on every case here "
             f"(with {assumed[3]} kept fraction bits: {', '.join(same)})")
-        und["inter_rounding"] = und["inter_frac_bits"] = "open with the intermediate type"
-        guess.update(inter_type=assumed[1], inter_rounding=assumed[2],
-                     inter_frac_bits=assumed[3])
+        und["inter_rounding"] = "open with the intermediate type"
+        guess.update(inter_type=assumed[1], inter_rounding=assumed[2])
+        keeps = {x[3] for x in ok}
+        if len(keeps) == 1 and None not in keeps and all(_own(ctx, t) not in keeps
+                                                         for t in types):
+            # fewer bits than any of these types holds: the same kept bits in each
+            values["inter_frac_bits"] = assumed[3]
+            reopen = [k for k in reopen if k != "inter_frac_bits"]
+        else:
+            und["inter_frac_bits"] = "open with the intermediate type"
+            guess["inter_frac_bits"] = assumed[3]
         if len(same) > 1:
             values["candidates"] = {"inter_type": same}
         if reopen:
