@@ -20,7 +20,8 @@ bit wider or exact where the internal step read only a lower bound; blocks
 chained through each type engine.PARAMS allows for ``inter_type``, the
 output's first, with each rounding and each number of kept bits up to the
 type's own) with every key found so far, on these cases and on random sums,
-and keeps those that give the device's words: one value is found, several
+and keeps those that give the device's words (several types: those that
+also do with C alone over its whole range): one value is found, several
 are named open (the model takes the one found so far, or the plainest);
 types that fit with the same rounding and kept bits are the range the
 validation checks; none leaves the keys as they were. An earlier step's
