@@ -102,6 +102,21 @@ C_CONVERTS = ("e2m1", "e2m3", "e3m2", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "b
 INTER_TYPES = ("f32", "f16", "bf16", "tf32", "e4m3", "e5m2")  # formats with a NaN word
 
 
+# the intermediate types INTER_TYPES leaves out (engine.PARAMS allows them):
+# each drawn in place of its twin half the time
+TWINS = {"e4m3": "e4m3fnuz", "e5m2": "e5m2fnuz", "f32": "f64"}
+
+
+def _twin(rng, inter: str) -> str:
+    """``inter``, or half the time its twin of :data:`TWINS`, from a side
+    stream seeded by ``rng``'s state (``rng`` itself does not move, so the
+    rest of a design, and every design drawn after it, is as before)."""
+    if inter not in TWINS:
+        return inter
+    side = np.random.default_rng(int(rng.bit_generator.state["state"]["state"]))
+    return TWINS[inter] if side.random() < 0.5 else inter
+
+
 def _nan_word(rng, d: str) -> int:
     """A NaN word of D: the canonical ones, or a random payload of either sign."""
     f = get_format(d)
@@ -118,7 +133,8 @@ def draw_wide(rng) -> tuple[str, str, str, dict]:
     choices): windows 0..56 or exact, blocks 1..1024, floors from +8 down to
     -160 or none, any kept bits, carries 0..64 with every top, IEEE
     overflow, NaN words with payloads, C converted to every signed float
-    format, blocks chained through any type with a NaN, its kept bits."""
+    format, blocks chained through any type with a NaN (fnuz and f64 in
+    place of their twins half the time, :func:`_twin`), its kept bits."""
     fam = str(rng.choice(list(FORMATS)))
     fmt = str(rng.choice(FORMATS[fam]))
     d = "f32" if fmt in ("tf32", "bf16") or rng.random() < 0.6 else "f16"
@@ -152,7 +168,7 @@ def draw_wide(rng) -> tuple[str, str, str, dict]:
     if rng.random() < 0.35:
         p["c_convert"] = str(rng.choice(C_CONVERTS))
     if rng.random() < 0.25:
-        inter = str(rng.choice(INTER_TYPES))
+        inter = _twin(rng, str(rng.choice(INTER_TYPES)))
         p["inter_type"] = inter
         p["inter_rounding"] = str(rng.choice(ROUNDINGS))
         if rng.random() < 0.4:

@@ -204,6 +204,8 @@ class Context:
             f = self.findings[step]
             if key in f.values and f.values[key] is not None:
                 return f.values[key]
+            if key in f.values.get("reopened", ()):  # open again: earlier values stand no more
+                return default
         return default
 
     def params(self, **override) -> EngineParams:

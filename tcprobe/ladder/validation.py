@@ -299,6 +299,8 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
 
 def _span(values: list) -> str:
     """Values as runs: 'no floor, -149 to -120, -118'."""
+    if any(isinstance(v, str) for v in values):  # names (an intermediate type)
+        return ", ".join(str(v) for v in values)
     named = ["no floor" for v in values if v is None]
     nums = sorted(v for v in values if v is not None)
     runs, start = [], None
