@@ -415,6 +415,22 @@ def judge(dev, dp, n_held_out: int = 8000) -> tuple[Verdict, object]:
     return v, res
 
 
+def judge_profile(path: Path, fam: str, fmt: str, d: str, profile: dict, order_seed: int,
+                  validated: bool = True) -> tuple[Verdict, object]:
+    """Write one design's profile, run the ladder on it and judge it as the
+    design tests ask: no wrong model called validated, every key exact or
+    truly open (none wrong); ``validated``: the ladder validated its model
+    and it gives every held-out word."""
+    dev = write_device(path, fam, fmt, d, profile, order_seed)
+    dp = dev.datapath(fam, fmt, d)
+    v, res = judge(dev, dp)
+    assert not v.wrong_validated, f"a wrong model called validated: {v.text()}"
+    assert v.kind in ("recovered", "open") and not v.wrong, f"{path.stem}: {v.text()}"
+    if validated:
+        assert res.validated and v.held_out_mismatches == 0, f"{path.stem}: {v.text()}"
+    return v, res
+
+
 def sweep(seed: int, count: int, tmp: Path, only=None, n_held_out: int = 8000,
           wide: bool = False):
     """Yield (index, design, Verdict or the exception text) for each design."""
