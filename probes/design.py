@@ -200,22 +200,15 @@ def _inters(ctx, own_only: bool = False) -> list[dict]:
     found = ctx.params()
     out_keep = d.frac_bits if found.output_frac_bits is None else found.output_frac_bits
     have = found.inter_frac_bits
-    out = []
+    # the plain reading first: a block result passed on as the output is
+    # written (no key of its own), preferred where it fits
+    out = [{}]
     for t in [d.name] + [t for t in INTER_TYPES if t != d.name]:
         own = out_keep if t == d.name else get_format(t).frac_bits
         keeps = range(own, -1, -1) if not own_only else [own] + (
             [have] if have is not None and have < own else [])
-        # through the output's own type, a block result is rounded as the output
-        # is (one key, open or found with it); another rounding there is tried
-        # only once the output's is found: with the output's rounding open, an
-        # assumed one beside it pairs two guesses no case checked together
-        # (test_ladder_narrow's normalizing accumulators failed validation)
-        rounds = ([None] + ([r for r in ROUNDINGS if r != found.output_rounding]
-                            if t == d.name and ctx.value("output_rounding") is not None else [])
-                  if t == d.name else ROUNDINGS)
-        out += [{"inter_type": t, "inter_frac_bits": k,
-                 **({} if r is None else {"inter_rounding": r})}
-                for k in keeps for r in rounds]
+        out += [{"inter_type": t, "inter_rounding": r, "inter_frac_bits": k}
+                for k in keeps for r in ROUNDINGS]
     return out
 
 
@@ -249,13 +242,15 @@ def run(ctx) -> Finding:
         windows += [(("window_bits", G),) for G in (F + 1, None)
                     if G is None or G <= PARAM["window_bits"].hi]
 
+    own_d = _own(ctx, d)  # the plain reading keeps the output's own bits
+
     def readings(inters):
         out = {}
         for align in ("raw", "normalized"):
             for inter in inters:
                 for w in windows if align == "normalized" else [()]:
                     key = (align, inter.get("inter_type", d), inter.get("inter_rounding"),
-                           inter.get("inter_frac_bits"), w)
+                           inter.get("inter_frac_bits", own_d), w)
                     out[key] = {"align": align, **inter, **dict(w)}
         return out
 
@@ -295,8 +290,10 @@ def run(ctx) -> Finding:
     here = (found.align, t0, found.inter_rounding or found.output_rounding,
             _own(ctx, t0) if found.inter_frac_bits is None else found.inter_frac_bits)
     # the reading found so far where it fits, else the plainest
+    # (an output-type reading rounded as the output, x[2] None, before one
+    # with a rounding of its own: the model never pairs two guessed roundings)
     assumed = min(ok, key=lambda x: (sum(a not in (b, None) for a, b in zip(x[:4], here, strict=True)),
-                                     x[1] != d, x[4] != ()))
+                                     x[1] != d, x[2] is not None, x[4] != ()))
     aligns = sorted({x[0] for x in ok})
     # a default reading is written out only over an earlier step's other one
     if len(aligns) == 1:
