@@ -200,8 +200,8 @@ def _inters(ctx, own_only: bool = False) -> list[dict]:
     found = ctx.params()
     out_keep = d.frac_bits if found.output_frac_bits is None else found.output_frac_bits
     have = found.inter_frac_bits
-    # the plain reading first: a block result passed on as the output is
-    # written (no key of its own), preferred where it fits
+    # the plain reading first: a block result passed on as the steps so far
+    # read it (as the output is written where none did), preferred where it fits
     out = [{}]
     for t in [d.name] + [t for t in INTER_TYPES if t != d.name]:
         own = out_keep if t == d.name else get_format(t).frac_bits
@@ -242,15 +242,19 @@ def run(ctx) -> Finding:
         windows += [(("window_bits", G),) for G in (F + 1, None)
                     if G is None or G <= PARAM["window_bits"].hi]
 
-    own_d = _own(ctx, d)  # the plain reading keeps the output's own bits
+    # the plain reading ({}) is the one found so far: its type, rounding and
+    # kept bits (the output's own where no step read them)
+    own_d = _own(ctx, d)
 
     def readings(inters):
         out = {}
         for align in ("raw", "normalized"):
             for inter in inters:
                 for w in windows if align == "normalized" else [()]:
-                    key = (align, inter.get("inter_type", d), inter.get("inter_rounding"),
-                           inter.get("inter_frac_bits", own_d), w)
+                    key = (align, inter.get("inter_type", found.inter_type or d),
+                           inter.get("inter_rounding", found.inter_rounding),
+                           inter.get("inter_frac_bits", own_d if found.inter_frac_bits is None
+                                     else found.inter_frac_bits), w)
                     out[key] = {"align": align, **inter, **dict(w)}
         return out
 
