@@ -18,11 +18,13 @@ far below an anchor as any term reaches).
 
 from __future__ import annotations
 
+from tcprobe.models.engine import PARAM
 from tcprobe.models.words import exp_range, pow2, product, product_range
 
 from .common import Batch, Finding
 
-MOST = 58  # depths tried: past the engine's widest window (56) and one more
+# depths tried: past the engine's widest window (engine.PARAMS) and one more
+MOST = PARAM["window_bits"].hi + 2
 
 
 def c_limited(ctx, E: int, emax: int) -> bool:
