@@ -404,10 +404,9 @@ def step_transformer(runner: Runner, size: str, steps: int, on_gpu: bool = False
     differ = words = 0
     t0 = time.perf_counter()
     for r in rep.records:  # each routed product again on the CPU engine (backend None)
-        # a bias product (aten.addmm's route) writes D in the product's dtype
-        out_dtype = None if r.bias is None else r.a.dtype
+        # D in the dtype the route wrote it in (a bf16 product's partial D is bf16)
         want = gemm(r.a, r.b, r.c, gpu="B200", schedule=r.schedule or None, alpha=r.alpha,
-                    beta=r.beta, bias=r.bias, out_dtype=out_dtype)
+                    beta=r.beta, bias=r.bias, out_dtype=r.out_dtype)
         got = r.d.contiguous().view(torch.int32).numpy().view(np.uint32)
         differ += int((got != want).sum())
         words += int(want.size)

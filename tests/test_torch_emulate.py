@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 
 import tcprobe  # noqa: E402
 import tcprobe.torch as tt  # noqa: E402
+from tcprobe.torch.adapter import f32_tensor, gemm  # noqa: E402
 
 F = torch.nn.functional
 
@@ -315,6 +316,8 @@ def test_report_compare_and_records():
     (r,) = rep.records
     # the record holds the D the block got (bf16, widened exactly to f32)
     same(r.d, tcprobe.matmul(r.a, r.b, gpu="H100", dtype="bfloat16").to(torch.float32))
+    assert r.out_dtype == torch.bfloat16  # what a redo passes as adapter.gemm's out_dtype
+    same(r.d, f32_tensor(gemm(r.a, r.b, gpu="H100", out_dtype=r.out_dtype)))
 
 
 @pytest.mark.peer

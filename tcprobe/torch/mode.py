@@ -254,7 +254,8 @@ class Emulate(TorchDispatchMode):
             self.report.records.append(Record(op, a.clone(), b.clone(),
                                               None if c is None else c.clone(), alpha, beta, d,
                                               None if bias is None else bias.clone(),
-                                              dict(found.axes), found.provenance))
+                                              dict(found.axes), found.provenance,
+                                              out_dtype))
         return words
 
 

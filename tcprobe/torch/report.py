@@ -36,7 +36,10 @@ class OpStats:
 class Record:
     """One routed 2-D product as it was computed: A (M, K), B (K, N), C (M, N)
     in its dtype or None, alpha, beta, D's f32 (or int32) words as a tensor,
-    the 1-D bias or None, the schedule's axes and its provenance."""
+    the 1-D bias or None, the schedule's axes, its provenance, and
+    ``out_dtype``: the torch dtype D was written in before it was widened to
+    f32 (None: f32, or C's dtype where C is given). Redo a record with
+    ``adapter.gemm(r.a, r.b, r.c, ..., bias=r.bias, out_dtype=r.out_dtype)``."""
 
     op: str
     a: object
@@ -48,6 +51,7 @@ class Record:
     bias: object = None
     schedule: dict = field(default_factory=dict)
     provenance: str = ""
+    out_dtype: object = None
 
 
 @dataclass
