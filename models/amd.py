@@ -36,6 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import amd_fast
 from .cases import Cases
 from .formats import Class, Overflow, Rounding, decode, encode_scalar, get_format
 from .model import Model, ModelError
@@ -423,9 +424,12 @@ class MfmaModel(Model):
         cases.check(dp)
         fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
         out_fmt = get_format(dp.d_type)
-        A, B, C = _vals(fa, cases.a), _vals(fb, cases.b), _vals(fc, cases.c)
-        out = np.empty(len(cases), out_fmt.dtype)
-        for i, (a, b, c) in enumerate(zip(A, B, C, strict=True)):
+        if amd_fast.fits(p, dp):  # compiled, every finite case; the rest one by one below
+            out, rows = amd_fast.evaluate(p, fa, fb, cases.a, cases.b, cases.c)
+        else:
+            out, rows = np.empty(len(cases), out_fmt.dtype), np.arange(len(cases))
+        A, B, C = (_vals(f, x[rows]) for f, x in ((fa, cases.a), (fb, cases.b), (fc, cases.c)))
+        for i, a, b, c in zip(rows, A, B, C, strict=True):
             if p.design == "fma":
                 out[i] = _fma_chain(out_fmt, a, b, c)
             elif p.design == "exact":

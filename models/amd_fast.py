@@ -1,0 +1,147 @@
+"""CDNA3's truncated and grouped v_mfma designs over many cases at once.
+
+The same integer arithmetic as ``models/amd.py``'s scalar path (its module
+doc names the designs and their evidence, MMA-Sim 2.1.1 from MI300X
+measurements), compiled with numba on int64. It covers the cases of which
+every operand, C and running sum is finite (zeros and subnormals included)
+and no product reaches 2**128; a row with a NaN or Inf anywhere, or an
+overflowing product, is flagged and ``models/amd.py`` computes it one case
+at a time. Tests hold the two paths to the same words, specials included
+(tests/test_amd_fast.py), and the MMA-Sim tests run through this one.
+
+Why int64 suffices (checked by :func:`fits`): a product of two significands
+lies below 2**(e + 2) for its exponent sum e, so each product cut to F bits
+below the block's largest exponent is below 2**(F + 2), a block of L of them
+below L * 2**(F + 2); the join lifts that sum to F2 + 1 bits below the larger
+exponent and C (24 bits) to F bits, so with F, F2 <= WINDOW_MAX and
+L <= BLOCK_MAX every sum stays below 2**(WINDOW_MAX + 4 + log2 BLOCK_MAX) < 2**63.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .bits import bit_length, shl
+from .formats import decode, decode_scalar, encode_scalar, get_format
+
+WINDOW_MAX = 40  # F and F2 this path takes (module doc)
+BLOCK_MAX = 1 << 12  # L this path takes
+ZERO_E = -999  # a zero product's exponent (models/amd.py, as MMA-Sim)
+_F32 = get_format("f32")
+_RNE, _IEEE = 1, 0  # formats.Rounding.RNE, formats.Overflow.IEEE
+
+
+def fits(p, dp) -> bool:
+    """True when this path computes ``p`` (an effective MfmaParams) on ``dp``."""
+    return (p.design in ("truncated", "grouped") and dp.c == "f32" and dp.d_type == "f32"
+            and p.window <= WINDOW_MAX and p.window2 <= WINDOW_MAX
+            and min(p.block, dp.k) <= BLOCK_MAX)
+
+
+@njit(cache=True, inline="always")
+def _floor_shift(x, sh):
+    """floor(x * 2**sh) for an int64 x (any shift)."""
+    if sh >= 0:
+        return x << sh
+    sh = -sh
+    if sh >= 63:
+        return -1 if x < 0 else 0
+    return x >> sh
+
+
+@njit(cache=True, inline="always")
+def _trunc_shift(x, sh):
+    """trunc(x * 2**sh): toward zero (any shift)."""
+    m = shl(-x if x < 0 else x, sh)
+    return -m if x < 0 else m
+
+
+@njit(cache=True)
+def _finish(s_dot, e_dot, unit_dot, c_sign, c_sig, c_lsb, c_raw, F, F2, drop_far, spec):
+    """The join of the products' sum (s_dot * 2**(e_dot - unit_dot)) with C and
+    the rounding into f32 (models/amd.py ``_finish``)."""
+    e_max = e_dot if e_dot > c_raw else c_raw
+    d = _floor_shift(s_dot, e_dot - unit_dot - (e_max - F2 - 1))
+    cq = _floor_shift(-c_sig if c_sign else c_sig, c_lsb - (e_max - F))
+    if drop_far and c_raw < e_max - F - 1:
+        cq = 0
+    w = F if F > F2 + 1 else F2 + 1
+    t = (d << (w - F2 - 1)) + (cq << (w - F))
+    if t == 0:
+        return 0
+    unit = e_max - w
+    e_norm = bit_length(-t if t < 0 else t) - 1 + unit
+    if e_norm < -126:
+        e_norm = -126
+    t = _floor_shift(t, unit - (e_norm - F2))
+    neg = 1 if t < 0 else 0
+    return encode_scalar(neg, -t if t < 0 else t, e_norm - F2, False, spec, _RNE, 23, _IEEE)
+
+
+@njit(cache=True, inline="always")
+def _group_sum(a_sign, a_sig, a_lsb, a_raw, b_sign, b_sig, b_lsb, b_raw, i, lo, hi, step, F):
+    """(sum of the products lo, lo + step, ... below hi cut to F bits below their
+    largest exponent, that exponent): models/amd.py ``_fused``."""
+    e_max = ZERO_E
+    for j in range(lo, hi, step):
+        if a_sig[i, j] * b_sig[i, j] != 0:
+            e = a_raw[i, j] + b_raw[i, j]
+            if e > e_max:
+                e_max = e
+    s = 0
+    for j in range(lo, hi, step):
+        sig = a_sig[i, j] * b_sig[i, j]
+        if sig != 0:
+            signed = -sig if a_sign[i, j] != b_sign[i, j] else sig
+            s += _trunc_shift(signed, a_lsb[i, j] + b_lsb[i, j] - e_max + F)
+    return s, e_max
+
+
+@njit(cache=True)
+def _rows(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb, b_raw, c_words,
+          grouped, L, F, F2, spec, out, slow):
+    n, K = a_sig.shape
+    for i in range(n):
+        d = np.int64(c_words[i])
+        for lo in range(0, K, L):
+            hi = min(lo + L, K)
+            c_cls, c_sign, c_sig, c_lsb, c_raw = decode_scalar(d, spec)
+            if c_cls >= 2:  # an Inf or NaN C or running sum
+                slow[i] = True
+                break
+            for j in range(lo, hi):
+                if a_cls[i, j] >= 2 or b_cls[i, j] >= 2:
+                    slow[i] = True
+                elif not grouped:
+                    sig = a_sig[i, j] * b_sig[i, j]
+                    if sig != 0 and a_lsb[i, j] + b_lsb[i, j] + bit_length(sig) - 1 >= 128:
+                        slow[i] = True  # a product of 2**128 or more is an Inf
+            if slow[i]:
+                break
+            if grouped:
+                se, ee = _group_sum(a_sign, a_sig, a_lsb, a_raw, b_sign, b_sig, b_lsb, b_raw,
+                                    i, lo, hi, 2, F)
+                so, eo = _group_sum(a_sign, a_sig, a_lsb, a_raw, b_sign, b_sig, b_lsb, b_raw,
+                                    i, lo + 1, hi, 2, F)
+                e_dot = ee if ee > eo else eo
+                s_dot = _floor_shift(se, ee - e_dot) + _floor_shift(so, eo - e_dot)
+            else:
+                s_dot, e_dot = _group_sum(a_sign, a_sig, a_lsb, a_raw, b_sign, b_sig, b_lsb,
+                                          b_raw, i, lo, hi, 1, F)
+            d = _finish(s_dot, e_dot, F, c_sign, c_sig, c_lsb, c_raw, F, F2, grouped, spec)
+        out[i] = d
+
+
+def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np.ndarray]:
+    """(f32 D words, rows left to the scalar path) of cases A (n, K), B (n, K),
+    C (n,) f32 words under ``p`` (where :func:`fits`)."""
+    da, db = decode(a_fmt, a_words), decode(b_fmt, b_words)
+    n = len(c_words)
+    out = np.zeros(n, np.uint32)
+    slow = np.zeros(n, np.bool_)
+    if n:
+        _rows(*da, *db, np.ascontiguousarray(c_words, np.uint32).astype(np.int64),
+              p.design == "grouped", min(p.block, a_words.shape[1]) or 1, p.window, p.window2,
+              _F32.spec, out, slow)
+    return out, np.flatnonzero(slow)

@@ -1,0 +1,139 @@
+"""The compiled truncated/grouped v_mfma path (models/amd_fast.py) against the
+scalar one it stands in for (models/amd.py, which the MMA-Sim tests hold to
+MMA-Sim's AMD words): the same f32 word for every case, on words drawn to
+cancel, to sit far apart, to be subnormal, to overflow and to be NaN or Inf,
+under windows and blocks across the range the compiled path takes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcprobe.models import amd, amd_fast
+from tcprobe.models.amd import MfmaModel, MfmaParams
+from tcprobe.models.cases import Cases
+from tcprobe.models.datapath import Datapath
+from tcprobe.models.formats import get_format
+
+CDNA3 = ["mfma.f16.f32.k16", "mfma.bf16.f32.k8", "mfma.xf32.tf32.f32.k8",
+         "mfma.fp8.e4m3fnuz.f32.k32", "mfma.fp8.e5m2fnuzxe4m3fnuz.f32.k16"]
+
+
+def _words(rng, fmt, shape, centre, spread):
+    """Words of ``fmt``: mostly exponents within ``spread`` of ``centre`` (per row),
+    some zeros and subnormals, some uniform random bit patterns (specials too)."""
+    f = get_format(fmt)
+    ebits, fbits = f.exp_bits, f.frac_bits
+    top = (1 << ebits) - 1
+    e = np.clip(centre[:, None] + rng.integers(-spread, spread + 1, shape), 0, top - 1)
+    frac = rng.integers(0, 1 << fbits, shape)
+    sign = rng.integers(0, 2, shape)
+    drop = 13 if f.name == "tf32" else 0  # xf32: an f32 word, the datapath reads 19 bits
+    w = (sign << (f.width - 1)) | (((e << fbits) | frac) << drop)
+    pick = rng.random(shape)
+    w = np.where(pick < 0.05, 0, w)
+    w = np.where((pick >= 0.05) & (pick < 0.10), (frac << drop) | (sign << (f.width - 1)), w)
+    w = np.where(pick >= 0.97, rng.integers(0, 1 << f.width, shape), w)  # any word
+    if f.name.endswith("fnuz"):
+        w = np.where(w == 1 << (f.width - 1), 0, w)  # keep the NaN for the uniform draw only
+        w = np.where(pick >= 0.995, 1 << (f.width - 1), w)
+    if drop:  # bits the datapath ignores
+        w = w | rng.integers(0, 1 << drop, shape)
+    return w.astype(np.uint32)
+
+
+def _cases(dp, n, seed, c_spread):
+    rng = np.random.default_rng(seed)
+    fa, fb = get_format(dp.a_type), get_format(dp.b_type)
+    centre_a = rng.integers(1, (1 << fa.exp_bits) - 1, n)
+    centre_b = rng.integers(1, (1 << fb.exp_bits) - 1, n)
+    a = _words(rng, dp.a_type, (n, dp.k), centre_a, 3)
+    b = _words(rng, dp.b_type, (n, dp.k), centre_b, 3)
+    # a fifth of the rows cancel: the second half of A negates the first, B repeats
+    half, sign_a = dp.k // 2, 1 << (get_format(dp.a_type).width - 1)
+    cancel = rng.random(n) < 0.2
+    a[cancel, half:2 * half] = a[cancel, :half] ^ sign_a
+    b[cancel, half:2 * half] = b[cancel, :half]
+    # C near the products' exponent sum, or anywhere (far above, far below)
+    near = np.clip(centre_a - fa.bias + centre_b - fb.bias + 127, 1, 254)
+    c = _words(rng, "f32", (n, 1), near, c_spread)[:, 0]
+    c = np.where(rng.random(n) < 0.3, rng.integers(0, 1 << 32, n, dtype=np.uint64), c)
+    return Cases(a, b, c.astype(np.uint32))
+
+
+def _scalar(model, cases):
+    """The scalar path of models/amd.py, one case at a time."""
+    dp, p = model.datapath, amd.effective(model.params, model.datapath)
+    fa, fb, fc = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c))
+    run = amd._truncated if p.design == "truncated" else amd._grouped
+    return np.array([run(a, b, c, p) for a, b, c in zip(amd._vals(fa, cases.a), amd._vals(fb, cases.b),
+                                                        amd._vals(fc, cases.c), strict=True)],
+                    np.uint32)
+
+
+def _params(dp, rng):
+    design = "grouped" if dp.kind == "fp8" else "truncated"
+    yield MfmaParams(design, 16 if design == "grouped" else 8, 24, 31)  # MI300X's
+    for _ in range(3):
+        yield MfmaParams(design, int(rng.choice([1, 2, 3, 4, dp.k, 1000])),
+                         int(rng.integers(0, amd_fast.WINDOW_MAX + 1)),
+                         int(rng.integers(0, amd_fast.WINDOW_MAX + 1)))
+
+
+@pytest.mark.parametrize("dp_id", CDNA3)
+def test_the_compiled_path_writes_the_scalar_words(dp_id):
+    dp = Datapath.parse(dp_id)
+    rng = np.random.default_rng(len(dp_id))
+    for j, p in enumerate(_params(dp, rng)):
+        model = MfmaModel("m", dp, "", p)
+        assert amd_fast.fits(amd.effective(p, dp), dp)
+        cases = _cases(dp, 300, j, 60 if j % 2 else 8)
+        got = model.evaluate(cases)
+        want = _scalar(model, cases)
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, (p, bad[:5], [hex(int(x)) for x in got[bad[:5]]],
+                               [hex(int(x)) for x in want[bad[:5]]])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dp_id", CDNA3)
+def test_the_compiled_path_writes_the_scalar_words_many(dp_id):
+    dp = Datapath.parse(dp_id)
+    rng = np.random.default_rng(100 + len(dp_id))
+    for j in range(12):
+        for p in list(_params(dp, rng))[1:]:
+            model = MfmaModel("m", dp, "", p)
+            cases = _cases(dp, 500, 100 + j, (2, 8, 30, 120)[j % 4])
+            assert np.array_equal(model.evaluate(cases), _scalar(model, cases)), (p, j)
+
+
+def test_rows_with_specials_go_to_the_scalar_path():
+    """A NaN operand, an Inf C, a running sum that overflows in the first block
+    and a product of 2**128 (xf32: 2**64 * 2**64) are left to the scalar path;
+    finite rows are not."""
+    dp = Datapath.parse("mfma.xf32.tf32.f32.k8")
+    one, two64, big = 0x3F800000, 0x5F800000, 0x7F000000  # 1, 2^64, 2^127
+    a = np.full((5, 8), one, np.uint32)
+    b = np.full((5, 8), one, np.uint32)
+    c = np.zeros(5, np.uint32)
+    a[1, 3] = 0x7FC00000  # NaN
+    c[2] = 0xFF800000  # -Inf
+    a[3, :4], b[3, :4] = big, 0x40000000  # 4 x 2^128 in block 0 (L = 4): +Inf, then block 1
+    a[4, 0], b[4, 0] = two64, two64  # 2^128: an Inf product
+    p = MfmaParams("truncated", 4, 24, 31)
+    _, rows = amd_fast.evaluate(p, get_format("tf32"), get_format("tf32"), a, b, c)
+    assert list(rows) == [1, 2, 4] or list(rows) == [1, 2, 3, 4]
+    got = MfmaModel("m", dp, "", p).evaluate(Cases(a, b, c))
+    # by hand: 8 x 1 = 0x41000000; a NaN anywhere: 0x7FFFFFFF; -Inf + 8: -Inf;
+    # 2^127 * 2 four times overflows f32 to +Inf, and +Inf + 4 stays +Inf
+    assert [hex(int(x)) for x in got] == ["0x41000000", "0x7fffffff", "0xff800000",
+                                          "0x7f800000", "0x7f800000"]
+
+
+def test_windows_past_the_compiled_range_run_the_scalar_path():
+    dp = Datapath.parse("mfma.f16.f32.k16")
+    wide = MfmaParams("truncated", 8, amd_fast.WINDOW_MAX + 1, 31)
+    assert not amd_fast.fits(amd.effective(wide, dp), dp)
+    cases = _cases(dp, 50, 7, 8)
+    model = MfmaModel("m", dp, "", wide)
+    assert np.array_equal(model.evaluate(cases), _scalar(model, cases))
