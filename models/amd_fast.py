@@ -1,4 +1,5 @@
-"""CDNA3's truncated and grouped v_mfma designs over many cases at once.
+"""CDNA3's truncated and grouped v_mfma designs, and the f32 FMA chain, over
+many cases at once.
 
 The same integer arithmetic as ``models/amd.py``'s scalar path (its module
 doc names the designs and their evidence, MMA-Sim 2.1.1 from MI300X
@@ -6,8 +7,11 @@ measurements), compiled with numba on int64. It covers the cases of which
 every operand, C and running sum is finite (zeros and subnormals included)
 and no product reaches 2**128; a row with a NaN or Inf anywhere, or an
 overflowing product, is flagged and ``models/amd.py`` computes it one case
-at a time. Tests hold the two paths to the same words, specials included
-(tests/test_amd_fast.py), and the MMA-Sim tests run through this one.
+at a time. The f32 FMA chain (``fma`` on f32 operands, every generation)
+takes a row while each FMA's product and addend meet within 62 bits of each
+other (the exact sum fits 62 bits); a far addend, a NaN or an Inf sends the
+row to the scalar path. Tests hold the two paths to the same words, specials
+included (tests/test_amd_fast.py), and the MMA-Sim tests run through this one.
 
 Why int64 suffices (checked by :func:`fits`): a product of two significands
 lies below 2**(e + 2) for its exponent sum e, so each product cut to F bits
@@ -34,6 +38,8 @@ _RNE, _IEEE = 1, 0  # formats.Rounding.RNE, formats.Overflow.IEEE
 
 def fits(p, dp) -> bool:
     """True when this path computes ``p`` (an effective MfmaParams) on ``dp``."""
+    if p.design == "fma":
+        return dp.a_type == dp.b_type == dp.c == dp.d_type == "f32"
     return (p.design in ("truncated", "grouped") and dp.c == "f32" and dp.d_type == "f32"
             and p.window <= WINDOW_MAX and p.window2 <= WINDOW_MAX
             and min(p.block, dp.k) <= BLOCK_MAX)
@@ -133,6 +139,41 @@ def _rows(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb, b_raw
         out[i] = d
 
 
+@njit(cache=True)
+def _fma_rows(a_cls, a_sign, a_sig, a_lsb, b_cls, b_sign, b_sig, b_lsb, c_words, spec, out, slow):
+    """D = fma(a_k, b_k, D) from D = C, each rounded to nearest even into f32
+    (models/amd.py ``fma_word`` on finite words)."""
+    n, K = a_sig.shape
+    for i in range(n):
+        d = np.int64(c_words[i])
+        for j in range(K):
+            d_cls, d_sign, d_sig, d_lsb, _ = decode_scalar(d, spec)
+            if d_cls >= 2 or a_cls[i, j] >= 2 or b_cls[i, j] >= 2:
+                slow[i] = True
+                break
+            sp = 1 if a_sign[i, j] != b_sign[i, j] else 0
+            p_sig, p_lsb = a_sig[i, j] * b_sig[i, j], a_lsb[i, j] + b_lsb[i, j]
+            if p_sig == 0:  # a zero product: D stays, a zero D takes sign sp & its own
+                if d_sig == 0:
+                    d = np.int64(sp & d_sign) << 31
+                continue
+            if d_sig == 0:
+                d = encode_scalar(sp, p_sig, p_lsb, False, spec, _RNE, 23, _IEEE)
+                continue
+            q = p_lsb if p_lsb < d_lsb else d_lsb
+            if bit_length(p_sig) + p_lsb - q > 61 or bit_length(d_sig) + d_lsb - q > 61:
+                slow[i] = True  # the addend is far from the product: exact in Python ints
+                break
+            t = ((-p_sig if sp else p_sig) << (p_lsb - q)) + ((-d_sig if d_sign else d_sig)
+                                                              << (d_lsb - q))
+            if t == 0:
+                d = np.int64(0)
+            else:
+                d = encode_scalar(1 if t < 0 else 0, -t if t < 0 else t, q, False, spec, _RNE,
+                                  23, _IEEE)
+        out[i] = d
+
+
 def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np.ndarray]:
     """(f32 D words, rows left to the scalar path) of cases A (n, K), B (n, K),
     C (n,) f32 words under ``p`` (where :func:`fits`)."""
@@ -140,7 +181,10 @@ def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np
     n = len(c_words)
     out = np.zeros(n, np.uint32)
     slow = np.zeros(n, np.bool_)
-    if n:
+    if n and p.design == "fma":
+        _fma_rows(*da[:4], *db[:4], np.ascontiguousarray(c_words, np.uint32).astype(np.int64),
+                  _F32.spec, out, slow)
+    elif n:
         _rows(*da, *db, np.ascontiguousarray(c_words, np.uint32).astype(np.int64),
               p.design == "grouped", min(p.block, a_words.shape[1]) or 1, p.window, p.window2,
               _F32.spec, out, slow)

@@ -16,7 +16,8 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import get_format
 
 CDNA3 = ["mfma.f16.f32.k16", "mfma.bf16.f32.k8", "mfma.xf32.tf32.f32.k8",
-         "mfma.fp8.e4m3fnuz.f32.k32", "mfma.fp8.e5m2fnuzxe4m3fnuz.f32.k16"]
+         "mfma.fp8.e4m3fnuz.f32.k32", "mfma.fp8.e5m2fnuzxe4m3fnuz.f32.k16", "mfma.f32.f32.k4",
+         "mfma.f32.f32.k1"]
 
 
 def _words(rng, fmt, shape, centre, spread):
@@ -65,13 +66,17 @@ def _scalar(model, cases):
     """The scalar path of models/amd.py, one case at a time."""
     dp, p = model.datapath, amd.effective(model.params, model.datapath)
     fa, fb, fc = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c))
-    run = amd._truncated if p.design == "truncated" else amd._grouped
+    run = {"truncated": amd._truncated, "grouped": amd._grouped,
+           "fma": lambda a, b, c, p: amd._fma_chain(fc, a, b, c)}[p.design]
     return np.array([run(a, b, c, p) for a, b, c in zip(amd._vals(fa, cases.a), amd._vals(fb, cases.b),
                                                         amd._vals(fc, cases.c), strict=True)],
                     np.uint32)
 
 
 def _params(dp, rng):
+    if dp.kind == "f32":
+        yield from [MfmaParams("fma")] * 4
+        return
     design = "grouped" if dp.kind == "fp8" else "truncated"
     yield MfmaParams(design, 16 if design == "grouped" else 8, 24, 31)  # MI300X's
     for _ in range(3):
