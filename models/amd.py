@@ -422,28 +422,45 @@ class MfmaModel(Model):
         check_params(p, dp)
         p = effective(p, dp)
         cases.check(dp)
-        fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+        fa, fb = get_format(dp.a_type), get_format(dp.b_type)
         out_fmt = get_format(dp.d_type)
         if amd_fast.fits(p, dp):  # compiled, every finite case; the rest one by one below
             out, rows = amd_fast.evaluate(p, fa, fb, cases.a, cases.b, cases.c)
         else:
             out, rows = np.empty(len(cases), out_fmt.dtype), np.arange(len(cases))
-        A, B, C = (_vals(f, x[rows]) for f, x in ((fa, cases.a), (fb, cases.b), (fc, cases.c)))
-        for i, a, b, c in zip(rows, A, B, C, strict=True):
-            if p.design == "fma":
-                out[i] = _fma_chain(out_fmt, a, b, c)
-            elif p.design == "exact":
-                out[i] = _exact(fa, a, b, c, p.block)
-            elif p.design == "ftz":
-                out[i] = _ftz(fa, a, b, c, p.block)
-            elif p.design == "truncated":
-                out[i] = _truncated(a, b, c, p)
-            else:
-                out[i] = _grouped(a, b, c, p)
+        _one_by_one(dp, p, cases, rows, out)
+        return out
+
+    def scalar_words(self, cases: Cases) -> np.ndarray:
+        """The words :meth:`evaluate` gives, every case on the scalar path (the
+        reference models/amd_fast.py is held to)."""
+        dp, p = self.datapath, effective(self.params, self.datapath)
+        check_params(p, dp)
+        cases.check(dp)
+        out = np.empty(len(cases), get_format(dp.d_type).dtype)
+        _one_by_one(dp, p, cases, np.arange(len(cases)), out)
         return out
 
     def describe(self) -> dict:
         return {**super().describe(), "params": vars(self.params)}
+
+
+def _one_by_one(dp, p: MfmaParams, cases: Cases, rows: np.ndarray, out: np.ndarray) -> None:
+    """Cases ``rows`` computed one at a time (Python integers) into ``out``."""
+    fa, fb, fc = get_format(dp.a_type), get_format(dp.b_type), get_format(dp.c)
+    out_fmt = get_format(dp.d_type)
+    A, B, C = (_vals(f, x[rows]) for f, x in ((fa, cases.a), (fb, cases.b), (fc, cases.c)))
+    for i, a, b, c in zip(rows, A, B, C, strict=True):
+        if p.design == "fma":
+            out[i] = _fma_chain(out_fmt, a, b, c)
+        elif p.design == "exact":
+            out[i] = _exact(fa, a, b, c, p.block)
+        elif p.design == "ftz":
+            out[i] = _ftz(fa, a, b, c, p.block)
+        elif p.design == "truncated":
+            out[i] = _truncated(a, b, c, p)
+        else:
+            out[i] = _grouped(a, b, c, p)
 
 
 def check_params(p: MfmaParams, dp=None) -> None:

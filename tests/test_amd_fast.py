@@ -62,17 +62,6 @@ def _cases(dp, n, seed, c_spread):
     return Cases(a, b, c.astype(np.uint32))
 
 
-def _scalar(model, cases):
-    """The scalar path of models/amd.py, one case at a time."""
-    dp, p = model.datapath, amd.effective(model.params, model.datapath)
-    fa, fb, fc = (get_format(t) for t in (dp.a_type, dp.b_type, dp.c))
-    run = {"truncated": amd._truncated, "grouped": amd._grouped,
-           "fma": lambda a, b, c, p: amd._fma_chain(fc, a, b, c)}[p.design]
-    return np.array([run(a, b, c, p) for a, b, c in zip(amd._vals(fa, cases.a), amd._vals(fb, cases.b),
-                                                        amd._vals(fc, cases.c), strict=True)],
-                    np.uint32)
-
-
 def _params(dp, rng):
     if dp.kind == "f32":
         yield from [MfmaParams("fma")] * 4
@@ -94,7 +83,7 @@ def test_the_compiled_path_writes_the_scalar_words(dp_id):
         assert amd_fast.fits(amd.effective(p, dp), dp)
         cases = _cases(dp, 300, j, 60 if j % 2 else 8)
         got = model.evaluate(cases)
-        want = _scalar(model, cases)
+        want = model.scalar_words(cases)
         bad = np.flatnonzero(got != want)
         assert bad.size == 0, (p, bad[:5], [hex(int(x)) for x in got[bad[:5]]],
                                [hex(int(x)) for x in want[bad[:5]]])
@@ -109,7 +98,7 @@ def test_the_compiled_path_writes_the_scalar_words_many(dp_id):
         for p in list(_params(dp, rng))[1:]:
             model = MfmaModel("m", dp, "", p)
             cases = _cases(dp, 500, 100 + j, (2, 8, 30, 120)[j % 4])
-            assert np.array_equal(model.evaluate(cases), _scalar(model, cases)), (p, j)
+            assert np.array_equal(model.evaluate(cases), model.scalar_words(cases)), (p, j)
 
 
 def test_rows_with_specials_go_to_the_scalar_path():
@@ -141,4 +130,4 @@ def test_windows_past_the_compiled_range_run_the_scalar_path():
     assert not amd_fast.fits(amd.effective(wide, dp), dp)
     cases = _cases(dp, 50, 7, 8)
     model = MfmaModel("m", dp, "", wide)
-    assert np.array_equal(model.evaluate(cases), _scalar(model, cases))
+    assert np.array_equal(model.evaluate(cases), model.scalar_words(cases))
