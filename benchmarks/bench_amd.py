@@ -3,11 +3,11 @@ scalar one (models/amd.py) on the same cases, and whether their words agree.
 
     NUMBA_NUM_THREADS=1 python benchmarks/bench_amd.py [--cases 4000] [--scalar-cases 400]
 
-Random f16 / bf16 / xf32 / fp8 / f32 dot products (normal words of nearby
-exponents, as a GEMM's operands are, with a C near their sum) on MI300X's
-datapaths under its profile. Prints, per datapath, microseconds per dot on
-each path, the ratio, and the number of differing words on the scalar
-path's cases. Times are the best of ``--repeat`` runs after a warm-up call
+Random f16 / bf16 / xf32 / fp8 / f32 dot products (Gaussian operands, as a
+GEMM's are, with a Gaussian C of the dot's size) on MI300X's datapaths under
+its profile, and on MI250X's (ftz) and MI100's (exact). Prints, per datapath,
+microseconds per dot on each path, the ratio, and the number of differing
+words on the scalar path's cases. Times are the best of ``--repeat`` runs after a warm-up call
 (which loads or compiles the kernels).
 """
 
@@ -26,8 +26,11 @@ from tcprobe.models.cases import Cases  # noqa: E402
 from tcprobe.models.datapath import Datapath  # noqa: E402
 from tcprobe.models.formats import Rounding, convert  # noqa: E402
 
-DATAPATHS = ("mfma.f16.f32.k16", "mfma.bf16.f32.k16", "mfma.xf32.tf32.f32.k8",
-             "mfma.fp8.e4m3fnuz.f32.k32", "mfma.f32.f32.k4")
+DATAPATHS = (("MI300X", "mfma.f16.f32.k16"), ("MI300X", "mfma.bf16.f32.k16"),
+             ("MI300X", "mfma.xf32.tf32.f32.k8"), ("MI300X", "mfma.fp8.e4m3fnuz.f32.k32"),
+             ("MI300X", "mfma.f32.f32.k4"), ("MI250X", "mfma.f16.f32.k16"),
+             ("MI250X", "mfma.bf16.f32.k8"), ("MI100", "mfma.f16.f32.k16"),
+             ("MI100", "mfma.bf16.f32.k8"))
 
 
 def _cases(dp: Datapath, n: int, seed: int) -> Cases:
@@ -57,15 +60,15 @@ def main() -> None:
     ap.add_argument("--scalar-cases", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print(f"{'datapath':32} {'compiled us/dot':>16} {'scalar us/dot':>14} {'ratio':>7} differ")
-    for dp_id in DATAPATHS:
+    print(f"{'gpu':7} {'datapath':26} {'compiled us/dot':>16} {'scalar us/dot':>14} {'ratio':>7} differ")
+    for gpu, dp_id in DATAPATHS:
         dp = Datapath.parse(dp_id)
-        model = amd_profiles.model_for(dp, "MI300X")
+        model = amd_profiles.model_for(dp, gpu)
         big, small = _cases(dp, args.cases, 1), _cases(dp, args.scalar_cases, 2)
         fast = _best(lambda m=model, c=big: m.evaluate(c), args.repeat) / args.cases
         slow = _best(lambda m=model, c=small: m.scalar_words(c), 1) / args.scalar_cases
         differ = int((model.evaluate(small) != model.scalar_words(small)).sum())
-        print(f"{dp_id:32} {fast * 1e6:16.2f} {slow * 1e6:14.1f} {slow / fast:6.0f}x {differ}",
+        print(f"{gpu:7} {dp_id:26} {fast * 1e6:16.2f} {slow * 1e6:14.1f} {slow / fast:6.0f}x {differ}",
               flush=True)
 
 

@@ -1,5 +1,5 @@
-"""CDNA3's truncated and grouped v_mfma designs, and the f32 FMA chain, over
-many cases at once.
+"""Every v_mfma design but f64's over many cases at once: CDNA3's truncated
+and grouped, CDNA2's ftz, CDNA1's exact and the f32 FMA chain.
 
 The same integer arithmetic as ``models/amd.py``'s scalar path (its module
 doc names the designs and their evidence, MMA-Sim 2.1.1 from MI300X
@@ -40,6 +40,8 @@ def fits(p, dp) -> bool:
     """True when this path computes ``p`` (an effective MfmaParams) on ``dp``."""
     if p.design == "fma":
         return dp.a_type == dp.b_type == dp.c == dp.d_type == "f32"
+    if p.design in ("exact", "ftz"):
+        return dp.c == dp.d_type == "f32" and min(p.block, dp.k) <= BLOCK_MAX
     return (p.design in ("truncated", "grouped") and dp.c == "f32" and dp.d_type == "f32"
             and p.window <= WINDOW_MAX and p.window2 <= WINDOW_MAX
             and min(p.block, dp.k) <= BLOCK_MAX)
@@ -174,6 +176,137 @@ def _fma_rows(a_cls, a_sign, a_sig, a_lsb, b_cls, b_sign, b_sig, b_lsb, c_words,
         out[i] = d
 
 
+@njit(cache=True, inline="always")
+def _exact_sum(n_terms, signs, sigs, lsbs, spec):
+    """(word, ok): the exact sum of the nonzero terms rounded once to nearest
+    even into f32 (+0 for an exact zero); ok False where the terms lie more
+    than 62 bits apart (models/amd.py ``_sum_words``)."""
+    q = 1 << 20
+    top = -(1 << 20)
+    for t in range(n_terms):
+        if sigs[t] != 0:
+            q = min(q, lsbs[t])
+            top = max(top, lsbs[t] + bit_length(sigs[t]))
+    if top == -(1 << 20):
+        return np.int64(0), True
+    if top - q + bit_length(n_terms) > 62:
+        return np.int64(0), False
+    total = 0
+    for t in range(n_terms):
+        if sigs[t] != 0:
+            v = sigs[t] << (lsbs[t] - q)
+            total += -v if signs[t] else v
+    if total == 0:
+        return np.int64(0), True
+    return encode_scalar(1 if total < 0 else 0, -total if total < 0 else total, q, False, spec,
+                         _RNE, 23, _IEEE), True
+
+
+@njit(cache=True)
+def _exact_rows(a_cls, a_sign, a_sig, a_lsb, b_cls, b_sign, b_sig, b_lsb, c_words, L, spec,
+                out, slow):
+    """CDNA1: each block of L products and the running sum added exactly, one
+    rounding (models/amd.py ``_exact``)."""
+    n, K = a_sig.shape
+    signs = np.zeros(L + 1, np.int64)
+    sigs = np.zeros(L + 1, np.int64)
+    lsbs = np.zeros(L + 1, np.int64)
+    for i in range(n):
+        d = np.int64(c_words[i])
+        for lo in range(0, K, L):
+            hi = min(lo + L, K)
+            d_cls, d_sign, d_sig, d_lsb, _ = decode_scalar(d, spec)
+            if d_cls >= 2:
+                slow[i] = True
+                break
+            for j in range(lo, hi):
+                if a_cls[i, j] >= 2 or b_cls[i, j] >= 2:
+                    slow[i] = True
+                signs[j - lo] = 1 if a_sign[i, j] != b_sign[i, j] else 0
+                sigs[j - lo] = a_sig[i, j] * b_sig[i, j]
+                lsbs[j - lo] = a_lsb[i, j] + b_lsb[i, j]
+            if slow[i]:
+                break
+            m = hi - lo
+            signs[m], sigs[m], lsbs[m] = d_sign, d_sig, d_lsb
+            d, ok = _exact_sum(m + 1, signs, sigs, lsbs, spec)
+            if not ok:
+                slow[i] = True
+                break
+        out[i] = d
+
+
+@njit(cache=True, inline="always")
+def _flush32(w):
+    """An f32 word flushed to a zero of its sign when subnormal."""
+    return w & 0x80000000 if (w >> 23) & 0xFF == 0 else w
+
+
+@njit(cache=True)
+def _add32(x, y, spec, terms_sign, terms_sig, terms_lsb):
+    """(x + y rounded to nearest even, ok) for finite f32 words (models/amd.py
+    ``_add``): two zeros keep a sign only where both have it."""
+    x_cls, x_sign, x_sig, x_lsb, _ = decode_scalar(x, spec)
+    y_cls, y_sign, y_sig, y_lsb, _ = decode_scalar(y, spec)
+    if x_cls >= 2 or y_cls >= 2:
+        return np.int64(0), False
+    if x_sig == 0 and y_sig == 0:
+        return np.int64(x_sign & y_sign) << 31, True
+    terms_sign[0], terms_sig[0], terms_lsb[0] = x_sign, x_sig, x_lsb
+    terms_sign[1], terms_sig[1], terms_lsb[1] = y_sign, y_sig, y_lsb
+    return _exact_sum(2, terms_sign, terms_sig, terms_lsb, spec)
+
+
+@njit(cache=True)
+def _ftz_rows(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb, b_raw, c_words,
+              P, src_frac, src_emin, spec, out, slow):
+    """CDNA2: subnormal inputs and C to +0, each product rounded into f32, pairs
+    (and pairs of pairs for P = 4) added, every f32 result flushed when
+    subnormal (models/amd.py ``_ftz``)."""
+    n, K = a_sig.shape
+    prods = np.zeros(K, np.int64)
+    ts, tg, tl = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64)
+    for i in range(n):
+        ok = True
+        for j in range(K):
+            if a_cls[i, j] >= 2 or b_cls[i, j] >= 2:
+                ok = False
+                break
+            a_zero = a_raw[i, j] == src_emin and a_sig[i, j] >> src_frac == 0  # zero, subnormal
+            b_zero = b_raw[i, j] == src_emin and b_sig[i, j] >> src_frac == 0
+            # a zero or subnormal operand is flushed to +0 (its sign dropped)
+            sp = (0 if a_zero else a_sign[i, j]) ^ (0 if b_zero else b_sign[i, j])
+            if a_zero or b_zero:  # the product is a zero of sign sp
+                prods[j] = np.int64(sp) << 31
+                continue
+            w = encode_scalar(sp, a_sig[i, j] * b_sig[i, j], a_lsb[i, j] + b_lsb[i, j], False,
+                              spec, _RNE, 23, _IEEE)
+            if (w >> 23) & 0xFF == 0xFF:  # overflowed to Inf
+                ok = False
+                break
+            prods[j] = _flush32(w)
+        c = np.int64(c_words[i])
+        if not ok or (c >> 23) & 0xFF == 0xFF:
+            slow[i] = True
+            continue
+        d = np.int64(0) if (c >> 23) & 0xFF == 0 else c  # a zero or subnormal C is +0
+        for g in range(0, K, P):
+            s, ok = _add32(prods[g], prods[g + 1], spec, ts, tg, tl)
+            s = _flush32(s)
+            if ok and P == 4:
+                s2, ok2 = _add32(prods[g + 2], prods[g + 3], spec, ts, tg, tl)
+                s, ok = _add32(s, _flush32(s2), spec, ts, tg, tl)
+                ok = ok and ok2
+                s = _flush32(s)
+            if ok:
+                d, ok = _add32(d, s, spec, ts, tg, tl)
+                d = _flush32(d)
+            if not ok:
+                slow[i] = True
+                break
+        out[i] = d
+
+
 def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np.ndarray]:
     """(f32 D words, rows left to the scalar path) of cases A (n, K), B (n, K),
     C (n,) f32 words under ``p`` (where :func:`fits`)."""
@@ -181,11 +314,18 @@ def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np
     n = len(c_words)
     out = np.zeros(n, np.uint32)
     slow = np.zeros(n, np.bool_)
-    if n and p.design == "fma":
-        _fma_rows(*da[:4], *db[:4], np.ascontiguousarray(c_words, np.uint32).astype(np.int64),
-                  _F32.spec, out, slow)
+    c64 = np.ascontiguousarray(c_words, np.uint32).astype(np.int64)
+    if n and p.design == "exact":
+        _exact_rows(*da[:4], *db[:4], c64, min(p.block, a_words.shape[1]) or 1, _F32.spec, out,
+                    slow)
+    elif n and p.design == "ftz":
+        if a_fmt.name != b_fmt.name:
+            raise ValueError("ftz takes A and B of one format")
+        _ftz_rows(*da, *db, c64, p.block, a_fmt.frac_bits, 1 - a_fmt.bias, _F32.spec, out, slow)
+    elif n and p.design == "fma":
+        _fma_rows(*da[:4], *db[:4], c64, _F32.spec, out, slow)
     elif n:
-        _rows(*da, *db, np.ascontiguousarray(c_words, np.uint32).astype(np.int64),
+        _rows(*da, *db, c64,
               p.design == "grouped", min(p.block, a_words.shape[1]) or 1, p.window, p.window2,
               _F32.spec, out, slow)
     return out, np.flatnonzero(slow)

@@ -1,4 +1,4 @@
-"""The compiled truncated/grouped v_mfma path (models/amd_fast.py) against the
+"""The compiled v_mfma paths (models/amd_fast.py) against the
 scalar one it stands in for (models/amd.py, which the MMA-Sim tests hold to
 MMA-Sim's AMD words): the same f32 word for every case, on words drawn to
 cancel, to sit far apart, to be subnormal, to overflow and to be NaN or Inf,
@@ -18,6 +18,9 @@ from tcprobe.models.formats import get_format
 CDNA3 = ["mfma.f16.f32.k16", "mfma.bf16.f32.k8", "mfma.xf32.tf32.f32.k8",
          "mfma.fp8.e4m3fnuz.f32.k32", "mfma.fp8.e5m2fnuzxe4m3fnuz.f32.k16", "mfma.f32.f32.k4",
          "mfma.f32.f32.k1"]
+CDNA12 = [("MI100", "mfma.f16.f32.k16"), ("MI100", "mfma.bf16.f32.k8"), ("MI100", "mfma.bf16.f32.k2"),
+          ("MI250X", "mfma.f16.f32.k16"), ("MI250X", "mfma.bf16.f32.k4"),
+          ("MI250X", "mfma.bf16_1k.bf16.f32.k16")]
 
 
 def _words(rng, fmt, shape, centre, spread):
@@ -62,7 +65,13 @@ def _cases(dp, n, seed, c_spread):
     return Cases(a, b, c.astype(np.uint32))
 
 
-def _params(dp, rng):
+def _params(dp, rng, gpu="MI300X"):
+    if gpu == "MI100":
+        yield from (MfmaParams("exact", L) for L in (4 if dp.a_type == "f16" else 2, 1, 3, dp.k))
+        return
+    if gpu == "MI250X":
+        yield from (MfmaParams("ftz", P) for P in (2, 4, 2, 4) if dp.k % P == 0)
+        return
     if dp.kind == "f32":
         yield from [MfmaParams("fma")] * 4
         return
@@ -99,6 +108,42 @@ def test_the_compiled_path_writes_the_scalar_words_many(dp_id):
             model = MfmaModel("m", dp, "", p)
             cases = _cases(dp, 500, 100 + j, (2, 8, 30, 120)[j % 4])
             assert np.array_equal(model.evaluate(cases), model.scalar_words(cases)), (p, j)
+
+
+@pytest.mark.parametrize("gpu,dp_id", CDNA12)
+def test_the_older_designs_write_the_scalar_words(gpu, dp_id):
+    """MI100's exact sums and MI250X's flushed pair tree, under their profiles'
+    blocks and others."""
+    dp = Datapath.parse(dp_id)
+    for j, p in enumerate(_params(dp, None, gpu)):
+        model = MfmaModel("m", dp, "", p)
+        assert amd_fast.fits(amd.effective(p, dp), dp)
+        for spread in (8, 60):
+            cases = _cases(dp, 300, 10 * j + spread, spread)
+            got, want = model.evaluate(cases), model.scalar_words(cases)
+            bad = np.flatnonzero(got != want)
+            assert bad.size == 0, (p, bad[:5], [hex(int(x)) for x in got[bad[:5]]],
+                                   [hex(int(x)) for x in want[bad[:5]]])
+
+
+def test_a_flushed_operand_loses_its_sign():
+    """MI250X bf16 (ftz, P = 2), worked by hand. C = -1.5 * 2^-126 (0x80C00000) is
+    normal and kept; the first pair is 1 * 2^-126 + 0 * 0 = 2^-126, and C plus it
+    is -2^-127, subnormal, flushed to -0. The second pair decides the sign of the
+    zero: in row 0, a negative subnormal A (0x8001) is flushed to +0, so its
+    product is +0 and -0.5 * 2^-126 = -2^-127 flushes to -0: -0 + +0 = +0, and
+    -0 + +0 = +0 is written. In row 1 that A is -0.5 (0xBF00): both products are
+    flushed to -0, so the sum and D stay -0."""
+    from tcprobe.models import amd_profiles
+
+    dp = Datapath.parse("mfma.bf16.f32.k4")
+    model = amd_profiles.model_for(dp, "MI250X")
+    assert model.params == MfmaParams("ftz", 2)
+    a = np.array([[0x3F80, 0x0000, 0x8001, 0x3F00], [0x3F80, 0x0000, 0xBF00, 0x3F00]], np.uint32)
+    b = np.array([[0x0080, 0x0000, 0x0080, 0x8080], [0x0080, 0x0000, 0x0080, 0x8080]], np.uint32)
+    cases = Cases(a, b, np.array([0x80C00000, 0x80C00000], np.uint32))
+    for words in (model.evaluate(cases), model.scalar_words(cases)):
+        assert [hex(int(x)) for x in words] == ["0x0", "0x80000000"]
 
 
 def test_rows_with_specials_go_to_the_scalar_path():
