@@ -40,6 +40,8 @@ def fits(p, dp) -> bool:
     """True when this path computes ``p`` (an effective MfmaParams) on ``dp``."""
     if p.design == "fma":
         return dp.a_type == dp.b_type == dp.c == dp.d_type == "f32"
+    if p.design == "ftz" and dp.a_type != dp.b_type:
+        return False  # the scalar path reads both through A's format (CDNA2's 16-bit types)
     if p.design in ("exact", "ftz"):
         return dp.c == dp.d_type == "f32" and min(p.block, dp.k) <= BLOCK_MAX
     return (p.design in ("truncated", "grouped") and dp.c == "f32" and dp.d_type == "f32"
@@ -319,8 +321,6 @@ def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np
         _exact_rows(*da[:4], *db[:4], c64, min(p.block, a_words.shape[1]) or 1, _F32.spec, out,
                     slow)
     elif n and p.design == "ftz":
-        if a_fmt.name != b_fmt.name:
-            raise ValueError("ftz takes A and B of one format")
         _ftz_rows(*da, *db, c64, p.block, a_fmt.frac_bits, 1 - a_fmt.bias, _F32.spec, out, slow)
     elif n and p.design == "fma":
         _fma_rows(*da[:4], *db[:4], c64, _F32.spec, out, slow)
