@@ -23,7 +23,8 @@ def _interrupted(signum, frame):
     _sys.exit(130)
 
 
-if _started_as_cli():  # Ctrl-C from here on: one line, exit 130 (tcprobe/startsignal.py)
+_AS_CLI = _started_as_cli()  # read once: runpy changes sys.argv[0] later
+if _AS_CLI:  # Ctrl-C from here on: one line, exit 130 (tcprobe/startsignal.py)
     import _signal  # built in: no search of sys.path (signal.py's would be one)
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
@@ -58,4 +59,8 @@ def __getattr__(name):
 
         value = globals()[name] = getattr(matrix, name)  # later lookups skip this function
         return value
-    raise AttributeError(f"module 'tcprobe' has no attribute {name!r}")
+    hint = {"gemm": "tcprobe.matmul multiplies as a GPU's library GEMM (the command line's "
+                    "`tcprobe gemm`)", "mm": "tcprobe.matmul", "emulate": "tcprobe.torch.emulate",
+            "fit_gemm": "tcprobe.matrix.fit_gemm.fit"}.get(name.lower())
+    raise AttributeError(f"module 'tcprobe' has no attribute {name!r}"
+                         + (f": use {hint}" if hint else ""))
