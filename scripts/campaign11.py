@@ -56,8 +56,8 @@ def run_sigint(root: Path, delay: float, argv: list[str]) -> tuple[str, str]:
     what = f"exit {p.returncode}; " + (lines[-1][:150] if lines else "")
     if "Traceback" in err_t:
         return what, "traceback"
-    if p.returncode in (0, 1):  # done before the signal came: nothing to judge
-        return what + " (ended before Ctrl-C)", "kept"
+    if p.returncode in (0, 1):  # it had answered: the signal came as it ended (cli._ending)
+        return what + " (had answered; its own status)", "kept"
     if p.returncode == 130 and lines and lines[-1].startswith("interrupted"):
         return what, "kept"
     return what, "unclear"

@@ -198,14 +198,13 @@ class Instr(click.ParamType):
         from tcprobe.models.isa_amd import AMD_FAMILIES
 
         families = (*FAMILIES, *AMD_FAMILIES)  # mfma too: the GPU's gate says who has it
-        if value is None or str(value).lower() in families:
-            return None if value is None else str(value).lower()
+        if value is None or str(value).strip().lower() in families:  # any case (tcprobe.names)
+            return None if value is None else str(value).strip().lower()
         try:
-            Datapath.parse(str(value))
+            return Datapath.parse(str(value)).id
         except DatapathError as e:
             self.fail(f"{value!r} is neither a family ({', '.join(families)}) nor a datapath "
                       f"id ({e})", param, ctx)
-        return value
 
 
 # One idea, one option name across commands; where a command takes the idea

@@ -26,6 +26,7 @@ def command(suites, old_suites, json_path):
     if old_suites:  # the old name (validate's --suite names case suites, not these)
         note("targets --suite is deprecated: use --set")
         suites = tuple(suites) + tuple(old_suites)
+    suites = tuple(dict.fromkeys(suites))  # a set named twice is listed once
     chosen = SUITES if "all" in suites else (suites or ("blog", "mixed"))
     rows = targets(chosen)
     t = Table(title=f"{len(rows)} targets", title_justify="left")

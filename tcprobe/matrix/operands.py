@@ -217,6 +217,12 @@ def out_name(out) -> str:
         return OUT_NAMES[name]
     if name in OUT_NAMES.values():
         return name
+    try:  # a format's other spellings (fp16, half, ...: models/formats' aliases)
+        fmt = get_format(name).name
+    except (KeyError, ValueError):
+        fmt = None
+    if fmt in OUT_NAMES.values():
+        return fmt
     raise MatmulError(f"dtype: {out!r} names no output type ({', '.join(OUT_NAMES)})")
 
 

@@ -6,8 +6,8 @@ plain torch, its products unseen. A process started inside (a
 is outside the block's report either way: a spawned or forkserver worker
 and a subprocess run plain torch; a forked child inherits the block and
 emulates, but counts into its own copy of the Report. ``Thread.start``,
-``multiprocessing``'s ``BaseProcess.start`` and ``subprocess.Popen`` are
-wrapped once (the first block entered) and ``os.fork`` is hooked
+``multiprocessing``'s ``BaseProcess.start``, ``subprocess.Popen``,
+``os.system`` and ``os.posix_spawn[p]`` are wrapped once (the first block entered) and ``os.fork`` is hooked
 (``os.register_at_fork``); each start counts in the report of every block
 the starting thread is inside, once (a pool's fork is one process, not two),
 and does nothing else."""
@@ -48,6 +48,17 @@ def _counted_process(key: str):
     return start
 
 
+def _counted_function(key: str):
+    def call(*args, **kwargs):
+        _count("processes")
+        busy, _LOCAL.busy = getattr(_LOCAL, "busy", False), True
+        try:
+            return _ORIGINALS[key](*args, **kwargs)
+        finally:
+            _LOCAL.busy = busy
+    return call
+
+
 def _wrap() -> None:
     import multiprocessing.process
     import subprocess
@@ -58,6 +69,10 @@ def _wrap() -> None:
     multiprocessing.process.BaseProcess.start = _counted_process("process")
     _ORIGINALS["popen"] = subprocess.Popen.__init__
     subprocess.Popen.__init__ = _counted_process("popen")
+    for name in ("system", "posix_spawn", "posix_spawnp"):  # C's own fork: no hook sees it
+        if hasattr(os, name):
+            _ORIGINALS[name] = getattr(os, name)
+            setattr(os, name, _counted_function(name))
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=lambda: _count("processes"))
 
