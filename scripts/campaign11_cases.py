@@ -14,9 +14,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from campaign10_api import PRELUDE as PRELUDE10
-from campaign10_cli import CAP, _json_stdout, _same_d, _says
+from campaign10_cli import CAP, _json_stdout, _same_d
 
 G = ["--gpu", "H100"]
 GEMM = ["gemm", "--a", "a.npy", "--b", "b.npy", *G]
