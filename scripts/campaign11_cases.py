@@ -287,10 +287,41 @@ def cli_cases():
     c(S, "err", "validate", "--targets", "hmma", "--device", "sim:h100", "--suite", "raw", "--preset", "WRITE-UP", "--out", "v_pre")
     c(S, "err", "validate", "--format", "bf16", "--device", "sim:h100", "--cases", "10", "--preset", "WRITEUP", "--out", "v_pre2")
     c(S, "ok", "validate", "--targets", "HMMA", "--device", "SIM:H100", "--suite", "RAW", "--cases", "5", "--out", "v_tb")
+    D = "names given twice, AMD on the command line"
+    c(D, "ok", "score", "--capture", CAP, "--model", "auto", "--model", "AUTO",
+      check=lambda r, m: None if "1 scores" in r.output else "a model named twice scored twice")
+    c(D, "ok", "score", "--capture", CAP, "--model", "h100", "--model", "ieee", "--model", " H100",
+      check=lambda r, m: None if "2 scores" in r.output else "a model named twice scored twice")
+    c(D, "ok", "validate", "--format", "bf16", "--device", "sim:h100", "--cases", "10", "--model", "H100",
+      "--model", "h100", "--out", "v_dupm", check=_models_in("v_dupm/report.json", 1))
+    c(D, "ok", "validate", "--format", "bf16", "--device", "sim:h100", "--cases", "10", "--model", "ieee",
+      "--model", "IEEE", "--model", "h100", "--out", "v_dupm2", check=_models_in("v_dupm2/report.json", 2))
+    c(D, "ok", "validate", "--format", "bf16", "--device", "sim:h100", "--cases", "10", "--suite", "raw,RAW", "--out", "v_dups")
+    c(D, "ok", "run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16", "--a", "0x3f80", "--b", "0x3f80",
+      "--c", "0", "--model", "H100", "--model", "h100", check=lambda r, m: None if r.output.count("same word") == 1 else "a model named twice run twice")
+    c(D, "ok", "ladder", "--format", "bf16", "--device", "sim:h100", "--validate", "0", "--steps", "Slice,SLICE")
+    c(D, "ok", "ladder", "--format", "F16", "--device", "SIM:MI300X", "--validate", "0", "--steps", "slice", "--instr", "MFMA")
+    c(D, "ok", "ladder", "--datapath", "MFMA.F16.F32.K16", "--device", "sim:mi300x", "--validate", "0", "--steps", "slice", "--json", "-", check=_json_stdout)
+    c(D, "ok", "gemm", "--a", "a.npy", "--b", "b.npy", "--gpu", "MI300X", "--dtype", "BF16")
+    c(D, "ok", "gemm", "--a", "a32.npy", "--b", "b32.npy", "--gpu", "mi300x", "--schedule", "STREAM-K")
+    c(D, "ok", "gemm-probe", "--gpu", "MI300X", "--format", "BF16", "--out", "gp_mi")
+    c(D, "ok", "validate", "--datapath", "MFMA.F16.F32.K16", "--device", "SIM:MI300X", "--cases", "20", "--out", "v_mi")
+    c(D, "ok", "run-case", "--device", "sim:mi300x", "--datapath", "MFMA.F16.F32.K16", "--a", "0x3c00", "--b", "0x3c00", "--c", "0", "--model", "MI300X")
+    c(D, "err", "run-case", "--device", "sim:mi300x", "--datapath", "MFMA.F16.F32.K16", "--a", "0x3c00", "--b", "0x3c00", "--c", "0", "--model", "H100")
+    c(D, "err", "batch-invariance", "--gpu", "h200", "--dtype", "TF32", "-n", "64", "-k", "64", "--m", "1:8", "--form", "SCALED_MM")
+    c(D, "ok", "batch-invariance", "--gpu", "H200", "--dtype", "E4M3", "-n", "64", "-k", "64", "--m", "1:8", "--form", "Scaled_MM")
+    c(D, "err", "gemm", "--random", "8x8x32", "--format", "E4M3", "--gpu", "H100", "--scale-format", "UE8M0")
     c(X, "ok", "--version")
     c(X, "err", "nosuchcommand")
     c(X, "err", "GEMM", "--help")
     return out
+
+
+def _models_in(report, n):
+    def check(r, made):
+        got = len(json.loads(Path(report).read_text())["models"])
+        return None if got == n else f"{report} scores {got} models, not {n}"
+    return check
 
 
 def _same_words(name, ref):

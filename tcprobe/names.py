@@ -22,3 +22,18 @@ def match(value, choices):
         key = fold(value)
         return next((c for c in choices if isinstance(c, str) and c.lower() == key), None)
     return next((c for c in choices if type(c) is type(value) and c == value), None)
+
+
+def once(names) -> tuple:
+    """``names`` each once, in the order first given (the first spelling
+    kept): two spellings of one name are one name. A path (holding a slash,
+    or a .json or .toml file) is compared exactly, as paths are read."""
+    seen, out = set(), []
+    for name in names:
+        path = isinstance(name, str) and ("/" in name or name.strip().lower().endswith(
+            (".json", ".toml")))
+        key = name if path or not isinstance(name, str) else fold(name)
+        if key not in seen:
+            seen.add(key)
+            out.append(name)
+    return tuple(out)

@@ -226,3 +226,24 @@ def test_emulate_names_in_any_case():
     with emulate(" h100", instr="WGMMA", schedule="CHAIN", strict="ROUTES", backend="Cpu"):
         d = (a @ b).float()
     assert _words(d) == {F32_8}
+
+
+# ---- a name given twice, in two spellings, is one name (tcprobe.names.once)
+
+CAPTURE = os.path.join(os.path.dirname(__file__), "data/khattak-mikaitis-2025/H200/bf16")
+
+
+def test_a_model_named_twice_is_scored_once():
+    r = invoke("score", "--capture", CAPTURE, "--model", "h100", "--model", " H100")
+    assert r.exit_code == 0 and "1 scores" in r.output, r.output
+    r = invoke("run-case", "--device", "sim:h100", "--datapath", "mma.bf16.f32.k16", "--a",
+               "0x3f80", "--b", "0x3f80", "--c", "0", "--model", "H100", "--model", "h100")
+    assert r.exit_code == 0 and r.output.count("same word") == 1, r.output
+
+
+def test_once_keeps_paths_exact():
+    from tcprobe.names import once
+
+    assert once(["auto", "AUTO", " h100", "H100"]) == ("auto", " h100")
+    assert once(["a/M.json", "a/m.json", "M.toml", "m.toml"]) == ("a/M.json", "a/m.json",
+                                                                  "M.toml", "m.toml")

@@ -28,6 +28,7 @@ from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
+from tcprobe.names import once
 from tcprobe.outfiles import refuse_inside
 from tcprobe.validation import campaign as camp
 from tcprobe.validation import validate as v
@@ -133,6 +134,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
 
     refuse_inside(json_path, out_dir, "--json", "--out")
+    model_names = once(model_names)  # a model named twice (in any case) is scored once
     if targets_text is not None or preset or shard_text:
         from click.core import ParameterSource
 
