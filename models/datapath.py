@@ -150,10 +150,8 @@ class Datapath:
     @classmethod
     def parse(cls, text: str) -> Datapath:
         """Parse an id written by :attr:`id`."""
-        if text != text.lower():  # 'MFMA.F16.F32.K16' was said to have no K
-            raise DatapathError(f"datapath id {text!r}: ids are lower case "
-                                f"({text.strip().lower()!r})")
-        parts = text.strip().split(".")
+        # a name in any case, white space around it stripped (docs/names.md)
+        parts = text.strip().lower().split(".")
         if len(parts) < 4:
             raise DatapathError(f"not a datapath id: {text!r} (e.g. mma.bf16.f32.k16)")
         family, kind, *rest = parts

@@ -4,7 +4,33 @@
 cores do, every word; ``tcprobe.dot`` runs one instruction on raw words.
 """
 
-from pathlib import Path as _Path
+import sys as _sys
+
+
+def _started_as_cli() -> bool:
+    """Python was started as the command line (``python -m tcprobe`` or the
+    ``tcprobe`` script) and is importing this package on its way there."""
+    argv = list(getattr(_sys, "orig_argv", ()))
+    by_m = any(a == "-m" and b == "tcprobe" for a, b in zip(argv, argv[1:], strict=False)) \
+        or "-mtcprobe" in argv
+    script = _sys.argv[:1] and _sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1]
+    return (by_m and _sys.argv[:1] == ["-m"]) or script in ("tcprobe", "tcprobe.exe",
+                                                              "tcprobe-script.py")
+
+
+def _interrupted(signum, frame):
+    _sys.stderr.write("interrupted\n")
+    _sys.exit(130)
+
+
+_AS_CLI = _started_as_cli()  # read once: runpy changes sys.argv[0] later
+if _AS_CLI:  # Ctrl-C from here on: one line, exit 130 (tcprobe/startsignal.py)
+    import _signal  # built in: no search of sys.path (signal.py's would be one)
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _interrupted)
+
+from pathlib import Path as _Path  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "dot", "matmul"]
@@ -33,4 +59,8 @@ def __getattr__(name):
 
         value = globals()[name] = getattr(matrix, name)  # later lookups skip this function
         return value
-    raise AttributeError(f"module 'tcprobe' has no attribute {name!r}")
+    hint = {"gemm": "tcprobe.matmul multiplies as a GPU's library GEMM (the command line's "
+                    "`tcprobe gemm`)", "mm": "tcprobe.matmul", "emulate": "tcprobe.torch.emulate",
+            "fit_gemm": "tcprobe.matrix.fit_gemm.fit"}.get(name.lower())
+    raise AttributeError(f"module 'tcprobe' has no attribute {name!r}"
+                         + (f": use {hint}" if hint else ""))

@@ -357,6 +357,13 @@ class Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Click's usage errors as one ``error:`` line (exit 2), like every other error."""
+        try:
+            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
+        except SystemExit as e:
+            _ending(e.code)
+            raise
+
+    def _main(self, args, prog_name, complete_var, standalone_mode, **extra):
         send_output_to_stderr(False)
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
@@ -380,6 +387,39 @@ class Group(click.Group):
         except BrokenPipeError:
             sys.exit(0)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _ending(code) -> None:
+    """The command has answered and Python is about to tear down (numba's
+    and torch's modules take a second or two): a Ctrl-C from here on ends the
+    process at once with the command's own status, its output flushed, where
+    Python would have died of the signal with no line (exit -2); in the
+    last moments of Python's teardown it is ignored. Only where
+    Python was started as the command line (never in a caller's process)."""
+    import tcprobe
+
+    if not tcprobe._AS_CLI:
+        return
+    status = 0 if code is None else code if isinstance(code, int) else 1
+
+    def _done(signum, frame):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    import atexit
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, _done)
+    except ValueError:  # not the main thread
+        return
+    # Python's own finalization puts SIGINT back to its default (death by the
+    # signal, no line) after the atexit functions; ignored from the last of
+    # them on, while modules are torn down (threads joined already, so no wait)
+    atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"],

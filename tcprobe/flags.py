@@ -7,10 +7,16 @@ block was then strict about unroutable ops but not about a guessed schedule
 
 from __future__ import annotations
 
+from tcprobe.names import match
+
 
 def check_flag(value, what: str, also: tuple = (), error: type = ValueError):
     """``value`` when it is True, False, or one of ``also`` (None, 'routes'),
     compared by identity for None and bools; else ``error`` naming ``what``."""
+    if isinstance(value, str):  # a word such as 'routes' in any case (tcprobe.names)
+        word = match(value, [a for a in also if isinstance(a, str)])
+        if word is not None:
+            return word
     if isinstance(value, bool) or any(
             value is a if a is None or isinstance(a, bool) else
             (type(value) is type(a) and value == a) for a in also):

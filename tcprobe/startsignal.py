@@ -2,8 +2,11 @@
 handling is in place) prints the line every interrupted command prints and
 exits 130, not an import's traceback. Imported first by tcprobe.cli, which
 calls :func:`restore` once its imports are done; only where Ctrl-C raises
-KeyboardInterrupt (not ignored, the main thread). Python's own start-up
-before this module (about 0.1 s) is outside its reach."""
+KeyboardInterrupt (not ignored, the main thread). The package's
+own first lines install the same handler where Python was started as the
+command line; Python's start-up before them (its site module and the
+environment's .pth files, runpy finding the package) is outside any
+package's reach (docs/campaign-11.md)."""
 
 from __future__ import annotations
 
@@ -16,9 +19,15 @@ def _interrupted(signum, frame):
     sys.exit(130)
 
 
+# tcprobe/__init__.py puts the same handler in place first where Python was
+# started as the command line (python -m tcprobe, the tcprobe script).
+_EARLY = getattr(sys.modules.get("tcprobe"), "_interrupted", None)
 try:
-    _BEFORE = (signal.signal(signal.SIGINT, _interrupted)
-               if signal.getsignal(signal.SIGINT) is signal.default_int_handler else None)
+    _NOW = signal.getsignal(signal.SIGINT)
+    _BEFORE = None
+    if _NOW is signal.default_int_handler or (_EARLY is not None and _NOW is _EARLY):
+        signal.signal(signal.SIGINT, _interrupted)
+        _BEFORE = signal.default_int_handler
 except ValueError:  # not the main thread
     _BEFORE = None
 

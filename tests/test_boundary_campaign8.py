@@ -172,7 +172,7 @@ def test_matmul_flags_are_bools(kw, msg):
         tcprobe.matmul(A16, B16, gpu="H100", **kw)
 
 
-@pytest.mark.parametrize("strict", [1, 0, "yes", "ROUTES", None])
+@pytest.mark.parametrize("strict", [1, 0, "yes", "route", None])  # 'ROUTES' is 'routes' (campaign 11)
 def test_emulate_strict_is_a_bool_or_routes(strict):
     import tcprobe.torch as tt
     with pytest.raises(ValueError, match=f"^strict must be True, False or 'routes', not {strict!r}$"):
@@ -186,14 +186,15 @@ def test_report_flags_are_bools():
 
 
 # ---------------------------------------------------------------------------
-# models/datapath.Datapath.parse: ids are lower case; 'MFMA.F16.F32.K16' was
-# said to have "no K (e.g. .k16)".
+# models/datapath.Datapath.parse: 'MFMA.F16.F32.K16' was said to have "no K
+# (e.g. .k16)"; campaign 8 refused it naming the lower-case id, campaign 11
+# reads it (every name in any case: docs/names.md).
 
-def test_an_upper_case_datapath_id_is_named():
-    one_error(invoke("run-case", "--device", "sim:mi300x", "--datapath", "MFMA.F16.F32.K16"),
-              "datapath id 'MFMA.F16.F32.K16': ids are lower case ('mfma.f16.f32.k16')")
-    with pytest.raises(MatmulError, match="ids are lower case"):
-        tcprobe.dot([0x3C00] * 16, [0x3C00] * 16, 0, datapath="MFMA.F16.F32.K16", gpu="MI300X")
+def test_an_upper_case_datapath_id_is_read():
+    d = tcprobe.dot([0x3C00] * 16, [0x3C00] * 16, 0, datapath="MFMA.F16.F32.K16", gpu="MI300X")
+    assert int(np.asarray(d).ravel()[0]) == 0x41800000  # sixteen products of 1.0
+    one_error(invoke("run-case", "--device", "sim:mi300x", "--datapath", "MFMA.F16.F32.K17"),
+              "mfma")
 
 
 # ---------------------------------------------------------------------------

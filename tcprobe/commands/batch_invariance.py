@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import Names, json_option
 from tcprobe.console import fail, say, write_json
 
 DTYPES = ("bf16", "f16", "tf32", "e4m3", "e5m2")
@@ -21,7 +21,7 @@ def _range(text: str) -> tuple[int, int]:
 
 @click.command("batch-invariance")
 @click.option("--gpu", required=True, help="The GPU whose library atlas answers (e.g. H200).")
-@click.option("--dtype", required=True, type=click.Choice(DTYPES),
+@click.option("--dtype", required=True, type=Names(DTYPES),
               help="Operand format (tf32: float32 with TF32 allowed).")
 @click.option("-n", "n", type=int, required=True, help="N, the columns of D.")
 @click.option("-k", "k", type=int, required=True, help="K, the reduction length.")
@@ -30,7 +30,7 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--ref", type=int, default=1, show_default=True,
               help="The M every other M is compared with.")
 @click.option("--form", default="plain", show_default=True,
-              type=click.Choice(("plain", "addmm_beta1", "bias", "scaled_mm", "scaled_mm_fast")),
+              type=Names(("plain", "addmm_beta1", "bias", "scaled_mm", "scaled_mm_fast")),
               help="The torch call's form (docs/atlas.md).")
 @json_option("Also write the ranges as JSON here")
 def command(gpu, dtype, n, k, m_range, ref, form, json_path):

@@ -67,6 +67,8 @@ def open_and_choose(device_spec: str | None, fmt: str | None, family: str | None
                 get_format(name)
             except FormatError as e:
                 raise click.UsageError(f"{option}: {e}") from None
+    fmt = get_format(fmt).name  # any case (tcprobe.names)
+    d_type = get_format(d_type).name if d_type else d_type
     device = open_device(device_spec, family)
     dp = choose_datapath(device, family, fmt, d_type)
     gate(dp, f"--dtype {d_type}" if d_type else f"--format {fmt}")  # bf16 -> e4m3 is no instruction

@@ -7,7 +7,7 @@ import time
 import click
 
 from tcprobe.capture import load
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import Names, json_option
 from tcprobe.console import console, err_console, note, plain, say, write_json
 from tcprobe.fit import FitConfig, FitError, fit, seed_recipes
 from tcprobe.reports.fit import fit_detail, fit_summary_table
@@ -28,7 +28,7 @@ from tcprobe.reports.fit import fit_detail, fit_summary_table
                    "HMMA profile that covers the input format.")
 @click.option("--only", default=None,
               help="Fit only the captures whose label contains this text (e.g. B200/E4M3).")
-@click.option("--details", type=click.Choice(["auto", "all", "none"]), default="auto",
+@click.option("--details", type=Names(["auto", "all", "none"]), default="auto",
               show_default=True,
               help="Path, unpinned dimensions and ruled-out families: for captures the start "
                    "does not explain (auto), for all, or none.")

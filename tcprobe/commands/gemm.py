@@ -9,7 +9,15 @@ import math
 
 import click
 
-from tcprobe.commands.options import SCALAR, SEED, Instr, json_option, named_path, renamed_option
+from tcprobe.commands.options import (
+    SCALAR,
+    SEED,
+    Instr,
+    Names,
+    json_option,
+    named_path,
+    renamed_option,
+)
 
 
 def _finite(v: float | None, option: str) -> float | None:
@@ -43,7 +51,7 @@ def _finite(v: float | None, option: str) -> float | None:
 @click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
 @click.option("--scale-a", "sa_path", type=click.Path(dir_okay=False), help="Scales of A (M, K/block).")
 @click.option("--scale-b", "sb_path", type=click.Path(dir_okay=False), help="Scales of B (K/block, N).")
-@click.option("--scale-format", type=click.Choice(["ue8m0", "ue4m3"]),
+@click.option("--scale-format", type=Names(["ue8m0", "ue4m3"]),
               help="Format of raw-word scale files.")
 @click.option("--split-k", type=int, default=1, show_default=True,
               help="Split K into this many ranges (the schedule's split_k).")

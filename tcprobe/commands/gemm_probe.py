@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from tcprobe.capture.lock import hold_out_folder
-from tcprobe.commands.options import SEED, named_path
+from tcprobe.commands.options import SEED, Names, named_path
 from tcprobe.console import console
 from tcprobe.matrix import gemm_probe
 from tcprobe.matrix.choice import gpu_name, library_datapath
@@ -27,7 +27,7 @@ def save_words(path: Path, x: np.ndarray) -> None:
 
 @click.command("gemm-probe")
 @click.option("--gpu", required=True, help="GPU the library runs on (H100, H200, A100, ...).")
-@click.option("--format", "fmt", required=True, type=click.Choice(sorted(gemm_probe.FORMATS)),
+@click.option("--format", "fmt", required=True, type=Names(sorted(gemm_probe.FORMATS)),
               help="Element format of A and B.")
 @click.option("--out", "out_dir", required=True, callback=named_path, type=click.Path(file_okay=False),
               help="Folder to write the cases and manifest.json into.")

@@ -29,6 +29,7 @@ from tcprobe.matrix.operands import (
 from tcprobe.matrix.resolve import check_out_type, check_shapes, fill_empty_k, problem
 from tcprobe.matrix.schedule import from_value, with_split_k
 from tcprobe.models.formats import FormatError, describe, get_format
+from tcprobe.names import fold
 from tcprobe.outfiles import atomic_file, check_out_file, refuse_same_files
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -269,6 +270,7 @@ def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Op
     if fmt is None:
         raise MatmulError(f"--random needs --format ({', '.join(RANDOM_FORMATS)}): the format "
                           "of the operands it draws")
+    fmt = fold(fmt)  # any case (tcprobe.names)
     if fmt not in RANDOM_FORMATS:
         raise MatmulError(f"--format: --random draws {', '.join(RANDOM_FORMATS)} operands, "
                           f"not {fmt!r}")

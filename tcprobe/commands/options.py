@@ -13,6 +13,17 @@ from tcprobe.validation.counts import MAX_CASES, CountError, parse_count
 SEED = click.IntRange(0, 2 ** 63 - 1)
 
 
+class Names(click.Choice):
+    """click's Choice read by the rule for names (tcprobe.names): white space
+    around the value stripped, any case; the value is the choice's spelling."""
+
+    def __init__(self, choices):
+        super().__init__(list(choices), case_sensitive=False)
+
+    def convert(self, value, param, ctx):
+        return super().convert(value.strip() if isinstance(value, str) else value, param, ctx)
+
+
 class Count(click.ParamType):
     """A count written as 1e6, 1_000_000, 1,000,000, 10k or 1000.0."""
 
@@ -144,7 +155,7 @@ def family_option(help_text: str, default: str | None = None):
     from tcprobe.models.isa_amd import AMD_FAMILIES
 
     return click.option("--instr", "family",
-                        type=click.Choice((*FAMILIES, *AMD_FAMILIES), case_sensitive=False),
+                        type=Names((*FAMILIES, *AMD_FAMILIES)),
                         default=default, show_default=default is not None, help=help_text)
 
 
@@ -187,14 +198,13 @@ class Instr(click.ParamType):
         from tcprobe.models.isa_amd import AMD_FAMILIES
 
         families = (*FAMILIES, *AMD_FAMILIES)  # mfma too: the GPU's gate says who has it
-        if value is None or str(value).lower() in families:
-            return None if value is None else str(value).lower()
+        if value is None or str(value).strip().lower() in families:  # any case (tcprobe.names)
+            return None if value is None else str(value).strip().lower()
         try:
-            Datapath.parse(str(value))
+            return Datapath.parse(str(value)).id
         except DatapathError as e:
             self.fail(f"{value!r} is neither a family ({', '.join(families)}) nor a datapath "
                       f"id ({e})", param, ctx)
-        return value
 
 
 # One idea, one option name across commands; where a command takes the idea

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from tcprobe.capture import streams
 from tcprobe.commands import open_device
-from tcprobe.commands.options import Count, json_option, renamed_option
+from tcprobe.commands.options import Count, Names, json_option, renamed_option
 from tcprobe.console import console, plain, say, write_json
 from tcprobe.devices.base import DeviceError
 from tcprobe.models.isa import FAMILIES
@@ -43,7 +43,7 @@ def replay_pieces(pieces, dev, family, limit, show):
                    "else a sim device).")
 @renamed_option("--instr", "--family", "family",
                 "Replay on this instruction family instead of the capture's own.",
-                type=click.Choice(FAMILIES, case_sensitive=False))
+                type=Names(FAMILIES))
 @click.option("--limit", type=Count(), help="Replay at most this many cases per capture (1e4, 10k).")
 @click.option("--show", default=3, show_default=True, type=click.IntRange(0, 10_000),
               help="Differing cases shown per capture.")

@@ -13,6 +13,7 @@ from tcprobe.console import console, plain, write_json
 from tcprobe.models.cases import Cases
 from tcprobe.models.formats import describe, get_format
 from tcprobe.models.words import ulps_or_none
+from tcprobe.names import once
 
 
 def parse_words(text: str | None, fmt_name: str, count: int, what: str) -> np.ndarray:
@@ -64,6 +65,7 @@ def command(datapath, fmt, family, device_spec, a_text, b_text, c_text, sa_text,
             active_text, model_names, json_path):
     """Run one case on a device and print its word beside each model's
     (exit 1 when a model differs): the reproducers `tcprobe validate` prints."""
+    model_names = once(model_names)  # a model named twice (in any case) is run once
     device, dp = open_and_choose(device_spec, fmt, family, datapath)
     a = parse_words(a_text, dp.a_type, dp.k, "a")
     b = parse_words(b_text, dp.b_type, dp.k, "b")

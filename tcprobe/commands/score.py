@@ -13,6 +13,7 @@ from tcprobe.commands.options import json_option
 from tcprobe.console import console, note, say, write_json
 from tcprobe.models import registry
 from tcprobe.models.model import ModelError
+from tcprobe.names import once
 from tcprobe.reports.tables import mismatch_table, score_table
 from tcprobe.validation.scoring import score
 
@@ -47,6 +48,7 @@ def score_pieces(pieces, model, show: int):
               help="Mismatches shown per score.")
 def command(captures, models, json_path, show):
     """Score models against captured output bits (exit 1 on any mismatch)."""
+    models = once(models)  # a model named twice (in any case) is scored once
     for name in models:  # a misspelt model is bad input, not one that skips every capture
         registry.check_name(name)
     found = [c for path in captures for c in streams(path)]

@@ -5,20 +5,20 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from tcprobe.commands.options import json_option
+from tcprobe.commands.options import Names, json_option
 from tcprobe.console import console, note, say, write_json
 from tcprobe.validation.targets import SUITES, targets
 
 
 @click.command("targets")
-@click.option("--set", "suites", multiple=True, type=click.Choice([*SUITES, "all"]),
+@click.option("--set", "suites", multiple=True, type=Names([*SUITES, "all"]),
               help="blog: the 46 B200 tcgen05 datapaths of the write-up; mixed: the 50 "
                    "mixed A/B pairs; hmma: mma.sync/wgmma; integer: integer mma.sync/wgmma (s8, "
                    "u8, s4, u4, b1; wrap and satfinite); sparse: mma.sp and wgmma.sp; mma-new: "
                    "Turing and sm_120a mma.sync; dmma: f64 mma.sync. "
                    "Repeatable; default blog and mixed.")
 @click.option("--suite", "old_suites", multiple=True, hidden=True,
-              type=click.Choice([*SUITES, "all"]))
+              type=Names([*SUITES, "all"]))
 @json_option("Write the targets as JSON")
 def command(suites, old_suites, json_path):
     """List datapaths: the id --datapath takes (family, kind, types, K, scales,
@@ -26,6 +26,7 @@ def command(suites, old_suites, json_path):
     if old_suites:  # the old name (validate's --suite names case suites, not these)
         note("targets --suite is deprecated: use --set")
         suites = tuple(suites) + tuple(old_suites)
+    suites = tuple(dict.fromkeys(suites))  # a set named twice is listed once
     chosen = SUITES if "all" in suites else (suites or ("blog", "mixed"))
     rows = targets(chosen)
     t = Table(title=f"{len(rows)} targets", title_justify="left")

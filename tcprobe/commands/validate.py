@@ -14,12 +14,21 @@ from tcprobe import suites as suites_mod
 from tcprobe.capture.lock import check_room, hold_out_folder
 from tcprobe.commands import write_report_set
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import SEED, Count, family_option, json_option, named_path, needs
+from tcprobe.commands.options import (
+    SEED,
+    Count,
+    Names,
+    family_option,
+    json_option,
+    named_path,
+    needs,
+)
 from tcprobe.console import console, err_console, note, plain, say
 from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
 from tcprobe.models.model import ModelError
+from tcprobe.names import once
 from tcprobe.outfiles import refuse_inside
 from tcprobe.validation import campaign as camp
 from tcprobe.validation import validate as v
@@ -109,7 +118,7 @@ def next_free(out: Path) -> Path:
               help="A campaign: one datapath after another into one folder (blog, mixed, hmma, "
                    "all, or datapath ids, comma-separated); --cases is then per datapath and "
                    "--suite may give per-suite counts (raw=1e6,finite=2e5,edge,sparse).")
-@click.option("--preset", type=click.Choice(sorted(camp.PRESETS)),
+@click.option("--preset", type=Names(sorted(camp.PRESETS)),
               help="Campaign suite counts: write-up = raw 1e6, finite 2e5, edge 1e4, "
                    "sparse 7e4 at 0,1,2,3,4,7,8 active lanes per datapath.")
 @click.option("--sparse-lanes", "lanes_text",
@@ -125,6 +134,7 @@ def command(click_ctx, fmt, family, datapath, device_spec, n_cases, model_names,
     mismatch to a one-line reproducer. Exit 1 when the selected model mismatches."""
 
     refuse_inside(json_path, out_dir, "--json", "--out")
+    model_names = once(model_names)  # a model named twice (in any case) is scored once
     if targets_text is not None or preset or shard_text:
         from click.core import ParameterSource
 

@@ -11,6 +11,7 @@ import time
 
 import click
 
+from tcprobe.commands.options import Names
 from tcprobe.console import say
 
 
@@ -96,7 +97,7 @@ STEPS["matmul-mx"] = (STEPS["matmul-mx"][0], _mx)
 
 
 @click.command("warm")
-@click.option("--only", multiple=True, type=click.Choice(sorted(STEPS)),
+@click.option("--only", multiple=True, type=Names(sorted(STEPS)),
               help="Warm only these steps (repeatable; default: all).")
 @click.option("--list", "listing", is_flag=True, help="List the steps and exit.")
 def command(only, listing):

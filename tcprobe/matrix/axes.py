@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
+from tcprobe.names import match
+
 STAGES = ("instruction", "operands", "plan", "reduction", "epilogue", "output")
 OUT_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2", "s32")
 MAX_SEARCHED_SPLIT = 16  # fit-gemm's default split counts: 1..16
@@ -172,8 +174,10 @@ def check(axis: Axis, value, normalize) -> object:
             return None
         raise bad()
     k = axis.kind
-    if k == "choice":
-        ok = any(value == c and type(value) is type(c) for c in axis.choices)
+    if k == "choice":  # a name in any case (tcprobe.names)
+        got = match(value, axis.choices)
+        ok = got is not None
+        value = got if ok else value
     elif k == "count":  # numpy's integers too (np.int64(2) is 2), returned as int
         ok = isinstance(value, Integral) and not isinstance(value, bool) and value >= 1
         value = int(value) if ok else value

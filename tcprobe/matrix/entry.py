@@ -13,6 +13,7 @@ import warnings
 from numbers import Integral
 
 from tcprobe.models.formats import get_format
+from tcprobe.names import fold
 
 from . import epilogue, pipeline
 from .operands import (
@@ -37,7 +38,7 @@ def agreed_instr(instr, sched):
     together (either, or both alike); two different ones are an error."""
     if sched.instr is None:
         return instr
-    if instr is not None and instr != sched.instr:
+    if instr is not None and fold(instr) != fold(sched.instr):  # any case (tcprobe.names)
         raise MatmulError(f"instr: {instr!r} differs from the schedule's {sched.instr!r}")
     return sched.instr
 

@@ -307,6 +307,9 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
     FMA_MAX_SIDE) and stream-K's per-tile plans are searched too."""
     check_memory_of(a, b)  # as tcprobe.matmul, before a word is read
     a, b, c, d, bias = _word_arrays(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, bias, bias_fmt)
+    # the formats read (each a name in any case: docs/names.md), by their own names from here
+    a_fmt, b_fmt, c_fmt, d_fmt, bias_fmt = (get_format(f).name if isinstance(f, str) else f
+                                            for f in (a_fmt, b_fmt, c_fmt, d_fmt, bias_fmt))
     threads(jobs)  # jobs=0 refused here, as tcprobe.matmul refuses it
     m, k = a.shape
     n = b.shape[1]

@@ -30,6 +30,7 @@ from tcprobe.models.datapath import Datapath
 from tcprobe.models.fastpath import Speed
 from tcprobe.models.formats import Class, decode, get_format
 from tcprobe.models.model import Model
+from tcprobe.names import match
 
 from .operands import MatmulError
 
@@ -222,12 +223,19 @@ class MainLoop:
 BACKENDS = (None, "cpu", "cuda", "host")
 
 
+def check_backend_name(backend, error=ValueError) -> str | None:
+    """``backend`` as one of BACKENDS (a name in any case: tcprobe.names), or ``error``."""
+    got = None if backend is None else match(backend, BACKENDS[1:])
+    if backend is not None and got is None:
+        raise error(f"backend must be cpu, cuda or host, not {backend!r}")
+    return got
+
+
 def check_backend(backend, mdl: Model) -> str | None:
     """``backend`` checked: None or 'cpu' (the engine here), 'cuda' (the CUDA
     kernel on torch's GPU) or 'host' (the same CUDA source built for this
     machine), refused by name where the backend does not compute the model."""
-    if backend not in BACKENDS:
-        raise MatmulError(f"backend must be cpu, cuda or host, not {backend!r}")
+    backend = check_backend_name(backend, MatmulError)
     if backend in (None, "cpu"):
         return None
     from tcprobe.backends import cuda_gemm

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tcprobe.models.formats import get_format
+from tcprobe.names import fold
 
 # dtype name (numpy, ml_dtypes or torch) -> element format of an A or B operand
 INPUT_FORMATS = {
@@ -189,6 +190,7 @@ def output_format(out) -> str:
             name = np.dtype(out).name
         except TypeError:
             name = str(out)
+    name = fold(name)  # any case (tcprobe.names)
     if name in OUTPUT_FORMATS:
         return OUTPUT_FORMATS[name]
     if name in RESULT_DTYPES:
@@ -210,10 +212,17 @@ def out_name(out) -> str:
             name = np.dtype(out).name
         except (TypeError, ValueError):
             pass
+    name = fold(name)  # any case (tcprobe.names)
     if name in OUT_NAMES:
         return OUT_NAMES[name]
     if name in OUT_NAMES.values():
         return name
+    try:  # a format's other spellings (fp16, half, ...: models/formats' aliases)
+        fmt = get_format(name).name
+    except (KeyError, ValueError):
+        fmt = None
+    if fmt in OUT_NAMES.values():
+        return fmt
     raise MatmulError(f"dtype: {out!r} names no output type ({', '.join(OUT_NAMES)})")
 
 

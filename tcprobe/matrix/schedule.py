@@ -28,6 +28,7 @@ from pathlib import Path
 
 from tcprobe.jsontext import loads as load_json
 from tcprobe.models.formats import FormatError, get_format
+from tcprobe.names import match
 
 from .axes import AXES, BY_NAME, OUT_FORMATS, check
 
@@ -239,8 +240,9 @@ def from_value(value, _seen: tuple = ()) -> Schedule:
         value = os.fspath(value)
         value = value.decode(errors="surrogateescape") if isinstance(value, bytes) else value
     if isinstance(value, str):
-        if value in PRESETS:
-            return PRESETS[value].schedule
+        preset = match(value, PRESETS)  # a preset's name in any case (tcprobe.names)
+        if preset is not None:
+            return PRESETS[preset].schedule
         path = Path(value)
         if value.endswith(".json") or path.is_file():
             key = str(path.resolve())

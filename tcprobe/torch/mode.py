@@ -85,7 +85,7 @@ class Emulate(TorchDispatchMode):
             raise ValueError(f"report must be a tcprobe.torch.Report, not {type(report).__name__}")
         from tcprobe.flags import check_flag
 
-        check_flag(strict, "strict", ("routes",))
+        strict = check_flag(strict, "strict", ("routes",))
         self.instr = _check_instr(self.gpu, self.amd, instr)
         self.schedule = None
         if schedule is not None:
@@ -98,10 +98,9 @@ class Emulate(TorchDispatchMode):
 
                 agreed_instr(self.instr, self.schedule)  # instr='mma' beside wgmma's schedule
         self.model = _check_model(model, self.gpu, self.amd)
-        from tcprobe.matrix.mainloop import BACKENDS
+        from tcprobe.matrix.mainloop import check_backend_name
 
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be cpu, cuda or host, not {backend!r}")
+        backend = check_backend_name(backend)
         if backend == "cuda":
             import torch as _torch
 

@@ -64,7 +64,11 @@ class Report:
     kernel may do otherwise (softmax, layer_norm, gelu, sums...), apart
     from the data movement and exact ops. ``threads`` counts the threads
     started inside the block: dispatch modes are thread-local, so their
-    products ran as plain torch and are in no other count."""
+    products ran as plain torch and are in no other count. ``processes``
+    counts the processes started inside it (multiprocessing workers, a
+    pool's, subprocesses, forks): a spawned worker or a subprocess runs plain
+    torch, a forked child emulates into its own copy of the report; none of
+    their products is in this report (tcprobe/torch/threads.py)."""
 
     compare: bool = False
     record: bool = False
@@ -74,6 +78,7 @@ class Report:
     torch_ops: dict = field(default_factory=dict)  # op -> calls
     unmodelled: dict = field(default_factory=dict)  # op -> calls, arithmetic not modelled
     threads: int = 0  # threads started inside the block: they ran plain torch, unseen
+    processes: int = 0  # processes started inside the block: their products are not here
 
     def __post_init__(self):
         from tcprobe.flags import check_flag

@@ -167,10 +167,25 @@ def _stack(words: list, shape) -> np.ndarray:
     return np.stack(words) if words else np.zeros(shape, np.uint32)
 
 
+def _int_mm_shape(gpu, m: int, k: int, n: int) -> None:
+    """torch's GPU ``_int_mm`` (``_int_mm_out_cuda``, aten/src/ATen/native/cuda/Blas.cpp)
+    takes M > 16 and K, N positive multiples of 8; CPU torch takes any shape.
+    A shape the GPU's torch refuses has no GPU word to model: refused here
+    too, naming torch's rule (not computed and called the GPU's)."""
+    bad = [f"{what} = {v}" for what, v, ok in (("M", m, m > 16), ("K", k, k > 0 and k % 8 == 0),
+                                               ("N", n, n > 0 and n % 8 == 0)) if not ok]
+    if bad:
+        raise ValueError(f"_int_mm {m}x{k} @ {k}x{n} on {gpu}: {', '.join(bad)}: torch's GPU "
+                         "_int_mm takes M > 16 and K and N multiples of 8 (and refuses this "
+                         "shape; CPU torch takes it), so no GPU computes it: pad K and N to a "
+                         "multiple of 8 and M past 16")
+
+
 def _int_mm(mode, op, a, b):
     _dense(a, b)
     if a.dtype != torch.int8 or b.dtype != torch.int8:
         raise Unroutable(f"_int_mm takes int8, not {a.dtype} x {b.dtype}")
+    _int_mm_shape(mode.gpu, a.shape[0], a.shape[1], b.shape[1])
     return torch.from_numpy(mode.product(op, a, b).view(np.int32).copy())
 
 
