@@ -35,11 +35,12 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
 def load(path: str | None, what: str, table: dict, fmt: str | None,
-         fmt_option: str | None = None) -> Operand | None:
+         fmt_option: str | None = None, given: str | None = None) -> Operand | None:
     """An operand from a .npy file. np.save drops ml_dtypes' names (a bfloat16
     array comes back as 2-byte voids), so ``fmt`` names the format of raw
     words (void or unsigned arrays); ``fmt_option``: the option that gave it
-    (default ``--WHAT-format``), named in its errors."""
+    (default ``--WHAT-format``), named in its errors; ``given``: the option the
+    user typed where it is not ``--WHAT-format`` (``--format``, shared by A and B)."""
     if path is None:
         return None
     npyfile.check(path, f"--{what}")  # a header claiming 10^10 words is refused unread
@@ -53,16 +54,22 @@ def load(path: str | None, what: str, table: dict, fmt: str | None,
             close()
         raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
                           "save the matrix alone (np.save)")
-    return array_words(arr, path, what, table, fmt, fmt_option)
+    return array_words(arr, path, what, table, fmt, fmt_option, given)
+
+
+def format_option(what: str, own: str | None, shared: str | None) -> str | None:
+    """The option that gave operand ``what``'s format: its own (``--a-format``) or
+    the shared ``--format``; None where neither was given."""
+    return f"--{what}-format" if own else "--format" if shared else None
 
 
 def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None,
-                fmt_option: str | None = None) -> Operand:
+                fmt_option: str | None = None, given: str | None = None) -> Operand:
     """The operand of an array read from ``path`` (:func:`load`'s rules)."""
     if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:
-        option = fmt_option or f"--{what}-format"
+        option = fmt_option or given or f"--{what}-format"
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"{option}: {path} holds {arr.dtype}, not raw words")
         try:
@@ -87,8 +94,8 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
         return Operand(words, name, False)
     if arr.dtype.kind == "V":
         raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
-                         f"dtype name (np.save drops ml_dtypes' names): give --{what}-format "
-                         "(bf16, e4m3, ...)")
+                         f"dtype name (np.save drops ml_dtypes' names): give --format (bf16, e4m3, ...; "
+                         f"--{what}-format for this file alone)")
     return read(arr, f"--{what}", table)
 
 
@@ -126,8 +133,10 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     else:
         if not a_path or not b_path:
             raise MatmulError("--a: give --a and --b (.npy files), or --random MxNxK")
-        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
-        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format,
+                 given=format_option("a", a_format, ab_format))
+        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format,
+                 given=format_option("b", b_format, ab_format))
     k_given = int(a.words.shape[1])  # the report's K (0 stays 0)
     if sa_path is None and sb_path is None:
         a, b = fill_empty_k(a, b)  # K = 0: tcprobe.matmul's empty sum, one rule

@@ -11,6 +11,7 @@ import time
 
 import click
 
+from tcprobe.commands.options import OneName
 from tcprobe.console import say
 
 
@@ -95,9 +96,23 @@ def _mx():
 STEPS["matmul-mx"] = (STEPS["matmul-mx"][0], _mx)
 
 
+def _steps(ctx, param, values):
+    """--steps a,b (as ladder's --steps), repeatable; --only, its older name, the same."""
+    names = [x.strip() for v in values for x in str(v).split(",") if x.strip()]
+    unknown = [x for x in names if x not in STEPS]
+    if unknown:
+        raise click.BadParameter(f"no step {unknown[0]!r} (steps: {', '.join(sorted(STEPS))})",
+                                 ctx, param)
+    if values and not names:
+        raise click.BadParameter("names no step (leave it out to warm every step)", ctx, param)
+    return tuple(names)
+
+
 @click.command("warm")
-@click.option("--only", multiple=True, type=click.Choice(sorted(STEPS)),
-              help="Warm only these steps (repeatable; default: all).")
+@click.option("--steps", "--only", "only", cls=OneName, shown=("--steps",), multiple=True,
+              callback=_steps, metavar="STEP,...",
+              help=f"Warm only these steps, comma-separated or repeated (default: all: "
+                   f"{','.join(STEPS)}); --only, its older name, still works.")
 @click.option("--list", "listing", is_flag=True, help="List the steps and exit.")
 def command(only, listing):
     """Compile the kernels the main jobs use, so that later runs load them

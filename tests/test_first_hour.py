@@ -1,0 +1,164 @@
+"""The first hour (a fresh machine, no GPU, the README line by line): what a run
+of every README line found, each fixed and held here.
+
+- The README's gemm lines named `A.npy` and `B.npy` and never said how to make
+  them; the same files could not serve the line without `--format` and the
+  lines with `--format bf16` (f16 values are refused as raw words). The README
+  now makes two bf16 files first, and every gemm line runs on them.
+- `gemm --format bf16` on a file of values said `--a-format bf16: ...`, an
+  option the user had not typed.
+- `gemm` in a pipe began its stderr with an empty line (rich's transient bar
+  stopping on a non-terminal).
+- `scripts/gpu-check.sh` on a machine with no GPU ran 29 s of steps that each
+  failed with the same reason, exit 1, and showed nothing for its first 5 s.
+- One idea, one name: `batch-invariance --dtype` named the operands' format
+  (`--dtype` is D's type elsewhere) and `-n`/`-k` were gemm-probe's `--n`/`--k`;
+  `warm --only` was ladder's `--steps`. The one name is shown, the old one works.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from cli_helpers import invoke, one_error
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _readme_lines(prefix: str) -> list[str]:
+    return [ln.strip() for ln in README.splitlines() if ln.startswith("    " + prefix)]
+
+
+def _expanded(line: str) -> list[str]:
+    """A README synopsis line as typed: `[--c C.npy]` left out (no C file is
+    made), every other bracket's option given."""
+    line = line.split("  #")[0].replace("[--c C.npy]", "")
+    return shlex.split(line.replace("[", "").replace("]", ""))
+
+
+def test_the_readme_gemm_lines_run_on_the_files_the_readme_makes(tmp_path, monkeypatch):
+    make = [ln for ln in _readme_lines("python3 -c") if "A.npy" in ln]
+    assert len(make) == 1, make
+    subprocess.run(shlex.split(make[0]), cwd=tmp_path, check=True, timeout=120,
+                   env={**os.environ, "PYTHONPATH": ""})
+    gemm = [ln for ln in _readme_lines("tcprobe gemm --a A.npy")]
+    assert len(gemm) == 3, gemm
+    monkeypatch.chdir(tmp_path)
+    for line in gemm:
+        args = _expanded(line)
+        assert args[:2] == ["tcprobe", "gemm"]
+        r = invoke(*args[1:])
+        assert r.exit_code == 0, (line, r.output)
+    # the first line's --out: D of 256x128 f32 words, the README's shapes
+    assert np.load(tmp_path / "D.npy").shape == (256, 128)
+
+
+def _npy(tmp_path, name, arr):
+    np.save(tmp_path / name, arr)
+    return str(tmp_path / name)
+
+
+def test_a_format_error_names_the_option_that_was_typed(tmp_path):
+    a = _npy(tmp_path, "a.npy", np.ones((4, 16), np.float16))
+    b = _npy(tmp_path, "b.npy", np.ones((16, 4), np.float16))
+    line = one_error(invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--format", "bf16"),
+                     "holds float16 (f16) values, not raw words")
+    assert line.startswith("error: --format bf16: ") and "--a-format" not in line
+    line = one_error(invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--a-format", "bf16"))
+    assert line.startswith("error: --a-format bf16: ")
+    line = one_error(invoke("fit-gemm", "--gpu", "H100", "--a", a, "--b", b, "--d",
+                            _npy(tmp_path, "d.npy", np.ones((4, 4), np.float32)),
+                            "--format", "bf16"))
+    assert line.startswith("error: --format bf16: ")
+    # a bf16 file saved by np.save (2-byte voids): the shared --format is named first
+    v = _npy(tmp_path, "v.npy", np.ones((4, 16), ml_dtypes.bfloat16))
+    line = one_error(invoke("gemm", "--gpu", "H100", "--a", v, "--b", b))
+    assert "give --format (bf16" in line and "--a-format for this file alone" in line
+
+
+def test_gemm_in_a_pipe_writes_no_empty_line(tmp_path):
+    a = _npy(tmp_path, "a.npy", np.ones((8, 32), np.float16))
+    b = _npy(tmp_path, "b.npy", np.ones((32, 8), np.float16))
+    r = subprocess.run([sys.executable, "-m", "tcprobe", "gemm", "--gpu", "H100", "--a", a,
+                        "--b", b, "--compare", "A100", "--exact"], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path,
+                       env={**os.environ, "TCPROBE_HEARTBEAT": "0"})
+    assert r.returncode == 0, r.stderr
+    assert "" not in r.stderr.splitlines(), repr(r.stderr[:200])
+    # 8x32 ones by 32x8 ones: every element is 32.0 on both GPUs
+    assert "0 of 64 elements differ" in r.stdout or "same words" in r.stdout, r.stdout
+
+
+def _bi(*args):
+    r = invoke("batch-invariance", "--gpu", "H200", *args, "--m", "1:300")
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_batch_invariance_takes_format_n_k_and_its_old_spellings():
+    one = _bi("--format", "bf16", "--n", "256", "--k", "4096")
+    assert one.startswith("H200 bf16, N = 256, K = 4096, M 1..300")
+    assert _bi("--dtype", "bf16", "-n", "256", "-k", "4096") == one
+    assert _bi("--format=bf16", "-n256", "--k=4096") == one
+    r = invoke("batch-invariance", "--help")
+    opts = re.findall(r"^  ((?:-[\w-]+)(?:, -[\w-]+)*)", r.stdout, re.M)
+    assert "--format" in opts and "-n, --n" in opts and "-k, --k" in opts, opts
+    assert not any("--dtype" in o for o in opts), opts  # named in prose only
+    r = invoke("batch-invariance", "--gpu", "H200", "--n", "64", "--k", "64")
+    line = one_error(r, "'--format'")
+    assert "--dtype" not in line
+    one_error(invoke("batch-invariance", "--gpu", "H200", "--format", "bf16", "--dtype", "f16",
+                     "--n", "64", "--k", "64"), "given 2 times")
+
+
+def test_warm_takes_steps_as_the_ladder_does_and_only_still_works():
+    listed = invoke("warm", "--steps", "dot,dot-f64", "--list")
+    assert listed.exit_code == 0, listed.output
+    assert [ln.split(":")[0] for ln in listed.stdout.splitlines()] == ["dot", "dot-f64"]
+    assert invoke("warm", "--only", "dot", "--only", "dot-f64", "--list").stdout == listed.stdout
+    assert invoke("warm", "--steps", "dot", "--steps", "dot-f64", "--list").stdout == listed.stdout
+    one_error(invoke("warm", "--steps", "dot,nope", "--list"), "no step 'nope'")
+    help_text = invoke("warm", "--help").stdout
+    assert re.search(r"^  --steps STEP,\.\.\.", help_text, re.M)
+    assert not re.search(r"^  [^ ]*--only", help_text, re.M)
+    ladder_help = invoke("ladder", "--help").stdout
+    assert re.search(r"^  --steps ", ladder_help, re.M)
+
+
+def _has_gpu() -> bool:
+    return bool(shutil.which("nvidia-smi")) or Path("/dev/nvidia0").exists()
+
+
+@pytest.mark.skipif(_has_gpu(), reason="this machine has a GPU: the check would run on it")
+def test_gpu_check_without_a_gpu_stops_in_one_line_after_saying_what_it_does(tmp_path):
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "TCPROBE_CUDA_DRIVER", "OUT")}
+    r = subprocess.run(["bash", "scripts/gpu-check.sh"], cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300,
+                       env={**env, "OUT": str(out), "INSTALL": "tree", "PYTHON": sys.executable,
+                            "TCPROBE_NVDISASM": str(tmp_path / "no-nvdisasm")})
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    assert r.returncode == 2, r.stdout
+    # the first line comes before the install and the preflight's imports
+    assert lines[0].startswith("gpu-check: installing"), lines
+    # each step says it runs before its line comes
+    start = next(i for i, ln in enumerate(lines) if ln == "devices: running (up to 10s)")
+    done = next(i for i, ln in enumerate(lines) if ln.startswith("devices ") and " ok " in ln)
+    assert start < done, lines
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: no GPU: ") and "--stand-in" in errors[0]
+    rows = [ln.split("\t") for ln in (out / "summary.tsv").read_text().splitlines()]
+    assert [row[0] for row in rows] == ["install", "machine", "devices", "sass-check", "silicon"]
+    assert rows[-1][1] == "skipped" and "need a GPU" in rows[-1][3]
+    assert not any(row[1] == "fail" for row in rows), rows
