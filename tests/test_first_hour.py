@@ -11,6 +11,9 @@ of every README line found, each fixed and held here.
   stopping on a non-terminal).
 - `scripts/gpu-check.sh` on a machine with no GPU ran 29 s of steps that each
   failed with the same reason, exit 1, and showed nothing for its first 5 s.
+- `scripts/gpu-cuda-backend.sh` with no GPU: a traceback after 11 s of nothing.
+- `tcprobe warm` and then the README's first example compiled two kernels
+  again (A100's and Hopper's mma bf16, B200's f16 to f16): warm now holds them.
 - One idea, one name: `batch-invariance --dtype` named the operands' format
   (`--dtype` is D's type elsewhere) and `-n`/`-k` were gemm-probe's `--n`/`--k`;
   `warm --only` was ladder's `--steps`. The one name is shown, the old one works.
@@ -162,3 +165,38 @@ def test_gpu_check_without_a_gpu_stops_in_one_line_after_saying_what_it_does(tmp
     assert [row[0] for row in rows] == ["install", "machine", "devices", "sass-check", "silicon"]
     assert rows[-1][1] == "skipped" and "need a GPU" in rows[-1][3]
     assert not any(row[1] == "fail" for row in rows), rows
+
+
+@pytest.mark.skipif(_has_gpu(), reason="this machine has a GPU: the check would run on it")
+def test_cuda_backend_check_without_a_gpu_says_what_it_does_then_stops_in_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OUT")}
+    r = subprocess.run(["bash", "scripts/gpu-cuda-backend.sh"], cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300,
+                       env={**env, "OUT": str(tmp_path / "out"), "PY": sys.executable})
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    assert r.returncode == 2, r.stdout
+    assert lines[0].startswith("gpu-cuda-backend: installing"), lines
+    assert len(lines) == 2 and lines[1].startswith("error: no CUDA GPU visible to "), lines
+    assert "--host" in lines[1] and "Traceback" not in r.stdout
+
+
+def _readme_first_example() -> str:
+    block = README.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "tcprobe.matmul(A, B, C, gpu=\"H100\")" in block
+    return block
+
+
+@pytest.mark.slow
+def test_after_warm_the_readme_first_example_compiles_nothing(tmp_path):
+    """The README's order: install, `tcprobe warm`, then its first example."""
+    env = {**os.environ, "TCPROBE_CACHE": str(tmp_path / "cache"), "TCPROBE_HEARTBEAT": "0"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    w = subprocess.run([sys.executable, "-m", "tcprobe", "warm", "--steps",
+                        "matmul-bf16,matmul-f16"], capture_output=True, text=True, timeout=900,
+                       env=env, cwd=tmp_path)
+    assert w.returncode == 0, w.stderr
+    (tmp_path / "example.py").write_text(_readme_first_example())
+    r = subprocess.run([sys.executable, "example.py"], capture_output=True, text=True,
+                       timeout=900, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "compiling" not in r.stderr, r.stderr

@@ -35,7 +35,15 @@ def _matmul(dtype: str, gpu: str, m: int = 8, n: int = 8, k: int = 64, **kw):
             kw2 = {"scale_a": s, "scale_b": s.T.copy()}
         else:
             kw2 = {}
-        tcprobe.matmul(a, b, gpu=gpu, progress=False, **kw2)
+        tcprobe.matmul(a, b, gpu=gpu, progress=False, instr=kw.get("instr"),
+                       dtype=np.dtype(kw["d_type"]) if kw.get("d_type") else None, **kw2)
+    return run
+
+
+def _each(*works):
+    def run():
+        for work in works:
+            work()
     return run
 
 
@@ -72,11 +80,16 @@ def _f64():
 
 # name -> (what it serves, the work that compiles its kernels)
 STEPS = {
-    "matmul-bf16": ("tcprobe.matmul / gemm, bf16 on H100 (GEMM kernel, f32 epilogue)",
-                    _matmul("bfloat16", "H100")),
+    # the README's first example: bf16 on H100 (wgmma and mma) and A100, f16 to f16 on B200
+    "matmul-bf16": ("tcprobe.matmul / gemm, bf16 on H100 (wgmma, mma) and A100 (GEMM kernel, "
+                    "f32 epilogue)",
+                    _each(_matmul("bfloat16", "H100"), _matmul("bfloat16", "A100"),
+                          _matmul("bfloat16", "H100", instr="mma"))),
     "matmul-large": ("tcprobe.matmul past 200,000 outputs (the epilogue's large path)",
                      _matmul("bfloat16", "H100", 512, 512, 16)),
-    "matmul-f16": ("f16 on A100 (mma.sync)", _matmul("float16", "A100")),
+    "matmul-f16": ("f16 on A100 (mma.sync), f16 to f16 on B200 (tcgen05)",
+                   _each(_matmul("float16", "A100"),
+                         _matmul("float16", "B200", d_type="float16"))),
     "matmul-tf32": ("f32 (tf32) on H100", _matmul("float32", "H100")),
     "matmul-fp8": ("e4m3 on H100", _matmul("float8_e4m3fn", "H100")),
     "matmul-int8": ("int8 on H100 (the integer GEMM kernel)", _matmul("int8", "H100")),
