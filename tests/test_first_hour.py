@@ -14,6 +14,9 @@ of every README line found, each fixed and held here.
 - `scripts/gpu-cuda-backend.sh` with no GPU: a traceback after 11 s of nothing.
 - `tcprobe warm` and then the README's first example compiled two kernels
   again (A100's and Hopper's mma bf16, B200's f16 to f16): warm now holds them.
+- `python3 scripts/replay_h200_emulate.py` after a non-editable install read
+  the captures beside the installed package (none): "0 of 0 calls reproduce
+  every word", exit 0. It reads the checkout's now, and finding none is an error.
 - One idea, one name: `batch-invariance --dtype` named the operands' format
   (`--dtype` is D's type elsewhere) and `-n`/`-k` were gemm-probe's `--n`/`--k`;
   `warm --only` was ladder's `--steps`. The one name is shown, the old one works.
@@ -200,3 +203,28 @@ def test_after_warm_the_readme_first_example_compiles_nothing(tmp_path):
                        timeout=900, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "compiling" not in r.stderr, r.stderr
+
+
+def _replay_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("replay_h200_emulate",
+                                                  ROOT / "scripts" / "replay_h200_emulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_h200_replay_reads_the_checkout_and_finding_nothing_is_an_error(tmp_path, monkeypatch,
+                                                                           capsys):
+    mod = _replay_script()
+    assert mod.CHECKOUT == ROOT  # the script's checkout, wherever tcprobe is installed
+    from tcprobe.atlas import replay
+
+    assert len(replay.calls(mod.CHECKOUT)) == 195  # the committed H200 calls (README)
+    assert mod.main(["--only", "no-such-call"]) == 2
+    assert capsys.readouterr().err.startswith("error: --only no-such-call: no call")
+    monkeypatch.setattr(mod, "CHECKOUT", tmp_path)  # a tree without the captures
+    assert mod.main([]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no committed H200 library calls under ")
