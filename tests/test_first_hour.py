@@ -17,13 +17,17 @@ of every README line found, each fixed and held here.
 - `python3 scripts/replay_h200_emulate.py` after a non-editable install read
   the captures beside the installed package (none): "0 of 0 calls reproduce
   every word", exit 0. It reads the checkout's now, and finding none is an error.
+- `tcprobe devices` imported MMA-Sim to list it, and with it torch: 2.8 s of
+  CPU where 0.9 s lists the rest (its first line past 2 s even on an idle core).
 - One idea, one name: `batch-invariance --dtype` named the operands' format
   (`--dtype` is D's type elsewhere) and `-n`/`-k` were gemm-probe's `--n`/`--k`;
   `warm --only` was ladder's `--steps`. The one name is shown, the old one works.
+  `targets`' table named its sets' column "suite" (validate's case suites).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -228,3 +232,19 @@ def test_the_h200_replay_reads_the_checkout_and_finding_nothing_is_an_error(tmp_
     assert mod.main([]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: no committed H200 library calls under ")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mmasim") is None, reason="MMA-Sim is not installed")
+def test_devices_lists_mmasim_without_importing_torch():
+    code = ("import sys; from click.testing import CliRunner; from tcprobe.cli import main; "
+            "r = CliRunner().invoke(main, ['devices']); "
+            "print(r.exit_code, 'MMA-Sim 2.1.1' in r.output, 'torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.stdout.split() == ["0", "True", "False"], r.stdout + r.stderr
+
+
+def test_targets_names_its_sets_column_set():
+    r = invoke("targets", "--set", "dmma")
+    assert r.exit_code == 0, r.output
+    header = next(ln for ln in r.stdout.splitlines() if "group" in ln)
+    assert re.search(r"\bset\b", header) and "suite" not in header, header
