@@ -7,6 +7,8 @@ of every README line found, each fixed and held here.
   now makes two bf16 files first, and every gemm line runs on them.
 - `gemm --format bf16` on a file of values said `--a-format bf16: ...`, an
   option the user had not typed.
+- A bf16 C saved by np.save was refused with "give --c-format", an option gemm
+  did not have (fit-gemm had it): gemm takes `--c-format` now.
 - `gemm` in a pipe began its stderr with an empty line (rich's transient bar
   stopping on a non-terminal).
 - `scripts/gpu-check.sh` on a machine with no GPU ran 29 s of steps that each
@@ -248,3 +250,18 @@ def test_targets_names_its_sets_column_set():
     assert r.exit_code == 0, r.output
     header = next(ln for ln in r.stdout.splitlines() if "group" in ln)
     assert re.search(r"\bset\b", header) and "suite" not in header, header
+
+
+def test_gemm_takes_a_bf16_c_with_c_format_as_fit_gemm_does(tmp_path):
+    a = _npy(tmp_path, "a.npy", np.ones((4, 16), ml_dtypes.bfloat16))
+    b = _npy(tmp_path, "b.npy", np.ones((16, 4), ml_dtypes.bfloat16))
+    c = _npy(tmp_path, "c.npy", np.full((4, 4), 0.5, ml_dtypes.bfloat16))
+    args = ("gemm", "--gpu", "H100", "--a", a, "--b", b, "--format", "bf16", "--c", c)
+    line = one_error(invoke(*args))
+    assert line.endswith("give --c-format (bf16, ...)"), line
+    r = invoke(*args, "--c-format", "bf16", "--out", tmp_path / "d.npy")
+    assert r.exit_code == 0, r.output
+    # sixteen products of 1 plus C = 0.5: 16.5 in bf16 (C names D's type), 0x4184
+    assert (np.load(tmp_path / "d.npy").view(np.uint16) == 0x4184).all()
+    one_error(invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--format", "bf16",
+                     "--c-format", "bf16"), "--c-format needs --c FILE")

@@ -93,14 +93,15 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
             raise MatmulError(f"--{what}: a word of {path} does not fit {name}")
         return Operand(words, name, False)
     if arr.dtype.kind == "V":
+        give = (f"--format (bf16, e4m3, ...; --{what}-format for this file alone)"
+                if what in ("a", "b") else f"--{what}-format (bf16, ...)")
         raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
-                         f"dtype name (np.save drops ml_dtypes' names): give --format (bf16, e4m3, ...; "
-                         f"--{what}-format for this file alone)")
+                         f"dtype name (np.save drops ml_dtypes' names): give {give}")
     return read(arr, f"--{what}", table)
 
 
 def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
-        b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
+        b_format, c_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
         compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
         json_path):
     """``tcprobe gemm`` with its options (module doc)."""
@@ -112,6 +113,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
           (verdict_seconds is not None, "--verdict-seconds", compare_gpu, "--compare GPU"),
           (a_format, "--a-format", a_path, "--a FILE (--random draws --format)"),
           (b_format, "--b-format", b_path, "--b FILE (--random draws --format)"),
+          (c_format, "--c-format", c_path, "--c FILE"),
           (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
@@ -146,7 +148,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     if split_k != 1 and schedule == "auto":
         raise MatmulError("--split-k: --schedule auto takes the atlas' split; give one or the "
                           "other")
-    c = load(c_path, "c", C_FORMATS, None)
+    c = load(c_path, "c", C_FORMATS, c_format)
     integer = get_format(a.fmt).kind.name == "INT"
     given, beta = beta, 1.0 if beta is None else beta
     if integer:
