@@ -40,7 +40,11 @@ def main(argv=None) -> int:
         return 2
     print(f"replaying {len(todo)} H200 library calls under {args.module}.emulate(gpu='H200') "
           "(torch's import first)", file=sys.stderr, flush=True)
-    emulate = importlib.import_module(args.module).emulate
+    try:
+        emulate = importlib.import_module(args.module).emulate
+    except ImportError as e:  # tcprobe.torch without torch: its one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     ok = 0
     for c in todo:
         t0 = time.perf_counter()

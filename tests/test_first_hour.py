@@ -230,6 +230,10 @@ def test_the_h200_replay_reads_the_checkout_and_finding_nothing_is_an_error(tmp_
     assert len(replay.calls(mod.CHECKOUT)) == 195  # the committed H200 calls (README)
     assert mod.main(["--only", "no-such-call"]) == 2
     assert capsys.readouterr().err.startswith("error: --only no-such-call: no call")
+    # a module that cannot be imported (tcprobe.torch without torch): one line, exit 2
+    assert mod.main(["--module", "tcprobe.no_such_module", "--only", "bf16/random.matmul"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "error: No module named 'tcprobe.no_such_module'", err
     monkeypatch.setattr(mod, "CHECKOUT", tmp_path)  # a tree without the captures
     assert mod.main([]) == 2
     err = capsys.readouterr().err.strip().splitlines()
