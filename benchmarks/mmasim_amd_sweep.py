@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    print(f"comparing every v_mfma string with MMA-Sim, {args.cases} cases each (MMA-Sim's "
+          "import brings torch's first)", file=sys.stderr, flush=True)
     total = bad_strings = payloads = 0
     for arch, s in strings():
         dev = MmaSimDevice(f"{arch}:v_mfma_{s}")

@@ -36,7 +36,10 @@
 #                      pytest is installed; their log goes into the tgz
 #
 # Status: ok; fail (the step ran and reported a failure: a silicon result);
-# timeout (it ran out of time: no verdict); skipped (with the reason).
+# timeout (it ran out of time: no verdict); skipped (with the reason). Where the
+# devices step finds no GPU (and --stand-in is not given) the check stops after
+# sass-check: one "silicon skipped" line, one error line on stderr, exit 2.
+# Each step says on stderr that it is running (and its limit) when it starts.
 #
 # Sizing: measured on an H200 machine (16 cores, 2026-12-04, cold caches;
 # reports/silicon/2026-12-04-h200/summary.tsv): install 5 s, devices 1 s,
@@ -137,6 +140,9 @@ if ! command -v "$PY" > /dev/null; then
 fi
 INSTALL=${INSTALL:-auto}
 MODE=""
+# The first line at once (stderr; stdout keeps one line a step): the install and
+# the preflight's imports take seconds before the first step is recorded.
+echo "gpu-check: installing and checking the tools ($([ "$STAND_IN" = 1 ] && echo 'stand-in driver' || echo GPU)); then each step, one line as it ends" >&2
 if [ "$INSTALL" != tree ]; then
   # No network there: the machine's own packages satisfy the dependencies.
   if timeout $((120 * SCALE)) "$PY" -m pip install --no-deps --no-index --no-build-isolation \
@@ -259,10 +265,12 @@ step() {
   fi
   [ "$limit" -gt "$left" ] && limit=$left
   t0=$(date +%s)
+  echo "$name: running (up to ${limit}s)" >&2
   timeout --kill-after=5 "$limit" "$@" > "$REP/$name.log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - t0 ))
   fig=$("$PY" "$FIG" "$kind" "$json" "$REP/$name.log")
+  LAST_FIG=$fig
   case $rc in
     0) record "$name" ok "$secs" "$fig" ;;
     124|137) record "$name" timeout "$secs" "ran past its ${limit}s limit (no verdict); $fig"; FAILED=1 ;;
@@ -272,7 +280,9 @@ step() {
 
 skip() { record "$1" skipped 0 "$2"; }
 
+LAST_FIG=""
 step devices 10 devices "$REP/devices.json" "${TP[@]}" devices --json "$REP/devices.json"
+DEVICES_FIG=$LAST_FIG
 ARCH=$("$PY" "$FIG" arch "$REP/devices.json")
 ARCH=${ARCH:-sm_90a}
 echo "harness arch: $ARCH" >> "$REP/env.txt"
@@ -280,6 +290,14 @@ case $PREFLIGHT in
   *"nvdisasm none"*) skip sass-check "no nvdisasm (PATH, the nvidia-cuda-nvdisasm wheel, \$CUDA_HOME/bin, /usr/local/cuda*/bin): the SASS is unread; every other step runs" ;;
   *) step sass-check 15 sass "$REP/sass-check.json" "${TP[@]}" sass-check --arch "$ARCH" --json "$REP/sass-check.json" ;;
 esac
+
+# No GPU here (and no stand-in asked for): every later step needs one and would
+# fail with the devices step's reason, so the check stops in one line, exit 2.
+if [ "$STAND_IN" = 0 ] && [[ $DEVICES_FIG == "no GPU:"* ]]; then
+  record silicon skipped 0 "$DEVICES_FIG: the replay, ladders, validation, smoke, library and gpu-tests steps need a GPU"
+  echo "error: ${DEVICES_FIG}: the GPU steps are skipped (--stand-in runs them on a stand-in driver, no GPU)" >&2
+  finish 2
+fi
 
 # The published captures: a shared/ folder inside the checkout travels to a
 # lent machine; ../shared sits beside a developer's checkout (or its main one).

@@ -30,6 +30,8 @@ OUT=${OUT:-$ROOT/out/gpu-cuda-backend-$(date -u +%Y%m%dT%H%M%SZ)}
 PY=${PY:-python3}
 TOTAL_S=${TOTAL_S:-540}
 mkdir -p "$OUT"
+# The first line at once (the versions and the install below take seconds).
+echo "gpu-cuda-backend: installing the checkout into a work folder, then the steps (a line each as it ends)" >&2
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export NUMBA_CACHE_DIR=$WORK/numba TCPROBE_CACHE=$WORK/cache
@@ -40,6 +42,13 @@ export NUMBA_CACHE_DIR=$WORK/numba TCPROBE_CACHE=$WORK/cache
   g++ --version 2>&1 | head -n 1
   "$PY" -c "import torch, numba, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numba', numba.__version__, 'numpy', numpy.__version__)" 2>&1
 } > "$OUT/env.txt"
+case " $* " in
+  *" --host "*) ;;
+  *) if ! "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" > /dev/null 2>&1; then
+       echo "error: no CUDA GPU visible to $PY's torch (or no torch; versions: $OUT/env.txt): this check needs one; --host runs it on the host build, no GPU (plumbing only)" >&2
+       exit 2
+     fi ;;
+esac
 if ! "$PY" -m pip install --no-deps --no-index --no-build-isolation --no-compile \
     --disable-pip-version-check -q --target "$WORK/site" "$ROOT" > "$OUT/log.txt" 2>&1; then
   echo "error: pip install --no-deps --no-index of the checkout failed (see $OUT/log.txt)" >&2

@@ -481,7 +481,17 @@ def main(argv=None) -> dict:
         (args.out / "summary.tsv").write_text("\n".join(summary) + "\n")
         print(summary[-1], flush=True)
 
-    import torch
+    try:
+        import torch
+    except ImportError as e:
+        print(f"error: torch is not importable ({e}): this check needs torch with CUDA",
+              file=sys.stderr)
+        sys.exit(2)
+    if not args.host and not torch.cuda.is_available():
+        print(f"error: no CUDA GPU visible to torch {torch.__version__} (CUDA "
+              f"{torch.version.cuda or 'none: a CPU build'}): this check needs one; --host "
+              "runs it on the host build, no GPU (plumbing only)", file=sys.stderr)
+        sys.exit(2)
 
     from tcprobe.backends import cuda_gemm
     from tcprobe.devices.cuda import nvrtc

@@ -14,8 +14,13 @@ import argparse
 import importlib
 import sys
 import time
+from pathlib import Path
 
 from tcprobe.atlas import replay
+
+# The captures are the checkout's (reports/silicon/), not the installed
+# package's: a non-editable install holds none, and found 0 of 0 calls.
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def main(argv=None) -> int:
@@ -24,13 +29,26 @@ def main(argv=None) -> int:
     p.add_argument("--only", action="append", default=[])
     p.add_argument("--splits", action="store_true", help="also the splits probe's calls")
     args = p.parse_args(argv)
-    emulate = importlib.import_module(args.module).emulate
-    todo = [c for c in replay.calls(splits=args.splits)
-            if not args.only or any(s in c.id for s in args.only)]
+    found = replay.calls(CHECKOUT, splits=args.splits)
+    if not found:
+        print(f"error: no committed H200 library calls under {CHECKOUT / replay.LIBRARY}",
+              file=sys.stderr)
+        return 2
+    todo = [c for c in found if not args.only or any(s in c.id for s in args.only)]
+    if not todo:
+        print(f"error: --only {', '.join(args.only)}: no call's id holds it", file=sys.stderr)
+        return 2
+    print(f"replaying {len(todo)} H200 library calls under {args.module}.emulate(gpu='H200') "
+          "(torch's import first)", file=sys.stderr, flush=True)
+    try:
+        emulate = importlib.import_module(args.module).emulate
+    except ImportError as e:  # tcprobe.torch without torch: its one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     ok = 0
     for c in todo:
         t0 = time.perf_counter()
-        differ, size, _ = replay.run(c, emulate)
+        differ, size, _ = replay.run(c, emulate, root=CHECKOUT)
         ok += differ == 0
         print(f"{c.id}: {differ} of {size} words differ ({time.perf_counter() - t0:.1f} s)",
               flush=True)

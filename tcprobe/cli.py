@@ -64,8 +64,8 @@ COMMANDS = {
                                  "that ``python -m tcprobe.capture.torch_gemm DIR`` runs."),
     "warm": ("warm", "Compile the kernels the main jobs use, so that later runs load them from "
                      "the cache."),
-    "batch-invariance": ("batch_invariance", "For a GPU, dtype, N and K: which M give row i the "
-                                             "same bits as M = --ref, where the library's choice "
+    "batch-invariance": ("batch_invariance", "For a GPU, operand format, N and K: which M give "
+                                             "row i the same bits as M = --ref, where the library's choice "
                                              "changes and by what mechanism (split count, kernel "
                                              "family), with each range's provenance (measured, "
                                              "predicted, default guess)."),

@@ -130,28 +130,37 @@ def send_output_to_stderr(on: bool = True) -> None:
 
 class ProgressBar:
     """A transient progress bar on stderr, used as a ``progress(done, total)``
-    callback (a context manager: it starts and stops the bar)."""
+    callback (a context manager: it starts and stops the bar). Where stderr is
+    not a terminal it shows nothing (rich's bar wrote one empty line there when
+    it stopped, a command's first line in a pipe); the heartbeat speaks instead."""
 
     def __init__(self, label: str):
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.label = label
+        self.task = None
+        if not err_console.is_terminal:
+            self.bar = None
+            return
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                             TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn(),
                             console=err_console, transient=True)
-        self.task = None
 
     def __enter__(self):
-        self.bar.start()
+        if self.bar is not None:
+            self.bar.start()
         return self
 
     def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            return
         if self.task is None:
             self.task = self.bar.add_task(self.label, total=total)
         self.bar.update(self.task, completed=done)
 
     def __exit__(self, *exc):
-        self.bar.stop()
+        if self.bar is not None:
+            self.bar.stop()
         return False
 
 

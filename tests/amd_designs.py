@@ -336,6 +336,8 @@ def main(argv=None) -> int:
     ap.add_argument("--wide", action="store_true",
                     help="as --below, then L, F, F2 past 64 a third of the time each")
     args = ap.parse_args(argv)
+    print(f"{args.count} random designs from seed {args.seed}, a line each as its ladder ends",
+          flush=True)
     tally = collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:
         for idx, d, v in sweep(args.seed, args.count, Path(tmp), narrow=args.narrow,

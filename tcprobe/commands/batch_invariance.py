@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tcprobe.commands.options import Names, json_option
+from tcprobe.commands.options import Names, OneName, json_option
 from tcprobe.console import fail, say, write_json
 
 DTYPES = ("bf16", "f16", "tf32", "e4m3", "e5m2")
@@ -21,10 +21,13 @@ def _range(text: str) -> tuple[int, int]:
 
 @click.command("batch-invariance")
 @click.option("--gpu", required=True, help="The GPU whose library atlas answers (e.g. H200).")
-@click.option("--dtype", required=True, type=Names(DTYPES),
-              help="Operand format (tf32: float32 with TF32 allowed).")
-@click.option("-n", "n", type=int, required=True, help="N, the columns of D.")
-@click.option("-k", "k", type=int, required=True, help="K, the reduction length.")
+@click.option("--format", "--dtype", "dtype", cls=OneName, shown=("--format",), required=True,
+              type=Names(DTYPES),
+              help="Operand format (tf32: float32 with TF32 allowed), as --format in every "
+                   "command; --dtype, its older name here, still works (elsewhere --dtype is "
+                   "D's type).")
+@click.option("--n", "-n", "n", type=int, required=True, help="N, the columns of D.")
+@click.option("--k", "-k", "k", type=int, required=True, help="K, the reduction length.")
 @click.option("--m", "m_range", default="1:4096", show_default=True,
               help="The M range LO:HI (the batch of rows).")
 @click.option("--ref", type=int, default=1, show_default=True,
@@ -34,7 +37,7 @@ def _range(text: str) -> tuple[int, int]:
               help="The torch call's form (docs/atlas.md).")
 @json_option("Also write the ranges as JSON here")
 def command(gpu, dtype, n, k, m_range, ref, form, json_path):
-    """For a GPU, dtype, N and K: which M give row i the same bits as
+    """For a GPU, operand format, N and K: which M give row i the same bits as
     M = --ref, where the library's choice changes and by what mechanism
     (split count, kernel family), with each range's provenance (measured,
     predicted, default guess). From the atlas (tcprobe.atlas); no GPU."""

@@ -49,11 +49,16 @@ def _sims() -> list[dict]:
 
 
 def _mmasim() -> list[dict]:
-    try:
-        import importlib.metadata as md
+    """MMA-Sim where it and torch are installed: found, not imported (its import
+    brings torch's, 2-3 s; an mmasim device imports it when it runs)."""
+    import importlib.metadata as md
+    from importlib.util import find_spec
 
-        import mmasim  # noqa: F401
-    except Exception:
+    try:
+        if find_spec("mmasim") is None or find_spec("torch") is None:
+            return []
+        md.version("mmasim")
+    except (ImportError, ValueError, md.PackageNotFoundError):
         return []
     return [{"device": "mmasim", "kind": "peer simulator", "name": f"MMA-Sim {md.version('mmasim')}",
              "detail": "the independent simulator tcprobe is compared against",

@@ -118,7 +118,7 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
     from tcprobe.matrix.operands import C_FORMATS, INPUT_FORMATS, OUT_NAMES
     from tcprobe.models.formats import describe
 
-    from .gemm_run import load
+    from .gemm_run import format_option, load
     needs((c_format, "--c-format", c_path, "--c FILE"),
           (bias_format, "--bias-format", bias_path, "--bias FILE"))
     refuse_same_files({"--json": json_path}, {"--a": a_path, "--b": b_path, "--c": c_path,
@@ -126,8 +126,10 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
                                               "--splits": splits_path})
     if json_path and json_path != "-":
         check_out_file(json_path, "--json")  # before the search, not after
-    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
-    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format,
+             given=format_option("a", a_format, ab_format))
+    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format,
+             given=format_option("b", b_format, ab_format))
     c = load(c_path, "c", C_FORMATS, c_format)
     d = load(d_path, "d", OUT_NAMES, d_format)
     bias = None if not bias_path else load_vector(bias_path, "bias", bias_format)

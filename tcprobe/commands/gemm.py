@@ -37,7 +37,8 @@ def _finite(v: float | None, option: str) -> float | None:
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of --random's operands.")
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),
-              help="C (M, N) as .npy: float32, float16 or int32 (default +0).")
+              help="C (M, N) as .npy: float32, float16, int32, or bf16 words with --c-format bf16 "
+                   "(default +0).")
 @click.option("--gpu", required=True, help="GPU whose tensor cores compute (V100, A100, H100, B200, ...).")
 @click.option("--instr", type=Instr(), help="mma, wgmma, tcgen05 or a datapath id (default: what a CUDA "
                               "library issues on that GPU).")
@@ -49,6 +50,8 @@ def _finite(v: float | None, option: str) -> float | None:
                                             "ml_dtypes' names): bf16, e4m3, e2m1, ...")
 @click.option("--a-format", help="Format of a raw-word A file (overrides --format).")
 @click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
+@click.option("--c-format", help="Format of a raw-word C file (bf16: np.save drops its name; "
+                                 "float32, float16 and int32 arrays need none), as fit-gemm's.")
 @click.option("--scale-a", "sa_path", type=click.Path(dir_okay=False), help="Scales of A (M, K/block).")
 @click.option("--scale-b", "sb_path", type=click.Path(dir_okay=False), help="Scales of B (K/block, N).")
 @click.option("--scale-format", type=Names(["ue8m0", "ue4m3"]),
@@ -76,7 +79,7 @@ def _finite(v: float | None, option: str) -> float | None:
                    "PNG here (one pixel an element, or a block of a large D).")
 @json_option("Write the figures as JSON")
 def command(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
-            b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
+            b_format, c_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
             compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
             json_path):
     """Multiply A @ B + C as GPU's library kernel computes it, every word.

@@ -36,11 +36,12 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
 def load(path: str | None, what: str, table: dict, fmt: str | None,
-         fmt_option: str | None = None) -> Operand | None:
+         fmt_option: str | None = None, given: str | None = None) -> Operand | None:
     """An operand from a .npy file. np.save drops ml_dtypes' names (a bfloat16
     array comes back as 2-byte voids), so ``fmt`` names the format of raw
     words (void or unsigned arrays); ``fmt_option``: the option that gave it
-    (default ``--WHAT-format``), named in its errors."""
+    (default ``--WHAT-format``), named in its errors; ``given``: the option the
+    user typed where it is not ``--WHAT-format`` (``--format``, shared by A and B)."""
     if path is None:
         return None
     npyfile.check(path, f"--{what}")  # a header claiming 10^10 words is refused unread
@@ -54,16 +55,22 @@ def load(path: str | None, what: str, table: dict, fmt: str | None,
             close()
         raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
                           "save the matrix alone (np.save)")
-    return array_words(arr, path, what, table, fmt, fmt_option)
+    return array_words(arr, path, what, table, fmt, fmt_option, given)
+
+
+def format_option(what: str, own: str | None, shared: str | None) -> str | None:
+    """The option that gave operand ``what``'s format: its own (``--a-format``) or
+    the shared ``--format``; None where neither was given."""
+    return f"--{what}-format" if own else "--format" if shared else None
 
 
 def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None,
-                fmt_option: str | None = None) -> Operand:
+                fmt_option: str | None = None, given: str | None = None) -> Operand:
     """The operand of an array read from ``path`` (:func:`load`'s rules)."""
     if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:
-        option = fmt_option or f"--{what}-format"
+        option = fmt_option or given or f"--{what}-format"
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"{option}: {path} holds {arr.dtype}, not raw words")
         try:
@@ -87,14 +94,15 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
             raise MatmulError(f"--{what}: a word of {path} does not fit {name}")
         return Operand(words, name, False)
     if arr.dtype.kind == "V":
+        give = (f"--format (bf16, e4m3, ...; --{what}-format for this file alone)"
+                if what in ("a", "b") else f"--{what}-format (bf16, ...)")
         raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
-                         f"dtype name (np.save drops ml_dtypes' names): give --{what}-format "
-                         "(bf16, e4m3, ...)")
+                         f"dtype name (np.save drops ml_dtypes' names): give {give}")
     return read(arr, f"--{what}", table)
 
 
 def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
-        b_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
+        b_format, c_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
         compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
         json_path):
     """``tcprobe gemm`` with its options (module doc)."""
@@ -106,6 +114,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
           (verdict_seconds is not None, "--verdict-seconds", compare_gpu, "--compare GPU"),
           (a_format, "--a-format", a_path, "--a FILE (--random draws --format)"),
           (b_format, "--b-format", b_path, "--b FILE (--random draws --format)"),
+          (c_format, "--c-format", c_path, "--c FILE"),
           (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
     if out_path == "-" and json_path == "-":
         raise MatmulError("--out - and --json - both ask for stdout: send one of them to a file")
@@ -127,8 +136,10 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     else:
         if not a_path or not b_path:
             raise MatmulError("--a: give --a and --b (.npy files), or --random MxNxK")
-        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
-        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format,
+                 given=format_option("a", a_format, ab_format))
+        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format,
+                 given=format_option("b", b_format, ab_format))
     k_given = int(a.words.shape[1])  # the report's K (0 stays 0)
     if sa_path is None and sb_path is None:
         a, b = fill_empty_k(a, b)  # K = 0: tcprobe.matmul's empty sum, one rule
@@ -138,7 +149,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     if split_k != 1 and schedule == "auto":
         raise MatmulError("--split-k: --schedule auto takes the atlas' split; give one or the "
                           "other")
-    c = load(c_path, "c", C_FORMATS, None)
+    c = load(c_path, "c", C_FORMATS, c_format)
     integer = get_format(a.fmt).kind.name == "INT"
     given, beta = beta, 1.0 if beta is None else beta
     if integer:

@@ -187,6 +187,28 @@ def renamed_option(new: str, old: str, dest: str, help_text: str, **kw):
     return decorate
 
 
+class OneName(click.Option):
+    """An option shown in ``--help`` under one name (``shown``), whose other
+    spellings are the same option and keep working with no note: the name
+    another command gives the idea, or this command's older one, which its help
+    text names."""
+
+    def __init__(self, *args, shown: tuple[str, ...] = (), **kw):
+        super().__init__(*args, **kw)
+        self.shown = shown
+
+    def get_help_record(self, ctx):
+        opts = self.opts
+        self.opts = [o for o in opts if o in self.shown] or opts
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = opts
+
+    def get_error_hint(self, ctx) -> str:  # "Missing option '--format'", not every spelling
+        return " / ".join(f"'{o}'" for o in self.shown) or super().get_error_hint(ctx)
+
+
 class Instr(click.ParamType):
     """--instr where a datapath id is also taken: a family in any case
     (mma, wgmma, tcgen05) or a datapath id; anything else is refused here."""

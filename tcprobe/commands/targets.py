@@ -30,7 +30,7 @@ def command(suites, old_suites, json_path):
     chosen = SUITES if "all" in suites else (suites or ("blog", "mixed"))
     rows = targets(chosen)
     t = Table(title=f"{len(rows)} targets", title_justify="left")
-    for col, just in (("#", "right"), ("suite", "left"), ("group", "left"), ("name", "left"),
+    for col, just in (("#", "right"), ("set", "left"), ("group", "left"), ("name", "left"),
                       ("datapath (what --datapath takes)", "left"), ("scaling", "left"),
                       ("arch", "left"), ("idesc", "left")):
         t.add_column(col, justify=just, overflow="fold", no_wrap=col.startswith("datapath"))

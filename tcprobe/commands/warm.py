@@ -11,7 +11,7 @@ import time
 
 import click
 
-from tcprobe.commands.options import Names
+from tcprobe.commands.options import OneName
 from tcprobe.console import say
 
 
@@ -35,7 +35,15 @@ def _matmul(dtype: str, gpu: str, m: int = 8, n: int = 8, k: int = 64, **kw):
             kw2 = {"scale_a": s, "scale_b": s.T.copy()}
         else:
             kw2 = {}
-        tcprobe.matmul(a, b, gpu=gpu, progress=False, **kw2)
+        tcprobe.matmul(a, b, gpu=gpu, progress=False, instr=kw.get("instr"),
+                       dtype=np.dtype(kw["d_type"]) if kw.get("d_type") else None, **kw2)
+    return run
+
+
+def _each(*works):
+    def run():
+        for work in works:
+            work()
     return run
 
 
@@ -72,11 +80,16 @@ def _f64():
 
 # name -> (what it serves, the work that compiles its kernels)
 STEPS = {
-    "matmul-bf16": ("tcprobe.matmul / gemm, bf16 on H100 (GEMM kernel, f32 epilogue)",
-                    _matmul("bfloat16", "H100")),
+    # the README's first example: bf16 on H100 (wgmma and mma) and A100, f16 to f16 on B200
+    "matmul-bf16": ("tcprobe.matmul / gemm, bf16 on H100 (wgmma, mma) and A100 (GEMM kernel, "
+                    "f32 epilogue)",
+                    _each(_matmul("bfloat16", "H100"), _matmul("bfloat16", "A100"),
+                          _matmul("bfloat16", "H100", instr="mma"))),
     "matmul-large": ("tcprobe.matmul past 200,000 outputs (the epilogue's large path)",
                      _matmul("bfloat16", "H100", 512, 512, 16)),
-    "matmul-f16": ("f16 on A100 (mma.sync)", _matmul("float16", "A100")),
+    "matmul-f16": ("f16 on A100 (mma.sync), f16 to f16 on B200 (tcgen05)",
+                   _each(_matmul("float16", "A100"),
+                         _matmul("float16", "B200", d_type="float16"))),
     "matmul-tf32": ("f32 (tf32) on H100", _matmul("float32", "H100")),
     "matmul-fp8": ("e4m3 on H100", _matmul("float8_e4m3fn", "H100")),
     "matmul-int8": ("int8 on H100 (the integer GEMM kernel)", _matmul("int8", "H100")),
@@ -96,9 +109,25 @@ def _mx():
 STEPS["matmul-mx"] = (STEPS["matmul-mx"][0], _mx)
 
 
+def _steps(ctx, param, values):
+    """--steps a,b (as ladder's --steps), repeatable; --only, its older name, the same."""
+    from tcprobe.names import match, once
+
+    names = [x.strip() for v in values for x in str(v).split(",") if x.strip()]
+    unknown = [x for x in names if match(x, STEPS) is None]
+    if unknown:
+        raise click.BadParameter(f"no step {unknown[0]!r} (steps: {', '.join(sorted(STEPS))})",
+                                 ctx, param)
+    if values and not names:
+        raise click.BadParameter("names no step (leave it out to warm every step)", ctx, param)
+    return once(match(x, STEPS) for x in names)  # any case (docs/names.md), each step once
+
+
 @click.command("warm")
-@click.option("--only", multiple=True, type=Names(sorted(STEPS)),
-              help="Warm only these steps (repeatable; default: all).")
+@click.option("--steps", "--only", "only", cls=OneName, shown=("--steps",), multiple=True,
+              callback=_steps, metavar="STEP,...",
+              help=f"Warm only these steps, comma-separated or repeated (default: all: "
+                   f"{','.join(STEPS)}); --only, its older name, still works.")
 @click.option("--list", "listing", is_flag=True, help="List the steps and exit.")
 def command(only, listing):
     """Compile the kernels the main jobs use, so that later runs load them
