@@ -121,11 +121,23 @@ def _kernels():
     return sys.modules[__name__]
 
 
+def _mfma(model) -> bool:
+    """Whether ``model`` is an AMD v_mfma model (models/amd.py)."""
+    from .amd import MfmaModel
+
+    return isinstance(model, MfmaModel)
+
+
 def supports(model) -> bool:
     """Whether :func:`gemm_words` computes this model's chain (else the
     caller evaluates the dot-level model tile by tile)."""
     if isinstance(model, IntegerModel):
         return True
+    if _mfma(model):  # AMD v_mfma: models/amd_fast.py's GEMM form
+        from . import amd_fast
+        from .amd import effective
+
+        return amd_fast.fits(effective(model.params, model.datapath), model.datapath)
     if type(model) is not FixedPointModel:
         from .kernels import gemm_split  # the fp8 mma.sync emulation: unpack and f16 sub-MMAs
 
@@ -334,6 +346,10 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     across calls (row slices of A's)."""
     dp = model.datapath
     kernel_cache.working_on(dp.id)
+    if _mfma(model):
+        from . import amd_fast
+
+        return amd_fast.gemm_words(model, a, b, c, tiles)
     if not isinstance(model, (FixedPointModel, IntegerModel)):
         from .kernels import gemm_split
 
@@ -376,6 +392,8 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
 def decoders(model, a: np.ndarray, b: np.ndarray, active: np.ndarray | None = None):
     """A (M, K) and B (K, N) decoded once for :func:`gemm_words` (``active``:
     the K positions a sparse A keeps; B's words elsewhere are never read)."""
+    if _mfma(model):
+        return None  # amd_fast.gemm_words decodes its operands itself
     if not isinstance(model, FixedPointModel):
         from .kernels import gemm_split
 

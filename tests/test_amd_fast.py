@@ -46,13 +46,13 @@ def _words(rng, fmt, shape, centre, spread):
     return w.astype(np.uint32)
 
 
-def _cases(dp, n, seed, c_spread):
+def _cases(dp, n, seed, c_spread, spread=3):
     rng = np.random.default_rng(seed)
     fa, fb = get_format(dp.a_type), get_format(dp.b_type)
     centre_a = rng.integers(1, (1 << fa.exp_bits) - 1, n)
     centre_b = rng.integers(1, (1 << fb.exp_bits) - 1, n)
-    a = _words(rng, dp.a_type, (n, dp.k), centre_a, 3)
-    b = _words(rng, dp.b_type, (n, dp.k), centre_b, 3)
+    a = _words(rng, dp.a_type, (n, dp.k), centre_a, spread)
+    b = _words(rng, dp.b_type, (n, dp.k), centre_b, spread)
     # a fifth of the rows cancel: the second half of A negates the first, B repeats
     half, sign_a = dp.k // 2, 1 << (get_format(dp.a_type).width - 1)
     cancel = rng.random(n) < 0.2
@@ -126,6 +126,48 @@ def test_the_older_designs_write_the_scalar_words(gpu, dp_id):
                                    [hex(int(x)) for x in want[bad[:5]]])
 
 
+@pytest.mark.parametrize("gpu,dp_id", [("MI300X", "mfma.f32.f32.k4"), ("MI100", "mfma.f16.f32.k16"),
+                                        ("MI100", "mfma.bf16.f32.k8"), ("MI250X", "mfma.bf16.f32.k8")])
+def test_far_apart_terms_round_as_the_exact_sum(gpu, dp_id):
+    """Sums whose terms lie more than 62 bits apart (a C far above or below the
+    products, products spread over many binades): the compiled sum keeps a
+    62-bit window and the rest as a floor and a sticky bit; the scalar path
+    adds Python integers exactly. Same words."""
+    from tcprobe.models import amd_profiles
+
+    dp = Datapath.parse(dp_id)
+    model = amd_profiles.model_for(dp, gpu)
+    for seed, (c_spread, spread) in enumerate([(40, 3), (80, 3), (20, 20), (60, 40)]):
+        cases = _cases(dp, 400, 50 + seed, c_spread, spread)
+        got, want = model.evaluate(cases), model.scalar_words(cases)
+        assert np.array_equal(got, want), (seed, np.flatnonzero(got != want)[:5])
+
+
+def test_a_far_product_breaks_a_tie():
+    """MI300X f32 (the FMA chain, K = 1), worked by hand; every sum below spans
+    more than 62 bits, so the compiled path keeps C's part in a window and the
+    product's low bits as a floor and a sticky bit.
+    Row 0: C = 1.0 (0x3F800000), a = 2^-12 (1 + 2^-23) (0x39800001), b = 2^-12
+    (0x39800000): 1 + 2^-24 + 2^-47, above the tie 1 + 2^-24: 0x3F800001.
+    Row 1: the product negated, C = 1 + 2^-22 (0x3F800002): 1 + 3 * 2^-24 - 2^-47,
+    below the tie between 0x3F800001 and 0x3F800002: 0x3F800001.
+    Row 2: b = 2^-12 (1 - 2^-23) (0x397FFFFE): the product is 2^-24 - 2^-70, and
+    C = 1 + 2^-23 (0x3F800001) gives 1 + 3 * 2^-24 - 2^-70, below the tie only by
+    the bit the sticky holds: 0x3F800001 (the tie would go to 0x3F800002).
+    Row 3: row 2 negated throughout: -(1 + 3 * 2^-24 - 2^-70), 0xBF800001.
+    Row 4: C = 1.0 and 2^-24 alone: the tie goes to the even 1.0 (0x3F800000)."""
+    dp = Datapath.parse("mfma.f32.f32.k1")
+    model = MfmaModel("m", dp, "", MfmaParams("fma"))
+    a = np.array([[0x39800001], [0xB9800001], [0x39800001], [0xB9800001], [0x39800000]],
+                 np.uint32)
+    b = np.array([[0x39800000], [0x39800000], [0x397FFFFE], [0x397FFFFE], [0x39800000]],
+                 np.uint32)
+    c = np.array([0x3F800000, 0x3F800002, 0x3F800001, 0xBF800001, 0x3F800000], np.uint32)
+    for words in (model.evaluate(Cases(a, b, c)), model.scalar_words(Cases(a, b, c))):
+        assert [hex(int(x)) for x in words] == ["0x3f800001", "0x3f800001", "0x3f800001",
+                                                "0xbf800001", "0x3f800000"]
+
+
 def test_a_flushed_operand_loses_its_sign():
     """MI250X bf16 (ftz, P = 2), worked by hand. C = -1.5 * 2^-126 (0x80C00000) is
     normal and kept; the first pair is 1 * 2^-126 + 0 * 0 = 2^-126, and C plus it
@@ -176,3 +218,29 @@ def test_windows_past_the_compiled_range_run_the_scalar_path():
     cases = _cases(dp, 50, 7, 8)
     model = MfmaModel("m", dp, "", wide)
     assert np.array_equal(model.evaluate(cases), model.scalar_words(cases))
+
+
+@pytest.mark.parametrize("gpu,dtype", [("MI300X", "bfloat16"), ("MI300X", "float16"),
+                                       ("MI300X", "float32"), ("MI250X", "bfloat16"),
+                                       ("MI250X", "float16"), ("MI100", "bfloat16"),
+                                       ("MI100", "float16")])
+def test_the_gemm_form_writes_the_tile_chain_words(gpu, dtype):
+    """tcprobe.matmul's compiled GEMM form (amd_fast.gemm_words: A and B decoded
+    once, each output's instructions in turn, an output the compiled sums
+    leave finished on the scalar path from that instruction on) against the
+    tile chain (fast=False: MfmaModel.evaluate on every tile): the same words,
+    with NaN, Inf, huge, tiny and zero operands and K not a multiple of the
+    instruction's."""
+    torch = pytest.importorskip("torch")
+    import tcprobe
+
+    dt = getattr(torch, dtype)
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(24, 70, generator=g) * torch.exp2(torch.randint(-30, 30, (24, 70), generator=g))
+    b = torch.randn(70, 20, generator=g) * torch.exp2(torch.randint(-30, 30, (70, 20), generator=g))
+    a[0, 3], a[1, :] = float("nan"), 0.0
+    b[5, 2], b[6, 7], b[:, 9] = float("inf"), -float("inf"), 1e-40
+    a, b = a.to(dt), b.to(dt)
+    fast = tcprobe.matmul(a, b, gpu=gpu)
+    tiles = tcprobe.matmul(a, b, gpu=gpu, fast=False)
+    assert torch.equal(fast.view(torch.int32), tiles.view(torch.int32))
