@@ -5,8 +5,9 @@ The same integer arithmetic as ``models/amd.py``'s scalar path (its module
 doc names the designs and their evidence, MMA-Sim 2.1.1 from MI100, MI250X
 and MI300X measurements), compiled with numba on int64, in two forms: over
 a batch of cases (:func:`evaluate`, what ``MfmaModel.evaluate`` runs) and
-over a whole GEMM chain (:func:`gemm_words`, what ``tcprobe.matmul`` runs:
-A and B decoded once, each output's instructions one after another). Both
+over a whole GEMM chain (:func:`gemm_words`, what ``MfmaModel.gemm_words``
+and so ``tcprobe.matmul`` run: A and B decoded once, each output's
+instructions one after another). Both
 cover the instructions of which every operand, C and running sum is finite
 (zeros and subnormals included) and no product reaches 2**128; the
 truncated and grouped designs take F and F2 up to WINDOW_MAX; the FMA
@@ -429,31 +430,20 @@ def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np
     return out, np.flatnonzero(slow)
 
 
-def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles) -> np.ndarray:
-    """D words (M, N) of the chain of instructions ``tiles`` = (first, end) of
-    A (M, K) and B (K, N) words, K a multiple of the instruction's, from C
-    words (M, N): compiled where :func:`fits`, the outputs it leaves from an
-    instruction on finished by ``model.scalar_words`` one instruction at a
-    time (the tile chain's order)."""
-    from .amd import effective
-    from .cases import Cases
-
-    dp = model.datapath
-    p = effective(model.params, dp)
-    a_fmt, b_fmt = get_format(dp.a_type), get_format(dp.b_type)
+def gemm_words(p, a_fmt, b_fmt, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+               tiles) -> tuple[np.ndarray, np.ndarray]:
+    """(D words (M, N), stop (M, N)) of the chain of instructions ``tiles`` =
+    (first, end), each of K = ``k``, of A (M, K) and B (K, N) words from C
+    words (M, N) under ``p`` (an effective MfmaParams where :func:`fits`).
+    Where ``stop[i, j]`` is t >= 0 the compiled sums left instruction t to the
+    scalar path, and D holds the accumulator it starts from."""
     lo, hi = tiles
     c = np.ascontiguousarray(c, np.uint32)
     m, n = c.shape
     out = np.empty((m, n), np.int64)
-    stop = np.empty((m, n), np.int64)
+    stop = np.full((m, n), -1, np.int64)
     if m and n:
         _gemm_kernel(*_decoded(a_fmt, np.ascontiguousarray(a)),
                      *_decoded(b_fmt, np.ascontiguousarray(np.asarray(b).T)),
-                     c.astype(np.int64), lo, hi, dp.k, *_args(p, a_fmt, dp.k), out, stop)
-    words = out.astype(np.uint32)
-    for i, j in np.argwhere(stop >= 0):
-        for t in range(int(stop[i, j]), hi):
-            ks = slice(t * dp.k, (t + 1) * dp.k)
-            one = Cases(a[i, ks][None], np.asarray(b)[ks, j][None], words[i, j:j + 1])
-            words[i, j] = model.scalar_words(one)[0]
-    return words
+                     c.astype(np.int64), lo, hi, k, *_args(p, a_fmt, k), out, stop)
+    return out.astype(np.uint32), stop
