@@ -126,8 +126,10 @@ def command(a_path, b_path, c_path, bias_path, bias_format, d_path, gpu, alpha, 
                                               "--splits": splits_path})
     if json_path and json_path != "-":
         check_out_file(json_path, "--json")  # before the search, not after
-    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
-    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+    a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format, None,
+             None if a_format else "--format")
+    b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format, None,
+             None if b_format else "--format")
     c = load(c_path, "c", C_FORMATS, c_format)
     d = load(d_path, "d", OUT_NAMES, d_format)
     bias = None if not bias_path else load_vector(bias_path, "bias", bias_format)

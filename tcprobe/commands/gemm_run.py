@@ -36,11 +36,12 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
 def load(path: str | None, what: str, table: dict, fmt: str | None,
-         fmt_option: str | None = None) -> Operand | None:
+         fmt_option: str | None = None, given_as: str | None = None) -> Operand | None:
     """An operand from a .npy file. np.save drops ml_dtypes' names (a bfloat16
     array comes back as 2-byte voids), so ``fmt`` names the format of raw
     words (void or unsigned arrays); ``fmt_option``: the option that gave it
-    (default ``--WHAT-format``), named in its errors."""
+    (default ``--WHAT-format``), named in its errors; ``given_as``: the option
+    the user gave the format with (``--format`` for A and B), named likewise."""
     if path is None:
         return None
     npyfile.check(path, f"--{what}")  # a header claiming 10^10 words is refused unread
@@ -54,16 +55,16 @@ def load(path: str | None, what: str, table: dict, fmt: str | None,
             close()
         raise MatmulError(f"--{what}: {path} is an .npz archive of arrays, not one .npy array: "
                           "save the matrix alone (np.save)")
-    return array_words(arr, path, what, table, fmt, fmt_option)
+    return array_words(arr, path, what, table, fmt, fmt_option, given_as)
 
 
 def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | None,
-                fmt_option: str | None = None) -> Operand:
+                fmt_option: str | None = None, given_as: str | None = None) -> Operand:
     """The operand of an array read from ``path`` (:func:`load`'s rules)."""
     if not arr.dtype.isnative:  # saved in the other byte order: the same words, made native
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if fmt:
-        option = fmt_option or f"--{what}-format"
+        option = fmt_option or given_as or f"--{what}-format"
         if arr.dtype.kind not in "Vu" and arr.dtype.name not in table:
             raise MatmulError(f"{option}: {path} holds {arr.dtype}, not raw words")
         try:
@@ -127,8 +128,10 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     else:
         if not a_path or not b_path:
             raise MatmulError("--a: give --a and --b (.npy files), or --random MxNxK")
-        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format)
-        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format)
+        a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format, None,
+                 None if a_format else "--format")
+        b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format, None,
+                 None if b_format else "--format")
     k_given = int(a.words.shape[1])  # the report's K (0 stays 0)
     if sa_path is None and sb_path is None:
         a, b = fill_empty_k(a, b)  # K = 0: tcprobe.matmul's empty sum, one rule
@@ -180,6 +183,15 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
             compare_gpu, schedule if compare_schedule is None else compare_schedule,
             "--schedule" if compare_schedule is None else "--compare-schedule")
         runs.append((compare_gpu, compare_instr, other, compare_model, other_origin))
+    if out_fmt in ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"):  # the fp8 family of each GPU
+        from tcprobe.matrix import choice
+        from tcprobe.matrix.resolve import check_fp8_out
+
+        for g, *_ in runs:
+            try:
+                check_fp8_out(choice.gpu_name(g), out_fmt)
+            except MatmulError as e:
+                raise MatmulError("--" + str(e)) from None
     report = {"m": m, "n": n, "k": k_given, "products": []}
     words = []
     for g, ins, sch, mdl_name, origin in runs:
@@ -253,7 +265,8 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
 
 
 RANDOM_FORMATS = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32",
-                  "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+                  "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+                  "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}  # fnuz: MI300X's fp8
 
 
 def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Operand]:
