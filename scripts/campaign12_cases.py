@@ -92,6 +92,15 @@ def fixtures12(root: Path) -> None:
     sv("ref_f16out.npy", tcprobe.matmul(a, b, gpu="MI300X", dtype="f16"))
     sv("ref_xf32.npy", tcprobe.matmul(a.astype(np.float32), b.astype(np.float32), gpu="MI300X",
                                       instr="mfma.xf32.tf32.f32.k8"))
+    fa = rng.standard_normal((8, 32)).astype(ml_dtypes.float8_e4m3fnuz)
+    fb = rng.standard_normal((32, 8)).astype(ml_dtypes.float8_e4m3fnuz)
+    sv("fr_a.npy", fa.view(np.uint8))
+    sv("fr_b.npy", fb.view(np.uint8))
+    sv("fr_d.npy", tcprobe.matmul(fa, fb, gpu="MI300X"))
+    try:  # an fnuz D (the before-run's tcprobe had none: the case then reads no file)
+        sv("fr_d8.npy", tcprobe.matmul(fa, fb, gpu="MI300X", dtype="e4m3fnuz").view(np.uint8))
+    except ValueError:
+        pass
     (root / "amd_ok.toml").write_text('name = "amd_ok"\ngpu = "MI300X"\n[mfma]\ndesign = "truncated"\n'
                                       'block = 8\nwindow = 24\nwindow2 = 31\n')
     for name, body in MFMA_TOMLS.items():
@@ -297,6 +306,11 @@ def cli_cases():
     c(F, "err", "fit-gemm", "--a", "a.npy", "--b", "b.npy", "--d", "ref_MI300X.npy", "--gpu", "gfx942")
     c(F, "err", "fit-gemm", "--a", "fz_a.npy", "--b", "fz_b.npy", "--format", "e4m3", "--d", "ref_MI300X.npy", "--gpu", "MI300X")
     c(F, "ok", "fit-gemm", "--a", "a.npy", "--b", "b.npy", "--c", "c32.npy", "--alpha", "2", "--beta", "0.5", "--d", "ref_ab.npy", "--gpu", "MI300X")
+    c(F, "ok", "fit-gemm", "--a", "fr_a.npy", "--b", "fr_b.npy", "--format", "e4m3fnuz", "--d", "fr_d.npy", "--gpu", "MI300X")
+    c(F, "ok", "fit-gemm", "--a", "fr_a.npy", "--b", "fr_b.npy", "--format", "e4m3fnuz", "--d", "fr_d8.npy", "--d-format", "e4m3fnuz", "--gpu", "MI300X")
+    c(F, "err", "fit-gemm", "--a", "fr_a.npy", "--b", "fr_b.npy", "--format", "e4m3fnuz", "--d", "fr_d8.npy", "--d-format", "e4m3", "--gpu", "MI300X")
+    c(F, "err", "fit-gemm", "--a", "fr_a.npy", "--b", "fr_b.npy", "--format", "e4m3", "--d", "fr_d.npy", "--gpu", "MI300X")
+    c(F, "err", "fit-gemm", "--a", "a.npy", "--b", "b.npy", "--d", "fr_d8.npy", "--d-format", "e4m3fnuz", "--gpu", "H100")
     for g in AMD:
         c(F, "ok", "gemm-probe", "--gpu", g, "--format", "f16", "--m", "16", "--n", "16", "--k", "64", "--out", f"gp_{g}")
         c(F, "ok", "gemm-probe", "--gpu", g, "--format", "bf16", "--m", "16", "--n", "16", "--k", "64", "--out", f"gpb_{g}")
@@ -441,6 +455,8 @@ def _api():
         (M_, "err", "MX(dtype=ml_dtypes.float8_e5m2fnuz, gpu='H100')"),
         (M_, "ok", "d = MX(dtype='e4m3', gpu='H100'); assert str(d.dtype) == 'float8_e4m3fn'"),
         (M_, "err", "MX(schedule={'out': 'e4m3'})"),
+        (M_, "ok", "d = MX(ones16, ones16b, schedule={'out': 'e4m3fnuz'}); assert set(d.view(np.uint8).ravel().tolist()) == {0x60}"),
+        (M_, "err", "MX(gpu='H100', schedule={'out': 'e5m2fnuz'})"),
         (M_, "ok", "d = MX(np.full((8, 16), 2.0 ** -24, np.float16), ones16b); assert words(d) == [0x35800000]"),
         (M_, "ok", "d = MX(np.full((8, 16), 2.0 ** -24, np.float16), ones16b, gpu='MI100'); assert words(d) == [0x35800000]"),
         (M_, "ok", "d = MX(np.full((8, 16), np.nan, np.float16), ones16b); assert words(d) == [0x7FFFFFFF]"),
@@ -538,7 +554,7 @@ def _api():
         (S_, "ok", "a = torch.full((16, 32), 0.5).to(torch.float8_e4m3fnuz); b = torch.full((32, 16), 0.5).to(torch.float8_e4m3fnuz).t().contiguous().t(); one = torch.tensor(1.0)\nd, rep = EX(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.float32), gpu='H100')\nassert rep.routed == 0 and rep.fallbacks"),
         (S_, "any", "a = torch.full((16, 32), 0.5).to(torch.float8_e4m3fn); b = torch.full((32, 16), 0.5).to(torch.float8_e4m3fn).t().contiguous().t(); one = torch.tensor(1.0)\nd, rep = EX(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.float32))"),
         (S_, "any", "a = torch.full((16, 32), 0.5).to(torch.float8_e4m3fn); b = torch.full((32, 16), 0.5).to(torch.float8_e4m3fn).t().contiguous().t(); one = torch.tensor(1.0)\nd, rep = EX(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.float32), strict='routes')"),
-        (S_, "ok", "a = torch.full((16, 32), 0.5).to(torch.float8_e4m3fnuz); b = torch.full((32, 16), 0.5).to(torch.float8_e5m2fnuz).t().contiguous().t(); one = torch.tensor(1.0)\nd, rep = EX(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))\nassert (d == 4).all() and rep.routed == 1"),
+        (S_, "ok", "a = torch.full((16, 32), 0.5).to(torch.float8_e4m3fnuz); b = torch.full((32, 16), 0.5).to(torch.float8_e5m2fnuz).t().contiguous().t(); one = torch.tensor(1.0)\nd, rep = EX(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))\nassert (d == 8).all() and rep.routed == 1"),
         # fit_gemm on AMD
         (F_, "ok", "d = MX(); f = fit_gemm.fit(a16.view(np.uint16), 'f16', b16.view(np.uint16), 'f16', None, None, np.asarray(d).view(np.uint32), 'f32', gpu='MI300X'); assert f is not None"),
         (F_, "ok", "d = MX(gpu='MI250X'); f = fit_gemm.fit(a16.view(np.uint16), 'f16', b16.view(np.uint16), 'f16', None, None, np.asarray(d).view(np.uint32), 'f32', gpu='mi250x'); assert f is not None"),

@@ -150,3 +150,24 @@ def test_emulate_names_the_fp8_a_gpu_lacks():
             with emulate(gpu, report=Report(), strict="routes"):
                 torch._scaled_mm(a, b, scale_a=torch.tensor(1.0), scale_b=torch.tensor(1.0),
                                  out_dtype=torch.float32)
+
+
+# ---------------------------------------------------------------------------
+# fit-gemm reads an fnuz D (was: "D in e4m3fnuz is no GEMM output"), and refuses
+# an OCP e4m3 D on MI300X (was: fnuz words read as OCP's, fitted, exit 1)
+
+
+def test_fit_gemm_takes_an_fnuz_d(tmp_path):
+    # A of 0.5 (0x38), B of 1.0 (0x40: exponent field 8 = bias): 32 products sum to 16,
+    # written 0x60 in e4m3fnuz, which the MI300X fnuz design reproduces
+    a, b, d = tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "d.npy"
+    np.save(a, np.full((8, 32), 0x38, np.uint8))
+    np.save(b, np.full((32, 8), 0x40, np.uint8))
+    np.save(d, np.full((8, 8), 0x60, np.uint8))
+    r = invoke("fit-gemm", "--a", a, "--b", b, "--format", "e4m3fnuz", "--d", d, "--d-format",
+               "e4m3fnuz", "--gpu", "MI300X")
+    assert r.exit_code == 0, r.output
+    one_error(invoke("fit-gemm", "--a", a, "--b", b, "--format", "e4m3fnuz", "--d", d,
+                     "--d-format", "e4m3", "--gpu", "MI300X"), "d: MI300X's fp8 is AMD's fnuz")
+    d = tcprobe.matmul(ONES_A, ONES_B, gpu="MI300X", schedule={"out": "e4m3fnuz"})
+    assert _bytes(d) == {0x60}
