@@ -303,7 +303,7 @@ def api_cases():
         (f"tcprobe.matmul({a}, {b}, gpu='H100', alpha='2')", "err"),
         (f"tcprobe.matmul({a}, {b}, gpu='H100', alpha=None)", "err"),
         (f"tcprobe.matmul({a}, {b}, gpu='H100', alpha=np.float16(2))", "ok"),
-        (f"tcprobe.matmul({a}, {b}, gpu='H100', alpha=np.array([2.0]))", "err"),
+        (f"tcprobe.matmul({a}, {b}, gpu='H100', alpha=np.array([2.0]))", "ok"),  # one element: the number (campaign 10)
         (f"tcprobe.matmul({a}, {b}, gpu='H100', alpha=10**400)", "err"),
         (f"tcprobe.matmul({a}, {b}, gpu='H100', beta=2)", "any"),
         (f"tcprobe.matmul({a}, {b}, np.ones((8, 8), np.float32), gpu='H100', beta=-0.0)", "ok"),

@@ -133,10 +133,10 @@ CASES = [
     (CTX, "ok", "r = Report(); m = emulate('H100', report=r)\nwith m:\n    A @ B\nwith m:\n    A @ B\nassert r.routed == 2"),
     (CTX, "ok", "torch.backends.cuda.matmul.allow_tf32 = True\ntry:\n    x, y = torch.randn(8, 16), torch.randn(16, 8); d, r = E(lambda: x @ y, schedule='cublas-tf32'); e = tcprobe.matmul(x, y, gpu='H100', schedule='cublas-tf32'); same(d, torch.as_tensor(np.asarray(e)))\nfinally:\n    torch.backends.cuda.matmul.allow_tf32 = False"),
     (CTX, "ok", "x, y = torch.randn(8, 16), torch.randn(16, 8); d, r = E(lambda: x @ y); assert r.fallback == 1 and 'highest' in r.fallbacks[0][1]"),
-    (CTX, "ok", "r = Report(record=True)\nwith emulate('H100', report=r):\n    d = A @ B\nrec = r.records[0]; e = tcprobe.matmul(rec.a, rec.b, gpu='H100', schedule=rec.schedule or None); assert np.array_equal(W(rec.d), W(torch.as_tensor(np.asarray(e))))"),
+    (CTX, "ok", "r = Report(record=True)\nwith emulate('H100', report=r):\n    d = A @ B\nrec = r.records[0]; e = tcprobe.matmul(rec.a, rec.b, gpu='H100', schedule=rec.schedule or None, dtype=rec.out_dtype); assert np.array_equal(W(rec.d), W(e.float()))"),
     (CTX, "err", "emulate('H100', schedule={'split_k': 0})"),
     (CTX, "err", "emulate('H100', schedule='no-such-preset')"),
-    (CTX, "err", "emulate('H100', backend='CPU ')"),
+    (CTX, "ok", "emulate('H100', backend='CPU ')"), # ok since campaign 11 (names in any case, white space dropped)
     (CTX, "err", "emulate(['H100'])"),
     (CTX, "err", "emulate('H100', report=Report)"),
     (CTX, "err", "Report(compare=np.bool_(True), record='no')"),
@@ -184,7 +184,7 @@ CASES = [
     (KW, "ok", "d = tcprobe.matmul(a16, b16, gpu='H100', dtype=np.float16); assert np.asarray(d).dtype == np.float16"),
     (KW, "any", "d = tcprobe.matmul(a16, b16, gpu='H100', dtype=torch.float16); assert np.asarray(d).dtype == np.float16"),
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', dtype='float64')"),
-    (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', dtype='f16 ')"),
+    (KW, "ok", "tcprobe.matmul(a16, b16, gpu='H100', dtype='f16 ')"), # ok since campaign 11 (names in any case, white space dropped)
     (KW, "err", "tcprobe.matmul(a16, b16, gpu=None)"),
     (KW, "err", "tcprobe.matmul(a16, b16, gpu=100)"),
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', split_k=True)"),
@@ -197,7 +197,7 @@ CASES = [
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', alpha='2')"),
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', alpha=None)"),
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', alpha=[2])"),
-    (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', alpha=np.array([2.0]))"),
+    (KW, "ok", "tcprobe.matmul(a16, b16, gpu='H100', alpha=np.array([2.0]))"),  # one element: the number (campaign 10)
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', alpha=torch.tensor([2.0, 3.0]))"),
     (KW, "any", "d1 = tcprobe.matmul(a16, b16, gpu='H100', alpha=torch.tensor(2.0)); d2 = tcprobe.matmul(a16, b16, gpu='H100', alpha=2.0); assert np.array_equal(npw(d1), npw(d2))"),
     (KW, "err", "tcprobe.matmul(a16, b16, gpu='H100', fast='yes')"),
@@ -220,7 +220,7 @@ CASES = [
     (SCH, "err", "tcprobe.matmul(a16, b16, gpu='H100', schedule={'split_k': 2}, split_k=3)"),
     (SCH, "err", "tcprobe.matmul(a16, b16, gpu='H100', schedule=b'cublas')"),
     (SCH, "err", "tcprobe.matmul(a16, b16, gpu='H100', schedule='')"),
-    (SCH, "err", "tcprobe.matmul(a16, b16, gpu='H100', schedule=' cublas')"),
+    (SCH, "ok", "tcprobe.matmul(a16, b16, gpu='H100', schedule=' cublas')"), # ok since campaign 11 (names in any case, white space dropped)
     (SCH, "err", "tcprobe.matmul(a16, b16, gpu='H100', schedule='missing.json')"),
     (SCH, "err", "Path('sd').mkdir(exist_ok=True); tcprobe.matmul(a16, b16, gpu='H100', schedule=Path('sd'))"),
     (SCH, "err", "Path('e.json').write_text(''); tcprobe.matmul(a16, b16, gpu='H100', schedule='e.json')"),
@@ -329,7 +329,7 @@ CASES = [
     (EMU, "ok", "x = T(1, 2, 6, 6).requires_grad_(); w = T(3, 2, 3, 3).requires_grad_(); r = Report()\nwith emulate('H100', report=r):\n    F.conv2d(x, w).float().sum().backward()\nsaid(r); assert r.fallback >= 1"),
     (EMU, "ok", "d, r = E(lambda: (A @ B, torch.bmm(T(2, 8, 16), T(2, 16, 8)))); json.dumps(r.rows())"),
     (EMU, "ok", "r = Report(record=True)\nwith emulate('H100', report=r):\n    torch.bmm(T(3, 8, 16), T(3, 16, 8))\nassert len(r.records) == 3"),
-    (EMU, "ok", "a8 = torch.ones((17, 17), dtype=torch.int8)\ntry:\n    torch._int_mm(a8, a8)\n    plain = True\nexcept RuntimeError:\n    plain = False\ntry:\n    d, r = E(lambda: torch._int_mm(a8, a8))\n    ours = True\nexcept RuntimeError:\n    ours = False\nassert plain == ours, (plain, ours)"),
+    (EMU, "err", "a8 = torch.ones((17, 17), dtype=torch.int8)\nE(lambda: torch._int_mm(a8, a8))"),  # campaign 11: a shape torch's GPU _int_mm refuses is refused, named
     (EMU, "ok", "S = T(8, 8); S0 = S.clone(); E(lambda: torch.mm(S, S, out=S), schedule='cublas'); e, _ = E(lambda: torch.mm(S0, S0), schedule='cublas'); same(S, e)"),
     (EMU, "ok", "a = T(16, 32, dt=torch.float8_e4m3fn); b = T(16, 32, dt=torch.float8_e5m2).t(); sc = torch.tensor(1.0); d, r = E(lambda: torch._scaled_mm(a, b, sc, sc, out_dtype=torch.float32), schedule='cublas'); e = tcprobe.matmul(a, b, gpu='H100', dtype='float32', schedule='cublas'); same(d, e)"),
     (EMU, "ok", "a = T(16, 32, dt=torch.float8_e4m3fn); sc = torch.tensor(2.0); o = torch.empty(16, 16, dtype=torch.bfloat16); d, r = E(lambda: torch._scaled_mm(a, a.t(), sc, sc, out_dtype=torch.bfloat16, out=o), schedule='cublas'); e, _ = E(lambda: torch._scaled_mm(a, a.t(), sc, sc, out_dtype=torch.bfloat16), schedule='cublas'); same(o, e)"),

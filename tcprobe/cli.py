@@ -341,6 +341,9 @@ class Group(click.Group):
             say(("interrupted", "yellow"), err=True)
             sys.exit(EXIT_INTERRUPTED)
         except Exception as e:
+            if startsignal.HEARD:  # Ctrl-C, made into another error by a library's import
+                say(("interrupted", "yellow"), err=True)
+                sys.exit(EXIT_INTERRUPTED)
             if isinstance(e, OSError) and _reader_left(e):
                 from tcprobe.console import closed_pipe
 

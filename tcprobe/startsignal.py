@@ -32,9 +32,25 @@ except ValueError:  # not the main thread
     _BEFORE = None
 
 
+HEARD = False  # a Ctrl-C came after restore() (tcprobe.cli reads it)
+
+
+def _noted(signum, frame):
+    """Python's own Ctrl-C (KeyboardInterrupt), noted first: a C extension's import
+    that it lands in can turn it into another error (numpy's import_array: an
+    ImportError, "numpy._core.multiarray failed to import"), which the command
+    line then still ends as Ctrl-C, not as an internal error (campaign 12)."""
+    global HEARD
+    HEARD = True
+    raise KeyboardInterrupt
+
+
 def restore() -> None:
-    """Ctrl-C raises KeyboardInterrupt again (the command line's invoke says it)."""
+    """Ctrl-C raises KeyboardInterrupt again (the command line's invoke says it),
+    noted in :data:`HEARD`."""
     global _BEFORE
     if _BEFORE is not None and signal.getsignal(signal.SIGINT) is _interrupted:
-        signal.signal(signal.SIGINT, _BEFORE)
+        # the command line notes it; a library import gets Python's own handler back
+        cli = getattr(sys.modules.get("tcprobe"), "_AS_CLI", False)
+        signal.signal(signal.SIGINT, _noted if cli else _BEFORE)
     _BEFORE = None

@@ -100,7 +100,8 @@ def load_vector(path: str, what: str, fmt: str | None):
 @click.option("--b-format", help="Format of a raw-word B file (overrides --format).")
 @click.option("--c-format", help="Format of a raw-word C file (f32, f16, bf16).")
 @click.option("--d-format", "--dtype", "d_format",
-              help="Format of a raw-word D file (f32, f16, bf16, e4m3, e5m2); --dtype is the "
+              help="Format of a raw-word D file (f32, f16, bf16, e4m3, e5m2; e4m3fnuz, e5m2fnuz on "
+                   "MI300X); --dtype is the "
                    "same option, as gemm names D's type.")
 @click.option("--splits", "splits_path", type=click.Path(dir_okay=False),
               help="D of gemm-probe's splits case for the same GEMM (.npy): the K offsets "

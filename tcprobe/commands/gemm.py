@@ -33,7 +33,7 @@ def _finite(v: float | None, option: str) -> float | None:
               help="B (K, N) as .npy.")
 @click.option("--random", "random_shape", metavar="MxNxK",
               help="Instead of --a and --b: random normal A (M, K) and B (K, N) in --format "
-                   "(bf16, f16, tf32, e4m3, e5m2), drawn from --seed.")
+                   "(bf16, f16, tf32, e4m3, e5m2; e4m3fnuz, e5m2fnuz on MI300X), drawn from --seed.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of --random's operands.")
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),

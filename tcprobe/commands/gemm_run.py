@@ -191,6 +191,15 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
             compare_gpu, schedule if compare_schedule is None else compare_schedule,
             "--schedule" if compare_schedule is None else "--compare-schedule")
         runs.append((compare_gpu, compare_instr, other, compare_model, other_origin))
+    if out_fmt in ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"):  # the fp8 family of each GPU
+        from tcprobe.matrix import choice
+        from tcprobe.matrix.resolve import check_fp8_out
+
+        for g, *_ in runs:
+            try:
+                check_fp8_out(choice.gpu_name(g), out_fmt)
+            except MatmulError as e:
+                raise MatmulError("--" + str(e)) from None
     report = {"m": m, "n": n, "k": k_given, "products": []}
     words = []
     for g, ins, sch, mdl_name, origin in runs:
@@ -264,7 +273,8 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
 
 
 RANDOM_FORMATS = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32",
-                  "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+                  "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+                  "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}  # fnuz: MI300X's fp8
 
 
 def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Operand]:

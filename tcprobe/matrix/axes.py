@@ -31,7 +31,7 @@ from numbers import Integral
 from tcprobe.names import match
 
 STAGES = ("instruction", "operands", "plan", "reduction", "epilogue", "output")
-OUT_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2", "s32")
+OUT_FORMATS = ("f32", "f16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "s32")  # fnuz: MI300X
 MAX_SEARCHED_SPLIT = 16  # fit-gemm's default split counts: 1..16
 
 

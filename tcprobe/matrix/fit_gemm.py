@@ -38,7 +38,7 @@ from .axes import BY_NAME
 from .compare import words_differ
 from .mainloop import threads
 from .operands import MatmulError
-from .resolve import check_memory_of
+from .resolve import check_fp8_out, check_memory_of
 from .schedule import Schedule, ScheduleError
 
 FIRST_ROWS = 8  # rows of the cheap first passes
@@ -328,14 +328,19 @@ def fit(a, a_fmt, b, b_fmt, c, c_fmt, d, d_fmt, *, gpu, alpha=1, beta=None,
     integer = get_format(a_fmt).kind.name == "INT"
     if integer:
         raise MatmulError("a: fit-gemm fits float products (integer products have one sum)")
-    if d_fmt not in ("f32", "f16", "bf16", "e4m3", "e5m2"):
-        raise MatmulError(f"d: D in {d_fmt} is no GEMM output (f32, f16, bf16, e4m3, e5m2)")
+    outs = ("f32", "f16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz")
+    if d_fmt not in outs:
+        raise MatmulError(f"d: D in {d_fmt} is no GEMM output ({', '.join(outs)})")
     for what, x, fmt in (("c", c, c_fmt), ("bias", bias, bias_fmt or "f32")):
         if x is not None and fmt not in FLOAT_ADDENDS:  # s32 is an integer product's
             raise MatmulError(f"{what}: {'C' if what == 'c' else 'the bias'} in {fmt} does not "
                               f"suit a float product ({', '.join(FLOAT_ADDENDS)})")
     bounds = check_bounds(bounds, k)
     gpu = choice.gpu_name(gpu)
+    try:  # an fp8 D of the GPU's own family (resolve.check_fp8_out: fnuz on MI300X)
+        check_fp8_out(gpu, d_fmt)
+    except MatmulError as e:
+        raise MatmulError("d" + str(e).removeprefix("dtype")) from None
     beta = epilogue.beta_given(beta, c is not None, False)  # unset: 1 with C
     al, be = epilogue.f32_word(alpha, "alpha"), epilogue.f32_word(beta, "beta")
     bias32 = None if bias is None else epilogue.to_f32(bias, bias_fmt or "f32")

@@ -37,8 +37,10 @@ BIAS_FORMATS = C_FORMATS
 OUTPUT_FORMATS = {"float32": "f32", "float16": "f16", "int32": "s32"}
 # dtype name -> output format D may be written in
 OUT_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float8_e4m3fn": "e4m3",
-             "float8_e5m2": "e5m2", "int32": "s32"}
-OUT_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+             "float8_e5m2": "e5m2", "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz",
+             "int32": "s32"}
+OUT_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+              "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}
 # dtype name -> format of a block scale
 SCALE_FORMATS = {"float8_e8m0fnu": "ue8m0", "float8_e4m3fn": "ue4m3", "uint8": None}
 # output format -> numpy dtype of the result

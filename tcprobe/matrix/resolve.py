@@ -114,6 +114,29 @@ def check_out_type(out: str | None, c_fmt: str | None, what: str = "dtype") -> N
                           "C's type (give C in the type D should have, or no dtype)")
 
 
+def check_fp8_out(gpu: str, out_fmt: str) -> None:
+    """An fp8 D in the fp8 family ``gpu`` has: OCP e4m3/e5m2 on NVIDIA, AMD's fnuz
+    on MI300X (CDNA3 converts to fnuz only), none on MI100/MI250X (no fp8 at all).
+    One gate for matmul's dtype=, the schedule's out and gemm's --dtype."""
+    from tcprobe.models import isa_amd
+
+    if out_fmt not in ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"):
+        return
+    arch = isa_amd.GPU_ARCH.get(gpu.upper())
+    if arch is None:
+        if out_fmt.endswith("fnuz"):
+            raise MatmulError(f"dtype: {out_fmt} is AMD's fp8 (MI300X); {gpu} writes OCP "
+                              f"{out_fmt.removesuffix('fnuz')}")
+        return
+    fnuz = {i.a_type for i in isa_amd.instructions(arch)} & {"e4m3fnuz", "e5m2fnuz"}
+    if not fnuz:
+        raise MatmulError(f"dtype: {gpu} ({arch}) has no fp8 (no v_mfma or conversion of it): "
+                          f"it writes no {out_fmt} D")
+    if not out_fmt.endswith("fnuz"):
+        raise MatmulError(f"dtype: {gpu}'s fp8 is AMD's fnuz (e4m3fnuz, e5m2fnuz), not OCP's "
+                          f"{out_fmt}: give {out_fmt}fnuz")
+
+
 def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, out=None,
             model=None, alpha=1, beta=1, bias: Operand | None = None, scale_a=None,
             scale_b=None, fast=None, jobs=None, progress=None, backend=None) -> Problem:
@@ -156,6 +179,7 @@ def problem(a: Operand, b: Operand, c: Operand | None, s, *, gpu, instr=None, ou
             raise MatmulError(f"bias is {tuple(bias.words.shape)} but D has {n} columns")
         bias_w = bias.words if integer else epilogue.to_f32(bias.words, bias.fmt)
     gpu = choice.gpu_name(gpu)
+    check_fp8_out(gpu, out_fmt)
     scale, block, sa, sb = scales(scale_a, scale_b, m, n, k)
     dp = choice.datapath(gpu, s.instr or instr, a.fmt, b.fmt, acc, scale, block)
     if dp.c != dp.d_type:

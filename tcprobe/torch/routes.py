@@ -22,7 +22,8 @@ from .conv import conv_gemm
 
 aten = torch.ops.aten
 HALF = (torch.bfloat16, torch.float16)
-FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+FP8 = (torch.float8_e4m3fn, torch.float8_e5m2,  # OCP fp8; fnuz: MI300X's (the GPU gate refuses
+       torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)  # either where its GPU has no such v_mfma)
 OUT_FORMATS = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16"}
 # Matrix products that have no route here: run as torch would, counted
 # (MATRIX_NAMES in mode.py catches the rest by name).
