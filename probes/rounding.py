@@ -251,6 +251,9 @@ def run(ctx) -> Finding:
                      for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
+    if not ok:
+        ok, cands, note = _high_floor(ctx, cs, words, cands)
+        notes += note
     design = {}
     if not ok:
         # the other designs the engine runs: products aligned on their true
@@ -345,6 +348,31 @@ def run(ctx) -> Finding:
                + f" ({len(cs)} cases: fractions of an ulp of both signs, even and odd, carries)")
     return Finding("rounding", "found" if len(rounds) == 1 else "partial", summary, values, ev,
                    notes)
+
+
+def _high_floor(ctx, cs, words, cands) -> tuple[list, dict, list]:
+    """Where no candidate fits, a zero floor near the products' own
+    exponents (the zero step measures it later): these sums anchor near 2^0
+    (products down to 2^-3), so a floor of -4 or above lifts the anchor of
+    some of them, which moves the window's cut and the carry bits' top. Each
+    floor from the highest down, alone and with every carry width and top;
+    the candidates that fit take the highest floor that fits (the zero step
+    names the floor)."""
+    tops = [{}] + [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
+                   for t in ("wrap", "saturate", "normalize")]
+    for top in tops:
+        for floor in range(HIGH_FLOORS[1], HIGH_FLOORS[0] - 1, -1):
+            over = {**top, "zero_floor": floor}
+            ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
+            if ok:
+                text = ", ".join(f"{k} = {v}" for k, v in over.items())
+                return ok, {key: {**c, **over} for key, c in cands.items()}, [
+                    f"only a zero floor near the products' exponents fits these sums ({text}); "
+                    "the zero and carry steps measure them"]
+    return [], cands, []
+
+
+HIGH_FLOORS = (-4, 3)  # the floors _high_floor tries (the rounding cases anchor near 2^0)
 
 
 def _narrow(ctx, cs, words, F, kappas, ok, out):

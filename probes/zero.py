@@ -462,6 +462,13 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
     if ctx.value("output_rounding") == "rz" and ctx.params().output_frac_bits in (None, out) \
             and narrow is not None and 0 <= narrow <= MOST_CARRY_BITS and ctx.value("carry_bits") is None:
         tops["normalize"] = {"carry_bits": narrow, "carry_top": "normalize"}
+    # the carry widths the carry step could not tell apart (it assumed the
+    # widest): a sum near the floor, cut by fewer bits, may need a narrower one
+    top = ctx.params().carry_top
+    for b in (ctx.findings["carry"].values.get("carry_widths", []) if "carry" in ctx.findings
+              else []):
+        if b != ctx.params().carry_bits:
+            tops[f"carry {b}"] = {"carry_bits": b, "carry_top": top}
     base = {(f, z): {"zero_floor": f, "zero_sign": z} for f, _, z in cands}
     fits = ctx.consistent(cases, words, {
         (f, r, z, k, t): {**over, "output_rounding": r, **tops[t],
@@ -485,6 +492,12 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
         values["output_rounding"] = rounds[0]
         values["settled"] = [*values.get("settled", []), "output_rounding"]
         notes.append(f"outputs in the subnormal range settle the rounding: {rounds[0]}")
+    widths = {x[4] for x in fits}
+    if fits and len(widths) == 1 and next(iter(widths)).startswith("carry "):
+        values.update(tops[next(iter(widths))])
+        values["settled"] = [*values.get("settled", []), "carry_bits"]
+        notes.append(f"the small sums settle the carry width the carry step left open: "
+                     f"{values['carry_bits']} carry bits")
     if fits and {x[4] for x in fits} == {"normalize"}:
         values.update(tops["normalize"])
         values["settled"] = [*values.get("settled", []), "carry_bits"]
