@@ -462,7 +462,8 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     if found.block_size < k:
         for inter in inters:
             i_fmt = get_format(inter.get("inter_type") or ctx.d_fmt.name)
-            designs += [{**inter, "inter_frac_bits": b, "inter_rounding": r}
+            designs += [{**inter, **align, "inter_frac_bits": b, "inter_rounding": r}
+                        for align in ({}, {"align": "normalized"})
                         for b in range(1, i_fmt.frac_bits) for r in ROUNDINGS]
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})

@@ -1,7 +1,8 @@
 """The ladder on classes of draw_wide's designs that ended wrong (never
 validated) in the wide scans (benchmarks/ladder_design_scan.py --wide):
 a zero floor near the products' own exponents beside a narrow carry, an
-accumulator of 0 carry bits, C in the first block of a window wider than
+accumulator of 0 carry bits, block results kept to fewer bits under
+normalized alignment, C in the first block of a window wider than
 C's reach under an RZ output (read as C added after the blocks).
 
 Each profile is written out here, after one scan design; the keys asserted
@@ -53,6 +54,15 @@ DESIGNS = {
         dict(block_size=32, output_rounding="rz", output_frac_bits=9, zero_sign="ieee",
              c_join=None, overflow="saturate", window_bits=None),
         ("window_bits", "c_join")),
+    # seed 46, design 0: block results passed on keeping 17 of f32's 23
+    # fraction bits (RNA) under products aligned on their true leading bit:
+    # the rounding step tried the kept bits under raw alignment only
+    "inter-keep-17-normalized-rna": (
+        "wgmma", "e4m3", "f32",
+        dict(window_bits=23, block_size=16, output_rounding="rna", zero_floor="none",
+             nan=0xFFE7_7ED7, overflow="ieee", c_convert="bf16", inter_frac_bits=17,
+             align="normalized"),
+        dict(window_bits=23, block_size=16, output_rounding="rna", align="normalized"), ()),
 }
 
 
