@@ -294,9 +294,16 @@ def _c_rows(ctx, bt2, pair, F: int, keeps, lowest_raw: int) -> int:
     ties = {(1 << (fc.frac_bits - k - 1)) | (1 << (fc.frac_bits - d))
             for k in keeps for d in (F - 2, F - 1, F)
             if 0 <= k < fc.frac_bits - 1 and k + 1 < d <= fc.frac_bits}
+    # a subnormal C (biased exponent 0) holds its bits at fixed places: the
+    # tie beside one bit at every depth below it, down to C's last, so a floor
+    # whose window ends anywhere among them cuts the bit (a window deeper than
+    # C's fraction reaches them only there)
+    sub_ties = {(1 << (fc.frac_bits - k - 1)) | (1 << (fc.frac_bits - d))
+                for k in keeps for d in range(k + 2, fc.frac_bits + 1)
+                if 0 <= k < fc.frac_bits - 1}
     for be in range(0, min(64, (1 << fc.exp_bits) - 1)):
         for frac in sorted({1, (1 << fc.frac_bits) - 1, 1 << (fc.frac_bits - 1),
-                            (1 << fc.frac_bits) // 3, *ties}):
+                            (1 << fc.frac_bits) // 3, *ties, *(sub_ties if be == 0 else ())}):
             for s in (0, 1):
                 cw = (s << (fc.width - 1)) | (be << fc.frac_bits) | frac
                 bt2.add(f"C alone, biased exponent {be}", {}, cw)

@@ -1,7 +1,8 @@
 """The ladder on classes of draw_wide's designs that ended wrong (never
 validated) in the wide scans (benchmarks/ladder_design_scan.py --wide):
 a zero floor near the products' own exponents beside a narrow carry, an
-accumulator of 0 carry bits, block results kept to fewer bits under
+accumulator of 0 carry bits, a floor whose window ends among a subnormal
+C's bits, block results kept to fewer bits under
 normalized alignment, C in the first block of a window wider than
 C's reach under an RZ output (read as C added after the blocks).
 
@@ -63,6 +64,19 @@ DESIGNS = {
              nan=0xFFE7_7ED7, overflow="ieee", c_convert="bf16", inter_frac_bits=17,
              align="normalized"),
         dict(window_bits=23, block_size=16, output_rounding="rna", align="normalized"), ()),
+    # seed 48, design 6: a 36-bit window keeping 19 of f32's bits under RNE:
+    # a subnormal C alone anchors at a floor above -126, whose window ends at
+    # floor - 36; with the tie at 2^-146 (the output's last step 2^-145) and a
+    # bit at 2^-149, floor -112 cuts that bit and rounds the tie to even:
+    # floors at or below -113 give the same words, -112 does not (the zero
+    # step named every floor up to -112 open)
+    "subnormal-c-floor-edge": (
+        "wgmma", "e4m3", "f32",
+        dict(window_bits=36, block_size=4, output_rounding="rne", zero_floor=-143,
+             nan=0x7FC4_8206, output_frac_bits=19, carry_bits=3, carry_top="normalize",
+             overflow="inf"),
+        dict(window_bits=36, block_size=4, output_rounding="rne", output_frac_bits=19,
+             carry_bits=3, carry_top="normalize", zero_floor=None), ("zero_floor",)),
 }
 
 
@@ -84,6 +98,12 @@ def test_carry_0_normalize(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(set(DESIGNS) - {"carry-0-normalize"}))
+def test_subnormal_c_floor_edge(tmp_path):
+    v, res = _run(tmp_path, "subnormal-c-floor-edge")
+    assert "(<= -113)" in res.finding("zero").summary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(DESIGNS) - {"carry-0-normalize", "subnormal-c-floor-edge"}))
 def test_wide_class_designs(tmp_path, name):
     _run(tmp_path, name)
