@@ -251,9 +251,12 @@ def run(ctx) -> Finding:
                      for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
+    floor = {}
     if not ok:
         ok, cands, note = _high_floor(ctx, cs, words, cands)
         notes += note
+        if ok:  # the carry step runs before the zero step, at home exponents it lifts
+            floor = {"zero_floor": next(iter(cands.values()))["zero_floor"]}
     design = {}
     if not ok:
         # the other designs the engine runs: products aligned on their true
@@ -290,6 +293,8 @@ def run(ctx) -> Finding:
                        "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
                        f"{len(cs)} cases with F = {F}", {}, ev)
     values = {**design, "undetermined": dict(design.get("undetermined", {}))}
+    if floor:
+        values["assumed"] = {**values.get("assumed", {}), **floor}
     if "block_size" in design:
         values["blocks"] = [sorted(b) for b in _blocks_of(ctx, design)]
     if narrow:
@@ -351,13 +356,13 @@ def run(ctx) -> Finding:
 
 
 def _high_floor(ctx, cs, words, cands) -> tuple[list, dict, list]:
-    """Where no candidate fits, a zero floor near the products' own
+    """Where no candidate fits, a zero floor near or above the products' own
     exponents (the zero step measures it later): these sums anchor near 2^0
     (products down to 2^-3), so a floor of -4 or above lifts the anchor of
     some of them, which moves the window's cut and the carry bits' top. Each
     floor from the highest down, alone and with every carry width and top;
-    the candidates that fit take the highest floor that fits (the zero step
-    names the floor)."""
+    the candidates that fit take the highest floor that fits (the model's
+    until the zero step measures the floor)."""
     tops = [{}] + [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
                    for t in ("wrap", "saturate", "normalize")]
     for top in tops:
@@ -372,7 +377,7 @@ def _high_floor(ctx, cs, words, cands) -> tuple[list, dict, list]:
     return [], cands, []
 
 
-HIGH_FLOORS = (-4, 3)  # the floors _high_floor tries (the rounding cases anchor near 2^0)
+HIGH_FLOORS = (-4, 8)  # the floors _high_floor tries (the rounding cases anchor near 2^0)
 
 
 def _narrow(ctx, cs, words, F, kappas, ok, out):

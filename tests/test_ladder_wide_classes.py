@@ -1,6 +1,7 @@
 """The ladder on classes of draw_wide's designs that ended wrong (never
 validated) in the wide scans (benchmarks/ladder_design_scan.py --wide):
-a zero floor near the products' own exponents beside a narrow carry, an
+a zero floor near or above the products' own exponents (beside a narrow
+carry), an
 accumulator of 0 carry bits, a floor whose window ends among a subnormal
 C's bits, block results kept to fewer bits under
 normalized alignment, C in the first block of a window wider than
@@ -33,6 +34,17 @@ DESIGNS = {
              c_convert="bf16"),
         dict(window_bits=39, block_size=1, output_rounding="rna", output_frac_bits=3,
              carry_bits=2, carry_top="saturate", zero_floor=-1, c_convert="bf16"), ()),
+    # the wide scan of seed 45, design 6: a floor of 6, above every sum of the
+    # rounding step (products near 2^0): a 19-bit window below 2^6 cuts at
+    # 2^-13; the carry step, which runs before the zero step, needs the floor
+    # too (2 carry bits above 2^6 are never reached: open)
+    "floor-6-window-19-keep-13": (
+        "mma", "tf32", "f32",
+        dict(window_bits=19, block_size=5, output_rounding="rna", zero_floor=6,
+             nan=0x7F93_046B, output_frac_bits=13, zero_sign="ieee", carry_bits=2,
+             carry_top="normalize", overflow="inf", c_convert="e4m3fnuz"),
+        dict(window_bits=19, block_size=5, output_rounding="rna", output_frac_bits=13,
+             zero_floor=6, carry_bits=None), ("carry_bits",)),
     # seed 46, design 5 without C added after: an accumulator of 0 carry bits
     # that normalizes; the carry step's sums fit 0 and 1 bits (the model took
     # 1) and the zero step's small sums fit neither floor nor sign with 1
