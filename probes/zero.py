@@ -92,7 +92,7 @@ def run(ctx) -> Finding:
     lo_f = max(low, lowest_raw - 2)
     if c_rows:  # C alone anchors as low as C's smallest normal exponent
         lo_f = min(lo_f, fsub)
-    floors = [None] + list(range(lo_f, 21))
+    floors = [None] + list(range(lo_f, HIGHEST_FLOOR + 1))
     roundings = [ctx.value("output_rounding")] if rnd_known else ["rz", "rne", "rna"]
     # the sign of zero, the floor (and the rounding, if still open) together:
     # a floor can cut a tiny term that would otherwise decide a zero's sign
@@ -278,6 +278,9 @@ def _block_sums(ctx, bt2, osub: int, lowest_raw: int) -> None:
                         {k: p[:2] for k in last})
 
 
+HIGHEST_FLOOR = 20  # the highest zero floor the step tries
+
+
 def _c_rows(ctx, bt2, pair, F: int, keeps, lowest_raw: int) -> int:
     """C alone (and beside products that cancel) over C's exponents; the count
     of C-alone rows."""
@@ -301,7 +304,11 @@ def _c_rows(ctx, bt2, pair, F: int, keeps, lowest_raw: int) -> int:
     sub_ties = {(1 << (fc.frac_bits - k - 1)) | (1 << (fc.frac_bits - d))
                 for k in keeps for d in range(k + 2, fc.frac_bits + 1)
                 if 0 <= k < fc.frac_bits - 1}
-    for be in range(0, min(64, (1 << fc.exp_bits) - 1)):
+    # C's exponents from its subnormals up to where the highest floor tried
+    # cuts a whole C (HIGHEST_FLOOR - F): a wide window under a high floor
+    # keeps every C below 2^-64 from no floor at all
+    top_be = max(64, HIGHEST_FLOOR - F + fc.bias + 2)
+    for be in range(0, min(top_be, (1 << fc.exp_bits) - 1)):
         for frac in sorted({1, (1 << fc.frac_bits) - 1, 1 << (fc.frac_bits - 1),
                             (1 << fc.frac_bits) // 3, *ties, *(sub_ties if be == 0 else ())}):
             for s in (0, 1):
