@@ -2,9 +2,10 @@
 validated) in the wide scans (benchmarks/ladder_design_scan.py --wide):
 a zero floor near or above the products' own exponents (beside a narrow
 carry), an accumulator of 0 carry bits, a floor whose window ends among a
-subnormal C's bits (or above 2^-64 under a wide window), block results kept to fewer bits under normalized
-alignment, C in the first block of a window wider than C's reach under an
-RZ output (read as C added after the blocks).
+subnormal C's bits (or above 2^-64 under a wide window), block results
+kept to fewer bits under normalized alignment, C in the first block of a
+window wider than C's reach under an RZ output (read as C added after the
+blocks).
 
 Each profile is written out here, after one scan design; the keys asserted
 are the profile's own, and the judge's held-out set (random cases, the
