@@ -251,12 +251,6 @@ def run(ctx) -> Finding:
                      for key, over in cands.items()}
             notes.append("only an accumulator that wraps (a few carry bits) fits these sums; "
                          "the carry step measures it")
-    floor = {}
-    if not ok:
-        ok, cands, note = _high_floor(ctx, cs, words, cands)
-        notes += note
-        if ok:  # the carry step runs before the zero step, at home exponents it lifts
-            floor = {"zero_floor": next(iter(cands.values()))["zero_floor"]}
     design = {}
     if not ok:
         # the other designs the engine runs: products aligned on their true
@@ -273,6 +267,14 @@ def run(ctx) -> Finding:
                          + " fits these sums" + (" (the internal step read the window under raw "
                                                  "alignment)" if "window_bits" in model_keys
                                                  else ""))
+    floor = {}
+    if not ok:
+        # last, a floor near the products (after every other design: a floor
+        # can stand in for one of them on these sums)
+        ok, cands, note = _high_floor(ctx, cs, words, cands)
+        notes += note
+        if ok:  # the carry step runs before the zero step, at home exponents it lifts
+            floor = {"zero_floor": next(iter(cands.values()))["zero_floor"]}
     narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
