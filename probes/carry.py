@@ -332,6 +332,7 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
     if len(numeric) > 1:
         values["carry_bits"] = None
         values.setdefault("assumed", {})["carry_bits"] = bits
+        values["carry_widths"] = numeric  # the zero step's subnormal sums may settle it
         values["undetermined"]["carry_bits"] = (
             f"{numeric} carry bits give the same words on every case here (the bits a top "
             f"drops there lie below the output's rounding); the model takes {bits}")

@@ -267,6 +267,14 @@ def run(ctx) -> Finding:
                          + " fits these sums" + (" (the internal step read the window under raw "
                                                  "alignment)" if "window_bits" in model_keys
                                                  else ""))
+    floor = {}
+    if not ok:
+        # last, a floor near the products (after every other design: a floor
+        # can stand in for one of them on these sums)
+        ok, cands, note = _high_floor(ctx, cs, words, cands)
+        notes += note
+        if ok:  # the carry step runs before the zero step, at home exponents it lifts
+            floor = {"zero_floor": next(iter(cands.values()))["zero_floor"]}
     narrow = _narrow(ctx, cs, words, F, kappas, ok, out) if ok else None
     ev = []
     # evidence: the cases that tell the survivors from the others
@@ -287,6 +295,8 @@ def run(ctx) -> Finding:
                        "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
                        f"{len(cs)} cases with F = {F}", {}, ev)
     values = {**design, "undetermined": dict(design.get("undetermined", {}))}
+    if floor:
+        values["assumed"] = {**values.get("assumed", {}), **floor}
     if "block_size" in design:
         values["blocks"] = [sorted(b) for b in _blocks_of(ctx, design)]
     if narrow:
@@ -345,6 +355,31 @@ def run(ctx) -> Finding:
                + f" ({len(cs)} cases: fractions of an ulp of both signs, even and odd, carries)")
     return Finding("rounding", "found" if len(rounds) == 1 else "partial", summary, values, ev,
                    notes)
+
+
+def _high_floor(ctx, cs, words, cands) -> tuple[list, dict, list]:
+    """Where no candidate fits, a zero floor near or above the products' own
+    exponents (the zero step measures it later): these sums anchor near 2^0
+    (products down to 2^-3), so a floor of -4 or above lifts the anchor of
+    some of them, which moves the window's cut and the carry bits' top. Each
+    floor from the highest down, alone and with every carry width and top;
+    the candidates that fit take the highest floor that fits (the model's
+    until the zero step measures the floor)."""
+    tops = [{}] + [{"carry_bits": b, "carry_top": t} for b in range(0, MOST_CARRY_BITS + 1)
+                   for t in ("wrap", "saturate", "normalize")]
+    for top in tops:
+        for floor in range(HIGH_FLOORS[1], HIGH_FLOORS[0] - 1, -1):
+            over = {**top, "zero_floor": floor}
+            ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
+            if ok:
+                text = ", ".join(f"{k} = {v}" for k, v in over.items())
+                return ok, {key: {**c, **over} for key, c in cands.items()}, [
+                    f"only a zero floor near the products' exponents fits these sums ({text}); "
+                    "the zero and carry steps measure them"]
+    return [], cands, []
+
+
+HIGH_FLOORS = (-4, 8)  # the floors _high_floor tries (the rounding cases anchor near 2^0)
 
 
 def _narrow(ctx, cs, words, F, kappas, ok, out):
@@ -434,7 +469,8 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     if found.block_size < k:
         for inter in inters:
             i_fmt = get_format(inter.get("inter_type") or ctx.d_fmt.name)
-            designs += [{**inter, "inter_frac_bits": b, "inter_rounding": r}
+            designs += [{**inter, **align, "inter_frac_bits": b, "inter_rounding": r}
+                        for align in ({}, {"align": "normalized"})
                         for b in range(1, i_fmt.frac_bits) for r in ROUNDINGS]
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})

@@ -334,7 +334,7 @@ def run(ctx) -> Finding:
     if len(kinds) > 1:  # one design that fits, the others named
         # the compiler's emulation first (measured on silicon: models/emulated.py); where
         # products alone read the split, C in an exact sum (the internal step's reading)
-        prefer = ("first", "f16", None) if sums_only else ("f16", None, "first")
+        prefer = ("first", "f16", None) if sums_only else ("f16", "first", None)
         u = next(x for x in prefer if x in kinds)
         text = {"first": "C in the first block of an exact sum",
                 None: "C added after the blocks (the engine)",

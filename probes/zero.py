@@ -92,7 +92,7 @@ def run(ctx) -> Finding:
     lo_f = max(low, lowest_raw - 2)
     if c_rows:  # C alone anchors as low as C's smallest normal exponent
         lo_f = min(lo_f, fsub)
-    floors = [None] + list(range(lo_f, 21))
+    floors = [None] + list(range(lo_f, HIGHEST_FLOOR + 1))
     roundings = [ctx.value("output_rounding")] if rnd_known else ["rz", "rne", "rna"]
     # the sign of zero, the floor (and the rounding, if still open) together:
     # a floor can cut a tiny term that would otherwise decide a zero's sign
@@ -278,6 +278,9 @@ def _block_sums(ctx, bt2, osub: int, lowest_raw: int) -> None:
                         {k: p[:2] for k in last})
 
 
+HIGHEST_FLOOR = 20  # the highest zero floor the step tries
+
+
 def _c_rows(ctx, bt2, pair, F: int, keeps, lowest_raw: int) -> int:
     """C alone (and beside products that cancel) over C's exponents; the count
     of C-alone rows."""
@@ -294,9 +297,20 @@ def _c_rows(ctx, bt2, pair, F: int, keeps, lowest_raw: int) -> int:
     ties = {(1 << (fc.frac_bits - k - 1)) | (1 << (fc.frac_bits - d))
             for k in keeps for d in (F - 2, F - 1, F)
             if 0 <= k < fc.frac_bits - 1 and k + 1 < d <= fc.frac_bits}
-    for be in range(0, min(64, (1 << fc.exp_bits) - 1)):
+    # a subnormal C (biased exponent 0) holds its bits at fixed places: the
+    # tie beside one bit at every depth below it, down to C's last, so a floor
+    # whose window ends anywhere among them cuts the bit (a window deeper than
+    # C's fraction reaches them only there)
+    sub_ties = {(1 << (fc.frac_bits - k - 1)) | (1 << (fc.frac_bits - d))
+                for k in keeps for d in range(k + 2, fc.frac_bits + 1)
+                if 0 <= k < fc.frac_bits - 1}
+    # C's exponents from its subnormals up to where the highest floor tried
+    # cuts a whole C (HIGHEST_FLOOR - F): a wide window under a high floor
+    # keeps every C below 2^-64 from no floor at all
+    top_be = max(64, HIGHEST_FLOOR - F + fc.bias + 2)
+    for be in range(0, min(top_be, (1 << fc.exp_bits) - 1)):
         for frac in sorted({1, (1 << fc.frac_bits) - 1, 1 << (fc.frac_bits - 1),
-                            (1 << fc.frac_bits) // 3, *ties}):
+                            (1 << fc.frac_bits) // 3, *ties, *(sub_ties if be == 0 else ())}):
             for s in (0, 1):
                 cw = (s << (fc.width - 1)) | (be << fc.frac_bits) | frac
                 bt2.add(f"C alone, biased exponent {be}", {}, cw)
@@ -462,6 +476,13 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
     if ctx.value("output_rounding") == "rz" and ctx.params().output_frac_bits in (None, out) \
             and narrow is not None and 0 <= narrow <= MOST_CARRY_BITS and ctx.value("carry_bits") is None:
         tops["normalize"] = {"carry_bits": narrow, "carry_top": "normalize"}
+    # the carry widths the carry step could not tell apart (it assumed the
+    # widest): a sum near the floor, cut by fewer bits, may need a narrower one
+    top = ctx.params().carry_top
+    for b in (ctx.findings["carry"].values.get("carry_widths", []) if "carry" in ctx.findings
+              else []):
+        if b != ctx.params().carry_bits:
+            tops[f"carry {b}"] = {"carry_bits": b, "carry_top": top}
     base = {(f, z): {"zero_floor": f, "zero_sign": z} for f, _, z in cands}
     fits = ctx.consistent(cases, words, {
         (f, r, z, k, t): {**over, "output_rounding": r, **tops[t],
@@ -485,6 +506,12 @@ def _retry(ctx, cases, words, cands, values, notes) -> list:
         values["output_rounding"] = rounds[0]
         values["settled"] = [*values.get("settled", []), "output_rounding"]
         notes.append(f"outputs in the subnormal range settle the rounding: {rounds[0]}")
+    widths = {x[4] for x in fits}
+    if fits and len(widths) == 1 and next(iter(widths)).startswith("carry "):
+        values.update(tops[next(iter(widths))])
+        values["settled"] = [*values.get("settled", []), "carry_bits"]
+        notes.append(f"the small sums settle the carry width the carry step left open: "
+                     f"{values['carry_bits']} carry bits")
     if fits and {x[4] for x in fits} == {"normalize"}:
         values.update(tops["normalize"])
         values["settled"] = [*values.get("settled", []), "carry_bits"]
