@@ -59,6 +59,7 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=4000)
     ap.add_argument("--scalar-cases", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--gemm", default="128x256x128", help="MxKxN of the matmul rows")
     args = ap.parse_args()
     print(f"{'gpu':7} {'datapath':26} {'compiled us/dot':>16} {'scalar us/dot':>14} {'ratio':>7} differ")
     for gpu, dp_id in DATAPATHS:
@@ -69,6 +70,31 @@ def main() -> None:
         slow = _best(lambda m=model, c=small: m.scalar_words(c), 1) / args.scalar_cases
         differ = int((model.evaluate(small) != model.scalar_words(small)).sum())
         print(f"{gpu:7} {dp_id:26} {fast * 1e6:16.2f} {slow * 1e6:14.1f} {slow / fast:6.0f}x {differ}",
+              flush=True)
+
+    _gemm_rows(args)
+
+
+def _gemm_rows(args) -> None:
+    try:
+        import torch
+    except ImportError:
+        print("matmul rows: torch is not installed")
+        return
+    import tcprobe
+
+    m, k, n = (int(x) for x in args.gemm.lower().split("x"))
+    print(f"\n{'gpu':7} {'dtype':9} {'gemm form s':>12} {'tile chain s':>13} {'ratio':>7} same")
+    g = torch.Generator().manual_seed(0)
+    for gpu, dt in (("MI300X", torch.bfloat16), ("MI300X", torch.float32),
+                    ("MI250X", torch.float16), ("MI100", torch.bfloat16)):
+        a = torch.randn(m, k, generator=g).to(dt)
+        b = torch.randn(k, n, generator=g).to(dt)
+        fast = _best(lambda a=a, b=b, gpu=gpu: tcprobe.matmul(a, b, gpu=gpu), args.repeat)
+        tiles = _best(lambda a=a, b=b, gpu=gpu: tcprobe.matmul(a, b, gpu=gpu, fast=False), 1)
+        same = torch.equal(tcprobe.matmul(a, b, gpu=gpu).view(torch.int32),
+                           tcprobe.matmul(a, b, gpu=gpu, fast=False).view(torch.int32))
+        print(f"{gpu:7} {str(dt)[6:]:9} {fast:12.3f} {tiles:13.3f} {tiles / fast:6.1f}x {same}",
               flush=True)
 
 
