@@ -18,14 +18,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from campaign10 import _visible, api_verdict, cli_verdict, run_cli  # noqa: E402
 from campaign10_cli import fixtures  # noqa: E402
 from campaign11_cases import API, CLI, PRELUDE, fixtures11, sigint_cases  # noqa: E402
+from campaign_runner import Rows  # noqa: E402
 
 TCPROBE = str(Path(sys.executable).with_name("tcprobe"))
 
@@ -79,48 +78,18 @@ def main(argv):
            and c[2].replace("\n", "\\n").strip() not in old]
     sig = sigint_cases(sys.executable, TCPROBE)
     print(f"{len(CLI) - len(cli) + len(API) - len(api)} cases of earlier campaigns left out", flush=True)
-    rows = []
-
-    def add(n, cls, exp, shown, what, v):
-        flat = _visible(shown.replace("\t", " ").replace("\n", "\\n"))
-        rows.append(f"c11-{n:03d}\t{cls}\t{exp}\t{v}\t{flat}\t"
-                    f"{_visible(what.replace(chr(9), ' ').replace(chr(10), ' '))}")
-        print(rows[-1].split("\t")[0], f"{v:14s}", cls, flat[:100], "->", what[:160], flush=True)
+    rows = Rows("c11", 100)
     if not only or "cli" in only:
-        for n, (cls, exp, args, check) in enumerate(cli, 1):
-            os.chdir(root)
-            what, v = cli_verdict(exp, run_cli(root, args, check))
-            add(n, cls, exp, "tcprobe " + " ".join(args), what, v)
+        rows.run_cli(root, cli)
     if not only or "api" in only:
-        ns: dict = {"ROOT": root}
-        exec(PRELUDE, ns)
-        for n, (cls, exp, code) in enumerate(api, len(cli) + 1):
-            os.chdir(root)
-            exc = None
-            try:
-                exec(code, dict(ns))
-            except BaseException as e:  # noqa: BLE001 - the verdict names it
-                exc = e
-                if os.environ.get("C11_TRACE"):
-                    traceback.print_exc()
-            v, what = api_verdict(exp, exc)
-            add(n, cls, exp, code, what, v)
+        rows.run_api(root, api, PRELUDE, len(cli) + 1, "C11_TRACE")
     if not only or "sigint" in only:
         for n, (cls, delay, args) in enumerate(sig, len(cli) + len(api) + 1):
             what, v = run_sigint(root, delay, args)
             shown = f"Ctrl-C after {delay} s: " + " ".join(Path(args[0]).name if i == 0 else a
                                                          for i, a in enumerate(args))
-            add(n, cls, "130", shown, what, v)
-    with open(out, "w", errors="backslashreplace") as fh:
-        fh.write("id\tclass\texpected\tverdict\tcommand or code\twhat happened\n" + "\n".join(rows) + "\n")
-    counts: dict = {}
-    for r in rows:
-        f = r.split("\t")
-        counts.setdefault(f[1], {}).setdefault(f[3], 0)
-        counts[f[1]][f[3]] += 1
-    for c, d in counts.items():
-        print(c, d)
-    print("total", len(rows))
+            rows.add(n, cls, "130", shown, what, v)
+    rows.write(out)
 
 
 if __name__ == "__main__":

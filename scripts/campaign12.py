@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from campaign10 import _visible, api_verdict, cli_verdict, run_cli  # noqa: E402
 from campaign10_cli import fixtures  # noqa: E402
 from campaign12_cases import API, CLI, PRELUDE, fixtures12  # noqa: E402
+from campaign_runner import Rows  # noqa: E402
 
 
 def main(argv):
@@ -36,42 +35,12 @@ def main(argv):
     os.chdir(root)
     fixtures(root)
     fixtures12(root)
-    rows = []
-
-    def add(n, cls, exp, shown, what, v):
-        flat = _visible(shown.replace("\t", " ").replace("\n", "\\n"))
-        rows.append(f"c12-{n:03d}\t{cls}\t{exp}\t{v}\t{flat}\t"
-                    f"{_visible(what.replace(chr(9), ' ').replace(chr(10), ' '))}")
-        print(rows[-1].split("\t")[0], f"{v:14s}", cls, flat[:110], "->", what[:170], flush=True)
+    rows = Rows("c12", 110)
     if not only or "cli" in only:
-        for n, (cls, exp, args, check) in enumerate(CLI, 1):
-            os.chdir(root)
-            what, v = cli_verdict(exp, run_cli(root, args, check))
-            add(n, cls, exp, "tcprobe " + " ".join(args), what, v)
+        rows.run_cli(root, CLI)
     if not only or "api" in only:
-        ns: dict = {"ROOT": root}
-        exec(PRELUDE, ns)
-        for n, (cls, exp, code) in enumerate(API, len(CLI) + 1):
-            os.chdir(root)
-            exc = None
-            try:
-                exec(code, dict(ns))
-            except BaseException as e:  # noqa: BLE001 - the verdict names it
-                exc = e
-                if os.environ.get("C12_TRACE"):
-                    traceback.print_exc()
-            v, what = api_verdict(exp, exc)
-            add(n, cls, exp, code, what, v)
-    with open(out, "w", errors="backslashreplace") as fh:
-        fh.write("id\tclass\texpected\tverdict\tcommand or code\twhat happened\n" + "\n".join(rows) + "\n")
-    counts: dict = {}
-    for r in rows:
-        f = r.split("\t")
-        counts.setdefault(f[1], {}).setdefault(f[3], 0)
-        counts[f[1]][f[3]] += 1
-    for c, d in counts.items():
-        print(c, d)
-    print("total", len(rows))
+        rows.run_api(root, API, PRELUDE, len(CLI) + 1, "C12_TRACE")
+    rows.write(out)
 
 
 if __name__ == "__main__":

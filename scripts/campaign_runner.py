@@ -1,0 +1,64 @@
+"""The case loop campaigns 11 and 12 share: each CLI case through campaign 10's
+runner and verdict, each API case executed after the campaign's prelude, one
+tab-separated row per case (id, class, expected, verdict, command or code,
+what happened), and the table written with its counts by class."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+
+from campaign10 import _visible, api_verdict, cli_verdict, run_cli
+
+
+class Rows:
+    """The rows of one campaign run, ids ``PREFIX-NNN``."""
+
+    def __init__(self, prefix: str, width: int = 100):
+        self.prefix, self.width, self.rows = prefix, width, []
+
+    def add(self, n: int, cls: str, exp: str, shown: str, what: str, verdict: str) -> None:
+        flat = _visible(shown.replace("\t", " ").replace("\n", "\\n"))
+        self.rows.append(f"{self.prefix}-{n:03d}\t{cls}\t{exp}\t{verdict}\t{flat}\t"
+                         f"{_visible(what.replace(chr(9), ' ').replace(chr(10), ' '))}")
+        print(self.rows[-1].split("\t")[0], f"{verdict:14s}", cls, flat[:self.width], "->",
+              what[:self.width + 60], flush=True)
+
+    def run_cli(self, root: Path, cases, first: int = 1) -> None:
+        """(class, expected, args, check) cases as ``tcprobe ARGS`` from ``root``."""
+        for n, (cls, exp, args, check) in enumerate(cases, first):
+            os.chdir(root)
+            what, v = cli_verdict(exp, run_cli(root, args, check))
+            self.add(n, cls, exp, "tcprobe " + " ".join(args), what, v)
+
+    def run_api(self, root: Path, cases, prelude: str, first: int, trace_env: str) -> None:
+        """(class, expected, code) cases, each run in a copy of the prelude's
+        namespace (``trace_env`` set in the environment prints tracebacks)."""
+        ns: dict = {"ROOT": root}
+        exec(prelude, ns)
+        for n, (cls, exp, code) in enumerate(cases, first):
+            os.chdir(root)
+            exc = None
+            try:
+                exec(code, dict(ns))
+            except BaseException as e:  # noqa: BLE001 - the verdict names it
+                exc = e
+                if os.environ.get(trace_env):
+                    traceback.print_exc()
+            v, what = api_verdict(exp, exc)
+            self.add(n, cls, exp, code, what, v)
+
+    def write(self, out: Path) -> None:
+        """The table to ``out`` and the counts of verdicts by class to stdout."""
+        with open(out, "w", errors="backslashreplace") as fh:
+            fh.write("id\tclass\texpected\tverdict\tcommand or code\twhat happened\n"
+                     + "\n".join(self.rows) + "\n")
+        counts: dict = {}
+        for r in self.rows:
+            f = r.split("\t")
+            counts.setdefault(f[1], {}).setdefault(f[3], 0)
+            counts[f[1]][f[3]] += 1
+        for c, d in counts.items():
+            print(c, d)
+        print("total", len(self.rows))
