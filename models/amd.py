@@ -431,17 +431,18 @@ class MfmaModel(Model):
         _one_by_one(dp, p, cases, rows, out)
         return out
 
-    def gemm_words(self, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles) -> np.ndarray:
+    def gemm_words(self, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles,
+                   jobs: int = 1) -> np.ndarray:
         """D words (M, N) of the chain of instructions ``tiles`` = (first, end) of
         A (M, K) and B (K, N) words, K a multiple of the instruction's, from C
         words (M, N): the same words as :meth:`evaluate` tile after tile (the
         tile chain), compiled where ``amd_fast.fits`` (models/gemm.py asks),
         an output the compiled sums leave finished here from that instruction
-        on, one instruction at a time."""
+        on, one instruction at a time; rows split over ``jobs`` threads."""
         dp, p = self.datapath, effective(self.params, self.datapath)
         check_params(p, dp)
         words, stop = amd_fast.gemm_words(p, get_format(dp.a_type), get_format(dp.b_type), dp.k,
-                                          a, b, c, tiles)
+                                          a, b, c, tiles, jobs)
         for i, j in np.argwhere(stop >= 0):
             for t in range(int(stop[i, j]), tiles[1]):
                 ks = slice(t * dp.k, (t + 1) * dp.k)

@@ -30,6 +30,7 @@ with F, F2 <= WINDOW_MAX and L <= BLOCK_MAX every sum stays below
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -358,7 +359,7 @@ def _cases_kernel(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_ls
         slow[i] = not ok
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gemm_kernel(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb, b_raw,
                  c, lo, hi, k, code, L, F, F2, ftz, src_frac, src_emin, spec, out, stop):
     """Outputs (M, N) of the chain of instructions lo..hi-1 (each K = k) from C:
@@ -431,19 +432,34 @@ def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np
 
 
 def gemm_words(p, a_fmt, b_fmt, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-               tiles) -> tuple[np.ndarray, np.ndarray]:
+               tiles, jobs: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(D words (M, N), stop (M, N)) of the chain of instructions ``tiles`` =
     (first, end), each of K = ``k``, of A (M, K) and B (K, N) words from C
-    words (M, N) under ``p`` (an effective MfmaParams where :func:`fits`).
-    Where ``stop[i, j]`` is t >= 0 the compiled sums left instruction t to the
+    words (M, N) under ``p`` (an effective MfmaParams where :func:`fits`),
+    rows split over ``jobs`` threads (the kernel releases the GIL). Where
+    ``stop[i, j]`` is t >= 0 the compiled sums left instruction t to the
     scalar path, and D holds the accumulator it starts from."""
     lo, hi = tiles
     c = np.ascontiguousarray(c, np.uint32)
     m, n = c.shape
     out = np.empty((m, n), np.int64)
     stop = np.full((m, n), -1, np.int64)
-    if m and n:
-        _gemm_kernel(*_decoded(a_fmt, np.ascontiguousarray(a)),
-                     *_decoded(b_fmt, np.ascontiguousarray(np.asarray(b).T)),
-                     c.astype(np.int64), lo, hi, k, *_args(p, a_fmt, k), out, stop)
+    if not (m and n):
+        return out.astype(np.uint32), stop
+    da = _decoded(a_fmt, np.ascontiguousarray(a))
+    db = _decoded(b_fmt, np.ascontiguousarray(np.asarray(b).T))
+    c64 = c.astype(np.int64)
+    args = _args(p, a_fmt, k)
+
+    def rows(r0: int, r1: int) -> None:
+        _gemm_kernel(*(x[r0:r1] for x in da), *db, c64[r0:r1], lo, hi, k, *args,
+                     out[r0:r1], stop[r0:r1])
+
+    parts = max(1, min(int(jobs), m))
+    if parts == 1:
+        rows(0, m)
+    else:
+        cuts = np.linspace(0, m, parts + 1).astype(int)
+        with ThreadPoolExecutor(parts) as pool:
+            list(pool.map(lambda r: rows(*r), zip(cuts[:-1], cuts[1:], strict=True)))
     return out.astype(np.uint32), stop

@@ -347,7 +347,7 @@ def gemm_words(model, a: np.ndarray, b: np.ndarray, c: np.ndarray, tiles: tuple[
     dp = model.datapath
     kernel_cache.working_on(dp.id)
     if _mfma(model):
-        return model.gemm_words(a, b, c, tiles)
+        return model.gemm_words(a, b, c, tiles, jobs)
     if not isinstance(model, (FixedPointModel, IntegerModel)):
         from .kernels import gemm_split
 

@@ -244,3 +244,23 @@ def test_the_gemm_form_writes_the_tile_chain_words(gpu, dtype):
     fast = tcprobe.matmul(a, b, gpu=gpu)
     tiles = tcprobe.matmul(a, b, gpu=gpu, fast=False)
     assert torch.equal(fast.view(torch.int32), tiles.view(torch.int32))
+
+
+
+@pytest.mark.parametrize("gpu,dtype", [("MI300X", "bfloat16"), ("MI300X", "float32"),
+                                       ("MI250X", "float16")])
+def test_threads_split_the_rows_and_keep_the_words(gpu, dtype):
+    """A product large enough for matmul to thread it (64 x 64 outputs over 16 or
+    more instructions): jobs=3 (rows in three parts, outputs left to the scalar
+    path included) writes the words of jobs=1."""
+    torch = pytest.importorskip("torch")
+    import tcprobe
+
+    g = torch.Generator().manual_seed(5)
+    a = (torch.randn(64, 256, generator=g) * 1e3).to(getattr(torch, dtype))
+    b = (torch.randn(256, 64, generator=g) * 1e-3).to(getattr(torch, dtype))
+    a[2, 9], b[40, 1] = float("nan"), float("inf")
+    one = tcprobe.matmul(a, b, gpu=gpu, jobs=1)
+    three = tcprobe.matmul(a, b, gpu=gpu, jobs=3)
+    assert torch.equal(one.view(torch.int32), three.view(torch.int32))
+    assert torch.isnan(one[2]).all() and not torch.isnan(one[3]).any()
