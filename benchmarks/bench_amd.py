@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from bench_epilogue import best  # noqa: E402  (this folder: the best of repeated runs)
 
 from tcprobe.models import amd_profiles  # noqa: E402
 from tcprobe.models.cases import Cases  # noqa: E402
@@ -44,16 +44,6 @@ def _cases(dp: Datapath, n: int, seed: int) -> Cases:
     return Cases(a, b, c)
 
 
-def _best(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=4000)
@@ -66,8 +56,8 @@ def main() -> None:
         dp = Datapath.parse(dp_id)
         model = amd_profiles.model_for(dp, gpu)
         big, small = _cases(dp, args.cases, 1), _cases(dp, args.scalar_cases, 2)
-        fast = _best(lambda m=model, c=big: m.evaluate(c), args.repeat) / args.cases
-        slow = _best(lambda m=model, c=small: m.scalar_words(c), 1) / args.scalar_cases
+        fast = best(lambda m=model, c=big: m.evaluate(c), args.repeat) / args.cases
+        slow = best(lambda m=model, c=small: m.scalar_words(c), 1) / args.scalar_cases
         differ = int((model.evaluate(small) != model.scalar_words(small)).sum())
         print(f"{gpu:7} {dp_id:26} {fast * 1e6:16.2f} {slow * 1e6:14.1f} {slow / fast:6.0f}x {differ}",
               flush=True)
@@ -90,8 +80,8 @@ def _gemm_rows(args) -> None:
                     ("MI250X", torch.float16), ("MI100", torch.bfloat16)):
         a = torch.randn(m, k, generator=g).to(dt)
         b = torch.randn(k, n, generator=g).to(dt)
-        fast = _best(lambda a=a, b=b, gpu=gpu: tcprobe.matmul(a, b, gpu=gpu), args.repeat)
-        tiles = _best(lambda a=a, b=b, gpu=gpu: tcprobe.matmul(a, b, gpu=gpu, fast=False), 1)
+        fast = best(lambda a=a, b=b, gpu=gpu: tcprobe.matmul(a, b, gpu=gpu), args.repeat)
+        tiles = best(lambda a=a, b=b, gpu=gpu: tcprobe.matmul(a, b, gpu=gpu, fast=False), 1)
         same = torch.equal(tcprobe.matmul(a, b, gpu=gpu).view(torch.int32),
                            tcprobe.matmul(a, b, gpu=gpu, fast=False).view(torch.int32))
         print(f"{gpu:7} {str(dt)[6:]:9} {fast:12.3f} {tiles:13.3f} {tiles / fast:6.1f}x {same}",

@@ -294,7 +294,7 @@ def _ftz(src, a, b, c: _Val, P: int) -> int:
 
 
 NAN32 = 0x7FFFFFFF
-ZERO_E = -999  # MMA-Sim's exponent of a zero product
+ZERO_E = amd_fast.ZERO_E  # MMA-Sim's exponent of a zero product (one value for both paths)
 
 
 def _floor_shift(x: int, sh: int) -> int:

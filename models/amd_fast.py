@@ -37,14 +37,18 @@ import numpy as np
 from numba import njit
 
 from .bits import bit_length, shl
-from .formats import decode, decode_scalar, encode_scalar, get_format
+from .formats import Overflow, Rounding, decode, decode_scalar, encode_scalar, get_format
 
 WINDOW_MAX = 40  # F and F2 this path takes (module doc)
 BLOCK_MAX = 1 << 12  # L this path takes
 ZERO_E = -999  # a zero product's exponent (models/amd.py, as MMA-Sim)
 DESIGN_CODE = {"fma": 0, "exact": 1, "ftz": 2, "truncated": 3, "grouped": 4}
 _F32 = get_format("f32")
-_RNE, _IEEE = 1, 0  # formats.Rounding.RNE, formats.Overflow.IEEE
+_RNE, _IEEE = int(Rounding.RNE), int(Overflow.IEEE)
+_KEEP = _F32.frac_bits  # every design rounds into f32: its fraction bits,
+_EMIN = 1 - _F32.bias  # its least normal exponent,
+_EXP_FIELD = (1 << _F32.exp_bits) - 1  # its exponent field's mask (all ones: Inf, NaN)
+_ROUND_BITS = _KEEP + 3  # and the bits encode_scalar needs beside a sticky bit
 
 
 def fits(p, dp) -> bool:
@@ -85,7 +89,7 @@ def _trunc_shift(x, sh):
 @njit(cache=True, inline="always")
 def _flush32(w):
     """An f32 word flushed to a zero of its sign when subnormal."""
-    return w & 0x80000000 if (w >> 23) & 0xFF == 0 else w
+    return w & 0x80000000 if (w >> _KEEP) & _EXP_FIELD == 0 else w
 
 
 @njit(cache=True)
@@ -96,7 +100,7 @@ def _exact_sum(n_terms, signs, sigs, lsbs, spec):
     62-bit window under the largest are added apart and enter as their floor
     and a sticky bit. ok False (the scalar path's): the terms below the
     window spread over more than 62 bits themselves, or the sum keeps fewer
-    than 26 bits in the window (the rounding bit might lie below it)."""
+    than _ROUND_BITS (26) bits in the window (the rounding bit might lie below it)."""
     q, top = 1 << 20, -(1 << 20)
     for t in range(n_terms):
         if sigs[t] != 0:
@@ -114,7 +118,7 @@ def _exact_sum(n_terms, signs, sigs, lsbs, spec):
         if total == 0:
             return np.int64(0), True
         return encode_scalar(1 if total < 0 else 0, -total if total < 0 else total, q, False,
-                             spec, _RNE, 23, _IEEE), True
+                             spec, _RNE, _KEEP, _IEEE), True
     unit = top + room - 62  # the window's last bit
     big, small_q, small_top = 0, 1 << 20, -(1 << 20)
     for t in range(n_terms):
@@ -142,9 +146,9 @@ def _exact_sum(n_terms, signs, sigs, lsbs, spec):
         neg, mag, sticky = 1, -total - 1, True
     else:
         neg, mag, sticky = 1, -total, False
-    if bit_length(mag) < 26:
+    if bit_length(mag) < _ROUND_BITS:
         return np.int64(0), False
-    return encode_scalar(neg, mag, unit, sticky, spec, _RNE, 23, _IEEE), True
+    return encode_scalar(neg, mag, unit, sticky, spec, _RNE, _KEEP, _IEEE), True
 
 
 @njit(cache=True)
@@ -203,11 +207,11 @@ def _finish(s_dot, e_dot, unit_dot, c_sign, c_sig, c_lsb, c_raw, F, F2, drop_far
         return np.int64(0)
     unit = e_max - w
     e_norm = bit_length(-t if t < 0 else t) - 1 + unit
-    if e_norm < -126:
-        e_norm = -126
+    if e_norm < _EMIN:
+        e_norm = _EMIN
     t = _floor_shift(t, unit - (e_norm - F2))
     neg = 1 if t < 0 else 0
-    return encode_scalar(neg, -t if t < 0 else t, e_norm - F2, False, spec, _RNE, 23, _IEEE)
+    return encode_scalar(neg, -t if t < 0 else t, e_norm - F2, False, spec, _RNE, _KEEP, _IEEE)
 
 
 @njit(cache=True, inline="always")
@@ -259,7 +263,7 @@ def _dot_fma(n, ps, pg, pl, d, spec, ts, tg, tl):
                 d = np.int64(ps[j] & d_sign) << 31
             continue
         if d_sig == 0:
-            d = encode_scalar(ps[j], pg[j], pl[j], False, spec, _RNE, 23, _IEEE)
+            d = encode_scalar(ps[j], pg[j], pl[j], False, spec, _RNE, _KEEP, _IEEE)
             continue
         ts[0], tg[0], tl[0] = ps[j], pg[j], pl[j]
         ts[1], tg[1], tl[1] = d_sign, d_sig, d_lsb
@@ -297,13 +301,13 @@ def _dot_ftz(n, ps, pg, pl, d, P, spec, prods, ts, tg, tl):
         if pg[j] == 0:
             prods[j] = np.int64(ps[j]) << 31
             continue
-        w = encode_scalar(ps[j], pg[j], pl[j], False, spec, _RNE, 23, _IEEE)
-        if (w >> 23) & 0xFF == 0xFF:  # overflowed to Inf
+        w = encode_scalar(ps[j], pg[j], pl[j], False, spec, _RNE, _KEEP, _IEEE)
+        if (w >> _KEEP) & _EXP_FIELD == _EXP_FIELD:  # overflowed to Inf
             return d, False
         prods[j] = _flush32(w)
-    if (d >> 23) & 0xFF == 0xFF:
+    if (d >> _KEEP) & _EXP_FIELD == _EXP_FIELD:
         return d, False
-    d = np.int64(0) if (d >> 23) & 0xFF == 0 else d  # a zero or subnormal C is +0
+    d = np.int64(0) if (d >> _KEEP) & _EXP_FIELD == 0 else d  # a zero or subnormal C is +0
     for g in range(0, n, P):
         s, ok = _add32(prods[g], prods[g + 1], spec, ts, tg, tl)
         s = _flush32(s)

@@ -448,3 +448,26 @@ def sweep(seed: int, count: int, tmp: Path, only=None, n_held_out: int = 8000,
             yield idx, (fam, fmt, d, p), judge(dev, dp, n_held_out)[0]
         except Exception:  # a crash is a finding of its own
             yield idx, (fam, fmt, d, p), traceback.format_exc()[-800:]
+
+
+# The profile keys the hand-written design tables (test_ladder_few_bits,
+# test_ladder_wide_classes) write their designs over: H100-like bf16.
+DESIGN_BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133,
+               "input_conversion": "truncate", "output_rounding": "rz",
+               "zero_sign": "positive", "nan": 0x7FFFFFFF}
+
+
+def judge_design(tmp_path: Path, name: str, design: tuple):
+    """Judge one row of such a table, (family, A/B format, D, profile keys over
+    DESIGN_BASE, fingerprint keys written by hand, keys that must be named
+    open): every hand-written key read as written, every named key open.
+    Returns (verdict, ladder result)."""
+    fam, fmt, d, p, expect, opened = design
+    v, res = judge_profile(tmp_path / f"{name}.toml", fam, fmt, d, {**DESIGN_BASE, **p}, 42)
+    fp = res.fingerprint
+    for key, want in expect.items():
+        assert getattr(fp, key) == want, (key, getattr(fp, key))
+    for key in opened:
+        assert key in fp.undetermined and getattr(fp, key) is None, key
+    return v, res
+

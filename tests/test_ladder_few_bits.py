@@ -13,11 +13,9 @@ their own) must give the device's words.
 from __future__ import annotations
 
 import pytest
-from ladder_designs import judge_profile
+from ladder_designs import judge_design
 
-BASE = {"window_bits": 25, "block_size": 8, "zero_floor": -133, "input_conversion": "truncate",
-        "output_rounding": "rz", "zero_sign": "positive", "nan": 0x7FFFFFFF}
-# name -> (family, A/B format, D, profile keys over BASE, fingerprint keys
+# name -> (family, A/B format, D, profile keys over ladder_designs.DESIGN_BASE, fingerprint keys
 # written by hand, keys that must be named open)
 DESIGNS = {
     # the wide scan of seed 42, design 7: blocks of 1 aligned on the products'
@@ -109,14 +107,7 @@ DESIGNS = {
 
 
 def _run(tmp_path, name):
-    fam, fmt, d, p, expect, opened = DESIGNS[name]
-    v, res = judge_profile(tmp_path / f"{name}.toml", fam, fmt, d, {**BASE, **p}, 42)
-    fp = res.fingerprint
-    for key, want in expect.items():
-        assert getattr(fp, key) == want, (key, getattr(fp, key))
-    for key in opened:
-        assert key in fp.undetermined and getattr(fp, key) is None, key
-    return v, res
+    return judge_design(tmp_path, name, DESIGNS[name])
 
 
 def test_blocks_of_1_normalized_window_range(tmp_path):
