@@ -35,7 +35,10 @@ def main(argv):
     n, lo, step, cmd = int(argv[0]), float(argv[1]), float(argv[2]), argv[3:]
     tally: collections.Counter = collections.Counter()
     for i in range(n):
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # SIGINT at its default in the child, as a terminal's Ctrl-C finds it (a
+        # sweep started with & would hand the child SIGINT ignored)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(lo + step * (i % 40))
         p.send_signal(signal.SIGINT)
         _, err = p.communicate()

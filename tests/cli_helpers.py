@@ -5,6 +5,8 @@ exit 2; never a traceback, never a silent wrong answer. :func:`one_error`
 asserts exactly that.
 """
 
+import signal
+
 from click.testing import CliRunner
 
 from tcprobe.cli import main
@@ -36,3 +38,11 @@ def one_error(r, *needles, notes: bool = False, progress: str | None = None) -> 
     for n in needles:
         assert n in lines[0], (n, lines[0])
     return lines[0]
+
+
+def sigint_at_default() -> None:
+    """A child process's ``preexec_fn``: SIGINT back to its default, so that
+    Python in the child takes Ctrl-C as a terminal would give it. A test run
+    started as a background job (``.ci/run`` runs the slow tier with ``&``)
+    inherits SIGINT ignored, and so would every process it starts."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_helpers import invoke, one_error
+from cli_helpers import invoke, one_error, sigint_at_default
 
 # ---------------------------------------------------------------------------
 # One rule for every output FILE (commands/options.file_target): written only
@@ -186,7 +186,8 @@ def test_validate_interrupted_says_so_once_and_keeps_its_chunks(tmp_path):
     args = [sys.executable, "-c", code, "validate", "--format", "bf16", "--device", "sim:h100",
             "--cases", "1e7", "--out", str(out)]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "TCPROBE_HEARTBEAT": "0"})
+                         env={**os.environ, "TCPROBE_HEARTBEAT": "0"},
+                         preexec_fn=sigint_at_default)
     cap = out / "capture.tcap"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (cap.exists() and cap.stat().st_size > 1 << 20):

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from cli_helpers import invoke, one_error
+from cli_helpers import invoke, one_error, sigint_at_default
 
 import tcprobe
 from tcprobe.matrix.operands import MatmulError
@@ -376,7 +376,7 @@ def test_ctrl_c_while_the_command_line_imports_is_one_line(tmp_path):
     code = ("import tcprobe.startsignal, time\nprint('ready', flush=True)\ntime.sleep(30)\n")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         preexec_fn=sigint_at_default)
     assert p.stdout.readline() == "ready\n"
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
@@ -384,10 +384,11 @@ def test_ctrl_c_while_the_command_line_imports_is_one_line(tmp_path):
 
 
 def test_after_the_imports_ctrl_c_is_keyboard_interrupt_again():
-    import signal
-
-    import tcprobe.cli  # noqa: F401 (its import restores the handler)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    code = ("import signal, tcprobe.cli\n"  # tcprobe.cli's import restores the handler
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, preexec_fn=sigint_at_default)
+    assert out.stdout == "True\n", out.stderr
 
 
 # ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from cli_helpers import one_error
+from cli_helpers import one_error, sigint_at_default
 from click.testing import CliRunner
 from model_device import altered
 
@@ -119,7 +119,7 @@ def test_killed_run_resumes_to_the_same_counts(tmp_path, sig):
     killed = tmp_path / "killed"
     proc = subprocess.Popen(_cmd(killed, "600000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**env, binary.STOP_HOOK_ENV: f"12:{sig.name}"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=sigint_at_default)
     cap = killed / "capture.tcap"
     _, err = proc.communicate(timeout=120)
     if sig == signal.SIGINT:
