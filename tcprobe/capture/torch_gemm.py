@@ -6,7 +6,7 @@ reads DIR/manifest.json, runs every case through ``torch.matmul``,
 ``torch.addmm`` (cases with C; a 1-D bias for the ``bias`` case, also
 through ``F.linear``), ``F.linear`` and, for fp8,
 ``torch._scaled_mm`` (unit scales, f32 output, with and without
-``use_fast_accum``), saves each D as raw words (DIR/<case>.<op>.d.npy) and
+``use_fast_accum``; OCP e4m3/e5m2, or MI300X's e4m3fnuz/e5m2fnuz), saves each D as raw words (DIR/<case>.<op>.d.npy) and
 lists them in DIR/results.json with the ``tcprobe fit-gemm`` command that
 fits each. ``--fit`` runs those fits here too (DIR/fits.json). torch is
 imported only here, and only when this runs.
@@ -27,13 +27,15 @@ from tcprobe import npyfile
 from tcprobe.jsontext import loads as load_json
 from tcprobe.outfiles import atomic_file, write_atomic
 
-TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32", "e4m3": "float8_e4m3fn",
-                "e5m2": "float8_e5m2", "f32": "float32"}
+FP8_TORCH_DTYPES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",  # OCP (NVIDIA, MI350)
+                    "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz"}  # MI300X
+TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32", "f32": "float32",
+                **FP8_TORCH_DTYPES}
 WORD_DTYPES = {1: "int8", 2: "int16", 4: "int32"}
 D_FORMATS = {"torch.bfloat16": "bf16", "torch.float16": "f16", "torch.float32": "f32"}
 
 
-A_FORMATS = ("bf16", "f16", "tf32", "e4m3", "e5m2")  # gemm-probe's formats
+A_FORMATS = ("bf16", "f16", "tf32", *FP8_TORCH_DTYPES)  # gemm-probe's formats
 C_FORMATS = ("bf16", "f16", "f32")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
@@ -124,7 +126,7 @@ def runs(torch, case: dict, fmt: str, a, b, c):
     import torch.nn.functional as F
 
     al, be = case["alpha"], case["beta"]
-    if fmt in ("e4m3", "e5m2"):
+    if fmt in FP8_TORCH_DTYPES:
         one = torch.tensor(1.0, device=a.device)
         bt = b.t().contiguous().t()  # column-major B, as _scaled_mm needs
         for fast in (False, True):

@@ -35,10 +35,12 @@ from . import split_probe
 from .operands import MatmulError
 from .resolve import available_memory
 
-FORMATS = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
-           "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
+FP8_FORMATS = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
+               "e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
+FORMATS = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32, **FP8_FORMATS}
+# C's type per format; the runner's fp8 op (torch._scaled_mm, f32 out) takes no C
 C_DTYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "tf32": np.float32,
-            "e4m3": np.float32, "e5m2": np.float32}
+            **dict.fromkeys(FP8_FORMATS, np.float32)}
 CASES = ("random", "cancel", "narrow", "c_epilogue", "nan_c", "alpha_beta", "c_beta2", "c_alpha2",
          "bias", "splits")
 
@@ -67,10 +69,7 @@ def cases(fmt: str, m: int = 128, n: int = 128, k: int = 4096, seed: int = 0) ->
                           f"{have / 1e9:,.1f} GB available: ask for a smaller m, n or k")
     rng = np.random.default_rng(seed)
     dt, ct = FORMATS[fmt], C_DTYPES[fmt]
-    fp8 = fmt in ("e4m3", "e5m2")
-    scale = 1.0 if fp8 else 1.0
-
-    def normal(shape, s=scale):
+    def normal(shape, s=1.0):
         return (rng.standard_normal(shape) * s).astype(np.float32)
     out = []
     a, b = normal((m, k)), normal((k, n))
