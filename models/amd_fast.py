@@ -12,7 +12,7 @@ cover the instructions of which every operand, C and running sum is finite
 (zeros and subnormals included) and no product reaches 2**128; the
 truncated and grouped designs take F and F2 up to WINDOW_MAX; the FMA
 chain, the exact sums and ftz's f32 additions round exact sums whose far
-terms enter as a floor and a sticky bit (:func:`_exact_sum` names the rare
+terms enter as a floor and a sticky bit (:func:`exact_sum` names the rare
 sums it leaves). A case (or an output from the instruction on) outside that
 is flagged, and
 ``models/amd.py`` computes it one case at a time. Tests hold the two paths
@@ -36,19 +36,26 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from .bits import bit_length, shl
-from .formats import Overflow, Rounding, decode, decode_scalar, encode_scalar, get_format
+from .bits import bit_length
+from .f32_sums import (
+    EMIN,
+    EXP_FIELD,
+    KEEP,
+    add32,
+    decode32,
+    encode32,
+    exact_sum,
+    floor_shift,
+    flush32,
+    sum2,
+    trunc_shift,
+)
+from .formats import decode, get_format
 
 WINDOW_MAX = 40  # F and F2 this path takes (module doc)
 BLOCK_MAX = 1 << 12  # L this path takes
 ZERO_E = -999  # a zero product's exponent (models/amd.py, as MMA-Sim)
 DESIGN_CODE = {"fma": 0, "exact": 1, "ftz": 2, "truncated": 3, "grouped": 4}
-_F32 = get_format("f32")
-_RNE, _IEEE = int(Rounding.RNE), int(Overflow.IEEE)
-_KEEP = _F32.frac_bits  # every design rounds into f32: its fraction bits,
-_EMIN = 1 - _F32.bias  # its least normal exponent,
-_EXP_FIELD = (1 << _F32.exp_bits) - 1  # its exponent field's mask (all ones: Inf, NaN)
-_ROUND_BITS = _KEEP + 3  # and the bits encode_scalar needs beside a sticky bit
 
 
 def fits(p, dp) -> bool:
@@ -65,115 +72,13 @@ def fits(p, dp) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Integer helpers
-
-
-@njit(cache=True, inline="always")
-def _floor_shift(x, sh):
-    """floor(x * 2**sh) for an int64 x (any shift)."""
-    if sh >= 0:
-        return x << sh
-    sh = -sh
-    if sh >= 63:
-        return -1 if x < 0 else 0
-    return x >> sh
-
-
-@njit(cache=True, inline="always")
-def _trunc_shift(x, sh):
-    """trunc(x * 2**sh): toward zero (any shift)."""
-    m = shl(-x if x < 0 else x, sh)
-    return -m if x < 0 else m
-
-
-@njit(cache=True, inline="always")
-def _flush32(w):
-    """An f32 word flushed to a zero of its sign when subnormal."""
-    return w & 0x80000000 if (w >> _KEEP) & _EXP_FIELD == 0 else w
-
-
-@njit(cache=True)
-def _exact_sum(n_terms, signs, sigs, lsbs, spec):
-    """(word, ok): the exact sum of the nonzero terms rounded once to nearest
-    even into f32, +0 for an exact zero (models/amd.py ``_sum_words``). Terms
-    within 62 bits of each other are added exactly; otherwise those below a
-    62-bit window under the largest are added apart and enter as their floor
-    and a sticky bit. ok False (the scalar path's): the terms below the
-    window spread over more than 62 bits themselves, or the sum keeps fewer
-    than _ROUND_BITS (26) bits in the window (the rounding bit might lie below it)."""
-    q, top = 1 << 20, -(1 << 20)
-    for t in range(n_terms):
-        if sigs[t] != 0:
-            q = min(q, lsbs[t])
-            top = max(top, lsbs[t] + bit_length(sigs[t]))
-    if top == -(1 << 20):
-        return np.int64(0), True
-    room = bit_length(n_terms)
-    if top - q + room <= 62:
-        total = 0
-        for t in range(n_terms):
-            if sigs[t] != 0:
-                v = sigs[t] << (lsbs[t] - q)
-                total += -v if signs[t] else v
-        if total == 0:
-            return np.int64(0), True
-        return encode_scalar(1 if total < 0 else 0, -total if total < 0 else total, q, False,
-                             spec, _RNE, _KEEP, _IEEE), True
-    unit = top + room - 62  # the window's last bit
-    big, small_q, small_top = 0, 1 << 20, -(1 << 20)
-    for t in range(n_terms):
-        if sigs[t] != 0:
-            if lsbs[t] >= unit:
-                v = sigs[t] << (lsbs[t] - unit)
-                big += -v if signs[t] else v
-            else:
-                small_q = min(small_q, lsbs[t])
-                small_top = max(small_top, lsbs[t] + bit_length(sigs[t]))
-    if small_top - small_q + room > 62:
-        return np.int64(0), False
-    small = 0
-    for t in range(n_terms):
-        if sigs[t] != 0 and lsbs[t] < unit:
-            v = sigs[t] << (lsbs[t] - small_q)
-            small += -v if signs[t] else v
-    sh = unit - small_q  # small * 2**small_q = (low + f) * 2**unit, 0 <= f < 1
-    low = _floor_shift(small, -sh)
-    frac = small != 0 if sh >= 63 else small != (low << sh)
-    total = big + low
-    if total >= 0:
-        neg, mag, sticky = 0, total, frac
-    elif frac:  # -(|total| - f) = -((|total| - 1) + (1 - f))
-        neg, mag, sticky = 1, -total - 1, True
-    else:
-        neg, mag, sticky = 1, -total, False
-    if bit_length(mag) < _ROUND_BITS:
-        return np.int64(0), False
-    return encode_scalar(neg, mag, unit, sticky, spec, _RNE, _KEEP, _IEEE), True
-
-
-@njit(cache=True)
-def _add32(x, y, spec, ts, tg, tl):
-    """(x + y rounded to nearest even, ok) for finite f32 words (models/amd.py
-    ``_add``): two zeros keep a sign only where both have it."""
-    x_cls, x_sign, x_sig, x_lsb, _ = decode_scalar(x, spec)
-    y_cls, y_sign, y_sig, y_lsb, _ = decode_scalar(y, spec)
-    if x_cls >= 2 or y_cls >= 2:
-        return np.int64(0), False
-    if x_sig == 0 and y_sig == 0:
-        return np.int64(x_sign & y_sign) << 31, True
-    ts[0], tg[0], tl[0] = x_sign, x_sig, x_lsb
-    ts[1], tg[1], tl[1] = y_sign, y_sig, y_lsb
-    return _exact_sum(2, ts, tg, tl, spec)
-
-
-# ---------------------------------------------------------------------------
 # One instruction: its products (sign, significand, last bit, exponent sum)
 # in scratch arrays, then the design's sum from the accumulator word d.
 
 
 @njit(cache=True, inline="always")
 def _product(ac, asg, ag, al, ar, bc, bsg, bg, bl, br, ftz, src_frac, src_emin, t,
-             ps, pg, pl, pe):
+             ps, pg, pl):
     """Product t of the instruction into the scratch arrays; False for a NaN
     or Inf operand. Under ftz a zero or subnormal operand is +0 (its sign
     dropped: models/amd.py ``_ftz``)."""
@@ -188,17 +93,16 @@ def _product(ac, asg, ag, al, ar, bc, bsg, bg, bl, br, ftz, src_frac, src_emin, 
         ps[t] = 1 if asg != bsg else 0
         pg[t] = ag * bg
     pl[t] = al + bl
-    pe[t] = ar + br if pg[t] != 0 else ZERO_E
     return True
 
 
 @njit(cache=True)
-def _finish(s_dot, e_dot, unit_dot, c_sign, c_sig, c_lsb, c_raw, F, F2, drop_far, spec):
+def _finish(s_dot, e_dot, unit_dot, c_sign, c_sig, c_lsb, c_raw, F, F2, drop_far):
     """The join of the products' sum (s_dot * 2**(e_dot - unit_dot)) with C and
     the rounding into f32 (models/amd.py ``_finish``)."""
     e_max = e_dot if e_dot > c_raw else c_raw
-    d = _floor_shift(s_dot, e_dot - unit_dot - (e_max - F2 - 1))
-    cq = _floor_shift(-c_sig if c_sign else c_sig, c_lsb - (e_max - F))
+    d = floor_shift(s_dot, e_dot - unit_dot - (e_max - F2 - 1))
+    cq = floor_shift(-c_sig if c_sign else c_sig, c_lsb - (e_max - F))
     if drop_far and c_raw < e_max - F - 1:
         cq = 0
     w = F if F > F2 + 1 else F2 + 1
@@ -207,55 +111,67 @@ def _finish(s_dot, e_dot, unit_dot, c_sign, c_sig, c_lsb, c_raw, F, F2, drop_far
         return np.int64(0)
     unit = e_max - w
     e_norm = bit_length(-t if t < 0 else t) - 1 + unit
-    if e_norm < _EMIN:
-        e_norm = _EMIN
-    t = _floor_shift(t, unit - (e_norm - F2))
+    if e_norm < EMIN:
+        e_norm = EMIN
+    t = floor_shift(t, unit - (e_norm - F2))
     neg = 1 if t < 0 else 0
-    return encode_scalar(neg, -t if t < 0 else t, e_norm - F2, False, spec, _RNE, _KEEP, _IEEE)
+    return encode32(neg, -t if t < 0 else t, e_norm - F2, False)
 
 
 @njit(cache=True, inline="always")
-def _group_sum(ps, pg, pl, pe, lo, hi, step, F):
-    """(sum of the products lo, lo + step, ... below hi cut to F bits below their
-    largest exponent, that exponent): models/amd.py ``_fused``."""
-    e_max = ZERO_E
+def _cut_sum(pv, pl, lo, hi, step, F, lift):
+    """(sum of the signed products pv[lo:hi:step] (last bits pl) cut toward zero
+    to F bits below their largest exponent, that exponent; ZERO_E where every
+    product is zero; models/amd.py ``_fused``), for products whose exponent
+    sum is their last bit plus ``lift`` (both formats' fraction bits)."""
+    top = -(1 << 40)
     for j in range(lo, hi, step):
-        if pg[j] != 0 and pe[j] > e_max:
-            e_max = pe[j]
+        if pv[j] != 0 and pl[j] > top:
+            top = pl[j]
+    if top == -(1 << 40):
+        return np.int64(0), ZERO_E
+    e_max = top + lift
     s = 0
     for j in range(lo, hi, step):
-        if pg[j] != 0:
-            s += _trunc_shift(-pg[j] if ps[j] else pg[j], pl[j] - e_max + F)
+        if pv[j] != 0:
+            s += trunc_shift(pv[j], pl[j] - e_max + F)
     return s, e_max
 
 
-@njit(cache=True)
-def _dot_truncated(n, ps, pg, pl, pe, d, grouped, L, F, F2, spec):
+@njit(cache=True, inline="always")
+def _truncated(pv, pl, n, d, grouped, L, F, F2, lift, test_big):
+    """(word, ok) of one instruction of the truncated or grouped design on its
+    signed products pv (last bits pl) from the accumulator word ``d``: each
+    block of L cut and joined with the running sum (:func:`_finish`).
+    ``test_big``: look for a product of 2**128 or more (an Inf: the scalar
+    path's) among the truncated design's."""
+    if test_big and not grouped:
+        for q in range(n):
+            v = pv[q]
+            if v != 0 and pl[q] + bit_length(-v if v < 0 else v) - 1 >= 128:
+                return d, False
     for lo in range(0, n, L):
         hi = min(lo + L, n)
-        c_cls, c_sign, c_sig, c_lsb, c_raw = decode_scalar(d, spec)
+        c_cls, c_sign, c_sig, c_lsb, c_raw = decode32(d)
         if c_cls >= 2:  # an Inf or NaN C or running sum
             return d, False
         if grouped:
-            se, ee = _group_sum(ps, pg, pl, pe, lo, hi, 2, F)
-            so, eo = _group_sum(ps, pg, pl, pe, lo + 1, hi, 2, F)
+            se, ee = _cut_sum(pv, pl, lo, hi, 2, F, lift)
+            so, eo = _cut_sum(pv, pl, lo + 1, hi, 2, F, lift)
             e_dot = ee if ee > eo else eo
-            s_dot = _floor_shift(se, ee - e_dot) + _floor_shift(so, eo - e_dot)
+            s_dot = floor_shift(se, ee - e_dot) + floor_shift(so, eo - e_dot)
         else:
-            for j in range(lo, hi):
-                if pg[j] != 0 and pl[j] + bit_length(pg[j]) - 1 >= 128:
-                    return d, False  # a product of 2**128 or more is an Inf
-            s_dot, e_dot = _group_sum(ps, pg, pl, pe, lo, hi, 1, F)
-        d = _finish(s_dot, e_dot, F, c_sign, c_sig, c_lsb, c_raw, F, F2, grouped, spec)
+            s_dot, e_dot = _cut_sum(pv, pl, lo, hi, 1, F, lift)
+        d = _finish(s_dot, e_dot, F, c_sign, c_sig, c_lsb, c_raw, F, F2, grouped)
     return d, True
 
 
 @njit(cache=True)
-def _dot_fma(n, ps, pg, pl, d, spec, ts, tg, tl):
+def _dot_fma(n, ps, pg, pl, d):
     """D = fma(a_k, b_k, D), each rounded to nearest even into f32
     (models/amd.py ``fma_word`` on finite words)."""
     for j in range(n):
-        d_cls, d_sign, d_sig, d_lsb, _ = decode_scalar(d, spec)
+        d_cls, d_sign, d_sig, d_lsb, _ = decode32(d)
         if d_cls >= 2:
             return d, False
         if pg[j] == 0:  # a zero product: D stays, a zero D takes sign sp & its own
@@ -263,37 +179,35 @@ def _dot_fma(n, ps, pg, pl, d, spec, ts, tg, tl):
                 d = np.int64(ps[j] & d_sign) << 31
             continue
         if d_sig == 0:
-            d = encode_scalar(ps[j], pg[j], pl[j], False, spec, _RNE, _KEEP, _IEEE)
+            d = encode32(ps[j], pg[j], pl[j], False)
             continue
-        ts[0], tg[0], tl[0] = ps[j], pg[j], pl[j]
-        ts[1], tg[1], tl[1] = d_sign, d_sig, d_lsb
-        d, ok = _exact_sum(2, ts, tg, tl, spec)
+        d, ok = sum2(ps[j], pg[j], pl[j], d_sign, d_sig, d_lsb)
         if not ok:
             return d, False
     return d, True
 
 
 @njit(cache=True)
-def _dot_exact(n, ps, pg, pl, d, L, spec, ts, tg, tl):
+def _dot_exact(n, ps, pg, pl, d, L, ts, tg, tl):
     """CDNA1: each block of L products and the running sum added exactly, one
     rounding (models/amd.py ``_exact``)."""
     for lo in range(0, n, L):
         hi = min(lo + L, n)
-        d_cls, d_sign, d_sig, d_lsb, _ = decode_scalar(d, spec)
+        d_cls, d_sign, d_sig, d_lsb, _ = decode32(d)
         if d_cls >= 2:
             return d, False
         for j in range(lo, hi):
             ts[j - lo], tg[j - lo], tl[j - lo] = ps[j], pg[j], pl[j]
         m = hi - lo
         ts[m], tg[m], tl[m] = d_sign, d_sig, d_lsb
-        d, ok = _exact_sum(m + 1, ts, tg, tl, spec)
+        d, ok = exact_sum(m + 1, ts, tg, tl)
         if not ok:
             return d, False
     return d, True
 
 
 @njit(cache=True)
-def _dot_ftz(n, ps, pg, pl, d, P, spec, prods, ts, tg, tl):
+def _dot_ftz(n, ps, pg, pl, d, P, prods):
     """CDNA2: each product rounded into f32, pairs (and pairs of pairs for
     P = 4) added to the accumulator, every f32 result and C flushed when
     subnormal (models/amd.py ``_ftz``)."""
@@ -301,40 +215,42 @@ def _dot_ftz(n, ps, pg, pl, d, P, spec, prods, ts, tg, tl):
         if pg[j] == 0:
             prods[j] = np.int64(ps[j]) << 31
             continue
-        w = encode_scalar(ps[j], pg[j], pl[j], False, spec, _RNE, _KEEP, _IEEE)
-        if (w >> _KEEP) & _EXP_FIELD == _EXP_FIELD:  # overflowed to Inf
+        w = encode32(ps[j], pg[j], pl[j], False)
+        if (w >> KEEP) & EXP_FIELD == EXP_FIELD:  # overflowed to Inf
             return d, False
-        prods[j] = _flush32(w)
-    if (d >> _KEEP) & _EXP_FIELD == _EXP_FIELD:
+        prods[j] = flush32(w)
+    if (d >> KEEP) & EXP_FIELD == EXP_FIELD:
         return d, False
-    d = np.int64(0) if (d >> _KEEP) & _EXP_FIELD == 0 else d  # a zero or subnormal C is +0
+    d = np.int64(0) if (d >> KEEP) & EXP_FIELD == 0 else d  # a zero or subnormal C is +0
     for g in range(0, n, P):
-        s, ok = _add32(prods[g], prods[g + 1], spec, ts, tg, tl)
-        s = _flush32(s)
+        s, ok = add32(prods[g], prods[g + 1])
+        s = flush32(s)
         if ok and P == 4:
-            s2, ok2 = _add32(prods[g + 2], prods[g + 3], spec, ts, tg, tl)
-            s, ok = _add32(s, _flush32(s2), spec, ts, tg, tl)
+            s2, ok2 = add32(prods[g + 2], prods[g + 3])
+            s, ok = add32(s, flush32(s2))
             ok = ok and ok2
-            s = _flush32(s)
+            s = flush32(s)
         if ok:
-            d, ok = _add32(d, s, spec, ts, tg, tl)
-            d = _flush32(d)
+            d, ok = add32(d, s)
+            d = flush32(d)
         if not ok:
             return d, False
     return d, True
 
 
 @njit(cache=True)
-def _dot(code, n, ps, pg, pl, pe, d, L, F, F2, spec, prods, ts, tg, tl):
+def _dot(code, n, ps, pg, pl, d, L, F, F2, lift, prods, ts, tg, tl):
     """(word, ok) of one instruction of design ``code`` (DESIGN_CODE) on its
     products from the accumulator word ``d``; ok False: the scalar path's."""
     if code == 0:
-        return _dot_fma(n, ps, pg, pl, d, spec, ts, tg, tl)
+        return _dot_fma(n, ps, pg, pl, d)
     if code == 1:
-        return _dot_exact(n, ps, pg, pl, d, L, spec, ts, tg, tl)
+        return _dot_exact(n, ps, pg, pl, d, L, ts, tg, tl)
     if code == 2:
-        return _dot_ftz(n, ps, pg, pl, d, L, spec, prods, ts, tg, tl)
-    return _dot_truncated(n, ps, pg, pl, pe, d, code == 4, L, F, F2, spec)
+        return _dot_ftz(n, ps, pg, pl, d, L, prods)
+    for j in range(n):  # signed products in the scratch array
+        prods[j] = -pg[j] if ps[j] else pg[j]
+    return _truncated(prods, pl, n, d, code == 4, L, F, F2, lift, True)
 
 
 # ---------------------------------------------------------------------------
@@ -343,35 +259,35 @@ def _dot(code, n, ps, pg, pl, pe, d, L, F, F2, spec, prods, ts, tg, tl):
 
 @njit(cache=True)
 def _cases_kernel(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb, b_raw,
-                  c_words, code, L, F, F2, ftz, src_frac, src_emin, spec, out, slow):
+                  c_words, code, L, F, F2, lift, ftz, src_frac, src_emin, out, slow):
     n, K = a_sig.shape
-    ps, pg, pl, pe, prods = (np.zeros(K, np.int64), np.zeros(K, np.int64),
-                             np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(K, np.int64))
+    ps, pg, pl, prods = (np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(K, np.int64),
+                         np.zeros(K, np.int64))
     ts, tg, tl = np.zeros(L + 1, np.int64), np.zeros(L + 1, np.int64), np.zeros(L + 1, np.int64)
     for i in range(n):
         ok = True
         for t in range(K):
             if not _product(a_cls[i, t], a_sign[i, t], a_sig[i, t], a_lsb[i, t], a_raw[i, t],
                             b_cls[i, t], b_sign[i, t], b_sig[i, t], b_lsb[i, t], b_raw[i, t],
-                            ftz, src_frac, src_emin, t, ps, pg, pl, pe):
+                            ftz, src_frac, src_emin, t, ps, pg, pl):
                 ok = False
                 break
         d = np.int64(c_words[i])
         if ok:
-            d, ok = _dot(code, K, ps, pg, pl, pe, d, L, F, F2, spec, prods, ts, tg, tl)
+            d, ok = _dot(code, K, ps, pg, pl, d, L, F, F2, lift, prods, ts, tg, tl)
         out[i] = d
         slow[i] = not ok
 
 
 @njit(cache=True, nogil=True)
 def _gemm_kernel(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb, b_raw,
-                 c, lo, hi, k, code, L, F, F2, ftz, src_frac, src_emin, spec, out, stop):
+                 c, lo, hi, k, code, L, F, F2, lift, ftz, src_frac, src_emin, out, stop):
     """Outputs (M, N) of the chain of instructions lo..hi-1 (each K = k) from C:
     A (M, Kp) and B transposed (N, Kp) decoded. ``stop[i, j]``: the first
     instruction the scalar path must run (out holds its C), or -1."""
     M, N = c.shape
-    ps, pg, pl, pe, prods = (np.zeros(k, np.int64), np.zeros(k, np.int64),
-                             np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64))
+    ps, pg, pl, prods = (np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64),
+                         np.zeros(k, np.int64))
     ts, tg, tl = np.zeros(L + 1, np.int64), np.zeros(L + 1, np.int64), np.zeros(L + 1, np.int64)
     for i in range(M):
         for j in range(N):
@@ -384,18 +300,60 @@ def _gemm_kernel(a_cls, a_sign, a_sig, a_lsb, a_raw, b_cls, b_sign, b_sig, b_lsb
                     if not _product(a_cls[i, x], a_sign[i, x], a_sig[i, x], a_lsb[i, x],
                                     a_raw[i, x], b_cls[j, x], b_sign[j, x], b_sig[j, x],
                                     b_lsb[j, x], b_raw[j, x], ftz, src_frac, src_emin, q,
-                                    ps, pg, pl, pe):
+                                    ps, pg, pl):
                         ok = False
                         break
                 nd = d
                 if ok:
-                    nd, ok = _dot(code, k, ps, pg, pl, pe, d, L, F, F2, spec, prods, ts, tg,
-                                  tl)
+                    nd, ok = _dot(code, k, ps, pg, pl, d, L, F, F2, lift, prods, ts, tg, tl)
                 if not ok:
                     stop[i, j] = t
                     break
                 d = nd
             out[i, j] = d
+
+
+@njit(cache=True, nogil=True)
+def _gemm_truncated(a_val, a_lsb, a_bad, a_top, b_val, b_lsb, b_bad, b_top, c, lo, hi, k,
+                    grouped, L, F, F2, lift, out, stop):
+    """:func:`_gemm_kernel` for the truncated and grouped designs, on operands
+    read once into signed significands and last bits (``*_bad[r, t]``: a NaN
+    or Inf among row r's operands of instruction t; ``*_top[r, t]``: their
+    largest raw exponent, which bounds a product's: only where the two tops
+    reach 2**127 are products tested against 2**128 one by one)."""
+    M, N = c.shape
+    pv, pl = np.zeros(k, np.int64), np.zeros(k, np.int64)
+    for i in range(M):
+        for j in range(N):
+            d = np.int64(c[i, j])
+            stop[i, j] = -1
+            for t in range(lo, hi):
+                if a_bad[i, t] or b_bad[j, t]:
+                    stop[i, j] = t
+                    break
+                base = t * k
+                for q in range(k):
+                    pv[q] = a_val[i, base + q] * b_val[j, base + q]
+                    pl[q] = a_lsb[i, base + q] + b_lsb[j, base + q]
+                nd, ok = _truncated(pv, pl, k, d, grouped, L, F, F2, lift,
+                                    a_top[i, t] + b_top[j, t] + 1 >= 128)
+                if not ok:
+                    stop[i, j] = t
+                    break
+                d = nd
+            out[i, j] = d
+
+
+def _truncated_operands(dec, T: int, k: int):
+    """A decoded operand (rows, T * k) as :func:`_gemm_truncated` reads it:
+    signed significands, last bits, NaN-or-Inf flags and largest raw exponents
+    per row and instruction."""
+    cls, sign, sig, lsb, raw = dec
+    rows = cls.shape[0]
+    val = np.where(sign != 0, -sig, sig)
+    per = (rows, T, k)
+    return (val, lsb, (cls >= 2).reshape(per).any(axis=2),
+            raw.reshape(per).max(axis=2) if T * k else np.zeros((rows, T), np.int64))
 
 
 @lru_cache(maxsize=16)
@@ -414,12 +372,13 @@ def _decoded(fmt, words: np.ndarray):
     return tuple(decode(fmt, words))
 
 
-def _args(p, a_fmt, k):
-    """The design's scalar arguments after the words: code, L, F, F2, ftz,
-    A's fraction bits and least exponent (ftz's flush), the f32 spec."""
+def _args(p, a_fmt, b_fmt, k):
+    """The design's scalar arguments after the words: code, L, F, F2, the lift
+    from a product's last bit to its exponent sum (both fraction bits), ftz,
+    A's fraction bits and least exponent (ftz's flush)."""
     L = max(1, min(p.block or 1, k))
-    return (DESIGN_CODE[p.design], L, p.window, p.window2, p.design == "ftz", a_fmt.frac_bits,
-            1 - a_fmt.bias, _F32.spec)
+    return (DESIGN_CODE[p.design], L, p.window, p.window2, a_fmt.frac_bits + b_fmt.frac_bits,
+            p.design == "ftz", a_fmt.frac_bits, 1 - a_fmt.bias)
 
 
 def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np.ndarray]:
@@ -431,7 +390,7 @@ def evaluate(p, a_fmt, b_fmt, a_words, b_words, c_words) -> tuple[np.ndarray, np
     if n:
         _cases_kernel(*_decoded(a_fmt, a_words), *_decoded(b_fmt, b_words),
                       np.ascontiguousarray(c_words, np.uint32).astype(np.int64),
-                      *_args(p, a_fmt, a_words.shape[1]), out, slow)
+                      *_args(p, a_fmt, b_fmt, a_words.shape[1]), out, slow)
     return out, np.flatnonzero(slow)
 
 
@@ -453,11 +412,19 @@ def gemm_words(p, a_fmt, b_fmt, k: int, a: np.ndarray, b: np.ndarray, c: np.ndar
     da = _decoded(a_fmt, np.ascontiguousarray(a))
     db = _decoded(b_fmt, np.ascontiguousarray(np.asarray(b).T))
     c64 = c.astype(np.int64)
-    args = _args(p, a_fmt, k)
+    args = _args(p, a_fmt, b_fmt, k)
+    if p.design in ("truncated", "grouped"):
+        T = da[0].shape[1] // k
+        da, db = _truncated_operands(da, T, k), _truncated_operands(db, T, k)
+        code, L, F, F2, lift = args[:5]
 
-    def rows(r0: int, r1: int) -> None:
-        _gemm_kernel(*(x[r0:r1] for x in da), *db, c64[r0:r1], lo, hi, k, *args,
-                     out[r0:r1], stop[r0:r1])
+        def rows(r0: int, r1: int) -> None:
+            _gemm_truncated(*(x[r0:r1] for x in da), *db, c64[r0:r1], lo, hi, k,
+                            p.design == "grouped", L, F, F2, lift, out[r0:r1], stop[r0:r1])
+    else:
+        def rows(r0: int, r1: int) -> None:
+            _gemm_kernel(*(x[r0:r1] for x in da), *db, c64[r0:r1], lo, hi, k, *args,
+                         out[r0:r1], stop[r0:r1])
 
     parts = max(1, min(int(jobs), m))
     if parts == 1:

@@ -220,24 +220,30 @@ def test_windows_past_the_compiled_range_run_the_scalar_path():
     assert np.array_equal(model.evaluate(cases), model.scalar_words(cases))
 
 
-@pytest.mark.parametrize("gpu,dtype", [("MI300X", "bfloat16"), ("MI300X", "float16"),
-                                       ("MI300X", "float32"), ("MI250X", "bfloat16"),
-                                       ("MI250X", "float16"), ("MI100", "bfloat16"),
-                                       ("MI100", "float16")])
-def test_the_gemm_form_writes_the_tile_chain_words(gpu, dtype):
+@pytest.mark.parametrize("gpu,dtype,spread", [
+    ("MI300X", "bfloat16", 30), ("MI300X", "float16", 30), ("MI300X", "float32", 30),
+    ("MI250X", "bfloat16", 30), ("MI250X", "float16", 30), ("MI100", "bfloat16", 30),
+    ("MI100", "float16", 30),
+    # products from 2**-260 to 2**254 (past 2**128: Inf; 2**127 tops: tested one by one)
+    ("MI300X", "bfloat16", 127), ("MI300X", "float32", 127),
+    # the grouped design (CDNA3 fp8: even and odd products apart)
+    ("MI300X", "float8_e4m3fnuz", 6), ("MI300X", "float8_e5m2fnuz", 12)])
+def test_the_gemm_form_writes_the_tile_chain_words(gpu, dtype, spread):
     """tcprobe.matmul's compiled GEMM form (amd_fast.gemm_words: A and B decoded
     once, each output's instructions in turn, an output the compiled sums
     leave finished on the scalar path from that instruction on) against the
     tile chain (fast=False: MfmaModel.evaluate on every tile): the same words,
     with NaN, Inf, huge, tiny and zero operands and K not a multiple of the
-    instruction's."""
+    instruction's; operands spread over 2**-spread .. 2**spread."""
     torch = pytest.importorskip("torch")
     import tcprobe
 
     dt = getattr(torch, dtype)
     g = torch.Generator().manual_seed(3)
-    a = torch.randn(24, 70, generator=g) * torch.exp2(torch.randint(-30, 30, (24, 70), generator=g))
-    b = torch.randn(70, 20, generator=g) * torch.exp2(torch.randint(-30, 30, (70, 20), generator=g))
+    a = torch.randn(24, 70, generator=g) * torch.exp2(
+        torch.randint(-spread, spread, (24, 70), generator=g).float())
+    b = torch.randn(70, 20, generator=g) * torch.exp2(
+        torch.randint(-spread, spread, (70, 20), generator=g).float())
     a[0, 3], a[1, :] = float("nan"), 0.0
     b[5, 2], b[6, 7], b[:, 9] = float("inf"), -float("inf"), 1e-40
     a, b = a.to(dt), b.to(dt)
@@ -264,3 +270,35 @@ def test_threads_split_the_rows_and_keep_the_words(gpu, dtype):
     three = tcprobe.matmul(a, b, gpu=gpu, jobs=3)
     assert torch.equal(one.view(torch.int32), three.view(torch.int32))
     assert torch.isnan(one[2]).all() and not torch.isnan(one[3]).any()
+
+
+def test_the_gemm_form_tests_products_of_2_to_128_one_by_one():
+    """MI300X bf16 (truncated, one instruction of K = 16), worked by hand: a
+    product of 2**128 or more is an Inf (models/amd.py, after MMA-Sim), so
+    +2**128 and -2**128 make NaN where their integer sum would cancel to 0.
+    Columns: 2**64 x (2**64, -2**64): NaN; 2**64 x (2**63, 2**63): 2**128
+    rounds to +Inf; 2**64 x (2**63, -2**63): products 2**127 cancel, +0;
+    (2 - 2**-7) * 2**64 x (2 - 2**-7) * 2**63 (+, -): each product (2 -
+    2**-7)**2 * 2**127 is past 2**128 though the operands' exponents sum
+    to 127: NaN."""
+    import ml_dtypes
+
+    import tcprobe
+
+    top = 2.0 - 2.0 ** -7  # bf16's largest significand
+    a = np.zeros((1, 16), np.float32)
+    a[0, :2] = [2.0 ** 64, 2.0 ** 64]
+    a2 = np.zeros((1, 16), np.float32)
+    a2[0, :2] = [top * 2.0 ** 64, top * 2.0 ** 64]
+    b = np.zeros((16, 3), np.float32)
+    b[:2, 0] = [2.0 ** 64, -(2.0 ** 64)]
+    b[:2, 1] = [2.0 ** 63, 2.0 ** 63]
+    b[:2, 2] = [2.0 ** 63, -(2.0 ** 63)]
+    b2 = np.zeros((16, 1), np.float32)
+    b2[:2, 0] = [top * 2.0 ** 63, -top * 2.0 ** 63]
+    bf = ml_dtypes.bfloat16
+    d = np.asarray(tcprobe.matmul(a.astype(bf), b.astype(bf), gpu="MI300X")).view(np.uint32)[0]
+    d2 = np.asarray(tcprobe.matmul(a2.astype(bf), b2.astype(bf), gpu="MI300X")).view(np.uint32)
+    nan = [w for w in (d[0], d2[0, 0]) if w & 0x7F800000 == 0x7F800000 and w & 0x7FFFFF]
+    assert len(nan) == 2, [hex(w) for w in (*d, d2[0, 0])]
+    assert d[1] == 0x7F800000 and d[2] == 0
