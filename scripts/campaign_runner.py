@@ -9,7 +9,7 @@ import os
 import traceback
 from pathlib import Path
 
-from campaign10 import _visible, api_verdict, cli_verdict, run_cli
+from campaign10 import _visible, api_verdict, cli_verdict, run_cli, run_proc
 
 
 class Rows:
@@ -31,6 +31,14 @@ class Rows:
             os.chdir(root)
             what, v = cli_verdict(exp, run_cli(root, args, check))
             self.add(n, cls, exp, "tcprobe " + " ".join(args), what, v)
+
+    def run_proc(self, root: Path, cases, first: int) -> None:
+        """(class, expected, args, env, check) cases as real ``tcprobe ARGS``
+        processes from ``root``, ``env`` added to the environment."""
+        for n, (cls, exp, args, env, check) in enumerate(cases, first):
+            what, v = run_proc(root, exp, args, root, env, check)
+            shown = " ".join(f"{k}={v!r}" for k, v in env.items())
+            self.add(n, cls, exp, f"{shown} tcprobe " + " ".join(args), what, v)
 
     def run_api(self, root: Path, cases, prelude: str, first: int, trace_env: str) -> None:
         """(class, expected, code) cases, each run in a copy of the prelude's

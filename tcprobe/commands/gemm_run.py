@@ -15,7 +15,7 @@ from tcprobe import npyfile
 from tcprobe.commands.options import beta_for, needs
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, epilogue, pipeline, same_bits
-from tcprobe.matrix.entry import auto_schedule
+from tcprobe.matrix.entry import auto_schedule, is_auto
 from tcprobe.matrix.operands import (
     C_FORMATS,
     INPUT_FORMATS,
@@ -146,7 +146,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     m, n = check_shapes(a.words.shape, b.words.shape)
     if split_k != 1 and split_k < 1:
         raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
-    if split_k != 1 and schedule == "auto":
+    if split_k != 1 and is_auto(schedule):
         raise MatmulError("--split-k: --schedule auto takes the atlas' split; give one or the "
                           "other")
     c = load(c_path, "c", C_FORMATS, c_format)
@@ -169,8 +169,8 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
 
     def schedule_of(g, name, option):
         """(schedule, where it comes from) of one side (--schedule auto: the atlas)."""
-        if name == "auto":
-            found = auto_schedule(g, a, b, c, None, beta)
+        if is_auto(name):
+            found = auto_schedule(g, a, b, c, None, beta, k=k_given)
             return found.schedule, found.describe()
         sch = _schedule(name, option)
         if split_k != 1:
