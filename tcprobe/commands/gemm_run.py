@@ -380,7 +380,9 @@ def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, secon
     elif v.identical is None:
         console.print(f"  no counterexample in {v.searched} generated products: not proven "
                       "either way")
-    if int((words[0] != words[1]).sum()) and v.mechanisms:
+    # the elements that differ as the difference counts them (two NaNs of any payload alike)
+    n_differ = int(compare.words_differ(d_type, words[0], words[1]).sum())
+    if n_differ and v.mechanisms:
         counts = same_bits.explain_run(first, second, a.words, a.fmt, b.words, b.fmt,
                                        c_words if c is not None else None, c_fmt, d_type, alpha,
                                        beta, words[0], words[1])
@@ -389,8 +391,8 @@ def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, secon
         parts = [f"{name} alone explains {k:,}" for name, k in counts.items() if k]
         if together:
             parts.append(f"{together:,} need several together")
-        console.print(f"  in this run, of the {int((words[0] != words[1]).sum()):,} elements "
-                      f"that differ: {'; '.join(parts)}")
+        console.print(f"  in this run, of the {n_differ:,} elements that differ: "
+                      f"{'; '.join(parts)}")
         counts["several together"] = together
     return out
 

@@ -89,7 +89,7 @@ def f32_word(x, what: str) -> int:
     tensor as the number it holds."""
     x = _exact_float(_scalar(x), what)
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise MatmulError(f"{what} must be a real number, not {x!r}")
+        raise MatmulError(f"{what} must be a number, not {x!r}")
     try:
         with np.errstate(over="ignore"):
             word = int(np.array([x], np.float32).view(np.uint32)[0])
