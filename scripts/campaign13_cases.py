@@ -66,6 +66,8 @@ def fixtures13(root: Path) -> None:
     sv("fz_i8b.npy", np.full((32, 8), 0x38, np.int8))
     sv("u16a.npy", np.ones((8, 16), f16).view(np.uint16))
     sv("u16b.npy", np.ones((16, 8), f16).view(np.uint16))
+    sv("sc_v.npy", np.ones((8, 1), ml_dtypes.float8_e8m0fnu))  # np.save keeps 1-byte voids
+    sv("scb_v.npy", np.ones((1, 8), ml_dtypes.float8_e8m0fnu))
     rng = np.random.default_rng(13)
     sv("bba.npy", rng.standard_normal((16, 64)).astype(ml_dtypes.bfloat16).view(np.uint16))
     sv("bbb.npy", rng.standard_normal((64, 16)).astype(ml_dtypes.bfloat16).view(np.uint16))
@@ -160,6 +162,16 @@ def _one_count(r, made):
     if "0 of 64 elements differ" not in r.output:
         return "no '0 of 64 elements differ'"
     return "a later line counts elements that differ" if "elements that differ" in r.output else None
+
+
+def _names_option(option, *absent):
+    """An err case's check of its error line: it names ``option``, none of ``absent``."""
+    def check(line):
+        if option not in line:
+            return f"the error does not name {option}"
+        there = [x for x in absent if x in line]
+        return f"the error names {there[0]}, no option of this command" if there else None
+    return check
 
 
 def _unchanged(name, text):
@@ -289,6 +301,11 @@ def cli_cases():
     c(O, "err", "gemm", "--a", "a.npy", "--b", "b.npy", *X, "--out", "/proc/self/x.npy")
     c(O, "err", "gemm", "--a", "a.npy", "--b", "b.npy", *X, "--out", "exists.npy/x.npy")
     c(O, "ok", "gemm", "--a", "a.npy", "--b", "b.npy", *X, "--out", "./outdir/../o2.npy", check=_like("o2.npy", "ref_MI300X.npy"))
+    # scale files: gemm has one --scale-format for both (no --scale-a-format)
+    c(O, "err", "gemm", "--a", "a_e4.npy", "--b", "b_e4.npy", "--format", "e4m3", "--gpu", "B200", "--scale-a", "a.npy",
+      "--scale-b", "b.npy", "--scale-format", "ue8m0", check=_names_option("--scale-format", "--scale-a-format"))
+    c(O, "err", "gemm", "--a", "a_e4.npy", "--b", "b_e4.npy", "--format", "e4m3", "--gpu", "B200", "--scale-a", "sc_v.npy",
+      "--scale-b", "scb_v.npy", check=_names_option("--scale-format", "--scale-a-format", "--scale-b-format"))
 
     C = "gemm --compare on AMD"
     c(C, "ok", "gemm", "--a", "a.npy", "--b", "b.npy", *X, "--compare", "MI300X", "--verdict-seconds", "1")

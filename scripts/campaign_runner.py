@@ -26,10 +26,16 @@ class Rows:
               what[:self.width + 60], flush=True)
 
     def run_cli(self, root: Path, cases, first: int = 1) -> None:
-        """(class, expected, args, check) cases as ``tcprobe ARGS`` from ``root``."""
+        """(class, expected, args, check) cases as ``tcprobe ARGS`` from ``root``;
+        an ``err`` case's check reads its one error line (a reason: unclear)."""
         for n, (cls, exp, args, check) in enumerate(cases, first):
             os.chdir(root)
-            what, v = cli_verdict(exp, run_cli(root, args, check))
+            res = run_cli(root, args, None if exp == "err" else check)
+            what, v = cli_verdict(exp, res)
+            if exp == "err" and check is not None and v == "kept":  # the error line's words
+                bad = check(res[2][0])
+                if bad:
+                    what, v = what + "; " + bad, "unclear"
             self.add(n, cls, exp, "tcprobe " + " ".join(args), what, v)
 
     def run_proc(self, root: Path, cases, first: int) -> None:

@@ -199,6 +199,28 @@ def test_compare_of_nans_counts_no_difference_twice(tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# gemm's scale files: their errors name --scale-format, the option there is (was:
+# --scale-a-format, which no command has)
+
+
+def test_scale_file_errors_name_scale_format(tmp_path):
+    e4 = ml_dtypes.float8_e4m3fn
+    np.save(tmp_path / "a.npy", np.ones((8, 32), e4))
+    np.save(tmp_path / "b.npy", np.ones((32, 8), e4))
+    np.save(tmp_path / "sa16.npy", np.ones((8, 1), np.float16))
+    np.save(tmp_path / "sa.npy", np.ones((8, 1), ml_dtypes.float8_e8m0fnu))
+    np.save(tmp_path / "sb.npy", np.ones((1, 8), ml_dtypes.float8_e8m0fnu))
+    base = ("gemm", "--a", tmp_path / "a.npy", "--b", tmp_path / "b.npy", "--format", "e4m3",
+            "--gpu", "B200", "--scale-b", tmp_path / "sb.npy")
+    line = one_error(invoke(*base, "--scale-a", tmp_path / "sa16.npy", "--scale-format", "ue8m0"),
+                     "--scale-format:", "not raw words")
+    assert "--scale-a-format" not in line
+    line = one_error(invoke(*base, "--scale-a", tmp_path / "sa.npy"),
+                     "give --scale-format (ue8m0, ue4m3)")
+    assert "--scale-a-format" not in line
+
+
+# ---------------------------------------------------------------------------
 # TCPROBE_DEBUG: a value neither on nor off is refused (was: read as on, so every
 # bad input printed a traceback)
 

@@ -95,7 +95,8 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
         return Operand(words, name, False)
     if arr.dtype.kind == "V":
         give = (f"--format (bf16, e4m3, ...; --{what}-format for this file alone)"
-                if what in ("a", "b") else f"--{what}-format (bf16, ...)")
+                if what in ("a", "b") else "--scale-format (ue8m0, ue4m3)"
+                if what.startswith("scale") else f"--{what}-format (bf16, ...)")
         raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
                          f"dtype name (np.save drops ml_dtypes' names): give {give}")
     return read(arr, f"--{what}", table)
@@ -164,8 +165,9 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         except MatmulError as e:
             raise MatmulError("--" + str(e)) from None
         check_out_type(out_fmt, None if c is None else c.fmt, "--dtype")
-    sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
-    sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
+    scales = "--scale-format"  # one option for both scale files (there is no --scale-a-format)
+    sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format, given=scales)
+    sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format, given=scales)
 
     def schedule_of(g, name, option):
         """(schedule, where it comes from) of one side (--schedule auto: the atlas)."""
