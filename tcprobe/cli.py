@@ -321,8 +321,7 @@ class Group(click.Group):
             # when a command first imports the models (none does for --help, --list):
             # announce compiles, and a misspelt TCPROBE_KERNEL fails before any work
             _after_import("tcprobe.models", _models_loaded)
-            from tcprobe.console import (COMMAND_QUIET_S, Heartbeat, debug_wanted,
-                                         heartbeat_wanted)
+            from tcprobe.console import COMMAND_QUIET_S, Heartbeat, debug_wanted, heartbeat_wanted
 
             heartbeat_wanted(strict=True)  # a misspelt TCPROBE_HEARTBEAT, before any work
             debug_wanted(strict=True)  # and TCPROBE_DEBUG: never read as on

@@ -545,8 +545,7 @@ def check_profile(data: dict, where: str) -> dict:
     engine = engine_schema()
     top_schema = {**PROFILE_META, **engine}
     if _amd_profile(top, tables, where):
-        out = check(top, PROFILE_META, where)
-        out["gpu"] = out["gpu"].strip().upper()  # names.md: the GPU's own spelling
+        out = {**check(top, PROFILE_META, where), "gpu": top["gpu"].strip().upper()}  # names.md
         out["mfma"] = check(tables.get("mfma", {}), PROFILE_MFMA, where, key_path="mfma") \
             if "mfma" in tables else {}
         if out["mfma"].get("design", "fma") != "fma" and "block" not in out["mfma"]:
@@ -564,9 +563,6 @@ def check_profile(data: dict, where: str) -> dict:
             raise SchemaError(f"{where}: [mfma]: {e}") from None
         out.update({"format": {}, "output": {}, "scaled": {}})
         return out
-    if "mfma" in tables and "gpu" in top and not isinstance(top["gpu"], str):
-        raise SchemaError(f"{where}: gpu: {_show(top['gpu'])} is not text (an AMD profile "
-                          "names MI100, MI250X or MI300X)")
     if "mfma" in tables:
         raise SchemaError(f"{where}: [mfma] is for an AMD profile (gpu = MI100, MI250X or "
                           "MI300X; families = [\"mfma\"])")
