@@ -234,7 +234,8 @@ def test_tcprobe_debug_off_in_any_case(monkeypatch, value):
 
 # ---------------------------------------------------------------------------
 # emulate: an f64 product's fallback says what is not modelled (was: "no
-# tensor-core GEMM here", untrue of A100, H100, MI250X and MI300X)
+# tensor-core GEMM here", untrue of A100, H100, MI250X and MI300X, whose f64
+# instructions tcprobe.dot models)
 
 
 @needs_torch
@@ -247,4 +248,8 @@ def test_f64_fallback_names_what_is_unmodelled():
         d = x @ x.t()
     assert (d == 16).all() and rep.routed == 0
     why = str(rep.fallbacks)
-    assert "models no tensor-core GEMM" in why and "v_mfma_f64" in why
+    assert "models no tensor-core GEMM" in why and "one instruction at a time" in why
+    # which is so: v_mfma_f64 on MI300X, four products of 1.0 = 4.0 (0x4010000000000000)
+    one = 0x3FF0000000000000
+    x = tcprobe.dot([one] * 4, [one] * 4, 0, datapath="mfma.f64.f64.k4", gpu="MI300X")
+    assert int(np.asarray(x).ravel()[0]) == 0x4010000000000000

@@ -56,8 +56,8 @@ def input_dtype(*ts, amd: bool = False) -> torch.dtype:
                              "(allow_tf32 / set_float32_matmul_precision select tf32)")
         return dt
     if dt not in HALF:
-        why = (" (NVIDIA's f64 DMMA is modelled one instruction at a time, tcprobe.dot, not as "
-               "a library GEMM; AMD's v_mfma_f64 not at all)" if dt == torch.float64 else "")
+        why = (" (f64 DMMA and v_mfma_f64 are modelled one instruction at a time, tcprobe.dot, "
+               "not as a library GEMM)" if dt == torch.float64 else "")
         raise Unroutable(f"dtype {dt}: tcprobe models no tensor-core GEMM taking it{why}")
     return dt
 
