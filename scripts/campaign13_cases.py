@@ -698,6 +698,9 @@ def _api():
     a(E_, "ok", "d, rep = EX(lambda: O @ OB, gpu='MI300X', instr='mfma.f16.f32.k16'); assert rep.routed == 0 and 'takes f16, not bf16' in str(rep.fallbacks)")
     a(E_, "ok", f"d, _ = EX(lambda: torch.ones(8, 17, dtype=torch.float16) @ torch.ones(17, 8, dtype=torch.float16), instr='mfma.f16.f32.k8', gpu='MI250X'); tall(d, {W17})")
     a(E_, "py", "with emulate('MI300X', jobs=0):\n    pass")
+    # schedule='auto' is None's atlas in emulate, as tcprobe.matmul's (names.md: any case)
+    a(E_, "ok", f"d, rep = EX(lambda: O @ OB, schedule=' AUTO '); tall(d, {W16}); assert rep.rows()[0]['gemms'][0]['provenance'] == 'default guess'")
+    a(E_, "ok", f"d, rep = E(lambda: torch.ones(256, 256, dtype=torch.bfloat16) @ torch.ones(256, 256, dtype=torch.bfloat16), gpu='H200', schedule='auto'); tall(d, {_w(256.0)}); assert rep.rows()[0]['gemms'][0]['provenance'] != 'given'")
     a(E_, "ok", f"with emulate('MI300X'):\n    with emulate('MI250X'):\n        d = O @ OB\ntall(d, {W16})")
     return out
 

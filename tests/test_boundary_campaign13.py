@@ -253,3 +253,17 @@ def test_f64_fallback_names_what_is_unmodelled():
     one = 0x3FF0000000000000
     x = tcprobe.dot([one] * 4, [one] * 4, 0, datapath="mfma.f64.f64.k4", gpu="MI300X")
     assert int(np.asarray(x).ravel()[0]) == 0x4010000000000000
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["auto", " AUTO "])
+def test_emulate_takes_schedule_auto_as_the_atlas(name):
+    from tcprobe.torch import Report, emulate
+
+    rep = Report()
+    x = torch.ones(8, 16, dtype=torch.bfloat16)
+    with emulate("MI300X", schedule=name, report=rep):
+        d = x @ x.t()
+    assert (d == 16).all()
+    assert rep.rows()[0]["gemms"][0]["provenance"] == "default guess"  # no atlas: said
+
