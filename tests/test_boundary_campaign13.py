@@ -67,6 +67,14 @@ def test_auto_takes_fp8_operands_as_the_atlas_scaled_mm():
     assert _words(d) == {W8}
 
 
+def test_auto_on_mixed_fp8_is_a_default_guess_said():
+    a = np.full((32, 64), 0.5, ml_dtypes.float8_e4m3fn)
+    b = np.full((64, 32), 0.5, ml_dtypes.float8_e5m2)
+    assert _words(tcprobe.matmul(a, b, gpu="H200", schedule="auto")) == {W16}  # 64 x 1/4
+    with pytest.raises(MatmulError, match="no atlas holds mixed formats"):
+        tcprobe.matmul(a, b, gpu="H200", schedule="auto", strict_auto=True)
+
+
 def test_gemm_schedule_auto_in_upper_case(tmp_path):
     np.save(tmp_path / "a.npy", np.ones((8, 17), np.float16))
     np.save(tmp_path / "b.npy", np.ones((17, 8), np.float16))

@@ -169,6 +169,7 @@ def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False, k: int | None 
     operands are the atlas' ``scaled_mm`` (its fp8 kernels). ``k``: K as
     given, where ``a`` and ``b`` hold K = 0 filled (resolve.fill_empty_k)."""
     import tcprobe.atlas as atlas
+    from tcprobe.atlas.query import OTHER_FP8
     from tcprobe.atlas.store import FP8
 
     from .choice import gpu_name
@@ -180,7 +181,7 @@ def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False, k: int | None 
         return atlas.Lookup(atlas.query.from_value({}), {}, "exact",
                             reason=f"an empty product ({m}x{n}x{k}: +0 or C)")
     op, form = "gemm", "plain"
-    if a.fmt in FP8 or a.fmt in ("e4m3fnuz", "e5m2fnuz"):
+    if a.fmt in FP8 + OTHER_FP8:
         op = form = "scaled_mm"
     elif bias is not None:
         form = "bias"
@@ -188,7 +189,12 @@ def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False, k: int | None 
                                                                                     "f16"):
         form = "addmm_beta1"
     try:
-        found = atlas.lookup(gpu_name(gpu), op, (a.fmt, b.fmt), m, n, k, form=form)
+        if a.fmt != b.fmt:  # mixed A and B (e4m3 x e5m2): no atlas holds one
+            axes = atlas.default_axes(gpu_name(gpu), a.fmt, form)
+            found = atlas.Lookup(atlas.query.from_value(axes), axes, "default guess",
+                                 reason=f"{a.fmt} x {b.fmt}: no atlas holds mixed formats")
+        else:
+            found = atlas.lookup(gpu_name(gpu), op, a.fmt, m, n, k, form=form)
     except ValueError as e:
         raise MatmulError(f"schedule: auto: {e}") from None
     if strict and found.provenance == "default guess":
