@@ -9,7 +9,7 @@ import os
 import traceback
 from pathlib import Path
 
-from campaign10 import _visible, api_verdict, cli_verdict, run_cli
+from campaign10 import _visible, api_verdict, cli_verdict, run_cli, run_proc
 
 
 class Rows:
@@ -26,11 +26,25 @@ class Rows:
               what[:self.width + 60], flush=True)
 
     def run_cli(self, root: Path, cases, first: int = 1) -> None:
-        """(class, expected, args, check) cases as ``tcprobe ARGS`` from ``root``."""
+        """(class, expected, args, check) cases as ``tcprobe ARGS`` from ``root``;
+        an ``err`` case's check reads its one error line (a reason: unclear)."""
         for n, (cls, exp, args, check) in enumerate(cases, first):
             os.chdir(root)
-            what, v = cli_verdict(exp, run_cli(root, args, check))
+            res = run_cli(root, args, None if exp == "err" else check)
+            what, v = cli_verdict(exp, res)
+            if exp == "err" and check is not None and v == "kept":  # the error line's words
+                bad = check(res[2][0])
+                if bad:
+                    what, v = what + "; " + bad, "unclear"
             self.add(n, cls, exp, "tcprobe " + " ".join(args), what, v)
+
+    def run_proc(self, root: Path, cases, first: int) -> None:
+        """(class, expected, args, env, check) cases as real ``tcprobe ARGS``
+        processes from ``root``, ``env`` added to the environment."""
+        for n, (cls, exp, args, env, check) in enumerate(cases, first):
+            what, v = run_proc(root, exp, args, root, env, check)
+            shown = " ".join(f"{k}={v!r}" for k, v in env.items())
+            self.add(n, cls, exp, f"{shown} tcprobe " + " ".join(args), what, v)
 
     def run_api(self, root: Path, cases, prelude: str, first: int, trace_env: str) -> None:
         """(class, expected, code) cases, each run in a copy of the prelude's

@@ -321,9 +321,10 @@ class Group(click.Group):
             # when a command first imports the models (none does for --help, --list):
             # announce compiles, and a misspelt TCPROBE_KERNEL fails before any work
             _after_import("tcprobe.models", _models_loaded)
-            from tcprobe.console import COMMAND_QUIET_S, Heartbeat, heartbeat_wanted
+            from tcprobe.console import COMMAND_QUIET_S, Heartbeat, debug_wanted, heartbeat_wanted
 
             heartbeat_wanted(strict=True)  # a misspelt TCPROBE_HEARTBEAT, before any work
+            debug_wanted(strict=True)  # and TCPROBE_DEBUG: never read as on
 
             from tcprobe.activity import START
 
@@ -348,10 +349,10 @@ class Group(click.Group):
                 from tcprobe.console import closed_pipe
 
                 closed_pipe()  # exit 141, nothing more written
-            from tcprobe.console import HEARTBEAT_OFF
+            from tcprobe.console import debug_wanted
 
             # TCPROBE_DEBUG=0 (or no, off, false) is off, as TCPROBE_HEARTBEAT's words
-            if os.environ.get("TCPROBE_DEBUG", "").strip().lower() not in ("", *HEARTBEAT_OFF):
+            if debug_wanted():
                 raise
             if is_input_error(e):
                 fail(describe(e), EXIT_BAD_INPUT)

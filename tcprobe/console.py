@@ -229,6 +229,20 @@ def heartbeat_wanted(strict: bool = False) -> bool:
     return True
 
 
+def debug_wanted(strict: bool = False) -> bool:
+    """Whether TCPROBE_DEBUG asks for a traceback instead of a one-line error
+    (unset or blank: no), in TCPROBE_HEARTBEAT's words. ``strict``: a value
+    that is neither off (0, no, off, false) nor on (1, yes, on, true) is a
+    UsageError naming it, never silently read as on (which would show a
+    traceback for every bad input); not strict, such a value is off."""
+    value = os.environ.get("TCPROBE_DEBUG", "")
+    text = value.strip().lower()
+    if strict and text not in ("", *HEARTBEAT_OFF, *HEARTBEAT_ON):
+        raise UsageError(f"TCPROBE_DEBUG={value!r} is neither off (0, no, off, false) nor on "
+                         "(1, yes, on, true): set one of those, or unset it (off)")
+    return text in HEARTBEAT_ON
+
+
 class Heartbeat:
     """While a long piece of work runs, a line on stderr whenever nothing has
     been shown for ``quiet`` seconds, then every ``every`` seconds of

@@ -545,7 +545,7 @@ def check_profile(data: dict, where: str) -> dict:
     engine = engine_schema()
     top_schema = {**PROFILE_META, **engine}
     if _amd_profile(top, tables, where):
-        out = check(top, PROFILE_META, where)
+        out = {**check(top, PROFILE_META, where), "gpu": top["gpu"].strip().upper()}  # names.md
         out["mfma"] = check(tables.get("mfma", {}), PROFILE_MFMA, where, key_path="mfma") \
             if "mfma" in tables else {}
         if out["mfma"].get("design", "fma") != "fma" and "block" not in out["mfma"]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tcprobe.matrix.schedule import Schedule, from_value
+from tcprobe.names import fold
 
 from .predict import best_rule, distance, leave_one_out, points, predict_splits
 from .store import BLOCK, FORMS, FP8, GROUPS, find, load
@@ -54,7 +55,7 @@ class Lookup:
             return f"measured ({self.library}; {len(self.evidence)} call(s), e.g. {self.evidence[0]})"
         if self.provenance == "predicted":
             return f"predicted ({self.rule})"
-        return f"default guess ({self.reason})"
+        return f"{self.provenance} ({self.reason})"
 
     def row(self) -> dict:
         return {"schedule": dict(self.axes), "provenance": self.provenance,
@@ -87,7 +88,24 @@ def default_axes(gpu: str, fmt: str, form: str) -> dict:
     return axes
 
 
-def _norm(op, dtypes, m, n, k, form, layout, batch):
+# fp8 formats of GPUs with no atlas (AMD's fnuz): looked up, answered with a default guess
+OTHER_FP8 = ("e4m3fnuz", "e5m2fnuz")
+LAYOUT_SIDES = ("row", "col")
+
+
+def _layout(layout):
+    """``layout`` as 'A/B', each row or col (names.md: any case, stripped), or None."""
+    if layout is None:
+        return None
+    sides = layout.split("/") if isinstance(layout, str) else None
+    if sides is None or len(sides) != 2 or any(fold(x) not in LAYOUT_SIDES for x in sides):
+        raise AtlasError(f"layout: {layout!r} is not A's and B's storage as 'row/row', "
+                         "'row/col', 'col/row' or 'col/col'")
+    return "/".join(fold(x) for x in sides)
+
+
+def _norm(op, dtypes, m, n, k, form, layout, batch, atlas: bool = True):
+    op, form = fold(op), fold(form)
     if op not in OPS:
         raise AtlasError(f"op: {op!r} is not one of {', '.join(sorted(OPS))}")
     op = OPS[op]
@@ -96,10 +114,13 @@ def _norm(op, dtypes, m, n, k, form, layout, batch):
     dtypes = tuple(dtypes)
     if not 1 <= len(dtypes) <= 3 or any(not isinstance(d, str) for d in dtypes):
         raise AtlasError(f"dtypes: a format or (a, b[, d]) formats, not {dtypes!r}")
+    dtypes = tuple(fold(d) for d in dtypes)
     a = dtypes[0]
     b = dtypes[1] if len(dtypes) > 1 else a
     d = dtypes[2] if len(dtypes) > 2 else None
-    if a not in GROUPS or b != a:
+    if not atlas and a in OTHER_FP8 and b == a:  # no atlas to hold it: a default guess
+        pass
+    elif a not in GROUPS or b != a:
         raise AtlasError(f"dtypes: the atlas knows A = B in {', '.join(GROUPS)}, not {a} x {b}")
     for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -110,9 +131,9 @@ def _norm(op, dtypes, m, n, k, form, layout, batch):
         raise AtlasError(f"form: {form!r} is not one of {', '.join(FORMS)}")
     if (op == "scaled_mm") != form.startswith("scaled_mm"):
         raise AtlasError(f"form: {form} is not a form of {op}")
-    if (a in FP8) != (op == "scaled_mm"):
+    if (a in FP8 + OTHER_FP8) != (op == "scaled_mm"):
         raise AtlasError(f"dtypes: {a} is not an operand format of {op}")
-    return op, a, d, form, layout, batch
+    return op, a, d, form, _layout(layout), batch
 
 
 def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | None = None,
@@ -125,8 +146,9 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
     import tcprobe.matrix.choice as choice
 
     gpu = choice.gpu_name(gpu)
-    op, fmt, d, form, layout, batch = _norm(op, dtypes, m, n, k, form, layout, batch)
     data = load(gpu)
+    op, fmt, d, form, layout, batch = _norm(op, dtypes, m, n, k, form, layout, batch,
+                                            atlas=data is not None)
     guess_reason = None
     if data is None:
         guess_reason = f"no atlas for {gpu} (atlases: {', '.join(_gpus()) or 'none'})"

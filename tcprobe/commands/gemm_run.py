@@ -15,7 +15,7 @@ from tcprobe import npyfile
 from tcprobe.commands.options import beta_for, needs
 from tcprobe.console import ProgressBar, console, send_output_to_stderr, write_json
 from tcprobe.matrix import compare, epilogue, pipeline, same_bits
-from tcprobe.matrix.entry import auto_schedule
+from tcprobe.matrix.entry import auto_schedule, is_auto
 from tcprobe.matrix.operands import (
     C_FORMATS,
     INPUT_FORMATS,
@@ -95,7 +95,8 @@ def array_words(arr: np.ndarray, path: str, what: str, table: dict, fmt: str | N
         return Operand(words, name, False)
     if arr.dtype.kind == "V":
         give = (f"--format (bf16, e4m3, ...; --{what}-format for this file alone)"
-                if what in ("a", "b") else f"--{what}-format (bf16, ...)")
+                if what in ("a", "b") else "--scale-format (ue8m0, ue4m3)"
+                if what.startswith("scale") else f"--{what}-format (bf16, ...)")
         raise MatmulError(f"--{what}: {path} holds {arr.dtype.itemsize}-byte words without a "
                          f"dtype name (np.save drops ml_dtypes' names): give {give}")
     return read(arr, f"--{what}", table)
@@ -146,7 +147,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
     m, n = check_shapes(a.words.shape, b.words.shape)
     if split_k != 1 and split_k < 1:
         raise MatmulError(f"--split-k must be a positive integer, not {split_k}")
-    if split_k != 1 and schedule == "auto":
+    if split_k != 1 and is_auto(schedule):
         raise MatmulError("--split-k: --schedule auto takes the atlas' split; give one or the "
                           "other")
     c = load(c_path, "c", C_FORMATS, c_format)
@@ -164,13 +165,14 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         except MatmulError as e:
             raise MatmulError("--" + str(e)) from None
         check_out_type(out_fmt, None if c is None else c.fmt, "--dtype")
-    sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format)
-    sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format)
+    scales = "--scale-format"  # one option for both scale files (there is no --scale-a-format)
+    sa = load(sa_path, "scale-a", SCALE_FORMATS, scale_format, given=scales)
+    sb = load(sb_path, "scale-b", SCALE_FORMATS, scale_format, given=scales)
 
     def schedule_of(g, name, option):
         """(schedule, where it comes from) of one side (--schedule auto: the atlas)."""
-        if name == "auto":
-            found = auto_schedule(g, a, b, c, None, beta)
+        if is_auto(name):
+            found = auto_schedule(g, a, b, c, None, beta, k=k_given)
             return found.schedule, found.describe()
         sch = _schedule(name, option)
         if split_k != 1:
@@ -380,7 +382,9 @@ def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, secon
     elif v.identical is None:
         console.print(f"  no counterexample in {v.searched} generated products: not proven "
                       "either way")
-    if int((words[0] != words[1]).sum()) and v.mechanisms:
+    # the elements that differ as the difference counts them (two NaNs of any payload alike)
+    n_differ = int(compare.words_differ(d_type, words[0], words[1]).sum())
+    if n_differ and v.mechanisms:
         counts = same_bits.explain_run(first, second, a.words, a.fmt, b.words, b.fmt,
                                        c_words if c is not None else None, c_fmt, d_type, alpha,
                                        beta, words[0], words[1])
@@ -389,8 +393,8 @@ def _same_bits(runs, a, b, c, c_words, d_type, alpha, beta, words, scaled, secon
         parts = [f"{name} alone explains {k:,}" for name, k in counts.items() if k]
         if together:
             parts.append(f"{together:,} need several together")
-        console.print(f"  in this run, of the {int((words[0] != words[1]).sum()):,} elements "
-                      f"that differ: {'; '.join(parts)}")
+        console.print(f"  in this run, of the {n_differ:,} elements that differ: "
+                      f"{'; '.join(parts)}")
         counts["several together"] = together
     return out
 

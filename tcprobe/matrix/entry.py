@@ -96,7 +96,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
             out_fmt = out_name(out)
         except MatmulError as e:
             raise MatmulError(f"{named}: " + str(e).split(": ", 1)[1]) from None
-    auto = isinstance(schedule, str) and schedule == "auto"
+    auto = is_auto(schedule)
     if strict_auto and not auto:  # as the command line's options.needs: never ignored
         raise MatmulError("strict_auto=True needs schedule='auto' (alone it would be ignored)")
     sched = from_value(None if auto else schedule)
@@ -108,6 +108,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     check_memory_of(A, B)  # before a word is read: a huge broadcast view is never copied
     a = read(A, "A", INPUT_FORMATS)
     b = read(B, "B", INPUT_FORMATS)
+    k_given = int(a.words.shape[1])
     if scale_a is None and scale_b is None:
         a, b = fill_empty_k(a, b)  # K = 0: +0 accumulators, D from the epilogue alone
     m, n = check_shapes(a.words.shape, b.words.shape)
@@ -121,7 +122,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
         if split_k != 1:
             raise MatmulError("split_k: schedule='auto' takes the atlas' split; give one or "
                               "the other")
-        sched = auto_schedule(gpu, a, b, c, bias_o, beta, strict=strict_auto).schedule
+        sched = auto_schedule(gpu, a, b, c, bias_o, beta, strict=strict_auto, k=k_given).schedule
     from tcprobe.compile_notes import announce_compiles, quiet_compiles
 
     announce_compiles()  # a cold first call says it is compiling (progress=False: silent)
@@ -153,24 +154,47 @@ def _dtype(dtype, out):
     return out
 
 
-def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False):
+def is_auto(schedule) -> bool:
+    """Whether ``schedule`` is the name ``auto`` (names.md: in any case, stripped)."""
+    from tcprobe.names import fold
+
+    return isinstance(schedule, str) and fold(schedule) == "auto"
+
+
+def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False, k: int | None = None):
     """The atlas' :class:`~tcprobe.atlas.Lookup` for this product (operands
     read): its schedule and its provenance (measured here, predicted from the
-    atlas, or a default guess, which ``strict`` refuses)."""
+    atlas, or a default guess, which ``strict`` refuses). An empty product (M,
+    N or K = 0) has no arithmetic to schedule: ``exact``, as emulate's. fp8
+    operands are the atlas' ``scaled_mm`` (its fp8 kernels). ``k``: K as
+    given, where ``a`` and ``b`` hold K = 0 filled (resolve.fill_empty_k)."""
     import tcprobe.atlas as atlas
+    from tcprobe.atlas.query import OTHER_FP8
+    from tcprobe.atlas.store import FP8
 
     from .choice import gpu_name
 
-    m, k = a.words.shape
+    m, k_read = a.words.shape
     n = b.words.shape[1]
-    form = "plain"
-    if bias is not None:
+    k = k_read if k is None else k
+    if 0 in (m, n, k):  # +0, or the epilogue on C: no split or order to choose
+        return atlas.Lookup(atlas.query.from_value({}), {}, "exact",
+                            reason=f"an empty product ({m}x{n}x{k}: +0 or C)")
+    op, form = "gemm", "plain"
+    if a.fmt in FP8 + OTHER_FP8:
+        op = form = "scaled_mm"
+    elif bias is not None:
         form = "bias"
     elif c is not None and not isinstance(beta, bool) and beta == 1 and c.fmt in ("bf16",
                                                                                     "f16"):
         form = "addmm_beta1"
     try:
-        found = atlas.lookup(gpu_name(gpu), "gemm", a.fmt, m, n, k, form=form)
+        if a.fmt != b.fmt:  # mixed A and B (e4m3 x e5m2): no atlas holds one
+            axes = atlas.default_axes(gpu_name(gpu), a.fmt, form)
+            found = atlas.Lookup(atlas.query.from_value(axes), axes, "default guess",
+                                 reason=f"{a.fmt} x {b.fmt}: no atlas holds mixed formats")
+        else:
+            found = atlas.lookup(gpu_name(gpu), op, a.fmt, m, n, k, form=form)
     except ValueError as e:
         raise MatmulError(f"schedule: auto: {e}") from None
     if strict and found.provenance == "default guess":

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from decimal import Decimal
+from numbers import Rational
 
 import numpy as np
 
@@ -66,10 +68,26 @@ def _scalar(x):
     return x
 
 
+def _exact_float(x, what: str):
+    """A Fraction or Decimal as the float it equals exactly (then rounded to
+    f32 once, as a float is); one no float holds is refused, never rounded
+    twice. Anything else as it is."""
+    if isinstance(x, Rational | Decimal) and not isinstance(x, int | np.integer):
+        try:
+            f = float(x)
+        except (OverflowError, ValueError):  # past any float; a signalling NaN
+            f = None
+        if f is None or (f != x and f == f):
+            raise MatmulError(f"{what}: {repr(x):.40} is no binary float: give a float (the "
+                              "epilogue rounds it to an f32 word)")
+        return f
+    return x
+
+
 def f32_word(x, what: str) -> int:
     """A Python number at the API edge as its f32 word (RNE); a 0-d array or
     tensor as the number it holds."""
-    x = _scalar(x)
+    x = _exact_float(_scalar(x), what)
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
         raise MatmulError(f"{what} must be a number, not {x!r}")
     try:

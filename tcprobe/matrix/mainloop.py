@@ -21,6 +21,7 @@ other model is refused by name, never run elsewhere in silence.
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Integral
 
 import numpy as np
 
@@ -45,9 +46,9 @@ def threads(jobs: int | None) -> int:
     """Threads a product runs on: ``jobs``, or numba's thread count (every
     core unless NUMBA_NUM_THREADS or numba.set_num_threads says otherwise)."""
     if jobs is not None:
-        if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        if not isinstance(jobs, Integral) or isinstance(jobs, bool | np.bool_) or jobs < 1:
             raise MatmulError(f"jobs must be a positive integer, not {jobs!r}")
-        return jobs
+        return int(jobs)  # numpy's integers too, as split_k
     import numba
 
     return numba.get_num_threads()

@@ -64,7 +64,8 @@ DATA_OPS = {"clone", "copy_", "copy", "_to_copy", "detach", "empty", "empty_like
 class Emulate(TorchDispatchMode):
     """``with emulate(gpu=...):`` every routed aten op as ``gpu``'s tensor cores
     compute it. ``instr``, ``model``: as :func:`tcprobe.matmul`; ``schedule``:
-    one schedule for every product (None: the atlas's per product).
+    one schedule for every product (None or 'auto', as tcprobe.matmul's: the
+    atlas's per product).
     ``strict=True``: an op that cannot be routed, or a product whose
     schedule is only a default guess, raises a ValueError naming it;
     ``strict="routes"`` refuses only the ops that cannot be routed.
@@ -88,7 +89,9 @@ class Emulate(TorchDispatchMode):
         strict = check_flag(strict, "strict", ("routes",))
         self.instr = _check_instr(self.gpu, self.amd, instr)
         self.schedule = None
-        if schedule is not None:
+        from tcprobe.matrix.entry import is_auto
+
+        if schedule is not None and not is_auto(schedule):  # 'auto': the atlas's, as None
             from tcprobe.matrix.schedule import from_value
 
             self.schedule = from_value(schedule)  # a bad schedule is one error here

@@ -56,7 +56,9 @@ def input_dtype(*ts, amd: bool = False) -> torch.dtype:
                              "(allow_tf32 / set_float32_matmul_precision select tf32)")
         return dt
     if dt not in HALF:
-        raise Unroutable(f"dtype {dt} has no tensor-core GEMM here")
+        why = (" (f64 DMMA and v_mfma_f64 are modelled one instruction at a time, tcprobe.dot, "
+               "not as a library GEMM)" if dt == torch.float64 else "")
+        raise Unroutable(f"dtype {dt}: tcprobe models no tensor-core GEMM taking it{why}")
     return dt
 
 

@@ -51,6 +51,9 @@ class ReplayResult:
         return d
 
 
+PADDED = ("mma", "wgmma")  # families whose captures replay on the harness's instruction K
+
+
 def replay_datapath(cap: Capture, family: str | None = None) -> tuple[Datapath, list[str]]:
     """The datapath a capture is replayed on, and why."""
     dp, notes = cap.datapath, []
@@ -61,7 +64,9 @@ def replay_datapath(cap: Capture, family: str | None = None) -> tuple[Datapath, 
         base = default_datapath(fam, dp.a_type, dp.d_type)
         dp = replace(base, k=max(base.k, dp.k))
     else:
-        k = default_datapath(dp.family, dp.a_type, dp.d_type).k if dp.family != "tcgen05" else dp.k
+        # mma and wgmma captures may hold fewer products than the instruction takes;
+        # a tcgen05 or v_mfma id names its instruction's own K (nothing to pad)
+        k = default_datapath(dp.family, dp.a_type, dp.d_type).k if dp.family in PADDED else dp.k
         if k > dp.k:
             dp = dp.with_k(k)
     if dp.k != cap.datapath.k:
