@@ -7,11 +7,17 @@ broadcast forms and ``linear``, which torch decomposes into them),
 torch is optional: ``import tcprobe`` never imports it.
 """
 
-try:
-    import torch as _torch  # noqa: F401
-except ImportError:  # pragma: no cover - exercised in a subprocess without torch
-    raise ImportError("tcprobe.torch needs PyTorch: pip install torch "
-                      "(the CPU wheel is enough)") from None
+from tcprobe.compile_notes import note_when_slow as _note_when_slow
+
+# torch's own import takes seconds (3-4 s on a loaded 2-core machine): where it is
+# this package that starts it, a note after 1 s says what the wait is
+with _note_when_slow("note: tcprobe.torch is importing torch (its own start-up, seconds; "
+                     "once a process)"):
+    try:
+        import torch as _torch  # noqa: F401
+    except ImportError:  # pragma: no cover - exercised in a subprocess without torch
+        raise ImportError("tcprobe.torch needs PyTorch: pip install torch "
+                          "(the CPU wheel is enough)") from None
 
 from .mode import Emulate, emulate
 from .report import Report
