@@ -354,3 +354,64 @@ def test_the_first_emulate_block_imports_no_dynamo_and_routes_with_dynamo_loaded
     assert r.stdout.split() == ["False", "0x4180", "0x4180", "2"]
     notes = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert all(ln.startswith("note: ") for ln in notes), r.stderr
+
+
+def _timeless(x):
+    """A ladder's JSON without its timings (which differ run to run)."""
+    if isinstance(x, dict):
+        return {k: _timeless(v) for k, v in x.items() if "second" not in k}
+    return [_timeless(v) for v in x] if isinstance(x, list) else x
+
+
+def _ladder(*args):
+    import json
+
+    r = invoke("ladder", "--format", "bf16", "--device", "sim:h100", "--steps", "slice,zero",
+               "--json", "-", *args)
+    assert r.exit_code == 0, r.output
+    return _timeless(json.loads(r.stdout)), r.stderr
+
+
+def _shown(r_help) -> list[str]:
+    return re.findall(r"^  ((?:-[\w-]+)(?:, -[\w-]+)*)", r_help.stdout, re.M)
+
+
+def test_ladder_takes_cases_and_show_as_validate_score_and_replay_name_them():
+    """One idea, one name: ladder's --validate (the cases a model is checked on:
+    --cases in validate and smoke) and --evidence (cases shown: --show in score and
+    replay). The old spellings give the same run; --help shows the one name."""
+    new, new_err = _ladder("--cases", "200", "--show", "0")
+    old, old_err = _ladder("--validate", "200", "--evidence", "0")
+    assert new == old and new["validation"] is not None
+    assert _ladder("--cases", "0")[0]["validation"] != new["validation"]
+    assert len(_ladder("--show", "3")[1].splitlines()) > len(new_err.splitlines())
+    opts = _shown(invoke("ladder", "--help"))
+    assert "--cases" in opts and "--show" in opts, opts
+    assert "--validate" not in opts and "--evidence" not in opts, opts
+    one_error(invoke("ladder", "--format", "bf16", "--cases", "10", "--validate", "20"),
+              "given 2 times")
+
+
+def test_gemm_takes_m_n_k_as_gemm_probe_does_and_random_still_works(tmp_path):
+    """gemm drew its operands with --random MxNxK where gemm-probe and
+    batch-invariance name a product's shape --m, --n, --k: the same words both
+    ways; --random is hidden, named in --m's help; a part of the shape, or both
+    spellings, is one error line."""
+    words = []
+    for i, shape in enumerate((["--m", "3", "--n", "5", "--k", "40"], ["--random", "3x5x40"])):
+        out = tmp_path / f"d{i}.npy"
+        r = invoke("gemm", *shape, "--format", "bf16", "--gpu", "H100", "--seed", "7",
+                   "--out", out)
+        assert r.exit_code == 0, r.output
+        words.append(np.load(out).view(np.uint32))
+    assert words[0].shape == (3, 5) and np.array_equal(words[0], words[1])
+    r = invoke("gemm", "--help")
+    opts = _shown(r)
+    assert "--m" in opts and "--k" in opts and "--random" not in opts, opts
+    assert "--random MxNxK" in " ".join(r.stdout.split())
+    one_error(invoke("gemm", "--m", "3", "--n", "5", "--format", "bf16", "--gpu", "H100"),
+              "--k", "give all three")
+    one_error(invoke("gemm", "--m", "3", "--n", "5", "--k", "8", "--random", "3x5x8",
+                     "--format", "bf16", "--gpu", "H100"), "not both")
+    one_error(invoke("gemm", "--m", "3", "--n", "5", "--k", "8", "--gpu", "H100"),
+              "--m/--n/--k needs --format")
