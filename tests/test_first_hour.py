@@ -415,3 +415,20 @@ def test_gemm_takes_m_n_k_as_gemm_probe_does_and_random_still_works(tmp_path):
                      "--format", "bf16", "--gpu", "H100"), "not both")
     one_error(invoke("gemm", "--m", "3", "--n", "5", "--k", "8", "--gpu", "H100"),
               "--m/--n/--k needs --format")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [
+    ["validate", "--format", "bf16", "--device", "sim:h100", "--cases", "2000"],
+    ["validate", "--targets", "blog", "--device", "sim:b200", "--cases", "200", "--shard", "40/40",
+     "--suite", "raw"],
+])
+def test_validate_and_campaign_in_a_pipe_write_no_empty_line(tmp_path, args):
+    """Every README and docs validate line began its table with an empty stderr line
+    in a pipe (rich's Progress.stop prints one off a terminal), as gemm did."""
+    r = subprocess.run([sys.executable, "-m", "tcprobe", *args, "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                       env={**os.environ, "TCPROBE_HEARTBEAT": "0"})
+    assert r.returncode == 0, r.stderr
+    assert "" not in r.stderr.splitlines(), repr(r.stderr[:300])
+    assert r.stdout.strip()  # its table, after no empty line
