@@ -432,3 +432,20 @@ def test_validate_and_campaign_in_a_pipe_write_no_empty_line(tmp_path, args):
     assert r.returncode == 0, r.stderr
     assert "" not in r.stderr.splitlines(), repr(r.stderr[:300])
     assert r.stdout.strip()  # its table, after no empty line
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_the_torch_gemm_runner_says_what_it_does_before_torch_imports(tmp_path):
+    """docs/library-gemm.md's `python -m tcprobe.capture.torch_gemm DIR --fit` showed
+    nothing for 3.4 s (torch's import) on a machine with no GPU, then its error."""
+    r = invoke("gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", tmp_path / "p",
+               "--m", "4", "--n", "4", "--k", "64")
+    assert r.exit_code == 0, r.output
+    p = subprocess.Popen([sys.executable, "-m", "tcprobe.capture.torch_gemm", str(tmp_path / "p"),
+                          "--fit"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stderr.readline()  # comes before torch is imported
+    rest, _ = p.communicate(timeout=300)[::-1]
+    assert first.startswith("running 10 bf16 cases of "), first
+    if p.returncode == 2:  # no GPU here: one error line after it
+        assert rest.splitlines() == ["error: torch sees no CUDA GPU"], rest
