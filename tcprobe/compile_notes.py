@@ -1,8 +1,7 @@
 """The notes the library itself prints on stderr (the CLI prints the rest):
 the one a cold run prints while numba compiles (a kernel cache that is
 empty for a datapath), with on a terminal a status line that moves, and the
-one a slow wait it cannot shorten prints (:func:`note_when_slow`: torch's
-import). Apart from :mod:`tcprobe.console` so that the library's calls
+one ``import tcprobe.torch`` says before it starts torch's own import. Apart from :mod:`tcprobe.console` so that the library's calls
 (``tcprobe.matmul``, ``emulate``) turn it on without importing rich."""
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ def announce_compiles() -> None:
         if label not in _COMPILE_NOTES["shown"] and not quiet:
             _COMPILE_NOTES["shown"].add(label)
             _clear(live)
-            _say(f"note: compiling kernels for {label} (first run only; later runs load "
+            say(f"note: compiling kernels for {label} (first run only; later runs load "
                  f"them from {kernel_cache.FOLDER})")
         live["depth"] += 1
         live["count"] += 1
@@ -57,28 +56,10 @@ def announce_compiles() -> None:
     numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce, done))
 
 
-def _say(line: str) -> None:
+def say(line: str) -> None:
     """One note line on stderr: the library's one way to speak (the CLI prints the rest)."""
     print(line, file=sys.stderr, flush=True)
     _mark()
-
-
-@contextlib.contextmanager
-def note_when_slow(line: str, after: float = 1.0):
-    """A block that says ``line`` on stderr (once, through :func:`_say`) if it
-    is still running ``after`` seconds in: a wait the library cannot shorten
-    (torch's own import) never sits on a blank screen, and a short one says
-    nothing. The line comes from a timer thread, which runs while an import
-    holds the main thread."""
-    import threading
-
-    timer = threading.Timer(after, _say, (line,))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
 
 
 def _clear(live: dict) -> None:
