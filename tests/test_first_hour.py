@@ -441,3 +441,27 @@ def test_the_torch_gemm_runner_says_what_it_does_before_torch_imports(tmp_path):
     assert first.startswith("running 10 bf16 cases of "), first
     if p.returncode == 2:  # no GPU here: one error line after it
         assert rest.splitlines() == ["error: torch sees no CUDA GPU"], rest
+
+
+_NO_MMASIM = '''import importlib.util, sys
+find = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name == "mmasim" else find(name, *a)
+from tcprobe.devices.base import DeviceError
+from tcprobe.devices.mmasim import _import
+try:
+    _import()
+except DeviceError as e:
+    print(e)
+print("torch" in sys.modules)
+'''
+
+
+@pytest.mark.slow
+def test_an_mmasim_device_without_mmasim_is_refused_before_torch_imports(tmp_path):
+    """docs/amd.md's `validate --device mmasim:CDNA1:...` on a machine with torch but
+    no MMA-Sim imported torch (4 s) before saying MMA-Sim is not installed."""
+    r = subprocess.run([sys.executable, "-c", _NO_MMASIM], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["MMA-Sim is not installed (pip install 'tcprobe[peer]', "
+                                     "which brings mmasim 2.1.1 and torch)", "False"], r.stdout
