@@ -1,6 +1,7 @@
-"""The note a cold run prints while numba compiles (a kernel cache that is
-empty for a datapath): one line on stderr, and on a terminal a status line
-that moves. Apart from :mod:`tcprobe.console` so that the library's calls
+"""The notes the library itself prints on stderr (the CLI prints the rest):
+the one a cold run prints while numba compiles (a kernel cache that is
+empty for a datapath), with on a terminal a status line that moves, and the
+one ``import tcprobe.torch`` says before it starts torch's own import. Apart from :mod:`tcprobe.console` so that the library's calls
 (``tcprobe.matmul``, ``emulate``) turn it on without importing rich."""
 
 from __future__ import annotations
@@ -36,9 +37,8 @@ def announce_compiles() -> None:
         if label not in _COMPILE_NOTES["shown"] and not quiet:
             _COMPILE_NOTES["shown"].add(label)
             _clear(live)
-            print(f"note: compiling kernels for {label} (first run only; later runs load "
-                  f"them from {kernel_cache.FOLDER})", file=sys.stderr, flush=True)
-            _mark()
+            say(f"note: compiling kernels for {label} (first run only; later runs load "
+                 f"them from {kernel_cache.FOLDER})")
         live["depth"] += 1
         live["count"] += 1
         if terminal and not quiet:  # a status line that moves: compiles take minutes cold
@@ -54,6 +54,12 @@ def announce_compiles() -> None:
 
     # when numba loads (a command that only reads the models' tables never loads it)
     numba_internals.when_numba_loaded(lambda: numba_internals.on_compile_start(announce, done))
+
+
+def say(line: str) -> None:
+    """One note line on stderr: the library's one way to speak (the CLI prints the rest)."""
+    print(line, file=sys.stderr, flush=True)
+    _mark()
 
 
 def _clear(live: dict) -> None:

@@ -128,6 +128,19 @@ def send_output_to_stderr(on: bool = True) -> None:
     console.stderr = on
 
 
+def progress(*columns, **kw):
+    """rich's Progress on stderr that, off a terminal, stops without the empty
+    line rich writes there (a piped validate or campaign printed one above its
+    table); the heartbeat and the commands' own lines speak there instead."""
+    from rich.progress import Progress
+
+    class _Progress(Progress):
+        def stop(self) -> None:
+            self.live.stop()
+
+    return _Progress(*columns, console=err_console, transient=True, **kw)
+
+
 class ProgressBar:
     """A transient progress bar on stderr, used as a ``progress(done, total)``
     callback (a context manager: it starts and stops the bar). Where stderr is
@@ -135,16 +148,15 @@ class ProgressBar:
     it stopped, a command's first line in a pipe); the heartbeat speaks instead."""
 
     def __init__(self, label: str):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
 
         self.label = label
         self.task = None
         if not err_console.is_terminal:
             self.bar = None
             return
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                            TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn(),
-                            console=err_console, transient=True)
+        self.bar = progress(TextColumn("{task.description}"), BarColumn(),
+                            TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn())
 
     def __enter__(self):
         if self.bar is not None:

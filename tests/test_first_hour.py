@@ -269,3 +269,199 @@ def test_gemm_takes_a_bf16_c_with_c_format_as_fit_gemm_does(tmp_path):
     assert (np.load(tmp_path / "d.npy").view(np.uint16) == 0x4184).all()
     one_error(invoke("gemm", "--gpu", "H100", "--a", a, "--b", b, "--format", "bf16",
                      "--c-format", "bf16"), "--c-format needs --c FILE")
+
+
+_CTRL_C_IN_EXEC = '''import importlib.abc, sys
+
+
+class CtrlC(importlib.abc.MetaPathFinder):
+    """Ctrl-C landing inside an exec() of source text (as one does inside a
+    dataclass's or namedtuple's making while modules import), as the command
+    line loads its command."""
+
+    def find_spec(self, name, path, target=None):
+        if name == "tcprobe.commands.targets":
+            sys.meta_path.remove(self)
+            exec("raise KeyboardInterrupt")
+
+
+sys.meta_path.insert(0, CtrlC())
+'''
+
+
+@pytest.mark.slow
+def test_ctrl_c_inside_an_exec_of_text_ends_130_not_killed_by_the_signal(tmp_path):
+    """Campaign 12's open race: `python -m tcprobe gemm` interrupted 0.35-0.75 s in
+    printed `interrupted`, then died by SIGINT (exit -2; 1 in 80 tries here). CPython
+    notes a KeyboardInterrupt that leaves an exec() of text and, run as `-m`, kills
+    itself with SIGINT at exit (strace: rt_sigaction(SIGINT, SIG_DFL), kill(self,
+    SIGINT) after the line). Made certain here: the Ctrl-C raised in an exec."""
+    from cli_helpers import sigint_at_default
+
+    (tmp_path / "sitecustomize.py").write_text(_CTRL_C_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]), "TCPROBE_HEARTBEAT": "0"}
+    r = subprocess.run([sys.executable, "-m", "tcprobe", "targets"], capture_output=True,
+                       text=True, timeout=300, env=env, cwd=tmp_path,
+                       preexec_fn=sigint_at_default)
+    assert (r.returncode, r.stderr, r.stdout) == (130, "interrupted\n", "")
+
+
+_FIRST_BLOCK = '''import sys
+import tcprobe.torch
+import torch
+
+a = torch.ones(1, 16, dtype=torch.bfloat16)
+b = torch.ones(16, 1, dtype=torch.bfloat16)
+rep = tcprobe.torch.Report()
+with tcprobe.torch.emulate(gpu="H100", report=rep):
+    first = a @ b
+dynamo_after_first = "torch._dynamo" in sys.modules
+import torch._dynamo  # noqa: E402 - a process with torch.compile in play
+with tcprobe.torch.emulate(gpu="H100", report=rep):
+    second = a @ b
+print(dynamo_after_first, hex(first.view(torch.int16).item()), hex(second.view(torch.int16).item()),
+      rep.stats("mm").routed)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_the_first_emulate_block_imports_no_dynamo_and_routes_with_dynamo_loaded(tmp_path):
+    """torch wraps a dispatch mode's __torch_dispatch__ in _disable_dynamo, whose first
+    call imported torch._dynamo: 3-5 s of the first block, silent. emulate keeps Dynamo
+    out itself, only once the process has loaded it. 16 products of 1.0 x 1.0: 16.0,
+    bf16 0x4180, both ways. Where tcprobe.torch starts torch's import it says so first."""
+    torch_note = "note: tcprobe.torch is importing torch"
+    for first in ("import tcprobe.torch", "import torch"):  # who starts torch's import
+        (tmp_path / "block.py").write_text(_FIRST_BLOCK.replace("import sys", f"import sys\n{first}"))
+        r = subprocess.run([sys.executable, "block.py"], capture_output=True, text=True,
+                           timeout=600, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["False", "0x4180", "0x4180", "2"]
+        notes = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert all(ln.startswith("note: ") for ln in notes), r.stderr
+        # docs/torch.md's block sat 4-5 s blank while tcprobe.torch imported torch: a
+        # note first (a timer's note waited behind libtorch's loading, which holds Python)
+        said_first = bool(notes) and notes[0].startswith(torch_note)
+        assert said_first == (first == "import tcprobe.torch"), r.stderr
+        assert sum(ln.startswith(torch_note) for ln in notes) <= 1
+
+
+def _timeless(x):
+    """A ladder's JSON without its timings (which differ run to run)."""
+    if isinstance(x, dict):
+        return {k: _timeless(v) for k, v in x.items() if "second" not in k}
+    return [_timeless(v) for v in x] if isinstance(x, list) else x
+
+
+def _ladder(*args):
+    import json
+
+    r = invoke("ladder", "--format", "bf16", "--device", "sim:h100", "--steps", "slice,zero",
+               "--json", "-", *args)
+    assert r.exit_code == 0, r.output
+    return _timeless(json.loads(r.stdout)), r.stderr
+
+
+def _shown(r_help) -> list[str]:
+    return re.findall(r"^  ((?:-[\w-]+)(?:, -[\w-]+)*)", r_help.stdout, re.M)
+
+
+def test_ladder_takes_cases_and_show_as_validate_score_and_replay_name_them():
+    """One idea, one name: ladder's --validate (the cases a model is checked on:
+    --cases in validate and smoke) and --evidence (cases shown: --show in score and
+    replay). The old spellings give the same run; --help shows the one name."""
+    new, new_err = _ladder("--cases", "200", "--show", "0")
+    old, old_err = _ladder("--validate", "200", "--evidence", "0")
+    assert new == old and new["validation"] is not None
+    assert _ladder("--cases", "0")[0]["validation"] != new["validation"]
+    assert len(_ladder("--show", "3")[1].splitlines()) > len(new_err.splitlines())
+    opts = _shown(invoke("ladder", "--help"))
+    assert "--cases" in opts and "--show" in opts, opts
+    assert "--validate" not in opts and "--evidence" not in opts, opts
+    one_error(invoke("ladder", "--format", "bf16", "--cases", "10", "--validate", "20"),
+              "given 2 times")
+
+
+def test_gemm_takes_m_n_k_as_gemm_probe_does_and_random_still_works(tmp_path):
+    """gemm drew its operands with --random MxNxK where gemm-probe and
+    batch-invariance name a product's shape --m, --n, --k: the same words both
+    ways; --random is hidden, named in --m's help; a part of the shape, or both
+    spellings, is one error line."""
+    words = []
+    for i, shape in enumerate((["--m", "3", "--n", "5", "--k", "40"], ["--random", "3x5x40"])):
+        out = tmp_path / f"d{i}.npy"
+        r = invoke("gemm", *shape, "--format", "bf16", "--gpu", "H100", "--seed", "7",
+                   "--out", out)
+        assert r.exit_code == 0, r.output
+        words.append(np.load(out).view(np.uint32))
+    assert words[0].shape == (3, 5) and np.array_equal(words[0], words[1])
+    r = invoke("gemm", "--help")
+    opts = _shown(r)
+    assert "--m" in opts and "--k" in opts and "--random" not in opts, opts
+    assert "--random MxNxK" in " ".join(r.stdout.split())
+    one_error(invoke("gemm", "--m", "3", "--n", "5", "--format", "bf16", "--gpu", "H100"),
+              "--k", "give all three")
+    one_error(invoke("gemm", "--m", "3", "--n", "5", "--k", "8", "--random", "3x5x8",
+                     "--format", "bf16", "--gpu", "H100"), "not both")
+    one_error(invoke("gemm", "--m", "3", "--n", "5", "--k", "8", "--gpu", "H100"),
+              "--m/--n/--k needs --format")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [
+    ["validate", "--format", "bf16", "--device", "sim:h100", "--cases", "2000"],
+    ["validate", "--targets", "blog", "--device", "sim:b200", "--cases", "200", "--shard", "40/40",
+     "--suite", "raw"],
+])
+def test_validate_and_campaign_in_a_pipe_write_no_empty_line(tmp_path, args):
+    """Every README and docs validate line began its table with an empty stderr line
+    in a pipe (rich's Progress.stop prints one off a terminal), as gemm did."""
+    r = subprocess.run([sys.executable, "-m", "tcprobe", *args, "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                       env={**os.environ, "TCPROBE_HEARTBEAT": "0"})
+    assert r.returncode == 0, r.stderr
+    assert "" not in r.stderr.splitlines(), repr(r.stderr[:300])
+    assert r.stdout.strip()  # its table, after no empty line
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_the_torch_gemm_runner_says_what_it_does_before_torch_imports(tmp_path):
+    """docs/library-gemm.md's `python -m tcprobe.capture.torch_gemm DIR --fit` showed
+    nothing for 3.4 s (torch's import) on a machine with no GPU, then its error."""
+    r = invoke("gemm-probe", "--gpu", "H100", "--format", "bf16", "--out", tmp_path / "p",
+               "--m", "4", "--n", "4", "--k", "64")
+    assert r.exit_code == 0, r.output
+    p = subprocess.Popen([sys.executable, "-m", "tcprobe.capture.torch_gemm", str(tmp_path / "p"),
+                          "--fit"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stderr.readline()  # comes before torch is imported
+    rest, _ = p.communicate(timeout=300)[::-1]
+    assert first.startswith("running 10 bf16 cases of "), first
+    if p.returncode == 2:  # no GPU here: one error line after it
+        assert rest.splitlines() == ["error: torch sees no CUDA GPU"], rest
+
+
+_NO_MMASIM = '''import importlib.util, sys
+find = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name == "mmasim" else find(name, *a)
+from tcprobe.devices.base import DeviceError
+from tcprobe.devices.mmasim import _import
+try:
+    _import()
+except DeviceError as e:
+    print(e)
+print("torch" in sys.modules)
+'''
+
+
+@pytest.mark.slow
+def test_an_mmasim_device_without_mmasim_is_refused_before_torch_imports(tmp_path):
+    """docs/amd.md's `validate --device mmasim:CDNA1:...` on a machine with torch but
+    no MMA-Sim imported torch (4 s) before saying MMA-Sim is not installed."""
+    r = subprocess.run([sys.executable, "-c", _NO_MMASIM], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["MMA-Sim is not installed (pip install 'tcprobe[peer]', "
+                                     "which brings mmasim 2.1.1 and torch)", "False"], r.stdout

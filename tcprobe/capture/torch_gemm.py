@@ -163,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     except ManifestError as e:
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
+    # what it does, before torch's import (seconds): a machine with no GPU then hears why
+    # it stops, not a blank screen for 3 s
+    print(f"running {len(manifest['cases'])} {manifest['format']} cases of {folder} through "
+          "torch on this machine's GPU (torch's import first)", file=sys.stderr, flush=True)
     try:
         import torch
     except ImportError:

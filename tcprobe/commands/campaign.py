@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 from rich.table import Table
 from rich.text import Text
 
 from tcprobe.capture.lock import hold_out_folder
 from tcprobe.commands import open_device, write_report_set
-from tcprobe.console import console, err_console, note, say
+from tcprobe.console import console, note, say
+from tcprobe.console import progress as progress_bar
 from tcprobe.models.engine import Speed
 from tcprobe.outfiles import make_folder, write_atomic
 from tcprobe.validation import campaign as camp
@@ -116,8 +117,8 @@ def run_campaign(*, targets_text, device_spec, cases, suite_text, suite_given, p
 
 
 def _run(spec, device, out, mine, suites, json_path, shrink) -> None:
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  console=err_console, transient=True) as bar:
+    with progress_bar(TextColumn("[bold]{task.description}"), BarColumn(),
+                      MofNCompleteColumn()) as bar:
         total = len(mine) * len(suites)
         task = bar.add_task("campaign", total=total)
         sub = bar.add_task("", total=1)

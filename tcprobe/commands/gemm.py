@@ -1,4 +1,5 @@
-"""tcprobe gemm: multiply two matrices from .npy files as a GPU's tensor cores do.
+"""tcprobe gemm: multiply two matrices from .npy files (or drawn: --m, --n, --k) as a
+GPU's tensor cores do.
 
 The options live here and the work in :mod:`.gemm_run`, imported when the
 command runs, so that ``tcprobe gemm --help`` starts without numba."""
@@ -31,11 +32,17 @@ def _finite(v: float | None, option: str) -> float | None:
               help="A (M, K) as .npy; its dtype names the format (float32 is tf32).")
 @click.option("--b", "b_path", type=click.Path(dir_okay=False),
               help="B (K, N) as .npy.")
-@click.option("--random", "random_shape", metavar="MxNxK",
-              help="Instead of --a and --b: random normal A (M, K) and B (K, N) in --format "
-                   "(bf16, f16, tf32, e4m3, e5m2; e4m3fnuz, e5m2fnuz on MI300X), drawn from --seed.")
+@click.option("--m", "m", type=click.IntRange(min=1),
+              help="M, with --n and --k instead of --a and --b: random normal A (M, K) and B "
+                   "(K, N) in --format (bf16, f16, tf32, e4m3, e5m2; e4m3fnuz, e5m2fnuz on "
+                   "MI300X), drawn from --seed. --random MxNxK, the older spelling, still works.")
+@click.option("--n", "n", type=click.IntRange(min=1), help="N, the columns of D (with --m, --k).")
+@click.option("--k", "k", type=click.IntRange(min=1), help="K, the reduction length (with --m, "
+                                                          "--n).")
+@click.option("--random", "random_shape", metavar="MxNxK", hidden=True,
+              help="--m M --n N --k K as one value (the older spelling).")
 @click.option("--seed", type=SEED, default=0, show_default=True,
-              help="Seed of --random's operands.")
+              help="Seed of the random operands of --m/--n/--k.")
 @click.option("--c", "c_path", type=click.Path(dir_okay=False),
               help="C (M, N) as .npy: float32, float16, int32, or bf16 words with --c-format bf16 "
                    "(default +0).")
@@ -78,7 +85,7 @@ def _finite(v: float | None, option: str) -> float | None:
               help="With --compare: draw where the two D differ, and by how many ulps, as a "
                    "PNG here (one pixel an element, or a block of a large D).")
 @json_option("Write the figures as JSON")
-def command(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
+def command(a_path, b_path, m, n, k, random_shape, seed, c_path, gpu, instr, model, out_path, out_type, ab_format, a_format,
             b_format, c_format, sa_path, sb_path, scale_format, split_k, schedule, alpha, beta, compare_gpu,
             compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
             json_path):
@@ -90,4 +97,31 @@ def command(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_p
     options = dict(locals())
     from .gemm_run import run
 
+    options.update(random_shape=_shape(options.pop("m"), options.pop("n"), options.pop("k"),
+                                       random_shape))
     return run(**options)
+
+
+def _shape(m, n, k, random_shape):
+    """The shape of the drawn operands, as --m/--n/--k give it (all three) or
+    --random MxNxK (its older spelling), which names itself in its errors."""
+    dims = {"--m": m, "--n": n, "--k": k}
+    if all(v is None for v in dims.values()):
+        return random_shape
+    if random_shape is not None:
+        raise click.UsageError("give --m/--n/--k or --random MxNxK (their older spelling), "
+                               "not both")
+    missing = [o for o, v in dims.items() if v is None]
+    if missing:
+        raise click.UsageError(f"{', '.join(missing)}: --m, --n and --k give the drawn "
+                               "operands' shape together (give all three)")
+    return DrawnShape(m, n, k)
+
+
+class DrawnShape(str):
+    """--m/--n/--k as the MxNxK text --random takes, naming the options typed."""
+
+    option = "--m/--n/--k"
+
+    def __new__(cls, m, n, k):
+        return super().__new__(cls, f"{m}x{n}x{k}")

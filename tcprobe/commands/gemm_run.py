@@ -113,8 +113,8 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
           (compare_schedule, "--compare-schedule", compare_gpu, "--compare GPU"),
           (compare_model, "--compare-model", compare_gpu, "--compare GPU"),
           (verdict_seconds is not None, "--verdict-seconds", compare_gpu, "--compare GPU"),
-          (a_format, "--a-format", a_path, "--a FILE (--random draws --format)"),
-          (b_format, "--b-format", b_path, "--b FILE (--random draws --format)"),
+          (a_format, "--a-format", a_path, "--a FILE (--m/--n/--k draw --format)"),
+          (b_format, "--b-format", b_path, "--b FILE (--m/--n/--k draw --format)"),
           (c_format, "--c-format", c_path, "--c FILE"),
           (scale_format, "--scale-format", sa_path or sb_path, "--scale-a or --scale-b"))
     if out_path == "-" and json_path == "-":
@@ -132,11 +132,13 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         check_out_file(picture_path, "--picture")
     if random_shape is not None:
         if a_path or b_path:
-            raise MatmulError("--random: give --random or --a and --b, not both")
+            drawn = getattr(random_shape, "option", "--random")
+            raise MatmulError(f"{drawn}: give {drawn} or --a and --b, not both")
         a, b = random_operands(random_shape, ab_format, seed)
     else:
         if not a_path or not b_path:
-            raise MatmulError("--a: give --a and --b (.npy files), or --random MxNxK")
+            raise MatmulError("--a: give --a and --b (.npy files), or --m, --n and --k (random "
+                              "operands)")
         a = load(a_path, "a", INPUT_FORMATS, a_format or ab_format,
                  given=format_option("a", a_format, ab_format))
         b = load(b_path, "b", INPUT_FORMATS, b_format or ab_format,
@@ -280,22 +282,24 @@ RANDOM_FORMATS = {"bf16": "bfloat16", "f16": "float16", "tf32": "float32",
 
 
 def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Operand]:
-    """--random MxNxK: A and B of standard normal values in ``fmt`` (RNE from
-    f32), drawn from ``seed``."""
+    """--m/--n/--k (or --random MxNxK): A and B of standard normal values in
+    ``fmt`` (RNE from f32), drawn from ``seed``; errors name the options typed."""
     import ml_dtypes
+
+    drawn = getattr(shape, "option", "--random")
 
     try:
         m, n, k = (int(x) for x in shape.lower().split("x"))
     except ValueError:
         raise MatmulError(f"--random: {shape!r} is not MxNxK (e.g. 1024x1024x1024)") from None
     if min(m, n, k) < 1:
-        raise MatmulError(f"--random: {shape!r} needs M, N and K of at least 1")
+        raise MatmulError(f"{drawn}: {shape!r} needs M, N and K of at least 1")
     if fmt is None:
-        raise MatmulError(f"--random needs --format ({', '.join(RANDOM_FORMATS)}): the format "
+        raise MatmulError(f"{drawn} needs --format ({', '.join(RANDOM_FORMATS)}): the format "
                           "of the operands it draws")
     fmt = fold(fmt)  # any case (tcprobe.names)
     if fmt not in RANDOM_FORMATS:
-        raise MatmulError(f"--format: --random draws {', '.join(RANDOM_FORMATS)} operands, "
+        raise MatmulError(f"--format: {drawn} draws {', '.join(RANDOM_FORMATS)} operands, "
                           f"not {fmt!r}")
     check_shapes((m, k), (k, n))  # the memory check, before anything of that size is made
     rng = np.random.default_rng(seed)

@@ -7,7 +7,14 @@ import time
 import click
 
 from tcprobe.commands.choose import open_and_choose
-from tcprobe.commands.options import SEED, Count, family_option, json_option, renamed_option
+from tcprobe.commands.options import (
+    SEED,
+    Count,
+    OneName,
+    family_option,
+    json_option,
+    renamed_option,
+)
 from tcprobe.console import STEP_QUIET_S, Heartbeat, console, err_console, say, write_json
 from tcprobe.devices.sim import AMD_BUILTIN, BUILTIN
 from tcprobe.ladder import STEPS, TITLES, parse_steps, run_ladder
@@ -27,11 +34,14 @@ from tcprobe.reports.ladder import fingerprint_table, step_table, summary_table
 @renamed_option("--dtype", "--output", "d_type", "Output type D: f32, f16, s32 (default f32).")
 @click.option("--steps", help=f"Comma-separated steps to run (default all: {','.join(STEPS)}).")
 @json_option("Write findings, evidence and fingerprint as JSON")
-@click.option("--validate", "validate_cases", default="10000", show_default=True,
-              type=Count(minimum=0),
-              help="Random cases the fingerprint's model is checked on (0: none; 1e4, 10k).")
-@click.option("--evidence", default=6, show_default=True, type=click.IntRange(0, 1000),
-              help="Proving cases shown per step.")
+@click.option("--cases", "--validate", "validate_cases", cls=OneName, shown=("--cases",),
+              default="10000", show_default=True, type=Count(minimum=0),
+              help="Random cases the fingerprint's model is checked on (0: none; 1e4, 10k), as "
+                   "--cases in validate and smoke; --validate, its older name here, still works.")
+@click.option("--show", "--evidence", "evidence", cls=OneName, shown=("--show",), default=6,
+              show_default=True, type=click.IntRange(0, 1000),
+              help="Proving cases shown per step, as --show in score and replay; --evidence, "
+                   "its older name, still works.")
 @click.option("--seed", default=0, show_default=True, type=SEED, help="Seed of the probes' random cases (the validation's seed is derived from it).")
 def command(fmt, dp_id, family, device_spec, d_type, steps, json_path, validate_cases, evidence,
             seed):

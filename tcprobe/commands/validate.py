@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tcprobe import suites as suites_mod
@@ -23,7 +23,8 @@ from tcprobe.commands.options import (
     named_path,
     needs,
 )
-from tcprobe.console import console, err_console, note, plain, say
+from tcprobe.console import console, note, plain, say
+from tcprobe.console import progress as progress_bar
 from tcprobe.model_file import resolve_model
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import Speed
@@ -198,9 +199,8 @@ def _run_and_report(dp, device, models, plan, seed, out, cap_path, resume, shrin
 
     n_cases = plan.cases
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-                  console=err_console, transient=True) as bar:
+    with progress_bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("{task.fields[rate]}"), TimeRemainingColumn()) as bar:
         task = bar.add_task(f"validate {dp.id}", total=n_cases, rate="")
         t0 = time.perf_counter()
 

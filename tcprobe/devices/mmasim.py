@@ -44,6 +44,11 @@ AMD_ARCH_GPU = {"CDNA1": "MI100", "CDNA2": "MI250X", "CDNA3": "MI300X"}
 
 
 def _import():
+    import importlib.util
+
+    if importlib.util.find_spec("mmasim") is None:  # refused before torch's import (seconds)
+        raise DeviceError("MMA-Sim is not installed (pip install 'tcprobe[peer]', which brings "
+                          "mmasim 2.1.1 and torch)")
     try:
         import torch
         from mmasim import nv_ptx

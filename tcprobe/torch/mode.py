@@ -16,6 +16,7 @@ thread-local: a thread started inside the block runs plain torch.
 from __future__ import annotations
 
 import re
+import sys
 import time
 
 import numpy as np
@@ -131,7 +132,19 @@ class Emulate(TorchDispatchMode):
         threads.left(self.report)
         return super().__exit__(*exc)
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch would wrap __torch_dispatch__ in torch._disable_dynamo, whose first call
+        # imports torch._dynamo (5 s of a first block's 5.5 s, silent); below, only a
+        # process that has loaded dynamo (torch.compile) pays for keeping it out
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if "torch._dynamo" in sys.modules:  # torch.compile is in play: as torch would
+            return self._dispatch_no_dynamo(func, types, args, kwargs)
+        return self._dispatch(func, types, args, kwargs)
+
+    def _dispatch(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         route = ROUTES.get(func)
         name = str(func.overloadpacket.__name__)
@@ -165,6 +178,10 @@ class Emulate(TorchDispatchMode):
                 theirs = func(*theirs_args[0], **theirs_args[1])
             self._compare(stats, out, theirs)
         return out
+
+    # torch's own wrapping (Dynamo kept out of the mode's frames), for a process with dynamo
+    _dispatch_no_dynamo = (torch._disable_dynamo(_dispatch, recursive=True)
+                           if hasattr(torch, "_disable_dynamo") else _dispatch)
 
     def _fallback(self, func, args, kwargs, reason: str):
         name = str(func.overloadpacket.__name__)
