@@ -15,7 +15,8 @@ from tcprobe.validation.targets import SUITES, targets
               help="blog: the 46 B200 tcgen05 datapaths of the write-up; mixed: the 50 "
                    "mixed A/B pairs; hmma: mma.sync/wgmma; integer: integer mma.sync/wgmma (s8, "
                    "u8, s4, u4, b1; wrap and satfinite); sparse: mma.sp and wgmma.sp; mma-new: "
-                   "Turing and sm_120a mma.sync; dmma: f64 mma.sync. "
+                   "Turing and sm_120a mma.sync; dmma: f64 mma.sync; mfma: AMD v_mfma (each CDNA "
+                   "generation). "
                    "Repeatable; default blog and mixed.")
 @click.option("--suite", "old_suites", multiple=True, hidden=True,
               type=Names([*SUITES, "all"]))

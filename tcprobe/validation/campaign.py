@@ -30,7 +30,7 @@ from pathlib import Path
 
 from tcprobe import suites as suites_mod
 from tcprobe.devices.base import Device, DeviceError
-from tcprobe.models import isa
+from tcprobe.models import amd_profiles
 from tcprobe.models.datapath import Datapath, DatapathError
 from tcprobe.models.model import ModelError
 from tcprobe.outfiles import make_folder, refuse_link, write_atomic
@@ -100,7 +100,7 @@ def parse_targets(text: str) -> tuple[Target, ...]:
         names = targets_mod.SUITES if low == "all" else (low,) if low in targets_mod.SUITES else None
         if names:
             for t in targets_mod.targets(names):
-                out.append(Target(t.datapath, isa.arch_gpu(t.arch)))
+                out.append(Target(t.datapath, targets_mod.target_gpu(t)))
             continue
         try:
             dp = Datapath.parse(tok)
@@ -108,9 +108,15 @@ def parse_targets(text: str) -> tuple[Target, ...]:
             raise CampaignError(f"--targets: {tok!r} is neither a target suite "
                                 f"({', '.join(targets_mod.SUITES)}, all) nor a datapath id: {e}") from None
         try:  # the ISA table is the gate: an instruction it lacks is no target
-            check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type, dp.k,
-                              dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
-                              f"--targets {tok}")
+            if dp.family == "mfma":  # AMD: the v_mfma block (models/isa_amd.py)
+                try:
+                    amd_profiles.check_datapath(dp)
+                except ModelError as e:
+                    raise CampaignError(f"--targets {tok}: {e}") from None
+            else:
+                check_instruction(dp.family, dp.kind, dp.a_type, dp.b_type, dp.c, dp.d_type,
+                                  dp.k, dp.scale_type, dp.scale_vec, dp.sparse, dp.saturate,
+                                  f"--targets {tok}")
         except ValueError as e:
             raise CampaignError(str(e)) from None
         out.append(Target(dp, None))

@@ -17,18 +17,20 @@
   (t4, rtx5090) are MMA-Sim's parameters.
 - ``dmma``: the f64 mma.sync datapaths (m8n8k4 from sm_80; m16n8k8 and
   m16n8k16 from sm_90; m16n8k4 shares K=4 with m8n8k4).
+- ``mfma``: AMD's v_mfma datapaths (models/isa_amd.py), each id once per
+  CDNA generation that runs it (its design differs by generation: docs/amd.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tcprobe.models import isa
+from tcprobe.models import amd_profiles, isa, isa_amd
 from tcprobe.models.datapath import Datapath, default_datapath
 from tcprobe.models.isa import F8F6F4_TYPES as F8F6F4
 from tcprobe.tiles.descriptors import encode
 
-SUITES = ("blog", "mixed", "hmma", "integer", "sparse", "mma-new", "dmma")
+SUITES = ("blog", "mixed", "hmma", "integer", "sparse", "mma-new", "dmma", "mfma")
 _UNSCALED = (("tf32", "tf32"), ("f16", "bf16"), ("f16", "f16"), *(("f8f6f4", f) for f in F8F6F4))
 _UE8M0 = (*(("mxf8f6f4", f, 1) for f in F8F6F4), ("mxf4", "e2m1", 2),
           ("mxf4nvf4", "e2m1", 2), ("mxf4nvf4", "e2m1", 4))
@@ -184,6 +186,27 @@ def dmma_targets() -> list[Target]:
     return out
 
 
+def mfma_targets() -> list[Target]:
+    """AMD's v_mfma datapaths, each id once per generation (the ISA table's
+    first instruction of the id names it); arch is the generation."""
+    out, seen = [], set()
+    for ins in isa_amd.instructions():
+        dp = amd_profiles.datapath(ins)
+        if (ins.arch, dp.id) not in seen:
+            seen.add((ins.arch, dp.id))
+            out.append(Target("mfma", f"v_mfma {ins.arch} ({isa_amd.GFX[ins.arch]})", ins.name,
+                              dp, ins.arch))
+    return out
+
+
+def target_gpu(t: Target) -> str | None:
+    """The GPU whose profile stands for the target's arch (an NVIDIA sm_XX or a
+    CDNA generation), None where none does."""
+    if t.datapath.family == "mfma":
+        return next(iter(isa_amd.ARCH_GPUS.get(t.arch, ())), None)
+    return isa.arch_gpu(t.arch)
+
+
 class TargetsError(ValueError):
     """A suite of targets that does not exist."""
 
@@ -192,7 +215,7 @@ def targets(suites=("blog", "mixed")) -> list[Target]:
     """The targets of the named suites, in order."""
     make = {"blog": blog_targets, "mixed": mixed_targets, "hmma": hmma_targets,
             "integer": integer_targets, "sparse": sparse_targets, "mma-new": new_mma_targets,
-            "dmma": dmma_targets}
+            "dmma": dmma_targets, "mfma": mfma_targets}
     unknown = [s for s in suites if s not in make]
     if unknown:
         raise TargetsError(f"unknown suite {unknown[0]!r} (known: {', '.join(SUITES)})")
