@@ -259,6 +259,7 @@ def run(ctx) -> Finding:
                                                        **same}
     found = ctx.consistent(cs, w, cands)
     finding = _finding(ctx, bt, cs, w, [x[:4] for x in found], rnd, n_km)
+    finding.values["floor_used"] = ctx.params().zero_floor  # at_floor checks it again
     limited = [x for x in found if x[0] is not None]
     blocks = sorted({x[4] for x in limited})
     if not known and finding.ok and blocks and None not in {x[0] for x in found}:
@@ -270,6 +271,43 @@ def run(ctx) -> Finding:
             finding.values["undetermined"]["block_size"] = (
                 f"block sizes {blocks} give the same words on every carry case")
     return finding
+
+
+def at_floor(ctx, floor) -> dict:
+    """The carry step's reading checked again at the zero floor the zero step
+    measured (values for the zero step's finding; {} where it stands). The
+    carry step runs before the floor is known, at home exponents where a
+    floor of -4 or more lifts the anchor: its sums, cut by a deeper window
+    below a lower anchor, can fit a narrow top (0 carry bits that normalize)
+    that only imitates the floor's cut. Its cases run again with the floor,
+    and where other widths (or an unbounded accumulator) fit them too the
+    key is named open, the model taking the widest that fits."""
+    carry = ctx.findings.get("carry")
+    claimed = ctx.value("carry_bits")
+    if (carry is None or not carry.ok or claimed is None or floor is None
+            or floor == carry.values.get("floor_used") or ctx.dp.is_integer):
+        return {}
+    bt, _ = cases(ctx)
+    if not len(bt):
+        return {}
+    cs = bt.cases()
+    w = ctx.run(cs)
+    cands = {(None, "wrap"): {"carry_bits": None, "zero_floor": floor}}
+    cands.update({(b, t): {"carry_bits": b, "carry_top": t, "zero_floor": floor}
+                  for b in range(MAX_BITS + 1) for t in TOPS})
+    found = ctx.consistent(cs, w, cands)
+    if found == [(claimed, ctx.value("carry_top"))] or not found:
+        return {}
+    widest = None if (None, "wrap") in found else max(b for b, _ in found)
+    top = "wrap" if widest is None else sorted(t for b, t in found if b == widest)[0]
+    shown = sorted({"none" if b is None else str(b) for b, _ in found}, key=lambda x: (len(x), x))
+    return {"reopened": ["carry_bits", "carry_top"],
+            "assumed": {"carry_bits": widest, "carry_top": top},
+            "undetermined": {"carry_bits": (
+                f"at the zero floor {floor} the carry step's sums fit carry bits {shown} alike "
+                f"(its reading, {claimed} bits, came from sums below a lower anchor, whose "
+                f"deeper cut a narrow top imitated); the model takes "
+                f"{'an unbounded accumulator' if widest is None else widest}")}}
 
 
 def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:

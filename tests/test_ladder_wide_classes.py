@@ -97,6 +97,18 @@ DESIGNS = {
              overflow="inf"),
         dict(window_bits=36, block_size=4, output_rounding="rne", output_frac_bits=19,
              carry_bits=3, carry_top="normalize", zero_floor=None), ("zero_floor",)),
+    # the wide scan of seed 44, design 7 (one block, so no intermediate): a
+    # floor of 5 above every product near 2^0 and no carry limit; the carry
+    # step, run before the floor is known, read 0 normalizing carry bits (a
+    # sum past 2^1 shifted right drops its bit at 2^-52 as a floor of 5
+    # cuts at 2^-47) and called it found; at the floor of 5 its sums of 8
+    # products never pass 2^5, so every width fits them: open
+    "floor-5-above-products-no-carry": (
+        "mma", "tf32", "f32",
+        dict(window_bits=52, block_size=32, input_conversion="rna", output_rounding="rne",
+             zero_floor=5, output_frac_bits=9, zero_sign="ieee", overflow="inf"),
+        dict(window_bits=52, block_size=8, output_rounding="rne", output_frac_bits=9,
+             zero_floor=5, zero_sign="ieee", carry_bits=None, carry_top=None), ("carry_bits",)),
 }
 
 
