@@ -5,7 +5,8 @@ carry), an accumulator of 0 carry bits, a floor whose window ends among a
 subnormal C's bits (or above 2^-64 under a wide window), block results
 kept to fewer bits under normalized alignment, C in the first block of a
 window wider than C's reach under an RZ output (read as C added after the
-blocks).
+blocks), a floor above the products beside no carry limit (read as 0
+normalizing carry bits before the floor was known).
 
 Each profile is written out here, after one scan design; the keys asserted
 are the profile's own, and the judge's held-out set (random cases, the
