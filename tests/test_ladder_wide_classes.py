@@ -6,7 +6,8 @@ subnormal C's bits (or above 2^-64 under a wide window), block results
 kept to fewer bits under normalized alignment, C in the first block of a
 window wider than C's reach under an RZ output (read as C added after the
 blocks), a floor above the products beside no carry limit (read as 0
-normalizing carry bits before the floor was known).
+normalizing carry bits before the floor was known), C added after blocks
+of a size no power of two (3).
 
 Each profile is written out here, after one scan design; the keys asserted
 are the profile's own, and the judge's held-out set (random cases, the
@@ -110,6 +111,15 @@ DESIGNS = {
              zero_floor=5, output_frac_bits=9, zero_sign="ieee", overflow="inf"),
         dict(window_bits=52, block_size=8, output_rounding="rne", output_frac_bits=9,
              zero_floor=5, zero_sign="ieee", carry_bits=None, carry_top=None), ("carry_bits",)),
+    # the wide scan of seed 47, design 3: C added (RNA) after blocks of 3 (the
+    # last of K = 16 holds 1) under a 37-bit window and an RZ output; the
+    # split branch cut the products' own order into blocks of 1, 2, 4, 8
+    # and 16 only, so no split fitted and C was taken into a first block
+    "c-last-blocks-of-3": (
+        "tcgen05", "bf16", "f32",
+        dict(window_bits=37, block_size=3, input_conversion="rne", output_rounding="rz",
+             zero_floor=-148, overflow="saturate", c_join="last", c_add_rounding="rna"),
+        dict(window_bits=37, output_rounding="rz", overflow="saturate"), ()),
 }
 
 
