@@ -42,7 +42,13 @@ MAX_BITS = 8
 
 
 def _last_block(ctx) -> list[int]:
-    return list((ctx.value("blocks") or [list(range(ctx.dp.k))])[-1])
+    """The last of the largest blocks: where K is no multiple of the block
+    size the last block is short (blocks of 5 in K = 32 end with 2), and its
+    sums never reach the carry bits a full block needs; a full block's sum
+    passes through the later ones (their lanes zero) to the output."""
+    blocks = ctx.value("blocks") or [list(range(ctx.dp.k))]
+    most = max(len(b) for b in blocks)
+    return list([b for b in blocks if len(b) == most][-1])
 
 
 def _pair(fa, fb, ea, eb, sign, ma, mb):
@@ -129,6 +135,31 @@ def cases(ctx) -> tuple[Batch, int]:
                     for n in range(1, len(first) + 1):
                         bt.add(f"first block: {n} lanes of {'-' if sign else '+'}max*max at 2^{t}, "
                                f"the whole largest C at 2^{ce}", {k: p for k in first[:n]}, c)
+    # -- counts on a chained sum: the block before holds 1 + 1/2 + 1/4 + ...
+    # at the home exponent (just under twice it, the largest addend that
+    # keeps the anchor there), this one n of the largest products: where C
+    # is added after the blocks, only such an addend carries a full block
+    # past its top
+    run_order = [list(b) for b in blocks]
+    at = run_order.index(lanes) if lanes in run_order else 0
+    if at > 0 and homes:
+        t = homes[0]
+        ea, eb = _split(fa, fb, t)
+        for sign in (0, 1):
+            rows = {}
+            for i, k in enumerate(run_order[at - 1]):
+                e = _split(fa, fb, t - i)
+                p = None if e is None else _pair(fa, fb, *e, sign, one_a, one_b)
+                if p is not None:
+                    rows[k] = p
+            big = next((q for q in (_pair(fa, fb, ea, eb, sign, ma, mb) for ma, mb in largest)
+                        if q is not None), None)
+            if not rows or big is None:
+                continue
+            for n in range(1, L + 1):
+                bt.add(f"block before: {len(rows)} ones at 2^{t} down, {n} lanes "
+                       f"{'-' if sign else '+'}max*max at 2^{t}",
+                       {**rows, **dict.fromkeys(lanes[:n], big)})
     # -- normalize probes: n ones, half an output ulp, the window's last bit --
     F = window(ctx)
     keep = ctx.value("output_frac_bits") or ctx.d_fmt.frac_bits

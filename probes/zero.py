@@ -20,8 +20,8 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, max_sig, pow2, product, word, zero
 
-from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, lone_ties, open_keeps, window
 from .carry import at_floor
+from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, lone_ties, open_keeps, window
 
 STEP = StepInfo(
     order=120, title="zero: the sign of an exact zero, the zero floor", needs_layout=True,

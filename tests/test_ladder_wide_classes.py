@@ -7,7 +7,8 @@ kept to fewer bits under normalized alignment, C in the first block of a
 window wider than C's reach under an RZ output (read as C added after the
 blocks), a floor above the products beside no carry limit (read as 0
 normalizing carry bits before the floor was known), C added after blocks
-of a size no power of two (3).
+of a size no power of two (3), carry bits under C added after blocks
+whose last one is short.
 
 Each profile is written out here, after one scan design; the keys asserted
 are the profile's own, and the judge's held-out set (random cases, the
@@ -120,6 +121,18 @@ DESIGNS = {
         dict(window_bits=37, block_size=3, input_conversion="rne", output_rounding="rz",
              zero_floor=-148, overflow="saturate", c_join="last", c_add_rounding="rna"),
         dict(window_bits=37, output_rounding="rz", overflow="saturate"), ()),
+    # the wide scan of seed 45, design 1, under a 20-bit window with e4m3
+    # products (that design's exact window ignores the carry bits): C added
+    # after blocks of 5 (K = 32: the last block holds 2), 4 carry bits that
+    # wrap; the carry step filled the short last block only, whose sums
+    # never pass 4 bits, and no sum reached past the top without a chained
+    # addend just under twice the anchor (C, added last, is none)
+    "c-last-blocks-of-5-carry-4-wrap": (
+        "tcgen05", "e4m3", "f16",
+        dict(window_bits=20, block_size=5, zero_floor=-36, nan=0x7FFF, zero_sign="ieee",
+             carry_bits=4, carry_top="wrap", overflow="inf", c_join="last",
+             c_add_rounding="rz"),
+        dict(window_bits=20, output_rounding="rz", carry_bits=4, carry_top="wrap"), ()),
 }
 
 
