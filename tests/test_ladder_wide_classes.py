@@ -8,7 +8,8 @@ window wider than C's reach under an RZ output (read as C added after the
 blocks), a floor above the products beside no carry limit (read as 0
 normalizing carry bits before the floor was known), C added after blocks
 of a size no power of two (3), carry bits under C added after blocks
-whose last one is short.
+whose last one is short, blocks chained through D's own type (f32) with a
+rounding of their own.
 
 Each profile is written out here, after one scan design; the keys asserted
 are the profile's own, and the judge's held-out set (random cases, the
@@ -133,6 +134,15 @@ DESIGNS = {
              carry_bits=4, carry_top="wrap", overflow="inf", c_join="last",
              c_add_rounding="rz"),
         dict(window_bits=20, output_rounding="rz", carry_bits=4, carry_top="wrap"), ()),
+    # the wide scan of seed 44, design 4: blocks of 5 chained through f32
+    # rounded RNA under an f32 output cut RZ, no floor; the rounding step
+    # tried a rounding of the chain's own only where D is narrower than f32
+    # (and failed: every later step ran on no rounding)
+    "f32-chain-rna-under-rz": (
+        "tcgen05", "e4m3", "f32",
+        dict(window_bits=26, block_size=5, zero_floor="none", nan=0xFF86_10E8,
+             zero_sign="ieee", overflow="inf", inter_type="f32", inter_rounding="rna"),
+        dict(window_bits=26, output_rounding="rz", zero_sign="ieee"), ()),
 }
 
 
