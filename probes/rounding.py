@@ -453,7 +453,7 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     designs += [{**over, "window_bits": G} for over in [{}, *designs]
                 if "block_size" not in over for G in windows[over.get("align", "raw")]]
     designs.sort(key=len)
-    if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
+    if ctx.d_fmt.width < 32:  # sums an f32 intermediate must round, passed on and cancelled
         chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])
         if len(chain):
             cs = Cases.concat([ctx.complete(cs), ctx.complete(chain)])
