@@ -388,7 +388,9 @@ TC_HD tc_i64 tc_cut(tc_i64 sig, tc_i64 sh, tc_i64 sign) {
 // when no term was nonnegative (nonneg 0), a sum rounded to zero keeps its sign.
 TC_HD tc_i64 tc_window_word(tc_i64 m, tc_i64 q, const TcParams& P, const TcStage& st,
                             int nonneg = -1) {
-  if (P.carry_bits >= 0) {
+  // a 64-bit sum never needs 64 bits or more (core.window_word): a wider
+  // accumulator holds every sum, and shifts by 64 or more are undefined
+  if (P.carry_bits >= 0 && P.window + P.carry_bits + 1 < 64) {
     const tc_i64 width = P.window + P.carry_bits + 1;
     if (P.carry_top == 0) {
       const tc_i64 half = (tc_i64)1 << (width - 1);

@@ -42,7 +42,13 @@ MAX_BITS = 8
 
 
 def _last_block(ctx) -> list[int]:
-    return list((ctx.value("blocks") or [list(range(ctx.dp.k))])[-1])
+    """The last of the largest blocks: where K is no multiple of the block
+    size the last block is short (blocks of 5 in K = 32 end with 2), and its
+    sums never reach the carry bits a full block needs; a full block's sum
+    passes through the later ones (their lanes zero) to the output."""
+    blocks = ctx.value("blocks") or [list(range(ctx.dp.k))]
+    most = max(len(b) for b in blocks)
+    return list([b for b in blocks if len(b) == most][-1])
 
 
 def _pair(fa, fb, ea, eb, sign, ma, mb):
@@ -129,6 +135,31 @@ def cases(ctx) -> tuple[Batch, int]:
                     for n in range(1, len(first) + 1):
                         bt.add(f"first block: {n} lanes of {'-' if sign else '+'}max*max at 2^{t}, "
                                f"the whole largest C at 2^{ce}", {k: p for k in first[:n]}, c)
+    # -- counts on a chained sum: the block before holds 1 + 1/2 + 1/4 + ...
+    # at the home exponent (just under twice it, the largest addend that
+    # keeps the anchor there), this one n of the largest products: where C
+    # is added after the blocks, only such an addend carries a full block
+    # past its top
+    run_order = [list(b) for b in blocks]
+    at = run_order.index(lanes) if lanes in run_order else 0
+    if at > 0 and homes:
+        t = homes[0]
+        ea, eb = _split(fa, fb, t)
+        for sign in (0, 1):
+            rows = {}
+            for i, k in enumerate(run_order[at - 1]):
+                e = _split(fa, fb, t - i)
+                p = None if e is None else _pair(fa, fb, *e, sign, one_a, one_b)
+                if p is not None:
+                    rows[k] = p
+            big = next((q for q in (_pair(fa, fb, ea, eb, sign, ma, mb) for ma, mb in largest)
+                        if q is not None), None)
+            if not rows or big is None:
+                continue
+            for n in range(1, L + 1):
+                bt.add(f"block before: {len(rows)} ones at 2^{t} down, {n} lanes "
+                       f"{'-' if sign else '+'}max*max at 2^{t}",
+                       {**rows, **dict.fromkeys(lanes[:n], big)})
     # -- normalize probes: n ones, half an output ulp, the window's last bit --
     F = window(ctx)
     keep = ctx.value("output_frac_bits") or ctx.d_fmt.frac_bits
@@ -259,6 +290,7 @@ def run(ctx) -> Finding:
                                                        **same}
     found = ctx.consistent(cs, w, cands)
     finding = _finding(ctx, bt, cs, w, [x[:4] for x in found], rnd, n_km)
+    finding.values["floor_used"] = ctx.params().zero_floor  # at_floor checks it again
     limited = [x for x in found if x[0] is not None]
     blocks = sorted({x[4] for x in limited})
     if not known and finding.ok and blocks and None not in {x[0] for x in found}:
@@ -270,6 +302,43 @@ def run(ctx) -> Finding:
             finding.values["undetermined"]["block_size"] = (
                 f"block sizes {blocks} give the same words on every carry case")
     return finding
+
+
+def at_floor(ctx, floor) -> dict:
+    """The carry step's reading checked again at the zero floor the zero step
+    measured (values for the zero step's finding; {} where it stands). The
+    carry step runs before the floor is known, at home exponents where a
+    floor of -4 or more lifts the anchor: its sums, cut by a deeper window
+    below a lower anchor, can fit a narrow top (0 carry bits that normalize)
+    that only imitates the floor's cut. Its cases run again with the floor,
+    and where other widths (or an unbounded accumulator) fit them too the
+    key is named open, the model taking the widest that fits."""
+    carry = ctx.findings.get("carry")
+    claimed = ctx.value("carry_bits")
+    if (carry is None or not carry.ok or claimed is None or floor is None
+            or floor == carry.values.get("floor_used") or ctx.dp.is_integer):
+        return {}
+    bt, _ = cases(ctx)
+    if not len(bt):
+        return {}
+    cs = bt.cases()
+    w = ctx.run(cs)
+    cands = {(None, "wrap"): {"carry_bits": None, "zero_floor": floor}}
+    cands.update({(b, t): {"carry_bits": b, "carry_top": t, "zero_floor": floor}
+                  for b in range(MAX_BITS + 1) for t in TOPS})
+    found = ctx.consistent(cs, w, cands)
+    if found == [(claimed, ctx.value("carry_top"))] or not found:
+        return {}
+    widest = None if (None, "wrap") in found else max(b for b, _ in found)
+    top = "wrap" if widest is None else sorted(t for b, t in found if b == widest)[0]
+    shown = sorted({"none" if b is None else str(b) for b, _ in found}, key=lambda x: (len(x), x))
+    return {"reopened": ["carry_bits", "carry_top"],
+            "assumed": {"carry_bits": widest, "carry_top": top},
+            "undetermined": {"carry_bits": (
+                f"at the zero floor {floor} the carry step's sums fit carry bits {shown} alike "
+                f"(its reading, {claimed} bits, came from sums below a lower anchor, whose "
+                f"deeper cut a narrow top imitated); the model takes "
+                f"{'an unbounded accumulator' if widest is None else widest}")}}
 
 
 def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:

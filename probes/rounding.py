@@ -417,7 +417,7 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     makes fit (normalized alignment, with the window found or one bit either
     side; blocks, of any size that divides K, in
     the found order, chained through f32 with any rounding where D is
-    narrower), and that design's keys: the fewest changes first."""
+    narrower, else through D's own type with any rounding), and that design's keys: the fewest changes first."""
     k = ctx.dp.k
     found = ctx.params()
     sizes = [found.block_size] + [L for L in (1, 2, 4, 8, 16, 32, 64)
@@ -425,6 +425,10 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     inters = [{}]
     if ctx.d_fmt.width < 32:
         inters += [{"inter_type": "f32", "inter_rounding": r} for r in ROUNDINGS]
+    elif len(ctx.value("blocks") or [0]) > 1:
+        # blocks chained through the output's own type with a rounding of their
+        # own (an f32 intermediate rounded RNA under an RZ f32 output)
+        inters += [{"inter_rounding": r} for r in ROUNDINGS]
     # C added after the blocks: the add's rounding the block step left open
     adds = [{}]
     if found.c_join == "last":
@@ -449,7 +453,7 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     designs += [{**over, "window_bits": G} for over in [{}, *designs]
                 if "block_size" not in over for G in windows[over.get("align", "raw")]]
     designs.sort(key=len)
-    if len(inters) > 1:  # sums an f32 intermediate must round, passed on and cancelled
+    if ctx.d_fmt.width < 32:  # sums an f32 intermediate must round, passed on and cancelled
         chain = _chain_cases(ctx, ctx.value("blocks") or [list(range(k))])
         if len(chain):
             cs = Cases.concat([ctx.complete(cs), ctx.complete(chain)])

@@ -59,7 +59,7 @@ def measured(ctx, E, plus, minus, small, known) -> dict:
     and m's (where the positive one comes first, x meets it in a rounding
     and is lost), so the lanes ranked by how many pairs they survive are in
     block order (lanes of one block tie; so do the first two of blocks of
-    one, taken both ways). Cut into blocks of every size; the products'
+    one, taken both ways). Cut into blocks of every size from 1 to K; the products'
     words decide which (if any) fits."""
     k = ctx.dp.k
     lanes = range(k)
@@ -87,13 +87,12 @@ def measured(ctx, E, plus, minus, small, known) -> dict:
     out, seen = {}, set(known.values())
     for tie in (1, -1):
         order = sorted(lanes, key=lambda x: (count[x], tie * x))
-        size = 1
-        while size <= k:
+        # every block size (the engine's blocks of 3 or 5 too, the last one short)
+        for size in range(1, k + 1):
             parts = tuple(tuple(sorted(order[i:i + size])) for i in range(0, k, size))
             if parts not in seen:
                 seen.add(parts)
                 out[f"blocks of {size} in the order the products show ({show_part(order)})"] = parts
-            size *= 2
     return out
 
 

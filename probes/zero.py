@@ -20,6 +20,7 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.words import exp_range, max_sig, pow2, product, word, zero
 
+from .carry import at_floor
 from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, lone_ties, open_keeps, window
 
 STEP = StepInfo(
@@ -134,6 +135,12 @@ def run(ctx) -> Finding:
                 break
             prev = r
     status, floor_text = _floor_verdict(values, ok_floors, lo_f, F, fa, fb, lowest_raw, osub)
+    if "carry_bits" not in values:  # the carry step's reading, at the floor found here
+        again = at_floor(ctx, values.get("zero_floor", values.get("assumed", {}).get("zero_floor")))
+        if again:
+            values["reopened"] = again["reopened"]
+            values.setdefault("assumed", {}).update(again["assumed"])
+            values["undetermined"].update(again["undetermined"])
     if "zero_sign" not in values:
         status = "partial"
     return Finding("zero", status, f"{_sign_text(values)}; {floor_text}", values, ev, notes)

@@ -59,6 +59,18 @@ def test_normalize_moves_the_anchor_up():
     assert words(p, a, b) == 0x41980000  # 19.0
 
 
+@pytest.mark.parametrize("top", ["wrap", "saturate", "normalize"])
+def test_an_accumulator_of_64_bits_or_more_holds_every_sum(top):
+    # F = 36 beside 59 carry bits is a 96-bit accumulator: eight ones (8.0,
+    # 2^39 units of 2^-36) are far inside it, whatever the top; an int64 shift
+    # by 95 wrapped at 2^31 units before (the wide scan of seed 44, design 2)
+    p = EngineParams(block_size=8, window_bits=36, carry_bits=59, carry_top=top)
+    assert words(p, *EIGHT_ONES) == 0x41000000
+    # 63 bits (F = 36, 26 carry bits) is still a limit: 2^27 ones would pass
+    # it, eight do not
+    assert words(p.replace(carry_bits=26), *EIGHT_ONES) == 0x41000000
+
+
 def test_unknown_top_is_refused():
     with pytest.raises(ParamError):
         EngineParams(carry_top="clip").check()

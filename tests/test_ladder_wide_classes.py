@@ -5,7 +5,11 @@ carry), an accumulator of 0 carry bits, a floor whose window ends among a
 subnormal C's bits (or above 2^-64 under a wide window), block results
 kept to fewer bits under normalized alignment, C in the first block of a
 window wider than C's reach under an RZ output (read as C added after the
-blocks).
+blocks), a floor above the products beside no carry limit (read as 0
+normalizing carry bits before the floor was known), C added after blocks
+of a size no power of two (3), carry bits under C added after blocks
+whose last one is short, blocks chained through D's own type (f32) with a
+rounding of their own.
 
 Each profile is written out here, after one scan design; the keys asserted
 are the profile's own, and the judge's held-out set (random cases, the
@@ -97,6 +101,48 @@ DESIGNS = {
              overflow="inf"),
         dict(window_bits=36, block_size=4, output_rounding="rne", output_frac_bits=19,
              carry_bits=3, carry_top="normalize", zero_floor=None), ("zero_floor",)),
+    # the wide scan of seed 44, design 7 (one block, so no intermediate): a
+    # floor of 5 above every product near 2^0 and no carry limit; the carry
+    # step, run before the floor is known, read 0 normalizing carry bits (a
+    # sum past 2^1 shifted right drops its bit at 2^-52 as a floor of 5
+    # cuts at 2^-47) and called it found; at the floor of 5 its sums of 8
+    # products never pass 2^5, so every width fits them: open
+    "floor-5-above-products-no-carry": (
+        "mma", "tf32", "f32",
+        dict(window_bits=52, block_size=32, input_conversion="rna", output_rounding="rne",
+             zero_floor=5, output_frac_bits=9, zero_sign="ieee", overflow="inf"),
+        dict(window_bits=52, block_size=8, output_rounding="rne", output_frac_bits=9,
+             zero_floor=5, zero_sign="ieee", carry_bits=None, carry_top=None), ("carry_bits",)),
+    # the wide scan of seed 47, design 3: C added (RNA) after blocks of 3 (the
+    # last of K = 16 holds 1) under a 37-bit window and an RZ output; the
+    # split branch cut the products' own order into blocks of 1, 2, 4, 8
+    # and 16 only, so no split fitted and C was taken into a first block
+    "c-last-blocks-of-3": (
+        "tcgen05", "bf16", "f32",
+        dict(window_bits=37, block_size=3, input_conversion="rne", output_rounding="rz",
+             zero_floor=-148, overflow="saturate", c_join="last", c_add_rounding="rna"),
+        dict(window_bits=37, output_rounding="rz", overflow="saturate"), ()),
+    # the wide scan of seed 45, design 1, under a 20-bit window with e4m3
+    # products (that design's exact window ignores the carry bits): C added
+    # after blocks of 5 (K = 32: the last block holds 2), 4 carry bits that
+    # wrap; the carry step filled the short last block only, whose sums
+    # never pass 4 bits, and no sum reached past the top without a chained
+    # addend just under twice the anchor (C, added last, is none)
+    "c-last-blocks-of-5-carry-4-wrap": (
+        "tcgen05", "e4m3", "f16",
+        dict(window_bits=20, block_size=5, zero_floor=-36, nan=0x7FFF, zero_sign="ieee",
+             carry_bits=4, carry_top="wrap", overflow="inf", c_join="last",
+             c_add_rounding="rz"),
+        dict(window_bits=20, output_rounding="rz", carry_bits=4, carry_top="wrap"), ()),
+    # the wide scan of seed 44, design 4: blocks of 5 chained through f32
+    # rounded RNA under an f32 output cut RZ, no floor; the rounding step
+    # tried a rounding of the chain's own only where D is narrower than f32
+    # (and failed: every later step ran on no rounding)
+    "f32-chain-rna-under-rz": (
+        "tcgen05", "e4m3", "f32",
+        dict(window_bits=26, block_size=5, zero_floor="none", nan=0xFF86_10E8,
+             zero_sign="ieee", overflow="inf", inter_type="f32", inter_rounding="rna"),
+        dict(window_bits=26, output_rounding="rz", zero_sign="ieee"), ()),
 }
 
 

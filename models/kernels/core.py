@@ -235,8 +235,11 @@ def window_word(m, q, flags, window, stage):
     """Steps 4-5 for a window: the exact sum ``m`` of the terms cut to 2**q,
     held in the carry bits (wrapped, saturated or normalized: ``carry_top``),
     rounded into the stage's format."""
-    if window.carry_bits >= 0:
-        width = window.bits + window.carry_bits + 1
+    width = window.bits + window.carry_bits + 1
+    # an int64 sum never needs 64 bits or more: a wider accumulator (a
+    # 56-bit window beside 64 carry bits) holds every sum, and a shift by 64
+    # or more would wrap at the shift count modulo 64
+    if window.carry_bits >= 0 and width < 64:
         if window.carry_top == WRAP:
             m = ((m + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))
         else:
