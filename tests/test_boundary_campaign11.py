@@ -155,6 +155,11 @@ def test_ctrl_c_during_a_command_is_one_line_and_130(tmp_path, delay):
                           "--device", "sim:h100", "--cases", "2000000", "--out", tmp_path / "v"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          preexec_fn=sigint_at_default)
+    # the command has begun once its --out folder exists (a loaded runner can take
+    # seconds to start Python, where a Ctrl-C is Python's own, not the command's)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "v").exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=120)
