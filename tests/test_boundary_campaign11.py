@@ -151,6 +151,12 @@ def test_an_invoke_in_a_callers_process_leaves_ctrl_c_alone():
 @pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.5, 1.5])
 def test_ctrl_c_during_a_command_is_one_line_and_130(tmp_path, delay):
+    # kernels compiled first: a Ctrl-C that lands while numba compiles the first
+    # run's kernels was seen lost once (the run finished, exit 0; open, issue 36's
+    # note), which is not what this test is about
+    subprocess.run([sys.executable, "-m", "tcprobe", "validate", "--format", "bf16", "--device",
+                    "sim:h100", "--cases", "100", "--out", tmp_path / "warm"], cwd=tmp_path,
+                   capture_output=True, timeout=900, check=True)
     p = subprocess.Popen([sys.executable, "-m", "tcprobe", "validate", "--format", "bf16",
                           "--device", "sim:h100", "--cases", "2000000", "--out", tmp_path / "v"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
