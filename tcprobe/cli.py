@@ -335,8 +335,12 @@ class Group(click.Group):
             with Heartbeat(f"tcprobe {self._named(ctx)}: working ({{s}} s)"
                            .replace(" :", ":"), quiet=COMMAND_QUIET_S,
                            start=START if _first_command() else None):
-                return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+                rv = super().invoke(ctx)
+            _no_ctrl_c_lost()
+            return rv
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit) as e:
+            if getattr(e, "exit_code", getattr(e, "code", None)) != EXIT_INTERRUPTED:
+                _no_ctrl_c_lost()
             raise
         except KeyboardInterrupt:
             say(("interrupted", "yellow"), err=True)
@@ -391,6 +395,18 @@ class Group(click.Group):
         except BrokenPipeError:
             sys.exit(0)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _no_ctrl_c_lost() -> None:
+    """A Ctrl-C the command's handler heard (startsignal.HEARD) but that
+    never reached the command line as KeyboardInterrupt, because code
+    between swallowed it (a ``__del__`` or a weakref callback it landed in,
+    whose exceptions Python only prints; a library's broad except): the
+    command ends as interrupted (exit 130), never as if no Ctrl-C had come
+    (exit 0, seen once while numba compiled a first run's kernels)."""
+    if startsignal.HEARD:
+        say(("interrupted", "yellow"), err=True)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 def _ending(code) -> None:
