@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import amd_fast
+from . import amd_fast, f64
 from .cases import Cases
 from .formats import Class, Overflow, Rounding, decode, encode_scalar, get_format
 from .model import Model, ModelError
@@ -424,6 +424,8 @@ class MfmaModel(Model):
         cases.check(dp)
         fa, fb = get_format(dp.a_type), get_format(dp.b_type)
         out_fmt = get_format(dp.d_type)
+        if p.design == "fma" and out_fmt.name == "f64":
+            return _f64_chain(cases)
         if amd_fast.fits(p, dp):  # compiled, every finite case; the rest one by one below
             out, rows = amd_fast.evaluate(p, fa, fb, cases.a, cases.b, cases.c)
         else:
@@ -464,6 +466,19 @@ class MfmaModel(Model):
 
     def describe(self) -> dict:
         return {**super().describe(), "params": vars(self.params)}
+
+
+def _f64_chain(cases: Cases) -> np.ndarray:
+    """f64 words of an f64 v_mfma (design fma) over a batch: C first, then
+    one IEEE FMA per K position in order, each rounded to nearest even, by
+    the one f64 FMA of the models (:func:`models.f64.fma`, which runs
+    NVIDIA's DMMA chain too: exact integers, the same host NaN rules as
+    :func:`fma_word`; tests/test_amd_f64.py holds the two to the same words)."""
+    a, b = (np.asarray(x).astype(np.uint64) for x in (cases.a, cases.b))
+    d = cases.c.astype(np.uint64)
+    for k in range(a.shape[1]):
+        d = f64.fma(a[:, k], b[:, k], d)
+    return d
 
 
 def _one_by_one(dp, p: MfmaParams, cases: Cases, rows: np.ndarray, out: np.ndarray) -> None:
