@@ -84,7 +84,10 @@ def run_any(root: Path, rows: Rows, cases, first: int) -> None:
             os.chdir(root / cwd)
             bad = check(r, out, err) if check else None
             os.chdir(root)
-            what, v = cli_verdict(exp, (what, r.returncode, errs, bad, []))
+            if exp == "err" and bad and r.returncode == 2 and len(errs) == 1:
+                what, v = what + "; " + bad, "unclear"  # the error line's words
+            else:
+                what, v = cli_verdict(exp, (what, r.returncode, errs, bad, []))
         rows.add(n, cls, exp, _shown_proc(argv, env, cwd), what, v)
 
 

@@ -134,3 +134,15 @@ def test_replay_and_score_of_a_validate_folder(tmp_path):
     assert r.exit_code == 0, r.output
     r = invoke("replay", "--capture", tmp_path / "camp", "--device", "sim:mi300x")
     assert r.exit_code == 0 and "0 differ" in r.output, r.output
+
+
+# ---------------------------------------------------------------------------
+# the README's capture path typed from another folder says where it was read
+# from (was: a hint naming the very path typed as the one to use)
+
+
+def test_readme_capture_path_from_another_folder_names_the_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    line = one_error(invoke("score", "--capture", "tests/data/khattak-mikaitis-2025"),
+                     "no such file or folder", "checkout's root")
+    assert str(tmp_path) in line

@@ -56,6 +56,9 @@ def load(path: str | Path) -> list[Capture]:
         if "hwdata" in p.parts or "khattak-mikaitis-2025" in p.parts:  # the README's line
             hint = (" (../shared sits beside a checkout that has it; a checkout holds a "
                     "250-case subset of every file: tests/data/khattak-mikaitis-2025)")
+            if not p.is_absolute():  # the README's paths are the checkout's root's
+                hint = hint[:-1] + f"; the README's paths are from the checkout's root, and " \
+                    f"this one was read from {Path.cwd()})"
         raise CaptureError(f"{path}: no such file or folder{hint}")
     if p.is_dir():
         # a validate --out folder (or a campaign's) holds capture files; else a/b/c/d text
