@@ -8,6 +8,8 @@ C of ones."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from cli_helpers import invoke, one_error
@@ -146,3 +148,52 @@ def test_readme_capture_path_from_another_folder_names_the_folder(tmp_path, monk
     line = one_error(invoke("score", "--capture", "tests/data/khattak-mikaitis-2025"),
                      "no such file or folder", "checkout's root")
     assert str(tmp_path) in line
+
+
+# ---------------------------------------------------------------------------
+# atlas.lookup: numpy's integers are integers (was: "m must be a positive
+# integer, not np.int64(256)"); a format the GPU has no instruction for has
+# no schedule (was: MI250X's e4m3fnuz and V100's bf16 answered a default guess)
+
+
+def test_lookup_takes_numpy_integers():
+    import tcprobe.atlas as atlas
+
+    f = atlas.lookup("H200", "gemm", "bf16", np.int64(256), np.int32(256), np.uint16(4096))
+    assert f.provenance == "measured"  # 256x256x4096 bf16 is one of the H200's measured shapes
+
+
+@pytest.mark.parametrize("gpu, op, fmt, needle", [
+    ("MI250X", "scaled_mm", "e4m3fnuz", "MI250X (CDNA2) has no v_mfma"),
+    ("MI300X", "scaled_mm", "e4m3", "MI300X (CDNA3) has no v_mfma"),
+    ("V100", "gemm", "bf16", "V100's instructions take no bf16"),
+])
+def test_lookup_refuses_a_format_the_gpu_cannot_run(gpu, op, fmt, needle):
+    import tcprobe.atlas as atlas
+
+    with pytest.raises(atlas.AtlasError, match=re.escape(needle)):
+        atlas.lookup(gpu, op, fmt, 64, 64, 512)
+
+
+def test_emulate_counts_such_a_product_as_a_fallback():
+    torch = pytest.importorskip("torch")
+    from tcprobe.torch import Report, emulate
+
+    rep = Report()
+    with emulate("V100", report=rep):
+        d = torch.ones(8, 16, dtype=torch.bfloat16) @ torch.ones(16, 8, dtype=torch.bfloat16)
+    assert rep.routed == 0 and "V100's instructions take no bf16" in rep.fallbacks[0][1]
+    assert (d == 16).all()  # torch's own product
+
+
+# ---------------------------------------------------------------------------
+# python -m tcprobe.capture.torch_gemm with no DIR: one error line (was: the
+# module's doc on stdout, exit 2, no error line)
+
+
+def test_torch_gemm_runner_without_a_folder_is_one_error(capsys):
+    from tcprobe.capture import torch_gemm
+
+    assert torch_gemm.main([]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: DIR:")
