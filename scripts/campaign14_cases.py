@@ -635,7 +635,7 @@ def _api():
         a(EF, "ok", f"def f():\n    t = threading.Thread(target=lambda: O16 @ OB16); t.start(); t.join()\n    return O16 @ OB16\nd, rep = EX(f, {G}); tall(d, {W16}); assert rep.threads == 1 and rep.routed == 1, (rep.threads, rep.routed)")
         a(AM, "ok", f"d = tcprobe.matmul(np.ones((8, 17), np.float16), np.ones((17, 8), np.float16), np.ones((8, 8), np.float32), {G}, alpha=2, beta=-1); assert words(d) == [{_w(33.0)}]")
         a(AM, "ok", f"d = tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), {G}, bias=np.ones(8, np.float16)); assert words(d) == [{W17}]")
-        a(AM, "ok", f"o = np.empty((8, 8), np.float32); d = tcprobe.matmul(ones16, ones16b, {G}, out=o); assert words(o) == [{W16}]")
+        a(AM, "err", f"o = np.empty((8, 8), np.float32); d = tcprobe.matmul(ones16, ones16b, {G}, out=o); assert words(o) == [{W16}]")  # out= names a type (deprecated)
         a(AM, "err", f"o = np.empty((8, 8), np.float16); tcprobe.matmul(ones16, ones16b, {G}, out=o)")
         a(AM, "err", f"o = np.empty((8, 9), np.float32); tcprobe.matmul(ones16, ones16b, {G}, out=o)")
         a(AM, "ok", f"d = tcprobe.matmul(ones16, ones16b, {G}, dtype='f16'); assert d.dtype == np.float16 and (d == 16).all()")
@@ -644,8 +644,9 @@ def _api():
         a(AM, "ok", f"d = tcprobe.matmul(ones16, ones16b, {G}, fast=True); assert words(d) == [{W16}]")
     # out= and in-place forms with bf16 on MI300X and a float32 out of matching type
     a(EO, "ok", f"o = torch.empty(8, 8, dtype={bf}); EX(lambda: torch.mm(O, OB, out=o)); tall(o, {W16})")
-    a(EO, "err", "o = torch.empty(8, 8, dtype=torch.float32); EX(lambda: torch.mm(O, OB, out=o))")
-    a(EO, "torch", f"o = torch.empty(8, 8, dtype={bf}); EX(lambda: torch.mm(O, OB, out=o[:, :4]))")
+    a(EO, "torch", "o = torch.empty(8, 8, dtype=torch.float32); EX(lambda: torch.mm(O, OB, out=o))")  # torch's own refusal
+    # a too-small out= view: torch resizes it (a deprecation warning); emulate writes the same words
+    a(EO, "ok", f"o1 = torch.zeros(8, 8, dtype={bf}); v1 = o1[:, :4]; torch.mm(O, OB, out=v1)\no2 = torch.zeros(8, 8, dtype={bf}); v2 = o2[:, :4]; EX(lambda: torch.mm(O, OB, out=v2)); tsame(o1, o2); tsame(v1, v2)")
     a(EO, "ok", f"o = torch.empty(8, 16, dtype={bf}); EX(lambda: torch.mm(O, OB, out=o[:, ::2])); tall(o[:, ::2], {W16})")
     a(EO, "ok", f"o = torch.empty(4, 4, dtype={bf}); EX(lambda: torch.mm(O, OB, out=o)); tall(o, {W16}); assert o.shape == (8, 8)")
     a(EO, "ok", f"c = torch.ones(8, 8, dtype={bf}); EX(lambda: c.addmm_(O, OB, beta=0)); tall(c, {W16})")
@@ -692,7 +693,7 @@ def _api():
                 "d, rep = EX(f); assert out == [1] and rep.routed == 1 and rep.threads == 1, (out, rep.routed, rep.threads)")
     a(EF, "ok", "d, rep = EX(lambda: torch.ones(8, 16, dtype=torch.float64) @ torch.ones(16, 8, dtype=torch.float64)); assert rep.fallbacks and rep.routed == 0")
     a(EF, "ok", "d, rep = EX(lambda: torch.ones(8, 16) @ torch.ones(16, 8)); assert rep.routed == 1, rep.fallbacks")
-    a(EF, "ok", f"d, rep = EX(lambda: torch.ones(8, 16, dtype={bf}) @ torch.ones(16, 8, dtype=torch.float16)); assert rep.routed == 0 or rep.fallbacks or True")
+    a(EF, "torch", f"EX(lambda: torch.ones(8, 16, dtype={bf}) @ torch.ones(16, 8, dtype=torch.float16))")  # torch refuses mixed dtypes itself
     a(EF, "ok", "x = torch.ones(8, 16, dtype=torch.bfloat16).to_sparse(); d, rep = EX(lambda: torch.sparse.mm(x, OB)); assert rep.fallbacks or rep.routed == 0")
     a(EF, "ok", "d, rep = EX(lambda: O @ OB, gpu='MI100'); assert (rep.routed == 1) or rep.fallbacks")
     a(EF, "ok", "rows = EX(lambda: torch.softmax(O @ OB, -1))[1].rows(); assert rows[-1].get('unmodelled') is True, rows[-1]")
@@ -727,7 +728,7 @@ def _api():
     a(ES, "err", "EX(lambda: O @ OB, report='yes')")
     a(ES, "err", "EX(lambda: O @ OB, gpu='MI300X', backend='rocm')")
     a(ES, "ok", f"d, rep = EX(lambda: O @ OB, backend='host'); tall(d, {W16})")
-    a(ES, "ok", f"d, rep = EX(lambda: O @ OB, model='mi250x'); tall(d, {W16})")
+    a(ES, "err", f"d, rep = EX(lambda: O @ OB, model='mi250x'); tall(d, {W16})")  # MI250X's model has no bf16 k16
     a(ES, "err", "EX(lambda: O @ OB, model='h100')")
     a(ES, "err", "EX(lambda: O @ OB, schedule='deepgemm-fp8')")
     a(ES, "err", "EX(lambda: O @ OB, schedule='nope')")
@@ -777,7 +778,7 @@ def _api():
     a(AM, "ok", f"d = tcprobe.matmul(np.ones((8, 16), np.float32), np.ones((16, 8), np.float32), gpu='MI300X', instr='mfma.f32.f32.k1'); assert words(d) == [{W16}]")
     a(AM, "ok", f"d = tcprobe.matmul(np.full((8, 32), 0.5, E5Z), np.full((32, 8), 0.5, E5Z), gpu='MI300X', alpha=0.5); assert words(d) == [{W4}]")
     a(AM, "ok", f"d = tcprobe.matmul(np.full((8, 32), 0.5, E4Z), np.full((32, 8), 0.5, E4Z), gpu='MI300X', dtype='bf16'); assert d.dtype == BF and words(d) == [{W8}]")
-    a(AM, "ok", f"d = tcprobe.matmul(np.full((8, 32), 0.5, E4Z), np.full((32, 8), 0.5, E4Z), gpu='MI300X', split_k=2); assert words(d) == [{W8}]")
+    a(AM, "err", f"d = tcprobe.matmul(np.full((8, 32), 0.5, E4Z), np.full((32, 8), 0.5, E4Z), gpu='MI300X', split_k=2); assert words(d) == [{W8}]")  # one block of K
     a(AM, "ok", f"d = tcprobe.matmul(np.ones((8, 17), np.float16), np.ones((17, 8), np.float16), gpu='MI250X', schedule='stream-k', split_k=2); assert words(d) == [{W17}]")
     a(AM, "ok", f"d = tcprobe.matmul(np.ones((8, 17), np.float16), np.ones((17, 8), np.float16), gpu='MI100', schedule='chain', C=np.ones((8, 8), np.float32)); assert words(d) == [{_w(18.0)}]")
     a(AM, "ok", f"d = tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), gpu='MI300X', model='mi100'); assert words(d) == [{W16}]")
@@ -794,7 +795,7 @@ def _api():
             ("'H200', 'scaled_mm', 'e4m3', 128, 128, 16384", "ok", "f.provenance == 'measured'"),
             ("'H200', 'gemm', 'bf16', 256, 256, 4096, form='bias'", "ok", "f.describe()"),
             ("'H200', 'gemm', 'bf16', 64, 64, 512, form='addmm_beta1'", "ok", "f.describe()"),
-            ("'H200', 'gemm', 'bf16', 256, 256, 4096, layout='col/row'", "ok", "f.provenance != 'measured' or True"),
+            ("'H200', 'gemm', 'bf16', 256, 256, 4096, layout='col/row'", "ok", "f.describe()"),
             ("'H200', 'gemm', 'bf16', 256, 256, 4096, batch=1", "ok", "f.provenance == 'measured'"),
             ("'h200', 'gemm', 'bf16', 256, 256, 4096", "ok", "f.provenance == 'measured'"),
             ("'H200', 'gemm', 'bf16', 2 ** 31, 256, 4096", "ok", "f.provenance != 'measured'"),
@@ -817,7 +818,7 @@ def _api():
             ("'V100', 'gemm', 'bf16', 256, 256, 4096", "any", "f.describe()"),
             ("'MI300X', 'scaled_mm', 'e4m3', 64, 64, 512", "any", "f.describe()"),
             ("'MI250X', 'scaled_mm', 'e4m3fnuz', 64, 64, 512", "err", ""),
-            ("'H200', 'gemm', 'bf16', 256, 256, 4096, 1", "err", "")):
+            ("'H200', 'gemm', 'bf16', 256, 256, 4096, 1", "py", "")):
         a(AT, exp, f"f = atlas.lookup({args}); assert {chk}, (f.provenance, f.describe())" if chk else f"atlas.lookup({args})")
     return out
 
