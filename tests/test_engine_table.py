@@ -7,7 +7,8 @@ import pytest
 
 from tcprobe.ladder.fingerprint import ENGINE_KEYS, FINGERPRINT_KEYS, Fingerprint
 from tcprobe.models.engine import PARAMS, PROFILE_KEYS, EngineParams, ParamError
-from tcprobe.schema import PROFILE_REQUIRED, engine_schema
+from tcprobe.schema import engine_schema
+from tcprobe.schema_profile import PROFILE_REQUIRED
 
 
 def test_one_table_of_engine_parameters():

@@ -19,6 +19,7 @@ a dict, and its provenance:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral
 
 from tcprobe.matrix.schedule import Schedule, from_value
 from tcprobe.names import fold
@@ -122,9 +123,10 @@ def _norm(op, dtypes, m, n, k, form, layout, batch, atlas: bool = True):
         pass
     elif a not in GROUPS or b != a:
         raise AtlasError(f"dtypes: the atlas knows A = B in {', '.join(GROUPS)}, not {a} x {b}")
-    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):  # numpy's integers too
+        if not isinstance(v, Integral) or isinstance(v, bool) or v < 1:
             raise AtlasError(f"{what} must be a positive integer, not {v!r}")
+    m, n, k, batch = int(m), int(n), int(k), int(batch)
     if form is None:
         form = "scaled_mm" if op == "scaled_mm" else "plain"
     if form not in FORMS:
@@ -133,7 +135,7 @@ def _norm(op, dtypes, m, n, k, form, layout, batch, atlas: bool = True):
         raise AtlasError(f"form: {form} is not a form of {op}")
     if (a in FP8 + OTHER_FP8) != (op == "scaled_mm"):
         raise AtlasError(f"dtypes: {a} is not an operand format of {op}")
-    return op, a, d, form, _layout(layout), batch
+    return op, a, d, form, _layout(layout), batch, (m, n, k)
 
 
 def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | None = None,
@@ -144,11 +146,16 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
     scaled_mm, scaled_mm_fast; ``layout``: "row/row", "row/col", ... (A's and
     B's storage; None: any); ``batch``: the number of matrices (bmm)."""
     import tcprobe.matrix.choice as choice
+    from tcprobe.matrix.operands import MatmulError
 
     gpu = choice.gpu_name(gpu)
     data = load(gpu)
-    op, fmt, d, form, layout, batch = _norm(op, dtypes, m, n, k, form, layout, batch,
-                                            atlas=data is not None)
+    op, fmt, d, form, layout, batch, (m, n, k) = _norm(op, dtypes, m, n, k, form, layout,
+                                                       batch, atlas=data is not None)
+    try:  # a format the GPU has no instruction for has no schedule to guess (one gate)
+        choice.library_datapath(gpu, fmt, "dtypes:")
+    except MatmulError as e:
+        raise AtlasError(str(e)) from None
     guess_reason = None
     if data is None:
         guess_reason = f"no atlas for {gpu} (atlases: {', '.join(_gpus()) or 'none'})"

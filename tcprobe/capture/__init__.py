@@ -56,11 +56,16 @@ def load(path: str | Path) -> list[Capture]:
         if "hwdata" in p.parts or "khattak-mikaitis-2025" in p.parts:  # the README's line
             hint = (" (../shared sits beside a checkout that has it; a checkout holds a "
                     "250-case subset of every file: tests/data/khattak-mikaitis-2025)")
+            if not p.is_absolute():  # the README's paths are the checkout's root's
+                hint = hint[:-1] + f"; the README's paths are from the checkout's root, and " \
+                    f"this one was read from {Path.cwd()})"
         raise CaptureError(f"{path}: no such file or folder{hint}")
     if p.is_dir():
-        found = km.read_tree(p)
+        # a validate --out folder (or a campaign's) holds capture files; else a/b/c/d text
+        found = [cap for f in own_files(p) for cap in load(f)] or km.read_tree(p)
         if not found:
-            raise CaptureError(f"{path}: no captures found (expected GPU/FORMAT/d_*.txt files)")
+            raise CaptureError(f"{path}: no captures found (expected GPU/FORMAT/d_*.txt files, "
+                               "or tcprobe capture files such as validate --out's capture.tcap)")
         return found
     if p.is_file() and p.stat().st_size == 0:
         raise CaptureError(f"{path}: empty file (0 bytes): nothing was captured; delete it, or "
@@ -79,6 +84,14 @@ def load(path: str | Path) -> list[Capture]:
     raise CaptureError(f"{path}: not a capture (a folder, a .jsonl file or a tcprobe capture file)")
 
 
+def own_files(folder: Path) -> list[Path]:
+    """The project's own capture files below ``folder`` (any depth, in path
+    order): what validate --out and a campaign's folders hold."""
+    from . import binary
+
+    return [f for f in sorted(folder.rglob("*.tcap")) if f.is_file() and binary.sniff(f)]
+
+
 def no_case(path, planned) -> CaptureError:
     """A capture that ends after its header: nothing to score, replay or fit."""
     of = f" of {planned:,} planned" if isinstance(planned, int) else ""
@@ -95,6 +108,11 @@ def streams(path: str | Path):
     from . import binary
 
     p = Path(path)
+    files = own_files(p) if p.is_dir() else []
+    if files:  # a folder of capture files (as load reads it): each streamed
+        for f in files:
+            yield from streams(f)
+        return
     if p.is_file() and p.stat().st_size > 0 and binary.sniff(p):
         scan = binary.Scan.of(p, strict=True)
         if not scan.n_records:

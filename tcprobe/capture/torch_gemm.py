@@ -148,9 +148,13 @@ def runs(torch, case: dict, fmt: str, a, b, c):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
+    if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
-        return 0 if argv else 2
+        return 0
+    if not argv:  # bad input: one error line (the usage is -h's)
+        print("error: DIR: give the folder gemm-probe wrote (python -m tcprobe.capture.torch_gemm "
+              "DIR [--fit]; -h says more)", file=sys.stderr)
+        return 2
     folder = Path(argv[0])
     fit = "--fit" in argv[1:]
     try:

@@ -15,7 +15,8 @@ from tcprobe.reports.fit import fit_detail, fit_summary_table
 
 @click.command("fit")
 @click.option("--capture", "captures", multiple=True, required=True, type=click.Path(),
-              help="A capture folder (a/b/c/d text files, every output below it is fitted), "
+              help="A capture folder (a/b/c/d text files, every output below it is fitted; or a "
+                   "validate --out folder, its capture files), "
                    "a .jsonl file of recorded vectors, or a tcprobe capture file. Repeatable.")
 @json_option("Write every fit (path, candidates, cases) as JSON")
 @click.option("--budget", default=2000, show_default=True, type=click.IntRange(1),

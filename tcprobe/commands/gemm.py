@@ -32,12 +32,12 @@ def _finite(v: float | None, option: str) -> float | None:
               help="A (M, K) as .npy; its dtype names the format (float32 is tf32).")
 @click.option("--b", "b_path", type=click.Path(dir_okay=False),
               help="B (K, N) as .npy.")
-@click.option("--m", "m", type=click.IntRange(min=1),
+@click.option("--m", "m", type=click.IntRange(min=0),
               help="M, with --n and --k instead of --a and --b: random normal A (M, K) and B "
                    "(K, N) in --format (bf16, f16, tf32, e4m3, e5m2; e4m3fnuz, e5m2fnuz on "
                    "MI300X), drawn from --seed. --random MxNxK, the older spelling, still works.")
-@click.option("--n", "n", type=click.IntRange(min=1), help="N, the columns of D (with --m, --k).")
-@click.option("--k", "k", type=click.IntRange(min=1), help="K, the reduction length (with --m, "
+@click.option("--n", "n", type=click.IntRange(min=0), help="N, the columns of D (with --m, --k).")
+@click.option("--k", "k", type=click.IntRange(min=0), help="K, the reduction length (with --m, "
                                                           "--n).")
 @click.option("--random", "random_shape", metavar="MxNxK", hidden=True,
               help="--m M --n N --k K as one value (the older spelling).")

@@ -26,7 +26,13 @@ from tcprobe.matrix.operands import (
     read,
     result_array,
 )
-from tcprobe.matrix.resolve import check_out_type, check_shapes, fill_empty_k, problem
+from tcprobe.matrix.resolve import (
+    check_memory,
+    check_out_type,
+    check_shapes,
+    fill_empty_k,
+    problem,
+)
 from tcprobe.matrix.schedule import from_value, with_split_k
 from tcprobe.models.formats import FormatError, describe, get_format
 from tcprobe.names import fold
@@ -292,8 +298,8 @@ def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Op
         m, n, k = (int(x) for x in shape.lower().split("x"))
     except ValueError:
         raise MatmulError(f"--random: {shape!r} is not MxNxK (e.g. 1024x1024x1024)") from None
-    if min(m, n, k) < 1:
-        raise MatmulError(f"{drawn}: {shape!r} needs M, N and K of at least 1")
+    if min(m, n, k) < 0:  # 0 is an empty product (exact), as a file of that shape
+        raise MatmulError(f"{drawn}: {shape!r} needs M, N and K of at least 0")
     if fmt is None:
         raise MatmulError(f"{drawn} needs --format ({', '.join(RANDOM_FORMATS)}): the format "
                           "of the operands it draws")
@@ -301,7 +307,7 @@ def random_operands(shape: str, fmt: str | None, seed: int) -> tuple[Operand, Op
     if fmt not in RANDOM_FORMATS:
         raise MatmulError(f"--format: {drawn} draws {', '.join(RANDOM_FORMATS)} operands, "
                           f"not {fmt!r}")
-    check_shapes((m, k), (k, n))  # the memory check, before anything of that size is made
+    check_memory(m, n, k)  # before anything of that size is made (K = 0: filled as a file's)
     rng = np.random.default_rng(seed)
     name = RANDOM_FORMATS[fmt]
     dt = getattr(ml_dtypes, name, None) or np.dtype(name)

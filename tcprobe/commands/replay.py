@@ -37,7 +37,8 @@ def replay_pieces(pieces, dev, family, limit, show):
 
 @click.command("replay")
 @click.option("--capture", "captures", multiple=True, required=True, type=click.Path(),
-              help="A capture folder (a/b/c/d text files), a .jsonl file or a capture file. Repeatable.")
+              help="A capture folder (a/b/c/d text files, or a validate --out folder: its capture "
+                   "files), a .jsonl file or a capture file. Repeatable.")
 @click.option("--device", "device_spec",
               help="Device to replay on: cuda[:N], sim:NAME or sim:PATH.toml (default: the GPU, "
                    "else a sim device).")

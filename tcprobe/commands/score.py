@@ -38,7 +38,8 @@ def score_pieces(pieces, model, show: int):
 
 @click.command("score")
 @click.option("--capture", "captures", multiple=True, required=True, type=click.Path(),
-              help="A capture folder (a/b/c/d text files), a .jsonl file of recorded "
+              help="A capture folder (a/b/c/d text files, or a validate --out folder: its "
+                   "capture files), a .jsonl file of recorded "
                    "vectors, or a tcprobe capture file. Repeatable.")
 @click.option("--model", "models", multiple=True, default=("auto",), show_default=True,
               help="Model to score (repeatable): auto, a GPU profile, or a baseline "

@@ -110,7 +110,7 @@ def next_free(out: Path) -> Path:
 @click.option("--resume", is_flag=True, help="Continue the capture in --out (re-scores what "
                                              "it holds, then runs the rest).")
 @click.option("--jobs", type=click.IntRange(0, 1024), default=0,
-              help="Threads for the models (default: every core).")
+              help="Threads for the models (0, the default: every core).")
 @click.option("--shrink", "shrink_n", default=5, show_default=True, type=click.IntRange(0, 1000),
               help="Mismatches shrunk to reproducers per model.")
 @click.option("--chunk", default=16384, show_default=True, hidden=True,

@@ -20,7 +20,8 @@ from tcprobe.models.engine import EngineParams, ParamError
 from tcprobe.models.formats import get_format, to_fraction
 from tcprobe.models.model import FixedPointModel, Model, ModelError
 from tcprobe.models.profiles import profile_for_gpu
-from tcprobe.schema import PROFILE_META, SchemaError, check_profile
+from tcprobe.schema import SchemaError
+from tcprobe.schema_profile import PROFILE_META, check_profile
 
 from .base import DeviceError
 

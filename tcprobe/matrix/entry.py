@@ -43,6 +43,16 @@ def agreed_instr(instr, sched):
     return sched.instr
 
 
+def check_switches() -> None:
+    """TCPROBE_KERNEL and TCPROBE_EPILOGUE read at the door: a misspelt value
+    is refused on every product, not only where a path consults it (an AMD
+    product never asked TCPROBE_KERNEL, and 'zzz' ran unremarked)."""
+    from tcprobe.models import host_ieee, numba_internals
+
+    numba_internals.kernel_form()
+    host_ieee.engine_forced()
+
+
 def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=None, alpha=1,
            beta=None, bias=None, scale_a=None, scale_b=None, split_k: int = 1,
            progress: Progress | None = None, fast: bool | None = None, jobs: int | None = None,
@@ -81,6 +91,7 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     ``schedule='auto'``: the schedule the GPU's library atlas gives this
     shape (:func:`auto_schedule`: measured, predicted or a default guess;
     ``strict_auto=True`` refuses a guess)."""
+    check_switches()
     named = "dtype" if dtype is not None else "out"
     out = _dtype(dtype, out)
     if progress not in (None, False) and not callable(progress):

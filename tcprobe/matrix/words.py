@@ -186,6 +186,7 @@ def dot(a, b, c, *, datapath, gpu=None, model=None, scale_a=None, scale_b=None, 
     Model of this datapath). Scales (cases, n_scales) where block-scaled and
     the sparse ``active`` mask (cases, K) where sparse. Returns uint32 words
     (uint64 for f64; a scalar for one 1-D case)."""
+    numba_internals.kernel_form()  # a misspelt TCPROBE_KERNEL, on every path (not only the lanes')
     if model is None and isinstance(datapath, str | Datapath) and (gpu is None
                                                                     or isinstance(gpu, str)):
         dp, mdl = _resolved(datapath, gpu)  # a loop of small calls resolves it once

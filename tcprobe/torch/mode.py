@@ -229,8 +229,13 @@ class Emulate(TorchDispatchMode):
                                  reason=f"{a.dtype} products have no atlas")
         else:
             layout = "/".join("row" if t.stride(-1) == 1 else "col" for t in (a, b))
-            found = atlas.lookup(self.gpu, "scaled_mm" if form.startswith("scaled") else "gemm",
-                                 fmt, m, n, k, form=form, layout=layout, batch=batch)
+            try:
+                found = atlas.lookup(self.gpu, "scaled_mm" if form.startswith("scaled") else
+                                     "gemm", fmt, m, n, k, form=form, layout=layout, batch=batch)
+            except atlas.AtlasError as e:  # a format the GPU has no instruction for (bf16, V100)
+                if str(e).startswith("dtypes:"):
+                    raise Unroutable(str(e)) from None
+                raise
         axes = dict(found.axes)
         if self.instr is not None:  # the user's instruction runs (mma, wgmma: same words here)
             axes.pop("instr", None)
