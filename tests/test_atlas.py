@@ -5,6 +5,7 @@ provenance of everything else is said (predicted by which rule, or a guess)."""
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tcprobe import atlas
@@ -117,13 +118,22 @@ def test_default_guesses_say_why():
 
 @pytest.mark.parametrize("kw,match", [
     ({"op": "gemv"}, "^op"), ({"dtypes": "int8"}, "^dtypes"), ({"dtypes": ("bf16", "f16")}, "^dtypes"),
-    ({"m": 0}, "^m must"), ({"k": 2.5}, "^k must"), ({"form": "chain"}, "^form"),
+    ({"m": -1}, "^m must"), ({"k": 2.5}, "^k must"), ({"form": "chain"}, "^form"),
     ({"op": "scaled_mm"}, "^form|^dtypes"), ({"gpu": "Z80"}, "^gpu")])
 def test_bad_lookups_name_the_argument(kw, match):
     args = {"gpu": "H200", "op": "gemm", "dtypes": "bf16", "m": 64, "n": 64, "k": 512, **kw}
     with pytest.raises(ValueError, match=match):
         atlas.lookup(args.pop("gpu"), args.pop("op"), args.pop("dtypes"), args.pop("m"),
                      args.pop("n"), args.pop("k"), **args)
+
+
+@pytest.mark.parametrize("shape", [(0, 64, 512), (64, 0, 512), (64, 64, 0), (np.int64(0), 8, 8)])
+def test_an_empty_product_is_exact_as_matmul_says(shape):
+    # matmul(schedule="auto") and emulate answer a 0 dimension as exact (+0 or C):
+    # the atlas's own lookup says the same, where it had refused "m must be positive"
+    got = atlas.lookup("H200", "gemm", "bf16", *shape)
+    assert got.provenance == "exact" and got.axes == {} and "empty product" in got.reason
+    assert atlas.lookup("H200", "gemm", "bf16", 8, 8, 8, batch=0).provenance == "exact"
 
 
 def test_batch_invariance_from_the_atlas():

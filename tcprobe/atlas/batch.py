@@ -15,6 +15,7 @@ comes from :func:`tcprobe.atlas.lookup`, with its provenance per M range.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 from .predict import starts as ceil_starts
 from .query import AtlasError, lookup
@@ -91,8 +92,9 @@ def batch_invariance(gpu: str, dtype: str, n: int, k: int, m_lo: int = 1, m_hi: 
                      *, ref: int = 1, form: str = "plain") -> list[MRange]:
     """M from ``m_lo`` to ``m_hi`` in ranges of one schedule, each saying
     whether row i has the same bits as at M = ``ref`` (module doc)."""
-    for what, v in (("m_lo", m_lo), ("m_hi", m_hi), ("ref", ref)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+    # N or K of 0 is an empty product at every M (atlas.lookup: exact), nothing to compare
+    for what, v in (("n", n), ("k", k), ("m_lo", m_lo), ("m_hi", m_hi), ("ref", ref)):
+        if not isinstance(v, Integral) or isinstance(v, bool) or v < 1:
             raise AtlasError(f"{what} must be a positive integer, not {v!r}")
     if m_hi < m_lo:
         raise AtlasError(f"the M range {m_lo}:{m_hi} is empty")

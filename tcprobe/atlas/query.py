@@ -124,8 +124,8 @@ def _norm(op, dtypes, m, n, k, form, layout, batch, atlas: bool = True):
     elif a not in GROUPS or b != a:
         raise AtlasError(f"dtypes: the atlas knows A = B in {', '.join(GROUPS)}, not {a} x {b}")
     for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):  # numpy's integers too
-        if not isinstance(v, Integral) or isinstance(v, bool) or v < 1:
-            raise AtlasError(f"{what} must be a positive integer, not {v!r}")
+        if not isinstance(v, Integral) or isinstance(v, bool) or v < 0:
+            raise AtlasError(f"{what} must be an integer of at least 0, not {v!r}")
     m, n, k, batch = int(m), int(n), int(k), int(batch)
     if form is None:
         form = "scaled_mm" if op == "scaled_mm" else "plain"
@@ -156,6 +156,8 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
         choice.library_datapath(gpu, fmt, "dtypes:")
     except MatmulError as e:
         raise AtlasError(str(e)) from None
+    if 0 in (m, n, k, batch):
+        return empty_product(m, n, k, batch)
     guess_reason = None
     if data is None:
         guess_reason = f"no atlas for {gpu} (atlases: {', '.join(_gpus()) or 'none'})"
@@ -192,6 +194,13 @@ def lookup(gpu: str, op: str, dtypes, m: int, n: int, k: int, *, form: str | Non
     if near is not None:
         return near
     return _predicted(gpu, fmt, form, m, n, k, batch, library)
+
+
+def empty_product(m: int, n: int, k: int, batch: int = 1) -> Lookup:
+    """The schedule of a GEMM with a dimension of 0: none to choose (no split,
+    no order), and every word known exactly (+0, or the epilogue on C)."""
+    shape = f"{m}x{n}x{k}" + (f", a batch of {batch}" if batch != 1 else "")
+    return Lookup(from_value({}), {}, "exact", reason=f"an empty product ({shape}: +0 or C)")
 
 
 def _gpus():

@@ -189,8 +189,7 @@ def auto_schedule(gpu, a, b, c, bias, beta, strict: bool = False, k: int | None 
     n = b.words.shape[1]
     k = k_read if k is None else k
     if 0 in (m, n, k):  # +0, or the epilogue on C: no split or order to choose
-        return atlas.Lookup(atlas.query.from_value({}), {}, "exact",
-                            reason=f"an empty product ({m}x{n}x{k}: +0 or C)")
+        return atlas.query.empty_product(m, n, k)
     op, form = "gemm", "plain"
     if a.fmt in FP8 + OTHER_FP8:
         op = form = "scaled_mm"
