@@ -45,12 +45,33 @@ def _noted(signum, frame):
     raise KeyboardInterrupt
 
 
+def _unraisable(unraisable) -> None:
+    """Python prints an exception it cannot raise (one leaving a ``__del__``, a
+    weakref callback, a ctypes callback such as llvmlite's object-cache notice
+    while numba loads kernels) as "Exception ignored in ..." and a traceback.
+    A Ctrl-C that lands there is noted, not printed: the command still ends as
+    interrupted (cli._no_ctrl_c_lost). Any other such exception is Python's
+    own hook's to print."""
+    global HEARD
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) or \
+            unraisable.exc_type is KeyboardInterrupt:
+        HEARD = True
+        return
+    _HOOK_BEFORE(unraisable)
+
+
+_HOOK_BEFORE = sys.unraisablehook
+
+
 def restore() -> None:
     """Ctrl-C raises KeyboardInterrupt again (the command line's invoke says it),
-    noted in :data:`HEARD`."""
-    global _BEFORE
+    noted in :data:`HEARD`, also where it lands in code whose exceptions
+    Python only prints (:func:`_unraisable`)."""
+    global _BEFORE, _HOOK_BEFORE
     if _BEFORE is not None and signal.getsignal(signal.SIGINT) is _interrupted:
         # the command line notes it; a library import gets Python's own handler back
         cli = getattr(sys.modules.get("tcprobe"), "_AS_CLI", False)
         signal.signal(signal.SIGINT, _noted if cli else _BEFORE)
+        if cli and sys.unraisablehook is not _unraisable:
+            _HOOK_BEFORE, sys.unraisablehook = sys.unraisablehook, _unraisable
     _BEFORE = None

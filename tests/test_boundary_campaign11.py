@@ -207,6 +207,51 @@ def test_a_ctrl_c_that_code_between_swallowed_still_ends_the_command_as_interrup
     assert p.stderr.strip().splitlines()[-1] == "interrupted" and "Traceback" not in p.stderr
 
 
+_UNRAISABLE_COMMAND = """
+import os, signal, sys, time
+sys.argv = ["tcprobe", "unraisable"]  # before the import: started as the command line
+import click
+import tcprobe
+from tcprobe import cli
+
+class Held:
+    def __del__(self):  # Python prints what leaves a __del__; it never raises it
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+
+@click.command("unraisable")
+def unraisable():
+    Held()
+    click.echo("finished")
+
+cli.main.add_command(unraisable)
+cli.main()
+"""
+
+
+def test_a_ctrl_c_that_lands_where_python_only_prints_is_one_line_and_130(tmp_path):
+    # rerun of campaign 11 (c11-390, Ctrl-C 1.2 s into `python -m tcprobe gemm`; 1 of 70
+    # tries at 0.9-1.6 s): it landed in llvmlite's ctypes callback as numba loaded
+    # cached kernels, and Python printed "Exception ignored on calling ctypes callback
+    # function ... Traceback ... KeyboardInterrupt" before the command's "interrupted"
+    p = subprocess.run([sys.executable, "-c", _UNRAISABLE_COMMAND], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=sigint_at_default)
+    assert p.returncode == 130, (p.returncode, p.stderr)
+    assert p.stdout == "finished\n"
+    assert p.stderr.strip().splitlines() == ["interrupted"], p.stderr
+
+
+def test_other_exceptions_python_only_prints_are_still_printed(tmp_path):
+    # only a Ctrl-C is kept quiet: any other error in a __del__ is Python's to print
+    code = _UNRAISABLE_COMMAND.replace(
+        "os.kill(os.getpid(), signal.SIGINT)\n        time.sleep(5)", "raise ValueError('held')")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, preexec_fn=sigint_at_default)
+    assert p.returncode == 0 and p.stdout == "finished\n", (p.returncode, p.stderr)
+    assert "Exception ignored in" in p.stderr and "ValueError: held" in p.stderr
+
+
 # ---- emulate: processes counted; _int_mm's GPU shapes
 
 @needs_torch
