@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.engine import PARAM, EngineParams
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
-from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
@@ -549,18 +549,18 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     # where the cancellation cannot sit in one block, or the term left is
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
+    # blocks of one: windows down to 0 bits (a lone product beside the chained result)
+    narrow = range(PARAM["window_bits"].lo if len(first) == 1 else 4, 57)
     for unpack in unpacks:
         for stage in stage_keys(ctx, unpack, only):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
                                      output_frac_bits=kb, **stage)
-                            for F in [*range(4, 57), None] if F not in okF}
+                            for F in [*narrow, None] if F not in okF}
                     okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
     okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
     return okF, cs2, w2
-
-
 
 
 def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
