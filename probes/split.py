@@ -211,6 +211,9 @@ def run(ctx) -> Finding:
     if not ok and shown:
         ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
     table = {**table, **shown}
+    if not ok:  # blocks of one under a window narrower than the output (C added after)
+        ok = _fit(ctx, {n: p for n, p in table.items() if len(p[0]) == 1}, cs, w,
+                  range(PARAM["window_bits"].lo, vis), ROUNDINGS, keeps, chains, (None,))
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -383,9 +386,8 @@ def run(ctx) -> Finding:
     if u is None:
         # the engine itself, C added after its blocks: every later step measures
         # its floor, zero sign, NaN word, overflow and carries on this model
-        for key in ("split.c_add_rounding",):
-            if key in values["undetermined"]:
-                values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
+        if (key := "split.c_add_rounding") in values["undetermined"]:
+            values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
         if len(overflows) == 1:
             values["overflow"] = overflows[0]
         if len(kept) == 1:  # else the rounding step measures the kept bits
