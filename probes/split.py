@@ -250,7 +250,7 @@ def run(ctx) -> Finding:
         top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
         values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
                                                  "inputs cannot reach further below)")
-        values["assumed"] = {"window_bits": F}
+        values["assumed"], values["candidates"] = {"window_bits": F}, {"window_bits": okF}
     elif F is None:  # no cut at any depth the products reach
         values["undetermined"]["window_bits"] = (
             "exact: no cut; a term as deep below the largest products as any reaches keeps its "
