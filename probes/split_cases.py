@@ -42,19 +42,6 @@ def ieee_specials(ctx, m) -> bool:
         cmax = word(fc, s, max_sig(fc), xc - fc.frac_bits)
         if big is not None and cmax is not None:
             bt.add("the largest products, C = max", {j: big[:2] for j in range(ctx.dp.k)}, cmax)
-        # C at D's largest finite value and one product of one or two of its
-        # top ulps, same sign: the add of C passes the output, where an IEEE
-        # add cut RZ keeps the largest finite value and an engine that
-        # overflows to Inf does not (blocks of 1 with C added after fit both
-        # everywhere else)
-        fd = ctx.d_fmt
-        xd = exp_range(fd)[2]
-        dmax = word(fc, s, max_sig(fd), xd - fd.frac_bits)
-        for ulps in (1, 2):
-            p = product(fa, fb, xd - fd.frac_bits + ulps - 1, s)
-            if dmax is not None and p is not None:
-                bt.add(f"C = {'-' if s else '+'}max of D and {ulps} of its top ulps",
-                       {0: p[:2]}, dmax)
     if not len(bt):
         return True
     cs = ctx.complete(bt.cases())
