@@ -250,7 +250,8 @@ def run(ctx) -> Finding:
         top = "an exact sum" if okF[-1] is None else f"{okF[-1]} bits"
         values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
                                                  "inputs cannot reach further below)")
-        values["assumed"], values["candidates"] = {"window_bits": F}, {"window_bits": okF}
+        values["assumed"] = {"window_bits": F}
+        values["candidates"] = {"window_bits": [G for G in okF if G is not None]}
     elif F is None:  # no cut at any depth the products reach
         values["undetermined"]["window_bits"] = (
             "exact: no cut; a term as deep below the largest products as any reaches keeps its "
@@ -270,7 +271,6 @@ def run(ctx) -> Finding:
                          f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
             name = kept_splits[0]
             parts = table[name]
-
     # 3. roundings and the unpack
     cs3 = ctx.complete(rounding_cases(ctx, parts, E))
     if sums_only:  # (structured: the random sums stay last)
