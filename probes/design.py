@@ -313,6 +313,8 @@ def run(ctx) -> Finding:
         values.setdefault("assumed", {}).update(dict(assumed[4]))
     if chained:
         _name_inter(ctx, ok, assumed, values)
+    if len(aligns) > 1:  # the validation cases may tell them apart (ladder.validation)
+        values.setdefault("candidates", {})["align"] = aligns
     how = {"normalized": "their true leading bit", "raw": "raw exponent sums"}
     through = sorted({x[1] for x in ok}) if chained else [d]
     summary = (f"products align on {how[aligns[0]] if len(aligns) == 1 else 'either'}; blocks "

@@ -271,14 +271,19 @@ def _chain_bits(ctx, vis) -> int:
     return vis if ctx.d_fmt.frac_bits >= f32 else max(vis, f32)
 
 
-def products_cut(ctx, pairs, E, chain):
+def products_cut(ctx, pairs, E, chain, kept=()):
     """Where C survives every depth, whether products alone show a window: +2**E
     and -2**E in a pair and 2**(E-e) in a third lane l, C = 0, against
     2**(E-e) alone. A run that keeps the small product past what any block
     result passed on keeps (``chain`` bits: a run straddling blocks is cut by
     that rounding, at most one bit past it) and then loses it deeper is a
     window cutting a term that C, at every depth, escaped: C is added after
-    the products. Returns (the run, the triple) or None."""
+    the products. ``kept``: pairs that kept C at every depth while no pair
+    lost it; a third product lost beside one of them already at the first
+    depth past the chain (a block of the pair rounded it away, or a window
+    cut it, where C at every depth survived) is the same evidence (blocks of
+    1 under a narrow window, C added after them). Returns (the run, or None
+    for that loss, the triple) or None."""
     fa, fb = ctx.a_fmt, ctx.b_fmt
     plus, minus = product(fa, fb, E, 0), product(fa, fb, E, 1)
     thr = chain + 2
@@ -299,8 +304,10 @@ def products_cut(ctx, pairs, E, chain):
             for e in deep_e}
     w = ctx.run(bt.cases())
     shown = [e for e in deep_e if int(w[refs[e]]) & mask]
-    if len(shown) < 2 or shown[0] != thr:
+    if not shown or shown[0] != thr:
         return None
+    if len(shown) < 2:
+        return _lost_beside(ctx, kept, E, thr, w[refs[thr]])
     deepest = shown[-1]
     bt = Batch(ctx.dp)
     rows = {}
@@ -313,7 +320,7 @@ def products_cut(ctx, pairs, E, chain):
     found = [t for t in triples if w2[rows[(t, thr)]] == ref[thr]
              and w2[rows[(t, deepest)]] != ref[deepest]]
     if not found:
-        return None
+        return _lost_beside(ctx, kept, E, thr, ref[thr])
     t = found[0]
     bt = Batch(ctx.dp)
     rows = {e: bt.add("", {t[0]: plus[:2], t[1]: minus[:2], t[2]: product(fa, fb, E - e, 0)[:2]})
@@ -325,6 +332,23 @@ def products_cut(ctx, pairs, E, chain):
             break
         run = e
     return run, t
+
+
+def _lost_beside(ctx, kept, E, e, ref):
+    """(None, a triple) where 2**(E-e) beside a pair of ``kept`` (+2**E,
+    -2**E) gives other words than it alone (``ref``), else None."""
+    fa, fb = ctx.a_fmt, ctx.b_fmt
+    plus, minus, small = product(fa, fb, E, 0), product(fa, fb, E, 1), product(fa, fb, E - e, 0)
+    triples = list(dict.fromkeys((i, j, m) for i, j in kept for m in range(ctx.dp.k)
+                                 if m not in (i, j) and ctx.co_active((i, j, m))))[:96]
+    if not triples or None in (plus, minus, small):
+        return None
+    bt = Batch(ctx.dp)
+    for i, j, m in triples:
+        bt.add("", {i: plus[:2], j: minus[:2], m: small[:2]})
+    w = ctx.run(bt.cases())
+    lost = [t for t, x in zip(triples, w, strict=True) if x != ref]
+    return (None, lost[0]) if lost else None
 
 
 def _products_reach(ctx, E, chain) -> bool:
@@ -484,13 +508,17 @@ def run(ctx) -> Finding:
               "pair_runs": {f"{a},{b}": n for (a, b), n in runs.items()}, "c_shown": shown}
     cut = None
     if best >= emax:
-        cut = products_cut(ctx, pairs, E, _chain_bits(ctx, seen.get("visible_bits", vis)))
+        cut = products_cut(ctx, pairs, E, _chain_bits(ctx, seen.get("visible_bits", vis)),
+                           () if straddle else same)
     if cut is not None:
         depth, triple = cut
         notes.append(f"products alone are cut: +-2^{E} in lanes {triple[0]}, {triple[1]} and "
                      f"2^({E}-e) in lane {triple[2]} keep it for e <= {depth} only, deeper than "
                      "a chained block's rounding keeps, while C survives every depth: C is not "
-                     "in the products' window")
+                     "in the products' window" if depth is not None else
+                     f"products alone are cut: 2^({E}-e) in lane {triple[2]} beside +-2^{E} in "
+                     f"lanes {triple[0]}, {triple[1]} (a pair that keeps C at every depth) is "
+                     "lost past the chain's bits: C is not in the products' window")
     # (C in the blocks as deep as the widest window and more: the exact sum; a
     # shallower C leaves the window open, and the block step's split branch
     # tries an exact sum with C first among its readings)

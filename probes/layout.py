@@ -349,6 +349,15 @@ def _prove(ctx, cand):
     ref = bt.add("C alone", {}, word(ctx.c_fmt, sign, proof_value, 0))
     words = ctx.run(bt.cases())
     bad = [k for k, r in enumerate(rows) if words[r] != words[ref]]
+    one = product(ctx.a_fmt, ctx.b_fmt, 0)
+    if bad and proof_value == 3 and one is not None and len({int(words[r]) for r in rows}) == 1:
+        # every lane gives one word, not 3: a window narrower than the product
+        # cuts it alike (lanes.py); then 1.0 alone in each lane proves them
+        bt1 = Batch(dp)
+        rows1 = [bt1.add(f"lane {k} alone: 1.0 (measured layout)", {k: one[:2]}) for k in range(K)]
+        ref1 = bt1.add("C = 1.0 alone", {}, word(ctx.c_fmt, 0, 1, 0))
+        w1 = ctx.run(bt1.cases())
+        bad = [k for k, r in enumerate(rows1) if w1[r] != w1[ref1]]
     proof = [bt.evidence(ref, [words[ref]])]
     for r in rows[:2] + rows[-1:]:
         proof.append(bt.evidence(r, [words[r]], "= C alone" if words[r] == words[ref]

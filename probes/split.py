@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from tcprobe.models.cases import Cases
+from tcprobe.models.engine import PARAM, EngineParams
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
-from tcprobe.models.engine import EngineParams
 from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
@@ -211,6 +211,9 @@ def run(ctx) -> Finding:
     if not ok and shown:
         ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
     table = {**table, **shown}
+    if not ok:  # blocks of one under a window narrower than the output (C added after)
+        ok = _fit(ctx, {n: p for n, p in table.items() if len(p[0]) == 1}, cs, w,
+                  range(PARAM["window_bits"].lo, vis), ROUNDINGS, keeps, chains, (None,))
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -248,6 +251,7 @@ def run(ctx) -> Finding:
         values["undetermined"]["window_bits"] = (f"windows of {okF[0]} bits to {top} agree (the "
                                                  "inputs cannot reach further below)")
         values["assumed"] = {"window_bits": F}
+        values["candidates"] = {"window_bits": [G for G in okF if G is not None]}
     elif F is None:  # no cut at any depth the products reach
         values["undetermined"]["window_bits"] = (
             "exact: no cut; a term as deep below the largest products as any reaches keeps its "
@@ -267,7 +271,6 @@ def run(ctx) -> Finding:
                          f"beside +-2^{E}: of {ok}, {kept_splits} fit; taking {kept_splits[0]}")
             name = kept_splits[0]
             parts = table[name]
-
     # 3. roundings and the unpack
     cs3 = ctx.complete(rounding_cases(ctx, parts, E))
     if sums_only:  # (structured: the random sums stay last)
@@ -383,9 +386,8 @@ def run(ctx) -> Finding:
     if u is None:
         # the engine itself, C added after its blocks: every later step measures
         # its floor, zero sign, NaN word, overflow and carries on this model
-        for key in ("split.c_add_rounding",):
-            if key in values["undetermined"]:
-                values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
+        if (key := "split.c_add_rounding") in values["undetermined"]:
+            values["undetermined"]["c_add_rounding"] = values["undetermined"].pop(key)
         if len(overflows) == 1:
             values["overflow"] = overflows[0]
         if len(kept) == 1:  # else the rounding step measures the kept bits
@@ -549,18 +551,18 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     # where the cancellation cannot sit in one block, or the term left is
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
+    # blocks of one: windows down to 0 bits (a lone product beside the chained result)
+    narrow = range(PARAM["window_bits"].lo if len(first) == 1 else 4, 57)
     for unpack in unpacks:
         for stage in stage_keys(ctx, unpack, only):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
                                      output_frac_bits=kb, **stage)
-                            for F in [*range(4, 57), None] if F not in okF}
+                            for F in [*narrow, None] if F not in okF}
                     okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
     okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
     return okF, cs2, w2
-
-
 
 
 def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:

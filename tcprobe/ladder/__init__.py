@@ -40,7 +40,7 @@ from tcprobe.probes.common import Finding, StepInfo
 
 from .context import Context
 from .fingerprint import Fingerprint
-from .validation import check_ranges, validation_cases, validation_seed
+from .validation import check_ranges, refit_ranges, validation_cases, validation_seed
 
 
 def _declared_steps() -> dict:
@@ -271,7 +271,10 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
         if validate_cases:
             with around_step("validation"):
                 val = validate(ctx, fp.model(dp), validate_cases)
-                if val.mismatches == 0 and not scaled and not chained and not amd:
+                engine = not scaled and not chained and not amd
+                if val.mismatches and engine and refit_ranges(ctx, fp, *ctx.validation_words):
+                    val = validate(ctx, fp.model(dp), validate_cases)  # a value of an open range
+                if val.mismatches == 0 and engine:
                     check_ranges(ctx, fp, *ctx.validation_words)
     elif dp.is_integer and "carry" in ctx.findings and validate_cases:
         sat = bool(ctx.value("saturate", False))

@@ -23,7 +23,7 @@ import numpy as np
 
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
-from tcprobe.models.engine import ROUNDINGS
+from tcprobe.models.engine import PARAM, ROUNDINGS
 from tcprobe.models.formats import get_format
 from tcprobe.models.words import emax_biased, exp_range, max_frac, pack, product, word
 from tcprobe.probes.common import complete, lone_ties
@@ -297,11 +297,11 @@ def validation_cases(dp: Datapath, n: int, seed: int) -> tuple[Cases, np.ndarray
     return Cases.concat(parts), np.concatenate(which), names
 
 
-def _span(values: list) -> str:
-    """Values as runs: 'no floor, -149 to -120, -118'."""
+def _span(values: list, none: str = "no floor") -> str:
+    """Values as runs: 'no floor, -149 to -120, -118' (``none``: None's name)."""
     if any(isinstance(v, str) for v in values):  # names (an intermediate type)
         return ", ".join(str(v) for v in values)
-    named = ["no floor" for v in values if v is None]
+    named = [none for v in values if v is None]
     nums = sorted(v for v in values if v is not None)
     runs, start = [], None
     for i, v in enumerate(nums):
@@ -347,6 +347,9 @@ def _fitting(ctx, fp, space: dict, ranged: dict, device_words) -> dict:
         if all(over[k] in fits[k] for k in ranged):
             continue
         assumed = {k: a for k, a in fp.assumed.items() if k not in over}
+        # None is a value of a nullable key (window_bits: an exact sum), not its default
+        assumed.update({k: None for k, v in over.items() if v is None and k in PARAM
+                        and PARAM[k].nullable})
         trial = replace(fp, **over, assumed=assumed)
         if np.array_equal(trial.model(ctx.dp).evaluate(cases), device_words):
             for k in ranged:
@@ -374,8 +377,9 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
     for key, values in ranged.items():
         ok = fits[key]
         ctx.ranges[key] = [_settled(ctx, key, v) for v in ok]
+        span = lambda vs: _span(vs, "an exact sum" if key == "window_bits" else "no floor")  # noqa: E731,B023
         if len(ok) == len(values):
-            fp.undetermined[key] += (f"; checked: each of {_span(values)} gives the "
+            fp.undetermined[key] += (f"; checked: each of {span(values)} gives the "
                                      f"device's words on the {n:,} validation cases")
         elif len(ok) == 1 and ok[0] is not None:
             setattr(fp, key, _settled(ctx, key, ok[0]))
@@ -386,5 +390,32 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
                                            f"at {ok[0]}, whatever {other} is")
         else:
             fp.undetermined[key] = (
-                f"{step_of[key]} could not tell {_span(values)} apart; on the {n:,} validation "
-                f"cases only {_span(ok) or 'none'} give the device's words")
+                f"{step_of[key]} could not tell {span(values)} apart; on the {n:,} validation "
+                f"cases only {span(ok) or 'none'} give the device's words")
+
+
+def refit_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> str | None:
+    """Where ``fp``'s model misses some of ``device_words`` and a step left a
+    key open over candidate values (its ``candidates``: a range its own
+    cases could not narrow), take the first value whose model gives every
+    word (``fp.assumed`` changed in place; :func:`check_ranges` then names
+    which values fit). Returns the key changed, or None (``fp`` as it was)."""
+    for step in ctx.order:
+        for key, values in ctx.findings[step].values.get("candidates", {}).items():
+            if key not in fp.undetermined or getattr(fp, key, None) is not None:
+                continue
+            had, old = key in fp.assumed, fp.assumed.get(key)
+            for v in values:
+                if had and v == old:
+                    continue
+                fp.assumed[key] = v
+                try:
+                    if np.array_equal(fp.model(ctx.dp).evaluate(cases), device_words):
+                        return key
+                except ValueError:
+                    pass
+            if had:
+                fp.assumed[key] = old
+            else:
+                fp.assumed.pop(key, None)
+    return None
