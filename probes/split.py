@@ -48,7 +48,9 @@ from tcprobe.models.words import (
 from .common import Batch, Finding
 from .split_cases import (
     MEASURED_MAX_K,
+    F64_DEPTH,
     RANDOM_SUMS,
+    deep_cases,
     ieee_specials,
     keeps_to_try,
     measured,
@@ -211,6 +213,23 @@ def run(ctx) -> Finding:
     if not ok and shown:
         ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
     table = {**table, **shown}
+    wide = False
+    if ok and not sums_only and len(table[ok[0]]) == 1:
+        # every term half an output ulp below 2**E survived: one block, or
+        # blocks passed on in a type wider than the output (f64 under f32)
+        deep = deep_cases(ctx, E, plus, minus)
+        if deep is not None:
+            wd = ctx.run(deep[1])
+            gone = ctx.is_neg_zero(wd) | (wd == 0)
+            if gone.any() and not gone.all():
+                wide = True
+                cs, w = Cases.concat([cs, deep[1]]), np.concatenate([w, wd])
+                chains = {}
+                ok = _fit(ctx, table, cs, w, (*wins, None), (None, *others), keeps, chains,
+                          wide=wide)
+                notes.append(f"a term 2^{E - F64_DEPTH} beside +-2^{E} survives in "
+                             "some pairs of lanes only: blocks passed on in a type wider than "
+                             "the output")
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -231,7 +250,7 @@ def run(ctx) -> Finding:
     for cand in ok:
         okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand),
                                 (None,) if cand in shown else UNPACKS,
-                                (cs, w) if sums_only else None)
+                                (cs, w) if sums_only else None, wide)
         if okF:
             name = cand
             break
@@ -260,7 +279,7 @@ def run(ctx) -> Finding:
         # the splits that agree so far, told apart by two terms each below the
         # window: cut alone in a block with +-2**E, summed first (and kept) in
         # a block of their own
-        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table, shown)
+        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table, shown, wide)
         rivals = kept_splits or ok
         if kept_splits and kept_splits[0] != name:
             notes.append(f"two terms below the window, summed in a block of their own or cut "
@@ -275,7 +294,7 @@ def run(ctx) -> Finding:
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
-    stages = {u: dict(enumerate(stage_keys(ctx, u))) for u in UNPACKS}
+    stages = {u: dict(enumerate(stage_keys(ctx, u, wide=wide))) for u in UNPACKS}
     reads = (None,) if name in shown else UNPACKS
     grid = _grid(ctx, parts, F, reads, keeps, stages, chains.get(name, {0}))
     allc = Cases.concat([cs, cs2, cs3])
@@ -467,7 +486,7 @@ def _wider(ctx, parts, okF, reads, keeps, stages, fits, cases, words, values):
     return None
 
 
-def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> list:
+def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS, wide=False) -> list:
     """The splits of ``table`` whose model (sub-MMAs of unpacked inputs, or
     the engine with C after its blocks, or C first in an exact sum; each
     intermediate type; a window of ``wins``, a rounding of ``rounds``, kept
@@ -475,7 +494,7 @@ def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> lis
     ``chains`` gathers the intermediate types each fits with."""
     ok = []
     for unpack in unpacks:
-        for n, stage in enumerate(stage_keys(ctx, unpack)):
+        for n, stage in enumerate(stage_keys(ctx, unpack, wide=wide)):
             for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
                 cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
                                      output_frac_bits=kb, **stage)
@@ -507,7 +526,7 @@ def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values)
         values["undetermined"]["block_size"] = why
 
 
-def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tuple:
+def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None, wide=False) -> tuple:
     """(the windows whose model gives the words, the cases, their words) of
     +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
     terms below 2**E and long significands; ``only``: the stage keys the
@@ -550,7 +569,7 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     # subnormal in the output, the rounding into the output acts: every one tried
     roundings = ROUNDINGS  # (a term alone rounds too: below the output's normal range)
     for unpack in unpacks:
-        for stage in stage_keys(ctx, unpack, only):
+        for stage in stage_keys(ctx, unpack, only, wide):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
@@ -563,7 +582,7 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
 
 
 
-def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
+def _refine(ctx, ok, E, F, keeps, chains, table, shown, wide=False) -> list:
     """The splits in ``ok`` whose model (any design, rounding and kept bits)
     gives the words of +2**E and -2**E in lanes 0 and j and -2**(E-e) in
     lanes l and m, e one or two bits past the window F, C = 0."""
@@ -591,7 +610,7 @@ def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
                  for u in ((None,) if name in shown else UNPACKS)
-                 for n, stage in enumerate(stage_keys(ctx, u))
+                 for n, stage in enumerate(stage_keys(ctx, u, wide=wide))
                  if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
         if agree(cands, cs, w, ctx):
             fit.append(name)

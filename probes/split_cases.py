@@ -16,6 +16,7 @@ from .common import Batch
 
 MEASURED_MAX_K = 32  # K up to which the products' own order is measured (K^3 cases)
 RANDOM_SUMS = 800  # random sums closing the rounding step's cases
+F64_DEPTH = 55  # a term this far below 2**E: lost from a sum kept in f64 (53 bits)
 
 
 def ieee_specials(ctx, m) -> bool:
@@ -217,14 +218,38 @@ def show_part(part) -> str:
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
 
 
-def stage_keys(ctx, unpack, only=None) -> list:
+def stage_keys(ctx, unpack, only=None, wide=False) -> list:
     """The stage keys a block result is passed on with: the output's type, and
-    under a D narrower than f32, f32 with each rounding (the engine's
-    readings only; ``only``: the indices some split fitted with)."""
+    under a D narrower than f32, f32 with each rounding; ``wide`` (a term past
+    the output's bits crossed blocks, lost past f64's: :func:`deep_cases`),
+    f64 with each rounding too, last (the engine's readings only; ``only``:
+    the indices some split fitted with)."""
     out = [{}]
     if unpack != "f16" and ctx.d_fmt.width < 32:
         out += [{"inter_type": "f32", "inter_rounding": r} for r in ENGINE_ROUNDINGS]
+    if unpack != "f16" and wide:
+        out += [{"inter_type": "f64", "inter_rounding": r} for r in ENGINE_ROUNDINGS]
     return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
+
+
+def deep_cases(ctx, E, plus, minus, depth=F64_DEPTH) -> tuple:
+    """+2**E in lane 0, -2**E in lane j and 2**(E - depth) in lane l (C = 0)
+    for every j and l, ``depth`` past f64's 53 bits: where every such term
+    half an output ulp below 2**E survived (one block, read as the output's
+    type), a block result passed on in f64 still drops this one when lanes 0
+    and j sit in two blocks. (the batch, its cases) or None where the
+    products do not reach that deep."""
+    k = ctx.dp.k
+    t = product(ctx.a_fmt, ctx.b_fmt, E - depth, 0)
+    if t is None or plus is None or minus is None:
+        return None
+    bt = Batch(ctx.dp)
+    for j in range(1, k):
+        for lane in range(1, k):
+            if lane != j:
+                bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - depth}, C = 0",
+                       {0: plus[:2], j: minus[:2], lane: t[:2]})
+    return bt, ctx.complete(bt.cases())
 
 
 def keeps_to_try(ctx, vis) -> list:
