@@ -133,9 +133,10 @@ def run(ctx) -> Finding:
         values["undetermined"]["k_order"] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
 
-    if len(blocks) == 1 and K >= 3 and ctx.d_fmt.width < 32 and t1_ok:
-        # an intermediate wider than the output (f32 under f16) holds C at the
-        # window's edge across blocks: products alone, cut below the window
+    if len(blocks) == 1 and K >= 3 and ctx.d_fmt.width <= 32 and t1_ok:
+        # an intermediate wider than the output (f32 under f16, f64 under
+        # f32) holds C at the window's edge across blocks: products alone,
+        # cut below the window
         split = _partition_products(ctx, K, E, F, plus, minus)
         if split is not None and len(split[0]) > 1:
             blocks, order_known, ev2 = split
