@@ -19,6 +19,8 @@ probe, so products probe each other:
    permutation), the order the products themselves show (every pair
    against every lane, split_cases.measured) gives the candidates; a split
    that gives every word under the reading found names the K order open;
+   where every small term survives (one block read as the output's type),
+   one past f64's 53 bits tells blocks passed on in f64 (wide_chain);
 2. the window of one sub-MMA: +-2**E and 2**(E-e) in one of them;
 3. how each sub-MMA rounds into the output type, how C is added (the
    rounding of 1 + a fraction of its ulp), and whether the inputs are
@@ -33,12 +35,10 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.engine import EngineParams
-from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
 from tcprobe.models.words import (
-    emax_biased,
     exp_range,
     home_exponent,
     product,
@@ -48,9 +48,8 @@ from tcprobe.models.words import (
 from .common import Batch, Finding
 from .split_cases import (
     MEASURED_MAX_K,
-    F64_DEPTH,
     RANDOM_SUMS,
-    deep_cases,
+    agree,
     ieee_specials,
     keeps_to_try,
     measured,
@@ -60,6 +59,7 @@ from .split_cases import (
     show_part,
     stage_keys,
     sums_with_c,
+    wide_chain,
     window_text,
 )
 
@@ -115,41 +115,6 @@ def _order(k: int, parts) -> tuple | None:
     """The K order of blocks that are ``parts`` (None: K in order)."""
     order = tuple(int(i) for part in parts for i in part)
     return None if order == tuple(range(k)) else order
-
-
-def _same(ctx, got, words) -> bool:
-    """Whether ``got`` gives ``words`` up to what the roundings do not decide:
-    the sign of a zero, which NaN word, and whether a sum past the output is
-    an Inf or a finite word of the top binade (saturated); the specials and
-    zero steps measure those on the model found here."""
-    fd = ctx.d_fmt
-    top = emax_biased(fd)
-
-    def fold(w):
-        w = np.asarray(w, np.int64)
-        d = decode(fd, np.asarray(w, np.uint32))
-        field = (w >> (fd.frac_bits + fd.drop_bits)) & ((1 << fd.exp_bits) - 1)
-        out = np.where(d.cls == Class.ZERO, 0, w)
-        out = np.where(d.cls == Class.NAN, -1, out)
-        big = (d.cls == Class.INF) | ((d.cls != Class.NAN) & (field == top))
-        return np.where(big, -2 - d.sign.astype(np.int64), out)
-
-    return bool(np.array_equal(fold(got), fold(words)))
-
-
-def agree(models: dict, cases: Cases, words, ctx=None) -> list:
-    """The names whose model gives every one of ``words`` (with ``ctx``: up
-    to zero signs, NaN words and overflow, :func:`_same`)."""
-    words = np.asarray(words, np.uint32)
-    ok = []
-    for name, m in models.items():
-        try:
-            got = m.evaluate(cases)
-        except ValueError:
-            continue
-        if np.array_equal(got, words) or ctx is not None and _same(ctx, got, words):
-            ok.append(name)
-    return ok
 
 
 def run(ctx) -> Finding:
@@ -214,22 +179,13 @@ def run(ctx) -> Finding:
         ok = _fit(ctx, shown, cs, w, (*wins, None), others, keeps, chains, (None,))
     table = {**table, **shown}
     wide = False
-    if ok and not sums_only and len(table[ok[0]]) == 1:
-        # every term half an output ulp below 2**E survived: one block, or
-        # blocks passed on in a type wider than the output (f64 under f32)
-        deep = deep_cases(ctx, E, plus, minus)
-        if deep is not None:
-            wd = ctx.run(deep[1])
-            gone = ctx.is_neg_zero(wd) | (wd == 0)
-            if gone.any() and not gone.all():
-                wide = True
-                cs, w = Cases.concat([cs, deep[1]]), np.concatenate([w, wd])
-                chains = {}
-                ok = _fit(ctx, table, cs, w, (*wins, None), (None, *others), keeps, chains,
-                          wide=wide)
-                notes.append(f"a term 2^{E - F64_DEPTH} beside +-2^{E} survives in "
-                             "some pairs of lanes only: blocks passed on in a type wider than "
-                             "the output")
+    if ok and not sums_only and len(table[ok[0]]) == 1 and (
+            deep := wide_chain(ctx, E, plus, minus)) is not None:
+        # every term half an output ulp below 2**E survived, but not one past f64's bits
+        wide, chains = True, {}
+        cs, w = Cases.concat([cs, deep[0]]), np.concatenate([w, deep[1]])
+        ok = _fit(ctx, table, cs, w, (*wins, None), (None, *others), keeps, chains, wide=True)
+        notes.append(deep[2])
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -578,8 +534,6 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None, wide=F
                     okF += [F for F in agree(wins, cs2, w2, ctx) if F not in okF]
     okF = sorted(F for F in okF if F is not None) + ([None] if None in okF else [])
     return okF, cs2, w2
-
-
 
 
 def _refine(ctx, ok, E, F, keeps, chains, table, shown, wide=False) -> list:
