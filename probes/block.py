@@ -133,9 +133,12 @@ def run(ctx) -> Finding:
         values["undetermined"]["k_order"] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
 
-    if len(blocks) == 1 and K >= 3 and ctx.d_fmt.width < 32 and t1_ok:
-        # an intermediate wider than the output (f32 under f16) holds C at the
-        # window's edge across blocks: products alone, cut below the window
+    if len(blocks) == 1 and K >= 3 and t1_ok and (
+            ctx.d_fmt.width < 32 or ctx.d_fmt.width == 32 and _later_block(ctx, K, E, F, plus)):
+        # an intermediate wider than the output (f32 under f16, f64 under
+        # f32) holds C at the window's edge across blocks: products alone,
+        # cut below the window (under an f32 D, K^3 cases only where K^2
+        # show a term that outlasts a cancellation)
         split = _partition_products(ctx, K, E, F, plus, minus)
         if split is not None and len(split[0]) > 1:
             blocks, order_known, ev2 = split
@@ -249,6 +252,28 @@ def _same_rows(ctx, pairs, E, F, plus, minus, c_edge, both=False):
     w = ctx.run(bt.cases())
     return ([p for p, r in rows.items() if w[r] == w[ref] and (not both or w[swapped[p]] == w[ref])],
             w, rows, bt, ref)
+
+
+def _later_block(ctx, K, E, F, plus) -> bool:
+    """Whether a term outlasts a cancellation, products beside C alone:
+    C = -2**E, +2**E in lane j and 2**(E-F-2) in lane x. In one block (or
+    wherever x runs with or before j) the window cuts x; x is kept only
+    where its block runs after j's (a block result passed on in a type wider
+    than the output). True where some x shows, or where C cannot be -2**E."""
+    small = product(ctx.a_fmt, ctx.b_fmt, E - F - 2, 0)
+    c = pow2(ctx.c_fmt, E, 1)
+    if small is None or plus is None or c is None:
+        return True
+    bt = Batch(ctx.dp)
+    for j in range(K):
+        for x in range(K):
+            if x != j and ctx.co_active((j, x)):
+                bt.add(f"C = -2^{E}, lane {j}: +2^{E}, lane {x}: 2^{E - F - 2}",
+                       {j: plus[:2], x: small[:2]}, c)
+    if not len(bt):
+        return True
+    w = ctx.run(ctx.complete(bt.cases()))
+    return bool(((w != 0) & ~ctx.is_neg_zero(w)).any())
 
 
 def _partition_products(ctx, K, E, F, plus, minus):

@@ -26,8 +26,10 @@ are named open (the model takes the one found so far, or the plainest);
 types that fit with the same rounding and kept bits are the range the
 validation checks; none leaves the keys as they were. An earlier step's
 intermediate keys the readings leave open are reopened (``reopened``).
-Known gap: fp8 intermediates and f64 under an f32 D mislead the earlier
-steps (visible, internal, rounding, block), so no reading fits here.
+Blocks passed on in f64 under an f32 D reach here from the block step (its
+split branch's deeper term, or products alone) and the rounding step.
+Known gap: fp8 intermediates mislead the earlier steps (visible, internal,
+rounding), so no reading fits here.
 """
 
 from __future__ import annotations

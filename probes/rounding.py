@@ -417,7 +417,8 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
     makes fit (normalized alignment, with the window found or one bit either
     side; blocks, of any size that divides K, in
     the found order, chained through f32 with any rounding where D is
-    narrower, else through D's own type with any rounding), and that design's keys: the fewest changes first."""
+    narrower, else through D's own type with any rounding, and last through
+    f64 under an f32 D), and that design's keys: the fewest changes first."""
     k = ctx.dp.k
     found = ctx.params()
     sizes = [found.block_size] + [L for L in (1, 2, 4, 8, 16, 32, 64)
@@ -476,6 +477,10 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
             designs += [{**inter, **align, "inter_frac_bits": b, "inter_rounding": r}
                         for align in ({}, {"align": "normalized"})
                         for b in range(1, i_fmt.frac_bits) for r in ROUNDINGS]
+        if ctx.d_fmt.width == 32:  # last, through f64, wider than D (as f32 under f16)
+            wide = [{"inter_type": "f64", "inter_rounding": r, **align} for r in ROUNDINGS
+                    for align in ({}, {"align": "normalized"})]
+            designs += wide + [{**over, **top} for top in tops for over in wide]
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:

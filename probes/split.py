@@ -19,6 +19,8 @@ probe, so products probe each other:
    permutation), the order the products themselves show (every pair
    against every lane, split_cases.measured) gives the candidates; a split
    that gives every word under the reading found names the K order open;
+   where every small term survives (one block read as the output's type),
+   one past f64's 53 bits tells blocks passed on in f64 (wide_chain);
 2. the window of one sub-MMA: +-2**E and 2**(E-e) in one of them;
 3. how each sub-MMA rounds into the output type, how C is added (the
    rounding of 1 + a fraction of its ulp), and whether the inputs are
@@ -33,12 +35,10 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import PARAM, EngineParams
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
-from tcprobe.models.formats import Class, decode
 from tcprobe.models.isa import DEFAULT_WINDOW_BITS, output_defaults
 from tcprobe.models.model import FixedPointModel, ModelError
 from tcprobe.models.structures import SplitModel, deal, split_name
 from tcprobe.models.words import (
-    emax_biased,
     exp_range,
     home_exponent,
     product,
@@ -49,6 +49,7 @@ from .common import Batch, Finding
 from .split_cases import (
     MEASURED_MAX_K,
     RANDOM_SUMS,
+    agree,
     ieee_specials,
     keeps_to_try,
     measured,
@@ -58,6 +59,7 @@ from .split_cases import (
     show_part,
     stage_keys,
     sums_with_c,
+    wide_chain,
     window_text,
 )
 
@@ -113,41 +115,6 @@ def _order(k: int, parts) -> tuple | None:
     """The K order of blocks that are ``parts`` (None: K in order)."""
     order = tuple(int(i) for part in parts for i in part)
     return None if order == tuple(range(k)) else order
-
-
-def _same(ctx, got, words) -> bool:
-    """Whether ``got`` gives ``words`` up to what the roundings do not decide:
-    the sign of a zero, which NaN word, and whether a sum past the output is
-    an Inf or a finite word of the top binade (saturated); the specials and
-    zero steps measure those on the model found here."""
-    fd = ctx.d_fmt
-    top = emax_biased(fd)
-
-    def fold(w):
-        w = np.asarray(w, np.int64)
-        d = decode(fd, np.asarray(w, np.uint32))
-        field = (w >> (fd.frac_bits + fd.drop_bits)) & ((1 << fd.exp_bits) - 1)
-        out = np.where(d.cls == Class.ZERO, 0, w)
-        out = np.where(d.cls == Class.NAN, -1, out)
-        big = (d.cls == Class.INF) | ((d.cls != Class.NAN) & (field == top))
-        return np.where(big, -2 - d.sign.astype(np.int64), out)
-
-    return bool(np.array_equal(fold(got), fold(words)))
-
-
-def agree(models: dict, cases: Cases, words, ctx=None) -> list:
-    """The names whose model gives every one of ``words`` (with ``ctx``: up
-    to zero signs, NaN words and overflow, :func:`_same`)."""
-    words = np.asarray(words, np.uint32)
-    ok = []
-    for name, m in models.items():
-        try:
-            got = m.evaluate(cases)
-        except ValueError:
-            continue
-        if np.array_equal(got, words) or ctx is not None and _same(ctx, got, words):
-            ok.append(name)
-    return ok
 
 
 def run(ctx) -> Finding:
@@ -214,6 +181,14 @@ def run(ctx) -> Finding:
     if not ok:  # blocks of one under a window narrower than the output (C added after)
         ok = _fit(ctx, {n: p for n, p in table.items() if len(p[0]) == 1}, cs, w,
                   range(PARAM["window_bits"].lo, vis), ROUNDINGS, keeps, chains, (None,))
+    wide = False
+    if ok and not sums_only and len(table[ok[0]]) == 1 and (
+            deep := wide_chain(ctx, E, plus, minus)) is not None:
+        # every term half an output ulp below 2**E survived, but not one past f64's bits
+        wide, chains = True, {}
+        cs, w = Cases.concat([cs, deep[0]]), np.concatenate([w, deep[1]])
+        ok = _fit(ctx, table, cs, w, (*wins, None), (None, *others), keeps, chains, wide=True)
+        notes.append(deep[2])
     lost = [r for r in range(len(bt)) if ctx.is_neg_zero(w[r:r + 1])[0] or int(w[r]) == 0]
     for r in lost[:1] + [r for r in range(len(bt)) if r not in lost][:1]:
         ev.append(bt.evidence(r, [w[r]], "the small term is lost: it ran first with one of "
@@ -234,7 +209,7 @@ def run(ctx) -> Finding:
     for cand in ok:
         okF, cs2, w2 = _windows(ctx, table[cand], E, vis, keeps, chains.get(cand),
                                 (None,) if cand in shown else UNPACKS,
-                                (cs, w) if sums_only else None)
+                                (cs, w) if sums_only else None, wide)
         if okF:
             name = cand
             break
@@ -264,7 +239,7 @@ def run(ctx) -> Finding:
         # the splits that agree so far, told apart by two terms each below the
         # window: cut alone in a block with +-2**E, summed first (and kept) in
         # a block of their own
-        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table, shown)
+        kept_splits = _refine(ctx, ok, E, F, keeps, chains, table, shown, wide)
         rivals = kept_splits or ok
         if kept_splits and kept_splits[0] != name:
             notes.append(f"two terms below the window, summed in a block of their own or cut "
@@ -278,7 +253,7 @@ def run(ctx) -> Finding:
     w3 = ctx.run(cs3)
     # the engine with C after its blocks: a block past the output passes Inf or
     # the largest finite value on (the overflow), and the sums after it differ
-    stages = {u: dict(enumerate(stage_keys(ctx, u))) for u in UNPACKS}
+    stages = {u: dict(enumerate(stage_keys(ctx, u, wide=wide))) for u in UNPACKS}
     reads = (None,) if name in shown else UNPACKS
     grid = _grid(ctx, parts, F, reads, keeps, stages, chains.get(name, {0}))
     allc = Cases.concat([cs, cs2, cs3])
@@ -469,7 +444,7 @@ def _wider(ctx, parts, okF, reads, keeps, stages, fits, cases, words, values):
     return None
 
 
-def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> list:
+def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS, wide=False) -> list:
     """The splits of ``table`` whose model (sub-MMAs of unpacked inputs, or
     the engine with C after its blocks, or C first in an exact sum; each
     intermediate type; a window of ``wins``, a rounding of ``rounds``, kept
@@ -477,7 +452,7 @@ def _fit(ctx, table, cs, w, wins, rounds, keeps, chains, unpacks=UNPACKS) -> lis
     ``chains`` gathers the intermediate types each fits with."""
     ok = []
     for unpack in unpacks:
-        for n, stage in enumerate(stage_keys(ctx, unpack)):
+        for n, stage in enumerate(stage_keys(ctx, unpack, wide=wide)):
             for F, r, kb in ((F, r, kb) for F in wins for r in rounds for kb in keeps):
                 cands = {name: model(ctx, parts, unpack=unpack, window=F, rounding=r,
                                      output_frac_bits=kb, **stage)
@@ -509,7 +484,7 @@ def _same_order(ctx, others, table, parts, stage, best, F, cases, words, values)
         values["undetermined"]["block_size"] = why
 
 
-def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tuple:
+def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None, wide=False) -> tuple:
     """(the windows whose model gives the words, the cases, their words) of
     +-2**E and 2**(E-e) in the first sub-MMA, or (blocks of one or two) of
     terms below 2**E and long significands; ``only``: the stage keys the
@@ -554,7 +529,7 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     # blocks of one: windows down to 0 bits (a lone product beside the chained result)
     narrow = range(PARAM["window_bits"].lo if len(first) == 1 else 4, 57)
     for unpack in unpacks:
-        for stage in stage_keys(ctx, unpack, only):
+        for stage in stage_keys(ctx, unpack, only, wide):
             for r in roundings:
                 for kb in keeps:
                     wins = {F: model(ctx, parts, window=F, unpack=unpack, rounding=r,
@@ -565,7 +540,7 @@ def _windows(ctx, parts, E, vis, keeps, only, unpacks=UNPACKS, also=None) -> tup
     return okF, cs2, w2
 
 
-def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
+def _refine(ctx, ok, E, F, keeps, chains, table, shown, wide=False) -> list:
     """The splits in ``ok`` whose model (any design, rounding and kept bits)
     gives the words of +2**E and -2**E in lanes 0 and j and -2**(E-e) in
     lanes l and m, e one or two bits past the window F, C = 0."""
@@ -593,7 +568,7 @@ def _refine(ctx, ok, E, F, keeps, chains, table, shown) -> list:
         cands = {(u, r, kb, n): model(ctx, parts, unpack=u, rounding=r, output_frac_bits=kb,
                                       window=None if u == "first" else F, **stage)
                  for u in ((None,) if name in shown else UNPACKS)
-                 for n, stage in enumerate(stage_keys(ctx, u))
+                 for n, stage in enumerate(stage_keys(ctx, u, wide=wide))
                  if n in chains.get(name, {0}) for r in ROUNDINGS for kb in keeps}
         if agree(cands, cs, w, ctx):
             fit.append(name)

@@ -1,6 +1,7 @@
 """Cases of the split branch (probes/split.py): the products' own K order,
-special words, the sums that read the roundings, and the cases of blocks of
-one or two products."""
+special words, the sums that read the roundings, the cases of blocks of
+one or two products, a term past f64's bits, and which readings give the
+words (up to what the roundings do not decide)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,57 @@ import numpy as np
 from tcprobe.models.cases import Cases
 from tcprobe.models.engine import ROUNDINGS as ENGINE_ROUNDINGS
 from tcprobe.models.formats import Class, Specials, decode
-from tcprobe.models.words import exp_range, max_sig, pow2, product, product_range, word
+from tcprobe.models.words import (
+    emax_biased,
+    exp_range,
+    max_sig,
+    pow2,
+    product,
+    product_range,
+    word,
+)
 from tcprobe.suites.mix import random_cases
 
 from .common import Batch
 
 MEASURED_MAX_K = 32  # K up to which the products' own order is measured (K^3 cases)
 RANDOM_SUMS = 800  # random sums closing the rounding step's cases
+F64_DEPTH = 55  # a term this far below 2**E: lost from a sum kept in f64 (53 bits)
+
+
+def _same(ctx, got, words) -> bool:
+    """Whether ``got`` gives ``words`` up to what the roundings do not decide:
+    the sign of a zero, which NaN word, and whether a sum past the output is
+    an Inf or a finite word of the top binade (saturated); the specials and
+    zero steps measure those on the model found here."""
+    fd = ctx.d_fmt
+    top = emax_biased(fd)
+
+    def fold(w):
+        w = np.asarray(w, np.int64)
+        d = decode(fd, np.asarray(w, np.uint32))
+        field = (w >> (fd.frac_bits + fd.drop_bits)) & ((1 << fd.exp_bits) - 1)
+        out = np.where(d.cls == Class.ZERO, 0, w)
+        out = np.where(d.cls == Class.NAN, -1, out)
+        big = (d.cls == Class.INF) | ((d.cls != Class.NAN) & (field == top))
+        return np.where(big, -2 - d.sign.astype(np.int64), out)
+
+    return bool(np.array_equal(fold(got), fold(words)))
+
+
+def agree(models: dict, cases: Cases, words, ctx=None) -> list:
+    """The names whose model gives every one of ``words`` (with ``ctx``: up
+    to zero signs, NaN words and overflow, :func:`_same`)."""
+    words = np.asarray(words, np.uint32)
+    ok = []
+    for name, m in models.items():
+        try:
+            got = m.evaluate(cases)
+        except ValueError:
+            continue
+        if np.array_equal(got, words) or ctx is not None and _same(ctx, got, words):
+            ok.append(name)
+    return ok
 
 
 def ieee_specials(ctx, m) -> bool:
@@ -217,14 +262,45 @@ def show_part(part) -> str:
     return ", ".join(map(str, p[:6])) + (", ..." if len(p) > 6 else "")
 
 
-def stage_keys(ctx, unpack, only=None) -> list:
+def stage_keys(ctx, unpack, only=None, wide=False) -> list:
     """The stage keys a block result is passed on with: the output's type, and
-    under a D narrower than f32, f32 with each rounding (the engine's
-    readings only; ``only``: the indices some split fitted with)."""
+    under a D narrower than f32, f32 with each rounding; ``wide`` (a term past
+    the output's bits crossed blocks, lost past f64's: :func:`deep_cases`),
+    f64 with each rounding too, last (the engine's readings only; ``only``:
+    the indices some split fitted with)."""
     out = [{}]
     if unpack != "f16" and ctx.d_fmt.width < 32:
         out += [{"inter_type": "f32", "inter_rounding": r} for r in ENGINE_ROUNDINGS]
+    if unpack != "f16" and wide:
+        out += [{"inter_type": "f64", "inter_rounding": r} for r in ENGINE_ROUNDINGS]
     return [st for n, st in enumerate(out) if only is None or n in only] or [{}]
+
+
+def wide_chain(ctx, E, plus, minus, depth=F64_DEPTH):
+    """+2**E in lane 0, -2**E in lane j and 2**(E - depth) in lane l (C = 0)
+    for every j and l, ``depth`` past f64's 53 bits: where every term half an
+    output ulp below 2**E survived (one block, read as the output's type), a
+    block result passed on in f64 still drops this one where lanes 0 and j
+    sit in two blocks. (the cases, their words, a note) where some pairs
+    keep the term and some lose it, else None (one block, or the products
+    do not reach that deep)."""
+    k = ctx.dp.k
+    t = product(ctx.a_fmt, ctx.b_fmt, E - depth, 0)
+    if t is None or plus is None or minus is None:
+        return None
+    bt = Batch(ctx.dp)
+    for j in range(1, k):
+        for lane in range(1, k):
+            if lane != j:
+                bt.add(f"lane 0: +2^{E}, lane {j}: -2^{E}, lane {lane}: 2^{E - depth}, C = 0",
+                       {0: plus[:2], j: minus[:2], lane: t[:2]})
+    cs = ctx.complete(bt.cases())
+    w = ctx.run(cs)
+    gone = ctx.is_neg_zero(w) | (w == 0)
+    if not gone.any() or gone.all():
+        return None
+    return cs, w, (f"a term 2^{E - depth} beside +-2^{E} survives in some pairs of lanes only: "
+                   "blocks passed on in a type wider than the output (f64)")
 
 
 def keeps_to_try(ctx, vis) -> list:
