@@ -366,16 +366,20 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
     where some values give other words, the text names only those that fit,
     and a key only one value fits is settled. Changes ``fp`` in place."""
     n = len(cases)
-    ranged, step_of = {}, {}
+    ranged, step_of, settle_only = {}, {}, set()
     for step in ctx.order:
-        for key, values in ctx.findings[step].values.get("candidates", {}).items():
+        found = ctx.findings[step].values
+        for key, values in found.get("candidates", {}).items():
             if key in fp.undetermined and len(values) >= 2:
                 ranged[key], step_of[key] = list(values), step
+        settle_only |= set(found.get("settle_only", ()))
     if not ranged:
         return
     fits = _fitting(ctx, fp, {**ranged, **_companions(fp, ranged)}, ranged, device_words)
     for key, values in ranged.items():
         ok = fits[key]
+        if key in settle_only and len(ok) == len(values):
+            continue  # settled where one value fits; else open as the step named it, unchecked
         ctx.ranges[key] = [_settled(ctx, key, v) for v in ok]
         span = lambda vs: _span(vs, "an exact sum" if key == "window_bits" else "no floor")  # noqa: E731,B023
         if len(ok) == len(values):
