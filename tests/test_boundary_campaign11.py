@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -174,13 +175,17 @@ def test_ctrl_c_during_a_command_is_one_line_and_130(tmp_path, delay):
     assert b"Traceback" not in err
 
 
-_SWALLOWING_COMMAND = """
-import os, signal, sys, time
-sys.argv = ["tcprobe", "swallow"]  # before the import: started as the command line
-import click
-import tcprobe
-from tcprobe import cli
+def _run_as_cli(body: str, command: str) -> subprocess.CompletedProcess:
+    """Run ``body`` (defining a click command ``command``) in a child process
+    started as the command line, the command added to tcprobe's and run."""
+    code = (f"import os, signal, sys, time\nsys.argv = ['tcprobe', {command!r}]  # before the "
+            "import: started as the command line\nimport click\nimport tcprobe\n"
+            f"from tcprobe import cli\n{body}\ncli.main.add_command({command})\ncli.main()\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, preexec_fn=sigint_at_default, cwd=tempfile.gettempdir())
 
+
+_SWALLOWING = """
 @click.command("swallow")
 def swallow():
     try:
@@ -189,31 +194,9 @@ def swallow():
     except KeyboardInterrupt:
         pass  # as a __del__ it landed in, or a library's broad except, would
     click.echo("finished")
-
-cli.main.add_command(swallow)
-cli.main()
 """
 
-
-def test_a_ctrl_c_that_code_between_swallowed_still_ends_the_command_as_interrupted(tmp_path):
-    # the command's handler heard the Ctrl-C, but its KeyboardInterrupt never
-    # reached the command line: exit 130 and "interrupted", not exit 0 (seen
-    # once in CI while numba compiled a first run's kernels)
-    p = subprocess.run([sys.executable, "-c", _SWALLOWING_COMMAND], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120,
-                       preexec_fn=sigint_at_default)
-    assert p.returncode == 130, (p.returncode, p.stderr)
-    assert p.stdout == "finished\n"  # what the command wrote stays written
-    assert p.stderr.strip().splitlines()[-1] == "interrupted" and "Traceback" not in p.stderr
-
-
-_UNRAISABLE_COMMAND = """
-import os, signal, sys, time
-sys.argv = ["tcprobe", "unraisable"]  # before the import: started as the command line
-import click
-import tcprobe
-from tcprobe import cli
-
+_UNRAISABLE = """
 class Held:
     def __del__(self):  # Python prints what leaves a __del__; it never raises it
         os.kill(os.getpid(), signal.SIGINT)
@@ -223,31 +206,35 @@ class Held:
 def unraisable():
     Held()
     click.echo("finished")
-
-cli.main.add_command(unraisable)
-cli.main()
 """
 
 
-def test_a_ctrl_c_that_lands_where_python_only_prints_is_one_line_and_130(tmp_path):
+def test_a_ctrl_c_that_code_between_swallowed_still_ends_the_command_as_interrupted():
+    # the command's handler heard the Ctrl-C, but its KeyboardInterrupt never
+    # reached the command line: exit 130 and "interrupted", not exit 0 (seen
+    # once in CI while numba compiled a first run's kernels)
+    p = _run_as_cli(_SWALLOWING, "swallow")
+    assert p.returncode == 130, (p.returncode, p.stderr)
+    assert p.stdout == "finished\n"  # what the command wrote stays written
+    assert p.stderr.strip().splitlines()[-1] == "interrupted" and "Traceback" not in p.stderr
+
+
+def test_a_ctrl_c_that_lands_where_python_only_prints_is_one_line_and_130():
     # rerun of campaign 11 (c11-390, Ctrl-C 1.2 s into `python -m tcprobe gemm`; 1 of 70
     # tries at 0.9-1.6 s): it landed in llvmlite's ctypes callback as numba loaded
     # cached kernels, and Python printed "Exception ignored on calling ctypes callback
     # function ... Traceback ... KeyboardInterrupt" before the command's "interrupted"
-    p = subprocess.run([sys.executable, "-c", _UNRAISABLE_COMMAND], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120,
-                       preexec_fn=sigint_at_default)
+    p = _run_as_cli(_UNRAISABLE, "unraisable")
     assert p.returncode == 130, (p.returncode, p.stderr)
     assert p.stdout == "finished\n"
     assert p.stderr.strip().splitlines() == ["interrupted"], p.stderr
 
 
-def test_other_exceptions_python_only_prints_are_still_printed(tmp_path):
+def test_other_exceptions_python_only_prints_are_still_printed():
     # only a Ctrl-C is kept quiet: any other error in a __del__ is Python's to print
-    code = _UNRAISABLE_COMMAND.replace(
+    body = _UNRAISABLE.replace(
         "os.kill(os.getpid(), signal.SIGINT)\n        time.sleep(5)", "raise ValueError('held')")
-    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120, preexec_fn=sigint_at_default)
+    p = _run_as_cli(body, "unraisable")
     assert p.returncode == 0 and p.stdout == "finished\n", (p.returncode, p.stderr)
     assert "Exception ignored in" in p.stderr and "ValueError: held" in p.stderr
 
