@@ -9,7 +9,7 @@ processes from a folder outside the checkout through scripts/timestamped.py,
 and a first output later than 2 s is a blank screen (verdict "unclear").
 The cases are scripts/campaign15_cases.py.
 
-    python3 scripts/campaign15.py OUT.tsv [cli|proc|api]   # from the repository root
+    python3 scripts/campaign15.py OUT.tsv [cli|proc|api|int]   # from the repository root
     python3 scripts/campaign15.py --merge BEFORE AFTER OUT
 
 Verdicts as campaign 10's. C15_TRACE=1 prints the API cases' tracebacks.
@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from campaign10 import TCPROBE, _visible, cli_verdict  # noqa: E402
 from campaign10_cli import fixtures  # noqa: E402
-from campaign15_cases import API, CLI, PRELUDE, PROC, fixtures15  # noqa: E402
+from campaign15_cases import API, CLI, INTERRUPTS, PRELUDE, PROC, fixtures15  # noqa: E402
 from campaign_runner import Rows  # noqa: E402
 from timestamped import run as timed  # noqa: E402
 
@@ -116,6 +116,36 @@ def run_timed(root: Path, rows: Rows, cases, first: int) -> None:
         rows.add(n, cls, exp, _shown_proc(argv, env, cwd), what, v)
 
 
+def run_interrupts(root: Path, rows: Rows, cases, first: int) -> None:
+    """(class, argv, signal, seconds, check) as real processes from root: the
+    signal sent ``seconds`` in; kept when no traceback was printed, the exit
+    is the signal's (130 for SIGINT, 143 or -15 for SIGTERM) or the run had
+    ended, and check(root) finds nothing half-made."""
+    import subprocess
+    import time
+    for n, (cls, argv, sig, after, check) in enumerate(cases, first):
+        p = subprocess.Popen([TCPROBE, *argv], cwd=root, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        time.sleep(after)
+        ended = p.poll() is not None
+        if not ended:
+            p.send_signal(getattr(signal, sig))
+        out, err = p.communicate(timeout=600)
+        text = (out + err).decode(errors="replace")
+        last = (text.strip().splitlines() or [""])[-1][:150]
+        what = f"{sig} at {after} s{' (had ended)' if ended else ''}: exit {p.returncode}; {last}"
+        bad = check(root)
+        if "Traceback" in text:
+            v = "traceback"
+        elif bad:
+            v, what = "unsafe", what + "; " + bad
+        elif p.returncode == 3:
+            v = "exit 3"
+        else:
+            v = "kept"
+        rows.add(n, cls, "int", f"{sig} after {after} s: tcprobe " + " ".join(argv), what, v)
+
+
 def main(argv):
     if argv and argv[0] == "--merge":
         from campaign10_table import merge
@@ -135,6 +165,8 @@ def main(argv):
         run_timed(root, rows, proc, len(cli) + 1)
     if not only or "api" in only:
         rows.run_api(root, api, PRELUDE, len(cli) + len(proc) + 1, "C15_TRACE")
+    if not only or "int" in only:
+        run_interrupts(root, rows, INTERRUPTS, len(cli) + len(proc) + len(api) + 1)
     rows.write(out)
 
 

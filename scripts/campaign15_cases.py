@@ -634,3 +634,41 @@ API = [
     (X, "ok", "is_(tcprobe.matmul(A.astype(np.float32), B.astype(np.float32), gpu='MI100'), W16)"),
     (X, "err", "tcprobe.matmul(A.astype(np.int8), B.astype(np.int8), gpu='MI300X')"),
 ]
+
+
+def _no_file(*names):
+    """Nothing at ``names``, nor a temporary file beside one (``.NAME.*``)."""
+    def check(root: Path):
+        left = [n for n in names if os.path.lexists(root / n)]
+        left += [p.name for n in names for p in root.glob(f".{Path(n).name}.*")]
+        return f"left {left}" if left else None
+    return check
+
+
+def _resumes(folder, *args):
+    """The interrupted capture continues with --resume to its end (exit 0 or 1)."""
+    def check(root: Path):
+        import subprocess
+        import sys
+        tcprobe = str(Path(sys.executable).with_name("tcprobe"))
+        r = subprocess.run([tcprobe, *args, "--out", folder, "--resume"], cwd=root,
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode not in (0, 1) or "from the capture" not in r.stderr + r.stdout:
+            return f"--resume: exit {r.returncode}: {(r.stderr.strip().splitlines() or [''])[-1][:150]}"
+        return None
+    return check
+
+
+I_ = "interrupted runs: SIGTERM and SIGINT mid-run"
+VAL = ["validate", "--format", "bf16", "--device", "sim:b200", "--cases", "2e6"]
+# (class, argv, signal name, seconds before it, check(root))
+INTERRUPTS = [
+    (I_, ["gemm", "--random", "512x512x4096", "--format", "bf16", "--gpu", "H100", "--out", "i_d1.npy"], "SIGTERM", 2.5, _no_file("i_d1.npy")),
+    (I_, ["gemm", "--random", "512x512x4096", "--format", "bf16", "--gpu", "MI300X", "--out", "i_d2.npy"], "SIGINT", 2.5, _no_file("i_d2.npy")),
+    (I_, ["gemm", "--random", "256x256x8192", "--format", "f16", "--gpu", "H100", "--out", "i_d3.npy", "--json", "i_d3.json"], "SIGTERM", 3.0, _no_file("i_d3.npy", "i_d3.json")),
+    (I_, [*VAL, "--out", "i_v1"], "SIGTERM", 6.0, _resumes("i_v1", *VAL)),
+    (I_, [*VAL, "--out", "i_v2"], "SIGINT", 6.0, _resumes("i_v2", *VAL)),
+    (I_, ["ladder", "--format", "bf16", "--device", "sim:h100", "--json", "i_l.json"], "SIGTERM", 3.0, _no_file("i_l.json")),
+    (I_, ["fit", "--capture", str(REPO / "tests/data/khattak-mikaitis-2025"), "--json", "i_f.json"], "SIGTERM", 4.0, _no_file("i_f.json")),
+    (I_, ["fit", "--capture", str(REPO / "tests/data/khattak-mikaitis-2025"), "--json", "i_f2.json"], "SIGINT", 4.0, _no_file("i_f2.json")),
+]

@@ -159,3 +159,15 @@ def test_batch_invariance_names_the_option(args, option):
     r = invoke("batch-invariance", *[x for kv in base.items() for x in kv])
     line = one_error(r, option)
     assert line.startswith(f"error: {option} must be")
+
+
+# ---------------------------------------------------------------------------
+# split_k: numpy's bool is refused as Python's is (it compared equal to 1 and
+# slipped past the check; jobs= already refused it)
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(True)])
+def test_split_k_refuses_a_bool(flag):
+    with pytest.raises(ValueError, match="split_k must be a positive integer"):
+        tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), gpu="H100",
+                       split_k=flag)
