@@ -35,12 +35,26 @@ BLANK_S = 2.0  # the promise: a new user sees a line within 2 s
 HANG_S = 60    # a command-line case with no answer in 60 s hangs (campaign 10's runner: 120 s)
 
 
+class Hang(RuntimeError):
+    """No answer in HANG_S: raised by the alarm. Not campaign 10's
+    TimeoutError, an OSError that a reader's ``except OSError`` would take
+    for a clean refusal ("cannot read fifo.json: no answer in 120 s")."""
+
+
+def _hang(*_):
+    raise Hang(f"no answer in {HANG_S} s (a hang)")
+
+
 class _Alarm:
     """campaign10's signal module, its alarm capped at HANG_S (a FIFO case
-    that blocks would otherwise hold the run for 120 s)."""
+    that blocks would otherwise hold the run for 120 s) raising Hang."""
 
     def __getattr__(self, name):
         return getattr(signal, name)
+
+    @staticmethod
+    def signal(num, handler):
+        return signal.signal(num, _hang if num == signal.SIGALRM else handler)
 
     @staticmethod
     def alarm(seconds):
@@ -150,6 +164,9 @@ def main(argv):
     if argv and argv[0] == "--merge":
         from campaign10_table import merge
         return merge(Path(argv[1]), Path(argv[2]), Path(argv[3]))
+    import resource
+    # a read without end (/dev/zero as a file) stops at 8 GiB with MemoryError, not the OOM killer
+    resource.setrlimit(resource.RLIMIT_DATA, (8 << 30, resource.getrlimit(resource.RLIMIT_DATA)[1]))
     out = Path(argv[0]).resolve()
     only = set(argv[1:])
     root = Path(tempfile.mkdtemp(prefix="c15-"))
