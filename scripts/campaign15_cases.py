@@ -637,11 +637,20 @@ API = [
 
 
 def _no_file(*names):
-    """Nothing at ``names``, nor a temporary file beside one (``.NAME.*``)."""
+    """No half file: each of ``names`` absent or whole (a .npy that loads, a
+    JSON that parses: written before the signal came), and no temporary file
+    beside one (``.NAME.*``)."""
     def check(root: Path):
-        left = [n for n in names if os.path.lexists(root / n)]
-        left += [p.name for n in names for p in root.glob(f".{Path(n).name}.*")]
-        return f"left {left}" if left else None
+        import json
+        bad = [p.name for n in names for p in root.glob(f".{Path(n).name}.*")]
+        for n in names:
+            if not os.path.lexists(root / n):
+                continue
+            try:
+                np.load(root / n) if n.endswith(".npy") else json.loads((root / n).read_text())
+            except Exception:  # noqa: BLE001 - any failure to read it back is a half file
+                bad.append(n)
+        return f"half-made {bad}" if bad else None
     return check
 
 
