@@ -63,8 +63,14 @@ def refuse_special(path) -> None:
         raise OSError(errno.EINVAL, f"{what}, not a regular file: save it to a file", str(path))
 
 
-def read_text(path, encoding: str = "utf-8") -> str:
-    """The text of the regular file ``path`` (refuse_special first)."""
+def read_text(path, encoding: str = "utf-8", limit: int | None = None) -> str:
+    """The text of the regular file ``path`` (refuse_special first); a file
+    of more than ``limit`` bytes is an OSError (EFBIG) naming its size."""
     refuse_special(path)
+    if limit is not None:
+        size = os.stat(path).st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"{size:,} bytes, more than a file of this kind holds "
+                          f"({limit:,} at most)", str(path))
     with open(path, encoding=encoding) as fh:
         return fh.read()

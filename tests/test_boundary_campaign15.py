@@ -171,3 +171,15 @@ def test_split_k_refuses_a_bool(flag):
     with pytest.raises(ValueError, match="split_k must be a positive integer"):
         tcprobe.matmul(np.ones((8, 16), np.float16), np.ones((16, 8), np.float16), gpu="H100",
                        split_k=flag)
+
+
+def test_a_huge_schedule_file_is_refused_by_its_size(tmp_path, monkeypatch):
+    """A 100 MiB (sparse) file named as a schedule is refused from its size,
+    never read whole (a schedule file is a few kB)."""
+    monkeypatch.chdir(tmp_path)
+    with open(tmp_path / "huge.json", "wb") as fh:
+        fh.truncate(100 << 20)
+    np.save(tmp_path / "a.npy", np.ones((8, 16), np.float16))
+    np.save(tmp_path / "b.npy", np.ones((16, 8), np.float16))
+    r = invoke("gemm", "--a", "a.npy", "--b", "b.npy", "--gpu", "H100", "--schedule", "huge.json")
+    one_error(r, "huge.json", "104,857,600 bytes")

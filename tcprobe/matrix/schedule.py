@@ -33,6 +33,8 @@ from tcprobe.names import match
 
 from .axes import AXES, BY_NAME, OUT_FORMATS, check
 
+MAX_FILE_BYTES = 64 << 20  # a schedule file is a few kB (a FIFO refused, a BOM read)
+
 KINDS = BY_NAME["split_kind"].choices
 SPLIT_RULES = BY_NAME["split_rule"].choices
 ORDERS = BY_NAME["k_order"].choices
@@ -250,7 +252,7 @@ def from_value(value, _seen: tuple = ()) -> Schedule:
             if key in _seen:
                 raise ScheduleError(f"schedule: {value} names itself as its preset")
             try:
-                data = load_json(read_text(path, encoding="utf-8-sig"))  # a FIFO: refused; a BOM: read
+                data = load_json(read_text(path, encoding="utf-8-sig", limit=MAX_FILE_BYTES))
             except RecursionError:
                 raise ScheduleError(f"schedule: {value} is JSON nested too deep") from None
             except OSError as e:
