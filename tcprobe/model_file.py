@@ -16,6 +16,7 @@ import dataclasses
 from pathlib import Path
 
 from tcprobe.jsontext import loads as load_json
+from tcprobe.jsontext import read_text
 from tcprobe.models import registry
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.engine import EngineParams, ParamError
@@ -36,7 +37,7 @@ def load_model_file(name, dp: Datapath, what: str = "--model") -> Model:
     try:
         if path.stat().st_size > MAX_BYTES:
             raise ModelError(f"{where}: {path.stat().st_size:,} bytes is no model file")
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path, encoding="utf-8-sig")  # a FIFO or a device: refused
     except OSError as e:
         raise ModelError(f"{where}: cannot read it ({e.strerror or e}); check the path") from None
     except UnicodeDecodeError:
@@ -142,7 +143,7 @@ def fingerprint_harness(name, dp: Datapath):
     if not is_model_file(name):
         return None
     try:
-        data = load_json(Path(name).read_text(encoding="utf-8-sig"))
+        data = load_json(read_text(name, encoding="utf-8-sig"))
     except (OSError, ValueError, RecursionError):
         return None
     fp = data.get("fingerprint") if isinstance(data, dict) else None

@@ -18,6 +18,7 @@ a dict, and its provenance:
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -105,14 +106,50 @@ def _layout(layout):
     return "/".join(fold(x) for x in sides)
 
 
+def _format_text(d):
+    """A format's name as the user wrote it, or the format a dtype names
+    (np.float16, ml_dtypes.bfloat16, torch.bfloat16: the names tcprobe.matmul
+    reads A and B by; float32 is tf32, as there); anything else as it is."""
+    if isinstance(d, str):
+        return d
+    from tcprobe.matrix.operands import INPUT_FORMATS
+
+    name = str(d).removeprefix("torch.") if type(d).__module__.startswith("torch") else None
+    if name is None:
+        try:
+            import numpy as np
+
+            name = np.dtype(d).name
+        except (TypeError, ValueError):
+            return d
+    if name not in INPUT_FORMATS:
+        raise AtlasError(f"dtypes: {d!r} is no operand format (the dtypes tcprobe.matmul "
+                         f"reads: {', '.join(INPUT_FORMATS)})")
+    return INPUT_FORMATS[name]
+
+
+def _size(what: str, v) -> int:
+    """An integer of at least 0: int, numpy's and torch's integers, a 0-d
+    integer array or tensor (what __index__ takes); never a bool or a float."""
+    if isinstance(v, bool) or "bool" in str(getattr(v, "dtype", "")):
+        raise AtlasError(f"{what} must be an integer of at least 0, not {v!r}")
+    try:
+        i = operator.index(v) if not isinstance(v, Integral) else int(v)
+    except TypeError:
+        raise AtlasError(f"{what} must be an integer of at least 0, not {v!r}") from None
+    if i < 0:
+        raise AtlasError(f"{what} must be an integer of at least 0, not {v!r}")
+    return i
+
+
 def _norm(op, dtypes, m, n, k, form, layout, batch, atlas: bool = True):
     op, form = fold(op), fold(form)
     if op not in OPS:
         raise AtlasError(f"op: {op!r} is not one of {', '.join(sorted(OPS))}")
     op = OPS[op]
-    if isinstance(dtypes, str):
-        dtypes = (dtypes,)
-    dtypes = tuple(dtypes)
+    if isinstance(dtypes, str) or not isinstance(dtypes, list | tuple):
+        dtypes = (dtypes,)  # one format: its name, or a dtype (numpy, ml_dtypes, torch)
+    dtypes = tuple(_format_text(d) for d in dtypes)
     if not 1 <= len(dtypes) <= 3 or any(not isinstance(d, str) for d in dtypes):
         raise AtlasError(f"dtypes: a format or (a, b[, d]) formats, not {dtypes!r}")
     dtypes = tuple(fold(d) for d in dtypes)
@@ -123,10 +160,8 @@ def _norm(op, dtypes, m, n, k, form, layout, batch, atlas: bool = True):
         pass
     elif a not in GROUPS or b != a:
         raise AtlasError(f"dtypes: the atlas knows A = B in {', '.join(GROUPS)}, not {a} x {b}")
-    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):  # numpy's integers too
-        if not isinstance(v, Integral) or isinstance(v, bool) or v < 0:
-            raise AtlasError(f"{what} must be an integer of at least 0, not {v!r}")
-    m, n, k, batch = int(m), int(n), int(k), int(batch)
+    m, n, k, batch = (_size(what, v) for what, v in (("m", m), ("n", n), ("k", k),
+                                                     ("batch", batch)))
     if form is None:
         form = "scaled_mm" if op == "scaled_mm" else "plain"
     if form not in FORMS:

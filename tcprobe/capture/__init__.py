@@ -44,6 +44,8 @@ def load(path: str | Path) -> list[Capture]:
     """Every capture found at ``path``: a folder of published a/b/c/d text
     files (any depth), a ``.jsonl`` file of recorded vectors, or a capture
     file in the project's own binary format."""
+    from tcprobe.jsontext import not_regular
+
     from . import jsonl, km
 
     if not isinstance(path, str | PathLike):
@@ -67,6 +69,10 @@ def load(path: str | Path) -> list[Capture]:
             raise CaptureError(f"{path}: no captures found (expected GPU/FORMAT/d_*.txt files, "
                                "or tcprobe capture files such as validate --out's capture.tcap)")
         return found
+    special = not_regular(p)
+    if special:  # a FIFO would wait for a writer, /dev/zero never ends
+        raise CaptureError(f"{path}: {special}, not a capture file: save the capture to a file "
+                           "(or give its folder)")
     if p.is_file() and p.stat().st_size == 0:
         raise CaptureError(f"{path}: empty file (0 bytes): nothing was captured; delete it, or "
                            "run tcprobe validate with --resume, which starts it over")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcprobe.jsontext import not_regular
 from tcprobe.models.cases import Cases
 from tcprobe.models.datapath import Datapath
 from tcprobe.models.formats import FormatError, Rounding, convert, from_container, get_format
@@ -52,6 +53,9 @@ def _read_words(path: Path, base: int, width: int | None = None) -> np.ndarray:
     file the fast reading cannot vouch for (other characters, words of
     several lengths, ragged lines) is read again line by line by
     :func:`_read_words_checked`, which names its first bad line."""
+    special = not_regular(path)
+    if special:  # a FIFO among the a/b/c/d files would wait for a writer
+        raise CaptureError(f"{path}: {special}, not a capture file")
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

@@ -48,7 +48,12 @@ def command(gpu, dtype, n, k, m_range, ref, form, json_path):
     try:
         ranges = batch_invariance(gpu, dtype, n, k, lo, hi, ref=ref, form=form)
     except (AtlasError, ValueError) as e:
-        fail(str(e))
+        text = str(e)
+        for name, option in (("ref", "--ref"), ("n", "--n"), ("k", "--k"), ("m_lo", "--m"),
+                             ("m_hi", "--m")):  # the API's argument, as the command's option
+            if text.startswith(f"{name} must be"):
+                text = option + text[len(name):]
+        fail(text)
     from tcprobe.matrix.choice import gpu_name
 
     data = load(gpu_name(gpu))

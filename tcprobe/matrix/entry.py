@@ -111,8 +111,9 @@ def matmul(A, B, C=None, *, gpu, instr=None, dtype=None, model=None, schedule=No
     if strict_auto and not auto:  # as the command line's options.needs: never ignored
         raise MatmulError("strict_auto=True needs schedule='auto' (alone it would be ignored)")
     sched = from_value(None if auto else schedule)
-    if split_k != 1 or isinstance(split_k, bool):
-        if not isinstance(split_k, Integral) or isinstance(split_k, bool) or split_k < 1:
+    if split_k != 1 or type(split_k).__name__ in ("bool", "bool_"):  # numpy's bool too, as jobs
+        if not isinstance(split_k, Integral) or type(split_k).__name__ in ("bool", "bool_") \
+                or split_k < 1:
             raise MatmulError(f"split_k must be a positive integer, not {split_k!r}")
         sched = with_split_k(sched, int(split_k))
     instr = agreed_instr(instr, sched)

@@ -27,10 +27,13 @@ from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 
 from tcprobe.jsontext import loads as load_json
+from tcprobe.jsontext import read_text
 from tcprobe.models.formats import FormatError, get_format
 from tcprobe.names import match
 
 from .axes import AXES, BY_NAME, OUT_FORMATS, check
+
+MAX_FILE_BYTES = 64 << 20  # a schedule file is a few kB (a FIFO refused, a BOM read)
 
 KINDS = BY_NAME["split_kind"].choices
 SPLIT_RULES = BY_NAME["split_rule"].choices
@@ -249,10 +252,12 @@ def from_value(value, _seen: tuple = ()) -> Schedule:
             if key in _seen:
                 raise ScheduleError(f"schedule: {value} names itself as its preset")
             try:
-                data = load_json(path.read_text())
+                data = load_json(read_text(path, encoding="utf-8-sig", limit=MAX_FILE_BYTES))
             except RecursionError:
                 raise ScheduleError(f"schedule: {value} is JSON nested too deep") from None
-            except (OSError, ValueError) as e:
+            except OSError as e:
+                raise ScheduleError(f"schedule: cannot read {value}: {e.strerror or e}") from None
+            except ValueError as e:
                 raise ScheduleError(f"schedule: cannot read {value}: {e}") from None
             if isinstance(data, dict) and isinstance(data.get("schedules"), list):
                 if not data["schedules"]:
