@@ -3,7 +3,8 @@
 Exit status: 0 fine, 1 a mismatch or a failed check, 2 bad input (one
 ``error:`` line, click's usage errors included), 3 an internal error (a
 bug: one line and the hint to rerun with TCPROBE_DEBUG=1 for the
-traceback), 130 interrupted.
+traceback), 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (``kill``,
+``timeout``: as Ctrl-C, the finished work kept and one line).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ COMMAND_MODULES = [module for module, _ in COMMANDS.values()]
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 DEBUG_HINT = "rerun with TCPROBE_DEBUG=1 to see the traceback"
 
 # File-system errors that are the user's to fix (a path, a permission, a full disk).
@@ -368,6 +370,9 @@ class Group(click.Group):
         try:
             return self._main(args, prog_name, complete_var, standalone_mode, **extra)
         except SystemExit as e:
+            if startsignal.TERMINATED and e.code == EXIT_INTERRUPTED:
+                _ending(EXIT_TERMINATED)
+                raise SystemExit(EXIT_TERMINATED) from None
             _ending(e.code)
             raise
 
@@ -442,6 +447,9 @@ def _ending(code) -> None:
         signal.signal(signal.SIGINT, _done)
     except ValueError:  # not the main thread
         return
+    if signal.getsignal(signal.SIGTERM) is startsignal._terminated:  # at once, as Ctrl-C
+        signal.signal(signal.SIGTERM, _done)
+        atexit.register(signal.signal, signal.SIGTERM, signal.SIG_DFL)
     # Python's own finalization puts SIGINT back to its default (death by the
     # signal, no line) after the atexit functions; ignored from the last of
     # them on, while modules are torn down (threads joined already, so no wait)

@@ -33,6 +33,7 @@ except ValueError:  # not the main thread
 
 
 HEARD = False  # a Ctrl-C came after restore() (tcprobe.cli reads it)
+TERMINATED = False  # and it was SIGTERM's (tcprobe.cli: exit 143, not 130)
 
 
 def _noted(signum, frame):
@@ -42,6 +43,18 @@ def _noted(signum, frame):
     line then still ends as Ctrl-C, not as an internal error (campaign 12)."""
     global HEARD
     HEARD = True
+    raise KeyboardInterrupt
+
+
+def _terminated(signum, frame):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) ends a command as
+    Ctrl-C does: the command stops at once and says so in one line, with
+    everything it finished on disk (validate's chunks, a capture), and the
+    process exits 143 (128 + 15), where Python would die of the signal with
+    no word and no clean-up. A second SIGTERM is the signal's own: at once."""
+    global HEARD, TERMINATED
+    HEARD = TERMINATED = True
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise KeyboardInterrupt
 
 
@@ -66,12 +79,20 @@ _HOOK_BEFORE = sys.unraisablehook
 def restore() -> None:
     """Ctrl-C raises KeyboardInterrupt again (the command line's invoke says it),
     noted in :data:`HEARD`, also where it lands in code whose exceptions
-    Python only prints (:func:`_unraisable`)."""
+    Python only prints (:func:`_unraisable`); started as the command line,
+    SIGTERM does too (:func:`_terminated`)."""
     global _BEFORE, _HOOK_BEFORE
+    cli = getattr(sys.modules.get("tcprobe"), "_AS_CLI", False)
     if _BEFORE is not None and signal.getsignal(signal.SIGINT) is _interrupted:
         # the command line notes it; a library import gets Python's own handler back
-        cli = getattr(sys.modules.get("tcprobe"), "_AS_CLI", False)
         signal.signal(signal.SIGINT, _noted if cli else _BEFORE)
-        if cli and sys.unraisablehook is not _unraisable:
-            _HOOK_BEFORE, sys.unraisablehook = sys.unraisablehook, _unraisable
     _BEFORE = None
+    if not cli:
+        return
+    if sys.unraisablehook is not _unraisable:
+        _HOOK_BEFORE, sys.unraisablehook = sys.unraisablehook, _unraisable
+    try:  # also where Ctrl-C is ignored (a background job): SIGTERM is still heard
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:  # not where it is ignored
+            signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread
+        pass
