@@ -183,3 +183,19 @@ def test_a_huge_schedule_file_is_refused_by_its_size(tmp_path, monkeypatch):
     np.save(tmp_path / "b.npy", np.ones((16, 8), np.float16))
     r = invoke("gemm", "--a", "a.npy", "--b", "b.npy", "--gpu", "H100", "--schedule", "huge.json")
     one_error(r, "huge.json", "104,857,600 bytes")
+
+
+def test_a_gpu_name_with_spaces_is_labelled_as_the_gpu():
+    # names are read stripped (docs/names.md); the label printed was the text as
+    # typed ("H100 : wgmma..."). Ones sum to 8.0: bf16 -> f32 0x41000000 everywhere.
+    r = invoke("gemm", "--random", "8x8x8", "--format", "bf16", "--gpu", " H100 ",
+               "--compare", "a100 ")
+    assert r.exit_code == 0, r.output
+    assert any(line.startswith("H100: wgmma") for line in r.output.splitlines()), r.output
+    assert "a100 vs H100:" in r.output and "H100 :" not in r.output
+
+
+@pytest.mark.parametrize("text", ["1_0_", "1,5", "10,000,00"])
+def test_counts_with_loose_separators_are_refused(text):
+    r = invoke("validate", "--format", "bf16", "--device", "sim:h100", "--cases", text)
+    one_error(r, "--cases", repr(text), progress="working")

@@ -30,12 +30,15 @@ BF16 = Datapath.parse("mma.bf16.f32.k16")
 
 @pytest.mark.parametrize("text,n", [("1e6", 1_000_000), ("1_000_000", 1_000_000),
                                     ("1000000", 1_000_000), ("1,000,000", 1_000_000),
+                                    ("10_0", 100), ("12,345", 12_345), ("1,000k", 10**6),
                                     ("2.5e3", 2500), ("1E5", 100_000), (" 42 ", 42), (7, 7)])
 def test_case_counts(text, n):
     assert v.parse_count(text) == n
 
 
-@pytest.mark.parametrize("text", ["1e-3", "2.5", "abc", "0", "-5", "1e", "e6", "1.2.3e4", ""])
+@pytest.mark.parametrize("text", ["1e-3", "2.5", "abc", "0", "-5", "1e", "e6", "1.2.3e4", "",
+                                  "1_0_", "_10", "1__0", "1,5", "1,0000", "10,000,00", ",100",
+                                  "1_e6"])
 def test_bad_case_counts(text):
     from tcprobe.validation.counts import CountError
 

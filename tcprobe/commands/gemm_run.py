@@ -113,6 +113,7 @@ def run(a_path, b_path, random_shape, seed, c_path, gpu, instr, model, out_path,
         compare_instr, compare_schedule, compare_model, verdict_seconds, exact, picture_path,
         json_path):
     """``tcprobe gemm`` with its options (module doc)."""
+    gpu, compare_gpu = (g.strip() if isinstance(g, str) else g for g in (gpu, compare_gpu))
     if picture_path and not compare_gpu:
         raise MatmulError("--picture draws where two products differ: give --compare GPU too")
     needs((compare_instr, "--compare-instr", compare_gpu, "--compare GPU"),
