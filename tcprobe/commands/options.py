@@ -312,8 +312,8 @@ def check_given(name: str, command: click.Command, args: list[str]) -> None:
             continue
         if (name, flag) in READS_BLANK or param.callback in (named_path, _json_target, file_target):
             continue
-        raise click.UsageError(f"{flag}: an empty value names nothing (leave {flag} out for "
-                               "its default)")
+        raise click.UsageError(f"{flag}: an empty value names nothing (" + (
+            "give a value" if param.required else f"leave {flag} out for its default") + ")")
     for pname, given in seen.items():
         param = next(p for p in command.params if p.name == pname)
         if len(given) > 1 and not (param.multiple or param.is_flag or param.count):
