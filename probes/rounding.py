@@ -27,6 +27,7 @@ STEP = StepInfo(
 )
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
+INTER_TYPES = PARAM["inter_type"].choices
 
 
 def cases(ctx, kappas, F, lane):
@@ -299,6 +300,8 @@ def run(ctx) -> Finding:
         values["assumed"] = {**values.get("assumed", {}), **floor}
     if "block_size" in design:
         values["blocks"] = [sorted(b) for b in _blocks_of(ctx, design)]
+        if design.get("k_order") is not None:
+            values["k_order"] = list(design["k_order"])
     if narrow:
         ok = sorted(set(ok) | set(narrow[1]))
     rounds = sorted({r for r, _ in ok}, key=ROUNDINGS.index)
@@ -481,11 +484,12 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
             wide = [{"inter_type": "f64", "inter_rounding": r, **align} for r in ROUNDINGS
                     for align in ({}, {"align": "normalized"})]
             designs += wide + [{**over, **top} for top in tops for over in wide]
+        designs += _narrow_inters(ctx, inters)
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:
             if "block_size" in over:
-                over["k_order"] = found.k_order
+                over.setdefault("k_order", found.k_order)
             if "window_bits" in over:
                 _windows_that_fit(ctx, cs, words, cands, over, windows)
             if "inter_rounding" in over:  # the other roundings of the chain that fit as well
@@ -499,6 +503,34 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                     over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
             return ok, over
     return [], {}
+
+
+def _narrow_inters(ctx, tried) -> list[dict]:
+    """Last of all, blocks chained through a type that keeps fewer fraction
+    bits than the output (fp8 under f16 or f32, bf16 under f16: every type
+    engine.PARAMS allows for ``inter_type`` not tried above), with each
+    rounding and the type's own bits or fewer, and with an accumulator of a
+    few carry bits or a saturated output too. The visible step read such a
+    chain's bits as the output's (C passes the first block), so the plain
+    candidates miss; the design step reads the type's range apart."""
+    d = ctx.d_fmt
+    seen = {i.get("inter_type") for i in tried}
+    types = [t for t in INTER_TYPES if t not in seen and t != d.name
+             and get_format(t).frac_bits < d.frac_bits]
+    base = [{"inter_type": t, "inter_rounding": r} for t in types for r in ROUNDINGS]
+    base += [{"inter_type": t, "inter_rounding": r, "inter_frac_bits": b} for t in types
+             for b in range(get_format(t).frac_bits - 1, 0, -1) for r in ROUNDINGS]
+    out = base + [{**over, "overflow": "saturate"} for over in base
+                  if ctx.value("overflow") is None]
+    # the block step orders blocks by ties at the output's bits, which a type
+    # keeping fewer bits rounds off in either order: the blocks found, in the
+    # reverse order, too (where that is not K's own order)
+    blocks = ctx.value("blocks") or []
+    back = [k for b in reversed(blocks) for k in b]
+    if len(blocks) > 1 and back != list(range(ctx.dp.k)):
+        turn = {"block_size": ctx.params().block_size, "k_order": tuple(back)}
+        out += [{**over, **turn} for over in out]
+    return out
 
 
 def _other_windows(ctx) -> dict:
