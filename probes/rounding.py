@@ -268,6 +268,10 @@ def run(ctx) -> Finding:
                          + " fits these sums" + (" (the internal step read the window under raw "
                                                  "alignment)" if "window_bits" in model_keys
                                                  else ""))
+            if design.get("k_order") not in (None, ctx.params().k_order):
+                # the blocks in another order: the last block's sums again, on
+                # the block that now runs last (the output's own rounding)
+                cs, words, ok = _last_again(ctx, design, cs, words, cands, ok, F)
     floor = {}
     if not ok:
         # last, a floor near the products (after every other design: a floor
@@ -503,6 +507,22 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                     over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
             return ok, over
     return [], {}
+
+
+def _last_again(ctx, design, cs, words, cands, ok, F):
+    """The last block's cases (``block_cases``) on the last block of a
+    design that consumes the blocks in another order, added to ``cs``: the
+    candidates of ``ok`` that still fit (``ok`` itself where none does)."""
+    last = _blocks_of(ctx, design)[-1]
+    bt = Batch(ctx.dp)
+    block_cases(ctx, bt, last, F)
+    more = bt.cases()
+    if not len(more):
+        return cs, words, ok
+    cs2 = Cases.concat([ctx.complete(cs), ctx.complete(more)])
+    words2 = np.concatenate([np.asarray(words, np.uint32), np.asarray(ctx.run(more), np.uint32)])
+    fits = ctx.consistent(cs2, words2, {key: cands[key] for key in ok})
+    return (cs2, words2, fits) if fits else (cs, words, ok)
 
 
 def _narrow_inters(ctx, tried) -> list[dict]:
