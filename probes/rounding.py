@@ -20,6 +20,7 @@ from tcprobe.models.formats import get_format
 from tcprobe.models.words import product, product_range, word
 
 from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, model_window, window
+from .narrow_inter import narrow_inters
 
 STEP = StepInfo(
     order=80, title="rounding: fractions of an ulp, carries", needs_layout=True, engine=True,
@@ -27,7 +28,6 @@ STEP = StepInfo(
 )
 
 ROUNDINGS = tuple(ENGINE_ROUNDINGS)  # rz, rne, rna: the engine's output roundings
-INTER_TYPES = PARAM["inter_type"].choices
 
 
 def cases(ctx, kappas, F, lane):
@@ -488,7 +488,7 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
             wide = [{"inter_type": "f64", "inter_rounding": r, **align} for r in ROUNDINGS
                     for align in ({}, {"align": "normalized"})]
             designs += wide + [{**over, **top} for top in tops for over in wide]
-        designs += _narrow_inters(ctx, inters)
+        designs += narrow_inters(ctx, inters)
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:
@@ -523,34 +523,6 @@ def _last_again(ctx, design, cs, words, cands, ok, F):
     words2 = np.concatenate([np.asarray(words, np.uint32), np.asarray(ctx.run(more), np.uint32)])
     fits = ctx.consistent(cs2, words2, {key: cands[key] for key in ok})
     return (cs2, words2, fits) if fits else (cs, words, ok)
-
-
-def _narrow_inters(ctx, tried) -> list[dict]:
-    """Last of all, blocks chained through a type that keeps fewer fraction
-    bits than the output (fp8 under f16 or f32, bf16 under f16: every type
-    engine.PARAMS allows for ``inter_type`` not tried above), with each
-    rounding and the type's own bits or fewer, and with an accumulator of a
-    few carry bits or a saturated output too. The visible step read such a
-    chain's bits as the output's (C passes the first block), so the plain
-    candidates miss; the design step reads the type's range apart."""
-    d = ctx.d_fmt
-    seen = {i.get("inter_type") for i in tried}
-    types = [t for t in INTER_TYPES if t not in seen and t != d.name
-             and get_format(t).frac_bits < d.frac_bits]
-    base = [{"inter_type": t, "inter_rounding": r} for t in types for r in ROUNDINGS]
-    base += [{"inter_type": t, "inter_rounding": r, "inter_frac_bits": b} for t in types
-             for b in range(get_format(t).frac_bits - 1, 0, -1) for r in ROUNDINGS]
-    out = base + [{**over, "overflow": "saturate"} for over in base
-                  if ctx.value("overflow") is None]
-    # the block step orders blocks by ties at the output's bits, which a type
-    # keeping fewer bits rounds off in either order: the blocks found, in the
-    # reverse order, too (where that is not K's own order)
-    blocks = ctx.value("blocks") or []
-    back = [k for b in reversed(blocks) for k in b]
-    if len(blocks) > 1 and back != list(range(ctx.dp.k)):
-        turn = {"block_size": ctx.params().block_size, "k_order": tuple(back)}
-        out += [{**over, **turn} for over in out]
-    return out
 
 
 def _other_windows(ctx) -> dict:
