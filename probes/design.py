@@ -28,8 +28,11 @@ validation checks; none leaves the keys as they were. An earlier step's
 intermediate keys the readings leave open are reopened (``reopened``).
 Blocks passed on in f64 under an f32 D reach here from the block step (its
 split branch's deeper term, or products alone) and the rounding step.
-Known gap: fp8 intermediates mislead the earlier steps (visible, internal,
-rounding), so no reading fits here.
+Blocks chained through a type keeping fewer bits than the output (fp8)
+reach here from the rounding step (its last designs), which the visible
+step's reading of the chain's bits as the output's sends there. Known gap:
+where such a type's range cuts C alone (e4m3fnuz's smallest 2**-10 under
+an f16 D) the internal step reads no window, and no reading fits here.
 """
 
 from __future__ import annotations

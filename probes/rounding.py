@@ -20,6 +20,7 @@ from tcprobe.models.formats import get_format
 from tcprobe.models.words import product, product_range, word
 
 from .common import MOST_CARRY_BITS, Batch, Finding, StepInfo, model_window, window
+from .narrow_inter import narrow_inters
 
 STEP = StepInfo(
     order=80, title="rounding: fractions of an ulp, carries", needs_layout=True, engine=True,
@@ -267,6 +268,10 @@ def run(ctx) -> Finding:
                          + " fits these sums" + (" (the internal step read the window under raw "
                                                  "alignment)" if "window_bits" in model_keys
                                                  else ""))
+            if design.get("k_order") not in (None, ctx.params().k_order):
+                # the blocks in another order: the last block's sums again, on
+                # the block that now runs last (the output's own rounding)
+                cs, words, ok = _last_again(ctx, design, cs, words, cands, ok, F)
     floor = {}
     if not ok:
         # last, a floor near the products (after every other design: a floor
@@ -299,6 +304,8 @@ def run(ctx) -> Finding:
         values["assumed"] = {**values.get("assumed", {}), **floor}
     if "block_size" in design:
         values["blocks"] = [sorted(b) for b in _blocks_of(ctx, design)]
+        if design.get("k_order") is not None:
+            values["k_order"] = list(design["k_order"])
     if narrow:
         ok = sorted(set(ok) | set(narrow[1]))
     rounds = sorted({r for r, _ in ok}, key=ROUNDINGS.index)
@@ -481,11 +488,12 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
             wide = [{"inter_type": "f64", "inter_rounding": r, **align} for r in ROUNDINGS
                     for align in ({}, {"align": "normalized"})]
             designs += wide + [{**over, **top} for top in tops for over in wide]
+        designs += narrow_inters(ctx, inters)
     for over in designs:
         ok = ctx.consistent(cs, words, {key: {**c, **over} for key, c in cands.items()})
         if ok:
             if "block_size" in over:
-                over["k_order"] = found.k_order
+                over.setdefault("k_order", found.k_order)
             if "window_bits" in over:
                 _windows_that_fit(ctx, cs, words, cands, over, windows)
             if "inter_rounding" in over:  # the other roundings of the chain that fit as well
@@ -499,6 +507,22 @@ def _designs(ctx, cs, words, cands) -> tuple[list, dict]:
                     over["assumed"] = {"inter_rounding": over.pop("inter_rounding")}
             return ok, over
     return [], {}
+
+
+def _last_again(ctx, design, cs, words, cands, ok, F):
+    """The last block's cases (``block_cases``) on the last block of a
+    design that consumes the blocks in another order, added to ``cs``: the
+    candidates of ``ok`` that still fit (``ok`` itself where none does)."""
+    last = _blocks_of(ctx, design)[-1]
+    bt = Batch(ctx.dp)
+    block_cases(ctx, bt, last, F)
+    more = bt.cases()
+    if not len(more):
+        return cs, words, ok
+    cs2 = Cases.concat([ctx.complete(cs), ctx.complete(more)])
+    words2 = np.concatenate([np.asarray(words, np.uint32), np.asarray(ctx.run(more), np.uint32)])
+    fits = ctx.consistent(cs2, words2, {key: cands[key] for key in ok})
+    return (cs2, words2, fits) if fits else (cs, words, ok)
 
 
 def _other_windows(ctx) -> dict:
