@@ -291,9 +291,12 @@ def run(ctx) -> Finding:
                                       cs))
         del best
     if not ok:
-        return Finding("rounding", "failed",
-                       "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
-                       f"{len(cs)} cases with F = {F}", {}, ev)
+        why = ("no candidate (RZ, RNE, RNA with any output precision) reproduces these "
+               f"{len(cs)} cases with F = {F}")
+        # both keys stay open: the kept bits as much as the rounding (the
+        # model keeps the output format's own)
+        return Finding("rounding", "failed", why, {"undetermined": {
+            "output_rounding": why, "output_frac_bits": why}}, ev)
     values = {**design, "undetermined": dict(design.get("undetermined", {}))}
     if floor:
         values["assumed"] = {**values.get("assumed", {}), **floor}
