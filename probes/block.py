@@ -129,8 +129,10 @@ def run(ctx) -> Finding:
                   "after the cancelling pair's")
     else:
         why = f"no probe fits F = {F} with {fa.name} x {fb.name} products and a {fc.name} C"
-        values["undetermined"]["block_size"] = why
-        values["undetermined"]["k_order"] = why
+        # no probe met C with the products either: where C joins them (in
+        # the first block or added after the last) is as open as the blocks
+        for key in ("block_size", "k_order", "c_join", "c_add_rounding"):
+            values["undetermined"][key] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
 
     if len(blocks) == 1 and K >= 3 and t1_ok and (
