@@ -200,6 +200,14 @@ def _c_inside(ctx) -> bool:
               "assumed": {**internal.values.get("assumed", {}),
                           "window_bits": depth if depth <= hi else None},
               "probe_window": min(depth, hi)}
+    F = internal.values.get("window_bits")
+    if internal.values.get("products_window") and F is not None and depth > F:
+        # products alone are cut at F bits, C survives deeper: C inside their
+        # window contradicts that, and C added after fits no split either
+        why = (f"C survives {depth} bits below a cancelling pair where products alone are cut "
+               f"at {F}, yet no split with C added after reproduces the products' sums")
+        values["undetermined"] = {**values.get("undetermined", {}),
+                                  "c_join": why, "c_add_rounding": why}
     head = internal.summary.split(": the window")[0]
     ctx.findings["internal"] = replace(
         internal, values=values,
