@@ -199,7 +199,7 @@ def _c_inside(ctx) -> bool:
     values = {**internal.values, "c_outside_window": False,
               "assumed": {**internal.values.get("assumed", {}),
                           "window_bits": depth if depth <= hi else None},
-              "probe_window": min(depth, hi)}
+              "probe_window": min(depth, hi), "c_taken_inside": True}
     F = internal.values.get("window_bits")
     if internal.values.get("products_window") and F is not None and depth > F:
         # products alone are cut at F bits, C survives deeper: C inside their
