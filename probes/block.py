@@ -129,8 +129,10 @@ def run(ctx) -> Finding:
                   "after the cancelling pair's")
     else:
         why = f"no probe fits F = {F} with {fa.name} x {fb.name} products and a {fc.name} C"
-        values["undetermined"]["block_size"] = why
-        values["undetermined"]["k_order"] = why
+        # no probe met C with the products either: where C joins them (in
+        # the first block or added after the last) is as open as the blocks
+        for key in ("block_size", "k_order", "c_join", "c_add_rounding"):
+            values["undetermined"][key] = why
         return Finding("block", "partial", f"block structure not observable: {why}", values)
 
     if len(blocks) == 1 and K >= 3 and t1_ok and (
@@ -197,7 +199,15 @@ def _c_inside(ctx) -> bool:
     values = {**internal.values, "c_outside_window": False,
               "assumed": {**internal.values.get("assumed", {}),
                           "window_bits": depth if depth <= hi else None},
-              "probe_window": min(depth, hi)}
+              "probe_window": min(depth, hi), "c_taken_inside": True}
+    F = internal.values.get("window_bits")
+    if internal.values.get("products_window") and F is not None and depth > F:
+        # products alone are cut at F bits, C survives deeper: C inside their
+        # window contradicts that, and C added after fits no split either
+        why = (f"C survives {depth} bits below a cancelling pair where products alone are cut "
+               f"at {F}, yet no split with C added after reproduces the products' sums")
+        values["undetermined"] = {**values.get("undetermined", {}),
+                                  "c_join": why, "c_add_rounding": why}
     head = internal.summary.split(": the window")[0]
     ctx.findings["internal"] = replace(
         internal, values=values,

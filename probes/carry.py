@@ -362,8 +362,11 @@ def _finding(ctx, bt, cs, w, found, rnd, n_km) -> Finding:
     ev = [bt.evidence(i, [w[i]]) for i in range(0, len(bt), max(1, len(bt) // 4))][:4]
     km = f"the Khattak-Mikaitis enumeration ({n_km} cases, K = {L} block)"
     if not found:
-        return Finding("carry", "failed", "no accumulator width or top reproduces the "
-                       f"{len(cs)} largest-sum cases", values, ev, notes)
+        # the accumulator stays open (the model keeps no carry limit): a
+        # failed step states no width, not even "none"
+        why = f"no accumulator width or top reproduces the {len(cs)} largest-sum cases"
+        values["undetermined"]["carry_bits"] = why
+        return Finding("carry", "failed", why, values, ev, notes)
     numeric = sorted({b for b, _, _, _ in found if b is not None})
     unbounded = None in {b for b, _, _, _ in found}
     reading = {r for b, _, r, _ in found if b == (None if unbounded else numeric[0])}

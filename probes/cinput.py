@@ -123,8 +123,9 @@ def run(ctx) -> Finding:
     p = j0 - 1
     ev = _evidence(bt, w, kept, lost)
     if any(j > j0 for j in kept) or p < 0:
-        return Finding("cinput", "failed", f"C's bits are kept at {sorted(kept)} but lost at "
-                       f"{sorted(lost)}: no single precision", values, ev)
+        why = f"C's bits are kept at {sorted(kept)} but lost at {sorted(lost)}: no single precision"
+        values["undetermined"] = {**values.get("undetermined", {}), "c_convert": why}
+        return Finding("cinput", "failed", why, values, ev)
     rounds, rev = _rounds_up(ctx, p, lanes)
     ev += rev
     if not rounds:
@@ -134,9 +135,10 @@ def run(ctx) -> Finding:
     fits, range_ev = _range(ctx, p)
     ev += range_ev
     if not fits:
-        return Finding("cinput", "failed",
-                       f"C is rounded to {p} fraction bits, but no format with {p} fraction bits "
-                       "gives the device's words for C alone", values, ev)
+        why = (f"C is rounded to {p} fraction bits, but no format with {p} fraction bits "
+               "gives the device's words for C alone")
+        values["undetermined"] = {**values.get("undetermined", {}), "c_convert": why}
+        return Finding("cinput", "failed", why, values, ev)
     values["c_convert"] = fits[0]
     if len(fits) > 1:
         values["undetermined"] = {"c_convert": (

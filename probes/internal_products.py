@@ -180,6 +180,7 @@ def chained_run(ctx, vis: int):
     plus = product(fa, fb, E, 0)[:2]
     bt = Batch(ctx.dp)
     borrow, tie_rows = {}, {}  # depth -> [(row, reference row)]
+    reach, first = {}, {}  # p -> the deepest d its rows go to; its rows at d = p + 3
     for x in range(k):
         i, j = [n for n in range(k) if n != x][:2]
         if not ctx.co_active((i, j, x)):
@@ -197,9 +198,12 @@ def chained_run(ctx, vis: int):
             for d in depths:
                 deep = product(fa, fb, E - d, 1)
                 if p + 2 < d <= 2 * p + 2 and deep is not None:
+                    reach[p] = max(reach.get(p, d), d)
                     tie_rows.setdefault(d, []).append((bt.add(
                         f"lane {i}: -2^{E - 2 - p}, lane {j}: -2^{E - d}, lane {x}: +2^{E}",
                         {i: half[:2], j: deep[:2], x: plus}), tie))
+                    if d == p + 3:
+                        first.setdefault(p, []).append(tie_rows[d][-1])
     if not borrow:
         return None
     w = ctx.run(bt.cases())
@@ -220,4 +224,8 @@ def chained_run(ctx, vis: int):
     shows = [d for d in (vis + 2, vis + 3) if d in tie_rows and longest(tie_rows, d) >= d]
     if not shows:
         return None
-    return longest(tie_rows, shows[0]), max(tie_rows), bt, w
+    # the depths tried are those of a p whose tie breaks at all: rows of a
+    # p past the output's half ulp never show, and a run that ends where
+    # the working p's rows end is as deep as the probe reaches, not a cut
+    works = [reach[p] for p in reach if any(w[r] != w[ref] for r, ref in first.get(p, ()))]
+    return longest(tie_rows, shows[0]), max(works or tie_rows), bt, w

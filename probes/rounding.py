@@ -296,9 +296,20 @@ def run(ctx) -> Finding:
                                       cs))
         del best
     if not ok:
-        return Finding("rounding", "failed",
-                       "no candidate (RZ, RNE, RNA with any output precision) reproduces these "
-                       f"{len(cs)} cases with F = {F}", {}, ev)
+        why = ("no candidate (RZ, RNE, RNA with any output precision) reproduces these "
+               f"{len(cs)} cases with F = {F}")
+        # both keys stay open: the kept bits as much as the rounding (the
+        # model keeps the output format's own)
+        values = {"undetermined": {"output_rounding": why, "output_frac_bits": why}}
+        if ctx.findings["internal"].values.get("c_taken_inside"):
+            # C was read inside a window as deep as it survives only because
+            # no split with C added after fitted: no rounding fits that
+            # reading either, so C's place and the blocks found under it
+            # are named open (the model keeps them)
+            values["unsure"] = dict.fromkeys(
+                ("c_join", "c_add_rounding", "block_size", "k_order"),
+                f"C read inside a window as deep as it survives, yet {why}")
+        return Finding("rounding", "failed", why, values, ev)
     values = {**design, "undetermined": dict(design.get("undetermined", {}))}
     if floor:
         values["assumed"] = {**values.get("assumed", {}), **floor}

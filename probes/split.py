@@ -338,6 +338,11 @@ def run(ctx) -> Finding:
             values["undetermined"][key] = f"{' and '.join(seen)} agree on {text}"
     if u in ("first", None):
         values.update(chain_values)
+        if uncertain:  # the blocks and C's place are stated for the model only
+            why = (f"the split taken from the structured sums ({name}, C "
+                   f"{'in the first block' if u == 'first' else 'added after'}) gives no "
+                   f"reading of the {RANDOM_SUMS} random sums; the model takes it")
+            values["unsure"] = dict.fromkeys(("block_size", "k_order", "c_join", "c_add_rounding"), why)
     if u == "first":
         # C in the first block of an exact sum: no window cuts anything
         if len(overflows) == 1:

@@ -79,6 +79,9 @@ def run(ctx) -> Finding:
                        f"ignored bits are not the same low bits of A and B (A {ign_a}, B {ign_b})",
                        values, ev)
     values["undetermined"] = {}
+    drop = min(ctx.a_fmt.drop_bits, ctx.b_fmt.drop_bits)
+    if drop and len(ign_a) > drop:
+        return _past_container(ctx, ign_a, drop, one_b, values, ev)
     # rounding away from zero moves D at the half bit too (so only d - 1 bits
     # look ignored): every dropped-bit count the flips allow is tried, and the
     # conversion must fit exactly one (count, mode), its references distinct
@@ -108,6 +111,58 @@ def run(ctx) -> Finding:
                    f"bits 0-{d - 1} of each {dp.a_type} word are dropped: the input is {text} to "
                    f"the {f.name} container (sign, exponent, top {f.frac_bits} fraction bits)",
                    values, ev, note)
+
+
+def _past_container(ctx, ign, drop, one_b, values, ev) -> Finding:
+    """Bits the container keeps are ignored too: something after the products
+    cuts them (a narrow window, a block rounded to few bits before C is
+    added). Only a conversion that carries out of the significand still
+    shows through such a cut: A = 1.11..1 (every kept bit set) with the
+    dropped bits just below or just above half becomes 2.0 when rounded to
+    nearest and stays under 2 when cut. Truncation is read where neither
+    carries; round to nearest (even or away: a tie at an odd value rounds up
+    under both) where only the one above half does; else it stays open."""
+    f = ctx.a_fmt
+    top = pow2(f, 0) | (((1 << f.frac_bits) - 1) << drop)  # 1.11..1, dropped bits clear
+    half = 1 << (drop - 1)
+    bt = Batch(ctx.dp)
+    sign = 1 << (f.width - 1)
+    rows = {}
+    for neg in (0, sign):
+        for name, w in (("1.11..1", top), ("2", pow2(f, 1)), ("below half", top | (half - 1)),
+                        ("above half", top | half | 1)):
+            rows[(neg, name)] = bt.add(f"A = {'-' if neg else ''}{name} (dropped bits of "
+                                       f"1.11..1), B = 1, C = 0", {0: (w | neg, one_b)}, 0)
+    w = ctx.run(bt.cases())
+    got = {key: int(w[r]) for key, r in rows.items()}
+    ev += [bt.evidence(r, [w[r]]) for r in rows.values()]
+    reads = set()
+    for neg in (0, sign):
+        lo, up = got[(neg, "1.11..1")], got[(neg, "2")]
+        below, above = got[(neg, "below half")], got[(neg, "above half")]
+        if lo == up or below != lo or above not in (lo, up):
+            reads.add(None)
+        else:
+            reads.add("truncate" if above == lo else "nearest")
+    cut = (f"bits {_bits(ign)} of A and B are ignored, past the {drop} low bits the "
+           f"{f.name} container drops: a cut after the products")
+    if reads == {"truncate"}:
+        values["input_conversion"] = "truncate"
+        values["dropped_bits"] = drop
+        return Finding("truncation", "found", f"{cut}; 1.11..1 with its dropped bits above "
+                       "half stays under 2: the input is cut (truncated toward zero)", values, ev)
+    if reads == {"nearest"}:
+        why = (f"{cut}; 1.11..1 with its dropped bits above half becomes 2 (rounded to "
+               "nearest), and the ties that tell even from away do not show through the cut")
+        values["undetermined"]["input_conversion"] = why
+        values["assumed"] = {"input_conversion": "rne"}
+        values["candidates"] = {"input_conversion": ["rne", "rna"]}
+        values["dropped_bits"] = drop
+        return Finding("truncation", "partial", f"{cut}; rounded to nearest (even or away)",
+                       values, ev)
+    why = f"{cut}, and no carry out of 1.11..1 shows how the dropped bits went"
+    values["undetermined"]["input_conversion"] = why
+    return Finding("truncation", "partial", why, values, ev)
 
 
 def _bits(ign) -> str:

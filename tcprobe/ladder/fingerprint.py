@@ -175,6 +175,13 @@ class Fingerprint:
             for key, value in f.values.get("assumed", {}).items():
                 if getattr(fp, key, None) is None:
                     fp.assumed[key] = value
+            for key, why in f.values.get("unsure", {}).items():
+                # a value its step could not check: the model takes it, the
+                # fingerprint names it open
+                if getattr(fp, key, None) is not None:
+                    fp.assumed[key] = getattr(fp, key)
+                    setattr(fp, key, None)
+                fp.undetermined[key] = why
         fp._carry_with_rounding(ctx.value("narrow"))
         for key in FINGERPRINT_KEYS:
             if getattr(fp, key) is None and key not in fp.undetermined:
