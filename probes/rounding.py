@@ -298,8 +298,7 @@ def run(ctx) -> Finding:
     if not ok:
         why = ("no candidate (RZ, RNE, RNA with any output precision) reproduces these "
                f"{len(cs)} cases with F = {F}")
-        # both keys stay open: the kept bits as much as the rounding (the
-        # model keeps the output format's own)
+        # the kept bits stay open with the rounding (the model keeps the format's own)
         values = {"undetermined": {"output_rounding": why, "output_frac_bits": why}}
         if ctx.findings["internal"].values.get("c_taken_inside"):
             # C was read inside a window as deep as it survives only because
