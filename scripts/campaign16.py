@@ -19,10 +19,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from campaign10 import _visible  # noqa: E402
 from campaign15 import _shown_proc, run_timed  # noqa: E402
 from campaign16_cases import API, PRELUDE, PROC, fixtures16  # noqa: E402
 from campaign_runner import Rows  # noqa: E402
-from campaign10 import _visible  # noqa: E402
 
 
 def earlier() -> set[str]:

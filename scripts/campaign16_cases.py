@@ -55,7 +55,7 @@ def refused(fn, gpu="H100", strict=True, word="strict:"):
 '''
 
 N = "API emulate: nn modules a model uses"
-O = "API emulate: einsum, tensordot, multi_dot, addr and friends"
+OPS = "API emulate: einsum, tensordot, multi_dot, addr and friends"
 G = "API emulate: autocast, no_grad, inference_mode, backward"
 T = "API emulate: dtypes and odd tensors"
 B = "API emulate: blocks (nested, decorator, exceptions, generators)"
@@ -132,44 +132,44 @@ API = [
     (N, "ok", "y, r = E(lambda: F.conv2d(h(2, 2, 5, 5), h(2, 2, 3, 3), padding='same')); assert y.shape == (2, 2, 5, 5); assert float(y[0, 0, 2, 2]) == 18"),
     (N, "ok", "y, r = E(lambda: F.conv2d(h(2, 2, 5, 5), h(2, 2, 3, 3), padding='valid')); is_(y, W18)"),
     # -- einsum and friends --------------------------------------------------------------
-    (O, "ok", "y, r = E(lambda: torch.einsum('ij,jk->ik', h(8, 16), h(16, 8))); is_(y, W16); assert r.routed == 1"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('bij,bjk->bik', h(2, 8, 16), h(2, 16, 8))); is_(y, W16); assert r.ops['bmm'].routed == 1"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('bhqd,bhkd->bhqk', h(2, 2, 4, 16), h(2, 2, 5, 16))); is_(y, W16); assert y.shape == (2, 2, 4, 5)"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('i,i->', h(16), h(16))); is_(y, W16)"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('ij,ij->', h(4, 4), h(4, 4))); is_(y, W16)"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('i,j->ij', h(4), h(3))); is_(y, 0x3f800000); assert y.shape == (4, 3)"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('ii->', h(4, 4))); is_(y, 0x40800000)"),
-    (O, "ok", "y, r = E(lambda: torch.einsum('ij,jk,kl->il', h(2, 4), h(4, 4), h(4, 2))); is_(y, W16)"),
-    (O, "ok", "y, r = E(lambda: torch.tensordot(h(2, 8, 16), h(16, 4), dims=1)); is_(y, W16); assert y.shape == (2, 8, 4)"),
-    (O, "ok", "y, r = E(lambda: torch.tensordot(h(2, 8), h(2, 8), dims=2)); is_(y, W16); assert y.dim() == 0"),
-    (O, "ok", "y, r = E(lambda: torch.tensordot(h(4, 2, 8), h(8, 2, 3), dims=([1, 2], [1, 0]))); is_(y, W16)"),
-    (O, "ok", "y, r = E(lambda: torch.linalg.multi_dot([h(8, 16), h(16, 8), h(8, 4)])); is_(y, 0x43000000)"),
-    (O, "ok", "y, r = E(lambda: torch.linalg.multi_dot([h(16), h(16, 8), h(8)])); is_(y, 0x43000000)"),
-    (O, "ok", "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n"
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('ij,jk->ik', h(8, 16), h(16, 8))); is_(y, W16); assert r.routed == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('bij,bjk->bik', h(2, 8, 16), h(2, 16, 8))); is_(y, W16); assert r.ops['bmm'].routed == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('bhqd,bhkd->bhqk', h(2, 2, 4, 16), h(2, 2, 5, 16))); is_(y, W16); assert y.shape == (2, 2, 4, 5)"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('i,i->', h(16), h(16))); is_(y, W16)"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('ij,ij->', h(4, 4), h(4, 4))); is_(y, W16)"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('i,j->ij', h(4), h(3))); is_(y, 0x3f800000); assert y.shape == (4, 3)"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('ii->', h(4, 4))); is_(y, 0x40800000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.einsum('ij,jk,kl->il', h(2, 4), h(4, 4), h(4, 2))); is_(y, W16)"),
+    (OPS, "ok", "y, r = E(lambda: torch.tensordot(h(2, 8, 16), h(16, 4), dims=1)); is_(y, W16); assert y.shape == (2, 8, 4)"),
+    (OPS, "ok", "y, r = E(lambda: torch.tensordot(h(2, 8), h(2, 8), dims=2)); is_(y, W16); assert y.dim() == 0"),
+    (OPS, "ok", "y, r = E(lambda: torch.tensordot(h(4, 2, 8), h(8, 2, 3), dims=([1, 2], [1, 0]))); is_(y, W16)"),
+    (OPS, "ok", "y, r = E(lambda: torch.linalg.multi_dot([h(8, 16), h(16, 8), h(8, 4)])); is_(y, 0x43000000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.linalg.multi_dot([h(16), h(16, 8), h(8)])); is_(y, 0x43000000)"),
+    (OPS, "ok", "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n"
               "    y, r = E(lambda: torch.chain_matmul(h(4, 16), h(16, 8), h(8, 2)))\nis_(y, 0x43000000)"),
-    (O, "ok", "y, r = E(lambda: torch.addr(h(4, 4), h(4), h(4))); is_(y, 0x40000000); assert r.fallback == 1"),
-    (O, "ok", "y, r = E(lambda: torch.outer(h(4), h(3))); is_(y, 0x3f800000); assert r.routed == 0 and r.fallback == 0"),
-    (O, "ok", "y, r = E(lambda: torch.inner(h(16), h(16))); is_(y, W16); assert r.fallback == 1 and r.fallbacks[0][0] == 'dot'"),
-    (O, "ok", "y, r = E(lambda: torch.inner(h(3, 16), h(2, 16))); is_(y, W16); assert y.shape == (3, 2); assert r.routed == 1"),
-    (O, "ok", "y, r = E(lambda: torch.vdot(h(16), h(16))); is_(y, W16); assert r.fallback == 1"),
-    (O, "ok", "y, r = E(lambda: torch.dot(h(16), h(16))); is_(y, W16); assert r.fallback == 1"),
-    (O, "ok", "y, r = E(lambda: torch.baddbmm(h(1, 1, 8), h(2, 8, 16), h(2, 16, 8))); is_(y, 0x41880000); assert y.shape == (2, 8, 8)"),
-    (O, "ok", "y, r = E(lambda: torch.baddbmm(h(8), h(2, 8, 16), h(2, 16, 8), alpha=2)); is_(y, W33)"),
-    (O, "ok", "y, r = E(lambda: torch.baddbmm(h(2, 8, 8), h(2, 8, 16), h(2, 16, 8), beta=0.5)); is_(y, 0x41840000)"),
-    (O, "ok", "y, r = E(lambda: torch.addbmm(h(8, 8), h(2, 8, 16), h(2, 16, 8))); is_(y, 0x42040000); assert r.fallback == 1"),
-    (O, "ok", "y, r = E(lambda: torch.addmm(h(8), h(8, 16), h(16, 8), alpha=2)); is_(y, W33)"),
-    (O, "ok", "y, r = E(lambda: torch.addmm(h(1, 8), h(8, 16), h(16, 8))); is_(y, 0x41880000)"),
-    (O, "ok", "y, r = E(lambda: torch.addmm(h(8, 1), h(8, 16), h(16, 8))); is_(y, 0x41880000)"),
-    (O, "ok", "y, r = E(lambda: torch.addmm(torch.tensor(1.0, dtype=torch.float16), h(8, 16), h(16, 8))); is_(y, 0x41880000)"),
-    (O, "ok", "y, r = E(lambda: torch.addmv(h(8), h(8, 16), h(16), alpha=2)); is_(y, W33)"),
-    (O, "ok", "y, r = E(lambda: h(2, 1, 8, 16) @ h(3, 16, 8)); is_(y, W16); assert y.shape == (2, 3, 8, 8)"),
-    (O, "ok", "y, r = E(lambda: h(16) @ h(16, 8)); is_(y, W16); assert y.shape == (8,)"),
-    (O, "ok", "y, r = E(lambda: h(8, 16) @ h(16)); is_(y, W16); assert y.shape == (8,); assert r.routed == 1"),
-    (O, "ok", "y, r = E(lambda: h(2, 8, 16) @ h(16)); is_(y, W16); assert y.shape == (2, 8)"),
-    (O, "ok", "y, r = E(lambda: torch.vmap(torch.mm)(h(3, 8, 16), h(3, 16, 8))); is_(y, W16); assert r.routed >= 1"),
-    (O, "ok", "y, r = E(lambda: torch.vmap(lambda v: h(8, 16) @ v)(h(3, 16))); is_(y, W16); assert y.shape == (3, 8)"),
-    (O, "ok", "y, r = E(lambda: torch.cdist(torch.zeros(4, 8), torch.zeros(3, 8))); is_(y, W0)"),
-    (O, "ok", "y, r = E(lambda: torch.kron(h(2, 2), h(2, 2))); is_(y, 0x3f800000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.addr(h(4, 4), h(4), h(4))); is_(y, 0x40000000); assert r.fallback == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.outer(h(4), h(3))); is_(y, 0x3f800000); assert r.routed == 0 and r.fallback == 0"),
+    (OPS, "ok", "y, r = E(lambda: torch.inner(h(16), h(16))); is_(y, W16); assert r.fallback == 1 and r.fallbacks[0][0] == 'dot'"),
+    (OPS, "ok", "y, r = E(lambda: torch.inner(h(3, 16), h(2, 16))); is_(y, W16); assert y.shape == (3, 2); assert r.routed == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.vdot(h(16), h(16))); is_(y, W16); assert r.fallback == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.dot(h(16), h(16))); is_(y, W16); assert r.fallback == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.baddbmm(h(1, 1, 8), h(2, 8, 16), h(2, 16, 8))); is_(y, 0x41880000); assert y.shape == (2, 8, 8)"),
+    (OPS, "ok", "y, r = E(lambda: torch.baddbmm(h(8), h(2, 8, 16), h(2, 16, 8), alpha=2)); is_(y, W33)"),
+    (OPS, "ok", "y, r = E(lambda: torch.baddbmm(h(2, 8, 8), h(2, 8, 16), h(2, 16, 8), beta=0.5)); is_(y, 0x41840000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.addbmm(h(8, 8), h(2, 8, 16), h(2, 16, 8))); is_(y, 0x42040000); assert r.fallback == 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.addmm(h(8), h(8, 16), h(16, 8), alpha=2)); is_(y, W33)"),
+    (OPS, "ok", "y, r = E(lambda: torch.addmm(h(1, 8), h(8, 16), h(16, 8))); is_(y, 0x41880000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.addmm(h(8, 1), h(8, 16), h(16, 8))); is_(y, 0x41880000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.addmm(torch.tensor(1.0, dtype=torch.float16), h(8, 16), h(16, 8))); is_(y, 0x41880000)"),
+    (OPS, "ok", "y, r = E(lambda: torch.addmv(h(8), h(8, 16), h(16), alpha=2)); is_(y, W33)"),
+    (OPS, "ok", "y, r = E(lambda: h(2, 1, 8, 16) @ h(3, 16, 8)); is_(y, W16); assert y.shape == (2, 3, 8, 8)"),
+    (OPS, "ok", "y, r = E(lambda: h(16) @ h(16, 8)); is_(y, W16); assert y.shape == (8,)"),
+    (OPS, "ok", "y, r = E(lambda: h(8, 16) @ h(16)); is_(y, W16); assert y.shape == (8,); assert r.routed == 1"),
+    (OPS, "ok", "y, r = E(lambda: h(2, 8, 16) @ h(16)); is_(y, W16); assert y.shape == (2, 8)"),
+    (OPS, "ok", "y, r = E(lambda: torch.vmap(torch.mm)(h(3, 8, 16), h(3, 16, 8))); is_(y, W16); assert r.routed >= 1"),
+    (OPS, "ok", "y, r = E(lambda: torch.vmap(lambda v: h(8, 16) @ v)(h(3, 16))); is_(y, W16); assert y.shape == (3, 8)"),
+    (OPS, "ok", "y, r = E(lambda: torch.cdist(torch.zeros(4, 8), torch.zeros(3, 8))); is_(y, W0)"),
+    (OPS, "ok", "y, r = E(lambda: torch.kron(h(2, 2), h(2, 2))); is_(y, 0x3f800000)"),
     # -- autocast, no_grad, backward -----------------------------------------------------
     (G, "ok", "def f():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        return torch.ones(8, 16) @ torch.ones(16, 8)\n"
               "y, r = E(f); is_(y, W16); assert y.dtype == torch.bfloat16 and r.routed == 1"),
@@ -387,38 +387,64 @@ API = [
     (Z, "ok", "y, r = E(lambda: torch.einsum('ij,jk->ik', h(4, 0), h(0, 3))); is_(y, W0)"),
 ]
 
-I = "API emulate: inference_mode and shape checks (after the first run)"
+IM = "API emulate: inference_mode and shape checks (after the first run)"
 API += [
-    (I, "ok", "l = nn.Linear(16, 8).half(); nn.init.ones_(l.weight); nn.init.zeros_(l.bias)\n"
+    (IM, "ok", "l = nn.Linear(16, 8).half(); nn.init.ones_(l.weight); nn.init.zeros_(l.bias)\n"
               "with torch.inference_mode():\n    y, r = E(lambda: l(h(4, 16)))\nis_(y, W16); assert r.routed == 1, r.rows()"),
-    (I, "ok", "with torch.inference_mode():\n    y, r = E(lambda: F.conv2d(h(1, 2, 5, 5), h(2, 2, 3, 3)))\nis_(y, W18); assert r.ops['convolution'].routed == 1, r.rows()"),
-    (I, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.einsum('bij,bjk->bik', h(2, 8, 16), h(2, 16, 8)))\nis_(y, W16); assert r.routed == 1, r.rows()"),
-    (I, "ok", "with torch.inference_mode():\n    y, r = E(lambda: h(2, 1, 8, 16) @ h(3, 16, 8))\nis_(y, W16); assert r.routed == 1 and r.fallback == 0, r.rows()"),
-    (I, "ok", "m = nn.MultiheadAttention(8, 2).half()\nwith torch.inference_mode():\n    y, r = E(lambda: m(h(3, 1, 8), h(3, 1, 8), h(3, 1, 8))[0])\nassert r.routed >= 3, r.rows()"),
-    (I, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.tensordot(h(2, 8, 16), h(16, 4), dims=1))\nis_(y, W16); assert r.routed == 1"),
-    (I, "ok", "with torch.inference_mode():\n    y, r = E(lambda: h(8, 16) @ h(16, 8), strict='routes')\nis_(y, W16)"),
-    (I, "err", "with torch.inference_mode():\n    refused(lambda: torch.inner(h(16), h(16)))"),
-    (I, "ok", "y, r = E(lambda: torch.inference_mode()(lambda: nn.functional.linear(h(4, 16), h(8, 16)))())\nis_(y, W16); assert r.routed == 1"),
-    (I, "ok", "with torch.inference_mode():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        y, r = E(lambda: torch.ones(8, 16) @ torch.ones(16, 8))\nis_(y, W16); assert r.routed == 1"),
-    (I, "torch", "E(lambda: torch.baddbmm(h(2, 8, 8), h(2, 8, 16), h(3, 16, 8)))"),
-    (I, "torch", "E(lambda: torch.baddbmm(h(3, 8, 8), h(2, 8, 16), h(2, 16, 8)))"),
-    (I, "torch", "E(lambda: torch.addmm(h(8, 9), h(8, 16), h(16, 8)))"),
-    (I, "torch", "E(lambda: torch.addmm(h(9), h(8, 16), h(16, 8)))"),
-    (I, "torch", "E(lambda: torch.mv(h(8, 16), h(15)))"),
-    (I, "torch", "E(lambda: torch.addmv(h(9), h(8, 16), h(16)))"),
-    (I, "torch", "E(lambda: F.conv2d(h(1, 3, 5, 5), h(2, 2, 3, 3)))"),
-    (I, "torch", "E(lambda: F.conv2d(h(1, 2, 2, 2), h(2, 2, 3, 3)))"),
-    (I, "torch", "E(lambda: F.conv2d(h(1, 4, 5, 5), h(2, 4, 3, 3), groups=3))"),
-    (I, "torch", "E(lambda: torch.bmm(h(2, 8, 16), h(2, 15, 8), out=h(2, 8, 8)))"),
-    (I, "torch", "E(lambda: torch.mm(h(8, 16), h(16, 8), out=h(8, 8, dt=torch.bfloat16)))"),
-    (I, "torch", "E(lambda: torch.mm(h(8, 16), h(15, 8)), strict=True)"),
-    (I, "torch", "E(lambda: torch.bmm(h(2, 8, 16), h(3, 16, 8)), gpu='MI300X')"),
-    (I, "ok", "r = tt.Report(compare=True)\ny, r = E(lambda: torch.bmm(h(2, 8, 16), h(2, 16, 8)), report=r); is_(y, W16); assert r.ops['bmm'].max_ulp == 0"),
-    (I, "ok", "y, r = E(lambda: torch.bmm(h(2, 8, 16), h(2, 16, 8), out=torch.empty(0, dtype=torch.float16))); is_(y, W16); assert y.shape == (2, 8, 8)"),
-    (I, "ok", "r1 = tt.Report()\nwith tt.emulate(gpu='A100', report=r1, strict=True):\n    with tt.emulate(gpu='H100', report=tt.Report()):\n        y = F.conv1d(h(1, 4, 8), h(2, 4, 3))\nis_(y, W12); assert set(r1.torch_ops) <= {'ones'}, r1.torch_ops"),
-    (I, "ok", "r = tt.Report()\n@tt.emulate(gpu='H100', report=r)\ndef f():\n    with tt.emulate(gpu='A100') as inner:\n        return h(8, 16) @ h(16, 8), inner\n"
+    (IM, "ok", "with torch.inference_mode():\n    y, r = E(lambda: F.conv2d(h(1, 2, 5, 5), h(2, 2, 3, 3)))\nis_(y, W18); assert r.ops['convolution'].routed == 1, r.rows()"),
+    (IM, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.einsum('bij,bjk->bik', h(2, 8, 16), h(2, 16, 8)))\nis_(y, W16); assert r.routed == 1, r.rows()"),
+    (IM, "ok", "with torch.inference_mode():\n    y, r = E(lambda: h(2, 1, 8, 16) @ h(3, 16, 8))\nis_(y, W16); assert r.routed == 1 and r.fallback == 0, r.rows()"),
+    (IM, "ok", "m = nn.MultiheadAttention(8, 2).half()\nwith torch.inference_mode():\n    y, r = E(lambda: m(h(3, 1, 8), h(3, 1, 8), h(3, 1, 8))[0])\nassert r.routed >= 3, r.rows()"),
+    (IM, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.tensordot(h(2, 8, 16), h(16, 4), dims=1))\nis_(y, W16); assert r.routed == 1"),
+    (IM, "ok", "with torch.inference_mode():\n    y, r = E(lambda: h(8, 16) @ h(16, 8), strict='routes')\nis_(y, W16)"),
+    (IM, "err", "with torch.inference_mode():\n    refused(lambda: torch.inner(h(16), h(16)))"),
+    (IM, "ok", "y, r = E(lambda: torch.inference_mode()(lambda: nn.functional.linear(h(4, 16), h(8, 16)))())\nis_(y, W16); assert r.routed == 1"),
+    (IM, "ok", "with torch.inference_mode():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        y, r = E(lambda: torch.ones(8, 16) @ torch.ones(16, 8))\nis_(y, W16); assert r.routed == 1"),
+    (IM, "torch", "E(lambda: torch.baddbmm(h(2, 8, 8), h(2, 8, 16), h(3, 16, 8)))"),
+    (IM, "torch", "E(lambda: torch.baddbmm(h(3, 8, 8), h(2, 8, 16), h(2, 16, 8)))"),
+    (IM, "torch", "E(lambda: torch.addmm(h(8, 9), h(8, 16), h(16, 8)))"),
+    (IM, "torch", "E(lambda: torch.addmm(h(9), h(8, 16), h(16, 8)))"),
+    (IM, "torch", "E(lambda: torch.mv(h(8, 16), h(15)))"),
+    (IM, "torch", "E(lambda: torch.addmv(h(9), h(8, 16), h(16)))"),
+    (IM, "torch", "E(lambda: F.conv2d(h(1, 3, 5, 5), h(2, 2, 3, 3)))"),
+    (IM, "torch", "E(lambda: F.conv2d(h(1, 2, 2, 2), h(2, 2, 3, 3)))"),
+    (IM, "torch", "E(lambda: F.conv2d(h(1, 4, 5, 5), h(2, 4, 3, 3), groups=3))"),
+    (IM, "torch", "E(lambda: torch.bmm(h(2, 8, 16), h(2, 15, 8), out=h(2, 8, 8)))"),
+    (IM, "torch", "E(lambda: torch.mm(h(8, 16), h(16, 8), out=h(8, 8, dt=torch.bfloat16)))"),
+    (IM, "torch", "E(lambda: torch.mm(h(8, 16), h(15, 8)), strict=True)"),
+    (IM, "torch", "E(lambda: torch.bmm(h(2, 8, 16), h(3, 16, 8)), gpu='MI300X')"),
+    (IM, "ok", "r = tt.Report(compare=True)\ny, r = E(lambda: torch.bmm(h(2, 8, 16), h(2, 16, 8)), report=r); is_(y, W16); assert r.ops['bmm'].max_ulp == 0"),
+    (IM, "ok", "y, r = E(lambda: torch.bmm(h(2, 8, 16), h(2, 16, 8), out=torch.empty(0, dtype=torch.float16))); is_(y, W16); assert y.shape == (2, 8, 8)"),
+    (IM, "ok", "r1 = tt.Report()\nwith tt.emulate(gpu='A100', report=r1, strict=True):\n    with tt.emulate(gpu='H100', report=tt.Report()):\n        y = F.conv1d(h(1, 4, 8), h(2, 4, 3))\nis_(y, W12); assert set(r1.torch_ops) <= {'ones'}, r1.torch_ops"),
+    (IM, "ok", "r = tt.Report()\n@tt.emulate(gpu='H100', report=r)\ndef f():\n    with tt.emulate(gpu='A100') as inner:\n        return h(8, 16) @ h(16, 8), inner\n"
               "y, inner = f(); assert inner.report.routed == 1 and r.routed == 0 and set(r.torch_ops) <= {'ones'}, r.torch_ops"),
-    (I, "err", "@tt.emulate(gpu='H100', strict=True)\ndef f():\n    return torch.dot(h(4), h(4))\ntry:\n    f()\nfinally:\n    clean()"),
+    (IM, "err", "@tt.emulate(gpu='H100', strict=True)\ndef f():\n    return torch.dot(h(4), h(4))\ntry:\n    f()\nfinally:\n    clean()"),
+]
+
+L = "API emulate: more model forms (after the fixes)"
+API += [
+    (L, "err", "@tt.emulate(gpu='H100')\ndef g():\n    yield h(8, 16) @ h(16, 8)"),
+    (L, "err", "@tt.emulate(gpu='H100')\nasync def g():\n    return h(8, 16) @ h(16, 8)"),
+    (L, "err", "tt.emulate(gpu='H100')(None)"),
+    (L, "ok", "@torch.no_grad()\n@tt.emulate(gpu='H100')\ndef f():\n    return h(8, 16, requires_grad=True) @ h(16, 8)\ny = f(); is_(y, W16); assert not y.requires_grad; clean()"),
+    (L, "ok", "from torch.utils.checkpoint import checkpoint\nl = nn.Linear(16, 8, bias=False).half(); nn.init.ones_(l.weight)\nx = h(4, 16, requires_grad=True)\n"
+              "_, r = E(lambda: checkpoint(l, x, use_reentrant=False).sum().backward()); is_(x.grad, W8); assert r.ops['mm'].routed >= 3, r.rows()"),
+    (L, "ok", "l = nn.Linear(16, 8, bias=False).half(); nn.init.ones_(l.weight)\n"
+              "y, r = E(lambda: torch.func.functional_call(l, {'weight': h(8, 16) * 2}, (h(4, 16),))); is_(y, 0x42000000)"),
+    (L, "ok", "l = nn.utils.parametrizations.weight_norm(nn.Linear(16, 8, bias=False))\n"
+              "def f():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        return l(torch.ones(4, 16))\ny, r = E(f); assert r.routed == 1 and y.dtype == torch.bfloat16"),
+    (L, "ok", "l = nn.Linear(16, 8).half(); seen = []\nl.register_forward_hook(lambda m, i, o: seen.append(o.shape))\n"
+              "y, r = E(lambda: l(h(4, 16))); assert seen == [(4, 8)] and r.routed == 1"),
+    (L, "ok", "def f():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        a = torch.ones(8, 16, requires_grad=True)\n        (a @ torch.ones(16, 8)).sum().backward()\n    return a.grad\n"
+              "g, r = E(f); is_(g, W8); assert r.ops['mm'].routed >= 2, r.rows()"),
+    (L, "ok", "with torch.inference_mode():\n    y, r = E(lambda: F.scaled_dot_product_attention(h(1, 2, 4, 8), h(1, 2, 4, 8), h(1, 2, 4, 8)))\nis_(y, 0x3f800000); assert r.fallback == 1"),
+    (L, "ok", "with torch.inference_mode():\n    y, r = E(lambda: nn.Bilinear(4, 4, 2).half()(h(3, 4), h(3, 4)))\nassert r.fallback >= 1, r.rows()"),
+    (L, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.chain_matmul(h(4, 16), h(16, 8), h(8, 2)))\nis_(y, 0x43000000); assert r.routed == 2"),
+    (L, "ok", "with torch.inference_mode():\n    y, r = E(lambda: nn.Conv1d(4, 2, 3).half()(h(1, 4, 8)))\nassert r.ops['convolution'].routed == 1"),
+    (L, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.einsum('i,i->', h(16), h(16)))\nis_(y, W16)"),
+    (L, "ok", "with torch.inference_mode():\n    y, r = E(lambda: torch.cdist(torch.zeros(40, 8), torch.zeros(30, 8)))\nis_(y, W0); assert r.fallback == 1, r.rows()"),
+    (L, "torch", "with torch.inference_mode():\n    E(lambda: F.linear(h(4, 16), h(8, 15)))"),
+    (L, "torch", "E(lambda: torch.cdist(h(4, 8), h(3, 8)))"),
 ]
 
 

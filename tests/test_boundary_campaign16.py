@@ -84,8 +84,10 @@ def test_emulate_as_a_decorator():
     with pytest.raises(KeyError):
         f(None, None)
     assert stack_empty()
-    with pytest.raises(TypeError, match="decorates a function"):
+    with pytest.raises(ValueError, match="decorates a function"):
         tt.emulate(gpu="H100")(3)
+    with pytest.raises(ValueError, match="generator"):  # its body would run outside the block
+        tt.emulate(gpu="H100")(lambda: (yield h(8, 16) @ h(16, 8)))
 
 
 def test_cdist_mm_path_is_an_unrouted_gemm():

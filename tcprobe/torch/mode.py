@@ -138,8 +138,15 @@ class Emulate(TorchDispatchMode):
         shared by every call; a recursive call re-enters it)."""
         import functools
 
+        import inspect
+
         if not callable(fn):
-            raise TypeError(f"emulate(...) decorates a function, not {type(fn).__name__}")
+            raise ValueError(f"emulate(...) decorates a function, not {type(fn).__name__}")
+        if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or \
+                inspect.isasyncgenfunction(fn):  # its body runs after the call has returned
+            raise ValueError(f"emulate(...) decorates a plain function, and {fn.__name__} is a "
+                            "generator or coroutine function whose body would run outside the "
+                            "block: put 'with emulate(...):' inside it")
 
         @functools.wraps(fn)
         def run(*args, **kwargs):
