@@ -99,3 +99,43 @@ def test_cdist_mm_path_is_an_unrouted_gemm():
     with tt.emulate(gpu="H100", report=rep):
         d = torch.cdist(x, y, compute_mode="use_mm_for_euclid_dist")
     assert float(d.abs().max()) == 0 and rep.ops["_euclidean_dist"].fallback == 1
+
+
+# python -m tcprobe.capture.torch_gemm: a manifest with no cases or an unknown GPU, and
+# arguments past DIR [--fit], were found only after torch's import (or ignored)
+
+def _manifest(tmp_path, **change):
+    import json
+
+    import numpy as np
+
+    base = {"gpu": "H100", "format": "f16", "m": 8, "n": 8, "k": 64, "seed": 0,
+            "cases": [{"name": "random", "alpha": 1.0, "beta": 0.0, "a": "random.a.npy",
+                       "b": "random.b.npy", "c_format": None}]}
+    base.update(change)
+    np.save(tmp_path / "random.a.npy", np.ones((8, 64), np.uint16))
+    np.save(tmp_path / "random.b.npy", np.ones((64, 8), np.uint16))
+    (tmp_path / "manifest.json").write_text(json.dumps(base))
+    return tmp_path
+
+
+@pytest.mark.parametrize("change, needle", [({"cases": []}, "'cases' is empty"),
+                                            ({"gpu": "nosuch"}, "unknown GPU 'nosuch'")])
+def test_capture_refuses_empty_cases_and_unknown_gpu(tmp_path, change, needle):
+    from tcprobe.capture.torch_gemm import ManifestError, check_manifest
+
+    folder = _manifest(tmp_path, **change)
+    import json
+
+    with pytest.raises(ManifestError, match=needle):
+        check_manifest(folder, json.loads((folder / "manifest.json").read_text()))
+
+
+@pytest.mark.parametrize("extra", [["--fit", "--fit"], ["other"], ["--fti"]])
+def test_capture_refuses_arguments_past_dir_and_fit(tmp_path, capsys, extra):
+    from tcprobe.capture import torch_gemm
+
+    folder = _manifest(tmp_path)
+    assert torch_gemm.main([str(folder), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: unexpected argument"), err

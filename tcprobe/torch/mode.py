@@ -137,7 +137,6 @@ class Emulate(TorchDispatchMode):
         block, as ``torch.no_grad()`` decorates (the one mode, its report
         shared by every call; a recursive call re-enters it)."""
         import functools
-
         import inspect
 
         if not callable(fn):
