@@ -447,6 +447,27 @@ API += [
     (L, "torch", "E(lambda: torch.cdist(h(4, 8), h(3, 8)))"),
 ]
 
+Q = "API emulate: aliasing, out= and odd calls (last batch)"
+API += [
+    (Q, "ok", "a = h(8, 8)\ny, r = E(lambda: torch.mm(a, h(8, 8), out=a)); assert y is a; is_(a, W8)"),
+    (Q, "ok", "c = h(8, 8)\ny, r = E(lambda: torch.addmm(c, h(8, 16), h(16, 8), out=c)); is_(c, 0x41880000)"),
+    (Q, "ok", "o = torch.empty(8, 8, dtype=torch.float16)\ny, r = E(lambda: torch.matmul(h(8, 16), h(16, 8), out=o)); is_(o, W16); assert r.routed == 1"),
+    (Q, "ok", "p = nn.Parameter(h(16, 8))\ny, r = E(lambda: h(8, 16) @ p); is_(y, W16); assert y.requires_grad"),
+    (Q, "ok", "y, r = E(lambda: torch.linalg.vecdot(h(3, 16), h(3, 16))); is_(y, W16)"),
+    (Q, "ok", "y, r = E(lambda: F.conv_transpose1d(h(1, 2, 5), h(2, 2, 3))); assert y.shape == (1, 2, 7) and float(y[0, 0, 3]) == 6 and r.fallback == 1"),
+    (Q, "ok", "y, r = E(lambda: F.unfold(h(1, 2, 5, 5), 3).transpose(1, 2) @ h(18, 4)); is_(y, W18)"),
+    (Q, "ok", "y, r = E(lambda: F.embedding_bag(torch.tensor([1, 2, 3]), h(10, 4), torch.tensor([0]), mode='sum', per_sample_weights=h(3))); is_(y, 0x40400000)"),
+    (Q, "ok", "y, r = E(lambda: torch.bilinear(h(3, 4), h(3, 4), h(2, 4, 4))); is_(y, W16); assert r.fallback >= 1"),
+    (Q, "ok", "m = nn.MultiheadAttention(8, 2, bias=False).half()\nfor p_ in m.parameters(): nn.init.ones_(p_)\n"
+              "y, r = E(lambda: m(h(3, 1, 8), h(3, 1, 8), h(3, 1, 8), need_weights=False)[0]); is_(y, 0x42800000)"),
+    (Q, "ok", "y, r = E(lambda: torch.baddbmm(h(2, 8, 8), h(2, 8, 16), h(2, 16, 8), out=torch.empty(2, 8, 8, dtype=torch.float16))); is_(y, 0x41880000)"),
+    (Q, "torch", "E(lambda: torch.baddbmm(h(2, 8, 8), h(2, 8, 16), h(2, 16, 8), out=torch.empty(2, 8, 8)))"),
+    (Q, "ok", "x = h(8, 16).clone(); v = x[:, :8]\ny, r = E(lambda: v.T @ h(8, 4)); is_(y, W8); assert y.shape == (8, 4)"),
+    (Q, "ok", "y, r = E(lambda: torch.mm(h(8, 16), h(16, 8)).to(torch.float32)); is_(y, W16); assert y.dtype == torch.float32"),
+    (Q, "ok", "y, r = E(lambda: (h(4, 8, 16).mT @ h(4, 8, 16)).sum(0)); is_(y, 0x42000000)"),
+    (Q, "ok", "y, r = E(lambda: torch.einsum('bqd,bkd->bqk', h(2, 3, 16), h(2, 5, 16)).softmax(-1)); assert '_softmax' in r.unmodelled and r.routed == 1"),
+]
+
 
 def fixtures16(root: Path) -> None:
     """Odd manifests for fit-gemm and the capture (a gemm-probe folder is made by a case)."""
