@@ -68,6 +68,14 @@ def check_manifest(folder: Path, manifest) -> dict:
                             f"{', '.join(A_FORMATS)}")
     if manifest["k"] < 1:
         raise ManifestError(f"manifest.json: k must be positive, not {manifest['k']}")
+    if not manifest["cases"]:  # nothing to run: "running 0 cases" and an empty results.json
+        raise ManifestError("manifest.json: 'cases' is empty (gemm-probe writes at least one)")
+    from tcprobe.matrix.choice import gpu_name
+
+    try:  # the fits name it: an unknown GPU, found only after every case ran on the GPU
+        gpu_name(manifest["gpu"])
+    except ValueError as e:
+        raise ManifestError(f"manifest.json: {e}") from None
     names = set()
     for i, case in enumerate(manifest["cases"]):
         where = f"manifest.json: case {i}"
@@ -156,7 +164,14 @@ def main(argv: list[str] | None = None) -> int:
               "DIR [--fit]; -h says more)", file=sys.stderr)
         return 2
     folder = Path(argv[0])
-    fit = "--fit" in argv[1:]
+    extra = list(argv[1:])
+    fit = "--fit" in extra
+    if fit:
+        extra.remove("--fit")
+    if extra:  # a second folder, --fit twice, a misspelt option: one error, not ignored
+        print(f"error: unexpected argument {extra[0]!r} (python -m tcprobe.capture.torch_gemm "
+              "DIR [--fit]: one folder, --fit at most once)", file=sys.stderr)
+        return 2
     try:
         manifest = load_json((folder / "manifest.json").read_text())
     except (OSError, ValueError, RecursionError) as e:

@@ -132,6 +132,27 @@ class Emulate(TorchDispatchMode):
         threads.left(self.report)
         return super().__exit__(*exc)
 
+    def __call__(self, fn):
+        """``@emulate(gpu=...)`` on a function: each call runs inside the
+        block, as ``torch.no_grad()`` decorates (the one mode, its report
+        shared by every call; a recursive call re-enters it)."""
+        import functools
+        import inspect
+
+        if not callable(fn):
+            raise ValueError(f"emulate(...) decorates a function, not {type(fn).__name__}")
+        if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or \
+                inspect.isasyncgenfunction(fn):  # its body runs after the call has returned
+            raise ValueError(f"emulate(...) decorates a plain function, and {fn.__name__} is a "
+                            "generator or coroutine function whose body would run outside the "
+                            "block: put 'with emulate(...):' inside it")
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return run
+
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         # torch would wrap __torch_dispatch__ in torch._disable_dynamo, whose first call
@@ -148,6 +169,14 @@ class Emulate(TorchDispatchMode):
         kwargs = kwargs or {}
         route = ROUTES.get(func)
         name = str(func.overloadpacket.__name__)
+        if route is None and _composite(func):
+            # under torch.inference_mode torch hands a mode its composite ops (matmul,
+            # linear, conv2d, einsum) undecomposed: decomposed here, as autograd mode does,
+            # so their products reach this mode (sub-ops included) and route
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
         if route is None:
             overload = func._overloadname
             if func in UNROUTED or name in UNROUTED or MATRIX_NAMES.search(name):
@@ -158,16 +187,21 @@ class Emulate(TorchDispatchMode):
                 return self._fallback(func, args, kwargs, why)
             self.report.count_torch(name, name in DATA_OPS or func.is_view)
             return func(*args, **kwargs)
+        if func not in OWN_CHECKS:
+            _torch_checks(func, args, kwargs)  # torch's own refusal (shapes, batch, dtypes)
         self._pairs = [] if self.report.compare else None
         theirs_args = _clone_written(func, args, kwargs) if self.report.compare else None
         start = time.perf_counter()
         try:
-            device = tensor_device(args, kwargs)  # a GPU's tensors: read here, D back there
-            if device is None:
-                out = route(self, name, *args, **kwargs)
-            else:
-                out = run_on_host(lambda *a, **k: route(self, name, *a, **k), args, kwargs,
-                                  device)
+            # every mode off: an outer emulate (or any mode) below this one sees the op the
+            # block ran, never the torch calls tcprobe makes to compute it
+            with _disable_current_modes():
+                device = tensor_device(args, kwargs)  # a GPU's tensors: read here, D back there
+                if device is None:
+                    out = route(self, name, *args, **kwargs)
+                else:
+                    out = run_on_host(lambda *a, **k: route(self, name, *a, **k), args, kwargs,
+                                      device)
         except Unroutable as e:
             return self._fallback(func, args, kwargs, str(e))
         stats = self.report.stats(name)
@@ -176,7 +210,7 @@ class Emulate(TorchDispatchMode):
         if self.report.compare:
             with _disable_current_modes():  # plain torch, not an outer emulation
                 theirs = func(*theirs_args[0], **theirs_args[1])
-            self._compare(stats, out, theirs)
+                self._compare(stats, out, theirs)
         return out
 
     # torch's own wrapping (Dynamo kept out of the mode's frames), for a process with dynamo
@@ -281,6 +315,51 @@ class Emulate(TorchDispatchMode):
                                               dict(found.axes), found.provenance,
                                               out_dtype))
         return words
+
+
+# Routed ops whose GPU rules tcprobe checks itself (_int_mm's shapes, _scaled_mm's
+# scales); torch's meta checks of the rest run before a route (_torch_checks).
+OWN_CHECKS = {torch.ops.aten._int_mm.default, torch.ops.aten._int_mm.out,
+              torch.ops.aten._scaled_mm.default, torch.ops.aten._scaled_mm.out}
+
+
+def _composite(func) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(
+        func.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+
+
+def _torch_checks(func, args, kwargs) -> None:
+    """torch's own checks of a routed op's arguments, run on meta tensors of
+    the same shapes, strides and dtypes (no arithmetic): a shape, batch or
+    dtype torch refuses raises torch's own error, in CPU torch's words, before
+    a route could compute something of it (bmm of batches 2 and 3 ran 2
+    products; mm of 8x16 and 15x8 raised tcprobe's ValueError, not torch's
+    RuntimeError). Ops without a meta kernel, and sparse or nested
+    operands, are left to the route."""
+    from torch.utils._pytree import tree_flatten, tree_map
+
+    leaves = tree_flatten((args, kwargs))[0]
+    if any(isinstance(t, torch.Tensor) and (t.layout != torch.strided or t.is_nested
+                                            or t.device.type == "meta") for t in leaves):
+        return
+
+    def meta(t):
+        if isinstance(t, torch.Tensor):
+            return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+        return t
+    with _disable_current_modes():
+        try:
+            func(*tree_map(meta, args), **tree_map(meta, kwargs))
+        except NotImplementedError:
+            return
+        except TypeError:  # a meta decomposition broken for the overload (baddbmm.dtype_out)
+            return
+        except (RuntimeError, ValueError, IndexError) as e:  # torch's own refusal
+            try:
+                func(*args, **kwargs)  # in CPU torch's words where CPU torch refuses too
+            except NotImplementedError:  # no CPU kernel for it: the meta's words
+                raise e from None
+            raise
 
 
 def _axes(schedule) -> dict:

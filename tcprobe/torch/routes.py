@@ -32,7 +32,8 @@ UNROUTED = {aten.dot.default, aten.vdot.default, aten.addr.default, aten.addbmm.
             aten._scaled_dot_product_flash_attention_for_cpu.default,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
             "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
-            "_addmm_activation"}
+            "_addmm_activation",
+            "_euclidean_dist"}  # torch.cdist's mm path (a GPU's cuBLAS GEMM, CPU torch's here)
 
 
 def tf32_enabled() -> bool:
