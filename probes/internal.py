@@ -552,6 +552,12 @@ def run(ctx) -> Finding:
     if best >= emax:
         values["undetermined"] = {"window_bits": f"at least {emax}: C's format cannot go lower"}
         values["window_bits"] = None
+        # every window from here on (and the exact sum): where the model's
+        # misses validation words, one that gives them all is taken
+        # (ladder.validation.refit_ranges); never a range named checked, which
+        # could hang on other open ranges (a floor)
+        values["candidates"] = {"window_bits": [*range(emax, PARAM["window_bits"].hi + 1), None]}
+        values["refit_only"] = ["window_bits"]
         values["c_outside_window"] = True
         values["c_survives"] = emax
         if straddle:  # C meets the products: these pairs straddle blocks C runs through

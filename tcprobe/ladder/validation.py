@@ -444,6 +444,8 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
             if key in fp.undetermined and len(values) >= 2:
                 ranged[key], step_of[key] = list(values), step
         settle_only |= set(found.get("settle_only", ()))
+        for key in found.get("refit_only", ()):  # candidates for refit_ranges alone
+            ranged.pop(key, None)
     if not ranged:
         return
     space = {**ranged, **_companions(fp, ranged)}
@@ -497,6 +499,9 @@ def refit_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> str | None:
                 fp.assumed[key] = v
                 try:
                     if matches(fp.model(ctx.dp)):
+                        taken = _span([v], "an exact sum" if key == "window_bits" else "no floor")
+                        fp.undetermined[key] += (f"; the model takes {taken}, the first value "
+                                                 "of the range that gives every validation word")
                         return key
                 except ValueError:
                     pass
