@@ -40,7 +40,13 @@ from tcprobe.probes.common import Finding, StepInfo
 
 from .context import Context
 from .fingerprint import Fingerprint
-from .validation import check_ranges, refit_ranges, validation_cases, validation_seed
+from .validation import (
+    check_ranges,
+    confirm_unsure,
+    refit_ranges,
+    validation_cases,
+    validation_seed,
+)
 
 
 def _declared_steps() -> dict:
@@ -275,6 +281,7 @@ def run_ladder(device: Device, dp: Datapath, steps=None, *, validate_cases: int 
                 if val.mismatches and engine and refit_ranges(ctx, fp, *ctx.validation_words):
                     val = validate(ctx, fp.model(dp), validate_cases)  # a value of an open range
                 if val.mismatches == 0 and engine:
+                    confirm_unsure(ctx, fp)
                     check_ranges(ctx, fp, *ctx.validation_words)
     elif dp.is_integer and "carry" in ctx.findings and validate_cases:
         sat = bool(ctx.value("saturate", False))

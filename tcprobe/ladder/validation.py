@@ -481,6 +481,24 @@ def check_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> None:
                 f"cases only {span(ok) or 'none'} give the device's words")
 
 
+def confirm_unsure(ctx, fp) -> list[str]:
+    """The values a step took without confirming them on its own cases (its
+    ``unsure``: the model takes them, the fingerprint names them open, as a
+    split whose random sums no reading fitted before the later steps had
+    read the rounding and carry) stated found, once the whole model gives
+    every validation word. Call only then. Returns the keys stated."""
+    stated = []
+    for step in ctx.order:
+        for key, why in ctx.findings[step].values.get("unsure", {}).items():
+            if fp.undetermined.get(key) != why:
+                continue  # a later step or the validation said more
+            fp.undetermined.pop(key)
+            if key in fp.assumed:
+                setattr(fp, key, fp.assumed.pop(key))
+            stated.append(key)
+    return stated
+
+
 def refit_ranges(ctx, fp, cases: Cases, device_words: np.ndarray) -> str | None:
     """Where ``fp``'s model misses some of ``device_words`` and a step left a
     key open over candidate values (its ``candidates``: a range its own
