@@ -25,12 +25,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from campaign10 import TCPROBE, _visible, cli_verdict  # noqa: E402
+from campaign10 import TCPROBE, cli_verdict  # noqa: E402
 from campaign10_cli import fixtures  # noqa: E402
 from campaign12_cases import fixtures12  # noqa: E402
 from campaign13_cases import fixtures13  # noqa: E402
 from campaign14_cases import API, CLI, PRELUDE, PROC, fixtures14  # noqa: E402
-from campaign_runner import Rows  # noqa: E402
+from campaign_runner import Rows, new_only, shown_proc  # noqa: E402
 
 
 def earlier() -> set[str]:
@@ -46,23 +46,6 @@ def earlier() -> set[str]:
     return seen
 
 
-def _shown_proc(argv, env, cwd) -> str:
-    where = f"(in {cwd}/) " if cwd else ""
-    return where + " ".join(f"{k}={v!r}" for k, v in env.items()) + (" " if env else "") + " ".join(argv)
-
-
-def new_only(cli, proc, api):
-    """The cases no earlier table holds; prints how many were dropped."""
-    seen = earlier()
-    flat = lambda s: _visible(s.replace("\t", " ").replace("\n", "\\n")).strip()  # noqa: E731
-    c = [x for x in cli if flat("tcprobe " + " ".join(x[2])) not in seen]
-    p = [x for x in proc if flat(_shown_proc(x[2], x[3], x[4])) not in seen]
-    a = [x for x in api if flat(x[2]) not in seen]
-    print(f"dropped as repeats: {len(cli) - len(c)} CLI, {len(proc) - len(p)} processes, "
-          f"{len(api) - len(a)} API", flush=True)
-    return c, p, a
-
-
 def run_any(root: Path, rows: Rows, cases, first: int) -> None:
     """(class, expected, argv, env, cwd, check) as real processes from root/cwd."""
     for n, (cls, exp, argv, env, cwd, check) in enumerate(cases, first):
@@ -73,7 +56,7 @@ def run_any(root: Path, rows: Rows, cases, first: int) -> None:
             r = subprocess.run(cmd, capture_output=True, cwd=root / cwd, env=e, timeout=600,
                                stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            rows.add(n, cls, exp, _shown_proc(argv, env, cwd), "no answer in 600 s", "timeout")
+            rows.add(n, cls, exp, shown_proc(argv, env, cwd), "no answer in 600 s", "timeout")
             continue
         out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
         errs = [ln for ln in err.splitlines() if ln.startswith("error:")]
@@ -88,7 +71,7 @@ def run_any(root: Path, rows: Rows, cases, first: int) -> None:
                 what, v = what + "; " + bad, "unclear"  # the error line's words
             else:
                 what, v = cli_verdict(exp, (what, r.returncode, errs, bad, []))
-        rows.add(n, cls, exp, _shown_proc(argv, env, cwd), what, v)
+        rows.add(n, cls, exp, shown_proc(argv, env, cwd), what, v)
 
 
 def main(argv):
@@ -103,7 +86,7 @@ def main(argv):
     fixtures12(root)
     fixtures13(root)
     fixtures14(root)
-    cli, proc, api = new_only(CLI, PROC, API)
+    cli, proc, api = new_only(CLI, PROC, API, earlier())
     rows = Rows("c14", 110)
     if not only or "cli" in only:
         rows.run_cli(root, cli)

@@ -25,10 +25,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from campaign10 import TCPROBE, _visible, cli_verdict  # noqa: E402
+from campaign10 import TCPROBE, cli_verdict  # noqa: E402
 from campaign10_cli import fixtures  # noqa: E402
 from campaign15_cases import API, CLI, INTERRUPTS, PRELUDE, PROC, fixtures15  # noqa: E402
-from campaign_runner import Rows  # noqa: E402
+from campaign_runner import Rows, new_only, shown_proc  # noqa: E402
 from timestamped import run as timed  # noqa: E402
 
 BLANK_S = 2.0  # the promise: a new user sees a line within 2 s
@@ -79,23 +79,6 @@ def earlier() -> set[str]:
     return seen
 
 
-def _shown_proc(argv, env, cwd) -> str:
-    where = f"(in {cwd}/) " if cwd else ""
-    return where + " ".join(f"{k}={v!r}" for k, v in env.items()) + (" " if env else "") + " ".join(argv)
-
-
-def new_only(cli, proc, api):
-    """The cases no earlier table holds; prints how many were dropped."""
-    seen = earlier()
-    flat = lambda s: _visible(s.replace("\t", " ").replace("\n", "\\n")).strip()  # noqa: E731
-    c = [x for x in cli if flat("tcprobe " + " ".join(x[2])) not in seen]
-    p = [x for x in proc if flat(_shown_proc(x[2], x[3], x[4])) not in seen]
-    a = [x for x in api if flat(x[2]) not in seen]
-    print(f"dropped as repeats: {len(cli) - len(c)} CLI, {len(proc) - len(p)} processes, "
-          f"{len(api) - len(a)} API", flush=True)
-    return c, p, a
-
-
 def run_timed(root: Path, rows: Rows, cases, first: int) -> None:
     """(class, expected, argv, env, cwd, check) as real processes from root/cwd,
     timed: the first output must come within BLANK_S."""
@@ -127,7 +110,7 @@ def run_timed(root: Path, rows: Rows, cases, first: int) -> None:
         else:
             bad = check(errs[0]) if (check and errs) else None
             what, v = cli_verdict(exp, (what, t["rc"], errs, bad, []))
-        rows.add(n, cls, exp, _shown_proc(argv, env, cwd), what, v)
+        rows.add(n, cls, exp, shown_proc(argv, env, cwd), what, v)
 
 
 def run_interrupts(root: Path, rows: Rows, cases, first: int) -> None:
@@ -174,7 +157,7 @@ def main(argv):
     fixtures(root)
     fixtures15(root)
     (root / "away").mkdir(exist_ok=True)
-    cli, proc, api = new_only(CLI, PROC, API)
+    cli, proc, api = new_only(CLI, PROC, API, earlier())
     rows = Rows("c15", 110)
     if not only or "cli" in only:
         rows.run_cli(root, cli)

@@ -76,3 +76,21 @@ class Rows:
         for c, d in counts.items():
             print(c, d)
         print("total", len(self.rows))
+
+
+def shown_proc(argv, env, cwd) -> str:
+    """A process case as its table shows it: the folder, the environment, the command."""
+    where = f"(in {cwd}/) " if cwd else ""
+    return where + " ".join(f"{k}={v!r}" for k, v in env.items()) + (" " if env else "") + " ".join(argv)
+
+
+def new_only(cli, proc, api, seen: set):
+    """The cases whose command or code is not in ``seen`` (the earlier
+    campaigns' tables); prints how many were dropped."""
+    flat = lambda s: _visible(s.replace("\t", " ").replace("\n", "\\n")).strip()  # noqa: E731
+    c = [x for x in cli if flat("tcprobe " + " ".join(x[2])) not in seen]
+    p = [x for x in proc if flat(shown_proc(x[2], x[3], x[4])) not in seen]
+    a = [x for x in api if flat(x[2]) not in seen]
+    print(f"dropped as repeats: {len(cli) - len(c)} CLI, {len(proc) - len(p)} processes, "
+          f"{len(api) - len(a)} API", flush=True)
+    return c, p, a
